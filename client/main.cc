@@ -1,0 +1,233 @@
+// lite2onnx command-line tool: runs the conversion core in-process.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "core/convert.h"
+
+namespace {
+
+using namespace lite2onnx;
+
+// Exit codes, one per failure class (documented in the README).
+enum Exit : int {
+  kOk = 0,
+  kInternalError = 1,
+  kBadOptions = 2,
+  kInvalidModel = 3,
+  kUnsupported = 4,
+  kResourceLimit = 5,
+  kIoError = 6,
+};
+
+int exit_code(ErrorCode c) {
+  switch (c) {
+    case ErrorCode::kInvalidModel: return kInvalidModel;
+    case ErrorCode::kUnsupported: return kUnsupported;
+    case ErrorCode::kInvalidOption: return kBadOptions;
+    case ErrorCode::kResourceLimit: return kResourceLimit;
+    case ErrorCode::kCancelled:
+    case ErrorCode::kInternal: return kInternalError;
+  }
+  return kInternalError;
+}
+
+// A read-only memory map of a file: the model is never copied.
+class MappedFile {
+ public:
+  static std::optional<MappedFile> open(const std::string& path, std::string* error) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      *error = "cannot open '" + path + "': " + std::strerror(errno);
+      return std::nullopt;
+    }
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      *error = "'" + path + "' is not a regular file";
+      ::close(fd);
+      return std::nullopt;
+    }
+    MappedFile f;
+    f.size_ = static_cast<size_t>(st.st_size);
+    if (f.size_ > 0) {
+      void* p = mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p == MAP_FAILED) {
+        *error = "cannot map '" + path + "': " + std::strerror(errno);
+        ::close(fd);
+        return std::nullopt;
+      }
+      f.data_ = p;
+    }
+    ::close(fd);
+    return f;
+  }
+  MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_) { o.data_ = nullptr; }
+  MappedFile& operator=(MappedFile&&) = delete;
+  ~MappedFile() {
+    if (data_) munmap(data_, size_);
+  }
+  std::span<const std::byte> bytes() const {
+    return {static_cast<const std::byte*>(data_), data_ ? size_ : 0};
+  }
+
+ private:
+  MappedFile() = default;
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+int fail(ErrorCode code, const std::string& message) {
+  std::cerr << "lite2onnx: " << to_string(code) << ": " << message << "\n";
+  return exit_code(code);
+}
+
+int run_convert(const std::string& input, std::string output, int opset, bool json, bool verbose) {
+  std::string err;
+  auto file = MappedFile::open(input, &err);
+  if (!file) {
+    std::cerr << "lite2onnx: io_error: " << err << "\n";
+    return kIoError;
+  }
+  if (output.empty()) {
+    output = input;
+    auto dot = output.rfind('.');
+    if (dot != std::string::npos && output.find('/', dot) == std::string::npos) output.resize(dot);
+    output += ".onnx";
+  }
+  ConvertOptions options;
+  options.opset = opset;
+  Diagnostics diag;
+  auto onnx = convert(file->bytes(), options, diag);
+  if (!onnx) {
+    const Error& e = onnx.error();
+    if (json) {
+      auto j = nlohmann::ordered_json::parse(diag.to_json());
+      j["error"] = {{"code", to_string(e.code)}, {"message", e.message}};
+      if (e.op_index >= 0) j["error"]["op_index"] = e.op_index;
+      if (!e.tensor.empty()) j["error"]["tensor"] = e.tensor;
+      std::cout << j.dump(2) << "\n";
+    } else if (verbose) {
+      std::cerr << diag.to_text();
+    }
+    return fail(e.code, e.message);
+  }
+  std::ofstream out(output, std::ios::binary | std::ios::trunc);
+  out.write(onnx->data(), static_cast<std::streamsize>(onnx->size()));
+  out.close();
+  if (!out) {
+    std::cerr << "lite2onnx: io_error: cannot write '" << output << "'\n";
+    return kIoError;
+  }
+  if (json) {
+    std::cout << diag.to_json() << "\n";
+  } else {
+    double total = 0;
+    for (const auto& t : diag.timings)
+      if (t.phase == "total") total = t.ms;
+    int nodes = 0;
+    for (const auto& [k, v] : diag.emitted_nodes) nodes += v;
+    std::printf("%s -> %s: %d ONNX nodes (%zu inserted), %zu bytes, opset %d, %.2f ms\n",
+                input.c_str(), output.c_str(), nodes, diag.inserted.size(), diag.onnx_bytes, opset,
+                total);
+    if (verbose) std::cout << diag.to_text();
+    for (const auto& w : diag.warnings) std::cerr << "lite2onnx: warning: " << w << "\n";
+  }
+  return kOk;
+}
+
+int run_inspect(const std::string& input, bool json) {
+  std::string err;
+  auto file = MappedFile::open(input, &err);
+  if (!file) {
+    std::cerr << "lite2onnx: io_error: " << err << "\n";
+    return kIoError;
+  }
+  auto info = inspect(file->bytes());
+  if (!info) return fail(info.error().code, info.error().message);
+  std::cout << (json ? info->to_json() + "\n" : info->to_text());
+  return kOk;
+}
+
+int run_ops(bool json) {
+  auto matrix = support_matrix();
+  if (json) {
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (const auto& s : matrix) {
+      if (s.op.rfind("PLACEHOLDER", 0) == 0) continue;
+      nlohmann::ordered_json o = {{"op", s.op}, {"code", s.code}, {"supported", s.supported}};
+      if (s.supported) {
+        o["layout_class"] = s.layout_class;
+        o["onnx"] = s.onnx;
+        if (!s.notes.empty()) o["notes"] = s.notes;
+      }
+      a.push_back(std::move(o));
+    }
+    std::cout << a.dump(2) << "\n";
+    return kOk;
+  }
+  int supported = 0;
+  for (const auto& s : matrix) {
+    if (!s.supported) continue;
+    ++supported;
+    std::printf("%-26s %-12s %s%s%s\n", s.op.c_str(), s.layout_class.c_str(), s.onnx.c_str(),
+                s.notes.empty() ? "" : "  -- ", s.notes.c_str());
+  }
+  std::printf("%d TFLite builtin operators supported\n", supported);
+  return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"lite2onnx " + lite2onnx::version() + ": convert TensorFlow Lite models to ONNX"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", lite2onnx::version());
+
+  std::string input, output;
+  int opset = 13;
+  bool json = false, verbose = false;
+  auto* convert_cmd = app.add_subcommand("convert", "convert MODEL.tflite to ONNX");
+  convert_cmd->add_option("model", input, "TFLite model file")->required();
+  convert_cmd->add_option("-o,--output", output, "ONNX output file (default: MODEL.onnx)");
+  convert_cmd->add_option("--opset", opset, "ONNX opset, 13..17")->capture_default_str();
+  convert_cmd->add_flag("--json", json, "print diagnostics as JSON on stdout");
+  convert_cmd->add_flag("-v,--verbose", verbose, "print full diagnostics");
+
+  auto* inspect_cmd = app.add_subcommand("inspect", "show tensors, ops and what is unsupported");
+  inspect_cmd->add_option("model", input, "TFLite model file")->required();
+  inspect_cmd->add_flag("--json", json, "print as JSON");
+
+  auto* ops_cmd = app.add_subcommand("ops", "print the operator support matrix");
+  ops_cmd->add_flag("--json", json, "print as JSON");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "lite2onnx: invalid_option: " << e.what() << " (see --help)\n";
+    return kBadOptions;
+  }
+  try {
+    if (*convert_cmd) return run_convert(input, output, opset, json, verbose);
+    if (*inspect_cmd) return run_inspect(input, json);
+    if (*ops_cmd) return run_ops(json);
+  } catch (const std::exception& e) {
+    std::cerr << "lite2onnx: internal: " << e.what() << "\n";
+    return kInternalError;
+  }
+  return kBadOptions;
+}

@@ -1,0 +1,256 @@
+#include "core/convert.h"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "core/ops/registry.h"
+#include "core/onnx/emit.h"
+#include "core/passes/passes.h"
+#include "core/tflite/reader.h"
+
+#ifndef LITE2ONNX_VERSION
+#define LITE2ONNX_VERSION "0.0.0"
+#endif
+
+namespace lite2onnx {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class PhaseTimer {
+ public:
+  PhaseTimer(Diagnostics& d, const char* phase) : d_(d), phase_(phase), start_(Clock::now()) {}
+  ~PhaseTimer() {
+    double ms = std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
+    d_.timings.push_back({phase_, ms});
+  }
+
+ private:
+  Diagnostics& d_;
+  const char* phase_;
+  Clock::time_point start_;
+};
+
+bool quantized_integer(const ir::Tensor& t) {
+  return t.quant && (t.dtype == ir::DataType::kInt8 || t.dtype == ir::DataType::kUInt8 ||
+                     t.dtype == ir::DataType::kInt16);
+}
+
+// Why a node cannot be converted, or "" if it can.
+std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
+  const ops::OpEntry& e = ops::lookup(n.builtin);
+  if (n.builtin == 32) return "custom operator";
+  if (!e.supported()) return "";
+  for (auto list : {&n.inputs, &n.outputs}) {
+    for (ir::TensorId t : *list) {
+      if (!g.valid(t)) continue;
+      const ir::Tensor& x = g.tensor(t);
+      if (quantized_integer(x))
+        return "quantized tensor '" + x.name + "' (" + ir::to_string(x.dtype) +
+               "): quantized models are not supported yet";
+      if (!ir::onnx_representable(x.dtype) || x.dtype == ir::DataType::kString)
+        return "tensor '" + x.name + "' has type " + ir::to_string(x.dtype);
+      if (!x.has_rank) return "tensor '" + x.name + "' has unknown rank";
+    }
+  }
+  if (n.outputs.empty()) return "operator has no outputs";
+  for (ir::TensorId t : n.inputs)
+    if (g.valid(t) && g.tensor(t).is_variable) return "stateful operator (variable tensors)";
+  return e.check ? e.check(g, n) : "";
+}
+
+std::vector<UnsupportedOp> preflight(const ir::Graph& g) {
+  std::vector<UnsupportedOp> out;
+  for (const auto& n : g.nodes) {
+    std::string reason = unsupported_reason(g, n);
+    if (!ops::lookup(n.builtin).supported() || !reason.empty())
+      out.push_back({n.source_op, n.op, reason});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const UnsupportedOp& a, const UnsupportedOp& b) { return a.op_index < b.op_index; });
+  return out;
+}
+
+std::string unsupported_message(const std::vector<UnsupportedOp>& ops) {
+  std::map<std::string, int> by_name;
+  for (const auto& u : ops) ++by_name[u.op];
+  std::string msg = std::to_string(ops.size()) + " operator" + (ops.size() == 1 ? "" : "s") +
+                    " cannot be converted:";
+  bool first = true;
+  for (const auto& [name, count] : by_name) {
+    msg += (first ? " " : ", ") + name + (count > 1 ? " x" + std::to_string(count) : "");
+    first = false;
+  }
+  for (const auto& u : ops)
+    if (!u.reason.empty()) {
+      msg += " (first reason: op " + std::to_string(u.op_index) + " " + u.op + ": " + u.reason + ")";
+      break;
+    }
+  return msg;
+}
+
+std::string io_layouts_json(const ir::Graph& g) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (auto list : {&g.inputs, &g.outputs})
+    for (ir::TensorId t : *list)
+      if (!g.tensor(t).layout.empty()) j[g.tensor(t).name] = g.tensor(t).layout;
+  return j.dump();
+}
+
+Status lower(ir::Graph& g, const ConvertOptions& options, Diagnostics& diag) {
+  std::vector<ir::Node> out;
+  out.reserve(g.nodes.size() * 2);
+  ops::LowerContext ctx(g, out, options, diag);
+  std::vector<ir::Node> nodes = std::move(g.nodes);
+  g.nodes.clear();
+  for (const auto& n : nodes) {
+    if (options.cancelled && options.cancelled())
+      return make_error(ErrorCode::kCancelled, "conversion cancelled");
+    if (n.dialect == ir::Dialect::kOnnx) {
+      out.push_back(n);
+      continue;
+    }
+    if (auto st = ops::lookup(n.builtin).lower(ctx, n); !st) return st.take_error();
+    ctx.finish();
+  }
+  g.nodes = std::move(out);
+  return ok_status();
+}
+
+}  // namespace
+
+std::string version() { return LITE2ONNX_VERSION; }
+
+Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOptions& options,
+                            Diagnostics& diag) {
+  diag = Diagnostics{};
+  diag.opset = options.opset;
+  diag.model_bytes = tflite.size();
+  if (options.opset < kMinOpset || options.opset > kMaxOpset)
+    return make_error(ErrorCode::kInvalidOption,
+                      "opset " + std::to_string(options.opset) + " is not supported (choose " +
+                          std::to_string(kMinOpset) + ".." + std::to_string(kMaxOpset) + ")");
+  auto total = std::make_unique<PhaseTimer>(diag, "total");
+
+  Result<tflite_reader::ReadModel> read = Error{};
+  {
+    PhaseTimer t(diag, "read");
+    read = tflite_reader::read(tflite, options.limits);
+  }
+  if (!read) return read.take_error();
+  ir::Graph& g = read->graph;
+  for (const auto& s : read->subgraphs)
+    diag.subgraphs.push_back(std::to_string(s.index) + " '" + s.name + "' (" +
+                             std::to_string(s.operators) + " ops" +
+                             (s.index == 0 ? ", converted)" : ", not converted)"));
+  if (read->subgraphs.size() > 1)
+    diag.warnings.push_back("model has " + std::to_string(read->subgraphs.size()) +
+                            " subgraphs; only subgraph 0 is converted");
+  for (const auto& n : g.nodes) ++diag.source_ops[n.op];
+
+  {
+    PhaseTimer t(diag, "check");
+    if (auto st = passes::sort_topologically(g); !st) return st.take_error();
+    if (auto st = passes::fold_constant_dequantize(g); !st) return st.take_error();
+    diag.unsupported = preflight(g);
+    if (!diag.unsupported.empty()) {
+      Error e = make_error(ErrorCode::kUnsupported, unsupported_message(diag.unsupported));
+      e.unsupported = diag.unsupported;
+      return e;
+    }
+  }
+  {
+    PhaseTimer t(diag, "layout");
+    if (auto st = passes::propagate_layouts(g, diag); !st) return st.take_error();
+  }
+  {
+    PhaseTimer t(diag, "lower");
+    if (auto st = lower(g, options, diag); !st) return st.take_error();
+    passes::remove_identities(g);
+  }
+  for (auto [list, is_input] : {std::pair{&g.inputs, true}, std::pair{&g.outputs, false}})
+    for (ir::TensorId t : *list)
+      diag.io_layouts.push_back({g.tensor(t).name, is_input, g.tensor(t).layout});
+
+  Result<std::string> onnx = Error{};
+  {
+    PhaseTimer t(diag, "emit");
+    onnx_emit::EmitOptions eo;
+    eo.opset = options.opset;
+    eo.producer_version = version();
+    eo.metadata.emplace_back("lite2onnx.io_layouts", io_layouts_json(g));
+    onnx = onnx_emit::emit(g, eo);
+  }
+  if (!onnx) return onnx.take_error();
+  for (const auto& n : g.nodes) ++diag.emitted_nodes[n.op];
+  diag.onnx_bytes = onnx->size();
+  total.reset();
+  return onnx;
+}
+
+std::vector<OpSupport> support_matrix() {
+  std::vector<OpSupport> out;
+  for (auto [code, e] : ops::all_entries()) {
+    OpSupport s;
+    s.code = code;
+    s.op = ir::builtin_name(code);
+    s.supported = e->supported();
+    if (s.supported) {
+      s.layout_class = ops::to_string(e->layout);
+      s.onnx = e->onnx;
+      s.notes = e->notes;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limits) {
+  auto read = tflite_reader::read(tflite, limits);
+  if (!read) return read.take_error();
+  ModelInfo info;
+  info.version = read->version;
+  info.description = read->description;
+  for (const auto& s : read->subgraphs)
+    info.subgraphs.push_back(std::to_string(s.index) + " '" + s.name + "': " +
+                             std::to_string(s.tensors) + " tensors, " +
+                             std::to_string(s.operators) + " ops");
+  ir::Graph& g = read->graph;
+  for (size_t i = 0; i < g.tensors.size(); ++i) {
+    const ir::Tensor& t = g.tensors[i];
+    TensorInfo ti;
+    ti.index = static_cast<int>(i);
+    ti.name = t.name;
+    ti.dtype = ir::to_string(t.dtype);
+    ti.shape = t.shape;
+    ti.constant = t.is_const();
+    ti.variable = t.is_variable;
+    if (t.quant) {
+      ti.quant_scales = t.quant->scale.size();
+      ti.quant_axis = t.quant->axis;
+    }
+    info.tensors.push_back(std::move(ti));
+  }
+  info.inputs.assign(g.inputs.begin(), g.inputs.end());
+  info.outputs.assign(g.outputs.begin(), g.outputs.end());
+  for (const auto& n : g.nodes) {
+    OpInfo oi;
+    oi.index = n.source_op;
+    oi.op = n.op;
+    oi.inputs.assign(n.inputs.begin(), n.inputs.end());
+    oi.outputs.assign(n.outputs.begin(), n.outputs.end());
+    info.ops.push_back(std::move(oi));
+  }
+  if (auto st = passes::sort_topologically(g); !st) return st.take_error();
+  if (auto st = passes::fold_constant_dequantize(g); !st) return st.take_error();
+  info.unsupported = preflight(g);
+  for (const auto& u : info.unsupported)
+    for (auto& oi : info.ops)
+      if (oi.index == u.op_index) {
+        oi.supported = false;
+        oi.reason = u.reason.empty() ? "not implemented" : u.reason;
+      }
+  return info;
+}
+
+}  // namespace lite2onnx

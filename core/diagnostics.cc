@@ -1,0 +1,158 @@
+// Text and JSON forms of Diagnostics and ModelInfo.
+#include "core/diagnostics.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "core/convert.h"
+
+namespace lite2onnx {
+
+using Json = nlohmann::ordered_json;
+
+const char* to_string(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidModel: return "invalid_model";
+    case ErrorCode::kUnsupported: return "unsupported";
+    case ErrorCode::kInvalidOption: return "invalid_option";
+    case ErrorCode::kResourceLimit: return "resource_limit";
+    case ErrorCode::kCancelled: return "cancelled";
+    case ErrorCode::kInternal: return "internal";
+  }
+  return "unknown";
+}
+
+namespace {
+
+Json unsupported_json(const std::vector<UnsupportedOp>& ops) {
+  Json a = Json::array();
+  for (const auto& u : ops) {
+    Json o = {{"op_index", u.op_index}, {"op", u.op}};
+    if (!u.reason.empty()) o["reason"] = u.reason;
+    a.push_back(std::move(o));
+  }
+  return a;
+}
+
+std::string fmt_ms(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f ms", ms);
+  return buf;
+}
+
+}  // namespace
+
+std::string Diagnostics::to_json(int indent) const {
+  Json j;
+  j["opset"] = opset;
+  j["model_bytes"] = model_bytes;
+  j["onnx_bytes"] = onnx_bytes;
+  j["subgraphs"] = subgraphs;
+  j["source_ops"] = source_ops;
+  j["emitted_nodes"] = emitted_nodes;
+  Json ins = Json::array();
+  for (const auto& i : inserted)
+    ins.push_back({{"node", i.node}, {"op_type", i.op_type}, {"tensor", i.tensor}, {"reason", i.reason}});
+  j["inserted"] = std::move(ins);
+  Json io = Json::array();
+  for (const auto& l : io_layouts)
+    io.push_back({{"tensor", l.tensor}, {"input", l.is_input}, {"perm", l.perm}});
+  j["io_layouts"] = std::move(io);
+  j["warnings"] = warnings;
+  j["unsupported"] = unsupported_json(unsupported);
+  Json t = Json::object();
+  for (const auto& p : timings) t[p.phase + "_ms"] = p.ms;
+  j["timings"] = std::move(t);
+  return j.dump(indent);
+}
+
+std::string Diagnostics::to_text() const {
+  std::string s;
+  s += "opset " + std::to_string(opset) + ", " + std::to_string(model_bytes) + " TFLite bytes -> " +
+       std::to_string(onnx_bytes) + " ONNX bytes\n";
+  s += "source ops:";
+  for (const auto& [k, v] : source_ops) s += " " + k + "x" + std::to_string(v);
+  s += "\nemitted nodes:";
+  for (const auto& [k, v] : emitted_nodes) s += " " + k + "x" + std::to_string(v);
+  s += "\n";
+  for (const auto& i : inserted)
+    s += "inserted " + i.op_type + " " + i.node + " on '" + i.tensor + "': " + i.reason + "\n";
+  for (const auto& l : io_layouts)
+    if (!l.perm.empty())
+      s += std::string(l.is_input ? "input" : "output") + " '" + l.tensor + "' layout " +
+           ir::to_string(l.perm) + " (TFLite axes in ONNX order)\n";
+  for (const auto& w : warnings) s += "warning: " + w + "\n";
+  for (const auto& u : unsupported)
+    s += "unsupported: op " + std::to_string(u.op_index) + " " + u.op +
+         (u.reason.empty() ? "" : ": " + u.reason) + "\n";
+  s += "timings:";
+  for (const auto& p : timings) s += " " + p.phase + " " + fmt_ms(p.ms) + ";";
+  s += "\n";
+  return s;
+}
+
+std::string ModelInfo::to_json(int indent) const {
+  Json j;
+  j["version"] = version;
+  j["description"] = description;
+  j["subgraphs"] = subgraphs;
+  Json ts = Json::array();
+  for (const auto& t : tensors) {
+    Json o = {{"index", t.index}, {"name", t.name}, {"type", t.dtype}, {"shape", t.shape},
+              {"constant", t.constant}};
+    if (t.variable) o["variable"] = true;
+    if (t.quant_scales) o["quantization"] = {{"scales", t.quant_scales}, {"axis", t.quant_axis}};
+    ts.push_back(std::move(o));
+  }
+  j["tensors"] = std::move(ts);
+  j["inputs"] = inputs;
+  j["outputs"] = outputs;
+  Json os = Json::array();
+  for (const auto& o : ops) {
+    Json x = {{"index", o.index}, {"op", o.op}, {"inputs", o.inputs}, {"outputs", o.outputs},
+              {"supported", o.supported}};
+    if (!o.reason.empty()) x["reason"] = o.reason;
+    os.push_back(std::move(x));
+  }
+  j["ops"] = std::move(os);
+  j["unsupported"] = unsupported_json(unsupported);
+  return j.dump(indent);
+}
+
+std::string ModelInfo::to_text() const {
+  std::string s = "TFLite schema version " + std::to_string(version) +
+                  (description.empty() ? "" : ", \"" + description + "\"") + "\n";
+  for (const auto& sg : subgraphs) s += "subgraph " + sg + "\n";
+  auto tensor_line = [&](int i) {
+    const TensorInfo& t = tensors[static_cast<size_t>(i)];
+    std::string q;
+    if (t.quant_scales == 1) q = " quantized";
+    if (t.quant_scales > 1)
+      q = " quantized per-axis(" + std::to_string(t.quant_scales) + ", axis " +
+          std::to_string(t.quant_axis) + ")";
+    return "  [" + std::to_string(t.index) + "] '" + t.name + "' " + t.dtype + " " +
+           ir::to_string(t.shape) + (t.constant ? " const" : "") + (t.variable ? " variable" : "") +
+           q + "\n";
+  };
+  s += "inputs:\n";
+  for (int i : inputs) s += tensor_line(i);
+  s += "outputs:\n";
+  for (int i : outputs) s += tensor_line(i);
+  s += "ops (" + std::to_string(ops.size()) + "):\n";
+  for (const auto& o : ops) {
+    s += "  " + std::to_string(o.index) + " " + o.op + " in[";
+    for (size_t k = 0; k < o.inputs.size(); ++k) s += (k ? "," : "") + std::to_string(o.inputs[k]);
+    s += "] out[";
+    for (size_t k = 0; k < o.outputs.size(); ++k) s += (k ? "," : "") + std::to_string(o.outputs[k]);
+    s += "]";
+    if (!o.supported) s += "  UNSUPPORTED" + (o.reason.empty() ? "" : ": " + o.reason);
+    s += "\n";
+  }
+  s += "tensors (" + std::to_string(tensors.size()) + "):\n";
+  for (const auto& t : tensors) s += tensor_line(t.index);
+  s += unsupported.empty() ? "all operators are supported\n"
+                           : std::to_string(unsupported.size()) + " unsupported operator(s)\n";
+  return s;
+}
+
+}  // namespace lite2onnx

@@ -1,0 +1,50 @@
+// What a conversion did: returned with every result, printable as text or JSON.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/ir/types.h"
+#include "core/status.h"
+
+namespace lite2onnx {
+
+// A node the converter added that has no TFLite counterpart (Transpose, Reshape, ...).
+struct InsertedNode {
+  std::string node;     // ONNX node name
+  std::string op_type;  // ONNX op type
+  std::string tensor;   // tensor it acts on
+  std::string reason;
+};
+
+// Layout of a graph input or output in the ONNX model.
+struct IoLayout {
+  std::string tensor;
+  bool is_input = true;
+  ir::Perm perm;  // empty: same axis order as TFLite
+};
+
+struct PhaseTiming {
+  std::string phase;
+  double ms = 0;
+};
+
+struct Diagnostics {
+  int opset = 0;
+  size_t model_bytes = 0;
+  size_t onnx_bytes = 0;
+  std::map<std::string, int> source_ops;     // TFLite op name -> count
+  std::map<std::string, int> emitted_nodes;  // ONNX op type -> count
+  std::vector<InsertedNode> inserted;
+  std::vector<IoLayout> io_layouts;
+  std::vector<std::string> warnings;
+  std::vector<UnsupportedOp> unsupported;
+  std::vector<PhaseTiming> timings;
+  std::vector<std::string> subgraphs;  // every subgraph, "index name (N ops)"
+
+  std::string to_text() const;
+  std::string to_json(int indent = 2) const;
+};
+
+}  // namespace lite2onnx

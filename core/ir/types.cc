@@ -1,0 +1,228 @@
+#include "core/ir/types.h"
+
+#include <array>
+#include <limits>
+#include <numeric>
+
+namespace lite2onnx::ir {
+
+const char* to_string(DataType t) {
+  switch (t) {
+    case DataType::kFloat32: return "FLOAT32";
+    case DataType::kFloat16: return "FLOAT16";
+    case DataType::kInt32: return "INT32";
+    case DataType::kUInt8: return "UINT8";
+    case DataType::kInt64: return "INT64";
+    case DataType::kString: return "STRING";
+    case DataType::kBool: return "BOOL";
+    case DataType::kInt16: return "INT16";
+    case DataType::kComplex64: return "COMPLEX64";
+    case DataType::kInt8: return "INT8";
+    case DataType::kFloat64: return "FLOAT64";
+    case DataType::kComplex128: return "COMPLEX128";
+    case DataType::kUInt64: return "UINT64";
+    case DataType::kResource: return "RESOURCE";
+    case DataType::kVariant: return "VARIANT";
+    case DataType::kUInt32: return "UINT32";
+    case DataType::kUInt16: return "UINT16";
+    case DataType::kInt4: return "INT4";
+    case DataType::kBFloat16: return "BFLOAT16";
+  }
+  return "UNKNOWN";
+}
+
+size_t element_size(DataType t) {
+  switch (t) {
+    case DataType::kBool:
+    case DataType::kInt8:
+    case DataType::kUInt8: return 1;
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+    case DataType::kInt16:
+    case DataType::kUInt16: return 2;
+    case DataType::kFloat32:
+    case DataType::kInt32:
+    case DataType::kUInt32: return 4;
+    case DataType::kInt64:
+    case DataType::kUInt64:
+    case DataType::kFloat64:
+    case DataType::kComplex64: return 8;
+    case DataType::kComplex128: return 16;
+    case DataType::kString:
+    case DataType::kResource:
+    case DataType::kVariant:
+    case DataType::kInt4: return 0;
+  }
+  return 0;
+}
+
+bool onnx_representable(DataType t) {
+  switch (t) {
+    case DataType::kResource:
+    case DataType::kVariant:
+    case DataType::kInt4: return false;
+    default: return true;
+  }
+}
+
+std::optional<int64_t> element_count(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return std::nullopt;
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
+std::string to_string(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += shape[i] < 0 ? std::string("?") : std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+bool is_identity(const Perm& p) {
+  for (size_t i = 0; i < p.size(); ++i)
+    if (p[i] != static_cast<int>(i)) return false;
+  return true;
+}
+
+Perm identity_perm(size_t rank) {
+  Perm p(rank);
+  std::iota(p.begin(), p.end(), 0);
+  return p;
+}
+
+Perm normalized(Perm p) { return is_identity(p) ? Perm{} : p; }
+
+Perm inverse(const Perm& p) {
+  Perm inv(p.size());
+  for (size_t i = 0; i < p.size(); ++i) inv[p[i]] = static_cast<int>(i);
+  return inv;
+}
+
+Perm compose(const Perm& first, const Perm& second) {
+  // y = transpose(transpose(x, first), second): y axis i = x axis first[second[i]].
+  if (first.empty()) return second;
+  if (second.empty()) return first;
+  Perm r(second.size());
+  for (size_t i = 0; i < second.size(); ++i) r[i] = first[second[i]];
+  return normalized(r);
+}
+
+Perm channels_first(size_t rank) {
+  if (rank < 3) return {};
+  Perm p;
+  p.push_back(0);
+  p.push_back(static_cast<int>(rank) - 1);
+  for (size_t i = 1; i + 1 < rank; ++i) p.push_back(static_cast<int>(i));
+  return p;
+}
+
+Shape permute_shape(const Shape& shape, const Perm& p) {
+  if (p.empty()) return shape;
+  Shape r(shape.size());
+  for (size_t i = 0; i < p.size(); ++i) r[i] = shape[p[i]];
+  return r;
+}
+
+int onnx_axis(const Perm& p, int axis) {
+  if (p.empty()) return axis;
+  for (size_t i = 0; i < p.size(); ++i)
+    if (p[i] == axis) return static_cast<int>(i);
+  return axis;
+}
+
+Perm drop_axes(const Perm& p, const std::vector<int>& tflite_axes, size_t rank) {
+  Perm full = p.empty() ? identity_perm(rank) : p;
+  std::vector<bool> dropped(rank, false);
+  for (int a : tflite_axes) dropped[a] = true;
+  // New index of each surviving TFLite axis.
+  std::vector<int> renumber(rank, -1);
+  int next = 0;
+  for (size_t a = 0; a < rank; ++a)
+    if (!dropped[a]) renumber[a] = next++;
+  Perm r;
+  for (int a : full)
+    if (!dropped[a]) r.push_back(renumber[a]);
+  return normalized(r);
+}
+
+std::string to_string(const Perm& p) {
+  std::string s = "[";
+  for (size_t i = 0; i < p.size(); ++i) s += (i ? "," : "") + std::to_string(p[i]);
+  return s + "]";
+}
+
+bool is_permutation(const Perm& p, size_t rank) {
+  if (p.size() != rank) return false;
+  std::vector<bool> seen(rank, false);
+  for (int a : p) {
+    if (a < 0 || static_cast<size_t>(a) >= rank || seen[a]) return false;
+    seen[a] = true;
+  }
+  return true;
+}
+
+namespace {
+// TFLite BuiltinOperator names, indexed by code (facts from the TFLite schema).
+constexpr std::array<const char*, 162> kBuiltinNames = {
+    "ADD", "AVERAGE_POOL_2D", "CONCATENATION", "CONV_2D", "DEPTHWISE_CONV_2D", "DEPTH_TO_SPACE",
+    "DEQUANTIZE", "EMBEDDING_LOOKUP", "FLOOR", "FULLY_CONNECTED", "HASHTABLE_LOOKUP",
+    "L2_NORMALIZATION", "L2_POOL_2D", "LOCAL_RESPONSE_NORMALIZATION", "LOGISTIC",
+    "LSH_PROJECTION", "LSTM", "MAX_POOL_2D", "MUL", "RELU", "RELU_N1_TO_1", "RELU6", "RESHAPE",
+    "RESIZE_BILINEAR", "RNN", "SOFTMAX", "SPACE_TO_DEPTH", "SVDF", "TANH", "CONCAT_EMBEDDINGS",
+    "SKIP_GRAM", "CALL", "CUSTOM", "EMBEDDING_LOOKUP_SPARSE", "PAD", "UNIDIRECTIONAL_SEQUENCE_RNN",
+    "GATHER", "BATCH_TO_SPACE_ND", "SPACE_TO_BATCH_ND", "TRANSPOSE", "MEAN", "SUB", "DIV",
+    "SQUEEZE", "UNIDIRECTIONAL_SEQUENCE_LSTM", "STRIDED_SLICE", "BIDIRECTIONAL_SEQUENCE_RNN",
+    "EXP", "TOPK_V2", "SPLIT", "LOG_SOFTMAX", "DELEGATE", "BIDIRECTIONAL_SEQUENCE_LSTM", "CAST",
+    "PRELU", "MAXIMUM", "ARG_MAX", "MINIMUM", "LESS", "NEG", "PADV2", "GREATER", "GREATER_EQUAL",
+    "LESS_EQUAL", "SELECT", "SLICE", "SIN", "TRANSPOSE_CONV", "SPARSE_TO_DENSE", "TILE",
+    "EXPAND_DIMS", "EQUAL", "NOT_EQUAL", "LOG", "SUM", "SQRT", "RSQRT", "SHAPE", "POW", "ARG_MIN",
+    "FAKE_QUANT", "REDUCE_PROD", "REDUCE_MAX", "PACK", "LOGICAL_OR", "ONE_HOT", "LOGICAL_AND",
+    "LOGICAL_NOT", "UNPACK", "REDUCE_MIN", "FLOOR_DIV", "REDUCE_ANY", "SQUARE", "ZEROS_LIKE",
+    "FILL", "FLOOR_MOD", "RANGE", "RESIZE_NEAREST_NEIGHBOR", "LEAKY_RELU", "SQUARED_DIFFERENCE",
+    "MIRROR_PAD", "ABS", "SPLIT_V", "UNIQUE", "CEIL", "REVERSE_V2", "ADD_N", "GATHER_ND", "COS",
+    "WHERE", "RANK", "ELU", "REVERSE_SEQUENCE", "MATRIX_DIAG", "QUANTIZE", "MATRIX_SET_DIAG",
+    "ROUND", "HARD_SWISH", "IF", "WHILE", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5",
+    "SCATTER_ND", "SELECT_V2", "DENSIFY", "SEGMENT_SUM", "BATCH_MATMUL",
+    "PLACEHOLDER_FOR_GREATER_OP_CODES", "CUMSUM", "CALL_ONCE", "BROADCAST_TO", "RFFT2D", "CONV_3D",
+    "IMAG", "REAL", "COMPLEX_ABS", "HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT",
+    "HASHTABLE_SIZE", "REDUCE_ALL", "CONV_3D_TRANSPOSE", "VAR_HANDLE", "READ_VARIABLE",
+    "ASSIGN_VARIABLE", "BROADCAST_ARGS", "RANDOM_STANDARD_NORMAL", "BUCKETIZE", "RANDOM_UNIFORM",
+    "MULTINOMIAL", "GELU", "DYNAMIC_UPDATE_SLICE", "RELU_0_TO_1", "UNSORTED_SEGMENT_PROD",
+    "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_SUM", "ATAN2", "UNSORTED_SEGMENT_MIN", "SIGN",
+    "BITCAST", "BITWISE_XOR", "RIGHT_SHIFT"};
+}  // namespace
+
+std::string builtin_name(int code) {
+  if (code >= 0 && static_cast<size_t>(code) < kBuiltinNames.size()) return kBuiltinNames[code];
+  return "BUILTIN_" + std::to_string(code);
+}
+
+std::string camel_name(const std::string& builtin) {
+  std::string out;
+  bool word_start = true;
+  for (char c : builtin) {
+    if (c == '_') {
+      word_start = true;
+      continue;
+    }
+    bool digit_word = word_start && c >= '0' && c <= '9';
+    if (word_start || digit_word) {
+      out += c;
+    } else {
+      // Keep "2D"/"3D"/"V2" style suffixes upper case after a digit.
+      char prev = out.empty() ? ' ' : out.back();
+      bool after_digit = prev >= '0' && prev <= '9';
+      out += after_digit ? c : static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    }
+    word_start = false;
+  }
+  return out;
+}
+
+}  // namespace lite2onnx::ir

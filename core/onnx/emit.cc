@@ -1,0 +1,391 @@
+#include "core/onnx/emit.h"
+
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <cstring>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace lite2onnx::onnx_emit {
+namespace {
+
+using ir::DataType;
+using ir::TensorId;
+
+// Constants at least this big are spliced into the output bytes directly.
+constexpr size_t kSpliceBytes = 4096;
+
+int onnx_type(DataType t) {
+  switch (t) {
+    case DataType::kFloat32: return onnx::TensorProto::FLOAT;
+    case DataType::kUInt8: return onnx::TensorProto::UINT8;
+    case DataType::kInt8: return onnx::TensorProto::INT8;
+    case DataType::kUInt16: return onnx::TensorProto::UINT16;
+    case DataType::kInt16: return onnx::TensorProto::INT16;
+    case DataType::kInt32: return onnx::TensorProto::INT32;
+    case DataType::kInt64: return onnx::TensorProto::INT64;
+    case DataType::kString: return onnx::TensorProto::STRING;
+    case DataType::kBool: return onnx::TensorProto::BOOL;
+    case DataType::kFloat16: return onnx::TensorProto::FLOAT16;
+    case DataType::kFloat64: return onnx::TensorProto::DOUBLE;
+    case DataType::kUInt32: return onnx::TensorProto::UINT32;
+    case DataType::kUInt64: return onnx::TensorProto::UINT64;
+    case DataType::kComplex64: return onnx::TensorProto::COMPLEX64;
+    case DataType::kComplex128: return onnx::TensorProto::COMPLEX128;
+    case DataType::kBFloat16: return onnx::TensorProto::BFLOAT16;
+    default: return onnx::TensorProto::UNDEFINED;
+  }
+}
+
+float half_to_float(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalize
+      int e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while ((mant & 0x400u) == 0);
+      bits = sign | static_cast<uint32_t>(127 - 15 - e) << 23 | (mant & 0x3ffu) << 13;
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | mant << 13;
+  } else {
+    bits = sign | (exp + 127 - 15) << 23 | mant << 13;
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Copies one element, widening float16 to float32 when the types differ.
+inline void copy_element(const std::byte* src, std::byte* dst, size_t src_size, size_t dst_size,
+                         bool widen_half) {
+  if (widen_half) {
+    uint16_t h;
+    std::memcpy(&h, src, 2);
+    float f = half_to_float(h);
+    std::memcpy(dst, &f, 4);
+  } else {
+    std::memcpy(dst, src, src_size < dst_size ? src_size : dst_size);
+  }
+}
+
+}  // namespace
+
+size_t onnx_byte_size(const ir::Tensor& t) {
+  auto n = ir::element_count(t.shape);
+  return n ? static_cast<size_t>(*n) * ir::element_size(t.dtype) : 0;
+}
+
+void write_constant(const ir::Tensor& t, std::byte* dst) {
+  const ir::ConstData& c = *t.data;
+  const size_t src_es = ir::element_size(c.stored_type);
+  const size_t dst_es = ir::element_size(t.dtype);
+  const bool widen = c.stored_type == DataType::kFloat16 && t.dtype == DataType::kFloat32;
+  const size_t count = static_cast<size_t>(ir::element_count(t.shape).value_or(0));
+  const std::byte* src = c.bytes.data();
+
+  // Axes of size 1 never change the memory order; only the rest matter.
+  const size_t rank = t.shape.size();
+  ir::Perm p = t.layout.empty() ? ir::identity_perm(rank) : t.layout;
+  std::vector<int> moving;
+  for (int a : p)
+    if (t.shape[static_cast<size_t>(a)] != 1) moving.push_back(a);
+  bool in_order = true;
+  for (size_t i = 1; i < moving.size(); ++i) in_order &= moving[i - 1] < moving[i];
+
+  if (in_order) {
+    if (!widen && src_es == dst_es) {
+      std::memcpy(dst, src, count * dst_es);
+    } else {
+      for (size_t i = 0; i < count; ++i)
+        copy_element(src + i * src_es, dst + i * dst_es, src_es, dst_es, widen);
+    }
+    return;
+  }
+  // General permutation: walk the output in order, tracking the source offset.
+  std::vector<int64_t> src_stride(rank, 1);
+  for (size_t a = rank - 1; a > 0; --a) src_stride[a - 1] = src_stride[a] * t.shape[a];
+  std::vector<int64_t> out_dim(rank), out_stride(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    out_dim[i] = t.shape[static_cast<size_t>(p[i])];
+    out_stride[i] = src_stride[static_cast<size_t>(p[i])];
+  }
+  std::vector<int64_t> idx(rank, 0);
+  const int64_t inner = out_dim[rank - 1];
+  const int64_t inner_stride = out_stride[rank - 1];
+  int64_t base = 0;
+  std::byte* out = dst;
+  for (size_t done = 0; done < count; done += static_cast<size_t>(inner)) {
+    if (!widen && src_es == 4) {
+      const std::byte* s = src + base * 4;
+      for (int64_t k = 0; k < inner; ++k, out += 4) std::memcpy(out, s + k * inner_stride * 4, 4);
+    } else {
+      for (int64_t k = 0; k < inner; ++k, out += dst_es)
+        copy_element(src + (base + k * inner_stride) * static_cast<int64_t>(src_es), out, src_es,
+                     dst_es, widen);
+    }
+    // Advance the odometer over the outer axes.
+    for (size_t a = rank - 1; a-- > 0;) {
+      base += out_stride[a];
+      if (++idx[a] < out_dim[a]) break;
+      base -= out_stride[a] * out_dim[a];
+      idx[a] = 0;
+    }
+  }
+}
+
+namespace {
+
+class Emitter {
+ public:
+  Emitter(const ir::Graph& g, const EmitOptions& o) : g_(g), opt_(o) {}
+
+  Result<std::string> run() {
+    assign_names();
+    onnx::ModelProto model;
+    model.set_ir_version(opt_.opset >= 14 ? 8 : 7);
+    model.set_producer_name("lite2onnx");
+    model.set_producer_version(opt_.producer_version);
+    auto* opset = model.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(opt_.opset);
+    for (const auto& [k, v] : opt_.metadata) {
+      auto* e = model.add_metadata_props();
+      e->set_key(k);
+      e->set_value(v);
+    }
+    onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name(g_.name.empty() ? "main" : g_.name);
+
+    for (TensorId t : g_.inputs) {
+      if (g_.tensor(t).is_const()) continue;
+      fill_value_info(graph->add_input(), t, true);
+    }
+    for (TensorId t : g_.outputs) fill_value_info(graph->add_output(), t, true);
+
+    std::set<TensorId> seen_const;
+    std::set<TensorId> io(g_.inputs.begin(), g_.inputs.end());
+    io.insert(g_.outputs.begin(), g_.outputs.end());
+    std::set<TensorId> described;
+    for (const auto& n : g_.nodes) {
+      onnx::NodeProto* np = graph->add_node();
+      np->set_name(n.name);
+      np->set_op_type(n.op);
+      if (!n.domain.empty()) np->set_domain(n.domain);
+      for (TensorId t : n.inputs) {
+        np->add_input(g_.valid(t) ? names_[static_cast<size_t>(t)] : "");
+        if (g_.valid(t) && g_.tensor(t).is_const() && seen_const.insert(t).second)
+          add_initializer(graph, t);
+      }
+      for (TensorId t : n.outputs) {
+        np->add_output(names_[static_cast<size_t>(t)]);
+        if (!io.count(t) && g_.tensor(t).has_rank && described.insert(t).second)
+          fill_value_info(graph->add_value_info(), t, false);
+      }
+      for (const auto& a : n.attrs.list()) add_attribute(np, a);
+    }
+
+    if (auto st = validate(model); !st) return st.take_error();
+    return serialize(model);
+  }
+
+ private:
+  void assign_names() {
+    names_.assign(g_.tensors.size(), "");
+    std::set<std::string> used;
+    auto take = [&](TensorId t) {
+      std::string& slot = names_[static_cast<size_t>(t)];
+      if (!slot.empty()) return;
+      std::string base = g_.tensor(t).name.empty() ? "tensor_" + std::to_string(t) : g_.tensor(t).name;
+      std::string name = base;
+      for (int k = 1; used.count(name); ++k) name = base + "__" + std::to_string(k);
+      used.insert(name);
+      slot = name;
+    };
+    for (TensorId t : g_.inputs) take(t);
+    for (TensorId t : g_.outputs) take(t);
+    for (const auto& n : g_.nodes) {
+      for (TensorId t : n.inputs)
+        if (g_.valid(t)) take(t);
+      for (TensorId t : n.outputs) take(t);
+    }
+  }
+
+  void fill_value_info(onnx::ValueInfoProto* vi, TensorId t, bool interface) {
+    const ir::Tensor& x = g_.tensor(t);
+    vi->set_name(names_[static_cast<size_t>(t)]);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx_type(x.dtype));
+    if (!x.has_rank) return;
+    auto* shape = tt->mutable_shape();
+    ir::Shape s = x.onnx_shape();
+    for (size_t i = 0; i < s.size(); ++i) {
+      auto* d = shape->add_dim();
+      if (s[i] >= 0) {
+        d->set_dim_value(s[i]);
+      } else if (interface) {
+        d->set_dim_param(names_[static_cast<size_t>(t)] + "_dim" + std::to_string(i));
+      }
+    }
+  }
+
+  void add_initializer(onnx::GraphProto* graph, TensorId t) {
+    const ir::Tensor& x = g_.tensor(t);
+    onnx::TensorProto* tp = graph->add_initializer();
+    tp->set_name(names_[static_cast<size_t>(t)]);
+    tp->set_data_type(onnx_type(x.dtype));
+    for (int64_t d : x.onnx_shape()) tp->add_dims(d);
+    size_t size = onnx_byte_size(x);
+    if (size >= kSpliceBytes) {
+      // Validated with a one-byte raw_data (the checker does not read the bytes);
+      // serialize() writes the real bytes in place.
+      tp->set_raw_data(std::string(1, '\0'));
+      spliced_.push_back(t);
+      return;
+    }
+    std::string* raw = tp->mutable_raw_data();
+    raw->resize(size);
+    if (size) write_constant(x, reinterpret_cast<std::byte*>(raw->data()));
+  }
+
+  static void add_attribute(onnx::NodeProto* np, const ir::Attr& a) {
+    auto* ap = np->add_attribute();
+    ap->set_name(a.name);
+    if (auto* i = std::get_if<int64_t>(&a.value)) {
+      ap->set_type(onnx::AttributeProto::INT);
+      ap->set_i(*i);
+    } else if (auto* f = std::get_if<float>(&a.value)) {
+      ap->set_type(onnx::AttributeProto::FLOAT);
+      ap->set_f(*f);
+    } else if (auto* s = std::get_if<std::string>(&a.value)) {
+      ap->set_type(onnx::AttributeProto::STRING);
+      ap->set_s(*s);
+    } else if (auto* is = std::get_if<std::vector<int64_t>>(&a.value)) {
+      ap->set_type(onnx::AttributeProto::INTS);
+      for (int64_t v : *is) ap->add_ints(v);
+    } else if (auto* fs = std::get_if<std::vector<float>>(&a.value)) {
+      ap->set_type(onnx::AttributeProto::FLOATS);
+      for (float v : *fs) ap->add_floats(v);
+    }
+  }
+
+  Status validate(onnx::ModelProto& model) {
+    try {
+      onnx::checker::check_model(model);
+    } catch (const std::exception& e) {
+      return make_error(ErrorCode::kInternal,
+                        std::string("the ONNX checker rejected the converted model: ") + e.what());
+    }
+    try {
+      onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*strict_mode=*/1);
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), opts);
+    } catch (const std::exception& e) {
+      return make_error(ErrorCode::kInternal,
+                        std::string("ONNX shape inference disagrees with the converted model: ") +
+                            e.what());
+    }
+    return ok_status();
+  }
+
+  // Protobuf accepts a message's fields in any order and merges repeated
+  // fields, so the model is written as: everything but the graph, then the
+  // graph without the spliced initializers, then each of those with its bytes
+  // written directly into the output.
+  Result<std::string> serialize(onnx::ModelProto& model) {
+    using google::protobuf::io::CodedOutputStream;
+    constexpr int kModelGraph = 7, kGraphInitializer = 5, kTensorRawData = 9;
+    constexpr uint32_t kLen = 2;  // wire type: length-delimited
+
+    std::set<std::string> spliced_names;
+    for (TensorId t : spliced_) spliced_names.insert(names_[static_cast<size_t>(t)]);
+    onnx::GraphProto graph = std::move(*model.mutable_graph());
+    model.clear_graph();
+
+    // Pull the spliced initializers out, keeping their order.
+    std::vector<std::string> headers;
+    {
+      auto* inits = graph.mutable_initializer();
+      google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
+      for (auto& tp : *inits) {
+        if (spliced_names.count(tp.name())) {
+          tp.clear_raw_data();
+          headers.push_back(tp.SerializeAsString());
+        } else {
+          *kept.Add() = std::move(tp);
+        }
+      }
+      inits->Swap(&kept);
+    }
+    std::string head = model.SerializeAsString();
+    std::string graph_bytes = graph.SerializeAsString();
+
+    auto varint_size = [](uint64_t v) { return CodedOutputStream::VarintSize64(v); };
+    std::vector<size_t> entry_len;
+    size_t graph_len = graph_bytes.size();
+    for (size_t i = 0; i < spliced_.size(); ++i) {
+      size_t raw = onnx_byte_size(g_.tensor(spliced_[i]));
+      size_t len = headers[i].size() + 1 + varint_size(raw) + raw;
+      entry_len.push_back(len);
+      graph_len += 1 + varint_size(len) + len;
+    }
+    size_t total = head.size() + 1 + varint_size(graph_len) + graph_len;
+    if (total >= (size_t{1} << 31))
+      return make_error(ErrorCode::kResourceLimit,
+                        "the ONNX model would be " + std::to_string(total) +
+                            " bytes; protobuf messages stop at 2 GiB");
+
+    std::string out;
+    out.resize(total);
+    auto* p = reinterpret_cast<uint8_t*>(out.data());
+    auto put = [&](const std::string& s) {
+      std::memcpy(p, s.data(), s.size());
+      p += s.size();
+    };
+    auto tag = [&](int field) { p = CodedOutputStream::WriteTagToArray((field << 3) | kLen, p); };
+    auto len = [&](uint64_t v) { p = CodedOutputStream::WriteVarint64ToArray(v, p); };
+    put(head);
+    tag(kModelGraph);
+    len(graph_len);
+    put(graph_bytes);
+    for (size_t i = 0; i < spliced_.size(); ++i) {
+      const ir::Tensor& x = g_.tensor(spliced_[i]);
+      size_t raw = onnx_byte_size(x);
+      tag(kGraphInitializer);
+      len(entry_len[i]);
+      put(headers[i]);
+      tag(kTensorRawData);
+      len(raw);
+      write_constant(x, reinterpret_cast<std::byte*>(p));
+      p += raw;
+    }
+    if (p != reinterpret_cast<uint8_t*>(out.data()) + out.size())
+      return make_error(ErrorCode::kInternal, "ONNX serialization size mismatch");
+    return out;
+  }
+
+  const ir::Graph& g_;
+  const EmitOptions& opt_;
+  std::vector<std::string> names_;
+  std::vector<TensorId> spliced_;
+};
+
+}  // namespace
+
+Result<std::string> emit(const ir::Graph& g, const EmitOptions& options) {
+  return Emitter(g, options).run();
+}
+
+}  // namespace lite2onnx::onnx_emit

@@ -1,0 +1,29 @@
+// ir::Graph (ONNX dialect) -> serialized onnx::ModelProto, validated by the
+// ONNX checker and strict shape inference. Large constants are written once,
+// straight from the model buffer into the output bytes (permuted or widened on
+// the way), never copied into the protobuf message first.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/diagnostics.h"
+#include "core/ir/graph.h"
+#include "core/status.h"
+
+namespace lite2onnx::onnx_emit {
+
+struct EmitOptions {
+  int opset = 13;
+  std::string producer_version;
+  std::vector<std::pair<std::string, std::string>> metadata;
+};
+
+Result<std::string> emit(const ir::Graph& g, const EmitOptions& options);
+
+// Writes a constant's data in ONNX axis order and element type into `dst`,
+// which holds exactly onnx_byte_size(t) bytes.
+void write_constant(const ir::Tensor& t, std::byte* dst);
+size_t onnx_byte_size(const ir::Tensor& t);
+
+}  // namespace lite2onnx::onnx_emit

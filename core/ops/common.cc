@@ -1,0 +1,32 @@
+#include "core/ops/common.h"
+
+namespace lite2onnx::ops {
+
+std::string check_activation(const ir::Graph&, const ir::Node& n) {
+  std::string a = n.attrs.get_string("fused_activation_function", "NONE");
+  if (a == "NONE" || a == "RELU" || a == "RELU6" || a == "RELU_N1_TO_1" || a == "TANH" ||
+      a == "SIGN_BIT")
+    return "";
+  return "fused activation " + a + " has no ONNX equivalent";
+}
+
+std::string require_const(const ir::Graph& g, const ir::Node& n, size_t i, const char* what) {
+  if (!has_input(g, n, i)) return std::string(what) + " input is missing";
+  if (!g.tensor(n.inputs[i]).is_const())
+    return std::string(what) + " must be a constant (tensor '" + g.tensor(n.inputs[i]).name +
+           "' is computed at run time)";
+  return "";
+}
+
+std::string require_rank(const ir::Graph& g, const ir::Node& n, size_t i, size_t rank) {
+  if (!has_input(g, n, i)) return "input " + std::to_string(i) + " is missing";
+  const ir::Tensor& t = g.tensor(n.inputs[i]);
+  if (t.rank() != rank)
+    return "input '" + t.name + "' has rank " + std::to_string(t.rank()) + ", expected " +
+           std::to_string(rank);
+  return "";
+}
+
+std::vector<int64_t> to_i64(const ir::Perm& p) { return {p.begin(), p.end()}; }
+
+}  // namespace lite2onnx::ops

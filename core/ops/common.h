@@ -1,0 +1,37 @@
+// Small helpers shared by the op family files (which include the TFLite schema).
+#pragma once
+
+#include "core/diagnostics.h"
+#include "core/ops/registry.h"
+#include "schema_generated.h"
+
+namespace lite2onnx::ops {
+
+// Stores an options table's fused activation as the "fused_activation_function" attribute.
+template <class Options>
+void store_activation(const Options* o, ir::Attributes& attrs) {
+  int a = o ? static_cast<int>(o->fused_activation_function()) : 0;
+  attrs.set("fused_activation_function", std::string(activation_name(a)));
+}
+
+// Rejects fused activations ONNX has no form for (SIGN_BIT, unknown codes).
+std::string check_activation(const ir::Graph& g, const ir::Node& n);
+
+// The layout the node works in: that of its first output.
+inline const ir::Perm& out_layout(const ir::Graph& g, const ir::Node& n) {
+  return g.tensor(n.outputs[0]).layout;
+}
+inline size_t out_rank(const ir::Graph& g, const ir::Node& n) {
+  return g.tensor(n.outputs[0]).rank();
+}
+inline bool has_input(const ir::Graph& g, const ir::Node& n, size_t i) {
+  return i < n.inputs.size() && g.valid(n.inputs[i]);
+}
+// "" if the input is a constant, else a reason naming it.
+std::string require_const(const ir::Graph& g, const ir::Node& n, size_t i, const char* what);
+// "" if the input has a known, static rank-r shape.
+std::string require_rank(const ir::Graph& g, const ir::Node& n, size_t i, size_t rank);
+
+std::vector<int64_t> to_i64(const ir::Perm& p);
+
+}  // namespace lite2onnx::ops

@@ -1,0 +1,223 @@
+// LowerContext: the helpers every op converter uses to append ONNX nodes.
+#include <cstring>
+#include <map>
+#include <tuple>
+
+#include "core/diagnostics.h"
+#include "core/ops/registry.h"
+#include "core/options.h"
+
+namespace lite2onnx::ops {
+
+using ir::DataType;
+using ir::Perm;
+using ir::Shape;
+using ir::TensorId;
+
+LowerContext::LowerContext(ir::Graph& graph, std::vector<ir::Node>& out,
+                           const ConvertOptions& options, Diagnostics& diagnostics)
+    : graph_(graph), out_(out), options_(options), diag_(diagnostics) {}
+
+int LowerContext::opset() const { return options_.opset; }
+
+TensorId LowerContext::operand(const ir::Node& n, size_t i, const Perm& layout, size_t rank) {
+  TensorId id = n.inputs[i];
+  const ir::Tensor& x = graph_.tensor(id);
+  if (!x.is_const() || layout.empty()) return id;
+  Shape shape = x.shape;
+  if (shape.size() > rank) return id;
+  shape.insert(shape.begin(), rank - shape.size(), 1);
+  if (shape.size() != layout.size()) return id;
+  ir::Tensor alias = x;
+  alias.shape = std::move(shape);
+  alias.layout = layout;
+  return graph_.add_tensor(std::move(alias));
+}
+
+TensorId LowerContext::constant_in_layout(TensorId id, const Perm& layout) {
+  const ir::Tensor& x = graph_.tensor(id);
+  if (ir::is_identity(layout) || x.layout == layout) return id;
+  ir::Tensor alias = x;
+  alias.layout = ir::normalized(layout);
+  return graph_.add_tensor(std::move(alias));
+}
+
+namespace {
+template <class T>
+std::vector<std::byte> to_bytes(const std::vector<T>& values) {
+  std::vector<std::byte> bytes(values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+}  // namespace
+
+TensorId LowerContext::const_i64(const std::string& name, std::vector<int64_t> values,
+                                 std::optional<Shape> shape) {
+  ir::Tensor t;
+  t.name = name;
+  t.dtype = DataType::kInt64;
+  t.shape = shape ? *shape : Shape{static_cast<int64_t>(values.size())};
+  t.data = ir::ConstData::owned(to_bytes(values), DataType::kInt64);
+  return graph_.add_tensor(std::move(t));
+}
+
+TensorId LowerContext::const_f32(const std::string& name, std::vector<float> values,
+                                 std::optional<Shape> shape) {
+  ir::Tensor t;
+  t.name = name;
+  t.dtype = DataType::kFloat32;
+  t.shape = shape ? *shape : Shape{static_cast<int64_t>(values.size())};
+  t.data = ir::ConstData::owned(to_bytes(values), DataType::kFloat32);
+  return graph_.add_tensor(std::move(t));
+}
+
+TensorId LowerContext::const_scalar(const std::string& name, DataType type, double value) {
+  std::vector<std::byte> bytes;
+  switch (type) {
+    case DataType::kFloat32: bytes = to_bytes(std::vector<float>{static_cast<float>(value)}); break;
+    case DataType::kInt32: bytes = to_bytes(std::vector<int32_t>{static_cast<int32_t>(value)}); break;
+    case DataType::kInt64: bytes = to_bytes(std::vector<int64_t>{static_cast<int64_t>(value)}); break;
+    case DataType::kInt8: bytes = to_bytes(std::vector<int8_t>{static_cast<int8_t>(value)}); break;
+    case DataType::kUInt8: bytes = to_bytes(std::vector<uint8_t>{static_cast<uint8_t>(value)}); break;
+    case DataType::kInt16: bytes = to_bytes(std::vector<int16_t>{static_cast<int16_t>(value)}); break;
+    case DataType::kFloat64: bytes = to_bytes(std::vector<double>{value}); break;
+    default: bytes = to_bytes(std::vector<float>{static_cast<float>(value)}); type = DataType::kFloat32;
+  }
+  ir::Tensor t;
+  t.name = name;
+  t.dtype = type;
+  t.shape = {};
+  t.data = ir::ConstData::owned(std::move(bytes), type);
+  return graph_.add_tensor(std::move(t));
+}
+
+TensorId LowerContext::temp_like(TensorId like, const std::string& suffix) {
+  ir::Tensor t = graph_.tensor(like);
+  t.name += "/" + suffix;
+  t.data.reset();
+  t.quant.reset();
+  return graph_.add_tensor(std::move(t));
+}
+
+TensorId LowerContext::temp(const std::string& name, DataType type) {
+  ir::Tensor t;
+  t.name = name;
+  t.dtype = type;
+  t.has_rank = false;
+  return graph_.add_tensor(std::move(t));
+}
+
+ir::Node& LowerContext::emit(const ir::Node& source, const std::string& op_type,
+                             std::vector<TensorId> inputs, std::vector<TensorId> outputs,
+                             const std::string& suffix) {
+  ir::Node n;
+  n.dialect = ir::Dialect::kOnnx;
+  n.op = op_type;
+  n.name = suffix.empty() ? source.name : source.name + "/" + suffix;
+  n.source_op = source.source_op;
+  n.inputs = std::move(inputs);
+  n.outputs = std::move(outputs);
+  out_.push_back(std::move(n));
+  return out_.back();
+}
+
+Result<TensorId> LowerContext::fused_activation(const ir::Node& source, TensorId out) {
+  std::string act = source.attrs.get_string("fused_activation_function", "NONE");
+  if (act == "NONE") return out;
+  if (act == "TANH" || act == "SIGN_BIT") {
+    // TFLite's kernels only clamp to an activation range, which is unbounded
+    // for these: the runtime ignores them, and so do we.
+    diag_.warnings.push_back(source.name + ": fused activation " + act +
+                             " is ignored, as TFLite's kernels ignore it");
+    return out;
+  }
+  // The main op writes `pre`; the activation turns it into `out`. The caller
+  // emits its node first, so the activation node is appended by finish().
+  TensorId pre = temp_like(out, "pre_" + act);
+  DataType type = graph_.tensor(out).dtype;
+  if (act == "RELU") {
+    pending_.push_back({source, "Relu", {pre}, out});
+  } else if (act == "RELU6" || act == "RELU_N1_TO_1" || act == "RELU_0_TO_1") {
+    double lo = act == "RELU_N1_TO_1" ? -1 : 0;
+    double hi = act == "RELU6" ? 6 : 1;
+    pending_.push_back({source, "Clip",
+                        {pre, const_scalar(source.name + "/clip_min", type, lo),
+                         const_scalar(source.name + "/clip_max", type, hi)},
+                        out});
+  } else {
+    return error(source, "fused activation " + act + " is not supported");
+  }
+  return pre;
+}
+
+void LowerContext::finish() {
+  for (auto& p : pending_) emit(p.source, p.op_type, p.inputs, {p.output}, p.op_type);
+  pending_.clear();
+}
+
+Error LowerContext::error(const ir::Node& n, const std::string& message) const {
+  Error e = make_error(ErrorCode::kInvalidModel,
+                       "op " + std::to_string(n.source_op) + " (" + n.op + "): " + message);
+  e.op_index = n.source_op;
+  return e;
+}
+
+std::optional<std::vector<int64_t>> const_ints(const ir::Graph& g, TensorId id) {
+  if (!g.valid(id)) return std::nullopt;
+  const ir::Tensor& t = g.tensor(id);
+  if (!t.is_const()) return std::nullopt;
+  std::vector<int64_t> v;
+  if (t.data->stored_type == DataType::kInt32) {
+    for (int32_t x : t.data->as<int32_t>()) v.push_back(x);
+  } else if (t.data->stored_type == DataType::kInt64) {
+    for (int64_t x : t.data->as<int64_t>()) v.push_back(x);
+  } else {
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<int> resolve_axis(int64_t axis, size_t rank) {
+  int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) return std::nullopt;
+  return static_cast<int>(axis < 0 ? axis + r : axis);
+}
+
+const char* activation_name(int a) {
+  switch (a) {
+    case 0: return "NONE";
+    case 1: return "RELU";
+    case 2: return "RELU_N1_TO_1";
+    case 3: return "RELU6";
+    case 4: return "TANH";
+    case 5: return "SIGN_BIT";
+    default: return "UNKNOWN";
+  }
+}
+
+std::optional<LayoutPlan> propagate_same(const ir::Graph& g, const ir::Node& n,
+                                         std::span<const ir::Perm> in) {
+  // Every non-constant input must share the first one's layout; the plan asks
+  // for that, so the pass transposes the odd ones out.
+  Perm p;
+  size_t rank = 0;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (!g.valid(n.inputs[i]) || g.tensor(n.inputs[i]).is_const()) continue;
+    p = in[i];
+    rank = g.tensor(n.inputs[i]).rank();
+    break;
+  }
+  LayoutPlan plan;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    bool data = g.valid(n.inputs[i]) && !g.tensor(n.inputs[i]).is_const();
+    if (data && g.tensor(n.inputs[i]).rank() != rank && !p.empty()) return std::nullopt;
+    plan.inputs.push_back(data ? p : Perm{});
+  }
+  for (TensorId o : n.outputs) {
+    if (g.tensor(o).rank() != rank && !p.empty()) return std::nullopt;
+    plan.outputs.push_back(p);
+  }
+  return plan;
+}
+
+}  // namespace lite2onnx::ops

@@ -1,0 +1,78 @@
+// FULLY_CONNECTED: Terminate class (it reads its input in TFLite memory order).
+#include "core/ops/common.h"
+#include "core/ops/families.h"
+
+namespace lite2onnx::ops::dense {
+namespace {
+
+using ir::TensorId;
+
+std::string check_fc(const ir::Graph& g, const ir::Node& n) {
+  if (n.attrs.get_int("weights_format") != 0) return "shuffled weights format is not supported";
+  if (auto r = require_rank(g, n, 1, 2); !r.empty()) return "weights: " + r;
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& w = g.tensor(n.inputs[1]);
+  if (w.dtype != x.dtype)
+    return "hybrid (integer weights, float input) fully connected needs quantization support";
+  if (x.rank() < 1 || w.shape[1] < 1) return "input and weights must have a depth";
+  int64_t depth = w.shape[1];
+  if (x.shape.back() >= 0 && x.shape.back() != depth && x.rank() == 1)
+    return "input depth does not match the weights";
+  int dynamic = 0;
+  for (int64_t d : g.tensor(n.outputs[0]).shape) dynamic += d < 0;
+  if (dynamic > 1) return "more than one dynamic output dimension";
+  return check_activation(g, n);
+}
+
+Status lower_fc(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& w = g.tensor(n.inputs[1]);
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  int64_t depth = w.shape[1];
+  // TFLite flattens the input to [-1, depth]; Gemm needs exactly that.
+  TensorId a = n.inputs[0];
+  if (x.rank() != 2 || x.shape[1] != depth) {
+    a = ctx.temp(n.name + "/flat", x.dtype);
+    ctx.emit(n, "Reshape", {n.inputs[0], ctx.const_i64(n.name + "/flat_shape", {-1, depth})}, {a},
+             "flatten");
+    ctx.diagnostics().inserted.push_back({n.name + "/flatten", "Reshape", x.name,
+                                          "FULLY_CONNECTED flattens its input to [-1, depth]"});
+  }
+  bool reshape_out = y.rank() != 2;
+  TensorId gemm_out = reshape_out ? ctx.temp(n.name + "/gemm", y.dtype) : n.outputs[0];
+  auto act = ctx.fused_activation(n, gemm_out);
+  if (!act) return act.take_error();
+  std::vector<TensorId> inputs = {a, n.inputs[1]};
+  if (has_input(g, n, 2)) inputs.push_back(n.inputs[2]);
+  ir::Node& gemm = ctx.emit(n, "Gemm", inputs, {*act});
+  gemm.attrs.set("transB", int64_t{1});
+  if (reshape_out) {
+    ctx.emit(n, "Reshape", {gemm_out, ctx.const_i64(n.name + "/out_shape", y.shape)}, {n.outputs[0]},
+             "unflatten");
+    ctx.diagnostics().inserted.push_back({n.name + "/unflatten", "Reshape", y.name,
+                                          "keep_num_dims restores the input's leading dimensions"});
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+OpEntry fully_connected() {
+  OpEntry e;
+  e.name = "FULLY_CONNECTED";
+  e.layout = LayoutClass::kTerminate;
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_FullyConnectedOptions();
+    store_activation(o, a);
+    a.set("keep_num_dims", int64_t{o && o->keep_num_dims() ? 1 : 0});
+    a.set("weights_format", int64_t{o ? static_cast<int>(o->weights_format()) : 0});
+  };
+  e.check = check_fc;
+  e.lower = lower_fc;
+  e.onnx = "Gemm (transB=1), Reshape around it for inputs of rank != 2";
+  e.notes = "keep_num_dims supported";
+  return e;
+}
+
+}  // namespace lite2onnx::ops::dense

@@ -1,0 +1,186 @@
+// Elementwise ops: unary math, activations, binary arithmetic with broadcast.
+// All Transparent: they run in whatever layout their operands have.
+#include "core/ops/common.h"
+#include "core/ops/families.h"
+
+namespace lite2onnx::ops::elementwise {
+namespace {
+
+using ir::TensorId;
+
+// Unary and binary ops whose ONNX form is one node of the type named in the
+// table entry's `onnx` field.
+Status lower_unary(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
+  ctx.emit(n, lookup(n.builtin).onnx, {x}, {n.outputs[0]});
+  return ok_status();
+}
+
+Status lower_clip(LowerContext& ctx, const ir::Node& n, double lo, double hi) {
+  const ir::Graph& g = ctx.graph();
+  TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
+  ir::DataType type = g.tensor(n.outputs[0]).dtype;
+  ctx.emit(n, "Clip",
+           {x, ctx.const_scalar(n.name + "/min", type, lo), ctx.const_scalar(n.name + "/max", type, hi)},
+           {n.outputs[0]});
+  return ok_status();
+}
+
+void read_binary_options(const tflite::Operator& op, ir::Attributes& attrs) {
+  switch (op.builtin_options_type()) {
+    case tflite::BuiltinOptions::AddOptions: store_activation(op.builtin_options_as_AddOptions(), attrs); break;
+    case tflite::BuiltinOptions::SubOptions: store_activation(op.builtin_options_as_SubOptions(), attrs); break;
+    case tflite::BuiltinOptions::MulOptions: store_activation(op.builtin_options_as_MulOptions(), attrs); break;
+    case tflite::BuiltinOptions::DivOptions: store_activation(op.builtin_options_as_DivOptions(), attrs); break;
+    default: attrs.set("fused_activation_function", std::string("NONE"));
+  }
+}
+
+std::string check_binary(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.size() != 2 || !has_input(g, n, 0) || !has_input(g, n, 1))
+    return "expects two inputs";
+  return check_activation(g, n);
+}
+
+Status lower_binary(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Perm& p = out_layout(g, n);
+  size_t rank = out_rank(g, n);
+  TensorId a = ctx.operand(n, 0, p, rank);
+  TensorId b = ctx.operand(n, 1, p, rank);
+  auto y = ctx.fused_activation(n, n.outputs[0]);
+  if (!y) return y.take_error();
+  ctx.emit(n, lookup(n.builtin).onnx, {a, b}, {*y});
+  return ok_status();
+}
+
+OpEntry transparent(const char* name, const char* onnx, LowerFn lower) {
+  OpEntry e;
+  e.name = name;
+  e.layout = LayoutClass::kTransparent;
+  e.lower = lower;
+  e.onnx = onnx;
+  return e;
+}
+
+}  // namespace
+
+OpEntry unary(const char* name, const char* onnx_op) {
+  return transparent(name, onnx_op, lower_unary);
+}
+
+OpEntry relu6() {
+  return transparent("RELU6", "Clip", [](LowerContext& ctx, const ir::Node& n) {
+    return lower_clip(ctx, n, 0, 6);
+  });
+}
+
+OpEntry relu_n1_to_1() {
+  return transparent("RELU_N1_TO_1", "Clip", [](LowerContext& ctx, const ir::Node& n) {
+    return lower_clip(ctx, n, -1, 1);
+  });
+}
+
+OpEntry rsqrt() {
+  return transparent("RSQRT", "Sqrt + Reciprocal", [](LowerContext& ctx, const ir::Node& n) {
+    const ir::Graph& g = ctx.graph();
+    TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
+    TensorId s = ctx.temp_like(n.outputs[0], "sqrt");
+    ctx.emit(n, "Sqrt", {x}, {s}, "Sqrt");
+    ctx.emit(n, "Reciprocal", {s}, {n.outputs[0]});
+    return ok_status();
+  });
+}
+
+OpEntry hard_swish() {
+  OpEntry e = transparent("HARD_SWISH", "HardSwish (opset 14+); x * HardSigmoid(x) below",
+                          [](LowerContext& ctx, const ir::Node& n) {
+    const ir::Graph& g = ctx.graph();
+    TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
+    if (ctx.opset() >= 14) {
+      ctx.emit(n, "HardSwish", {x}, {n.outputs[0]});
+      return ok_status();
+    }
+    TensorId hs = ctx.temp_like(n.outputs[0], "hard_sigmoid");
+    ir::Node& h = ctx.emit(n, "HardSigmoid", {x}, {hs}, "HardSigmoid");
+    h.attrs.set("alpha", 1.0f / 6.0f);
+    h.attrs.set("beta", 0.5f);
+    ctx.emit(n, "Mul", {x, hs}, {n.outputs[0]});
+    return ok_status();
+  });
+  return e;
+}
+
+OpEntry leaky_relu() {
+  OpEntry e = transparent("LEAKY_RELU", "LeakyRelu", [](LowerContext& ctx, const ir::Node& n) {
+    const ir::Graph& g = ctx.graph();
+    TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
+    ir::Node& r = ctx.emit(n, "LeakyRelu", {x}, {n.outputs[0]});
+    r.attrs.set("alpha", n.attrs.get_float("alpha", 0.2f));
+    return ok_status();
+  });
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& attrs) {
+    const auto* o = op.builtin_options_as_LeakyReluOptions();
+    attrs.set("alpha", o ? o->alpha() : 0.2f);
+  };
+  return e;
+}
+
+OpEntry binary(const char* name, const char* onnx_op) {
+  OpEntry e = transparent(name, onnx_op, lower_binary);
+  e.read_options = read_binary_options;
+  e.check = check_binary;
+  e.notes = "numpy broadcasting; constant operands are permuted in their initializer";
+  return e;
+}
+
+OpEntry squared_difference() {
+  OpEntry e = transparent("SQUARED_DIFFERENCE", "Sub + Mul", [](LowerContext& ctx, const ir::Node& n) {
+    const ir::Graph& g = ctx.graph();
+    const ir::Perm& p = out_layout(g, n);
+    size_t rank = out_rank(g, n);
+    TensorId a = ctx.operand(n, 0, p, rank);
+    TensorId b = ctx.operand(n, 1, p, rank);
+    TensorId d = ctx.temp_like(n.outputs[0], "diff");
+    ctx.emit(n, "Sub", {a, b}, {d}, "Sub");
+    ctx.emit(n, "Mul", {d, d}, {n.outputs[0]});
+    return ok_status();
+  });
+  e.check = check_binary;
+  return e;
+}
+
+OpEntry prelu() {
+  OpEntry e = transparent("PRELU", "PRelu", [](LowerContext& ctx, const ir::Node& n) {
+    const ir::Graph& g = ctx.graph();
+    const ir::Perm& p = out_layout(g, n);
+    size_t rank = out_rank(g, n);
+    ctx.emit(n, "PRelu", {ctx.operand(n, 0, p, rank), ctx.operand(n, 1, p, rank)}, {n.outputs[0]});
+    return ok_status();
+  });
+  e.check = check_binary;
+  return e;
+}
+
+OpEntry dequantize() {
+  OpEntry e = transparent("DEQUANTIZE", "folded (float16 constants) / Cast",
+                          [](LowerContext& ctx, const ir::Node& n) {
+    const ir::Graph& g = ctx.graph();
+    TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
+    ir::Node& c = ctx.emit(n, "Cast", {x}, {n.outputs[0]});
+    c.attrs.set("to", int64_t{1});  // FLOAT
+    return ok_status();
+  });
+  e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
+    if (!has_input(g, n, 0)) return "input is missing";
+    if (g.tensor(n.inputs[0]).dtype != ir::DataType::kFloat16)
+      return "dequantizing " + std::string(ir::to_string(g.tensor(n.inputs[0]).dtype)) +
+             " needs quantization support (only float16 is supported yet)";
+    return "";
+  };
+  e.notes = "float16 constants are folded to float32 initializers";
+  return e;
+}
+
+}  // namespace lite2onnx::ops::elementwise

@@ -1,0 +1,139 @@
+// The operator table: for every TFLite builtin, how to read its options, its
+// layout class, and how to lower it to ONNX. One converter file per op family;
+// registry.cc holds the one visible table.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/ir/graph.h"
+#include "core/status.h"
+
+namespace tflite {
+struct Operator;
+}
+
+namespace lite2onnx {
+struct ConvertOptions;
+struct Diagnostics;
+}  // namespace lite2onnx
+
+namespace lite2onnx::ops {
+
+enum class LayoutClass {
+  kImplicit,     // fixes its activation layout: the source of NHWC -> NCHW
+  kTransparent,  // layout-insensitive elementwise: all tensors share one layout
+  kAttribute,    // follows its input's layout, rewriting attributes (propagate fn)
+  kTerminate,    // depends on TFLite memory order: inputs in TFLite order
+};
+const char* to_string(LayoutClass c);
+
+// Layouts an Attribute op accepts for its non-constant inputs and the layouts
+// its outputs then have.
+struct LayoutPlan {
+  std::vector<ir::Perm> inputs;
+  std::vector<ir::Perm> outputs;
+};
+
+class LowerContext;
+
+using ReadOptionsFn = void (*)(const tflite::Operator& op, ir::Attributes& attrs);
+// nullopt: the op cannot run in these layouts; it then runs in TFLite order.
+using PropagateFn = std::optional<LayoutPlan> (*)(const ir::Graph& g, const ir::Node& n,
+                                                   std::span<const ir::Perm> input_layouts);
+// Empty when the node can be converted, else the reason it cannot.
+using CheckFn = std::string (*)(const ir::Graph& g, const ir::Node& n);
+using LowerFn = Status (*)(LowerContext& ctx, const ir::Node& n);
+
+struct OpEntry {
+  const char* name = nullptr;  // TFLite builtin name; null for unsupported ops
+  LayoutClass layout = LayoutClass::kTerminate;
+  int data_input = 0;  // kImplicit: the activation input
+  ReadOptionsFn read_options = nullptr;
+  PropagateFn propagate = nullptr;  // kAttribute only
+  CheckFn check = nullptr;
+  LowerFn lower = nullptr;
+  const char* onnx = "";   // ONNX ops it becomes (for the support matrix)
+  const char* notes = "";  // for the support matrix
+
+  bool supported() const { return lower != nullptr; }
+};
+
+// The entry of a builtin code; a default (unsupported) entry for unknown codes.
+const OpEntry& lookup(int builtin);
+// Every builtin code with its entry, in code order (the support matrix).
+std::vector<std::pair<int, const OpEntry*>> all_entries();
+
+// Shared propagate functions for Attribute ops.
+// Output takes the layout of input 0 (every non-constant input must share it).
+std::optional<LayoutPlan> propagate_same(const ir::Graph& g, const ir::Node& n,
+                                         std::span<const ir::Perm> in);
+
+// State and helpers a converter uses to append ONNX nodes.
+class LowerContext {
+ public:
+  LowerContext(ir::Graph& graph, std::vector<ir::Node>& out, const ConvertOptions& options,
+               Diagnostics& diagnostics);
+
+  ir::Graph& graph() { return graph_; }
+  const ir::Tensor& tensor(ir::TensorId id) const { return graph_.tensor(id); }
+  int opset() const;
+  Diagnostics& diagnostics() { return diag_; }
+
+  // Input i of the node as an ONNX value in `layout` for an op of rank `rank`:
+  // non-constants are returned as they are (the layout pass made them agree);
+  // constants get an aliased tensor whose data is broadcast to `rank` and
+  // permuted at emission time (no node).
+  ir::TensorId operand(const ir::Node& n, size_t i, const ir::Perm& layout, size_t rank);
+  // A constant seen through a permutation of its own axes (e.g. OHWI -> OIHW).
+  ir::TensorId constant_in_layout(ir::TensorId id, const ir::Perm& layout);
+
+  ir::TensorId const_i64(const std::string& name, std::vector<int64_t> values,
+                         std::optional<ir::Shape> shape = std::nullopt);
+  ir::TensorId const_f32(const std::string& name, std::vector<float> values,
+                         std::optional<ir::Shape> shape = std::nullopt);
+  ir::TensorId const_scalar(const std::string& name, ir::DataType type, double value);
+
+  // A new intermediate tensor with the same type, shape and layout as `like`.
+  ir::TensorId temp_like(ir::TensorId like, const std::string& suffix);
+  // A new intermediate tensor of unknown shape.
+  ir::TensorId temp(const std::string& name, ir::DataType type);
+
+  // Appends an ONNX node; its name is `<source name>` or `<source name>/<suffix>`.
+  ir::Node& emit(const ir::Node& source, const std::string& op_type,
+                 std::vector<ir::TensorId> inputs, std::vector<ir::TensorId> outputs,
+                 const std::string& suffix = "");
+
+  // Applies the node's TFLite fused activation ("NONE", "RELU", ...): returns
+  // the tensor the main op must write; the activation node that turns it into
+  // `out` is appended by finish(), after the main node.
+  Result<ir::TensorId> fused_activation(const ir::Node& source, ir::TensorId out);
+  // Appends pending activation nodes; the lowering driver calls it after each op.
+  void finish();
+
+  Error error(const ir::Node& n, const std::string& message) const;
+
+ private:
+  ir::Graph& graph_;
+  std::vector<ir::Node>& out_;
+  const ConvertOptions& options_;
+  Diagnostics& diag_;
+  struct PendingActivation {
+    ir::Node source;
+    std::string op_type;
+    std::vector<ir::TensorId> inputs;
+    ir::TensorId output;
+  };
+  std::vector<PendingActivation> pending_;
+};
+
+// Helpers for converters.
+// Reads a constant integer tensor (int32 or int64) as int64 values.
+std::optional<std::vector<int64_t>> const_ints(const ir::Graph& g, ir::TensorId id);
+// Resolves a possibly negative axis against a rank; nullopt if out of range.
+std::optional<int> resolve_axis(int64_t axis, size_t rank);
+const char* activation_name(int tflite_activation);
+
+}  // namespace lite2onnx::ops

@@ -1,0 +1,600 @@
+// Ops that move data around without arithmetic: reshape, squeeze, transpose,
+// concatenation, split, slicing and padding. All Attribute class: they follow
+// their input's layout and rewrite axes, shapes and paddings to match.
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "core/ops/common.h"
+#include "core/ops/families.h"
+
+namespace lite2onnx::ops::shape {
+namespace {
+
+using ir::Perm;
+using ir::Shape;
+using ir::TensorId;
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+OpEntry attribute(const char* name, const char* onnx, PropagateFn propagate, LowerFn lower) {
+  OpEntry e;
+  e.name = name;
+  e.layout = LayoutClass::kAttribute;
+  e.propagate = propagate;
+  e.lower = lower;
+  e.onnx = onnx;
+  return e;
+}
+
+LayoutPlan plan_for(const ir::Node& n, const Perm& data_layout, size_t data_index,
+                    const Perm& out_layout) {
+  LayoutPlan plan;
+  plan.inputs.assign(n.inputs.size(), Perm{});
+  if (data_index < plan.inputs.size()) plan.inputs[data_index] = data_layout;
+  plan.outputs.assign(n.outputs.size(), out_layout);
+  return plan;
+}
+
+std::vector<int64_t> non_unit(const Shape& s, const Perm& order) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    size_t a = order.empty() ? i : static_cast<size_t>(order[i]);
+    if (s[a] != 1) out.push_back(static_cast<int64_t>(a));
+  }
+  return out;
+}
+
+// ---- RESHAPE ----------------------------------------------------------------
+
+// A reshape that only adds or removes unit dimensions, on an input whose
+// non-unit dimensions keep their order under its layout, reads the same
+// memory order in ONNX: run it on the permuted tensor, output in TFLite order.
+std::optional<LayoutPlan> propagate_reshape(const ir::Graph& g, const ir::Node& n,
+                                            std::span<const Perm> in) {
+  if (in.empty() || in[0].empty()) return plan_for(n, {}, 0, {});
+  const Shape& xs = g.tensor(n.inputs[0]).shape;
+  const Shape& ys = g.tensor(n.outputs[0]).shape;
+  if (!ir::element_count(xs) || !ir::element_count(ys)) return std::nullopt;
+  std::vector<int64_t> onnx_order = non_unit(xs, in[0]);
+  if (!std::is_sorted(onnx_order.begin(), onnx_order.end())) return std::nullopt;
+  std::vector<int64_t> xdims, ydims;
+  for (int64_t d : xs)
+    if (d != 1) xdims.push_back(d);
+  for (int64_t d : ys)
+    if (d != 1) ydims.push_back(d);
+  if (xdims != ydims) return std::nullopt;
+  return plan_for(n, in[0], 0, {});
+}
+
+Status lower_reshape(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  TensorId shape;
+  if (ir::element_count(y.shape)) {
+    shape = ctx.const_i64(n.name + "/shape", y.shape);
+  } else if (auto v = has_input(g, n, 1) ? const_ints(g, n.inputs[1]) : std::nullopt) {
+    shape = ctx.const_i64(n.name + "/shape", *v);
+  } else if (n.attrs.has("new_shape")) {
+    shape = ctx.const_i64(n.name + "/shape", n.attrs.get_ints("new_shape"));
+  } else if (has_input(g, n, 1)) {
+    shape = ctx.temp(n.name + "/shape_i64", ir::DataType::kInt64);
+    ir::Node& c = ctx.emit(n, "Cast", {n.inputs[1]}, {shape}, "Cast");
+    c.attrs.set("to", int64_t{7});  // INT64
+  } else {
+    return ctx.error(n, "no target shape (neither a shape input, new_shape, nor a static output)");
+  }
+  ctx.emit(n, "Reshape", {n.inputs[0], shape}, {n.outputs[0]});
+  return ok_status();
+}
+
+// ---- SQUEEZE ----------------------------------------------------------------
+
+std::vector<int> squeezed_axes(const ir::Graph& g, const ir::Node& n) {
+  const Shape& xs = g.tensor(n.inputs[0]).shape;
+  std::vector<int> axes;
+  std::vector<int64_t> dims = n.attrs.get_ints("squeeze_dims");
+  if (dims.empty()) {
+    for (size_t i = 0; i < xs.size(); ++i)
+      if (xs[i] == 1) axes.push_back(static_cast<int>(i));
+  } else {
+    for (int64_t d : dims)
+      if (auto a = resolve_axis(d, xs.size())) axes.push_back(*a);
+  }
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  return axes;
+}
+
+std::string check_squeeze(const ir::Graph& g, const ir::Node& n) {
+  const Shape& xs = g.tensor(n.inputs[0]).shape;
+  for (int64_t d : n.attrs.get_ints("squeeze_dims")) {
+    auto a = resolve_axis(d, xs.size());
+    if (!a) return "squeeze dimension " + std::to_string(d) + " is out of range";
+    if (xs[static_cast<size_t>(*a)] != 1)
+      return "squeeze dimension " + std::to_string(d) + " has size " +
+             std::to_string(xs[static_cast<size_t>(*a)]);
+  }
+  return "";
+}
+
+std::optional<LayoutPlan> propagate_squeeze(const ir::Graph& g, const ir::Node& n,
+                                            std::span<const Perm> in) {
+  Perm p = in.empty() ? Perm{} : in[0];
+  return plan_for(n, p, 0, ir::drop_axes(p, squeezed_axes(g, n), g.tensor(n.inputs[0]).rank()));
+}
+
+Status lower_squeeze(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const Perm& p = g.tensor(n.inputs[0]).layout;
+  std::vector<int64_t> axes;
+  for (int a : squeezed_axes(g, n)) axes.push_back(ir::onnx_axis(p, a));
+  std::sort(axes.begin(), axes.end());
+  if (axes.empty()) {
+    ctx.emit(n, "Identity", {n.inputs[0]}, {n.outputs[0]});
+    return ok_status();
+  }
+  ctx.emit(n, "Squeeze", {n.inputs[0], ctx.const_i64(n.name + "/axes", axes)}, {n.outputs[0]});
+  return ok_status();
+}
+
+// ---- TRANSPOSE --------------------------------------------------------------
+
+std::string check_transpose(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 1, "perm"); !r.empty()) return r;
+  auto perm = const_ints(g, n.inputs[1]);
+  size_t rank = g.tensor(n.inputs[0]).rank();
+  if (!perm || perm->size() != rank) return "perm must hold one entry per input dimension";
+  Perm p(perm->begin(), perm->end());
+  if (!ir::is_permutation(p, rank)) return "perm " + ir::to_string(p) + " is not a permutation";
+  return "";
+}
+
+std::optional<LayoutPlan> propagate_transpose(const ir::Graph&, const ir::Node& n,
+                                              std::span<const Perm> in) {
+  // Composes with the input's layout; the output is in TFLite order.
+  return plan_for(n, in.empty() ? Perm{} : in[0], 0, {});
+}
+
+Status lower_transpose(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  auto perm = const_ints(g, n.inputs[1]);
+  const Perm& layout = g.tensor(n.inputs[0]).layout;
+  Perm p(perm->begin(), perm->end());
+  // ONNX input axis i is TFLite axis layout[i]; output axis j is TFLite axis p[j].
+  Perm q = ir::compose(ir::inverse(layout.empty() ? ir::identity_perm(p.size()) : layout), p);
+  if (q.empty() || ir::is_identity(q)) {
+    ctx.emit(n, "Identity", {n.inputs[0]}, {n.outputs[0]});
+    return ok_status();
+  }
+  ir::Node& t = ctx.emit(n, "Transpose", {n.inputs[0]}, {n.outputs[0]});
+  t.attrs.set("perm", to_i64(q));
+  return ok_status();
+}
+
+// ---- CONCATENATION ----------------------------------------------------------
+
+Status lower_concat(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const Perm& p = out_layout(g, n);
+  size_t rank = out_rank(g, n);
+  auto axis = resolve_axis(n.attrs.get_int("axis"), rank);
+  if (!axis) return ctx.error(n, "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range");
+  std::vector<TensorId> inputs;
+  for (size_t i = 0; i < n.inputs.size(); ++i) inputs.push_back(ctx.operand(n, i, p, rank));
+  auto y = ctx.fused_activation(n, n.outputs[0]);
+  if (!y) return y.take_error();
+  ir::Node& c = ctx.emit(n, "Concat", inputs, {*y});
+  c.attrs.set("axis", int64_t{ir::onnx_axis(p, *axis)});
+  return ok_status();
+}
+
+// ---- SPLIT / SPLIT_V --------------------------------------------------------
+
+Status emit_split(LowerContext& ctx, const ir::Node& n, size_t data, int axis,
+                  std::vector<int64_t> sizes) {
+  const ir::Graph& g = ctx.graph();
+  const Perm& p = g.tensor(n.inputs[data]).layout;
+  std::vector<TensorId> inputs = {n.inputs[data]};
+  if (!sizes.empty()) inputs.push_back(ctx.const_i64(n.name + "/split", sizes));
+  ir::Node& s = ctx.emit(n, "Split", inputs, n.outputs);
+  s.attrs.set("axis", int64_t{ir::onnx_axis(p, axis)});
+  return ok_status();
+}
+
+std::optional<LayoutPlan> propagate_split(const ir::Graph& g, const ir::Node& n,
+                                          std::span<const Perm> in) {
+  size_t data = n.builtin == 49 ? 1 : 0;  // SPLIT takes (axis, x); SPLIT_V (x, sizes, axis)
+  if (data >= in.size()) return std::nullopt;
+  (void)g;
+  return plan_for(n, in[data], data, in[data]);
+}
+
+std::string check_split(const ir::Graph& g, const ir::Node& n) {
+  size_t data = n.builtin == 49 ? 1 : 0;
+  size_t axis_input = n.builtin == 49 ? 0 : 2;
+  if (auto r = require_const(g, n, axis_input, "axis"); !r.empty()) return r;
+  if (!has_input(g, n, data)) return "data input is missing";
+  auto axis = const_ints(g, n.inputs[axis_input]);
+  size_t rank = g.tensor(n.inputs[data]).rank();
+  if (!axis || axis->size() != 1 || !resolve_axis((*axis)[0], rank)) return "axis is out of range";
+  int64_t dim = g.tensor(n.inputs[data]).shape[static_cast<size_t>(*resolve_axis((*axis)[0], rank))];
+  if (n.builtin == 49) {
+    if (dim >= 0 && (n.outputs.empty() || dim % static_cast<int64_t>(n.outputs.size()) != 0))
+      return "dimension " + std::to_string(dim) + " does not split into " +
+             std::to_string(n.outputs.size()) + " equal parts";
+    return "";
+  }
+  if (auto r = require_const(g, n, 1, "size_splits"); !r.empty()) return r;
+  auto sizes = const_ints(g, n.inputs[1]);
+  if (!sizes || sizes->size() != n.outputs.size()) return "size_splits must have one entry per output";
+  if (std::count(sizes->begin(), sizes->end(), -1) > 1) return "size_splits has more than one -1";
+  if (dim < 0 && std::count(sizes->begin(), sizes->end(), -1) > 0)
+    return "size_splits with -1 on a dynamic dimension";
+  return "";
+}
+
+Status lower_split(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  bool is_v = n.builtin != 49;
+  size_t data = is_v ? 0 : 1;
+  const ir::Tensor& x = g.tensor(n.inputs[data]);
+  int axis = *resolve_axis((*const_ints(g, n.inputs[is_v ? 2 : 0]))[0], x.rank());
+  int64_t dim = x.shape[static_cast<size_t>(axis)];
+  std::vector<int64_t> sizes;
+  if (is_v) {
+    sizes = *const_ints(g, n.inputs[1]);
+    int64_t known = 0;
+    for (int64_t s : sizes) known += s >= 0 ? s : 0;
+    for (auto& s : sizes)
+      if (s < 0) s = dim - known;
+  } else if (dim >= 0) {
+    sizes.assign(n.outputs.size(), dim / static_cast<int64_t>(n.outputs.size()));
+  }
+  return emit_split(ctx, n, data, axis, sizes);
+}
+
+// ---- STRIDED_SLICE ----------------------------------------------------------
+
+struct SliceDim {
+  bool full = true;  // whole range, nothing to emit
+  int64_t begin = 0, end = 0, stride = 1;
+  bool shrink = false;
+};
+
+struct SliceSpec {
+  std::vector<SliceDim> dims;     // one per input dimension
+  std::vector<int> shrink_axes;   // input dimensions removed
+  std::vector<int64_t> new_axes;  // positions of inserted unit dims in the output
+};
+
+// TensorFlow's sparse -> dense slice spec (ellipsis, new-axis and shrink masks).
+std::optional<SliceSpec> slice_spec(const ir::Graph& g, const ir::Node& n, std::string* why) {
+  auto begin = const_ints(g, n.inputs[1]);
+  auto end = const_ints(g, n.inputs[2]);
+  auto strides = const_ints(g, n.inputs[3]);
+  if (!begin || !end || !strides || begin->size() != end->size() ||
+      begin->size() != strides->size()) {
+    *why = "begin, end and strides must be constants of equal length";
+    return std::nullopt;
+  }
+  const Shape& xs = g.tensor(n.inputs[0]).shape;
+  const size_t rank = xs.size();
+  const size_t m = begin->size();
+  auto bit = [&](const char* mask, size_t i) { return (n.attrs.get_int(mask) >> i) & 1; };
+  bool offset = n.attrs.get_int("offset") != 0;
+  SliceSpec spec;
+  spec.dims.resize(rank);
+  size_t dense = 0;
+  int64_t out_pos = 0;
+  bool saw_ellipsis = false;
+  for (size_t i = 0; i < m; ++i) {
+    if (bit("ellipsis_mask", i) && !saw_ellipsis) {
+      saw_ellipsis = true;
+      size_t later = 0;
+      for (size_t j = i + 1; j < m; ++j) later += !bit("new_axis_mask", j);
+      size_t cover = rank >= dense + later ? rank - dense - later : 0;
+      dense += cover;
+      out_pos += static_cast<int64_t>(cover);
+      continue;
+    }
+    if (bit("new_axis_mask", i)) {
+      spec.new_axes.push_back(out_pos++);
+      continue;
+    }
+    if (dense >= rank) {
+      *why = "slice spec has more entries than the input has dimensions";
+      return std::nullopt;
+    }
+    SliceDim d;
+    int64_t s = (*strides)[i];
+    if (s == 0) {
+      *why = "stride 0";
+      return std::nullopt;
+    }
+    int64_t b = (*begin)[i], e = (*end)[i];
+    if (offset) e += b;
+    if (bit("shrink_axis_mask", i)) {
+      int64_t dim = xs[dense];
+      if (b < 0 && dim >= 0) b += dim;
+      if (dim >= 0 && (b < 0 || b >= dim)) {
+        *why = "shrink index " + std::to_string((*begin)[i]) + " out of range for dimension " +
+               std::to_string(dense);
+        return std::nullopt;
+      }
+      d = {false, b, b == -1 ? kMax : b + 1, 1, true};
+      spec.shrink_axes.push_back(static_cast<int>(dense));
+    } else {
+      bool bfull = bit("begin_mask", i), efull = bit("end_mask", i);
+      d.full = bfull && efull && s == 1;
+      d.begin = bfull ? (s > 0 ? 0 : kMax) : b;
+      d.end = efull ? (s > 0 ? kMax : kMin) : e;
+      d.stride = s;
+      ++out_pos;
+    }
+    spec.dims[dense++] = d;
+  }
+  return spec;
+}
+
+std::string check_strided_slice(const ir::Graph& g, const ir::Node& n) {
+  for (size_t i = 1; i <= 3; ++i)
+    if (auto r = require_const(g, n, i, i == 1 ? "begin" : i == 2 ? "end" : "strides"); !r.empty())
+      return r;
+  std::string why;
+  if (!slice_spec(g, n, &why)) return why;
+  return "";
+}
+
+std::optional<LayoutPlan> propagate_strided_slice(const ir::Graph& g, const ir::Node& n,
+                                                  std::span<const Perm> in) {
+  std::string why;
+  auto spec = slice_spec(g, n, &why);
+  Perm p = in.empty() ? Perm{} : in[0];
+  if (!spec || (!spec->new_axes.empty() && !p.empty())) return std::nullopt;
+  return plan_for(n, p, 0, ir::drop_axes(p, spec->shrink_axes, g.tensor(n.inputs[0]).rank()));
+}
+
+Status lower_strided_slice(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  std::string why;
+  auto spec = slice_spec(g, n, &why);
+  if (!spec) return ctx.error(n, why);
+  const Perm& p = g.tensor(n.inputs[0]).layout;
+  std::vector<int64_t> starts, ends, axes, steps;
+  for (size_t d = 0; d < spec->dims.size(); ++d) {
+    const SliceDim& s = spec->dims[d];
+    if (s.full) continue;
+    starts.push_back(s.begin);
+    ends.push_back(s.end);
+    axes.push_back(ir::onnx_axis(p, static_cast<int>(d)));
+    steps.push_back(s.stride);
+  }
+  bool squeeze = !spec->shrink_axes.empty();
+  bool unsqueeze = !spec->new_axes.empty();
+  TensorId cur = n.inputs[0];
+  auto next = [&](bool last, const char* what) {
+    return last ? n.outputs[0] : ctx.temp(n.name + "/" + what, g.tensor(n.outputs[0]).dtype);
+  };
+  if (!starts.empty()) {
+    TensorId out = next(!squeeze && !unsqueeze, "sliced");
+    ctx.emit(n, "Slice",
+             {cur, ctx.const_i64(n.name + "/starts", starts), ctx.const_i64(n.name + "/ends", ends),
+              ctx.const_i64(n.name + "/axes", axes), ctx.const_i64(n.name + "/steps", steps)},
+             {out});
+    cur = out;
+  }
+  if (squeeze) {
+    std::vector<int64_t> sq;
+    for (int a : spec->shrink_axes) sq.push_back(ir::onnx_axis(p, a));
+    std::sort(sq.begin(), sq.end());
+    TensorId out = next(!unsqueeze, "squeezed");
+    ctx.emit(n, "Squeeze", {cur, ctx.const_i64(n.name + "/squeeze_axes", sq)}, {out}, "Squeeze");
+    cur = out;
+  }
+  if (unsqueeze) {
+    ctx.emit(n, "Unsqueeze", {cur, ctx.const_i64(n.name + "/unsqueeze_axes", spec->new_axes)},
+             {n.outputs[0]}, "Unsqueeze");
+    cur = n.outputs[0];
+  }
+  if (cur != n.outputs[0]) ctx.emit(n, "Identity", {cur}, {n.outputs[0]});
+  return ok_status();
+}
+
+// ---- PAD / PADV2 / MIRROR_PAD ----------------------------------------------
+
+std::string check_pad(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 1, "paddings"); !r.empty()) return r;
+  auto pads = const_ints(g, n.inputs[1]);
+  size_t rank = g.tensor(n.inputs[0]).rank();
+  if (!pads || pads->size() != 2 * rank)
+    return "paddings must be a [" + std::to_string(rank) + ", 2] constant";
+  for (int64_t v : *pads)
+    if (v < 0) return "negative padding " + std::to_string(v);
+  if (n.builtin == 60 && has_input(g, n, 2)) {
+    if (auto r = require_const(g, n, 2, "constant_values"); !r.empty()) return r;
+    if (ir::element_count(g.tensor(n.inputs[2]).shape).value_or(0) != 1)
+      return "constant_values must hold one value";
+  }
+  return "";
+}
+
+// TFLite [rank, 2] paddings -> ONNX [begins..., ends...] in ONNX axis order.
+std::vector<int64_t> onnx_pads(const ir::Graph& g, const ir::Node& n) {
+  auto pads = *const_ints(g, n.inputs[1]);
+  const Perm& p = g.tensor(n.inputs[0]).layout;
+  size_t rank = pads.size() / 2;
+  std::vector<int64_t> out(2 * rank);
+  for (size_t i = 0; i < rank; ++i) {
+    size_t a = p.empty() ? i : static_cast<size_t>(p[i]);
+    out[i] = pads[2 * a];
+    out[rank + i] = pads[2 * a + 1];
+  }
+  return out;
+}
+
+Status lower_pad(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  std::vector<TensorId> inputs = {n.inputs[0], ctx.const_i64(n.name + "/pads", onnx_pads(g, n))};
+  if (n.builtin == 60 && has_input(g, n, 2)) {
+    ir::Tensor value = g.tensor(n.inputs[2]);
+    value.shape = {};  // ONNX wants a scalar
+    inputs.push_back(ctx.graph().add_tensor(std::move(value)));
+  }
+  ir::Node& pad = ctx.emit(n, "Pad", inputs, {n.outputs[0]});
+  pad.attrs.set("mode", std::string("constant"));
+  return ok_status();
+}
+
+Status lower_mirror_pad(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  std::vector<int64_t> pads = onnx_pads(g, n);
+  if (n.attrs.get_string("mode") == "REFLECT") {
+    ir::Node& pad =
+        ctx.emit(n, "Pad", {n.inputs[0], ctx.const_i64(n.name + "/pads", pads)}, {n.outputs[0]});
+    pad.attrs.set("mode", std::string("reflect"));
+    return ok_status();
+  }
+  // SYMMETRIC has no ONNX Pad mode: per padded axis, concatenate reversed edge slices.
+  size_t rank = pads.size() / 2;
+  std::vector<size_t> padded;
+  for (size_t a = 0; a < rank; ++a)
+    if (pads[a] || pads[rank + a]) padded.push_back(a);
+  TensorId cur = n.inputs[0];
+  ir::DataType type = g.tensor(n.outputs[0]).dtype;
+  if (padded.empty()) {
+    ctx.emit(n, "Identity", {cur}, {n.outputs[0]});
+    return ok_status();
+  }
+  for (size_t k = 0; k < padded.size(); ++k) {
+    size_t a = padded[k];
+    std::string tag = "axis" + std::to_string(a);
+    auto axes = ctx.const_i64(n.name + "/" + tag, {static_cast<int64_t>(a)});
+    auto step = ctx.const_i64(n.name + "/reverse_step", {-1});
+    std::vector<TensorId> parts;
+    if (pads[a]) {
+      TensorId left = ctx.temp(n.name + "/" + tag + "_before", type);
+      ctx.emit(n, "Slice",
+               {cur, ctx.const_i64(n.name + "/start", {pads[a] - 1}),
+                ctx.const_i64(n.name + "/end", {kMin}), axes, step},
+               {left}, tag + "_before");
+      parts.push_back(left);
+    }
+    parts.push_back(cur);
+    if (pads[rank + a]) {
+      TensorId right = ctx.temp(n.name + "/" + tag + "_after", type);
+      ctx.emit(n, "Slice",
+               {cur, ctx.const_i64(n.name + "/start", {-1}),
+                ctx.const_i64(n.name + "/end", {-pads[rank + a] - 1}), axes, step},
+               {right}, tag + "_after");
+      parts.push_back(right);
+    }
+    TensorId out = k + 1 == padded.size() ? n.outputs[0] : ctx.temp(n.name + "/" + tag, type);
+    ir::Node& c = ctx.emit(n, "Concat", parts, {out}, k + 1 == padded.size() ? "" : tag);
+    c.attrs.set("axis", static_cast<int64_t>(a));
+    cur = out;
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+OpEntry reshape() {
+  OpEntry e = attribute("RESHAPE", "Reshape", propagate_reshape, lower_reshape);
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_ReshapeOptions();
+    if (o && o->new_shape() && o->new_shape()->size() > 0)
+      a.set("new_shape", std::vector<int64_t>(o->new_shape()->begin(), o->new_shape()->end()));
+  };
+  e.notes = "layout kept when only unit dimensions move (classifier heads)";
+  return e;
+}
+
+OpEntry squeeze() {
+  OpEntry e = attribute("SQUEEZE", "Squeeze", propagate_squeeze, lower_squeeze);
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_SqueezeOptions();
+    if (o && o->squeeze_dims())
+      a.set("squeeze_dims",
+            std::vector<int64_t>(o->squeeze_dims()->begin(), o->squeeze_dims()->end()));
+  };
+  e.check = check_squeeze;
+  return e;
+}
+
+OpEntry transpose() {
+  OpEntry e = attribute("TRANSPOSE", "Transpose (composed with the input layout)",
+                        propagate_transpose, lower_transpose);
+  e.check = check_transpose;
+  return e;
+}
+
+OpEntry concatenation() {
+  OpEntry e = attribute("CONCATENATION", "Concat", propagate_same, lower_concat);
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_ConcatenationOptions();
+    a.set("axis", int64_t{o ? o->axis() : 0});
+    store_activation(o, a);
+  };
+  e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
+    if (!resolve_axis(n.attrs.get_int("axis"), out_rank(g, n))) return "axis out of range";
+    return check_activation(g, n);
+  };
+  return e;
+}
+
+OpEntry split() {
+  OpEntry e = attribute("SPLIT", "Split", propagate_split, lower_split);
+  e.check = check_split;
+  return e;
+}
+
+OpEntry split_v() {
+  OpEntry e = attribute("SPLIT_V", "Split", propagate_split, lower_split);
+  e.check = check_split;
+  return e;
+}
+
+OpEntry strided_slice() {
+  OpEntry e = attribute("STRIDED_SLICE", "Slice (+ Squeeze/Unsqueeze for shrink/new axes)",
+                        propagate_strided_slice, lower_strided_slice);
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_StridedSliceOptions();
+    a.set("begin_mask", int64_t{o ? o->begin_mask() : 0});
+    a.set("end_mask", int64_t{o ? o->end_mask() : 0});
+    a.set("ellipsis_mask", int64_t{o ? o->ellipsis_mask() : 0});
+    a.set("new_axis_mask", int64_t{o ? o->new_axis_mask() : 0});
+    a.set("shrink_axis_mask", int64_t{o ? o->shrink_axis_mask() : 0});
+    a.set("offset", int64_t{o && o->offset() ? 1 : 0});
+  };
+  e.check = check_strided_slice;
+  e.notes = "constant begin/end/strides; every mask";
+  return e;
+}
+
+OpEntry pad() {
+  OpEntry e = attribute("PAD", "Pad", propagate_same, lower_pad);
+  e.check = check_pad;
+  return e;
+}
+
+OpEntry padv2() {
+  OpEntry e = attribute("PADV2", "Pad", propagate_same, lower_pad);
+  e.check = check_pad;
+  return e;
+}
+
+OpEntry mirror_pad() {
+  OpEntry e = attribute("MIRROR_PAD", "Pad (reflect) / Slice + Concat (symmetric)", propagate_same,
+                        lower_mirror_pad);
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_MirrorPadOptions();
+    a.set("mode", std::string(o && o->mode() == tflite::MirrorPadMode::SYMMETRIC ? "SYMMETRIC"
+                                                                                 : "REFLECT"));
+  };
+  e.check = check_pad;
+  return e;
+}
+
+}  // namespace lite2onnx::ops::shape

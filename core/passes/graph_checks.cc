@@ -1,0 +1,117 @@
+#include <queue>
+#include <string>
+
+#include "core/passes/passes.h"
+
+namespace lite2onnx::passes {
+
+Status sort_topologically(ir::Graph& g) {
+  const size_t n = g.nodes.size();
+  std::vector<int> producer = g.producers();
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<int>> consumers(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (ir::TensorId t : g.nodes[i].inputs) {
+      if (!g.valid(t)) continue;
+      const ir::Tensor& x = g.tensor(t);
+      int p = producer[static_cast<size_t>(t)];
+      if (p >= 0) {
+        ++pending[i];
+        consumers[static_cast<size_t>(p)].push_back(static_cast<int>(i));
+      } else if (!x.is_const() && !g.is_graph_input(t) && !x.is_variable) {
+        Error e = make_error(ErrorCode::kInvalidModel,
+                             "op " + std::to_string(g.nodes[i].source_op) + " (" +
+                                 g.nodes[i].op + ") reads tensor '" + x.name +
+                                 "', which is neither a graph input, a constant, nor written "
+                                 "by any op");
+        e.op_index = g.nodes[i].source_op;
+        e.tensor = x.name;
+        return e;
+      }
+    }
+  }
+  // Kahn's algorithm, always taking the lowest ready index so a valid order is kept.
+  std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+  for (size_t i = 0; i < n; ++i)
+    if (pending[i] == 0) ready.push(static_cast<int>(i));
+  std::vector<ir::Node> sorted;
+  sorted.reserve(n);
+  std::vector<bool> done(n, false);
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    done[static_cast<size_t>(i)] = true;
+    for (int c : consumers[static_cast<size_t>(i)])
+      if (--pending[static_cast<size_t>(c)] == 0) ready.push(c);
+    sorted.push_back(std::move(g.nodes[static_cast<size_t>(i)]));
+  }
+  if (sorted.size() != n) {
+    for (size_t i = 0; i < n; ++i) {
+      if (done[i]) continue;
+      Error e = make_error(ErrorCode::kInvalidModel,
+                           "cyclic graph: op " + std::to_string(g.nodes[i].source_op) + " (" +
+                               g.nodes[i].op + ") depends on its own output");
+      e.op_index = g.nodes[i].source_op;
+      return e;
+    }
+  }
+  g.nodes = std::move(sorted);
+  for (ir::TensorId t : g.outputs) {
+    const ir::Tensor& x = g.tensor(t);
+    if (producer[static_cast<size_t>(t)] < 0 && !x.is_const() && !g.is_graph_input(t))
+      return make_error(ErrorCode::kInvalidModel,
+                        "graph output '" + x.name + "' is never written by any op");
+  }
+  return ok_status();
+}
+
+Status fold_constant_dequantize(ir::Graph& g) {
+  constexpr int kDequantize = 6;
+  std::vector<ir::Node> kept;
+  kept.reserve(g.nodes.size());
+  for (auto& n : g.nodes) {
+    bool foldable = n.dialect == ir::Dialect::kTflite && n.builtin == kDequantize &&
+                    n.inputs.size() == 1 && n.outputs.size() == 1 && g.valid(n.inputs[0]) &&
+                    g.tensor(n.inputs[0]).is_const() &&
+                    g.tensor(n.inputs[0]).dtype == ir::DataType::kFloat16 &&
+                    g.tensor(n.outputs[0]).dtype == ir::DataType::kFloat32;
+    if (!foldable) {
+      kept.push_back(std::move(n));
+      continue;
+    }
+    const ir::Tensor& in = g.tensor(n.inputs[0]);
+    ir::Tensor& out = g.tensor(n.outputs[0]);
+    if (in.shape != out.shape)
+      return make_error(ErrorCode::kInvalidModel,
+                        "op " + std::to_string(n.source_op) + " (DEQUANTIZE): input shape " +
+                            ir::to_string(in.shape) + " differs from output shape " +
+                            ir::to_string(out.shape));
+    out.data = in.data;  // float16 bytes; widened to float32 when written
+  }
+  g.nodes = std::move(kept);
+  return ok_status();
+}
+
+void remove_identities(ir::Graph& g) {
+  // Rewire readers of an Identity's output to its input, unless the output is
+  // a graph output (its name is part of the model's interface).
+  std::vector<ir::TensorId> alias(g.tensors.size());
+  for (size_t i = 0; i < alias.size(); ++i) alias[i] = static_cast<ir::TensorId>(i);
+  std::vector<ir::Node> kept;
+  kept.reserve(g.nodes.size());
+  for (auto& n : g.nodes) {
+    for (auto& t : n.inputs)
+      if (g.valid(t)) t = alias[static_cast<size_t>(t)];
+    bool removable = n.dialect == ir::Dialect::kOnnx && n.op == "Identity" &&
+                     n.inputs.size() == 1 && n.outputs.size() == 1 &&
+                     !g.is_graph_output(n.outputs[0]) && !g.tensor(n.inputs[0]).is_const();
+    if (removable) {
+      alias[static_cast<size_t>(n.outputs[0])] = n.inputs[0];
+      continue;
+    }
+    kept.push_back(std::move(n));
+  }
+  g.nodes = std::move(kept);
+}
+
+}  // namespace lite2onnx::passes

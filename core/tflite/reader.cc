@@ -1,0 +1,294 @@
+#include "core/tflite/reader.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <limits>
+#include <string>
+
+#include "core/ops/registry.h"
+#include "schema_generated.h"
+
+namespace lite2onnx::tflite_reader {
+namespace {
+
+using ir::DataType;
+using ir::TensorId;
+
+Error invalid(std::string message) { return make_error(ErrorCode::kInvalidModel, std::move(message)); }
+
+std::string tensor_label(const tflite::Tensor* t, size_t index) {
+  std::string name = t && t->name() ? t->name()->str() : "";
+  return "tensor " + std::to_string(index) + (name.empty() ? "" : " '" + name + "'");
+}
+
+std::string op_label(size_t index, const std::string& name) {
+  return "op " + std::to_string(index) + " (" + name + ")";
+}
+
+// Reads the buffers' bytes: inline data, or (for models over 2 GiB) an offset
+// and size relative to the start of the file, checked against the file size.
+Result<std::vector<std::span<const std::byte>>> read_buffers(const tflite::Model& model,
+                                                             std::span<const std::byte> bytes) {
+  std::vector<std::span<const std::byte>> out;
+  const auto* buffers = model.buffers();
+  if (!buffers) return out;
+  out.reserve(buffers->size());
+  for (flatbuffers::uoffset_t i = 0; i < buffers->size(); ++i) {
+    const tflite::Buffer* b = buffers->Get(i);
+    if (!b) {
+      out.emplace_back();
+      continue;
+    }
+    if (b->offset() > 1) {
+      uint64_t off = b->offset(), size = b->size();
+      if (off > bytes.size() || size > bytes.size() - off)
+        return invalid("buffer " + std::to_string(i) + ": data at offset " + std::to_string(off) +
+                       " size " + std::to_string(size) + " lies outside the " +
+                       std::to_string(bytes.size()) + "-byte file");
+      out.push_back(bytes.subspan(off, size));
+    } else if (b->data()) {
+      out.emplace_back(reinterpret_cast<const std::byte*>(b->data()->data()), b->data()->size());
+    } else {
+      out.emplace_back();
+    }
+  }
+  return out;
+}
+
+Result<ir::Tensor> read_tensor(const tflite::Tensor* t, size_t index,
+                               const std::vector<std::span<const std::byte>>& buffers,
+                               const Limits& limits) {
+  if (!t) return invalid(tensor_label(t, index) + " is null");
+  ir::Tensor out;
+  out.name = t->name() ? t->name()->str() : "";
+  int type = static_cast<int>(t->type());
+  if (type < 0 || type > static_cast<int>(DataType::kBFloat16))
+    return invalid(tensor_label(t, index) + ": unknown type code " + std::to_string(type));
+  out.dtype = static_cast<DataType>(type);
+  out.is_variable = t->is_variable();
+  if (t->shape()) {
+    if (t->shape()->size() > limits.max_rank)
+      return invalid(tensor_label(t, index) + ": rank " + std::to_string(t->shape()->size()) +
+                     " exceeds the limit of " + std::to_string(limits.max_rank));
+    for (int32_t d : *t->shape()) {
+      if (d < 0)
+        return invalid(tensor_label(t, index) + ": negative dimension " + std::to_string(d) +
+                       " in shape");
+      out.shape.push_back(d);
+    }
+  }
+  out.has_rank = t->shape() != nullptr || t->has_rank();
+  if (const auto* sig = t->shape_signature(); sig && sig->size() > 0) {
+    if (sig->size() != out.shape.size())
+      return invalid(tensor_label(t, index) + ": shape_signature has rank " +
+                     std::to_string(sig->size()) + " but shape has rank " +
+                     std::to_string(out.shape.size()));
+    for (flatbuffers::uoffset_t i = 0; i < sig->size(); ++i) {
+      int32_t d = sig->Get(i);
+      if (d < -1)
+        return invalid(tensor_label(t, index) + ": invalid shape_signature dimension " +
+                       std::to_string(d));
+      if (d == -1) out.shape[i] = -1;
+    }
+  }
+  // The element count of the static shape must fit (dynamic dims count as 1).
+  ir::Shape static_shape = out.shape;
+  for (auto& d : static_shape)
+    if (d < 0) d = 1;
+  auto count = ir::element_count(static_shape);
+  if (!count) return invalid(tensor_label(t, index) + ": element count overflows");
+  size_t esize = ir::element_size(out.dtype);
+  if (esize && static_cast<uint64_t>(*count) > std::numeric_limits<uint64_t>::max() / esize)
+    return invalid(tensor_label(t, index) + ": byte size overflows");
+
+  uint32_t buffer = t->buffer();
+  if (buffer >= buffers.size() && !(buffer == 0 && buffers.empty()))
+    return invalid(tensor_label(t, index) + ": buffer index " + std::to_string(buffer) +
+                   " out of range (model has " + std::to_string(buffers.size()) + " buffers)");
+  if (buffer != 0 && !buffers[buffer].empty()) {
+    std::span<const std::byte> data = buffers[buffer];
+    if (esize) {
+      if (out.shape.size() != static_shape.size() || !ir::element_count(out.shape))
+        return invalid(tensor_label(t, index) + ": constant with a dynamic shape");
+      uint64_t expected = static_cast<uint64_t>(*count) * esize;
+      if (data.size() != expected)
+        return invalid(tensor_label(t, index) + ": buffer " + std::to_string(buffer) + " holds " +
+                       std::to_string(data.size()) + " bytes but shape " +
+                       ir::to_string(out.shape) + " of " + ir::to_string(out.dtype) + " needs " +
+                       std::to_string(expected));
+    }
+    ir::ConstData c;
+    c.bytes = data;
+    c.stored_type = out.dtype;
+    out.data = c;
+  }
+
+  if (const auto* q = t->quantization(); q && q->scale() && q->scale()->size() > 0) {
+    ir::QuantParams qp;
+    for (float s : *q->scale()) qp.scale.push_back(s);
+    if (q->zero_point())
+      for (int64_t z : *q->zero_point()) qp.zero_point.push_back(z);
+    qp.axis = q->quantized_dimension();
+    if (!qp.zero_point.empty() && qp.zero_point.size() != qp.scale.size())
+      return invalid(tensor_label(t, index) + ": " + std::to_string(qp.scale.size()) +
+                     " quantization scales but " + std::to_string(qp.zero_point.size()) +
+                     " zero points");
+    out.quant = std::move(qp);
+  }
+  return out;
+}
+
+Result<int> builtin_code(const tflite::OperatorCode* code, size_t index) {
+  if (!code) return invalid("operator code " + std::to_string(index) + " is null");
+  // Codes above 127 only fit builtin_code; older files only set the deprecated byte.
+  int c = std::max<int>(code->deprecated_builtin_code(), static_cast<int>(code->builtin_code()));
+  if (c < 0) return invalid("operator code " + std::to_string(index) + " is negative");
+  return c;
+}
+
+}  // namespace
+
+Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
+  if (bytes.empty()) return invalid("empty input: expected a TFLite model");
+  if (bytes.size() < 8) return invalid("input of " + std::to_string(bytes.size()) +
+                                       " bytes is too short to be a TFLite model");
+  if (bytes.size() > limits.max_model_bytes)
+    return make_error(ErrorCode::kResourceLimit,
+                      "model of " + std::to_string(bytes.size()) + " bytes exceeds the limit of " +
+                          std::to_string(limits.max_model_bytes) + " bytes");
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (!tflite::ModelBufferHasIdentifier(data)) {
+    std::string id;
+    for (int i = 4; i < 8; ++i) {
+      char c = static_cast<char>(data[i]);
+      id += (c >= 32 && c < 127) ? std::string(1, c) : "\\x" + std::to_string(data[i]);
+    }
+    return invalid("not a TFLite model: file identifier is '" + id + "', expected 'TFL3'");
+  }
+  // Buffers beyond a 2 GiB FlatBuffer are addressed by offset; verify the FlatBuffer part.
+  flatbuffers::Verifier::Options vopts;
+  vopts.max_depth = 64;
+  vopts.max_tables = 4u * (limits.max_tensors + limits.max_operators) + 1024;
+  size_t fb_size = std::min<size_t>(bytes.size(), FLATBUFFERS_MAX_BUFFER_SIZE - 1);
+  flatbuffers::Verifier verifier(data, fb_size, vopts);
+  if (!tflite::VerifyModelBuffer(verifier))
+    return invalid("corrupt TFLite model: the FlatBuffer failed verification (truncated or "
+                   "damaged file, or offsets pointing outside it)");
+  const tflite::Model* model = tflite::GetModel(data);
+
+  ReadModel out;
+  out.version = model->version();
+  if (model->description()) out.description = model->description()->str();
+  const auto* subgraphs = model->subgraphs();
+  if (!subgraphs || subgraphs->size() == 0) return invalid("model has no subgraphs");
+  const auto* codes = model->operator_codes();
+
+  for (flatbuffers::uoffset_t s = 0; s < subgraphs->size(); ++s) {
+    const tflite::SubGraph* sg = subgraphs->Get(s);
+    ir::SubgraphSummary sum;
+    sum.index = static_cast<int>(s);
+    if (sg && sg->name()) sum.name = sg->name()->str();
+    if (sg && sg->tensors()) sum.tensors = sg->tensors()->size();
+    if (sg && sg->operators()) sum.operators = sg->operators()->size();
+    out.subgraphs.push_back(sum);
+  }
+
+  auto buffers = read_buffers(*model, bytes);
+  if (!buffers) return buffers.take_error();
+
+  const tflite::SubGraph* sg = subgraphs->Get(0);
+  if (!sg) return invalid("subgraph 0 is null");
+  ir::Graph& g = out.graph;
+  g.name = sg->name() ? sg->name()->str() : "";
+  const auto* tensors = sg->tensors();
+  size_t num_tensors = tensors ? tensors->size() : 0;
+  if (num_tensors > limits.max_tensors)
+    return make_error(ErrorCode::kResourceLimit,
+                      std::to_string(num_tensors) + " tensors exceed the limit of " +
+                          std::to_string(limits.max_tensors));
+
+  for (size_t i = 0; i < num_tensors; ++i) {
+    auto t = read_tensor(tensors->Get(static_cast<flatbuffers::uoffset_t>(i)), i, *buffers, limits);
+    if (!t) {
+      Error e = t.take_error();
+      e.tensor = tensors->Get(static_cast<flatbuffers::uoffset_t>(i))->name()
+                     ? tensors->Get(static_cast<flatbuffers::uoffset_t>(i))->name()->str()
+                     : "";
+      return e;
+    }
+    g.tensors.push_back(std::move(t.value()));
+  }
+
+  auto check_index = [&](int32_t index, const std::string& where) -> Status {
+    if (index < 0 || static_cast<size_t>(index) >= num_tensors)
+      return invalid(where + ": tensor index " + std::to_string(index) + " out of range (" +
+                     std::to_string(num_tensors) + " tensors)");
+    return ok_status();
+  };
+  if (sg->inputs())
+    for (int32_t i : *sg->inputs()) {
+      if (auto st = check_index(i, "subgraph input"); !st) return st.take_error();
+      g.inputs.push_back(i);
+    }
+  if (sg->outputs())
+    for (int32_t i : *sg->outputs()) {
+      if (auto st = check_index(i, "subgraph output"); !st) return st.take_error();
+      g.outputs.push_back(i);
+    }
+
+  const auto* ops = sg->operators();
+  size_t num_ops = ops ? ops->size() : 0;
+  if (num_ops > limits.max_operators)
+    return make_error(ErrorCode::kResourceLimit,
+                      std::to_string(num_ops) + " operators exceed the limit of " +
+                          std::to_string(limits.max_operators));
+  std::vector<int> producer(num_tensors, -1);
+  g.nodes.reserve(num_ops);
+  for (size_t k = 0; k < num_ops; ++k) {
+    const tflite::Operator* op = ops->Get(static_cast<flatbuffers::uoffset_t>(k));
+    if (!op) return invalid("op " + std::to_string(k) + " is null");
+    uint32_t ci = op->opcode_index();
+    if (!codes || ci >= codes->size())
+      return invalid("op " + std::to_string(k) + ": opcode index " + std::to_string(ci) +
+                     " out of range (" + std::to_string(codes ? codes->size() : 0) + " codes)");
+    auto code = builtin_code(codes->Get(ci), ci);
+    if (!code) return code.take_error();
+    ir::Node n;
+    n.dialect = ir::Dialect::kTflite;
+    n.builtin = *code;
+    n.source_op = static_cast<int>(k);
+    if (*code == 32) {  // CUSTOM
+      const auto* cc = codes->Get(ci)->custom_code();
+      n.op = cc ? cc->str() : "CUSTOM";
+      n.name = "Custom_" + std::to_string(k);
+    } else {
+      n.op = ir::builtin_name(*code);
+      n.name = ir::camel_name(n.op) + "_" + std::to_string(k);
+    }
+    std::string where = op_label(k, n.op);
+    if (op->inputs())
+      for (int32_t i : *op->inputs()) {
+        if (i != -1)
+          if (auto st = check_index(i, where + " input"); !st) return st.take_error();
+        n.inputs.push_back(i);
+      }
+    if (op->outputs())
+      for (int32_t o : *op->outputs()) {
+        if (auto st = check_index(o, where + " output"); !st) return st.take_error();
+        if (producer[o] != -1)
+          return invalid(where + ": output tensor " + std::to_string(o) +
+                         " is already produced by op " + std::to_string(producer[o]));
+        if (g.tensors[o].is_const())
+          return invalid(where + ": output tensor " + std::to_string(o) + " '" +
+                         g.tensors[o].name + "' is a constant");
+        producer[o] = static_cast<int>(k);
+        n.outputs.push_back(o);
+      }
+    const ops::OpEntry& entry = ops::lookup(*code);
+    if (entry.read_options) entry.read_options(*op, n.attrs);
+    g.nodes.push_back(std::move(n));
+  }
+  return out;
+}
+
+}  // namespace lite2onnx::tflite_reader

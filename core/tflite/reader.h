@@ -1,0 +1,27 @@
+// Verified TFLite reader: FlatBuffer bytes -> ir::Graph of TFLite-dialect nodes.
+// Nothing is read before flatbuffers::Verifier accepts the buffer; every index,
+// shape, size and element-count product is checked. Constant data stays a view
+// into `bytes`, which must outlive the graph.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/ir/graph.h"
+#include "core/options.h"
+#include "core/status.h"
+
+namespace lite2onnx::tflite_reader {
+
+struct ReadModel {
+  ir::Graph graph;  // the primary subgraph (index 0)
+  uint32_t version = 0;
+  std::string description;
+  std::vector<ir::SubgraphSummary> subgraphs;  // all of them, primary included
+};
+
+Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits);
+
+}  // namespace lite2onnx::tflite_reader

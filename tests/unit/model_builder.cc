@@ -1,0 +1,46 @@
+#include "model_builder.h"
+
+#include <flatbuffers/idl.h>
+#include <flatbuffers/util.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+namespace lite2onnx::testing {
+
+std::vector<std::byte> tflite_from_json(const std::string& json) {
+  std::string schema;
+  if (!flatbuffers::LoadFile(LITE2ONNX_SCHEMA, false, &schema))
+    throw std::runtime_error("cannot read schema " LITE2ONNX_SCHEMA);
+  flatbuffers::Parser parser;
+  if (!parser.Parse(schema.c_str()) || !parser.Parse(json.c_str()))
+    throw std::runtime_error("bad test model JSON: " + parser.error_);
+  const auto* p = reinterpret_cast<const std::byte*>(parser.builder_.GetBufferPointer());
+  return {p, p + parser.builder_.GetSize()};
+}
+
+std::vector<std::byte> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot open " + path);
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const auto* p = reinterpret_cast<const std::byte*>(s.data());
+  return {p, p + s.size()};
+}
+
+namespace {
+template <class T>
+std::string bytes_of(const std::vector<T>& values) {
+  std::string out = "[";
+  const auto* p = reinterpret_cast<const unsigned char*>(values.data());
+  for (size_t i = 0; i < values.size() * sizeof(T); ++i)
+    out += (i ? "," : "") + std::to_string(p[i]);
+  return out + "]";
+}
+}  // namespace
+
+std::string f32_bytes(const std::vector<float>& values) { return bytes_of(values); }
+std::string i32_bytes(const std::vector<int32_t>& values) { return bytes_of(values); }
+
+}  // namespace lite2onnx::testing

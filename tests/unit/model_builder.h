@@ -1,0 +1,20 @@
+// Builds TFLite model bytes from JSON written against core/tflite/schema.fbs,
+// so unit tests keep their models readable (flatbuffers::Parser, no blobs).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace lite2onnx::testing {
+
+std::vector<std::byte> tflite_from_json(const std::string& json);
+std::vector<std::byte> read_file(const std::string& path);
+inline std::span<const std::byte> view(const std::vector<std::byte>& v) { return {v.data(), v.size()}; }
+
+// Little-endian bytes of float32 values, as a JSON ubyte array for Buffer.data.
+std::string f32_bytes(const std::vector<float>& values);
+std::string i32_bytes(const std::vector<int32_t>& values);
+
+}  // namespace lite2onnx::testing
