@@ -158,6 +158,7 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
       e.unsupported = diag.unsupported;
       return e;
     }
+    if (auto st = passes::check_reads(g); !st) return st.take_error();
   }
   {
     PhaseTimer t(diag, "layout");

@@ -13,20 +13,10 @@ Status sort_topologically(ir::Graph& g) {
   for (size_t i = 0; i < n; ++i) {
     for (ir::TensorId t : g.nodes[i].inputs) {
       if (!g.valid(t)) continue;
-      const ir::Tensor& x = g.tensor(t);
       int p = producer[static_cast<size_t>(t)];
       if (p >= 0) {
         ++pending[i];
         consumers[static_cast<size_t>(p)].push_back(static_cast<int>(i));
-      } else if (!x.is_const() && !g.is_graph_input(t) && !x.is_variable) {
-        Error e = make_error(ErrorCode::kInvalidModel,
-                             "op " + std::to_string(g.nodes[i].source_op) + " (" +
-                                 g.nodes[i].op + ") reads tensor '" + x.name +
-                                 "', which is neither a graph input, a constant, nor written "
-                                 "by any op");
-        e.op_index = g.nodes[i].source_op;
-        e.tensor = x.name;
-        return e;
       }
     }
   }
@@ -61,6 +51,25 @@ Status sort_topologically(ir::Graph& g) {
     if (producer[static_cast<size_t>(t)] < 0 && !x.is_const() && !g.is_graph_input(t))
       return make_error(ErrorCode::kInvalidModel,
                         "graph output '" + x.name + "' is never written by any op");
+  }
+  return ok_status();
+}
+
+Status check_reads(const ir::Graph& g) {
+  std::vector<int> producer = g.producers();
+  for (const auto& n : g.nodes) {
+    for (ir::TensorId t : n.inputs) {
+      if (!g.valid(t)) continue;
+      const ir::Tensor& x = g.tensor(t);
+      if (producer[static_cast<size_t>(t)] >= 0 || x.is_const() || g.is_graph_input(t)) continue;
+      Error e = make_error(ErrorCode::kInvalidModel,
+                           "op " + std::to_string(n.source_op) + " (" + n.op + ") reads tensor '" +
+                               x.name + "', which is neither a graph input, a constant, nor "
+                               "written by any op");
+      e.op_index = n.source_op;
+      e.tensor = x.name;
+      return e;
+    }
   }
   return ok_status();
 }

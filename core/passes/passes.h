@@ -8,9 +8,12 @@
 
 namespace lite2onnx::passes {
 
-// Orders the nodes topologically; a cycle, or a tensor read before anything
-// writes it, is an invalid model.
+// Orders the nodes topologically; a cycle is an invalid model.
 Status sort_topologically(ir::Graph& g);
+
+// Every tensor an op reads is a graph input, a constant, or written by an op.
+// (Run after the unsupported-op check: custom ops may read scratch tensors.)
+Status check_reads(const ir::Graph& g);
 
 // Folds DEQUANTIZE of float16 constants into float32 constants (the node goes;
 // the emitter widens the data while writing it).
