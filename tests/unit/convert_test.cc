@@ -1,1 +1,188 @@
+// End-to-end conversions through the public entry point, checked on the ONNX proto.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/convert.h"
+#include "model_builder.h"
+
+namespace lite2onnx {
+namespace {
+
+using testing::read_file;
+using testing::view;
+using ::testing::HasSubstr;
+
+std::string op_model(const std::string& name) {
+  return std::string(LITE2ONNX_TEST_MODELS_DIR) + "/" + name + ".tflite";
+}
+
+std::string corpus_dir() {
+  const char* env = std::getenv("LITE2ONNX_TEST_MODELS");
+  if (env && *env) return env;
+  return std::string(LITE2ONNX_SOURCE_DIR) + "/../shared/models";
+}
+
+onnx::ModelProto convert_ok(const std::vector<std::byte>& bytes, int opset = 13,
+                            Diagnostics* diag_out = nullptr) {
+  ConvertOptions o;
+  o.opset = opset;
+  Diagnostics d;
+  auto r = convert(view(bytes), o, d);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  onnx::ModelProto m;
+  if (r.ok()) EXPECT_TRUE(m.ParseFromString(*r));
+  if (diag_out) *diag_out = d;
+  return m;
+}
+
+std::map<std::string, int> op_counts(const onnx::ModelProto& m) {
+  std::map<std::string, int> c;
+  for (const auto& n : m.graph().node()) ++c[n.op_type()];
+  return c;
+}
+
+TEST(Convert, SameInputGivesIdenticalBytes) {
+  auto bytes = read_file(op_model("mini_mobilenet"));
+  ConvertOptions o;
+  Diagnostics d1, d2;
+  auto a = convert(view(bytes), o, d1);
+  auto b = convert(view(bytes), o, d2);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*a, *b);
+}
+
+TEST(Convert, KeepsInterfaceNamesAndTracesNodeNames) {
+  auto bytes = read_file(op_model("conv2d_same_s1"));
+  auto info = inspect(view(bytes));
+  ASSERT_TRUE(info.ok());
+  onnx::ModelProto m = convert_ok(bytes);
+  ASSERT_EQ(m.graph().input_size(), 1);
+  EXPECT_EQ(m.graph().input(0).name(), info->tensors[info->inputs[0]].name);
+  EXPECT_EQ(m.graph().output(0).name(), info->tensors[info->outputs[0]].name);
+  ASSERT_GE(m.graph().node_size(), 1);
+  EXPECT_EQ(m.graph().node(0).name(), "Conv2D_0");
+  EXPECT_EQ(m.producer_name(), "lite2onnx");
+}
+
+TEST(Convert, IoLayoutsAreRecordedInMetadata) {
+  auto bytes = read_file(op_model("conv2d_same_s1"));
+  onnx::ModelProto m = convert_ok(bytes);
+  std::string layouts;
+  for (const auto& p : m.metadata_props())
+    if (p.key() == "lite2onnx.io_layouts") layouts = p.value();
+  auto j = nlohmann::json::parse(layouts);
+  ASSERT_EQ(j.size(), 2u);
+  for (auto& [name, perm] : j.items()) EXPECT_EQ(perm, (std::vector<int>{0, 3, 1, 2})) << name;
+  // The NCHW input's declared shape is the permuted TFLite shape.
+  auto info = inspect(view(bytes));
+  const auto& s = info->tensors[info->inputs[0]].shape;
+  const auto& dims = m.graph().input(0).type().tensor_type().shape().dim();
+  ASSERT_EQ(dims.size(), 4);
+  EXPECT_EQ(dims[1].dim_value(), s[3]);
+  EXPECT_EQ(dims[2].dim_value(), s[1]);
+}
+
+TEST(Convert, EveryOpsetFrom13To17) {
+  auto bytes = read_file(op_model("hard_swish"));
+  for (int opset = 13; opset <= 17; ++opset) {
+    onnx::ModelProto m = convert_ok(bytes, opset);
+    ASSERT_EQ(m.opset_import_size(), 1);
+    EXPECT_EQ(m.opset_import(0).version(), opset);
+    // HardSwish exists from opset 14; below it is decomposed.
+    EXPECT_EQ(op_counts(m).count("HardSwish"), opset >= 14 ? 1u : 0u) << opset;
+  }
+}
+
+TEST(Convert, RejectsOpsetsOutOfRange) {
+  auto bytes = read_file(op_model("abs"));
+  for (int opset : {12, 18}) {
+    ConvertOptions o;
+    o.opset = opset;
+    Diagnostics d;
+    auto r = convert(view(bytes), o, d);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::kInvalidOption);
+    EXPECT_THAT(r.error().message, HasSubstr(std::to_string(opset)));
+  }
+}
+
+TEST(Convert, DiagnosticsJsonHasTheSections) {
+  auto bytes = read_file(op_model("mini_mobilenet"));
+  Diagnostics d;
+  convert_ok(bytes, 13, &d);
+  auto j = nlohmann::json::parse(d.to_json());
+  for (const char* key : {"source_ops", "emitted_nodes", "inserted", "warnings", "unsupported",
+                          "timings", "io_layouts"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_TRUE(j["timings"].contains("total_ms"));
+  EXPECT_GT(d.source_ops.size(), 3u);
+}
+
+TEST(Convert, FlattenBeforeFullyConnectedInsertsOneTranspose) {
+  auto bytes = read_file(op_model("reshape_flatten_fc"));
+  Diagnostics d;
+  onnx::ModelProto m = convert_ok(bytes, 13, &d);
+  EXPECT_EQ(op_counts(m)["Transpose"], 1);
+  ASSERT_EQ(d.inserted.size(), 1u);
+  EXPECT_EQ(d.inserted[0].op_type, "Transpose");
+}
+
+TEST(Convert, MobileNetsHaveNoTransposesAndNoExtraNodes) {
+  for (const char* name : {"tflite2onnx/mobilenet_v1_0.25_128.tflite",
+                           "tflite-support/mobilenet_v1_0.25_224_1_default_1.tflite"}) {
+    std::string path = corpus_dir() + "/" + name;
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found (LITE2ONNX_TEST_MODELS)";
+    auto bytes = read_file(path);
+    Diagnostics d;
+    onnx::ModelProto m = convert_ok(bytes, 13, &d);
+    auto counts = op_counts(m);
+    EXPECT_EQ(counts.count("Transpose"), 0u) << name;
+    int tflite_ops = 0;
+    for (const auto& [op, n] : d.source_ops) tflite_ops += n;
+    // Fused RELU6 activations become Clip nodes; nothing else is added.
+    EXPECT_EQ(m.graph().node_size(), tflite_ops + counts["Clip"]) << name;
+    EXPECT_TRUE(d.inserted.empty()) << name;
+  }
+}
+
+TEST(Convert, UnsupportedOpsAreAllListed) {
+  std::string path = corpus_dir() + "/tflite-support/yamnet_model_without_metadata.tflite";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
+  auto bytes = read_file(path);
+  ConvertOptions o;
+  Diagnostics d;
+  auto r = convert(view(bytes), o, d);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
+  std::set<std::string> ops;
+  for (const auto& u : r.error().unsupported) ops.insert(u.op);
+  EXPECT_TRUE(ops.count("GATHER") && ops.count("LOG")) << r.error().message;
+  EXPECT_EQ(r.error().unsupported.size(), 3u);
+}
+
+TEST(Convert, SupportMatrixComesFromTheRegistry) {
+  std::map<std::string, OpSupport> by_name;
+  for (const auto& s : support_matrix()) by_name[s.op] = s;
+  for (const char* op :
+       {"ABS", "ADD", "AVERAGE_POOL_2D", "CONCATENATION", "CONV_2D", "DEPTHWISE_CONV_2D",
+        "DEQUANTIZE", "DIV", "FULLY_CONNECTED", "HARD_SWISH", "LEAKY_RELU", "LOGISTIC",
+        "MAX_POOL_2D", "MEAN", "MIRROR_PAD", "MUL", "PAD", "PADV2", "POW", "PRELU", "RELU",
+        "RELU_N1_TO_1", "RELU6", "RESHAPE", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "RSQRT",
+        "SOFTMAX", "SPLIT", "SPLIT_V", "SQRT", "SQUARED_DIFFERENCE", "SQUEEZE", "STRIDED_SLICE",
+        "SUB", "TANH", "TRANSPOSE", "TRANSPOSE_CONV"})
+    EXPECT_TRUE(by_name[op].supported) << op;
+  EXPECT_EQ(by_name["CONV_2D"].layout_class, "Implicit");
+  EXPECT_EQ(by_name["ADD"].layout_class, "Transparent");
+  EXPECT_EQ(by_name["RESHAPE"].layout_class, "Attribute");
+  EXPECT_EQ(by_name["FULLY_CONNECTED"].layout_class, "Terminate");
+  EXPECT_FALSE(by_name["UNIDIRECTIONAL_SEQUENCE_LSTM"].supported);
+}
+
+}  // namespace
+}  // namespace lite2onnx

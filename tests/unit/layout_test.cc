@@ -1,1 +1,254 @@
+// Layout propagation on hand-built graphs (no reader involved).
 #include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/ir/graph.h"
+#include "core/passes/passes.h"
+
+namespace lite2onnx {
+namespace {
+
+using ir::Perm;
+using ir::Shape;
+using ir::TensorId;
+
+const Perm kNchw = {0, 3, 1, 2};
+
+// Builtin codes (TFLite schema facts).
+enum Op : int {
+  kAdd = 0,
+  kConcat = 2,
+  kConv = 3,
+  kFullyConnected = 9,
+  kRelu = 19,
+  kReshape = 22,
+  kPad = 34,
+  kMean = 40,
+  kSqueeze = 43,
+};
+
+class GraphBuilder {
+ public:
+  TensorId input(const std::string& name, Shape shape) {
+    TensorId t = tensor(name, std::move(shape));
+    g.inputs.push_back(t);
+    return t;
+  }
+  TensorId tensor(const std::string& name, Shape shape) {
+    ir::Tensor t;
+    t.name = name;
+    t.shape = std::move(shape);
+    return g.add_tensor(std::move(t));
+  }
+  TensorId const_i32(const std::string& name, std::vector<int32_t> values, Shape shape) {
+    std::vector<std::byte> bytes(values.size() * 4);
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    ir::Tensor t;
+    t.name = name;
+    t.dtype = ir::DataType::kInt32;
+    t.shape = std::move(shape);
+    t.data = ir::ConstData::owned(std::move(bytes), ir::DataType::kInt32);
+    return g.add_tensor(std::move(t));
+  }
+  TensorId const_f32(const std::string& name, Shape shape) {
+    size_t n = static_cast<size_t>(ir::element_count(shape).value());
+    ir::Tensor t;
+    t.name = name;
+    t.shape = std::move(shape);
+    t.data = ir::ConstData::owned(std::vector<std::byte>(n * 4), ir::DataType::kFloat32);
+    return g.add_tensor(std::move(t));
+  }
+  ir::Node& op(int code, std::vector<TensorId> in, std::vector<TensorId> out) {
+    ir::Node n;
+    n.builtin = code;
+    n.op = ir::builtin_name(code);
+    n.source_op = static_cast<int>(g.nodes.size());
+    n.name = ir::camel_name(n.op) + "_" + std::to_string(n.source_op);
+    n.inputs = std::move(in);
+    n.outputs = std::move(out);
+    g.nodes.push_back(std::move(n));
+    return g.nodes.back();
+  }
+  // Conv2D [1,h,w,cin] -> [1,h,w,cout], 3x3 SAME.
+  TensorId conv(TensorId x, int64_t cout, const std::string& name) {
+    const Shape& xs = g.tensor(x).shape;
+    TensorId w = const_f32(name + "/w", {cout, 3, 3, xs[3]});
+    TensorId y = tensor(name, {xs[0], xs[1], xs[2], cout});
+    ir::Node& n = op(kConv, {x, w}, {y});
+    n.attrs.set("padding", std::string("SAME"));
+    return y;
+  }
+  size_t transposes() const {
+    size_t k = 0;
+    for (const auto& n : g.nodes) k += n.dialect == ir::Dialect::kOnnx && n.op == "Transpose";
+    return k;
+  }
+  void run() {
+    Diagnostics d;
+    ASSERT_TRUE(passes::propagate_layouts(g, d).ok());
+    inserted = d.inserted;
+  }
+  ir::Graph g;
+  std::vector<InsertedNode> inserted;
+};
+
+TEST(Layout, PlainCnnNeedsNoTranspose) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 5, 7, 3});
+  TensorId c1 = b.conv(x, 4, "c1");
+  TensorId r = b.tensor("r", {1, 5, 7, 4});
+  b.op(kRelu, {c1}, {r});
+  TensorId c2 = b.conv(r, 6, "c2");
+  b.g.outputs = {c2};
+  b.run();
+  EXPECT_EQ(b.transposes(), 0u);
+  EXPECT_EQ(b.g.tensor(x).layout, kNchw);  // the interface became NCHW
+  EXPECT_EQ(b.g.tensor(r).layout, kNchw);
+  EXPECT_EQ(b.g.tensor(c2).layout, kNchw);
+}
+
+TEST(Layout, TerminateOpGetsOneTranspose) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 5, 7, 3});
+  TensorId c = b.conv(x, 4, "c");
+  TensorId flat = b.tensor("flat", {1, 140});
+  b.op(kReshape, {c}, {flat});  // regroups H, W, C: TFLite memory order matters
+  TensorId w = b.const_f32("fc/w", {2, 140});
+  TensorId y = b.tensor("y", {1, 2});
+  b.op(kFullyConnected, {flat, w}, {y});
+  b.g.outputs = {y};
+  b.run();
+  ASSERT_EQ(b.transposes(), 1u);
+  EXPECT_EQ(b.g.nodes[1].op, "Transpose");
+  EXPECT_EQ(b.g.nodes[1].attrs.get_ints("perm"), (std::vector<int64_t>{0, 2, 3, 1}));
+  EXPECT_TRUE(b.g.tensor(flat).layout.empty());
+  ASSERT_EQ(b.inserted.size(), 1u);
+  EXPECT_NE(b.inserted[0].reason.find("RESHAPE"), std::string::npos);
+}
+
+TEST(Layout, ClassifierHeadReshapeKeepsOrder) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 1, 1, 8});
+  TensorId c = b.conv(x, 10, "c");
+  TensorId logits = b.tensor("logits", {1, 10});
+  b.op(kReshape, {c, b.const_i32("shape", {1, 10}, {2})}, {logits});
+  b.g.outputs = {logits};
+  b.run();
+  EXPECT_EQ(b.transposes(), 0u);
+  EXPECT_TRUE(b.g.tensor(logits).layout.empty());
+}
+
+TEST(Layout, SqueezeDropsAxesFromLayout) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 1, 1, 8});
+  TensorId c = b.conv(x, 10, "c");
+  TensorId s = b.tensor("s", {1, 10});
+  b.op(kSqueeze, {c}, {s}).attrs.set("squeeze_dims", std::vector<int64_t>{1, 2});
+  b.g.outputs = {s};
+  b.run();
+  EXPECT_EQ(b.transposes(), 0u);
+  EXPECT_TRUE(b.g.tensor(s).layout.empty());
+}
+
+TEST(Layout, MeanWithoutKeepDimsLeavesChannelsLast) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 5, 7, 3});
+  TensorId c = b.conv(x, 4, "c");
+  TensorId m = b.tensor("m", {1, 4});
+  b.op(kMean, {c, b.const_i32("axes", {1, 2}, {2})}, {m}).attrs.set("keep_dims", int64_t{0});
+  b.g.outputs = {m};
+  b.run();
+  EXPECT_EQ(b.transposes(), 0u);
+  EXPECT_TRUE(b.g.tensor(m).layout.empty());
+}
+
+TEST(Layout, MeanKeepDimsKeepsLayout) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 5, 7, 3});
+  TensorId c = b.conv(x, 4, "c");
+  TensorId m = b.tensor("m", {1, 1, 1, 4});
+  b.op(kMean, {c, b.const_i32("axes", {1, 2}, {2})}, {m}).attrs.set("keep_dims", int64_t{1});
+  b.g.outputs = {m};
+  b.run();
+  EXPECT_EQ(b.g.tensor(m).layout, kNchw);
+}
+
+TEST(Layout, InputBeforePadTakesConvLayout) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 5, 7, 3});
+  TensorId p = b.tensor("p", {1, 7, 9, 3});
+  b.op(kPad, {x, b.const_i32("pads", {0, 0, 1, 1, 1, 1, 0, 0}, {4, 2})}, {p});
+  TensorId c = b.conv(p, 4, "c");
+  b.g.outputs = {c};
+  b.run();
+  EXPECT_EQ(b.transposes(), 0u);
+  EXPECT_EQ(b.g.tensor(x).layout, kNchw);
+}
+
+TEST(Layout, SiblingInputOfAddFollowsConv) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 5, 7, 3});
+  TensorId z = b.input("z", {1, 5, 7, 4});
+  TensorId c = b.conv(x, 4, "c");
+  TensorId s = b.tensor("s", {1, 5, 7, 4});
+  b.op(kAdd, {c, z}, {s});
+  b.g.outputs = {s};
+  b.run();
+  EXPECT_EQ(b.transposes(), 0u);
+  EXPECT_EQ(b.g.tensor(z).layout, kNchw);
+  EXPECT_EQ(b.g.tensor(s).layout, kNchw);
+}
+
+TEST(Layout, ConcatOfConvAndInput) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 5, 7, 3});
+  TensorId z = b.input("z", {1, 5, 7, 2});
+  TensorId c = b.conv(x, 4, "c");
+  TensorId cat = b.tensor("cat", {1, 5, 7, 6});
+  b.op(kConcat, {c, z}, {cat}).attrs.set("axis", int64_t{3});
+  b.g.outputs = {cat};
+  b.run();
+  EXPECT_EQ(b.transposes(), 0u);
+  EXPECT_EQ(b.g.tensor(cat).layout, kNchw);
+}
+
+TEST(Layout, LayoutFreeModelIsUntouched) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {2, 3, 4, 5});
+  TensorId y = b.input("y", {2, 3, 4, 5});
+  TensorId s = b.tensor("s", {2, 3, 4, 5});
+  b.op(kAdd, {x, y}, {s});
+  b.g.outputs = {s};
+  b.run();
+  EXPECT_EQ(b.transposes(), 0u);
+  for (TensorId t : {x, y, s}) EXPECT_TRUE(b.g.tensor(t).layout.empty());
+}
+
+TEST(Layout, LowerRankDataOperandFallsBackToTfliteOrder) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 5, 7, 3});
+  TensorId bias = b.input("bias", {4});
+  TensorId c = b.conv(x, 4, "c");
+  TensorId s = b.tensor("s", {1, 5, 7, 4});
+  b.op(kAdd, {c, bias}, {s});
+  b.g.outputs = {s};
+  b.run();
+  EXPECT_EQ(b.transposes(), 1u);  // conv output back to NHWC for the broadcast
+  EXPECT_TRUE(b.g.tensor(s).layout.empty());
+}
+
+TEST(Layout, OneTransposePerTensorAndLayout) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 5, 7, 3});
+  TensorId c = b.conv(x, 4, "c");
+  TensorId f1 = b.tensor("f1", {1, 140}), f2 = b.tensor("f2", {1, 140});
+  b.op(kReshape, {c}, {f1});
+  b.op(kReshape, {c}, {f2});
+  b.g.outputs = {f1, f2};
+  b.run();
+  EXPECT_EQ(b.transposes(), 1u);
+}
+
+}  // namespace
+}  // namespace lite2onnx

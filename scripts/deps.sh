@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what lite2onnx needs on Debian 12: the build toolchain and libraries
+# (apt) and the Node packages of the numeric test harness (npm ci, lockfile).
+# Idempotent: skips apt when every package is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkgconf ccache git
+  libprotobuf-dev protobuf-compiler libonnx-dev
+  libflatbuffers-dev flatbuffers-compiler
+  nlohmann-json3-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Node.js runs the numeric tests; Debian 12 ships nodejs 18 (keep a newer one if present).
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "deps: installing ${missing[*]}"
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# ONNX Runtime and the TFLite runtimes for the numeric suite, from the lockfile.
+if [ ! -f tests/numeric/node_modules/.package-lock.json ] ||
+   [ tests/numeric/package-lock.json -nt tests/numeric/node_modules/.package-lock.json ]; then
+  echo "deps: npm ci in tests/numeric"
+  (cd tests/numeric && npm ci --no-audit --no-fund)
+fi

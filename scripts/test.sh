@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: installs missing dependencies, builds (Release),
+# runs CTest (unit tests, the numeric suite on the op models at opset 13 and 17,
+# and the third-party corpus), then the unit tests again under
+# AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/deps.sh
+
+jobs=$(nproc)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DLITE2ONNX_WERROR=ON
+cmake --build build -j "$jobs"
+(cd build && ctest --output-on-failure -j "$jobs")
+
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLITE2ONNX_SANITIZE=ON \
+  -DLITE2ONNX_BUILD_BENCH=OFF -DLITE2ONNX_WERROR=ON
+cmake --build build-asan -j "$jobs" --target unit_tests
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ./build-asan/tests/unit_tests --gtest_brief=1

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Numeric check of the third-party model corpus (../shared/models, or
+# $LITE2ONNX_TEST_MODELS). Without the corpus: SKIPPED, unless CI=true.
+set -uo pipefail
+cli=$1
+root=$2
+dir=${LITE2ONNX_TEST_MODELS:-$root/../shared/models}
+if [ ! -d "$dir" ]; then
+  if [ "${CI:-}" = "true" ]; then
+    echo "FAILED: model corpus not found at $dir (set LITE2ONNX_TEST_MODELS); CI=true requires it"
+    exit 1
+  fi
+  echo "SKIPPED: model corpus not found at $dir (set LITE2ONNX_TEST_MODELS to run it)"
+  exit 77
+fi
+status=0
+for opset in 13 17; do
+  node "$root/tests/numeric/run.mjs" --cli "$cli" --opset "$opset" --jobs 2 \
+    --expect "$root/tests/numeric/expect_corpus.json" "$dir" || status=1
+done
+exit $status
