@@ -1,0 +1,945 @@
+#!/usr/bin/env node
+// Writes the per-operator TFLite test models of lite2onnx as FlatBuffer JSON
+// (against core/tflite/schema.fbs) into tests/models/json/, plus
+// tests/models/specs.json (input domains that a test must respect).
+//
+//   node tests/models/make_models.mjs            # from the repository root
+//
+// The build compiles each JSON with
+//   flatc -b -o OUTDIR core/tflite/schema.fbs tests/models/json/NAME.json
+// into NAME.tflite. Output is deterministic: weights come from a seeded PRNG
+// whose seed is derived from the model name, so adding a model changes no
+// other file. Node >= 18, no dependencies.
+
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const JSON_DIR = join(HERE, 'json');
+const SPECS_FILE = join(HERE, 'specs.json');
+
+// ---------------------------------------------------------------------------
+// Numbers and bytes
+
+// mulberry32: a tiny 32-bit PRNG, good enough for test weights.
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// FNV-1a hash of a string, used to seed each model's PRNG from its name.
+function hashString(s) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+// Name prefix for an op's parameter tensors: the op's output name, or the op
+// kind when the output is just called 'output'.
+const scope = (name, kind) => (name === 'output' ? kind : name);
+
+const numElements = (shape) => shape.reduce((a, b) => a * b, 1);
+
+function bytesOf(typedArray) {
+  // Typed arrays are little-endian on every platform Node runs on; make it
+  // explicit anyway by going through a DataView.
+  const n = typedArray.length;
+  const size = typedArray.BYTES_PER_ELEMENT;
+  const out = new Uint8Array(n * size);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < n; i++) {
+    const v = typedArray[i];
+    if (typedArray instanceof Float32Array) view.setFloat32(i * 4, v, true);
+    else if (typedArray instanceof Int32Array) view.setInt32(i * 4, v, true);
+    else if (typedArray instanceof BigInt64Array) view.setBigInt64(i * 8, v, true);
+    else if (typedArray instanceof Uint16Array) view.setUint16(i * 2, v, true);
+    else if (typedArray instanceof Uint8Array) view.setUint8(i, v);
+    else throw new Error('unsupported typed array');
+  }
+  return Array.from(out);
+}
+
+// IEEE 754 binary32 -> binary16 bits, round to nearest even.
+function f32ToF16Bits(value) {
+  const f = new Float32Array([value]);
+  const x = new Uint32Array(f.buffer)[0];
+  const sign = (x >>> 16) & 0x8000;
+  const exp = (x >>> 23) & 0xff;
+  let mant = x & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0); // inf / nan
+  const e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00; // overflow -> inf
+  if (e <= 0) {
+    // subnormal half (or zero)
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const shift = 14 - e;
+    let half = mant >>> shift;
+    const rem = mant & ((1 << shift) - 1);
+    const mid = 1 << (shift - 1);
+    if (rem > mid || (rem === mid && (half & 1))) half++;
+    return sign | half;
+  }
+  let half = (e << 10) | (mant >>> 13);
+  const rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem === 0x1000 && (half & 1))) half++; // may carry into exp
+  return sign | half;
+}
+
+// ---------------------------------------------------------------------------
+// Model builder
+
+const OP_CODES = {
+  ADD: 0, AVERAGE_POOL_2D: 1, CONCATENATION: 2, CONV_2D: 3, DEPTHWISE_CONV_2D: 4,
+  DEQUANTIZE: 6, FULLY_CONNECTED: 9, LOGISTIC: 14, MAX_POOL_2D: 17, MUL: 18,
+  RELU: 19, RELU_N1_TO_1: 20, RELU6: 21, RESHAPE: 22, RESIZE_BILINEAR: 23,
+  SOFTMAX: 25, TANH: 28, PAD: 34, TRANSPOSE: 39, MEAN: 40, SUB: 41, DIV: 42,
+  SQUEEZE: 43, STRIDED_SLICE: 45, SPLIT: 49, PRELU: 54, PADV2: 60,
+  TRANSPOSE_CONV: 67, SQRT: 75, RSQRT: 76, POW: 78, RESIZE_NEAREST_NEIGHBOR: 97,
+  LEAKY_RELU: 98, SQUARED_DIFFERENCE: 99, MIRROR_PAD: 100, ABS: 101,
+  SPLIT_V: 102, HARD_SWISH: 117,
+};
+
+class Graph {
+  constructor(name, description) {
+    this.name = name;
+    this.description = description;
+    this.rand = mulberry32(hashString(name));
+    this.tensors = [];
+    this.buffers = [{}]; // buffer 0: the empty buffer, by TFLite convention
+    this.opcodes = [];
+    this.operators = [];
+    this.inputs = [];
+    this.outputs = [];
+    this.ranges = {}; // input tensor name -> [lo, hi], for specs.json
+  }
+
+  shape(t) { return this.tensors[t].shape; }
+  type(t) { return this.tensors[t].type; }
+
+  // An activation tensor (no data): buffer 0.
+  tensor(name, shape, type = 'FLOAT32') {
+    if (this.tensors.some((t) => t.name === name)) throw new Error(`${this.name}: duplicate tensor ${name}`);
+    this.tensors.push({ shape: [...shape], type, buffer: 0, name });
+    return this.tensors.length - 1;
+  }
+
+  input(name, shape, type = 'FLOAT32', range = undefined) {
+    const t = this.tensor(name, shape, type);
+    this.inputs.push(t);
+    if (range) this.ranges[name] = range;
+    return t;
+  }
+
+  output(...ts) { this.outputs.push(...ts); }
+
+  constant(name, shape, type, bytes) {
+    this.buffers.push({ data: bytes });
+    const t = this.tensor(name, shape, type);
+    this.tensors[t].buffer = this.buffers.length - 1;
+    return t;
+  }
+
+  constF32(name, shape, values) {
+    if (values.length !== numElements(shape)) throw new Error(`${this.name}: ${name} has ${values.length} values for shape ${shape}`);
+    return this.constant(name, shape, 'FLOAT32', bytesOf(Float32Array.from(values)));
+  }
+
+  constI32(name, shape, values) {
+    if (values.length !== numElements(shape)) throw new Error(`${this.name}: ${name} has ${values.length} values for shape ${shape}`);
+    return this.constant(name, shape, 'INT32', bytesOf(Int32Array.from(values)));
+  }
+
+  constF16(name, shape, values) {
+    if (values.length !== numElements(shape)) throw new Error(`${this.name}: ${name} has ${values.length} values for shape ${shape}`);
+    return this.constant(name, shape, 'FLOAT16', bytesOf(Uint16Array.from(values.map(f32ToF16Bits))));
+  }
+
+  // Uniform values in [-scale, scale), rounded to 1/1024 so that they print
+  // and compare cleanly (and are exact in float16).
+  randomValues(n, scale) {
+    const out = [];
+    for (let i = 0; i < n; i++) out.push(Math.round((this.rand() * 2 - 1) * scale * 1024) / 1024);
+    return out;
+  }
+
+  randF32(name, shape, scale = 0.5) {
+    return this.constF32(name, shape, this.randomValues(numElements(shape), scale));
+  }
+
+  randI32(name, shape, lo, hi) {
+    const v = [];
+    for (let i = 0; i < numElements(shape); i++) v.push(lo + Math.floor(this.rand() * (hi - lo + 1)));
+    return this.constI32(name, shape, v);
+  }
+
+  op(opName, inputs, outputs, optionsType = undefined, options = undefined) {
+    const code = OP_CODES[opName];
+    if (code === undefined) throw new Error(`unknown op ${opName}`);
+    let index = this.opcodes.findIndex((c) => c.builtin_code === opName);
+    if (index < 0) {
+      this.opcodes.push({ deprecated_builtin_code: code, builtin_code: opName });
+      index = this.opcodes.length - 1;
+    }
+    const op = { opcode_index: index, inputs, outputs };
+    if (optionsType) {
+      op.builtin_options_type = optionsType;
+      op.builtin_options = options || {};
+    }
+    this.operators.push(op);
+  }
+
+  toJSON() {
+    if (!this.inputs.length || !this.outputs.length) throw new Error(`${this.name}: no inputs or outputs`);
+    return {
+      version: 3,
+      description: `lite2onnx test model ${this.name}: ${this.description}`,
+      operator_codes: this.opcodes,
+      subgraphs: [{
+        tensors: this.tensors,
+        inputs: this.inputs,
+        outputs: this.outputs,
+        operators: this.operators,
+        name: 'main',
+      }],
+      buffers: this.buffers,
+    };
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Op helpers: each adds one operator and its output tensor, computing the
+// output shape the way TFLite does, and returns the output tensor index.
+
+// Output size of a windowed op (conv, pool) along one axis.
+function windowOut(size, k, stride, dilation, padding) {
+  const effective = (k - 1) * dilation + 1;
+  return padding === 'SAME' ? Math.ceil(size / stride) : Math.floor((size - effective) / stride) + 1;
+}
+
+function conv2d(g, x, name, { filters, kh, kw, stride = [1, 1], padding = 'SAME', dilation = [1, 1], act = 'NONE', bias = true, weight = undefined }) {
+  const [n, h, w, c] = g.shape(x);
+  const wt = weight ?? g.randF32(`${scope(name, 'conv')}/weights`, [filters, kh, kw, c], 1 / Math.sqrt(kh * kw * c));
+  const b = bias ? g.randF32(`${scope(name, 'conv')}/bias`, [filters], 0.1) : -1;
+  const y = g.tensor(name, [n, windowOut(h, kh, stride[0], dilation[0], padding), windowOut(w, kw, stride[1], dilation[1], padding), filters]);
+  g.op('CONV_2D', [x, wt, b], [y], 'Conv2DOptions', {
+    padding, stride_h: stride[0], stride_w: stride[1],
+    dilation_h_factor: dilation[0], dilation_w_factor: dilation[1],
+    fused_activation_function: act,
+  });
+  return y;
+}
+
+function depthwise(g, x, name, { kh, kw, multiplier = 1, stride = [1, 1], padding = 'SAME', act = 'NONE' }) {
+  const [n, h, w, c] = g.shape(x);
+  const wt = g.randF32(`${scope(name, 'depthwise')}/weights`, [1, kh, kw, c * multiplier], 1 / Math.sqrt(kh * kw));
+  const b = g.randF32(`${scope(name, 'depthwise')}/bias`, [c * multiplier], 0.1);
+  const y = g.tensor(name, [n, windowOut(h, kh, stride[0], 1, padding), windowOut(w, kw, stride[1], 1, padding), c * multiplier]);
+  g.op('DEPTHWISE_CONV_2D', [x, wt, b], [y], 'DepthwiseConv2DOptions', {
+    padding, stride_h: stride[0], stride_w: stride[1], depth_multiplier: multiplier,
+    fused_activation_function: act,
+  });
+  return y;
+}
+
+function pool(g, opName, x, name, { fh, fw, stride, padding, act = 'NONE' }) {
+  const [n, h, w, c] = g.shape(x);
+  const y = g.tensor(name, [n, windowOut(h, fh, stride[0], 1, padding), windowOut(w, fw, stride[1], 1, padding), c]);
+  g.op(opName, [x], [y], 'Pool2DOptions', {
+    padding, stride_h: stride[0], stride_w: stride[1], filter_height: fh, filter_width: fw,
+    fused_activation_function: act,
+  });
+  return y;
+}
+
+function transposeConv(g, x, name, { filters, kh, kw, stride, padding, bias = false }) {
+  const [n, h, w, c] = g.shape(x);
+  const outHW = padding === 'SAME'
+    ? [h * stride[0], w * stride[1]]
+    : [(h - 1) * stride[0] + kh, (w - 1) * stride[1] + kw];
+  const outShape = [n, ...outHW, filters];
+  const shapeT = g.constI32(`${scope(name, 'transpose_conv')}/output_shape`, [4], outShape);
+  const wt = g.randF32(`${scope(name, 'transpose_conv')}/weights`, [filters, kh, kw, c], 1 / Math.sqrt(kh * kw * c));
+  const inputs = [shapeT, wt, x];
+  if (bias) inputs.push(g.randF32(`${scope(name, 'transpose_conv')}/bias`, [filters], 0.1));
+  const y = g.tensor(name, outShape);
+  g.op('TRANSPOSE_CONV', inputs, [y], 'TransposeConvOptions', { padding, stride_h: stride[0], stride_w: stride[1] });
+  return y;
+}
+
+function fullyConnected(g, x, name, { units, bias = true, act = 'NONE', keepNumDims = false }) {
+  const inShape = g.shape(x);
+  const k = inShape[inShape.length - 1];
+  const wt = g.randF32(`${scope(name, 'fc')}/weights`, [units, k], 1 / Math.sqrt(k));
+  const b = bias ? g.randF32(`${scope(name, 'fc')}/bias`, [units], 0.1) : -1;
+  const outShape = keepNumDims ? [...inShape.slice(0, -1), units] : [numElements(inShape) / k, units];
+  const y = g.tensor(name, outShape);
+  g.op('FULLY_CONNECTED', [x, wt, b], [y], 'FullyConnectedOptions', {
+    fused_activation_function: act, keep_num_dims: keepNumDims,
+  });
+  return y;
+}
+
+// Broadcast shape of two shapes (numpy rules).
+function broadcastShape(a, b) {
+  const n = Math.max(a.length, b.length);
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const da = a[a.length - n + i] ?? 1;
+    const db = b[b.length - n + i] ?? 1;
+    if (da !== db && da !== 1 && db !== 1) throw new Error(`cannot broadcast ${a} and ${b}`);
+    out.push(da === 1 ? db : da);
+  }
+  return out;
+}
+
+const BINARY_OPTIONS = { ADD: 'AddOptions', SUB: 'SubOptions', MUL: 'MulOptions', DIV: 'DivOptions' };
+
+function binary(g, opName, a, b, name, act = undefined) {
+  const y = g.tensor(name, broadcastShape(g.shape(a), g.shape(b)), g.type(a));
+  const optionsType = BINARY_OPTIONS[opName];
+  if (optionsType) g.op(opName, [a, b], [y], optionsType, { fused_activation_function: act ?? 'NONE' });
+  else g.op(opName, [a, b], [y]);
+  return y;
+}
+
+function unary(g, opName, x, name, optionsType = undefined, options = undefined) {
+  const y = g.tensor(name, g.shape(x), g.type(x));
+  g.op(opName, [x], [y], optionsType, options);
+  return y;
+}
+
+function reshape(g, x, name, newShape, { shapeInput = true, option = false } = {}) {
+  const inCount = numElements(g.shape(x));
+  const known = newShape.filter((d) => d !== -1);
+  const outShape = newShape.map((d) => (d === -1 ? inCount / numElements(known) : d));
+  if (numElements(outShape) !== inCount) throw new Error(`${g.name}: bad reshape to ${newShape}`);
+  const inputs = [x];
+  if (shapeInput) inputs.push(g.constI32(`${scope(name, 'reshape')}/shape`, [newShape.length], newShape));
+  const y = g.tensor(name, outShape, g.type(x));
+  if (option) g.op('RESHAPE', inputs, [y], 'ReshapeOptions', { new_shape: newShape });
+  else g.op('RESHAPE', inputs, [y]);
+  return y;
+}
+
+function concat(g, xs, name, axis, act = 'NONE') {
+  const shapes = xs.map((t) => g.shape(t));
+  const rank = shapes[0].length;
+  const ax = axis < 0 ? axis + rank : axis;
+  const out = [...shapes[0]];
+  out[ax] = shapes.reduce((s, sh) => s + sh[ax], 0);
+  const y = g.tensor(name, out, g.type(xs[0]));
+  g.op('CONCATENATION', xs, [y], 'ConcatenationOptions', { axis, fused_activation_function: act });
+  return y;
+}
+
+function mean(g, x, name, axes, keepDims) {
+  const inShape = g.shape(x);
+  const rank = inShape.length;
+  const norm = axes.map((a) => (a < 0 ? a + rank : a));
+  const out = [];
+  inShape.forEach((d, i) => {
+    if (!norm.includes(i)) out.push(d);
+    else if (keepDims) out.push(1);
+  });
+  const axesT = g.constI32(`${scope(name, 'mean')}/axes`, [axes.length], axes);
+  const y = g.tensor(name, out);
+  g.op('MEAN', [x, axesT], [y], 'ReducerOptions', { keep_dims: keepDims });
+  return y;
+}
+
+function padOp(g, opName, x, name, paddings, { value = undefined, mode = undefined } = {}) {
+  const inShape = g.shape(x);
+  const padT = g.constI32(`${scope(name, 'pad')}/paddings`, [inShape.length, 2], paddings.flat());
+  const out = inShape.map((d, i) => d + paddings[i][0] + paddings[i][1]);
+  const y = g.tensor(name, out, g.type(x));
+  if (opName === 'PAD') g.op('PAD', [x, padT], [y], 'PadOptions', {});
+  else if (opName === 'PADV2') {
+    const v = g.constF32(`${scope(name, 'pad')}/constant_value`, [], [value]);
+    g.op('PADV2', [x, padT, v], [y], 'PadV2Options', {});
+  } else g.op('MIRROR_PAD', [x, padT], [y], 'MirrorPadOptions', { mode });
+  return y;
+}
+
+function transpose(g, x, name, perm) {
+  const inShape = g.shape(x);
+  const permT = g.constI32(`${scope(name, 'transpose')}/perm`, [perm.length], perm);
+  const y = g.tensor(name, perm.map((p) => inShape[p]), g.type(x));
+  g.op('TRANSPOSE', [x, permT], [y], 'TransposeOptions', {});
+  return y;
+}
+
+function resize(g, opName, x, name, size, { alignCorners = false, halfPixelCenters = false }) {
+  const [n, , , c] = g.shape(x);
+  const sizeT = g.constI32(`${scope(name, 'resize')}/size`, [2], size);
+  const y = g.tensor(name, [n, size[0], size[1], c]);
+  const optionsType = opName === 'RESIZE_BILINEAR' ? 'ResizeBilinearOptions' : 'ResizeNearestNeighborOptions';
+  g.op(opName, [x, sizeT], [y], optionsType, { align_corners: alignCorners, half_pixel_centers: halfPixelCenters });
+  return y;
+}
+
+function softmax(g, x, name, beta = 1.0) {
+  return unary(g, 'SOFTMAX', x, name, 'SoftmaxOptions', { beta });
+}
+
+function split(g, x, name, axis, numSplits) {
+  const inShape = g.shape(x);
+  const ax = axis < 0 ? axis + inShape.length : axis;
+  const axisT = g.constI32(`${scope(name, 'split')}/axis`, [], [axis]);
+  const part = [...inShape];
+  part[ax] = inShape[ax] / numSplits;
+  const ys = [];
+  for (let i = 0; i < numSplits; i++) ys.push(g.tensor(`${name}_${i}`, part));
+  g.op('SPLIT', [axisT, x], ys, 'SplitOptions', { num_splits: numSplits });
+  return ys;
+}
+
+function splitV(g, x, name, axis, sizes) {
+  const inShape = g.shape(x);
+  const ax = axis < 0 ? axis + inShape.length : axis;
+  const known = sizes.filter((s) => s !== -1).reduce((a, b) => a + b, 0);
+  const resolved = sizes.map((s) => (s === -1 ? inShape[ax] - known : s));
+  const sizesT = g.constI32(`${scope(name, 'split_v')}/size_splits`, [sizes.length], sizes);
+  const axisT = g.constI32(`${scope(name, 'split_v')}/axis`, [], [axis]);
+  const ys = resolved.map((s, i) => {
+    const sh = [...inShape];
+    sh[ax] = s;
+    return g.tensor(`${name}_${i}`, sh);
+  });
+  g.op('SPLIT_V', [x, sizesT, axisT], ys, 'SplitVOptions', { num_splits: sizes.length });
+  return ys;
+}
+
+function squeeze(g, x, name, dims) {
+  const inShape = g.shape(x);
+  const norm = dims.map((d) => (d < 0 ? d + inShape.length : d));
+  const out = inShape.filter((d, i) => (dims.length ? !norm.includes(i) : d !== 1));
+  const y = g.tensor(name, out, g.type(x));
+  g.op('SQUEEZE', [x], [y], 'SqueezeOptions', dims.length ? { squeeze_dims: dims } : {});
+  return y;
+}
+
+// Strided slice: the output shape is written out by hand in each model (and
+// checked against the runtime by the verification run).
+function stridedSlice(g, x, name, { begin, end, strides, outShape, masks = {} }) {
+  const n = begin.length;
+  const bT = g.constI32(`${scope(name, 'slice')}/begin`, [n], begin);
+  const eT = g.constI32(`${scope(name, 'slice')}/end`, [n], end);
+  const sT = g.constI32(`${scope(name, 'slice')}/strides`, [n], strides);
+  const y = g.tensor(name, outShape, g.type(x));
+  g.op('STRIDED_SLICE', [x, bT, eT, sT], [y], 'StridedSliceOptions', {
+    begin_mask: masks.begin ?? 0, end_mask: masks.end ?? 0, ellipsis_mask: masks.ellipsis ?? 0,
+    new_axis_mask: masks.newAxis ?? 0, shrink_axis_mask: masks.shrink ?? 0,
+  });
+  return y;
+}
+
+// ---------------------------------------------------------------------------
+// The models
+
+const MODELS = [];
+
+// Register a model: build(g) adds inputs, ops and outputs to the graph.
+function def(name, description, build) {
+  if (MODELS.some((m) => m.name === name)) throw new Error(`duplicate model ${name}`);
+  MODELS.push({ name, description, build });
+}
+
+// A shape used by many single-op models: every dimension distinct.
+const NHWC = [1, 5, 7, 3];
+
+// Integer arithmetic inputs stay small so that no result overflows int32.
+const I32_RANGE = [-1000, 1000];
+
+// --- Unary elementwise ------------------------------------------------------
+
+def('abs', 'ABS on [1,5,7,3]', (g) => {
+  g.output(unary(g, 'ABS', g.input('input', NHWC), 'output'));
+});
+def('hard_swish', 'HARD_SWISH on [1,5,7,3]', (g) => {
+  g.output(unary(g, 'HARD_SWISH', g.input('input', NHWC, 'FLOAT32', [-5, 5]), 'output'));
+});
+def('leaky_relu', 'LEAKY_RELU alpha 0.2 on [1,5,7,3]', (g) => {
+  g.output(unary(g, 'LEAKY_RELU', g.input('input', NHWC), 'output', 'LeakyReluOptions', { alpha: 0.2 }));
+});
+def('logistic', 'LOGISTIC on rank-3 [2,3,5]', (g) => {
+  g.output(unary(g, 'LOGISTIC', g.input('input', [2, 3, 5], 'FLOAT32', [-6, 6]), 'output'));
+});
+def('relu', 'RELU on [1,5,7,3]', (g) => {
+  g.output(unary(g, 'RELU', g.input('input', NHWC), 'output'));
+});
+def('relu_n1_to_1', 'RELU_N1_TO_1 on [1,5,7,3]', (g) => {
+  g.output(unary(g, 'RELU_N1_TO_1', g.input('input', NHWC, 'FLOAT32', [-3, 3]), 'output'));
+});
+def('relu6', 'RELU6 on [1,5,7,3]', (g) => {
+  g.output(unary(g, 'RELU6', g.input('input', NHWC, 'FLOAT32', [-10, 10]), 'output'));
+});
+def('rsqrt', 'RSQRT on [1,5,7,3], positive input', (g) => {
+  g.output(unary(g, 'RSQRT', g.input('input', NHWC, 'FLOAT32', [0.1, 4]), 'output'));
+});
+def('sqrt', 'SQRT on [1,5,7,3], non-negative input', (g) => {
+  g.output(unary(g, 'SQRT', g.input('input', NHWC, 'FLOAT32', [0, 4]), 'output'));
+});
+def('tanh', 'TANH on rank-2 [4,6]', (g) => {
+  g.output(unary(g, 'TANH', g.input('input', [4, 6], 'FLOAT32', [-3, 3]), 'output'));
+});
+
+// --- Binary elementwise -----------------------------------------------------
+
+def('add', 'ADD of two graph inputs [1,5,7,3]', (g) => {
+  g.output(binary(g, 'ADD', g.input('input_a', NHWC), g.input('input_b', NHWC), 'output'));
+});
+def('add_relu', 'ADD of two graph inputs with fused RELU', (g) => {
+  g.output(binary(g, 'ADD', g.input('input_a', NHWC), g.input('input_b', NHWC), 'output', 'RELU'));
+});
+def('add_bcast_c', 'ADD of [1,5,7,3] and a constant [3]', (g) => {
+  g.output(binary(g, 'ADD', g.input('input', NHWC), g.randF32('bias', [3]), 'output'));
+});
+def('add_bcast_111c', 'ADD of [1,5,7,3] and a constant [1,1,1,3]', (g) => {
+  g.output(binary(g, 'ADD', g.input('input', NHWC), g.randF32('bias', [1, 1, 1, 3]), 'output'));
+});
+def('add_bcast_inputs', 'ADD of graph inputs [1,5,7,3] and [7,1] (rank-changing broadcast)', (g) => {
+  g.output(binary(g, 'ADD', g.input('input_a', NHWC), g.input('input_b', [7, 1]), 'output'));
+});
+def('add_i32', 'ADD of two int32 graph inputs [2,3,4]', (g) => {
+  g.output(binary(g, 'ADD', g.input('input_a', [2, 3, 4], 'INT32', I32_RANGE), g.input('input_b', [2, 3, 4], 'INT32', I32_RANGE), 'output'));
+});
+def('sub_relu', 'SUB of two graph inputs with fused RELU', (g) => {
+  g.output(binary(g, 'SUB', g.input('input_a', NHWC), g.input('input_b', NHWC), 'output', 'RELU'));
+});
+def('sub_bcast_w', 'SUB of [1,5,7,3] minus a constant [1,1,7,1] (broadcast along W)', (g) => {
+  g.output(binary(g, 'SUB', g.input('input', NHWC), g.randF32('offset', [1, 1, 7, 1]), 'output'));
+});
+def('sub_i32', 'SUB of two int32 graph inputs [2,3,4]', (g) => {
+  g.output(binary(g, 'SUB', g.input('input_a', [2, 3, 4], 'INT32', I32_RANGE), g.input('input_b', [2, 3, 4], 'INT32', I32_RANGE), 'output'));
+});
+def('mul_relu6', 'MUL of two graph inputs with fused RELU6', (g) => {
+  g.output(binary(g, 'MUL', g.input('input_a', NHWC, 'FLOAT32', [-4, 4]), g.input('input_b', NHWC, 'FLOAT32', [-4, 4]), 'output', 'RELU6'));
+});
+def('mul_bcast_hw', 'MUL of [1,5,7,3] and a constant [1,5,7,1] (broadcast along C)', (g) => {
+  g.output(binary(g, 'MUL', g.input('input', NHWC), g.randF32('scale', [1, 5, 7, 1], 2), 'output'));
+});
+def('mul_i32', 'MUL of an int32 graph input [2,3,4] and an int32 constant [4]', (g) => {
+  g.output(binary(g, 'MUL', g.input('input', [2, 3, 4], 'INT32', I32_RANGE), g.randI32('scale', [4], -5, 5), 'output'));
+});
+def('div', 'DIV of two graph inputs [1,5,7,3] (divisor kept away from 0)', (g) => {
+  g.output(binary(g, 'DIV', g.input('input_a', NHWC), g.input('input_b', NHWC, 'FLOAT32', [0.5, 2]), 'output'));
+});
+def('pow', 'POW of two graph inputs [1,5,7,3] (positive base)', (g) => {
+  g.output(binary(g, 'POW', g.input('input_a', NHWC, 'FLOAT32', [0.5, 2]), g.input('input_b', NHWC, 'FLOAT32', [-2, 2]), 'output'));
+});
+def('squared_difference', 'SQUARED_DIFFERENCE of two graph inputs [1,5,7,3]', (g) => {
+  g.output(binary(g, 'SQUARED_DIFFERENCE', g.input('input_a', NHWC), g.input('input_b', NHWC), 'output'));
+});
+def('prelu_alpha_11c', 'PRELU on [1,5,7,3] with alpha [1,1,3]', (g) => {
+  const x = g.input('input', NHWC);
+  g.output(binary(g, 'PRELU', x, g.constF32('alpha', [1, 1, 3], [0.1, 0.25, 0.5]), 'output'));
+});
+def('prelu_alpha_c', 'PRELU on [1,5,7,3] with alpha [3]', (g) => {
+  const x = g.input('input', NHWC);
+  g.output(binary(g, 'PRELU', x, g.constF32('alpha', [3], [0.2, -0.5, 0.75]), 'output'));
+});
+
+// --- Convolutions -----------------------------------------------------------
+
+def('conv2d_same_s1', 'CONV_2D 3x3 SAME stride 1, [1,7,9,4] -> [1,7,9,6]', (g) => {
+  g.output(conv2d(g, g.input('input', [1, 7, 9, 4]), 'output', { filters: 6, kh: 3, kw: 3 }));
+});
+def('conv2d_valid_s1', 'CONV_2D 3x3 VALID stride 1, [1,7,9,4] -> [1,5,7,6]', (g) => {
+  g.output(conv2d(g, g.input('input', [1, 7, 9, 4]), 'output', { filters: 6, kh: 3, kw: 3, padding: 'VALID' }));
+});
+def('conv2d_same_s2', 'CONV_2D 3x3 SAME stride 2, [1,9,11,4] -> [1,5,6,7]', (g) => {
+  g.output(conv2d(g, g.input('input', [1, 9, 11, 4]), 'output', { filters: 7, kh: 3, kw: 3, stride: [2, 2] }));
+});
+def('conv2d_valid_s2', 'CONV_2D 3x3 VALID stride 2, [1,9,11,4] -> [1,4,5,7]', (g) => {
+  g.output(conv2d(g, g.input('input', [1, 9, 11, 4]), 'output', { filters: 7, kh: 3, kw: 3, stride: [2, 2], padding: 'VALID' }));
+});
+def('conv2d_k3x5', 'CONV_2D non-square 3x5 kernel SAME stride 1, [1,7,9,4] -> [1,7,9,6]', (g) => {
+  g.output(conv2d(g, g.input('input', [1, 7, 9, 4]), 'output', { filters: 6, kh: 3, kw: 5 }));
+});
+def('conv2d_k3x5_valid_s1x2', 'CONV_2D 3x5 kernel VALID, stride h1 w2, [1,7,10,4] -> [1,5,3,6]', (g) => {
+  g.output(conv2d(g, g.input('input', [1, 7, 10, 4]), 'output', { filters: 6, kh: 3, kw: 5, stride: [1, 2], padding: 'VALID' }));
+});
+def('conv2d_dilation2', 'CONV_2D 3x3 dilation 2 SAME, [1,9,11,4] -> [1,9,11,6]', (g) => {
+  g.output(conv2d(g, g.input('input', [1, 9, 11, 4]), 'output', { filters: 6, kh: 3, kw: 3, dilation: [2, 2] }));
+});
+def('conv2d_dilation2x3_valid', 'CONV_2D 3x3 dilation h2 w3 VALID, [1,10,13,4] -> [1,6,7,5]', (g) => {
+  g.output(conv2d(g, g.input('input', [1, 10, 13, 4]), 'output', { filters: 5, kh: 3, kw: 3, dilation: [2, 3], padding: 'VALID' }));
+});
+def('conv2d_1x1', 'CONV_2D pointwise 1x1, [1,5,7,3] -> [1,5,7,8]', (g) => {
+  g.output(conv2d(g, g.input('input', NHWC), 'output', { filters: 8, kh: 1, kw: 1 }));
+});
+// Note: TFLite's CONV_2D kernel ignores a fused TANH (its activation range
+// helper only clamps for the RELU family), so the runtime's result for
+// conv2d_tanh is the plain convolution. See README.md.
+for (const act of ['RELU', 'RELU6', 'RELU_N1_TO_1', 'TANH']) {
+  def(`conv2d_${act.toLowerCase()}`, `CONV_2D 3x3 SAME with fused ${act}, [1,6,8,2] -> [1,6,8,5]`, (g) => {
+    g.output(conv2d(g, g.input('input', [1, 6, 8, 2], 'FLOAT32', [-8, 8]), 'output', { filters: 5, kh: 3, kw: 3, act }));
+  });
+}
+// No CONV_2D without bias: TFLite's conv kernel rejects it in both spellings
+// (bias input -1: "Tensor at index 2 was optional but was expected"; two
+// inputs: "has_bias was not true"), and so does DEPTHWISE_CONV_2D. Bias-less
+// weights are covered by fully_connected_nobias and the transpose_conv_* models.
+def('dequantize_f16_conv', 'float16 constant weights -> DEQUANTIZE -> CONV_2D, [1,7,9,4] -> [1,7,9,6]', (g) => {
+  const x = g.input('input', [1, 7, 9, 4]);
+  const w16 = g.constF16('conv/weights_f16', [6, 3, 3, 4], g.randomValues(6 * 3 * 3 * 4, 1 / 6));
+  const w = g.tensor('conv/weights', [6, 3, 3, 4]);
+  g.op('DEQUANTIZE', [w16], [w]);
+  g.output(conv2d(g, x, 'output', { filters: 6, kh: 3, kw: 3, weight: w }));
+});
+
+def('depthwise_m1', 'DEPTHWISE_CONV_2D 3x3 multiplier 1 SAME, [1,7,9,4] -> [1,7,9,4]', (g) => {
+  g.output(depthwise(g, g.input('input', [1, 7, 9, 4]), 'output', { kh: 3, kw: 3 }));
+});
+def('depthwise_m2', 'DEPTHWISE_CONV_2D 3x5 multiplier 2 SAME, [1,7,9,3] -> [1,7,9,6]', (g) => {
+  g.output(depthwise(g, g.input('input', [1, 7, 9, 3]), 'output', { kh: 3, kw: 5, multiplier: 2 }));
+});
+def('depthwise_s2_relu6', 'DEPTHWISE_CONV_2D 3x3 VALID stride 2 fused RELU6, [1,9,11,6] -> [1,4,5,6]', (g) => {
+  g.output(depthwise(g, g.input('input', [1, 9, 11, 6], 'FLOAT32', [-8, 8]), 'output', { kh: 3, kw: 3, stride: [2, 2], padding: 'VALID', act: 'RELU6' }));
+});
+def('depthwise_same_s2', 'DEPTHWISE_CONV_2D 3x3 SAME stride 2, [1,9,11,4] -> [1,5,6,4]', (g) => {
+  g.output(depthwise(g, g.input('input', [1, 9, 11, 4]), 'output', { kh: 3, kw: 3, stride: [2, 2] }));
+});
+
+def('transpose_conv_same_s2', 'TRANSPOSE_CONV 3x3 SAME stride 2, [1,4,5,2] -> [1,8,10,6]', (g) => {
+  g.output(transposeConv(g, g.input('input', [1, 4, 5, 2]), 'output', { filters: 6, kh: 3, kw: 3, stride: [2, 2], padding: 'SAME' }));
+});
+def('transpose_conv_valid_s2', 'TRANSPOSE_CONV 3x4 VALID stride 2, [1,4,5,2] -> [1,9,12,7]', (g) => {
+  g.output(transposeConv(g, g.input('input', [1, 4, 5, 2]), 'output', { filters: 7, kh: 3, kw: 4, stride: [2, 2], padding: 'VALID' }));
+});
+def('transpose_conv_valid_s1', 'TRANSPOSE_CONV 2x4 VALID stride 1, [1,4,5,3] -> [1,5,8,6]', (g) => {
+  g.output(transposeConv(g, g.input('input', [1, 4, 5, 3]), 'output', { filters: 6, kh: 2, kw: 4, stride: [1, 1], padding: 'VALID' }));
+});
+def('transpose_conv_bias', 'TRANSPOSE_CONV 3x3 SAME stride 2 with bias (4th input), [1,4,5,2] -> [1,8,10,6]', (g) => {
+  g.output(transposeConv(g, g.input('input', [1, 4, 5, 2]), 'output', { filters: 6, kh: 3, kw: 3, stride: [2, 2], padding: 'SAME', bias: true }));
+});
+
+// --- Fully connected --------------------------------------------------------
+
+def('fully_connected', 'FULLY_CONNECTED rank-2 [3,10] -> [3,7] with bias', (g) => {
+  g.output(fullyConnected(g, g.input('input', [3, 10]), 'output', { units: 7 }));
+});
+def('fully_connected_nobias', 'FULLY_CONNECTED rank-2 [3,10] -> [3,7], bias input -1', (g) => {
+  g.output(fullyConnected(g, g.input('input', [3, 10]), 'output', { units: 7, bias: false }));
+});
+def('fully_connected_relu', 'FULLY_CONNECTED rank-2 [3,10] -> [3,7] with fused RELU', (g) => {
+  g.output(fullyConnected(g, g.input('input', [3, 10]), 'output', { units: 7, act: 'RELU' }));
+});
+def('fully_connected_rank3_keep', 'FULLY_CONNECTED rank-3 [2,5,6] keep_num_dims true -> [2,5,4]', (g) => {
+  g.output(fullyConnected(g, g.input('input', [2, 5, 6]), 'output', { units: 4, keepNumDims: true }));
+});
+def('fully_connected_rank3_flat', 'FULLY_CONNECTED rank-3 [2,5,6] keep_num_dims false -> [10,4]', (g) => {
+  g.output(fullyConnected(g, g.input('input', [2, 5, 6]), 'output', { units: 4, keepNumDims: false }));
+});
+
+// --- Pooling ----------------------------------------------------------------
+
+const POOL_IN = [1, 9, 11, 3];
+def('avg_pool_same_s2', 'AVERAGE_POOL_2D 3x2 filter SAME stride 2, [1,9,11,3] -> [1,5,6,3]', (g) => {
+  g.output(pool(g, 'AVERAGE_POOL_2D', g.input('input', POOL_IN), 'output', { fh: 3, fw: 2, stride: [2, 2], padding: 'SAME' }));
+});
+def('avg_pool_valid_s2', 'AVERAGE_POOL_2D 3x2 filter VALID stride 2, [1,9,11,3] -> [1,4,5,3]', (g) => {
+  g.output(pool(g, 'AVERAGE_POOL_2D', g.input('input', POOL_IN), 'output', { fh: 3, fw: 2, stride: [2, 2], padding: 'VALID' }));
+});
+def('avg_pool_relu6', 'AVERAGE_POOL_2D 3x3 SAME stride 2 with fused RELU6, [1,9,11,3] -> [1,5,6,3]', (g) => {
+  g.output(pool(g, 'AVERAGE_POOL_2D', g.input('input', POOL_IN, 'FLOAT32', [-10, 10]), 'output', { fh: 3, fw: 3, stride: [2, 2], padding: 'SAME', act: 'RELU6' }));
+});
+def('max_pool_same_s2', 'MAX_POOL_2D 3x2 filter SAME stride 2, [1,9,11,3] -> [1,5,6,3]', (g) => {
+  g.output(pool(g, 'MAX_POOL_2D', g.input('input', POOL_IN), 'output', { fh: 3, fw: 2, stride: [2, 2], padding: 'SAME' }));
+});
+def('max_pool_valid_s2', 'MAX_POOL_2D 2x3 filter VALID stride 2, [1,9,11,3] -> [1,4,5,3]', (g) => {
+  g.output(pool(g, 'MAX_POOL_2D', g.input('input', POOL_IN), 'output', { fh: 2, fw: 3, stride: [2, 2], padding: 'VALID' }));
+});
+
+// --- Concatenation ----------------------------------------------------------
+
+def('concat_convs_axis3', 'two CONV_2D branches -> CONCATENATION axis 3, [1,6,8,3] -> [1,6,8,9]', (g) => {
+  const x = g.input('input', [1, 6, 8, 3]);
+  const a = conv2d(g, x, 'branch_a', { filters: 4, kh: 3, kw: 3 });
+  const b = conv2d(g, x, 'branch_b', { filters: 5, kh: 1, kw: 1 });
+  g.output(concat(g, [a, b], 'output', 3));
+});
+def('concat_axis_neg1', 'CONCATENATION axis -1 of graph inputs [2,3,4] and [2,3,5]', (g) => {
+  g.output(concat(g, [g.input('input_a', [2, 3, 4]), g.input('input_b', [2, 3, 5])], 'output', -1));
+});
+def('concat_rank2_axis1', 'CONCATENATION axis 1 of rank-2 [3,4], a constant [3,2] and [3,6]', (g) => {
+  const a = g.input('input_a', [3, 4]);
+  const c = g.randF32('middle', [3, 2]);
+  const b = g.input('input_b', [3, 6]);
+  g.output(concat(g, [a, c, b], 'output', 1));
+});
+def('concat_i32', 'CONCATENATION axis 1 of int32 graph inputs [2,3,4] and [2,5,4]', (g) => {
+  g.output(concat(g, [g.input('input_a', [2, 3, 4], 'INT32'), g.input('input_b', [2, 5, 4], 'INT32')], 'output', 1));
+});
+
+// --- Reductions -------------------------------------------------------------
+
+def('mean_hw_keep', 'MEAN over axes [1,2] keep_dims true, [1,5,7,3] -> [1,1,1,3]', (g) => {
+  g.output(mean(g, g.input('input', NHWC), 'output', [1, 2], true));
+});
+def('mean_hw', 'MEAN over axes [1,2] keep_dims false, [1,5,7,3] -> [1,3]', (g) => {
+  g.output(mean(g, g.input('input', NHWC), 'output', [1, 2], false));
+});
+def('mean_last', 'MEAN over axis [-1] keep_dims false, [1,5,7,3] -> [1,5,7]', (g) => {
+  g.output(mean(g, g.input('input', NHWC), 'output', [-1], false));
+});
+
+// --- Padding ----------------------------------------------------------------
+
+def('pad', 'PAD [[0,0],[1,2],[3,0],[0,1]], [1,5,7,3] -> [1,8,10,4]', (g) => {
+  g.output(padOp(g, 'PAD', g.input('input', NHWC), 'output', [[0, 0], [1, 2], [3, 0], [0, 1]]));
+});
+def('pad_i32', 'PAD int32 [3,4] by [[1,0],[2,3]] -> [4,9]', (g) => {
+  g.output(padOp(g, 'PAD', g.input('input', [3, 4], 'INT32'), 'output', [[1, 0], [2, 3]]));
+});
+def('padv2', 'PADV2 constant value 0.5 [[0,0],[2,1],[0,3],[0,0]], [1,5,7,3] -> [1,8,10,3]', (g) => {
+  g.output(padOp(g, 'PADV2', g.input('input', NHWC), 'output', [[0, 0], [2, 1], [0, 3], [0, 0]], { value: 0.5 }));
+});
+def('mirror_pad_reflect', 'MIRROR_PAD REFLECT [[0,0],[1,2],[2,3],[0,0]], [1,5,7,3] -> [1,8,12,3]', (g) => {
+  g.output(padOp(g, 'MIRROR_PAD', g.input('input', NHWC), 'output', [[0, 0], [1, 2], [2, 3], [0, 0]], { mode: 'REFLECT' }));
+});
+def('mirror_pad_symmetric', 'MIRROR_PAD SYMMETRIC [[0,0],[2,1],[3,2],[1,1]], [1,5,7,3] -> [1,8,12,5]', (g) => {
+  g.output(padOp(g, 'MIRROR_PAD', g.input('input', NHWC), 'output', [[0, 0], [2, 1], [3, 2], [1, 1]], { mode: 'SYMMETRIC' }));
+});
+def('mirror_pad_i32', 'MIRROR_PAD REFLECT int32 [4,6] by [[1,2],[3,0]] -> [7,9]', (g) => {
+  g.output(padOp(g, 'MIRROR_PAD', g.input('input', [4, 6], 'INT32'), 'output', [[1, 2], [3, 0]], { mode: 'REFLECT' }));
+});
+
+// --- Reshape and friends ----------------------------------------------------
+
+def('reshape', 'RESHAPE [1,5,7,3] -> [5,21], shape from a const int32 input (and new_shape option)', (g) => {
+  g.output(reshape(g, g.input('input', NHWC), 'output', [5, 21], { option: true }));
+});
+def('reshape_neg1', 'RESHAPE [1,5,7,3] -> [-1,15] = [7,15], shape from a const int32 input', (g) => {
+  g.output(reshape(g, g.input('input', NHWC), 'output', [-1, 15]));
+});
+def('reshape_option_only', 'RESHAPE [1,5,7,3] -> [35,3] with only the new_shape option (one input)', (g) => {
+  g.output(reshape(g, g.input('input', NHWC), 'output', [35, 3], { shapeInput: false, option: true }));
+});
+def('reshape_flatten_fc', 'CONV_2D -> RESHAPE flatten [1,3,5,2] -> [1,30] -> FULLY_CONNECTED [1,7]', (g) => {
+  const c = conv2d(g, g.input('input', [1, 3, 5, 4]), 'conv', { filters: 2, kh: 3, kw: 3 });
+  const f = reshape(g, c, 'flatten', [1, 30]);
+  g.output(fullyConnected(g, f, 'output', { units: 7 }));
+});
+def('reshape_head', 'CONV_2D VALID -> [1,1,1,5] -> RESHAPE [1,5] (classifier head)', (g) => {
+  const c = conv2d(g, g.input('input', [1, 3, 4, 2]), 'logits', { filters: 5, kh: 3, kw: 4, padding: 'VALID' });
+  g.output(reshape(g, c, 'output', [1, 5]));
+});
+def('reshape_i32', 'RESHAPE int32 [2,3,4] -> [4,6]', (g) => {
+  g.output(reshape(g, g.input('input', [2, 3, 4], 'INT32'), 'output', [4, 6]));
+});
+def('reshape_i64', 'RESHAPE int64 [2,3,4] -> [6,4]', (g) => {
+  g.output(reshape(g, g.input('input', [2, 3, 4], 'INT64'), 'output', [6, 4]));
+});
+def('reshape_bool', 'RESHAPE bool [2,3,4] -> [6,4]', (g) => {
+  g.output(reshape(g, g.input('input', [2, 3, 4], 'BOOL'), 'output', [6, 4]));
+});
+
+def('squeeze_dims', 'SQUEEZE dims [1,2], [3,1,1,5] -> [3,5]', (g) => {
+  g.output(squeeze(g, g.input('input', [3, 1, 1, 5]), 'output', [1, 2]));
+});
+def('squeeze_all', 'SQUEEZE without dims, [1,4,1,6] -> [4,6]', (g) => {
+  g.output(squeeze(g, g.input('input', [1, 4, 1, 6]), 'output', []));
+});
+def('squeeze_i32', 'SQUEEZE int32 dims [-2], [2,1,3] -> [2,3]', (g) => {
+  g.output(squeeze(g, g.input('input', [2, 1, 3], 'INT32'), 'output', [-2]));
+});
+
+def('transpose_nchw', 'TRANSPOSE perm [0,3,1,2] of the graph input, [1,5,7,3] -> [1,3,5,7]', (g) => {
+  g.output(transpose(g, g.input('input', NHWC), 'output', [0, 3, 1, 2]));
+});
+def('transpose_after_conv', 'CONV_2D -> TRANSPOSE perm [0,2,1,3], [1,5,7,3] -> [1,5,7,4] -> [1,7,5,4]', (g) => {
+  const c = conv2d(g, g.input('input', NHWC), 'conv', { filters: 4, kh: 3, kw: 3 });
+  g.output(transpose(g, c, 'output', [0, 2, 1, 3]));
+});
+def('transpose_i32', 'TRANSPOSE int32 perm [2,0,1], [2,3,4] -> [4,2,3]', (g) => {
+  g.output(transpose(g, g.input('input', [2, 3, 4], 'INT32'), 'output', [2, 0, 1]));
+});
+
+// --- Resize -----------------------------------------------------------------
+
+const RESIZE_MODES = [
+  ['', {}],
+  ['_align_corners', { alignCorners: true }],
+  ['_half_pixel', { halfPixelCenters: true }],
+];
+for (const [suffix, mode] of RESIZE_MODES) {
+  def(`resize_bilinear${suffix}`, `RESIZE_BILINEAR ${JSON.stringify(mode)}, [1,5,7,3] -> [1,9,12,3]`, (g) => {
+    g.output(resize(g, 'RESIZE_BILINEAR', g.input('input', NHWC), 'output', [9, 12], mode));
+  });
+  def(`resize_nearest${suffix}`, `RESIZE_NEAREST_NEIGHBOR ${JSON.stringify(mode)}, [1,5,7,3] -> [1,8,13,3]`, (g) => {
+    g.output(resize(g, 'RESIZE_NEAREST_NEIGHBOR', g.input('input', NHWC), 'output', [8, 13], mode));
+  });
+}
+def('resize_bilinear_down', 'RESIZE_BILINEAR half_pixel_centers downscale, [1,9,11,3] -> [1,4,6,3]', (g) => {
+  g.output(resize(g, 'RESIZE_BILINEAR', g.input('input', [1, 9, 11, 3]), 'output', [4, 6], { halfPixelCenters: true }));
+});
+
+// --- Softmax ----------------------------------------------------------------
+
+def('softmax', 'SOFTMAX beta 1.0 on rank-2 [3,10]', (g) => {
+  g.output(softmax(g, g.input('input', [3, 10], 'FLOAT32', [-4, 4]), 'output', 1.0));
+});
+def('softmax_beta05', 'SOFTMAX beta 0.5 on rank-2 [3,10]', (g) => {
+  g.output(softmax(g, g.input('input', [3, 10], 'FLOAT32', [-4, 4]), 'output', 0.5));
+});
+def('softmax_after_conv', 'CONV_2D -> SOFTMAX on rank-4 [1,5,7,6]', (g) => {
+  const c = conv2d(g, g.input('input', NHWC), 'conv', { filters: 6, kh: 1, kw: 1 });
+  g.output(softmax(g, c, 'output', 1.0));
+});
+
+// --- Split ------------------------------------------------------------------
+
+def('split_3', 'SPLIT axis 1 (const input) into 3, [2,9,5] -> 3 x [2,3,5]', (g) => {
+  g.output(...split(g, g.input('input', [2, 9, 5]), 'output', 1, 3));
+});
+def('split_after_conv', 'CONV_2D -> SPLIT axis 3 into 3, [1,5,7,9] -> 3 x [1,5,7,3]', (g) => {
+  const c = conv2d(g, g.input('input', [1, 5, 7, 2]), 'conv', { filters: 9, kh: 1, kw: 1 });
+  g.output(...split(g, c, 'output', 3, 3));
+});
+def('split_v', 'SPLIT_V sizes [2,-1,3] axis 1, [4,12,5] -> [4,2,5], [4,7,5], [4,3,5]', (g) => {
+  g.output(...splitV(g, g.input('input', [4, 12, 5]), 'output', 1, [2, -1, 3]));
+});
+
+// --- Strided slice ----------------------------------------------------------
+
+const SS_IN = [2, 9, 11, 5];
+def('strided_slice', 'STRIDED_SLICE begin/end/strides, [2,9,11,5] -> [2,4,3,5]', (g) => {
+  g.output(stridedSlice(g, g.input('input', SS_IN), 'output', {
+    begin: [0, 1, 2, 0], end: [2, 8, 10, 5], strides: [1, 2, 3, 1], outShape: [2, 4, 3, 5],
+  }));
+});
+def('strided_slice_begin_mask', 'STRIDED_SLICE begin_mask 0b0110, [2,9,11,5] -> [1,8,5,3]', (g) => {
+  g.output(stridedSlice(g, g.input('input', SS_IN), 'output', {
+    begin: [1, 5, 7, 1], end: [2, 8, 10, 4], strides: [1, 1, 2, 1], masks: { begin: 0b0110 }, outShape: [1, 8, 5, 3],
+  }));
+});
+def('strided_slice_end_mask', 'STRIDED_SLICE end_mask 0b1010, [2,9,11,5] -> [1,7,3,4]', (g) => {
+  g.output(stridedSlice(g, g.input('input', SS_IN), 'output', {
+    begin: [0, 2, 3, 1], end: [1, 0, 9, 0], strides: [1, 1, 2, 1], masks: { end: 0b1010 }, outShape: [1, 7, 3, 4],
+  }));
+});
+def('strided_slice_neg_stride', 'STRIDED_SLICE negative strides and indices, [2,9,11,5] -> [2,8,4,3]', (g) => {
+  g.output(stridedSlice(g, g.input('input', SS_IN), 'output', {
+    begin: [0, -1, 10, 4], end: [2, -9, 0, 1], strides: [1, -1, -3, -1], outShape: [2, 8, 4, 3],
+  }));
+});
+def('strided_slice_shrink', 'STRIDED_SLICE shrink_axis_mask 0b0101, [2,9,11,5] -> [3,5]', (g) => {
+  g.output(stridedSlice(g, g.input('input', SS_IN), 'output', {
+    begin: [1, 0, 3, 0], end: [2, 9, 4, 5], strides: [1, 3, 1, 1], masks: { shrink: 0b0101 }, outShape: [3, 5],
+  }));
+});
+def('strided_slice_new_axis', 'STRIDED_SLICE new_axis_mask 0b00010, [2,9,11,5] -> [2,1,7,6,5]', (g) => {
+  g.output(stridedSlice(g, g.input('input', SS_IN), 'output', {
+    begin: [0, 0, 1, 0, 0], end: [2, 0, 8, 11, 5], strides: [1, 1, 1, 2, 1], masks: { newAxis: 0b00010 }, outShape: [2, 1, 7, 6, 5],
+  }));
+});
+def('strided_slice_ellipsis', 'STRIDED_SLICE ellipsis_mask 0b010 ([1:2, ..., 2:4]), [2,9,11,5] -> [1,9,11,2]', (g) => {
+  g.output(stridedSlice(g, g.input('input', SS_IN), 'output', {
+    begin: [1, 0, 2], end: [2, 0, 4], strides: [1, 1, 1], masks: { ellipsis: 0b010 }, outShape: [1, 9, 11, 2],
+  }));
+});
+def('strided_slice_after_conv', 'CONV_2D -> STRIDED_SLICE on H, W and C, [1,7,9,8] -> [1,4,5,6]', (g) => {
+  const c = conv2d(g, g.input('input', [1, 7, 9, 3]), 'conv', { filters: 8, kh: 3, kw: 3 });
+  g.output(stridedSlice(g, c, 'output', {
+    begin: [0, 1, 0, 2], end: [1, 5, 9, 8], strides: [1, 1, 2, 1], outShape: [1, 4, 5, 6],
+  }));
+});
+def('strided_slice_i32', 'STRIDED_SLICE int32, [3,8,6] -> [2,4,3]', (g) => {
+  g.output(stridedSlice(g, g.input('input', [3, 8, 6], 'INT32'), 'output', {
+    begin: [1, 0, 1], end: [3, 8, 6], strides: [1, 2, 2], outShape: [2, 4, 3],
+  }));
+});
+
+// --- Small networks ---------------------------------------------------------
+
+def('mini_mobilenet', 'conv s2 -> RELU6 -> depthwise (RELU6) -> global avg pool -> conv 1x1 -> reshape -> softmax', (g) => {
+  const x = g.input('input', [1, 12, 10, 3]);
+  const c1 = conv2d(g, x, 'stem/conv', { filters: 8, kh: 3, kw: 3, stride: [2, 2] }); // [1,6,5,8]
+  const r1 = unary(g, 'RELU6', c1, 'stem/relu6');
+  const dw = depthwise(g, r1, 'block/depthwise', { kh: 3, kw: 3, act: 'RELU6' }); // [1,6,5,8]
+  const gp = pool(g, 'AVERAGE_POOL_2D', dw, 'head/pool', { fh: 6, fw: 5, stride: [1, 1], padding: 'VALID' }); // [1,1,1,8]
+  const lg = conv2d(g, gp, 'head/logits', { filters: 7, kh: 1, kw: 1 }); // [1,1,1,7]
+  const fl = reshape(g, lg, 'head/reshape', [1, 7]);
+  g.output(softmax(g, fl, 'output'));
+});
+def('cnn_chain', 'conv -> pad -> max pool, conv s2; concat -> mean -> fully_connected', (g) => {
+  const x = g.input('input', [1, 11, 13, 3]);
+  const a = conv2d(g, x, 'branch_a/conv', { filters: 4, kh: 3, kw: 3, act: 'RELU' }); // [1,11,13,4]
+  const p = padOp(g, 'PAD', a, 'branch_a/pad', [[0, 0], [1, 0], [0, 1], [0, 0]]); // [1,12,14,4]
+  const m = pool(g, 'MAX_POOL_2D', p, 'branch_a/pool', { fh: 2, fw: 2, stride: [2, 2], padding: 'VALID' }); // [1,6,7,4]
+  const b = conv2d(g, x, 'branch_b/conv', { filters: 5, kh: 3, kw: 3, stride: [2, 2] }); // [1,6,7,5]
+  const cat = concat(g, [m, b], 'concat', 3); // [1,6,7,9]
+  const avg = mean(g, cat, 'mean', [1, 2], false); // [1,9]
+  g.output(fullyConnected(g, avg, 'output', { units: 10 }));
+});
+
+// ---------------------------------------------------------------------------
+// JSON output: compact and stable. Arrays of plain values are written inline
+// (wrapped), everything else one entry per line.
+
+function format(value, indent = '') {
+  const inner = indent + '  ';
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    if (value.every((v) => v === null || typeof v !== 'object')) {
+      const items = value.map((v) => JSON.stringify(v));
+      const oneLine = `[${items.join(', ')}]`;
+      if (oneLine.length + indent.length <= 100) return oneLine;
+      const lines = [];
+      let line = '';
+      for (const item of items) {
+        if (line && inner.length + line.length + item.length + 2 > 100) {
+          lines.push(line);
+          line = '';
+        }
+        line += (line ? ', ' : '') + item;
+      }
+      lines.push(line);
+      return `[\n${lines.map((l) => inner + l).join(',\n')}\n${indent}]`;
+    }
+    return `[\n${value.map((v) => inner + format(v, inner)).join(',\n')}\n${indent}]`;
+  }
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value).filter((k) => value[k] !== undefined);
+    if (keys.length === 0) return '{}';
+    const simple = keys.every((k) => value[k] === null || typeof value[k] !== 'object' || (Array.isArray(value[k]) && value[k].length <= 6 && value[k].every((v) => typeof v !== 'object')));
+    if (simple) {
+      const oneLine = `{ ${keys.map((k) => `${JSON.stringify(k)}: ${format(value[k], inner)}`).join(', ')} }`;
+      if (oneLine.length + indent.length <= 100) return oneLine;
+    }
+    return `{\n${keys.map((k) => `${inner}${JSON.stringify(k)}: ${format(value[k], inner)}`).join(',\n')}\n${indent}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function main() {
+  rmSync(JSON_DIR, { recursive: true, force: true });
+  mkdirSync(JSON_DIR, { recursive: true });
+  const specs = {};
+  for (const { name, description, build } of MODELS) {
+    const g = new Graph(name, description);
+    build(g);
+    writeFileSync(join(JSON_DIR, `${name}.json`), format(g.toJSON()) + '\n');
+    if (Object.keys(g.ranges).length) {
+      const inputs = {};
+      for (const [tensor, range] of Object.entries(g.ranges)) inputs[tensor] = { range };
+      specs[`${name}.tflite`] = { inputs };
+    }
+  }
+  writeFileSync(SPECS_FILE, JSON.stringify(specs, null, 2) + '\n');
+  console.log(`wrote ${MODELS.length} models to ${JSON_DIR} and ${Object.keys(specs).length} specs to ${SPECS_FILE}`);
+}
+
+main();
