@@ -166,6 +166,43 @@ TEST(Convert, UnsupportedOpsAreAllListed) {
   EXPECT_EQ(r.error().unsupported.size(), 3u);
 }
 
+TEST(Convert, DynamicDimensionsStaySymbolic) {
+  // Batch is dynamic (shape_signature -1): a 1x1 conv then a reshape to [-1, 20].
+  std::string w = testing::f32_bytes(std::vector<float>(2 * 3, 0.5f));
+  std::string b = testing::f32_bytes({0.f, 1.f});
+  auto bytes = testing::tflite_from_json(R"({
+    "version": 3,
+    "operator_codes": [{"deprecated_builtin_code": 3, "builtin_code": "CONV_2D"},
+                       {"deprecated_builtin_code": 22, "builtin_code": "RESHAPE"}],
+    "subgraphs": [{
+      "tensors": [
+        {"shape": [1, 2, 5, 3], "shape_signature": [-1, 2, 5, 3], "name": "x"},
+        {"shape": [2, 1, 1, 3], "buffer": 1, "name": "w"},
+        {"shape": [2], "buffer": 2, "name": "b"},
+        {"shape": [1, 2, 5, 2], "shape_signature": [-1, 2, 5, 2], "name": "y"},
+        {"shape": [1, 20], "shape_signature": [-1, 20], "name": "flat"}],
+      "inputs": [0], "outputs": [4],
+      "operators": [
+        {"opcode_index": 0, "inputs": [0, 1, 2], "outputs": [3],
+         "builtin_options_type": "Conv2DOptions",
+         "builtin_options": {"padding": "VALID", "stride_w": 1, "stride_h": 1}},
+        {"opcode_index": 1, "inputs": [3], "outputs": [4],
+         "builtin_options_type": "ReshapeOptions", "builtin_options": {"new_shape": [-1, 20]}}]
+    }],
+    "buffers": [{}, {"data": )" + w + R"(}, {"data": )" + b + R"(}]
+  })");
+  onnx::ModelProto m = convert_ok(bytes);
+  const auto& in = m.graph().input(0).type().tensor_type().shape();
+  ASSERT_EQ(in.dim_size(), 4);
+  EXPECT_FALSE(in.dim(0).has_dim_value());
+  EXPECT_FALSE(in.dim(0).dim_param().empty());
+  EXPECT_EQ(in.dim(1).dim_value(), 3);  // NCHW
+  const auto& out = m.graph().output(0).type().tensor_type().shape();
+  ASSERT_EQ(out.dim_size(), 2);
+  EXPECT_FALSE(out.dim(0).has_dim_value());
+  EXPECT_EQ(out.dim(1).dim_value(), 20);
+}
+
 TEST(Convert, SupportMatrixComesFromTheRegistry) {
   std::map<std::string, OpSupport> by_name;
   for (const auto& s : support_matrix()) by_name[s.op] = s;
