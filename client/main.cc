@@ -116,7 +116,7 @@ int run_convert(const std::string& input, std::string output, int opset, bool js
       j["error"] = {{"code", to_string(e.code)}, {"message", e.message}};
       if (e.op_index >= 0) j["error"]["op_index"] = e.op_index;
       if (!e.tensor.empty()) j["error"]["tensor"] = e.tensor;
-      std::cout << j.dump(2) << "\n";
+      std::cout << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     } else if (verbose) {
       std::cerr << diag.to_text();
     }
@@ -173,7 +173,7 @@ int run_ops(bool json) {
       }
       a.push_back(std::move(o));
     }
-    std::cout << a.dump(2) << "\n";
+    std::cout << a.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     return kOk;
   }
   int supported = 0;

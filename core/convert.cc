@@ -94,7 +94,7 @@ std::string io_layouts_json(const ir::Graph& g) {
   for (auto list : {&g.inputs, &g.outputs})
     for (ir::TensorId t : *list)
       if (!g.tensor(t).layout.empty()) j[g.tensor(t).name] = g.tensor(t).layout;
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 Status lower(ir::Graph& g, const ConvertOptions& options, Diagnostics& diag) {

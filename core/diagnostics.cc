@@ -34,6 +34,15 @@ Json unsupported_json(const std::vector<UnsupportedOp>& ops) {
   return a;
 }
 
+std::string join(const std::vector<int>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(v[i]);
+  }
+  return s;
+}
+
 std::string fmt_ms(double ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f ms", ms);
@@ -63,7 +72,7 @@ std::string Diagnostics::to_json(int indent) const {
   Json t = Json::object();
   for (const auto& p : timings) t[p.phase + "_ms"] = p.ms;
   j["timings"] = std::move(t);
-  return j.dump(indent);
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
 std::string Diagnostics::to_text() const {
@@ -116,7 +125,7 @@ std::string ModelInfo::to_json(int indent) const {
   }
   j["ops"] = std::move(os);
   j["unsupported"] = unsupported_json(unsupported);
-  return j.dump(indent);
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
 std::string ModelInfo::to_text() const {
@@ -141,9 +150,7 @@ std::string ModelInfo::to_text() const {
   s += "ops (" + std::to_string(ops.size()) + "):\n";
   for (const auto& o : ops) {
     s += "  " + std::to_string(o.index) + " " + o.op + " in[";
-    for (size_t k = 0; k < o.inputs.size(); ++k) s += (k ? "," : "") + std::to_string(o.inputs[k]);
-    s += "] out[";
-    for (size_t k = 0; k < o.outputs.size(); ++k) s += (k ? "," : "") + std::to_string(o.outputs[k]);
+    s += join(o.inputs) + "] out[" + join(o.outputs);
     s += "]";
     if (!o.supported) s += "  UNSUPPORTED" + (o.reason.empty() ? "" : ": " + o.reason);
     s += "\n";

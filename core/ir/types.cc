@@ -153,7 +153,10 @@ Perm drop_axes(const Perm& p, const std::vector<int>& tflite_axes, size_t rank) 
 
 std::string to_string(const Perm& p) {
   std::string s = "[";
-  for (size_t i = 0; i < p.size(); ++i) s += (i ? "," : "") + std::to_string(p[i]);
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(p[i]);
+  }
   return s + "]";
 }
 

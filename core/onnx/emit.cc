@@ -7,6 +7,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
@@ -82,6 +83,56 @@ inline void copy_element(const std::byte* src, std::byte* dst, size_t src_size, 
   }
 }
 
+// The layouts weights take (OHWI -> OIHW, 1HWC -> C1HW, OHWI -> IOHW, NHWC ->
+// NCHW) all swap two blocks of axes after a common prefix: [P..., A..., B...] ->
+// [P..., B..., A...]. That is a batch of 2-D transposes of [A, B] matrices,
+// done here in cache-sized tiles. Returns false for other permutations.
+bool write_block_transpose(const ir::Tensor& t, const ir::Perm& p, std::byte* dst) {
+  const size_t rank = p.size();
+  size_t k = 0;
+  while (k < rank && p[k] == static_cast<int>(k)) ++k;
+  if (k == rank) return false;
+  const size_t m = static_cast<size_t>(p[k]);  // B starts at axis m
+  for (size_t i = 0; i < rank - m; ++i)
+    if (p[k + i] != static_cast<int>(m + i)) return false;
+  for (size_t i = 0; i < m - k; ++i)
+    if (p[k + (rank - m) + i] != static_cast<int>(k + i)) return false;
+  int64_t batch = 1, rows = 1, cols = 1;
+  for (size_t a = 0; a < k; ++a) batch *= t.shape[a];
+  for (size_t a = k; a < m; ++a) rows *= t.shape[a];
+  for (size_t a = m; a < rank; ++a) cols *= t.shape[a];
+
+  const ir::ConstData& c = *t.data;
+  const size_t src_es = ir::element_size(c.stored_type);
+  const size_t dst_es = ir::element_size(t.dtype);
+  const bool widen = c.stored_type == DataType::kFloat16 && t.dtype == DataType::kFloat32;
+  const std::byte* src = c.bytes.data();
+  constexpr int64_t kTile = 32;
+  for (int64_t b = 0; b < batch; ++b) {
+    const std::byte* s = src + static_cast<size_t>(b * rows * cols) * src_es;
+    std::byte* d = dst + static_cast<size_t>(b * rows * cols) * dst_es;
+    for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+      const int64_t r1 = std::min(rows, r0 + kTile);
+      for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+        const int64_t c1 = std::min(cols, c0 + kTile);
+        // dst[col][row] = src[row][col]
+        for (int64_t col = c0; col < c1; ++col) {
+          std::byte* drow = d + static_cast<size_t>(col * rows) * dst_es;
+          if (!widen && src_es == 4) {
+            for (int64_t row = r0; row < r1; ++row)
+              std::memcpy(drow + row * 4, s + static_cast<size_t>(row * cols + col) * 4, 4);
+          } else {
+            for (int64_t row = r0; row < r1; ++row)
+              copy_element(s + static_cast<size_t>(row * cols + col) * src_es,
+                           drow + static_cast<size_t>(row) * dst_es, src_es, dst_es, widen);
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 size_t onnx_byte_size(const ir::Tensor& t) {
@@ -115,6 +166,7 @@ void write_constant(const ir::Tensor& t, std::byte* dst) {
     }
     return;
   }
+  if (write_block_transpose(t, p, dst)) return;
   // General permutation: walk the output in order, tracking the source offset.
   std::vector<int64_t> src_stride(rank, 1);
   for (size_t a = rank - 1; a > 0; --a) src_stride[a - 1] = src_stride[a] * t.shape[a];
@@ -129,14 +181,9 @@ void write_constant(const ir::Tensor& t, std::byte* dst) {
   int64_t base = 0;
   std::byte* out = dst;
   for (size_t done = 0; done < count; done += static_cast<size_t>(inner)) {
-    if (!widen && src_es == 4) {
-      const std::byte* s = src + base * 4;
-      for (int64_t k = 0; k < inner; ++k, out += 4) std::memcpy(out, s + k * inner_stride * 4, 4);
-    } else {
-      for (int64_t k = 0; k < inner; ++k, out += dst_es)
-        copy_element(src + (base + k * inner_stride) * static_cast<int64_t>(src_es), out, src_es,
-                     dst_es, widen);
-    }
+    for (int64_t k = 0; k < inner; ++k, out += dst_es)
+      copy_element(src + (base + k * inner_stride) * static_cast<int64_t>(src_es), out, src_es,
+                   dst_es, widen);
     // Advance the odometer over the outer axes.
     for (size_t a = rank - 1; a-- > 0;) {
       base += out_stride[a];

@@ -104,7 +104,8 @@ TensorId weight_in_layout(LowerContext& ctx, const ir::Node& n, size_t i, const 
   TensorId w = n.inputs[i];
   if (ctx.tensor(w).is_const()) return ctx.constant_in_layout(w, perm);
   ir::Tensor t = ctx.tensor(w);
-  t.name += "/" + ir::to_string(perm);
+  t.name += '/';
+  t.name += ir::to_string(perm);
   t.layout = perm;
   TensorId out = ctx.graph().add_tensor(std::move(t));
   ir::Node& tr = ctx.emit(n, "Transpose", {w}, {out}, "weight_Transpose");

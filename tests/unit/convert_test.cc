@@ -36,7 +36,9 @@ onnx::ModelProto convert_ok(const std::vector<std::byte>& bytes, int opset = 13,
   auto r = convert(view(bytes), o, d);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
   onnx::ModelProto m;
-  if (r.ok()) EXPECT_TRUE(m.ParseFromString(*r));
+  if (r.ok()) {
+    EXPECT_TRUE(m.ParseFromString(*r));
+  }
   if (diag_out) *diag_out = d;
   return m;
 }

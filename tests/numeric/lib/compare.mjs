@@ -1,0 +1,226 @@
+// Output comparison rules (see DESIGN.md, "Tolerances that work"):
+//   float        |d| <= atol + rtol * max(range(ref), max|ref|)   (atol 1e-5, rtol 1e-4)
+//   exact        integer and bool outputs: every element equal
+//   index        ARG_MAX/ARG_MIN-like outputs: >= 99.9% of elements equal
+//   quantized    integer outputs with quantization: >= 99% within 1 step, none beyond 4
+//   dequantized  float outputs of dequantized/hybrid models: >= 99% of elements within
+//                2% of the reference output range, and the same top-1 for classifiers
+
+import { numElements, toNumberArray } from './tensor.mjs';
+
+export const DEFAULT_TOLERANCE = Object.freeze({
+  atol: 1e-5,
+  rtol: 1e-4,
+  agree: 0.999, // index: fraction of equal elements
+  within1: 0.99, // quantized: fraction within 1 step
+  maxSteps: 4, // quantized: no element beyond this many steps
+  frac: 0.99, // dequantized: fraction within rel * range
+  rel: 0.02, // dequantized: allowed error as a fraction of the output range
+});
+
+export const MODES = ['float', 'exact', 'index', 'quantized', 'dequantized'];
+
+function fmt(x) {
+  if (!Number.isFinite(x)) return String(x);
+  if (x === 0) return '0';
+  const a = Math.abs(x);
+  if (a >= 1e4 || a < 1e-3) return x.toExponential(2);
+  return Number(x.toPrecision(3)).toString();
+}
+
+function pct(x) {
+  return `${Number((100 * x).toPrecision(4))}%`;
+}
+
+function refStats(ref) {
+  let min = Infinity;
+  let max = -Infinity;
+  let maxAbs = 0;
+  for (let i = 0; i < ref.length; i++) {
+    const v = ref[i];
+    if (!Number.isFinite(v)) continue;
+    if (v < min) min = v;
+    if (v > max) max = v;
+    const a = Math.abs(v);
+    if (a > maxAbs) maxAbs = a;
+  }
+  const range = max >= min ? max - min : 0;
+  return { min, max, range, maxAbs };
+}
+
+// |a - b| with NaN/Inf handled: same non-finite value -> 0, otherwise Infinity.
+function absDiff(a, b) {
+  if (Number.isNaN(a) || Number.isNaN(b)) return Number.isNaN(a) && Number.isNaN(b) ? 0 : Infinity;
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return a === b ? 0 : Infinity;
+  return Math.abs(a - b);
+}
+
+function worstIndex(ref, got) {
+  let worst = 0;
+  let idx = -1;
+  for (let i = 0; i < ref.length; i++) {
+    const d = absDiff(ref[i], got[i]);
+    if (d > worst || idx < 0) { worst = d; idx = i; }
+  }
+  return [worst, idx];
+}
+
+function unravel(i, shape) {
+  const out = new Array(shape.length);
+  for (let k = shape.length - 1; k >= 0; k--) {
+    out[k] = shape[k] === 0 ? 0 : i % shape[k];
+    i = Math.floor(i / (shape[k] || 1));
+  }
+  return out;
+}
+
+function compareFloat(ref, got, tol, shape, label) {
+  const st = refStats(ref);
+  const scale = Math.max(st.range, st.maxAbs);
+  const bound = tol.atol + tol.rtol * scale;
+  const [worst, idx] = worstIndex(ref, got);
+  let bad = 0;
+  for (let i = 0; i < ref.length; i++) if (absDiff(ref[i], got[i]) > bound) bad++;
+  const ok = bad === 0;
+  const r = { ok, maxAbs: worst, tol: bound, summary: `max |d| = ${fmt(worst)}, tol = ${fmt(bound)}` };
+  if (!ok) {
+    r.detail = `${bad} of ${ref.length} elements beyond ${fmt(bound)}; worst at [${unravel(idx, shape)}]: ` +
+      `ref ${fmt(ref[idx])} vs ${label} ${fmt(got[idx])}`;
+  }
+  return r;
+}
+
+function compareExact(ref, got, shape, label) {
+  let bad = 0;
+  let first = -1;
+  let worst = 0;
+  for (let i = 0; i < ref.length; i++) {
+    if (ref[i] !== got[i]) {
+      bad++;
+      if (first < 0) first = i;
+      worst = Math.max(worst, absDiff(ref[i], got[i]));
+    }
+  }
+  const r = { ok: bad === 0, maxAbs: worst, tol: 0, summary: `max |d| = ${fmt(worst)}, tol = 0 (exact)` };
+  if (bad) r.detail = `${bad} of ${ref.length} elements differ; first at [${unravel(first, shape)}]: ref ${ref[first]} vs ${label} ${got[first]}`;
+  return r;
+}
+
+function compareIndex(ref, got, tol, shape, label) {
+  let bad = 0;
+  let first = -1;
+  let worst = 0;
+  for (let i = 0; i < ref.length; i++) {
+    if (ref[i] !== got[i]) {
+      bad++;
+      if (first < 0) first = i;
+      worst = Math.max(worst, absDiff(ref[i], got[i]));
+    }
+  }
+  const agree = ref.length ? 1 - bad / ref.length : 1;
+  const ok = agree >= tol.agree;
+  const r = {
+    ok, maxAbs: worst, tol: 0,
+    summary: `max |d| = ${fmt(worst)}, ${pct(agree)} equal, tol = ${pct(tol.agree)} equal (index)`,
+  };
+  if (!ok) r.detail = `only ${pct(agree)} of indices equal (need ${pct(tol.agree)}); first difference at [${unravel(first, shape)}]: ref ${ref[first]} vs ${label} ${got[first]}`;
+  return r;
+}
+
+function compareQuantized(ref, got, tol, shape, label) {
+  let within1 = 0;
+  let beyond = 0;
+  let worst = 0;
+  let idx = -1;
+  for (let i = 0; i < ref.length; i++) {
+    const d = Math.abs(ref[i] - got[i]);
+    if (d <= 1) within1++;
+    if (d > tol.maxSteps) beyond++;
+    if (d > worst || idx < 0) { worst = d; idx = i; }
+  }
+  const frac = ref.length ? within1 / ref.length : 1;
+  const ok = frac >= tol.within1 && beyond === 0;
+  const r = {
+    ok, maxAbs: worst, tol: tol.maxSteps,
+    summary: `max |d| = ${worst} steps, ${pct(frac)} within 1 step, tol = ${pct(tol.within1)} within 1 step and none beyond ${tol.maxSteps}`,
+  };
+  if (!ok) {
+    r.detail = `${pct(frac)} within 1 step (need ${pct(tol.within1)}), ${beyond} beyond ${tol.maxSteps} steps; ` +
+      `worst at [${unravel(idx, shape)}]: ref ${ref[idx]} vs ${label} ${got[idx]}`;
+  }
+  return r;
+}
+
+function argmaxRows(vals, shape) {
+  const k = shape[shape.length - 1] || 1;
+  const rows = Math.floor(vals.length / k);
+  const out = new Array(rows);
+  for (let r = 0; r < rows; r++) {
+    let best = r * k;
+    for (let j = r * k + 1; j < (r + 1) * k; j++) if (vals[j] > vals[best]) best = j;
+    out[r] = best;
+  }
+  return out;
+}
+
+function compareDequantized(ref, got, tol, shape, classifier, label) {
+  const st = refStats(ref);
+  const range = st.range > 0 ? st.range : Math.max(st.maxAbs, 1e-6);
+  const bound = tol.rel * range;
+  let within = 0;
+  for (let i = 0; i < ref.length; i++) if (absDiff(ref[i], got[i]) <= bound) within++;
+  const [worst, idx] = worstIndex(ref, got);
+  const frac = ref.length ? within / ref.length : 1;
+  let ok = frac >= tol.frac;
+  let detail = ok ? '' : `${pct(frac)} of elements within ${fmt(bound)} (need ${pct(tol.frac)}); worst at [${unravel(idx, shape)}]: ref ${fmt(ref[idx])} vs ${label} ${fmt(got[idx])}`;
+  let top1 = '';
+  if (classifier && shape.length >= 1 && (shape[shape.length - 1] || 0) >= 2) {
+    const a = argmaxRows(ref, shape);
+    const b = argmaxRows(got, shape);
+    let flips = 0;
+    for (let r = 0; r < a.length; r++) {
+      // A flip only counts when the reference clearly prefers its class:
+      // near-ties (within the element tolerance) may legitimately swap.
+      if (a[r] !== b[r] && ref[a[r]] - ref[b[r]] > bound) flips++;
+    }
+    top1 = flips ? `, top-1 differs in ${flips} of ${a.length} rows` : ', same top-1';
+    if (flips) {
+      ok = false;
+      detail = (detail ? `${detail}; ` : '') + `top-1 differs in ${flips} of ${a.length} rows`;
+    }
+  }
+  const r = {
+    ok, maxAbs: worst, tol: bound,
+    summary: `max |d| = ${fmt(worst)}, ${pct(frac)} within ${fmt(bound)}${top1}, tol = ${pct(tol.frac)} within ${pct(tol.rel)} of range`,
+  };
+  if (!ok) r.detail = detail;
+  return r;
+}
+
+/**
+ * Compares one output. ref and got are host tensors in the same (TFLite) layout.
+ * mode: one of MODES. Returns {ok, maxAbs, tol, summary, detail?}.
+ */
+export function compareTensors(ref, got, mode, tolerance = {}, options = {}) {
+  const tol = { ...DEFAULT_TOLERANCE, ...tolerance };
+  const label = options.label ?? 'onnx';
+  if (ref.shape.length !== got.shape.length || ref.shape.some((d, i) => d !== got.shape[i])) {
+    return {
+      ok: false, maxAbs: Infinity, tol: 0, summary: 'shape mismatch',
+      detail: `shape mismatch: reference [${ref.shape}] vs ${label} [${got.shape}]`,
+    };
+  }
+  if (numElements(ref.shape) !== ref.data.length || ref.data.length !== got.data.length) {
+    return { ok: false, maxAbs: Infinity, tol: 0, summary: 'size mismatch', detail: `element count ${ref.data.length} vs ${got.data.length}` };
+  }
+  const a = toNumberArray(ref);
+  const b = toNumberArray(got);
+  switch (mode) {
+    case 'float': return compareFloat(a, b, tol, ref.shape, label);
+    case 'exact': return compareExact(a, b, ref.shape, label);
+    case 'index': return compareIndex(a, b, tol, ref.shape, label);
+    case 'quantized': return compareQuantized(a, b, tol, ref.shape, label);
+    case 'dequantized': return compareDequantized(a, b, tol, ref.shape, options.classifier ?? false, label);
+    default: throw new Error(`unknown comparison mode ${mode}`);
+  }
+}

@@ -1,0 +1,205 @@
+// Reference runtime: @litertjs/core (LiteRT compiled to WebAssembly) under Node.
+//
+// Loading: loadLiteRt(dir) picks the Wasm build (relaxed-SIMD or "compat") and
+// loads its script through importScripts(), which wasm_loader.mjs provides.
+// Running: the package's high-level Tensor/CompiledModel API only knows
+// float32/int32/uint8 and cannot create inputs for models whose signature has
+// dynamic (-1) dimensions, so this adapter drives the Embind classes exposed as
+// `liteRt.liteRtWasm` directly: loadModel -> compileModel -> TensorBuffers ->
+// run(signature 0, buffers). That path handles int8/int16/int64/bool as well.
+
+import path from 'node:path';
+import { installScriptHandler, evaluateCommonJs, packageDir } from './wasm_loader.mjs';
+import { TYPED_ARRAYS, numElements } from './tensor.mjs';
+import { signatureNameToTensor } from './tflite_model.mjs';
+
+// litert::ElementType values (see @litertjs/core dist/index.d.ts)
+const ELEMENT_TYPE = {
+  float32: 1, int32: 2, uint8: 3, int64: 4, string: 5, bool: 6, int16: 7,
+  int8: 9, float16: 10, float64: 11, uint64: 13, uint32: 16, uint16: 17,
+};
+const ELEMENT_NAME = Object.fromEntries(Object.entries(ELEMENT_TYPE).map(([k, v]) => [v, k]));
+
+let liteRtPromise = null;
+const logLines = [];
+
+function logSink(line) {
+  logLines.push(String(line));
+  if (logLines.length > 200) logLines.splice(0, logLines.length - 200);
+}
+
+// Distinct error lines logged since `since`, at most `max` (plus a count of the rest).
+function recentErrors(since, max = 4) {
+  const lines = [...new Set(logLines.slice(since).filter((l) => /^(ERROR|FATAL)\b/.test(l)))];
+  return lines.length > max ? [...lines.slice(0, max), `... ${lines.length - max} more`] : lines;
+}
+
+export function liteRtLogs() {
+  return logLines.slice();
+}
+
+async function load() {
+  const dir = path.join(packageDir('@litertjs/core'), 'wasm');
+  installScriptHandler({
+    matches: (file) => file.startsWith(dir),
+    load: (file) => {
+      globalThis.ModuleFactory = evaluateCommonJs(file);
+      // Picked up by createWasmLib as the Emscripten module argument.
+      globalThis.Module = { print: logSink, printErr: logSink };
+    },
+  });
+  const core = await import('@litertjs/core');
+  // Environment.create() warns that there is no WebGPU (no `navigator.gpu` in Node).
+  const warn = console.warn;
+  console.warn = () => {};
+  try {
+    return await core.loadLiteRt(dir + path.sep);
+  } finally {
+    console.warn = warn;
+  }
+}
+
+export function initLiteRt() {
+  if (!liteRtPromise) liteRtPromise = load();
+  return liteRtPromise;
+}
+
+function vectorToArray(vec) {
+  const out = [];
+  for (let i = 0; i < vec.size(); i++) out.push(vec.get(i));
+  vec.delete();
+  return out;
+}
+
+function errorText(e) {
+  const msg = e && e.message ? e.message : String(e);
+  return msg.split('\n').map((l) => l.replace(/^\W*└\s*/, '').trim()).filter(Boolean).join(' / ');
+}
+
+/**
+ * Runs a .tflite model once.
+ * inputs: Map tensorName -> host tensor (TFLite layout and type).
+ * Returns Map tensorName -> host tensor for every output of signature 0.
+ */
+export async function runLiteRt(bytes, model, inputs) {
+  // An output declared with shape [] and no has_rank flag has an unknown shape
+  // (e.g. TFLite_Detection_PostProcess): this build then hands back scalar
+  // buffers of stale memory instead of failing, so refuse such models.
+  const unknown = model.outputs.find((t) => t.shape.length === 0 && !t.hasRank);
+  if (unknown) throw new Error(`LiteRT.js cannot return output "${unknown.name}" of unknown shape`);
+  const liteRt = await initLiteRt();
+  const w = liteRt.liteRtWasm;
+  const env = liteRt.getDefaultEnvironment().liteRtEnvironment;
+  const mark = logLines.length;
+  const cleanup = [];
+  const fail = (what, e) => {
+    const extra = recentErrors(mark).filter((l) => !errorText(e).includes(l));
+    return new Error(`LiteRT.js ${what}: ${errorText(e)}${extra.length ? ` (${extra.join('; ')})` : ''}`);
+  };
+  try {
+    const ptr = w._malloc(bytes.length);
+    cleanup.push(() => w._free(ptr));
+    w.HEAPU8.set(bytes, ptr);
+    let lrModel;
+    try {
+      lrModel = w.loadModel(env, ptr, bytes.length);
+    } catch (e) {
+      throw fail('cannot load the model', e);
+    }
+    cleanup.push(() => lrModel.delete());
+    let compiled;
+    try {
+      compiled = await w.compileModel(env, lrModel, {
+        accelerator: 'wasm',
+        cpuOptions: { numThreads: 1 },
+        gpuOptions: {},
+        webNNOptions: {},
+      });
+    } catch (e) {
+      throw fail('cannot compile the model', e);
+    }
+    cleanup.push(() => compiled.delete());
+    if (lrModel.getNumSignatures() < 1) throw new Error('LiteRT.js: model has no signature');
+    const sig = lrModel.getSignature(0);
+    cleanup.push(() => sig.delete());
+    const inNames = vectorToArray(sig.inputNames());
+    const outNames = vectorToArray(sig.outputNames());
+
+    const buffers = [];
+    for (let i = 0; i < inNames.length; i++) {
+      const tensor = signatureNameToTensor(model, inNames[i], 'inputs') ?? model.inputs[i];
+      const host = tensor ? inputs.get(tensor.name) : null;
+      if (!host) throw new Error(`LiteRT.js: no input data for signature input "${inNames[i]}"`);
+      const et = ELEMENT_TYPE[host.type];
+      if (et === undefined) throw new Error(`LiteRT.js: unsupported input type ${host.type}`);
+      const dims = new w.VectorInt32();
+      for (const d of host.shape) dims.push_back(d);
+      const layout = w.LiteRtLayout.create(dims);
+      dims.delete();
+      const type = w.LiteRtRankedTensorType.create({ value: et }, layout);
+      layout.delete();
+      const byteLength = host.data.byteLength;
+      const buf = w.LiteRtTensorBuffer.createManaged(env, w.LiteRtTensorBufferType.HOST_MEMORY, type, byteLength);
+      type.delete();
+      buffers.push(buf);
+      cleanup.push(() => buf.delete());
+      const p = buf.lock(w.LiteRtTensorBufferLockMode.WRITE);
+      try {
+        w.HEAPU8.set(new Uint8Array(host.data.buffer, host.data.byteOffset, byteLength), p);
+      } finally {
+        buf.unlock();
+      }
+    }
+
+    let results;
+    try {
+      results = await compiled.run(0, buffers);
+    } catch (e) {
+      throw fail('failed to run', e);
+    }
+    const out = new Map();
+    const resultList = [];
+    for (let i = 0; i < results.length; i++) resultList.push(results[i]);
+    for (const r of resultList) cleanup.push(() => r.delete());
+    // The Wasm build reports kernel failures (e.g. "gather index out of
+    // bounds") only through its log, while run() still returns buffers.
+    const runErrors = recentErrors(mark);
+    if (runErrors.length) throw new Error(`LiteRT.js failed to run: ${runErrors.join('; ')}`);
+
+    for (let i = 0; i < resultList.length; i++) {
+      const r = resultList[i];
+      const type = r.tensorType();
+      const etObj = type.elementType();
+      if (!etObj) {
+        type.delete();
+        throw new Error(`LiteRT.js cannot describe output ${i} "${outNames[i]}" (dynamic output shape?)`);
+      }
+      const et = etObj.value;
+      const layout = type.layout();
+      const shape = vectorToArray(layout.dimensions());
+      layout.delete();
+      type.delete();
+      const typeName = ELEMENT_NAME[et];
+      const Ctor = TYPED_ARRAYS[typeName];
+      if (!Ctor) throw new Error(`LiteRT.js: unsupported output element type ${et}`);
+      const n = numElements(shape);
+      const byteLength = n * Ctor.BYTES_PER_ELEMENT;
+      const p = r.lock(w.LiteRtTensorBufferLockMode.READ);
+      let data;
+      try {
+        const copy = w.HEAPU8.slice(p, p + byteLength);
+        data = new Ctor(copy.buffer, 0, n);
+      } finally {
+        r.unlock();
+      }
+      const tensor = signatureNameToTensor(model, outNames[i], 'outputs') ?? model.outputs[i];
+      const name = tensor ? tensor.name : outNames[i];
+      out.set(name, { type: typeName, shape, data });
+    }
+    return out;
+  } finally {
+    for (const f of cleanup.reverse()) {
+      try { f(); } catch { /* already released */ }
+    }
+  }
+}

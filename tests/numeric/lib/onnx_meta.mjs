@@ -1,0 +1,128 @@
+// Reads ModelProto.metadata_props (field 14, repeated StringStringEntryProto
+// {key = 1, value = 2}) straight from the protobuf wire format, because
+// onnxruntime-node does not expose model metadata.
+
+const WIRE_VARINT = 0;
+const WIRE_I64 = 1;
+const WIRE_LEN = 2;
+const WIRE_I32 = 5;
+
+class Reader {
+  constructor(u8, start = 0, end = u8.length) {
+    this.u8 = u8;
+    this.pos = start;
+    this.end = end;
+  }
+
+  done() { return this.pos >= this.end; }
+
+  // Varints up to 2^53 are enough here (lengths < 2 GiB); uses arithmetic, not bit ops.
+  varint() {
+    let result = 0;
+    let mul = 1;
+    for (let i = 0; i < 10; i++) {
+      if (this.pos >= this.end) throw new Error('truncated varint');
+      const b = this.u8[this.pos++];
+      result += (b & 0x7f) * mul;
+      if ((b & 0x80) === 0) return result;
+      mul *= 128;
+    }
+    throw new Error('varint too long');
+  }
+
+  skip(wire) {
+    switch (wire) {
+      case WIRE_VARINT: this.varint(); break;
+      case WIRE_I64: this.pos += 8; break;
+      case WIRE_LEN: { const n = this.varint(); this.pos += n; break; }
+      case WIRE_I32: this.pos += 4; break;
+      default: throw new Error(`unsupported wire type ${wire}`);
+    }
+    if (this.pos > this.end) throw new Error('truncated field');
+  }
+
+  // Returns [start, end) of a length-delimited field's payload.
+  bytes() {
+    const n = this.varint();
+    const start = this.pos;
+    this.pos += n;
+    if (this.pos > this.end) throw new Error('truncated length-delimited field');
+    return [start, this.pos];
+  }
+}
+
+function decodeEntry(u8, start, end) {
+  const r = new Reader(u8, start, end);
+  const dec = new TextDecoder();
+  let key = '';
+  let value = '';
+  while (!r.done()) {
+    const tag = r.varint();
+    const field = Math.floor(tag / 8);
+    const wire = tag % 8;
+    if ((field === 1 || field === 2) && wire === WIRE_LEN) {
+      const [s, e] = r.bytes();
+      const text = dec.decode(u8.subarray(s, e));
+      if (field === 1) key = text; else value = text;
+    } else {
+      r.skip(wire);
+    }
+  }
+  return [key, value];
+}
+
+/** Returns ModelProto.metadata_props as a plain {key: value} object. */
+export function readOnnxMetadata(bytes) {
+  const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  const r = new Reader(u8);
+  const props = {};
+  while (!r.done()) {
+    const tag = r.varint();
+    const field = Math.floor(tag / 8);
+    const wire = tag % 8;
+    if (field === 14 && wire === WIRE_LEN) {
+      const [s, e] = r.bytes();
+      const [k, v] = decodeEntry(u8, s, e);
+      props[k] = v;
+    } else {
+      r.skip(wire);
+    }
+  }
+  return props;
+}
+
+export const IO_LAYOUTS_KEY = 'lite2onnx.io_layouts';
+
+/**
+ * Parses the converter's I/O layout record: {"tensor name": [perm...]}, where
+ * onnx_tensor = transpose(tflite_tensor, perm). Returns {} when absent.
+ */
+export function readIoLayouts(bytes) {
+  const props = readOnnxMetadata(bytes);
+  const raw = props[IO_LAYOUTS_KEY];
+  if (raw == null || raw === '') return {};
+  let parsed;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (e) {
+    throw new Error(`metadata ${IO_LAYOUTS_KEY} is not valid JSON: ${e.message}`);
+  }
+  if (parsed == null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new Error(`metadata ${IO_LAYOUTS_KEY} must be a JSON object`);
+  }
+  for (const [name, perm] of Object.entries(parsed)) {
+    if (!Array.isArray(perm) || !isPermutation(perm)) {
+      throw new Error(`metadata ${IO_LAYOUTS_KEY}: "${name}" is not a permutation: ${JSON.stringify(perm)}`);
+    }
+  }
+  return parsed;
+}
+
+export function isPermutation(perm) {
+  const seen = new Array(perm.length).fill(false);
+  for (const p of perm) {
+    if (!Number.isInteger(p) || p < 0 || p >= perm.length || seen[p]) return false;
+    seen[p] = true;
+  }
+  return true;
+}

@@ -1,0 +1,446 @@
+// One model through the whole check: convert -> inputs -> TFLite reference ->
+// ONNX Runtime -> compare. Runs inside a worker process (see worker.mjs).
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { readTfliteModel, inferIndexRange, isIndexTensor } from './tflite_model.mjs';
+import { readIoLayouts } from './onnx_meta.mjs';
+import { randomTensor, inputSeed } from './inputs.mjs';
+import {
+  transpose, inversePermutation, castData, dequantize, makeTensor, allocate, isFloatType, isIntegerType, TYPED_ARRAYS,
+} from './tensor.mjs';
+import { compareTensors, MODES } from './compare.mjs';
+
+export const OUTCOMES = ['pass', 'fail', 'unsupported', 'skip', 'convert-error'];
+
+// Exit codes of `lite2onnx convert`.
+const EXIT_OK = 0;
+const EXIT_UNSUPPORTED = 4;
+
+function firstLine(text) {
+  const line = String(text ?? '').split('\n').map((l) => l.trim()).find(Boolean);
+  return line ?? '';
+}
+
+function errMessage(e) {
+  return e && e.message ? e.message : String(e);
+}
+
+// First few non-empty lines of a (possibly multi-line) message, on one line.
+function compact(text, maxLines = 3, maxChars = 400) {
+  const lines = String(text ?? '').split('\n').map((l) => l.trim()).filter(Boolean).slice(0, maxLines);
+  const s = lines.join(' / ');
+  return s.length > maxChars ? `${s.slice(0, maxChars)}...` : s;
+}
+
+export function onnxFileName(name) {
+  return name.replace(/\.tflite$/i, '').replace(/[\\/]+/g, '__') + '.onnx';
+}
+
+function runConverter(task, onnxPath) {
+  const spec = task.spec ?? {};
+  const args = ['convert', task.file, '-o', onnxPath, '--opset', String(spec.opset ?? task.opset), '--json'];
+  if (Array.isArray(spec.args)) args.push(...spec.args.map(String));
+  return new Promise((resolve) => {
+    execFile(task.cli, args, { timeout: task.convertTimeoutMs, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        let code = 0;
+        let signal = null;
+        if (error) {
+          if (typeof error.code === 'number') code = error.code;
+          else if (error.signal) { code = -1; signal = error.signal; } else { code = -1; stderr = `${errMessage(error)}\n${stderr}`; }
+          if (error.killed && !signal) signal = 'SIGTERM';
+        }
+        resolve({ code, signal, stdout, stderr, args });
+      });
+  });
+}
+
+// Digs the unsupported operator list out of the CLI's JSON diagnostics,
+// accepting a few shapes: {"unsupported": [{"op": "X", "op_index": 3}, ...]},
+// plain strings, or the list nested somewhere inside the document.
+export function unsupportedOps(stdout) {
+  let doc;
+  try {
+    doc = JSON.parse(stdout);
+  } catch {
+    return null;
+  }
+  const found = [];
+  const visit = (v, depth) => {
+    if (depth > 6 || v == null || typeof v !== 'object') return;
+    if (Array.isArray(v)) { for (const x of v) visit(x, depth + 1); return; }
+    for (const [k, x] of Object.entries(v)) {
+      if (/^unsupported(_ops|_operators)?$/i.test(k) && Array.isArray(x)) {
+        for (const item of x) {
+          if (typeof item === 'string') found.push({ op: item });
+          else if (item && typeof item === 'object') {
+            const op = item.op ?? item.name ?? item.opcode ?? item.operator ?? item.type ?? '?';
+            const index = item.op_index ?? item.index ?? item.opIndex;
+            found.push({ op: String(op), index });
+          }
+        }
+      } else {
+        visit(x, depth + 1);
+      }
+    }
+  };
+  visit(doc, 0);
+  return found;
+}
+
+function describeUnsupported(list) {
+  const byOp = new Map();
+  for (const { op, index } of list) {
+    if (!byOp.has(op)) byOp.set(op, []);
+    if (index !== undefined && index !== null) byOp.get(op).push(index);
+  }
+  const MAX_TYPES = 10;
+  const entries = [...byOp.entries()];
+  const text = entries.slice(0, MAX_TYPES).map(([op, idx]) => {
+    if (idx.length === 0) return op;
+    const shown = idx.slice(0, 4).join(', ') + (idx.length > 4 ? ', ...' : '');
+    return `${op} (op ${shown})`;
+  }).join(', ');
+  return entries.length > MAX_TYPES ? `${text} and ${entries.length - MAX_TYPES} more operator types` : text;
+}
+
+function perInputSpec(spec, tensor, index) {
+  const ins = spec.inputs;
+  if (!ins) return {};
+  if (Array.isArray(ins)) return ins[index] ?? {};
+  return ins[tensor.name] ?? ins[String(index)] ?? {};
+}
+
+function perOutputSpec(spec, tensor, index) {
+  const outs = spec.outputs;
+  if (!outs) return {};
+  if (Array.isArray(outs)) return outs[index] ?? {};
+  return outs[tensor.name] ?? outs[String(index)] ?? {};
+}
+
+const GENERATABLE = new Set(['float32', 'float64', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'bool']);
+
+function makeInputs(task, model) {
+  const spec = task.spec ?? {};
+  const inputs = new Map();
+  const fileName = path.basename(task.file);
+  model.inputs.forEach((t, i) => {
+    if (!GENERATABLE.has(t.type)) throw Object.assign(new Error(`input "${t.name}" has type ${t.type}, which the harness cannot generate`), { skip: true });
+    const ispec = perInputSpec(spec, t, i);
+    const shape = ispec.shape ?? t.shape;
+    if (shape.some((d) => !(d >= 0))) throw new Error(`input "${t.name}" has no static shape [${shape}]; give "shape" in the spec`);
+    if (ispec.value !== undefined) {
+      // a fixed input, e.g. the output_shape operand of TRANSPOSE_CONV
+      const values = Array.isArray(ispec.value) ? ispec.value.flat(Infinity) : [ispec.value];
+      const t2 = allocate(t.type, shape);
+      if (values.length !== t2.data.length) throw new Error(`spec: input "${t.name}" value has ${values.length} elements, shape [${shape}] needs ${t2.data.length}`);
+      t2.data.set(castData(Float64Array.from(values), t.type));
+      inputs.set(t.name, t2);
+      return;
+    }
+    const range = ispec.range ?? (isIntegerType(t.type) && !t.quant ? inferIndexRange(model, t) : null);
+    inputs.set(t.name, randomTensor(t.type, shape, inputSeed(fileName, i), range ?? undefined));
+  });
+  return inputs;
+}
+
+// Set when a Wasm runtime aborted or trapped: its module is no longer usable,
+// so the worker asks to be replaced after reporting the current model.
+let poisoned = false;
+export function runtimePoisoned() {
+  return poisoned;
+}
+
+const FATAL_WASM = /Aborted\(|RuntimeError|unreachable|memory access out of bounds|Out of memory/i;
+
+async function runTflite(which, bytes, model, inputs) {
+  try {
+    if (which === 'litert') {
+      const { runLiteRt } = await import('./litert.mjs');
+      return await runLiteRt(bytes, model, inputs);
+    }
+    const { runTfjsTflite } = await import('./tfjs_tflite.mjs');
+    return await runTfjsTflite(bytes, model, inputs);
+  } catch (e) {
+    if (FATAL_WASM.test(errMessage(e)) || (e && e.name === 'RuntimeError')) poisoned = true;
+    throw e;
+  }
+}
+
+const RUNTIME_LABEL = { litert: 'LiteRT.js', tfjs: 'tfjs-tflite' };
+
+// Reference outputs: LiteRT.js first, tfjs-tflite when LiteRT.js refuses the
+// model (or when the spec asks for it). Returns {which, outputs} or throws a
+// skip-marked error when neither runtime can run the model.
+async function runReference(task, bytes, model, inputs) {
+  const spec = task.spec ?? {};
+  const order = spec.reference === 'tfjs' ? ['tfjs'] : spec.reference === 'litert' ? ['litert'] : ['litert', 'tfjs'];
+  const errors = [];
+  for (const which of order) {
+    try {
+      return { which, outputs: await runTflite(which, bytes, model, inputs), errors };
+    } catch (e) {
+      errors.push(`${RUNTIME_LABEL[which]}: ${errMessage(e)}`);
+    }
+  }
+  throw Object.assign(new Error(`no TFLite runtime can run it (${errors.join(' | ')})`), { skip: true });
+}
+
+function chooseMode(task, model, tensor, index, refType) {
+  const spec = task.spec ?? {};
+  const ospec = perOutputSpec(spec, tensor, index);
+  if (ospec.mode) return ospec.mode;
+  if (ospec.index === true) return 'index';
+  if (ospec.index !== false && isIntegerType(refType) && !tensor.quant && isIndexTensor(model, tensor)) return 'index';
+  if (isFloatType(refType)) return spec.mode === 'dequantized' ? 'dequantized' : 'float';
+  if (isIntegerType(refType) && tensor.quant) return spec.mode === 'dequantized' ? 'dequantized' : 'quantized';
+  return 'exact';
+}
+
+function toleranceFor(task, tensor, index) {
+  const spec = task.spec ?? {};
+  return { ...(spec.tolerance ?? {}), ...(perOutputSpec(spec, tensor, index).tolerance ?? {}) };
+}
+
+function classifierFor(task, tensor, index, shape) {
+  const spec = task.spec ?? {};
+  const ospec = perOutputSpec(spec, tensor, index);
+  if (typeof ospec.classifier === 'boolean') return ospec.classifier;
+  if (typeof spec.classifier === 'boolean') return spec.classifier;
+  return shape.length === 2 && shape[1] >= 2;
+}
+
+// Puts a reference output and a candidate output on common ground and compares.
+function compareOne(task, model, tensor, index, ref, got, label) {
+  let mode = chooseMode(task, model, tensor, index, ref.type);
+  let r = ref;
+  let g = got;
+  if (isFloatType(g.type) && isIntegerType(r.type) && tensor.quant) {
+    // The ONNX output was dequantized: compare in float, loosely.
+    r = dequantize(r, tensor.quant);
+    mode = 'dequantized';
+  } else if (isFloatType(r.type) !== isFloatType(g.type) || (r.type === 'bool') !== (g.type === 'bool')) {
+    return { ok: false, maxAbs: Infinity, tol: 0, summary: 'type mismatch', detail: `type mismatch: reference ${r.type} vs ${label} ${g.type}` };
+  }
+  if (!MODES.includes(mode)) throw new Error(`spec: unknown mode "${mode}"`);
+  return compareTensors(r, g, mode, toleranceFor(task, tensor, index), {
+    classifier: classifierFor(task, tensor, index, r.shape),
+    label,
+  });
+}
+
+function ratio(r) {
+  if (!r.ok) return Infinity;
+  if (r.tol > 0) return r.maxAbs / r.tol;
+  return r.maxAbs > 0 ? 1 : 0;
+}
+
+// Compares every TFLite output (by tensor name) of `got` against `ref`.
+function compareAll(task, model, ref, got, label) {
+  const results = [];
+  model.outputs.forEach((tensor, i) => {
+    const a = ref.get(tensor.name);
+    const b = got.get(tensor.name);
+    if (!a) { results.push({ name: tensor.name, ok: false, detail: `reference produced no output "${tensor.name}"`, maxAbs: Infinity, tol: 0 }); return; }
+    if (!b) { results.push({ name: tensor.name, ok: false, detail: `${label} produced no output "${tensor.name}"`, maxAbs: Infinity, tol: 0 }); return; }
+    results.push({ name: tensor.name, ...compareOne(task, model, tensor, i, a, b, label) });
+  });
+  return results;
+}
+
+function summarize(results) {
+  let worst = results[0];
+  for (const r of results) if (ratio(r) > ratio(worst)) worst = r;
+  return worst;
+}
+
+function failureText(results) {
+  const bad = results.filter((r) => !r.ok);
+  return bad.map((r) => `output "${r.name}": ${r.detail ?? r.summary}`).join('; ');
+}
+
+// Matches ONNX graph inputs/outputs to TFLite tensors by name, else by order.
+function matchByName(onnxNames, tflTensors, what, notes) {
+  const byName = new Map(tflTensors.map((t) => [t.name, t]));
+  if (onnxNames.every((n) => byName.has(n))) return onnxNames.map((n) => byName.get(n));
+  if (onnxNames.length !== tflTensors.length) {
+    throw new Error(`ONNX model has ${onnxNames.length} ${what}s, the TFLite model ${tflTensors.length}`);
+  }
+  notes.push(`ONNX ${what} names differ from the TFLite tensor names; matched by order`);
+  return tflTensors;
+}
+
+async function runOnnx(task, onnxBytes, model, inputs, notes) {
+  const layouts = readIoLayouts(onnxBytes);
+  const { openOnnx } = await import('./ort_runner.mjs');
+  let session;
+  try {
+    session = await openOnnx(onnxBytes, { threads: task.threads });
+  } catch (e) {
+    throw new Error(`onnxruntime cannot load the ONNX model: ${compact(errMessage(e))}`);
+  }
+  try {
+    const inTensors = matchByName(session.inputs.map((m) => m.name), model.inputs, 'input', notes);
+    const feeds = new Map();
+    session.inputs.forEach((m, i) => {
+      const tfl = inTensors[i];
+      let host = inputs.get(tfl.name);
+      const perm = layouts[m.name] ?? layouts[tfl.name];
+      if (perm) host = transpose(host, perm);
+      const want = m.type;
+      if (want && want !== host.type) {
+        if (isFloatType(want) && isIntegerType(host.type) && tfl.quant) {
+          host = dequantize(host, tfl.quant);
+          if (want !== 'float32') host = makeTensor(want, host.shape, castData(host.data, want));
+        } else if (TYPED_ARRAYS[want] && !isFloatType(want) && !isFloatType(host.type)) {
+          host = makeTensor(want, host.shape, castData(host.data, want));
+        } else {
+          throw new Error(`ONNX input "${m.name}" is ${want}, the TFLite input is ${host.type}`);
+        }
+      }
+      feeds.set(m.name, host);
+    });
+    let outs;
+    try {
+      outs = await session.run(feeds);
+    } catch (e) {
+      throw new Error(`onnxruntime failed to run: ${compact(errMessage(e))}`);
+    }
+    const outNames = session.outputs.map((m) => m.name);
+    const outTensors = matchByName(outNames, model.outputs, 'output', notes);
+    const result = new Map();
+    outNames.forEach((name, i) => {
+      let t = outs.get(name);
+      const perm = layouts[name] ?? layouts[outTensors[i].name];
+      if (perm) {
+        if (perm.length !== t.shape.length) throw new Error(`io_layouts perm [${perm}] does not fit output "${name}" of shape [${t.shape}]`);
+        t = transpose(t, inversePermutation(perm));
+      }
+      result.set(outTensors[i].name, t);
+    });
+    return { outputs: result, layouts };
+  } finally {
+    await session.release();
+  }
+}
+
+/** Processes one model. Never throws: errors become outcomes. */
+export async function processModel(task) {
+  const spec = task.spec ?? {};
+  const res = { name: task.name, outcome: 'fail', message: '', notes: [] };
+  if (spec.skip) {
+    res.outcome = 'skip';
+    res.message = String(spec.skip);
+    return res;
+  }
+  try {
+    const bytes = new Uint8Array(fs.readFileSync(task.file));
+    let onnxPath = null;
+    if (!task.tfliteOnly) {
+      onnxPath = path.join(task.outDir, onnxFileName(task.name));
+      try { fs.unlinkSync(onnxPath); } catch { /* not there */ }
+      const conv = await runConverter(task, onnxPath);
+      if (conv.code === EXIT_UNSUPPORTED) {
+        const ops = unsupportedOps(conv.stdout);
+        res.outcome = 'unsupported';
+        res.message = ops && ops.length ? describeUnsupported(ops) : (firstLine(conv.stderr) || 'unsupported operators');
+        return res;
+      }
+      if (conv.code !== EXIT_OK) {
+        res.outcome = 'convert-error';
+        const why = conv.signal ? `killed by ${conv.signal}${conv.signal === 'SIGTERM' ? ' (timeout?)' : ''}` : String(conv.code);
+        res.message = `${why} ${firstLine(conv.stderr) || firstLine(conv.stdout)}`.trim();
+        return res;
+      }
+      if (!fs.existsSync(onnxPath)) {
+        res.message = `converter exited 0 but wrote no ${onnxPath}`;
+        return res;
+      }
+    }
+
+    let model;
+    try {
+      model = readTfliteModel(bytes);
+    } catch (e) {
+      res.message = `harness cannot read the TFLite model: ${errMessage(e)}`;
+      return res;
+    }
+
+    const inputs = makeInputs(task, model);
+    const ref = await runReference(task, bytes, model, inputs);
+    res.reference = ref.which;
+    if (ref.which !== 'litert' && ref.errors.length && !task.tfliteOnly) res.notes.push(`reference is tfjs-tflite (${ref.errors[0]})`);
+
+    if (task.tfliteOnly) {
+      // Compare the two TFLite runtimes with each other.
+      if (ref.which !== 'litert') {
+        res.outcome = 'skip';
+        res.message = ref.errors.length
+          ? `only ${RUNTIME_LABEL[ref.which]} can run it (${ref.errors.join(' | ')})`
+          : `the spec makes ${RUNTIME_LABEL[ref.which]} the reference; nothing to compare it with`;
+        return res;
+      }
+      let other;
+      try {
+        other = await runTflite('tfjs', bytes, model, inputs);
+      } catch (e) {
+        res.outcome = 'skip';
+        res.message = `second opinion unavailable: ${errMessage(e)}`;
+        return res;
+      }
+      const cmp = compareAll(task, model, ref.outputs, other, 'tfjs-tflite');
+      const worst = summarize(cmp);
+      res.outcome = cmp.every((r) => r.ok) ? 'pass' : 'fail';
+      res.message = res.outcome === 'pass'
+        ? `outputs: ${cmp.length}, ${worst.summary} (tfjs-tflite vs LiteRT.js)`
+        : `tfjs-tflite disagrees with LiteRT.js: ${failureText(cmp)}`;
+      return res;
+    }
+
+    const onnxBytes = new Uint8Array(fs.readFileSync(onnxPath));
+    const onnx = await runOnnx(task, onnxBytes, model, inputs, res.notes);
+    const cmp = compareAll(task, model, ref.outputs, onnx.outputs, 'onnx');
+    const worst = summarize(cmp);
+    const passed = cmp.every((r) => r.ok);
+
+    if (task.secondOpinion && ref.which === 'litert') {
+      try {
+        const other = await runTflite('tfjs', bytes, model, inputs);
+        const c2 = compareAll(task, model, ref.outputs, other, 'tfjs-tflite');
+        if (c2.every((r) => r.ok)) {
+          res.notes.push(`second opinion: tfjs-tflite agrees with LiteRT.js (${summarize(c2).summary})`);
+        } else {
+          res.disagreement = true;
+          res.notes.push(`second opinion: tfjs-tflite DISAGREES with LiteRT.js: ${failureText(c2)}`);
+          if (!passed) {
+            const c3 = compareAll(task, model, other, onnx.outputs, 'onnx');
+            if (c3.every((r) => r.ok)) res.notes.push('the ONNX outputs do match tfjs-tflite');
+          }
+        }
+      } catch (e) {
+        res.notes.push(`second opinion unavailable: ${errMessage(e)}`);
+      }
+    }
+
+    const layoutNote = Object.keys(onnx.layouts).length ? `, ${Object.keys(onnx.layouts).length} I/O transposed` : '';
+    if (passed) {
+      res.outcome = 'pass';
+      res.message = `outputs: ${cmp.length}, ${worst.summary}${ref.which !== 'litert' ? `, ref ${RUNTIME_LABEL[ref.which]}` : ''}${layoutNote}`;
+    } else {
+      res.outcome = 'fail';
+      res.message = `${failureText(cmp)}${ref.which !== 'litert' ? ` [ref ${RUNTIME_LABEL[ref.which]}]` : ''}`;
+    }
+    return res;
+  } catch (e) {
+    if (e && e.skip) {
+      res.outcome = 'skip';
+      res.message = errMessage(e);
+    } else {
+      res.outcome = 'fail';
+      res.message = errMessage(e);
+    }
+    return res;
+  }
+}

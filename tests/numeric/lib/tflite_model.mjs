@@ -1,0 +1,240 @@
+// Minimal read-only view of a TFLite FlatBuffer: just what the harness needs to
+// generate inputs and interpret outputs (tensor names, types, shapes,
+// quantization, signature names, and a little about the operators).
+//
+// FlatBuffers layout recap: the file starts with a uoffset to the root table.
+// A table starts with an soffset to its vtable (vtable = table - soffset); the
+// vtable holds [vtable bytes, table bytes, field offsets...]. Offsets to
+// strings, vectors and sub-tables are uoffsets relative to where they are
+// stored. Vectors and strings are prefixed with a uint32 element count.
+
+export const TFL_TYPES = [
+  'float32', 'float16', 'int32', 'uint8', 'int64', 'string', 'bool', 'int16',
+  'complex64', 'int8', 'float64', 'complex128', 'uint64', 'resource', 'variant',
+  'uint32', 'uint16', 'int4', 'bfloat16',
+];
+
+// Builtin operator codes used by the harness (schema.fbs BuiltinOperator).
+export const OP = {
+  EMBEDDING_LOOKUP: 7,
+  GATHER: 36,
+  ARG_MAX: 56,
+  ARG_MIN: 79,
+};
+
+class Table {
+  constructor(view, pos) {
+    this.view = view;
+    this.pos = pos;
+    const vt = pos - view.getInt32(pos, true);
+    this.vt = vt;
+    this.vtSize = view.getUint16(vt, true);
+  }
+
+  // Byte position of field `id`, or 0 when the field is absent.
+  field(id) {
+    const at = 4 + 2 * id;
+    if (at >= this.vtSize) return 0;
+    const off = this.view.getUint16(this.vt + at, true);
+    return off === 0 ? 0 : this.pos + off;
+  }
+
+  deref(p) {
+    return p + this.view.getUint32(p, true);
+  }
+
+  u8(id, dflt = 0) { const p = this.field(id); return p ? this.view.getUint8(p) : dflt; }
+  i8(id, dflt = 0) { const p = this.field(id); return p ? this.view.getInt8(p) : dflt; }
+  i32(id, dflt = 0) { const p = this.field(id); return p ? this.view.getInt32(p, true) : dflt; }
+  u32(id, dflt = 0) { const p = this.field(id); return p ? this.view.getUint32(p, true) : dflt; }
+  bool(id, dflt = false) { const p = this.field(id); return p ? this.view.getUint8(p) !== 0 : dflt; }
+
+  string(id) {
+    const p = this.field(id);
+    if (!p) return null;
+    const s = this.deref(p);
+    const n = this.view.getUint32(s, true);
+    return new TextDecoder().decode(new Uint8Array(this.view.buffer, this.view.byteOffset + s + 4, n));
+  }
+
+  table(id) {
+    const p = this.field(id);
+    return p ? new Table(this.view, this.deref(p)) : null;
+  }
+
+  // Returns [start, length] of a vector field, or null.
+  vec(id) {
+    const p = this.field(id);
+    if (!p) return null;
+    const v = this.deref(p);
+    return [v + 4, this.view.getUint32(v, true)];
+  }
+
+  i32s(id) {
+    const v = this.vec(id);
+    if (!v) return null;
+    const out = new Array(v[1]);
+    for (let i = 0; i < v[1]; i++) out[i] = this.view.getInt32(v[0] + 4 * i, true);
+    return out;
+  }
+
+  f32s(id) {
+    const v = this.vec(id);
+    if (!v) return null;
+    const out = new Array(v[1]);
+    for (let i = 0; i < v[1]; i++) out[i] = this.view.getFloat32(v[0] + 4 * i, true);
+    return out;
+  }
+
+  i64s(id) {
+    const v = this.vec(id);
+    if (!v) return null;
+    const out = new Array(v[1]);
+    for (let i = 0; i < v[1]; i++) out[i] = Number(this.view.getBigInt64(v[0] + 8 * i, true));
+    return out;
+  }
+
+  tables(id) {
+    const v = this.vec(id);
+    if (!v) return [];
+    const out = new Array(v[1]);
+    for (let i = 0; i < v[1]; i++) {
+      const p = v[0] + 4 * i;
+      out[i] = new Table(this.view, this.deref(p));
+    }
+    return out;
+  }
+}
+
+function readTensor(t, index) {
+  const q = t.table(4);
+  let quant = null;
+  if (q) {
+    const scale = q.f32s(2);
+    const zeroPoint = q.i64s(3);
+    if (scale && scale.length > 0) {
+      quant = {
+        scale,
+        zeroPoint: zeroPoint && zeroPoint.length ? zeroPoint : scale.map(() => 0),
+        axis: q.i32(6, 0),
+      };
+    }
+  }
+  const typeId = t.i8(1, 0);
+  return {
+    index,
+    name: t.string(3) ?? `tensor_${index}`,
+    type: TFL_TYPES[typeId] ?? `type${typeId}`,
+    shape: t.i32s(0) ?? [],
+    shapeSignature: t.i32s(7),
+    quant,
+    isVariable: t.bool(5, false),
+    hasRank: t.bool(8, false),
+  };
+}
+
+/**
+ * Parses the parts of a .tflite file the harness uses.
+ * Throws an Error with a readable message when the bytes are not a TFLite model.
+ */
+export function readTfliteModel(bytes) {
+  const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  if (u8.length < 8) throw new Error('file too small to be a TFLite model');
+  const ident = String.fromCharCode(u8[4], u8[5], u8[6], u8[7]);
+  if (ident !== 'TFL3') throw new Error(`not a TFLite FlatBuffer (file identifier "${ident}")`);
+  const view = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
+  const model = new Table(view, view.getUint32(0, true));
+
+  const opcodes = model.tables(1).map((oc) => {
+    const deprecated = oc.i8(0, 0);
+    const builtin = oc.i32(3, 0);
+    return { code: Math.max(deprecated, builtin), custom: oc.string(1) };
+  });
+
+  const subgraphs = model.tables(2);
+  if (subgraphs.length === 0) throw new Error('model has no subgraphs');
+  const sg = subgraphs[0];
+  const tensors = sg.tables(0).map((t, i) => readTensor(t, i));
+  const inputs = (sg.i32s(1) ?? []).map((i) => tensors[i]);
+  const outputs = (sg.i32s(2) ?? []).map((i) => tensors[i]);
+  const operators = sg.tables(3).map((op) => {
+    const opcode = opcodes[op.u32(0, 0)] ?? { code: -1, custom: null };
+    const optionsType = op.u8(3, 0);
+    const options = op.table(4);
+    return {
+      code: opcode.code,
+      custom: opcode.custom,
+      inputs: op.i32s(1) ?? [],
+      outputs: op.i32s(2) ?? [],
+      // Only GatherOptions.axis is interpreted (field 0, default 0).
+      gatherAxis: opcode.code === OP.GATHER && options && optionsType !== 0 ? options.i32(0, 0) : 0,
+    };
+  });
+
+  // Signature defs: signature key name -> tensor index, for subgraph 0.
+  const signatures = model.tables(7).map((sd) => ({
+    key: sd.string(2),
+    subgraph: sd.u32(4, 0),
+    inputs: sd.tables(0).map((tm) => ({ name: tm.string(0), tensor: tm.u32(1, 0) })),
+    outputs: sd.tables(1).map((tm) => ({ name: tm.string(0), tensor: tm.u32(1, 0) })),
+  }));
+
+  let variableTensors = 0;
+  for (const t of tensors) if (t.isVariable) variableTensors++;
+
+  return {
+    subgraphCount: subgraphs.length,
+    tensors,
+    inputs,
+    outputs,
+    operators,
+    signatures,
+    variableTensors,
+  };
+}
+
+/**
+ * Maps a name used by a runtime's signature (a signature key such as
+ * "input_1", or already a tensor name) to the TFLite tensor it stands for.
+ */
+export function signatureNameToTensor(model, name, kind /* 'inputs' | 'outputs' */) {
+  for (const sig of model.signatures) {
+    if (sig.subgraph !== 0) continue;
+    for (const m of sig[kind]) {
+      if (m.name === name) return model.tensors[m.tensor];
+    }
+  }
+  const list = kind === 'inputs' ? model.inputs : model.outputs;
+  return list.find((t) => t.name === name) ?? null;
+}
+
+/**
+ * Suggests an input value range from how the graph uses an integer input:
+ * indices of GATHER / EMBEDDING_LOOKUP must stay below the table size.
+ * Returns [lo, hi) or null.
+ */
+export function inferIndexRange(model, input) {
+  let best = null;
+  for (const op of model.operators) {
+    let limit = null;
+    if (op.code === OP.GATHER && op.inputs[1] === input.index) {
+      const params = model.tensors[op.inputs[0]];
+      if (params && params.shape.length > 0) {
+        let axis = op.gatherAxis;
+        if (axis < 0) axis += params.shape.length;
+        limit = params.shape[axis];
+      }
+    } else if (op.code === OP.EMBEDDING_LOOKUP && op.inputs[0] === input.index) {
+      const table = model.tensors[op.inputs[1]];
+      if (table && table.shape.length > 0) limit = table.shape[0];
+    }
+    if (limit != null && limit > 0) best = best == null ? limit : Math.min(best, limit);
+  }
+  return best == null ? null : [0, best];
+}
+
+/** True when the tensor is produced by ARG_MAX / ARG_MIN (an index output). */
+export function isIndexTensor(model, tensor) {
+  return model.operators.some(
+    (op) => (op.code === OP.ARG_MAX || op.code === OP.ARG_MIN) && op.outputs.includes(tensor.index));
+}
