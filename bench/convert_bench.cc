@@ -1,0 +1,286 @@
+// Conversion benchmark: TFLite bytes in memory -> ONNX bytes in memory, through
+// lite2onnx::convert (reading, checks, layout, lowering, ONNX validation and
+// serialization). Real models come from the model corpus; the large float CNN is
+// generated here, in memory, with the FlatBuffers builder and our TFLite schema.
+//
+// Counters: model_MB and onnx_MB (MiB), peak_rss_MB (getrusage ru_maxrss, MiB,
+// process-wide: run each benchmark in its own process, see bench/run.sh),
+// rss_before_MB (resident set when the benchmark started, model already loaded),
+// first_ms (the first, untimed conversion: cold in a fresh process),
+// and <phase>_ms: mean time per phase from Diagnostics::timings.
+#include <benchmark/benchmark.h>
+#include <flatbuffers/flatbuffers.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/convert.h"
+#include "schema_generated.h"
+
+#ifndef LITE2ONNX_SOURCE_DIR
+#define LITE2ONNX_SOURCE_DIR "."
+#endif
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Model bytes that stay alive for the whole process: a file's contents or a
+// finished FlatBuffer (kept in the builder's own allocation, no extra copy).
+struct ModelBytes {
+  std::vector<std::byte> file;
+  flatbuffers::DetachedBuffer built;
+  std::string error;  // non-empty: the model is unavailable
+
+  std::span<const std::byte> bytes() const {
+    if (built.data())
+      return {reinterpret_cast<const std::byte*>(built.data()), built.size()};
+    return file;
+  }
+};
+
+double peak_rss_mib() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+double current_rss_mib() {
+  std::ifstream statm("/proc/self/statm");
+  long pages_total = 0, pages_resident = 0;
+  if (!(statm >> pages_total >> pages_resident)) return 0;
+  return static_cast<double>(pages_resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / kMiB;
+}
+
+std::filesystem::path corpus_dir() {
+  if (const char* env = std::getenv("LITE2ONNX_TEST_MODELS"); env && *env) return env;
+  return std::filesystem::path(LITE2ONNX_SOURCE_DIR) / ".." / "shared" / "models";
+}
+
+ModelBytes read_corpus_model(const std::string& relative) {
+  ModelBytes m;
+  std::filesystem::path path = corpus_dir() / relative;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    m.error = path.string() + " not found (set LITE2ONNX_TEST_MODELS)";
+    return m;
+  }
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  m.file.resize(static_cast<size_t>(size));
+  if (size > 0 && !in.read(reinterpret_cast<char*>(m.file.data()), size))
+    m.error = "cannot read " + path.string();
+  return m;
+}
+
+// A stack of CONV_2D layers (3x3, SAME, stride 1, fused RELU), channels ->
+// channels, on an input [1, side, side, channels] float32. Filters are OHWI, each
+// conv has its own float32 bias. Weights follow a cheap deterministic pattern.
+struct CnnSpec {
+  int layers = 12;
+  int channels = 512;
+  int side = 32;
+};
+
+ModelBytes build_cnn(const CnnSpec& spec) {
+  const int64_t c = spec.channels;
+  const size_t filter_elems = static_cast<size_t>(c * 3 * 3 * c);
+  const size_t filter_bytes = filter_elems * sizeof(float);
+  const size_t bias_bytes = static_cast<size_t>(c) * sizeof(float);
+  // Size the builder for everything up front: no reallocation (and no transient
+  // second copy of the weights) while building.
+  size_t estimate = static_cast<size_t>(spec.layers) * (filter_bytes + bias_bytes + 256) + (1 << 20);
+  estimate = (estimate + 4095) / 4096 * 4096;
+  flatbuffers::FlatBufferBuilder fbb(estimate);
+
+  // Buffer 0 is the conventional empty buffer; then filter and bias per layer.
+  std::vector<flatbuffers::Offset<tflite::Buffer>> buffers;
+  buffers.push_back(tflite::CreateBuffer(fbb));
+  uint32_t pattern = 0x9e3779b9u;
+  auto data_buffer = [&](size_t count, float scale) {
+    const size_t bytes = count * sizeof(float);
+    fbb.ForceVectorAlignment(bytes, 1, 16);  // TFLite writers align buffer data to 16
+    uint8_t* dst = nullptr;
+    auto vec = fbb.CreateUninitializedVector(bytes, 1, &dst);
+    for (size_t i = 0; i < count; ++i) {
+      pattern = pattern * 1664525u + 1013904223u;  // LCG: cheap and deterministic
+      float v = (static_cast<float>(pattern >> 20) - 2048.0f) * scale;
+      std::memcpy(dst + i * sizeof(float), &v, sizeof(float));
+    }
+    auto data = flatbuffers::Offset<flatbuffers::Vector<uint8_t>>(vec);
+    return tflite::CreateBuffer(fbb, data);
+  };
+
+  std::vector<flatbuffers::Offset<tflite::Tensor>> tensors;
+  auto add_tensor = [&](const std::string& name, std::vector<int32_t> shape, uint32_t buffer) {
+    tensors.push_back(tflite::CreateTensorDirect(fbb, &shape, tflite::TensorType::FLOAT32,
+                                                 buffer, name.c_str()));
+    return static_cast<int32_t>(tensors.size() - 1);
+  };
+  const std::vector<int32_t> act_shape = {1, spec.side, spec.side, spec.channels};
+  int32_t x = add_tensor("input", act_shape, 0);
+  const int32_t input = x;
+
+  std::vector<flatbuffers::Offset<tflite::Operator>> operators;
+  const float weight_scale = 1.0f / (2048.0f * 3.0f * 3.0f * static_cast<float>(c));
+  for (int l = 0; l < spec.layers; ++l) {
+    buffers.push_back(data_buffer(filter_elems, weight_scale));
+    int32_t filter = add_tensor("conv" + std::to_string(l) + "/filter",
+                                {spec.channels, 3, 3, spec.channels},
+                                static_cast<uint32_t>(buffers.size() - 1));
+    buffers.push_back(data_buffer(static_cast<size_t>(c), 1.0f / 2048.0f));
+    int32_t bias = add_tensor("conv" + std::to_string(l) + "/bias", {spec.channels},
+                              static_cast<uint32_t>(buffers.size() - 1));
+    int32_t y = add_tensor("conv" + std::to_string(l) + "/Relu", act_shape, 0);
+    auto options = tflite::CreateConv2DOptions(fbb, tflite::Padding::SAME, /*stride_w=*/1,
+                                               /*stride_h=*/1,
+                                               tflite::ActivationFunctionType::RELU);
+    std::vector<int32_t> op_inputs = {x, filter, bias};
+    std::vector<int32_t> op_outputs = {y};
+    operators.push_back(tflite::CreateOperatorDirect(
+        fbb, /*opcode_index=*/0, &op_inputs, &op_outputs,
+        tflite::BuiltinOptions::Conv2DOptions, options.Union()));
+    x = y;
+  }
+
+  std::vector<int32_t> graph_inputs = {input};
+  std::vector<int32_t> graph_outputs = {x};
+  auto subgraph = tflite::CreateSubGraphDirect(fbb, &tensors, &graph_inputs, &graph_outputs,
+                                               &operators, "main");
+  std::vector<flatbuffers::Offset<tflite::OperatorCode>> codes = {tflite::CreateOperatorCode(
+      fbb, /*deprecated_builtin_code=*/3, /*custom_code=*/0, /*version=*/1,
+      tflite::BuiltinOperator::CONV_2D)};
+  std::vector<flatbuffers::Offset<tflite::SubGraph>> subgraphs = {subgraph};
+  auto model = tflite::CreateModelDirect(fbb, /*version=*/3, &codes, &subgraphs,
+                                         "lite2onnx bench CNN", &buffers);
+  tflite::FinishModelBuffer(fbb, model);  // file identifier "TFL3"
+
+  ModelBytes m;
+  m.built = fbb.Release();
+  // Check what TFLite readers (and mmap users) rely on: every buffer's data is
+  // 16-byte aligned relative to the start of the file.
+  const tflite::Model* built = tflite::GetModel(m.built.data());
+  for (const tflite::Buffer* b : *built->buffers())
+    if (b->data() && (b->data()->data() - m.built.data()) % 16 != 0)
+      m.error = "generated model: buffer data is not 16-byte aligned";
+  return m;
+}
+
+// Models are made (read or generated) on first use, so a process running one
+// benchmark only holds that model.
+using ModelSource = std::function<ModelBytes()>;
+
+const ModelBytes& model_for(const std::string& name, const ModelSource& source) {
+  static std::map<std::string, std::unique_ptr<ModelBytes>> cache;
+  auto& slot = cache[name];
+  if (!slot) slot = std::make_unique<ModelBytes>(source());
+  return *slot;
+}
+
+void BM_Convert(benchmark::State& state, const std::string& name, const ModelSource& source) {
+  const ModelBytes& model = model_for(name, source);
+  if (!model.error.empty()) {
+    state.SkipWithError(model.error.c_str());
+    return;
+  }
+  const std::span<const std::byte> bytes = model.bytes();
+  const double rss_before = current_rss_mib();
+  lite2onnx::ConvertOptions options;
+
+  // Sanity check, outside the timed loop. In a fresh process this is also the
+  // cold conversion (ONNX schema registry built on first use): reported as first_ms.
+  size_t onnx_bytes = 0;
+  double first_ms = 0;
+  {
+    lite2onnx::Diagnostics diag;
+    const auto start = std::chrono::steady_clock::now();
+    auto onnx = lite2onnx::convert(bytes, options, diag);
+    first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                   .count();
+    if (!onnx) {
+      static std::string message;
+      message = name + ": conversion failed: " + onnx.error().message;
+      std::fprintf(stderr, "%s\n", message.c_str());
+      state.SkipWithError(message.c_str());
+      return;
+    }
+    onnx_bytes = onnx->size();
+  }
+
+  std::map<std::string, double> phase_ms;
+  for (auto _ : state) {
+    lite2onnx::Diagnostics diag;
+    auto onnx = lite2onnx::convert(bytes, options, diag);
+    benchmark::DoNotOptimize(onnx);
+    if (!onnx) {
+      state.SkipWithError("conversion failed inside the timed loop");
+      break;
+    }
+    for (const auto& t : diag.timings) phase_ms[t.phase] += t.ms;
+    benchmark::ClobberMemory();
+  }
+
+  const auto iterations = static_cast<double>(state.iterations());
+  state.SetBytesProcessed(static_cast<int64_t>(bytes.size()) * state.iterations());
+  state.counters["model_MB"] = static_cast<double>(bytes.size()) / kMiB;
+  state.counters["onnx_MB"] = static_cast<double>(onnx_bytes) / kMiB;
+  state.counters["rss_before_MB"] = rss_before;
+  state.counters["first_ms"] = first_ms;
+  state.counters["peak_rss_MB"] = peak_rss_mib();
+  if (iterations > 0)
+    for (const auto& [phase, ms] : phase_ms) state.counters[phase + "_ms"] = ms / iterations;
+}
+
+void register_all() {
+  struct CorpusModel {
+    const char* name;
+    const char* path;
+  };
+  for (const CorpusModel& m : {
+           CorpusModel{"mobilenet_v1_0.25_128", "tflite2onnx/mobilenet_v1_0.25_128.tflite"},
+           CorpusModel{"mobilenet_v1_0.25_224_1_default_1",
+                       "tflite-support/mobilenet_v1_0.25_224_1_default_1.tflite"},
+       }) {
+    std::string name = m.name;
+    std::string path = m.path;
+    benchmark::RegisterBenchmark(("BM_Convert/" + name).c_str(), BM_Convert, name,
+                                 ModelSource([path] { return read_corpus_model(path); }))
+        ->Unit(benchmark::kMillisecond);
+  }
+  // ~108 MiB of weights: 12 x (512x3x3x512 + 512) float32.
+  benchmark::RegisterBenchmark("BM_Convert/large_cnn", BM_Convert, std::string("large_cnn"),
+                               ModelSource([] { return build_cnn(CnnSpec{12, 512, 32}); }))
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(5);
+  // The same graph at 1/16 of the weights (~6.8 MiB): for profiling under
+  // callgrind and to see how the cost scales with weight bytes.
+  benchmark::RegisterBenchmark("BM_Convert/medium_cnn", BM_Convert, std::string("medium_cnn"),
+                               ModelSource([] { return build_cnn(CnnSpec{12, 128, 32}); }))
+      ->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
