@@ -60,8 +60,9 @@ void set_window(ir::Node& out, const Window& w, int64_t in_h, int64_t in_w, int6
   out.attrs.set("pads", std::vector<int64_t>{th / 2, tw / 2, th - th / 2, tw - tw / 2});
 }
 
-void read_conv_options(const tflite::Operator& op, ir::Attributes& a) {
-  const auto* o = op.builtin_options_as_Conv2DOptions();
+// Conv2DOptions and DepthwiseConv2DOptions share these fields.
+template <class Options>
+void read_conv_like(const Options* o, ir::Attributes& a) {
   a.set("padding", std::string(o && o->padding() == tflite::Padding::VALID ? "VALID" : "SAME"));
   a.set("stride_h", int64_t{o ? o->stride_h() : 1});
   a.set("stride_w", int64_t{o ? o->stride_w() : 1});
@@ -70,14 +71,12 @@ void read_conv_options(const tflite::Operator& op, ir::Attributes& a) {
   store_activation(o, a);
 }
 
+void read_conv_options(const tflite::Operator& op, ir::Attributes& a) {
+  read_conv_like(op.builtin_options_as_Conv2DOptions(), a);
+}
+
 void read_depthwise_options(const tflite::Operator& op, ir::Attributes& a) {
-  const auto* o = op.builtin_options_as_DepthwiseConv2DOptions();
-  a.set("padding", std::string(o && o->padding() == tflite::Padding::VALID ? "VALID" : "SAME"));
-  a.set("stride_h", int64_t{o ? o->stride_h() : 1});
-  a.set("stride_w", int64_t{o ? o->stride_w() : 1});
-  a.set("dilation_h_factor", int64_t{o ? o->dilation_h_factor() : 1});
-  a.set("dilation_w_factor", int64_t{o ? o->dilation_w_factor() : 1});
-  store_activation(o, a);
+  read_conv_like(op.builtin_options_as_DepthwiseConv2DOptions(), a);
 }
 
 void read_transpose_conv_options(const tflite::Operator& op, ir::Attributes& a) {

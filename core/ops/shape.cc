@@ -18,12 +18,14 @@ using ir::TensorId;
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
-OpEntry attribute(const char* name, const char* onnx, PropagateFn propagate, LowerFn lower) {
+OpEntry attribute(const char* name, const char* onnx, PropagateFn propagate, LowerFn lower,
+                  CheckFn check = nullptr) {
   OpEntry e;
   e.name = name;
   e.layout = LayoutClass::kAttribute;
   e.propagate = propagate;
   e.lower = lower;
+  e.check = check;
   e.onnx = onnx;
   return e;
 }
@@ -545,15 +547,11 @@ OpEntry concatenation() {
 }
 
 OpEntry split() {
-  OpEntry e = attribute("SPLIT", "Split", propagate_split, lower_split);
-  e.check = check_split;
-  return e;
+  return attribute("SPLIT", "Split", propagate_split, lower_split, check_split);
 }
 
 OpEntry split_v() {
-  OpEntry e = attribute("SPLIT_V", "Split", propagate_split, lower_split);
-  e.check = check_split;
-  return e;
+  return attribute("SPLIT_V", "Split", propagate_split, lower_split, check_split);
 }
 
 OpEntry strided_slice() {
@@ -574,15 +572,11 @@ OpEntry strided_slice() {
 }
 
 OpEntry pad() {
-  OpEntry e = attribute("PAD", "Pad", propagate_same, lower_pad);
-  e.check = check_pad;
-  return e;
+  return attribute("PAD", "Pad", propagate_same, lower_pad, check_pad);
 }
 
 OpEntry padv2() {
-  OpEntry e = attribute("PADV2", "Pad", propagate_same, lower_pad);
-  e.check = check_pad;
-  return e;
+  return attribute("PADV2", "Pad", propagate_same, lower_pad, check_pad);
 }
 
 OpEntry mirror_pad() {
