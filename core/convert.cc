@@ -59,6 +59,29 @@ std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
   return e.check ? e.check(g, n) : "";
 }
 
+// Every input a supported op always reads must be there (-1 marks an omitted one).
+Status check_arity(const ir::Graph& g) {
+  for (const auto& n : g.nodes) {
+    const ops::OpEntry& e = ops::lookup(n.builtin);
+    if (!e.supported() || n.dialect != ir::Dialect::kTflite) continue;
+    size_t need = e.min_inputs < 0 ? std::max<size_t>(n.inputs.size(), 1)
+                                   : static_cast<size_t>(e.min_inputs);
+    std::string problem;
+    if (n.inputs.size() < need)
+      problem = "expects at least " + std::to_string(need) + " inputs, has " +
+                std::to_string(n.inputs.size());
+    for (size_t i = 0; problem.empty() && i < need; ++i)
+      if (!g.valid(n.inputs[i])) problem = "input " + std::to_string(i) + " is missing";
+    if (n.outputs.empty()) problem = "has no outputs";
+    if (problem.empty()) continue;
+    Error err = make_error(ErrorCode::kInvalidModel,
+                           "op " + std::to_string(n.source_op) + " (" + n.op + ") " + problem);
+    err.op_index = n.source_op;
+    return err;
+  }
+  return ok_status();
+}
+
 std::vector<UnsupportedOp> preflight(const ir::Graph& g) {
   std::vector<UnsupportedOp> out;
   for (const auto& n : g.nodes) {
@@ -152,6 +175,7 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
     PhaseTimer t(diag, "check");
     if (auto st = passes::sort_topologically(g); !st) return st.take_error();
     if (auto st = passes::fold_constant_dequantize(g); !st) return st.take_error();
+    if (auto st = check_arity(g); !st) return st.take_error();
     diag.unsupported = preflight(g);
     if (!diag.unsupported.empty()) {
       Error e = make_error(ErrorCode::kUnsupported, unsupported_message(diag.unsupported));
@@ -244,6 +268,7 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
   }
   if (auto st = passes::sort_topologically(g); !st) return st.take_error();
   if (auto st = passes::fold_constant_dequantize(g); !st) return st.take_error();
+  if (auto st = check_arity(g); !st) return st.take_error();
   info.unsupported = preflight(g);
   for (const auto& u : info.unsupported)
     for (auto& oi : info.ops)

@@ -357,9 +357,30 @@ class Emitter {
       onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*strict_mode=*/1);
       onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), opts);
     } catch (const std::exception& e) {
+      // A node traced to a TFLite op whose declared output shape contradicts
+      // its inputs: the model's shapes are inconsistent, not our lowering.
+      std::string what = e.what();
+      size_t at = what.find("node name: ");
+      if (at != std::string::npos) {
+        size_t from = at + 11, to = what.find(')', from);
+        std::string node = what.substr(from, to == std::string::npos ? std::string::npos : to - from);
+        for (const auto& n : g_.nodes) {
+          if (n.name != node || n.source_op < 0) continue;
+          std::string outs;
+          for (TensorId t : n.outputs)
+            outs += (outs.empty() ? "'" : ", '") + g_.tensor(t).name + "' " +
+                    ir::to_string(g_.tensor(t).shape);
+          Error err = make_error(ErrorCode::kInvalidModel,
+                                 "op " + std::to_string(n.source_op) + " (" + node +
+                                     "): the declared shape of " + outs +
+                                     " contradicts its inputs: " + what);
+          err.op_index = n.source_op;
+          return err;
+        }
+      }
       return make_error(ErrorCode::kInternal,
                         std::string("ONNX shape inference disagrees with the converted model: ") +
-                            e.what());
+                            what);
     }
     return ok_status();
   }

@@ -242,6 +242,7 @@ OpEntry conv2d() {
       [](const ir::Graph& g, const ir::Node& n) { return check_conv_common(g, n, 0, 1); },
       [](LowerContext& ctx, const ir::Node& n) { return lower_conv(ctx, n, false); });
   e.notes = "filter OHWI -> OIHW in the initializer; grouped convolution from the filter shape";
+  e.min_inputs = 2;
   return e;
 }
 
@@ -251,6 +252,7 @@ OpEntry depthwise_conv2d() {
       [](const ir::Graph& g, const ir::Node& n) { return check_conv_common(g, n, 0, 1); },
       [](LowerContext& ctx, const ir::Node& n) { return lower_conv(ctx, n, true); });
   e.notes = "filter 1HW(C*M) -> (C*M)1HW; any multiplier, taken from the shapes";
+  e.min_inputs = 2;
   return e;
 }
 
@@ -264,6 +266,7 @@ OpEntry transpose_conv() {
       },
       lower_transpose_conv);
   e.data_input = 2;
+  e.min_inputs = 3;
   e.notes = "filter OHWI -> IOHW; explicit pads and output_padding from output_shape";
   return e;
 }

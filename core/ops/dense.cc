@@ -69,6 +69,7 @@ OpEntry fully_connected() {
     a.set("weights_format", int64_t{o ? static_cast<int>(o->weights_format()) : 0});
   };
   e.check = check_fc;
+  e.min_inputs = 2;
   e.lower = lower_fc;
   e.onnx = "Gemm (transB=1), Reshape around it for inputs of rank != 2";
   e.notes = "keep_num_dims supported";

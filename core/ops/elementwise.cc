@@ -131,6 +131,7 @@ OpEntry binary(const char* name, const char* onnx_op) {
   OpEntry e = transparent(name, onnx_op, lower_binary);
   e.read_options = read_binary_options;
   e.check = check_binary;
+  e.min_inputs = 2;
   e.notes = "numpy broadcasting; constant operands are permuted in their initializer";
   return e;
 }
@@ -148,6 +149,7 @@ OpEntry squared_difference() {
     return ok_status();
   });
   e.check = check_binary;
+  e.min_inputs = 2;
   return e;
 }
 
@@ -160,6 +162,7 @@ OpEntry prelu() {
     return ok_status();
   });
   e.check = check_binary;
+  e.min_inputs = 2;
   return e;
 }
 

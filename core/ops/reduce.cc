@@ -26,6 +26,7 @@ std::string check_reduce(const ir::Graph& g, const ir::Node& n) {
   if (auto r = require_const(g, n, 1, "axes"); !r.empty()) return r;
   size_t rank = g.tensor(n.inputs[0]).rank();
   auto axes = const_ints(g, n.inputs[1]);
+  if (!axes) return "axes must be an int32 or int64 constant";
   for (int64_t a : *axes)
     if (!resolve_axis(a, rank)) return "axis " + std::to_string(a) + " out of range";
   return "";
@@ -73,6 +74,7 @@ OpEntry mean() {
   e.read_options = read_reducer;
   e.propagate = propagate_reduce;
   e.check = check_reduce;
+  e.min_inputs = 2;
   e.lower = [](LowerContext& ctx, const ir::Node& n) { return lower_reduce(ctx, n, "ReduceMean"); };
   e.onnx = "ReduceMean";
   e.notes = "axes follow the layout; without keep_dims the reduced axes leave it";

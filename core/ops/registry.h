@@ -51,6 +51,7 @@ struct OpEntry {
   const char* name = nullptr;  // TFLite builtin name; null for unsupported ops
   LayoutClass layout = LayoutClass::kTerminate;
   int data_input = 0;  // kImplicit: the activation input
+  int min_inputs = 1;  // inputs [0, min_inputs) must be present; -1: every input
   ReadOptionsFn read_options = nullptr;
   PropagateFn propagate = nullptr;  // kAttribute only
   CheckFn check = nullptr;

@@ -52,6 +52,7 @@ OpEntry entry(const char* name, bool bilinear) {
   e.name = name;
   e.layout = LayoutClass::kImplicit;
   e.check = check_resize;
+  e.min_inputs = 2;
   e.onnx = "Resize";
   e.notes = "align_corners / half_pixel_centers mapped to coordinate_transformation_mode";
   if (bilinear) {

@@ -19,8 +19,9 @@ constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 OpEntry attribute(const char* name, const char* onnx, PropagateFn propagate, LowerFn lower,
-                  CheckFn check = nullptr) {
+                  CheckFn check = nullptr, int min_inputs = 1) {
   OpEntry e;
+  e.min_inputs = min_inputs;
   e.name = name;
   e.layout = LayoutClass::kAttribute;
   e.propagate = propagate;
@@ -73,6 +74,14 @@ std::optional<LayoutPlan> propagate_reshape(const ir::Graph& g, const ir::Node& 
 Status lower_reshape(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   const ir::Tensor& y = g.tensor(n.outputs[0]);
+  {
+    const ir::Tensor& x = g.tensor(n.inputs[0]);
+    auto xc = ir::element_count(x.shape), yc = ir::element_count(y.shape);
+    if (xc && yc && *xc != *yc)
+      return ctx.error(n, "cannot reshape " + ir::to_string(x.shape) + " (" + std::to_string(*xc) +
+                              " elements) to " + ir::to_string(y.shape) + " (" +
+                              std::to_string(*yc) + " elements)");
+  }
   TensorId shape;
   if (ir::element_count(y.shape)) {
     shape = ctx.const_i64(n.name + "/shape", y.shape);
@@ -234,6 +243,14 @@ std::string check_split(const ir::Graph& g, const ir::Node& n) {
   if (std::count(sizes->begin(), sizes->end(), -1) > 1) return "size_splits has more than one -1";
   if (dim < 0 && std::count(sizes->begin(), sizes->end(), -1) > 0)
     return "size_splits with -1 on a dynamic dimension";
+  int64_t known = 0;
+  for (int64_t s : *sizes) {
+    if (s < -1) return "size_splits entry " + std::to_string(s) + " is negative";
+    if (s > 0) known += s;
+  }
+  bool fill = std::count(sizes->begin(), sizes->end(), -1) > 0;
+  if (dim >= 0 && (fill ? known > dim : known != dim))
+    return "size_splits add up to " + std::to_string(known) + ", not dimension " + std::to_string(dim);
   return "";
 }
 
@@ -284,7 +301,9 @@ std::optional<SliceSpec> slice_spec(const ir::Graph& g, const ir::Node& n, std::
   const Shape& xs = g.tensor(n.inputs[0]).shape;
   const size_t rank = xs.size();
   const size_t m = begin->size();
-  auto bit = [&](const char* mask, size_t i) { return (n.attrs.get_int(mask) >> i) & 1; };
+  auto bit = [&](const char* mask, size_t i) -> int64_t {
+    return i < 32 ? (n.attrs.get_int(mask) >> i) & 1 : 0;  // TFLite masks are int32
+  };
   bool offset = n.attrs.get_int("offset") != 0;
   SliceSpec spec;
   spec.dims.resize(rank);
@@ -529,6 +548,7 @@ OpEntry transpose() {
   OpEntry e = attribute("TRANSPOSE", "Transpose (composed with the input layout)",
                         propagate_transpose, lower_transpose);
   e.check = check_transpose;
+  e.min_inputs = 2;
   return e;
 }
 
@@ -543,15 +563,16 @@ OpEntry concatenation() {
     if (!resolve_axis(n.attrs.get_int("axis"), out_rank(g, n))) return "axis out of range";
     return check_activation(g, n);
   };
+  e.min_inputs = -1;
   return e;
 }
 
 OpEntry split() {
-  return attribute("SPLIT", "Split", propagate_split, lower_split, check_split);
+  return attribute("SPLIT", "Split", propagate_split, lower_split, check_split, 2);
 }
 
 OpEntry split_v() {
-  return attribute("SPLIT_V", "Split", propagate_split, lower_split, check_split);
+  return attribute("SPLIT_V", "Split", propagate_split, lower_split, check_split, 3);
 }
 
 OpEntry strided_slice() {
@@ -567,16 +588,17 @@ OpEntry strided_slice() {
     a.set("offset", int64_t{o && o->offset() ? 1 : 0});
   };
   e.check = check_strided_slice;
+  e.min_inputs = 4;
   e.notes = "constant begin/end/strides; every mask";
   return e;
 }
 
 OpEntry pad() {
-  return attribute("PAD", "Pad", propagate_same, lower_pad, check_pad);
+  return attribute("PAD", "Pad", propagate_same, lower_pad, check_pad, 2);
 }
 
 OpEntry padv2() {
-  return attribute("PADV2", "Pad", propagate_same, lower_pad, check_pad);
+  return attribute("PADV2", "Pad", propagate_same, lower_pad, check_pad, 2);
 }
 
 OpEntry mirror_pad() {
@@ -588,6 +610,7 @@ OpEntry mirror_pad() {
                                                                                  : "REFLECT"));
   };
   e.check = check_pad;
+  e.min_inputs = 2;
   return e;
 }
 

@@ -152,6 +152,25 @@ Status propagate_layouts(ir::Graph& g, Diagnostics& diag) {
   }
   if (changed) plan = make_plan(g, input_layouts);
 
+  // Output shapes come from the file: a layout of another rank means the
+  // declared shape contradicts the op.
+  {
+    std::vector<int> producer = g.producers();
+    for (size_t t = 0; t < g.tensors.size(); ++t) {
+      const Perm& p = plan.layout[t];
+      if (p.empty() || p.size() == g.tensors[t].rank() || g.tensors[t].is_const()) continue;
+      int k = producer[t];
+      const ir::Node* n = k >= 0 ? &g.nodes[static_cast<size_t>(k)] : nullptr;
+      Error e = make_error(ErrorCode::kInvalidModel,
+                           (n ? "op " + std::to_string(n->source_op) + " (" + n->op + "): " : std::string()) +
+                               "output tensor '" + g.tensors[t].name + "' has rank " +
+                               std::to_string(g.tensors[t].rank()) + ", but the op gives rank " +
+                               std::to_string(p.size()));
+      if (n) e.op_index = n->source_op;
+      e.tensor = g.tensors[t].name;
+      return e;
+    }
+  }
   // 3. Apply: set layouts, insert one Transpose per (tensor, layout) needed.
   for (size_t t = 0; t < g.tensors.size(); ++t)
     if (!g.tensors[t].is_const()) g.tensors[t].layout = plan.layout[t];

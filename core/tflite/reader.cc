@@ -21,6 +21,12 @@ std::string tensor_label(const tflite::Tensor* t, size_t index) {
   return "tensor " + std::to_string(index) + (name.empty() ? "" : " '" + name + "'");
 }
 
+Error op_error(size_t op_index, std::string message) {
+  Error e = invalid(std::move(message));
+  e.op_index = static_cast<int>(op_index);
+  return e;
+}
+
 std::string op_label(size_t index, const std::string& name) {
   return "op " + std::to_string(index) + " (" + name + ")";
 }
@@ -57,8 +63,17 @@ Result<std::vector<std::span<const std::byte>>> read_buffers(const tflite::Model
 
 Result<ir::Tensor> read_tensor(const tflite::Tensor* t, size_t index,
                                const std::vector<std::span<const std::byte>>& buffers,
-                               const Limits& limits) {
+                               const Limits& limits, uint64_t& budget) {
   if (!t) return invalid(tensor_label(t, index) + " is null");
+  uint64_t cost = (t->name() ? t->name()->size() : 0) + (t->shape() ? t->shape()->size() * 8 : 0);
+  if (const auto* q = t->quantization()) {
+    if (q->scale()) cost += q->scale()->size() * 4;
+    if (q->zero_point()) cost += q->zero_point()->size() * 8;
+  }
+  if (cost > budget)
+    return invalid(tensor_label(t, index) + ": the model expands to far more than its size "
+                   "(tables or strings shared between tensors)");
+  budget -= cost;
   ir::Tensor out;
   out.name = t->name() ? t->name()->str() : "";
   int type = static_cast<int>(t->type());
@@ -68,8 +83,9 @@ Result<ir::Tensor> read_tensor(const tflite::Tensor* t, size_t index,
   out.is_variable = t->is_variable();
   if (t->shape()) {
     if (t->shape()->size() > limits.max_rank)
-      return invalid(tensor_label(t, index) + ": rank " + std::to_string(t->shape()->size()) +
-                     " exceeds the limit of " + std::to_string(limits.max_rank));
+      return make_error(ErrorCode::kResourceLimit,
+                        tensor_label(t, index) + ": rank " + std::to_string(t->shape()->size()) +
+                            " exceeds the limit of " + std::to_string(limits.max_rank));
     for (int32_t d : *t->shape()) {
       if (d < 0)
         return invalid(tensor_label(t, index) + ": negative dimension " + std::to_string(d) +
@@ -168,8 +184,11 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
   // Buffers beyond a 2 GiB FlatBuffer are addressed by offset; verify the FlatBuffer part.
   flatbuffers::Verifier::Options vopts;
   vopts.max_depth = 64;
-  vopts.max_tables = 4u * (limits.max_tensors + limits.max_operators) + 1024;
   size_t fb_size = std::min<size_t>(bytes.size(), FLATBUFFERS_MAX_BUFFER_SIZE - 1);
+  // Every table takes at least 4 bytes: this admits any model without shared
+  // tables, bounds the verifier's work by the input size, and leaves the
+  // count limits to the checks below (kResourceLimit).
+  vopts.max_tables = static_cast<flatbuffers::uoffset_t>(fb_size / 4 + 1);
   flatbuffers::Verifier verifier(data, fb_size, vopts);
   if (!tflite::VerifyModelBuffer(verifier))
     return invalid("corrupt TFLite model: the FlatBuffer failed verification (truncated or "
@@ -207,8 +226,10 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
                       std::to_string(num_tensors) + " tensors exceed the limit of " +
                           std::to_string(limits.max_tensors));
 
+  uint64_t budget = 4 * static_cast<uint64_t>(bytes.size()) + (64u << 10);
   for (size_t i = 0; i < num_tensors; ++i) {
-    auto t = read_tensor(tensors->Get(static_cast<flatbuffers::uoffset_t>(i)), i, *buffers, limits);
+    auto t = read_tensor(tensors->Get(static_cast<flatbuffers::uoffset_t>(i)), i, *buffers, limits,
+                         budget);
     if (!t) {
       Error e = t.take_error();
       e.tensor = tensors->Get(static_cast<flatbuffers::uoffset_t>(i))->name()
@@ -259,6 +280,10 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
     n.source_op = static_cast<int>(k);
     if (*code == 32) {  // CUSTOM
       const auto* cc = codes->Get(ci)->custom_code();
+      if (cc && cc->size() > budget)
+        return invalid("op " + std::to_string(k) + ": the model expands to far more than its size "
+                       "(a long custom code shared by many ops)");
+      if (cc) budget -= cc->size();
       n.op = cc ? cc->str() : "CUSTOM";
       n.name = "Custom_" + std::to_string(k);
     } else {
@@ -269,17 +294,28 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
     if (op->inputs())
       for (int32_t i : *op->inputs()) {
         if (i != -1)
-          if (auto st = check_index(i, where + " input"); !st) return st.take_error();
+          if (auto st = check_index(i, where + " input"); !st) {
+            Error e = st.take_error();
+            e.op_index = static_cast<int>(k);
+            return e;
+          }
         n.inputs.push_back(i);
       }
     if (op->outputs())
       for (int32_t o : *op->outputs()) {
-        if (auto st = check_index(o, where + " output"); !st) return st.take_error();
+        if (auto st = check_index(o, where + " output"); !st) {
+          Error e = st.take_error();
+          e.op_index = static_cast<int>(k);
+          return e;
+        }
         if (producer[o] != -1)
-          return invalid(where + ": output tensor " + std::to_string(o) +
+          return op_error(k, where + ": output tensor " + std::to_string(o) +
                          " is already produced by op " + std::to_string(producer[o]));
+        if (g.is_graph_input(o))
+          return op_error(k, where + ": output tensor " + std::to_string(o) + " '" +
+                         g.tensors[o].name + "' is a graph input");
         if (g.tensors[o].is_const())
-          return invalid(where + ": output tensor " + std::to_string(o) + " '" +
+          return op_error(k, where + ": output tensor " + std::to_string(o) + " '" +
                          g.tensors[o].name + "' is a constant");
         producer[o] = static_cast<int>(k);
         n.outputs.push_back(o);

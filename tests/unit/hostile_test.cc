@@ -1,1 +1,1607 @@
+// Hostile input: every malformed, truncated, random or absurd model must give a
+// clear error (the right ErrorCode and a message naming the problem), never a
+// crash, a hang or a huge allocation. Run under ASan/UBSan as well.
+//
+// Hostile models are converted in forked children: a crash, a sanitizer
+// report or an exception fails the test that found it (naming the input)
+// instead of ending the test binary. Loops are time-bound.
+#include <flatbuffers/flatbuffers.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/convert.h"
+#include "model_builder.h"
+#include "schema_generated.h"
+
+namespace lite2onnx {
+namespace {
+
+using testing::f32_bytes;
+using testing::i32_bytes;
+using testing::read_file;
+using testing::tflite_from_json;
+using testing::view;
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+using Bytes = std::vector<std::byte>;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double kSlowdown = 4;  // loops get a larger budget under ASan
+#else
+constexpr double kSlowdown = 1;
+#endif
+
+// ---- model JSON -------------------------------------------------------------
+
+std::string ints(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// Builds a one-subgraph model as JSON against core/tflite/schema.fbs. Indices
+// returned by the add functions are the ones the model uses.
+class ModelJson {
+ public:
+  ModelJson() { buffers_.push_back("{}"); }  // buffer 0: the empty sentinel
+
+  // `name` is the BuiltinOperator name ("" to write `code` as a number);
+  // deprecated_builtin_code gets min(code, 127), as TFLite's writers do.
+  int builtin(const std::string& name, int code) {
+    std::string bc = name.empty() ? std::to_string(code) : "\"" + name + "\"";
+    codes_.push_back("{ \"deprecated_builtin_code\": " + std::to_string(std::min(code, 127)) +
+                     ", \"builtin_code\": " + bc + " }");
+    return static_cast<int>(codes_.size()) - 1;
+  }
+  int raw_code(const std::string& json) {
+    codes_.push_back(json);
+    return static_cast<int>(codes_.size()) - 1;
+  }
+  int buffer(const std::string& data) {
+    buffers_.push_back(data.empty() ? "{}" : "{ \"data\": " + data + " }");
+    return static_cast<int>(buffers_.size()) - 1;
+  }
+  int raw_buffer(const std::string& json) {
+    buffers_.push_back(json);
+    return static_cast<int>(buffers_.size()) - 1;
+  }
+  int tensor(const std::string& name, const std::vector<int64_t>& shape,
+             const std::string& type = "FLOAT32", int buffer = 0, const std::string& extra = "") {
+    tensors_.push_back("{ \"name\": \"" + name + "\", \"shape\": " + ints(shape) +
+                       ", \"type\": \"" + type + "\", \"buffer\": " + std::to_string(buffer) +
+                       (extra.empty() ? "" : ", " + extra) + " }");
+    return static_cast<int>(tensors_.size()) - 1;
+  }
+  int raw_tensor(const std::string& json) {
+    tensors_.push_back(json);
+    return static_cast<int>(tensors_.size()) - 1;
+  }
+  int f32(const std::string& name, const std::vector<int64_t>& shape,
+          const std::vector<float>& values) {
+    return tensor(name, shape, "FLOAT32", buffer(f32_bytes(values)));
+  }
+  int i32(const std::string& name, const std::vector<int64_t>& shape,
+          const std::vector<int32_t>& values) {
+    return tensor(name, shape, "INT32", buffer(i32_bytes(values)));
+  }
+  void op(int code, const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+          const std::string& options_type = "", const std::string& options = "{}") {
+    ops_.push_back("{ \"opcode_index\": " + std::to_string(code) + ", \"inputs\": " + ints(in) +
+                   ", \"outputs\": " + ints(out) +
+                   (options_type.empty() ? ""
+                                         : ", \"builtin_options_type\": \"" + options_type +
+                                               "\", \"builtin_options\": " + options) +
+                   " }");
+  }
+  void io(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+    inputs_ = in;
+    outputs_ = out;
+  }
+
+  std::string json() const {
+    auto list = [](const std::vector<std::string>& v) {
+      std::string s = "[";
+      for (size_t i = 0; i < v.size(); ++i) s += (i ? ",\n  " : "\n  ") + v[i];
+      return s + "]";
+    };
+    return "{ \"version\": 3, \"description\": \"hostile test model\",\n"
+           "\"operator_codes\": " + list(codes_) + ",\n"
+           "\"subgraphs\": [ { \"name\": \"main\", \"tensors\": " + list(tensors_) +
+           ", \"inputs\": " + ints(inputs_) + ", \"outputs\": " + ints(outputs_) +
+           ", \"operators\": " + list(ops_) + " } ],\n"
+           "\"buffers\": " + list(buffers_) + " }";
+  }
+  Bytes bytes() const { return tflite_from_json(json()); }
+
+ private:
+  std::vector<std::string> codes_, tensors_, ops_, buffers_;
+  std::vector<int64_t> inputs_, outputs_;
+};
+
+// Conv2DOptions of a plain stride-1 convolution (the schema's defaults are 0).
+const char* const kStride1 = R"({ "padding": "SAME", "stride_h": 1, "stride_w": 1 })";
+
+// ABS: input [1, 4] -> output [1, 4]; a valid base most cases bend.
+ModelJson abs_model(int* abs_code = nullptr) {
+  ModelJson m;
+  int c = m.builtin("ABS", 101);
+  if (abs_code) *abs_code = c;
+  int x = m.tensor("x", {1, 4});
+  int y = m.tensor("y", {1, 4});
+  m.op(c, {x}, {y});
+  m.io({x}, {y});
+  return m;
+}
+
+// A small model touching many converters (conv, add, transpose, strided
+// slice, reshape, split, concatenation, softmax) with tiny constants: the
+// base of the bit-flip loop.
+ModelJson many_ops_model() {
+  ModelJson m;
+  int conv = m.builtin("CONV_2D", 3), add = m.builtin("ADD", 0),
+      transpose = m.builtin("TRANSPOSE", 39), slice = m.builtin("STRIDED_SLICE", 45),
+      reshape = m.builtin("RESHAPE", 22), split = m.builtin("SPLIT", 49),
+      concat = m.builtin("CONCATENATION", 2), softmax = m.builtin("SOFTMAX", 25);
+  int x = m.tensor("input", {1, 4, 4, 2});
+  int w = m.f32("conv/w", {2, 1, 1, 2}, {0.5f, -1, 2, 0.25f});
+  int b = m.f32("conv/b", {2}, {0.1f, -0.1f});
+  int c = m.tensor("conv", {1, 4, 4, 2});
+  int k = m.f32("add/k", {2}, {1, 2});
+  int a = m.tensor("add", {1, 4, 4, 2});
+  int perm = m.i32("perm", {4}, {0, 3, 1, 2});
+  int t = m.tensor("transposed", {1, 2, 4, 4});
+  int begin = m.i32("begin", {4}, {0, 0, 0, 0});
+  int end = m.i32("end", {4}, {1, 2, 4, 2});
+  int strides = m.i32("strides", {4}, {1, 1, 1, 1});
+  int s = m.tensor("sliced", {1, 2, 4, 2});
+  int shape = m.i32("shape", {2}, {1, 16});
+  int r = m.tensor("reshaped", {1, 16});
+  int axis = m.i32("axis", {}, {1});
+  int p0 = m.tensor("part0", {1, 8});
+  int p1 = m.tensor("part1", {1, 8});
+  int cat = m.tensor("concat", {1, 16});
+  int y = m.tensor("output", {1, 16});
+  m.op(conv, {x, w, b}, {c}, "Conv2DOptions",
+       R"({ "padding": "SAME", "stride_h": 1, "stride_w": 1, "fused_activation_function": "RELU" })");
+  m.op(add, {c, k}, {a}, "AddOptions", "{}");
+  m.op(transpose, {a, perm}, {t});
+  m.op(slice, {t, begin, end, strides}, {s}, "StridedSliceOptions", "{}");
+  m.op(reshape, {s, shape}, {r}, "ReshapeOptions", R"({ "new_shape": [1, 16] })");
+  m.op(split, {axis, r}, {p0, p1}, "SplitOptions", R"({ "num_splits": 2 })");
+  m.op(concat, {p1, p0}, {cat}, "ConcatenationOptions", R"({ "axis": 1 })");
+  m.op(softmax, {cat}, {y}, "SoftmaxOptions", R"({ "beta": 1.0 })");
+  m.io({x}, {y});
+  return m;
+}
+
+// ---- running the converter ----------------------------------------------------
+
+std::string op_model(const std::string& name) {
+  return std::string(LITE2ONNX_TEST_MODELS_DIR) + "/" + name + ".tflite";
+}
+
+// The real-model corpus: $LITE2ONNX_TEST_MODELS, else shared/models next to the checkout.
+std::string corpus_dir() {
+  const char* env = std::getenv("LITE2ONNX_TEST_MODELS");
+  if (env && *env) return env;
+#ifdef LITE2ONNX_SOURCE_DIR
+  return std::string(LITE2ONNX_SOURCE_DIR) + "/../shared/models";
+#else
+  return "/work/shared/models";
+#endif
+}
+
+// In-process conversion, for models that are valid.
+Result<std::string> run(std::span<const std::byte> bytes, const ConvertOptions& o = {}) {
+  Diagnostics d;
+  return convert(bytes, o, d);
+}
+
+// Hostile models are converted in a forked child, so that a crash, a
+// sanitizer report or an escaping exception fails the one test that found it
+// instead of ending the test binary.
+
+void write_all(int fd, const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w <= 0) return;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+std::string read_all(int fd) {
+  std::string out;
+  char buf[4096];
+  for (ssize_t r; (r = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(r));
+  return out;
+}
+
+// Length-prefixed records: the child's half of the pipe protocol.
+void put(int fd, const std::string& s) {
+  uint32_t n = static_cast<uint32_t>(s.size());
+  write_all(fd, &n, sizeof n);
+  write_all(fd, s.data(), s.size());
+}
+
+std::vector<std::string> records(const std::string& wire) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos + 4 <= wire.size()) {
+    uint32_t n;
+    std::memcpy(&n, wire.data() + pos, 4);
+    pos += 4;
+    if (pos + n > wire.size()) break;
+    out.push_back(wire.substr(pos, n));
+    pos += n;
+  }
+  return out;
+}
+
+// How a child ended: "" when it exited normally, else what killed it.
+std::string wait_child(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  if (WIFSIGNALED(status)) return "crashed with signal " + std::to_string(WTERMSIG(status));
+  return "exited with code " + std::to_string(WEXITSTATUS(status)) + " (sanitizer report?)";
+}
+
+// What convert() gave in the child.
+struct Outcome {
+  std::string died;  // how the child died; empty if it did not
+  bool ok = false;
+  Error error;
+};
+
+Outcome convert_isolated(std::span<const std::byte> bytes, const ConvertOptions& o = {}) {
+  int fds[2];
+  if (::pipe(fds) != 0) return {"pipe() failed", false, {}};
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    try {
+      auto r = run(bytes, o);
+      put(fds[1], r.ok() ? "ok" : "error");
+      if (!r.ok()) {
+        const Error& e = r.error();
+        put(fds[1], std::to_string(static_cast<int>(e.code)));
+        put(fds[1], e.message);
+        put(fds[1], std::to_string(e.op_index));
+        put(fds[1], e.tensor);
+        for (const auto& u : e.unsupported) {
+          put(fds[1], std::to_string(u.op_index));
+          put(fds[1], u.op);
+          put(fds[1], u.reason);
+        }
+      }
+      (void)inspect(bytes, o.limits);  // the same reader, and preflight: must not crash either
+    } catch (const std::exception& ex) {
+      put(fds[1], "threw");
+      put(fds[1], ex.what());
+    }
+    ::close(fds[1]);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::vector<std::string> rec = records(read_all(fds[0]));
+  ::close(fds[0]);
+  Outcome out;
+  out.died = wait_child(pid);
+  if (!rec.empty() && rec[0] == "threw")
+    out.died = "convert() or inspect() threw: " + (rec.size() > 1 ? rec[1] : std::string());
+  if (!out.died.empty()) return out;
+  if (rec.empty()) {
+    out.died = "the child reported nothing";
+    return out;
+  }
+  out.ok = rec[0] == "ok";
+  if (!out.ok && rec.size() >= 5) {
+    out.error.code = static_cast<ErrorCode>(std::stoi(rec[1]));
+    out.error.message = rec[2];
+    out.error.op_index = std::stoi(rec[3]);
+    out.error.tensor = rec[4];
+    for (size_t i = 5; i + 2 < rec.size(); i += 3)
+      out.error.unsupported.push_back({std::stoi(rec[i]), rec[i + 1], rec[i + 2]});
+  }
+  return out;
+}
+
+// Converts, expecting a failure with `code`; returns the error for more checks.
+Error expect_error(const Bytes& bytes, ErrorCode code, const ConvertOptions& o = {}) {
+  Outcome r = convert_isolated(view(bytes), o);
+  if (!r.died.empty()) {
+    ADD_FAILURE() << "the converter " << r.died;
+    return {};
+  }
+  if (r.ok) {
+    ADD_FAILURE() << "conversion succeeded; expected " << to_string(code);
+    return {};
+  }
+  EXPECT_EQ(r.error.code, code) << to_string(r.error.code) << ": " << r.error.message;
+  EXPECT_FALSE(r.error.message.empty());
+  return r.error;
+}
+
+// inspect() goes through the same reader and must agree.
+Error expect_inspect_error(const Bytes& bytes, ErrorCode code, const Limits& limits = {}) {
+  auto r = inspect(view(bytes), limits);
+  if (r.ok()) {
+    ADD_FAILURE() << "inspect succeeded; expected " << to_string(code);
+    return {};
+  }
+  Error e = r.take_error();
+  EXPECT_EQ(e.code, code) << to_string(e.code) << ": " << e.message;
+  return e;
+}
+
+class Budget {
+ public:
+  explicit Budget(double seconds)
+      : end_(std::chrono::steady_clock::now() +
+             std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                 std::chrono::duration<double>(seconds * kSlowdown))) {}
+  bool left() const { return std::chrono::steady_clock::now() < end_; }
+
+ private:
+  std::chrono::steady_clock::time_point end_;
+};
+
+// Runs check(i) for the cases i = 0, 1, ... in forked children, within a time
+// budget. check returns "" when case i behaved, else what went wrong. A child
+// that dies is replaced by one starting after the case that killed it, so one
+// crash does not hide the next. Returns the number of cases run.
+size_t run_cases(size_t n, const Budget& budget, const std::function<std::string(size_t)>& check,
+                 const std::function<std::string(size_t)>& label,
+                 std::vector<std::string>* failures) {
+  auto* current = static_cast<volatile size_t*>(
+      ::mmap(nullptr, sizeof(size_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  size_t start = 0, crashes = 0;
+  while (start < n && budget.left() && crashes < 20) {
+    int fds[2];
+    if (::pipe(fds) != 0) break;
+    *current = start;
+    std::fflush(nullptr);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(fds[0]);
+      size_t i = start;
+      for (; i < n && budget.left(); ++i) {
+        *current = i;
+        std::string why;
+        try {
+          why = check(i);
+        } catch (const std::exception& ex) {
+          why = std::string("threw: ") + ex.what();
+        }
+        if (!why.empty()) put(fds[1], label(i) + ": " + why);
+      }
+      *current = i;
+      ::close(fds[1]);
+      ::_exit(0);
+    }
+    ::close(fds[1]);
+    for (auto& r : records(read_all(fds[0]))) failures->push_back(std::move(r));
+    ::close(fds[0]);
+    std::string died = wait_child(pid);
+    size_t at = *current;
+    if (died.empty()) {
+      start = at;
+      break;
+    }
+    failures->push_back(label(at) + ": the converter " + died);
+    ++crashes;
+    start = at + 1;
+  }
+  ::munmap(const_cast<size_t*>(current), sizeof(size_t));
+  return start;
+}
+
+// A model that is odd but well-formed: converted, or rejected with an error
+// that blames the model, never the converter.
+void expect_converts_or_rejects(const Bytes& b) {
+  Outcome r = convert_isolated(view(b));
+  ASSERT_EQ(r.died, "");
+  if (!r.ok) {
+    EXPECT_NE(r.error.code, ErrorCode::kInternal) << r.error.message;
+    EXPECT_FALSE(r.error.message.empty());
+  }
+}
+
+// Reports the failures of a loop (the first few in full, then a count).
+void report(const std::vector<std::string>& failures, const std::string& what) {
+  if (failures.empty()) return;
+  std::string text;
+  for (size_t i = 0; i < failures.size() && i < 12; ++i) text += "  " + failures[i] + "\n";
+  ADD_FAILURE() << failures.size() << " " << what << " misbehaved:\n"
+                << text << (failures.size() > 12 ? "  ...\n" : "");
+}
+
+// The outcome of a damaged model: an error with a message, or a valid
+// conversion. Returns what went wrong, or "".
+std::string damaged_model_check(std::span<const std::byte> bytes) {
+  auto r = run(bytes);
+  if (r.ok()) return r->empty() ? "converted to nothing" : "";
+  if (r.error().message.empty()) return "error without a message";
+  (void)inspect(bytes);
+  return "";
+}
+
+// Runs `body` in a forked child and returns how much its peak RSS grew, in
+// MiB (or -1 if the child died).
+long rss_growth_mib(const std::function<void()>& body) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    struct rusage before, after;
+    ::getrusage(RUSAGE_SELF, &before);
+    try {
+      body();
+    } catch (...) {
+    }
+    ::getrusage(RUSAGE_SELF, &after);
+    put(fds[1], std::to_string((after.ru_maxrss - before.ru_maxrss) / 1024));
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  auto rec = records(read_all(fds[0]));
+  ::close(fds[0]);
+  if (!wait_child(pid).empty() || rec.empty()) return -1;
+  return std::stol(rec[0]);
+}
+
+// ---- bytes that are not a model ---------------------------------------------
+
+TEST(Hostile, EmptyInput) {
+  Error e = expect_error({}, ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("empty input"));
+  expect_inspect_error({}, ErrorCode::kInvalidModel);
+}
+
+TEST(Hostile, OneToSevenBytes) {
+  for (size_t n = 1; n <= 7; ++n) {
+    Bytes b(n, std::byte{0x54});
+    Error e = expect_error(b, ErrorCode::kInvalidModel);
+    EXPECT_THAT(e.message, HasSubstr(std::to_string(n) + " bytes is too short")) << n;
+  }
+}
+
+TEST(Hostile, WrongFileIdentifier) {
+  Bytes b = abs_model().bytes();
+  std::memcpy(b.data() + 4, "ONNX", 4);
+  Error e = expect_error(b, ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("file identifier is 'ONNX'"));
+  EXPECT_THAT(e.message, HasSubstr("TFL3"));
+  // Unprintable identifier bytes are escaped, not copied into the message.
+  b[5] = std::byte{0};
+  e = expect_error(b, ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("\\x0"));
+  EXPECT_EQ(e.message.find('\0'), std::string::npos);
+}
+
+Bytes finished(flatbuffers::FlatBufferBuilder& fbb) {
+  const auto* p = reinterpret_cast<const std::byte*>(fbb.GetBufferPointer());
+  return {p, p + fbb.GetSize()};
+}
+
+TEST(Hostile, ValidFlatBufferOfAnotherRoot) {
+  {  // An empty Buffer table as the root: a Model without subgraphs.
+    flatbuffers::FlatBufferBuilder fbb;
+    fbb.Finish(tflite::CreateBuffer(fbb), "TFL3");
+    Error e = expect_error(finished(fbb), ErrorCode::kInvalidModel);
+    EXPECT_THAT(e.message, HasSubstr("no subgraphs"));
+  }
+  {  // A Tensor as the root: its fields land on Model fields of other types.
+    flatbuffers::FlatBufferBuilder fbb;
+    std::vector<int32_t> shape = {1, 2, 3};
+    fbb.Finish(tflite::CreateTensorDirect(fbb, &shape, tflite::TensorType::FLOAT32, 0, "t"),
+               "TFL3");
+    expect_error(finished(fbb), ErrorCode::kInvalidModel);
+  }
+  {  // A SubGraph as the root.
+    flatbuffers::FlatBufferBuilder fbb;
+    std::vector<int32_t> io = {0};
+    fbb.Finish(tflite::CreateSubGraphDirect(fbb, nullptr, &io, &io, nullptr, "sg"), "TFL3");
+    expect_error(finished(fbb), ErrorCode::kInvalidModel);
+  }
+  {  // A valid Model without the file identifier.
+    flatbuffers::FlatBufferBuilder fbb;
+    fbb.Finish(tflite::CreateModel(fbb, 3));
+    Error e = expect_error(finished(fbb), ErrorCode::kInvalidModel);
+    EXPECT_THAT(e.message, HasSubstr("file identifier"));
+  }
+}
+
+// Every cut of real models must be rejected as invalid (a truncated
+// FlatBuffer fails verification), never read past the end.
+TEST(Hostile, TruncatedModels) {
+  std::vector<std::string> paths = {op_model("mini_mobilenet"), op_model("cnn_chain")};
+  std::string corpus = corpus_dir() + "/tflite2onnx/conv.float32.tflite";
+  if (std::filesystem::exists(corpus)) paths.push_back(corpus);
+  Budget budget(3);
+  size_t tried = 0;
+  for (const auto& path : paths) {
+    Bytes full = read_file(path);
+    ASSERT_TRUE(run(view(full)).ok()) << path;
+    // Every cut in the first 512 bytes (headers, vtables, tensor tables), then
+    // cuts spread over the rest (constant data), and the last 16 bytes.
+    std::vector<size_t> cuts;
+    for (size_t n = 0; n < std::min<size_t>(full.size(), 512); ++n) cuts.push_back(n);
+    for (size_t n = 512; n + 16 < full.size(); n += std::max<size_t>(1, full.size() / 509))
+      cuts.push_back(n);
+    for (size_t n = full.size() > 16 ? full.size() - 16 : 0; n < full.size(); ++n) cuts.push_back(n);
+    std::vector<std::string> failures;
+    tried += run_cases(
+        cuts.size(), budget,
+        [&](size_t i) -> std::string {
+          // A copy of exactly n bytes, so ASan sees any read past the cut.
+          Bytes cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(cuts[i]));
+          auto r = run(view(cut));
+          if (r.ok()) return "converted";
+          if (r.error().code != ErrorCode::kInvalidModel)
+            return std::string(to_string(r.error().code)) + ": " + r.error().message;
+          return r.error().message.empty() ? "error without a message" : "";
+        },
+        [&](size_t i) { return path + " cut to " + std::to_string(cuts[i]) + " bytes"; },
+        &failures);
+    report(failures, "truncated models");
+  }
+  EXPECT_GT(tried, 500u);
+}
+
+TEST(Hostile, RandomBytes) {
+  Budget budget(2);
+  auto make = [](size_t i) {
+    std::mt19937 rng(static_cast<uint32_t>(20240611 + i));
+    size_t n = std::uniform_int_distribution<size_t>(0, i % 10 == 0 ? 65536 : 512)(rng);
+    Bytes b(n);
+    for (auto& x : b) x = static_cast<std::byte>(rng());
+    // Half of them carry the identifier (and a root offset inside the buffer)
+    // so the verifier, not the identifier check, has to reject them.
+    if (n >= 8 && i % 2 == 0) {
+      std::memcpy(b.data() + 4, "TFL3", 4);
+      uint32_t root = static_cast<uint32_t>(std::uniform_int_distribution<size_t>(0, n - 1)(rng)) & ~3u;
+      std::memcpy(b.data(), &root, 4);
+    }
+    return b;
+  };
+  std::vector<std::string> failures;
+  size_t tried = run_cases(
+      4000, budget,
+      [&](size_t i) -> std::string {
+        Bytes b = make(i);
+        auto r = run(view(b));
+        if (r.ok()) return "converted";
+        if (r.error().code != ErrorCode::kInvalidModel)
+          return std::string(to_string(r.error().code)) + ": " + r.error().message;
+        return r.error().message.empty() ? "error without a message" : "";
+      },
+      [&](size_t i) { return "random input " + std::to_string(i) + " (" + std::to_string(make(i).size()) + " bytes)"; },
+      &failures);
+  report(failures, "random inputs");
+  EXPECT_GT(tried, 200u);
+}
+
+TEST(Hostile, ModelAboveMaxModelBytes) {
+  Bytes b = abs_model().bytes();
+  ConvertOptions o;
+  o.limits.max_model_bytes = 100;
+  Error e = expect_error(b, ErrorCode::kResourceLimit, o);
+  EXPECT_THAT(e.message, HasSubstr(std::to_string(b.size()) + " bytes exceeds the limit of 100"));
+  expect_inspect_error(b, ErrorCode::kResourceLimit, o.limits);
+  o.limits.max_model_bytes = b.size();  // exactly at the limit is fine
+  EXPECT_TRUE(run(view(b), o).ok());
+}
+
+// ---- bit flips ----------------------------------------------------------------
+
+TEST(Hostile, BitFlipBaseModelConverts) {
+  Bytes b = many_ops_model().bytes();
+  auto r = run(view(b));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+}
+
+// Each byte of a small valid model flipped in turn (all its bits, then the
+// low and the high bit): an error with a message, or a valid conversion,
+// never a crash.
+TEST(Hostile, BitFlips) {
+  const Bytes base = many_ops_model().bytes();
+  const uint8_t masks[] = {0xFF, 0x01, 0x80};
+  Budget budget(8);
+  std::vector<std::string> failures;
+  size_t tried = run_cases(
+      base.size() * 3, budget,
+      [&](size_t i) {
+        Bytes b = base;
+        b[i % base.size()] ^= std::byte{masks[i / base.size()]};
+        return damaged_model_check(view(b));
+      },
+      [&](size_t i) {
+        return "byte " + std::to_string(i % base.size()) + " ^ " +
+               std::to_string(masks[i / base.size()]);
+      },
+      &failures);
+  report(failures, "bit-flipped models");
+  EXPECT_GE(tried, base.size()) << "the budget did not cover one pass over the model";
+}
+
+TEST(Hostile, BitFlipsOfEveryBitOfAbs) {
+  const Bytes base = abs_model().bytes();
+  Budget budget(4);
+  std::vector<std::string> failures;
+  size_t tried = run_cases(
+      base.size() * 8, budget,
+      [&](size_t i) {
+        Bytes b = base;
+        b[i / 8] ^= std::byte{static_cast<uint8_t>(1u << (i % 8))};
+        return damaged_model_check(view(b));
+      },
+      [](size_t i) { return "bit " + std::to_string(i); }, &failures);
+  report(failures, "bit-flipped models");
+  EXPECT_EQ(tried, base.size() * 8);
+}
+
+// Flipped bytes that keep the model well-formed but change a declared shape
+// must be reported as an invalid model, not as a converter bug (kInternal
+// means our own ONNX output failed validation).
+TEST(Hostile, BitFlipsNeverReportAnInternalError) {
+  const Bytes base = many_ops_model().bytes();
+  Budget budget(8);
+  std::vector<std::string> failures;
+  run_cases(
+      base.size(), budget,
+      [&](size_t i) -> std::string {
+        Bytes b = base;
+        b[i] ^= std::byte{0xFF};
+        auto r = run(view(b));
+        if (!r.ok() && r.error().code == ErrorCode::kInternal) return r.error().message;
+        return "";
+      },
+      [&](size_t i) { return "byte " + std::to_string(i) + " ^ 255"; }, &failures);
+  report(failures, "bit-flipped models");
+}
+
+// ---- indices out of range -----------------------------------------------------
+
+TEST(Hostile, OpInputTensorIndexOutOfRange) {
+  ModelJson m;
+  int c = m.builtin("ABS", 101);
+  int x = m.tensor("x", {1, 4}), y = m.tensor("y", {1, 4});
+  m.op(c, {7}, {y});
+  m.io({x}, {y});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("op 0 (ABS) input"));
+  EXPECT_THAT(e.message, HasSubstr("tensor index 7 out of range (2 tensors)"));
+  expect_inspect_error(m.bytes(), ErrorCode::kInvalidModel);
+}
+
+TEST(Hostile, OpInputIndexBelowMinusOne) {
+  ModelJson m;
+  int c = m.builtin("ABS", 101);
+  int x = m.tensor("x", {1, 4}), y = m.tensor("y", {1, 4});
+  m.op(c, {-2}, {y});
+  m.io({x}, {y});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("tensor index -2 out of range"));
+}
+
+TEST(Hostile, OpOutputTensorIndexOutOfRange) {
+  ModelJson m;
+  int c = m.builtin("ABS", 101);
+  int x = m.tensor("x", {1, 4});
+  m.tensor("y", {1, 4});
+  m.op(c, {x}, {2});
+  m.io({x}, {1});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("op 0 (ABS) output"));
+  EXPECT_THAT(e.message, HasSubstr("tensor index 2 out of range"));
+  // -1 marks omitted inputs only; an output cannot be omitted.
+  ModelJson m2;
+  c = m2.builtin("ABS", 101);
+  x = m2.tensor("x", {1, 4});
+  m2.tensor("y", {1, 4});
+  m2.op(c, {x}, {-1});
+  m2.io({x}, {1});
+  e = expect_error(m2.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("tensor index -1 out of range"));
+}
+
+TEST(Hostile, SubgraphInputTensorIndexOutOfRange) {
+  ModelJson m = abs_model();
+  m.io({5}, {1});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("subgraph input: tensor index 5 out of range"));
+  m.io({-1}, {1});
+  e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("subgraph input: tensor index -1 out of range"));
+}
+
+TEST(Hostile, SubgraphOutputTensorIndexOutOfRange) {
+  ModelJson m = abs_model();
+  m.io({0}, {2147483647});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("subgraph output: tensor index 2147483647 out of range"));
+}
+
+TEST(Hostile, BufferIndexOutOfRange) {
+  ModelJson m = abs_model();
+  m.tensor("w", {2}, "FLOAT32", 9);
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("tensor 2 'w': buffer index 9 out of range (model has 1 buffers)"));
+  EXPECT_EQ(e.tensor, "w");
+}
+
+TEST(Hostile, BufferOffsetOutsideTheFile) {
+  ModelJson m = abs_model();
+  int b = m.raw_buffer(R"({ "offset": 1099511627776, "size": 4 })");
+  m.tensor("w", {1}, "FLOAT32", b);
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("buffer 1: data at offset 1099511627776 size 4 lies outside"));
+  // offset + size wrapping around 2^64 must not pass the check.
+  ModelJson m2 = abs_model();
+  b = m2.raw_buffer(R"({ "offset": 16, "size": 18446744073709551615 })");
+  m2.tensor("w", {1}, "FLOAT32", b);
+  e = expect_error(m2.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("lies outside"));
+}
+
+TEST(Hostile, OpcodeIndexOutOfRange) {
+  ModelJson m;
+  m.builtin("ABS", 101);
+  int x = m.tensor("x", {1, 4}), y = m.tensor("y", {1, 4});
+  m.op(5, {x}, {y});
+  m.io({x}, {y});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("op 0: opcode index 5 out of range (1 codes)"));
+}
+
+TEST(Hostile, NegativeOperatorCode) {
+  ModelJson m;
+  int c = m.raw_code(R"({ "deprecated_builtin_code": -3, "builtin_code": -7 })");
+  int x = m.tensor("x", {1, 4}), y = m.tensor("y", {1, 4});
+  m.op(c, {x}, {y});
+  m.io({x}, {y});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("operator code 0 is negative"));
+}
+
+// ---- tensors --------------------------------------------------------------------
+
+TEST(Hostile, ConstantWithTooFewBytes) {
+  ModelJson m = abs_model();
+  m.tensor("w", {3}, "FLOAT32", m.buffer(f32_bytes({1, 2})));
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message,
+              HasSubstr("tensor 2 'w': buffer 1 holds 8 bytes but shape [3] of FLOAT32 needs 12"));
+  EXPECT_EQ(e.tensor, "w");
+}
+
+TEST(Hostile, ConstantWithTooManyBytes) {
+  ModelJson m = abs_model();
+  m.tensor("w", {1}, "INT32", m.buffer(i32_bytes({1, 2})));
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("holds 8 bytes but shape [1] of INT32 needs 4"));
+}
+
+TEST(Hostile, ConstantWithDynamicShape) {
+  ModelJson m = abs_model();
+  m.tensor("w", {2}, "FLOAT32", m.buffer(f32_bytes({1, 2})), R"("shape_signature": [-1])");
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("tensor 2 'w': constant with a dynamic shape"));
+}
+
+TEST(Hostile, NegativeDimension) {
+  ModelJson m;
+  int c = m.builtin("ABS", 101);
+  int x = m.tensor("x", {1, -3}), y = m.tensor("y", {1, 4});
+  m.op(c, {x}, {y});
+  m.io({x}, {y});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("tensor 0 'x': negative dimension -3"));
+  EXPECT_EQ(e.tensor, "x");
+}
+
+TEST(Hostile, InvalidShapeSignature) {
+  ModelJson m = abs_model();
+  m.tensor("s", {1, 4}, "FLOAT32", 0, R"("shape_signature": [-1, 4, 1])");
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("tensor 2 's': shape_signature has rank 3 but shape has rank 2"));
+  ModelJson m2 = abs_model();
+  m2.tensor("s", {1, 4}, "FLOAT32", 0, R"("shape_signature": [-5, 4])");
+  e = expect_error(m2.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("invalid shape_signature dimension -5"));
+}
+
+TEST(Hostile, DimensionProductOverflowsInt64) {
+  ModelJson m;
+  int c = m.builtin("ABS", 101);
+  int x = m.tensor("x", {2147483647, 2147483647, 2147483647});
+  int y = m.tensor("y", {1});
+  m.op(c, {x}, {y});
+  m.io({x}, {y});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("tensor 0 'x': element count overflows"));
+}
+
+TEST(Hostile, ByteSizeOverflows) {
+  // 2^62 elements fit int64, but not 2^62 * 16 bytes of COMPLEX128.
+  ModelJson m = abs_model();
+  m.tensor("big", {2147483647, 2147483647, 2}, "COMPLEX128");
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("tensor 2 'big': byte size overflows"));
+}
+
+TEST(Hostile, HugeButValidShapeAllocatesNothing) {
+  // A non-constant tensor of 2^61 elements is legal on paper: the converter
+  // must not allocate for it (only constants carry data).
+  ModelJson m;
+  int c = m.builtin("ABS", 101);
+  int x = m.tensor("x", {1073741824, 1073741824, 2}), y = m.tensor("y", {1073741824, 1073741824, 2});
+  m.op(c, {x}, {y});
+  m.io({x}, {y});
+  Bytes b = m.bytes();
+  expect_converts_or_rejects(b);
+  long grew = rss_growth_mib([&] { (void)run(view(b)); });
+  ASSERT_GE(grew, 0) << "the converter died";
+  EXPECT_LT(grew, 32) << "MiB for a model without constants";
+}
+
+TEST(Hostile, RankAboveTheDefaultLimit) {
+  ModelJson m = abs_model();
+  m.tensor("deep", std::vector<int64_t>(17, 1));
+  Outcome r = convert_isolated(view(m.bytes()));
+  ASSERT_EQ(r.died, "");
+  ASSERT_FALSE(r.ok);
+  EXPECT_THAT(r.error.code, AnyOf(ErrorCode::kInvalidModel, ErrorCode::kResourceLimit));
+  EXPECT_THAT(r.error.message, HasSubstr("tensor 2 'deep': rank 17 exceeds the limit of 16"));
+}
+
+// A rank within TFLite's format but above a configured limit is a resource
+// limit (like max_tensors), not a malformed model.
+TEST(Hostile, RankAboveAConfiguredLimitIsAResourceLimit) {
+  ModelJson m = abs_model();
+  m.tensor("r5", {1, 2, 3, 4, 5});
+  ConvertOptions o;
+  o.limits.max_rank = 4;
+  Error e = expect_error(m.bytes(), ErrorCode::kResourceLimit, o);
+  EXPECT_THAT(e.message, HasSubstr("tensor 2 'r5': rank 5 exceeds the limit of 4"));
+}
+
+TEST(Hostile, UnknownTensorType) {
+  ModelJson m = abs_model();
+  m.raw_tensor(R"({ "name": "odd", "shape": [1], "type": 50, "buffer": 0 })");
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("tensor 2 'odd': unknown type code 50"));
+  ModelJson m2 = abs_model();
+  m2.raw_tensor(R"({ "name": "neg", "shape": [1], "type": -4, "buffer": 0 })");
+  e = expect_error(m2.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("unknown type code -4"));
+}
+
+// Replaces the first byte of the (unique) string `marker` in a built model.
+void patch_first_byte(Bytes& b, const std::string& marker, uint8_t value) {
+  auto it = std::search(b.begin(), b.end(), marker.begin(), marker.end(),
+                        [](std::byte x, char c) { return x == static_cast<std::byte>(c); });
+  ASSERT_NE(it, b.end()) << marker;
+  *it = std::byte{value};
+}
+
+// Names are bytes in a FlatBuffer: one that is not UTF-8 must not make the
+// JSON writers (diagnostics, inspect, the ONNX io_layouts metadata) throw.
+TEST(Hostile, TensorNameThatIsNotUtf8) {
+  ModelJson m;
+  int conv = m.builtin("CONV_2D", 3);
+  int x = m.tensor("Xinput", {1, 2, 2, 1});
+  int w = m.f32("w", {1, 1, 1, 1}, {2});
+  int y = m.tensor("Youtput", {1, 2, 2, 1});
+  m.op(conv, {x, w, -1}, {y}, "Conv2DOptions", kStride1);
+  m.io({x}, {y});
+  Bytes b = m.bytes();
+  patch_first_byte(b, "Xinput", 0x96);
+  patch_first_byte(b, "Youtput", 0xC3);
+  Outcome r = convert_isolated(view(b));
+  ASSERT_EQ(r.died, "");
+  if (!r.ok) {
+    EXPECT_EQ(r.error.code, ErrorCode::kInvalidModel) << r.error.message;
+    EXPECT_THAT(r.error.message, HasSubstr("UTF-8"));
+  }
+  // The JSON reports must not throw either.
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    try {
+      Diagnostics d;
+      (void)convert(view(b), {}, d);
+      (void)d.to_json();
+      (void)d.to_text();
+      if (auto info = inspect(view(b)); info.ok()) {
+        (void)info->to_json();
+        (void)info->to_text();
+      }
+    } catch (const std::exception& ex) {
+      put(fds[1], ex.what());
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  auto rec = records(read_all(fds[0]));
+  ::close(fds[0]);
+  EXPECT_EQ(wait_child(pid), "");
+  EXPECT_TRUE(rec.empty()) << "threw: " << rec[0];
+}
+
+TEST(Hostile, QuantizationScalesAndZeroPointsDisagree) {
+  ModelJson m = abs_model();
+  m.tensor("q", {1, 3}, "INT8", 0,
+           R"("quantization": { "scale": [0.1, 0.2, 0.3], "zero_point": [0, 0], "quantized_dimension": 1 })");
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("tensor 2 'q': 3 quantization scales but 2 zero points"));
+}
+
+// ---- graph structure ----------------------------------------------------------
+
+TEST(Hostile, CyclicGraph) {
+  ModelJson m;
+  int c = m.builtin("ADD", 0);
+  int x = m.tensor("x", {1, 4}), a = m.tensor("a", {1, 4}), b = m.tensor("b", {1, 4});
+  m.op(c, {x, b}, {a});  // op 0 reads op 1's output
+  m.op(c, {x, a}, {b});  // op 1 reads op 0's output
+  m.io({x}, {b});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("cyclic graph: op 0 (ADD)"));
+  EXPECT_EQ(e.op_index, 0);
+  expect_inspect_error(m.bytes(), ErrorCode::kInvalidModel);
+}
+
+TEST(Hostile, OpReadingItsOwnOutput) {
+  ModelJson m;
+  int c = m.builtin("ADD", 0);
+  int x = m.tensor("x", {1, 4}), a = m.tensor("a", {1, 4});
+  m.op(c, {x, a}, {a});
+  m.io({x}, {a});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("cyclic graph: op 0"));
+}
+
+TEST(Hostile, TensorReadButNeverWritten) {
+  ModelJson m;
+  int c = m.builtin("ADD", 0);
+  int x = m.tensor("x", {1, 4}), dangling = m.tensor("dangling", {1, 4}), y = m.tensor("y", {1, 4});
+  m.op(c, {x, dangling}, {y});
+  m.io({x}, {y});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("op 0 (ADD) reads tensor 'dangling'"));
+  EXPECT_EQ(e.op_index, 0);
+  EXPECT_EQ(e.tensor, "dangling");
+}
+
+TEST(Hostile, GraphOutputNeverWritten) {
+  ModelJson m = abs_model();
+  m.tensor("orphan", {1});
+  m.io({0}, {1, 2});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("graph output 'orphan' is never written"));
+}
+
+TEST(Hostile, TwoOpsWriteOneTensor) {
+  ModelJson m;
+  int c = m.builtin("ABS", 101);
+  int x = m.tensor("x", {1, 4}), y = m.tensor("y", {1, 4});
+  m.op(c, {x}, {y});
+  m.op(c, {x}, {y});
+  m.io({x}, {y});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("op 1 (ABS): output tensor 1 is already produced by op 0"));
+}
+
+TEST(Hostile, OpWritesAConstant) {
+  ModelJson m;
+  int c = m.builtin("ABS", 101);
+  int x = m.tensor("x", {2});
+  int k = m.f32("k", {2}, {1, 2});
+  m.op(c, {x}, {k});
+  m.io({x}, {k});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("op 0 (ABS): output tensor 1 'k' is a constant"));
+}
+
+// An op overwriting a graph input makes the tensor both fed and computed.
+TEST(Hostile, OpWritesAGraphInput) {
+  ModelJson m;
+  int c = m.builtin("ABS", 101);
+  int x = m.tensor("x", {2}), z = m.tensor("z", {2}), y = m.tensor("y", {2});
+  m.op(c, {z}, {x});
+  m.op(c, {x}, {y});
+  m.io({x, z}, {y});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("'x'"));
+  EXPECT_THAT(e.message, HasSubstr("graph input"));
+}
+
+TEST(Hostile, TensorCountAboveLimit) {
+  ModelJson m = abs_model();
+  for (int i = 0; i < 40; ++i) m.tensor("extra" + std::to_string(i), {1});
+  ConvertOptions o;
+  o.limits.max_tensors = 16;
+  Error e = expect_error(m.bytes(), ErrorCode::kResourceLimit, o);
+  EXPECT_THAT(e.message, HasSubstr("42 tensors exceed the limit of 16"));
+  expect_inspect_error(m.bytes(), ErrorCode::kResourceLimit, o.limits);
+}
+
+TEST(Hostile, OperatorCountAboveLimit) {
+  ModelJson m;
+  int c = m.builtin("ABS", 101);
+  int prev = m.tensor("t0", {2});
+  for (int i = 1; i <= 40; ++i) {
+    int next = m.tensor("t" + std::to_string(i), {2});
+    m.op(c, {prev}, {next});
+    prev = next;
+  }
+  m.io({0}, {prev});
+  ConvertOptions o;
+  o.limits.max_operators = 8;
+  Error e = expect_error(m.bytes(), ErrorCode::kResourceLimit, o);
+  EXPECT_THAT(e.message, HasSubstr("40 operators exceed the limit of 8"));
+}
+
+// With both limits small, a large but well-formed model is still a resource
+// limit, not a "corrupt" FlatBuffer.
+TEST(Hostile, AbsurdCountsWithSmallLimitsAreResourceLimits) {
+  ModelJson m = abs_model();
+  for (int i = 0; i < 3000; ++i) m.tensor("t" + std::to_string(i), {1});
+  ConvertOptions o;
+  o.limits.max_tensors = 64;
+  o.limits.max_operators = 64;
+  Error e = expect_error(m.bytes(), ErrorCode::kResourceLimit, o);
+  EXPECT_THAT(e.message, HasSubstr("3002 tensors exceed the limit of 64"));
+}
+
+// ---- options ------------------------------------------------------------------
+
+TEST(Hostile, InvalidOpset) {
+  Bytes b = abs_model().bytes();
+  for (int opset : {-1, 0, 12, 18, 1000}) {
+    ConvertOptions o;
+    o.opset = opset;
+    Error e = expect_error(b, ErrorCode::kInvalidOption, o);
+    EXPECT_THAT(e.message, HasSubstr("opset " + std::to_string(opset) + " is not supported"));
+  }
+}
+
+TEST(Hostile, CancellationHook) {
+  Bytes b = many_ops_model().bytes();
+  ConvertOptions o;
+  o.cancelled = [] { return true; };
+  auto r = run(view(b), o);  // in process: the hooks count calls
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kCancelled);
+  EXPECT_THAT(r.error().message, HasSubstr("cancelled"));
+  // Cancelled midway: the hook is polled between operators.
+  int calls = 0;
+  o.cancelled = [&calls] { return ++calls == 3; };
+  r = run(view(b), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kCancelled);
+  EXPECT_EQ(calls, 3);
+  // Never cancelled: converts, polling at least once per operator.
+  calls = 0;
+  o.cancelled = [&calls] { return ++calls < 0; };
+  EXPECT_TRUE(run(view(b), o).ok());
+  EXPECT_GE(calls, 8);
+}
+
+// ---- operators with bad attributes or operands --------------------------------
+
+// Errors about one operator: kUnsupported with the reason in the list, or
+// kInvalidModel naming the op; either way op 0 and the problem are named.
+void expect_op_error(const Bytes& b, const std::string& op, const std::string& problem) {
+  Outcome r = convert_isolated(view(b));
+  ASSERT_EQ(r.died, "") << op;
+  ASSERT_FALSE(r.ok) << op << " converted";
+  const Error& e = r.error;
+  ASSERT_THAT(e.code, AnyOf(ErrorCode::kUnsupported, ErrorCode::kInvalidModel)) << e.message;
+  EXPECT_THAT(e.message, HasSubstr("op 0"));
+  EXPECT_THAT(e.message, HasSubstr(op));
+  EXPECT_THAT(e.message, HasSubstr(problem));
+  if (e.code == ErrorCode::kUnsupported) {
+    ASSERT_EQ(e.unsupported.size(), 1u);
+    EXPECT_EQ(e.unsupported[0].op_index, 0);
+    EXPECT_EQ(e.unsupported[0].op, op);
+    EXPECT_THAT(e.unsupported[0].reason, HasSubstr(problem));
+  } else {
+    EXPECT_EQ(e.op_index, 0);
+  }
+}
+
+// CONV_2D 1x1, SAME, [1, 5, 5, 2] -> [1, out, out, 1].
+Bytes conv_model(int stride_h, int stride_w, int dilation = 1, int64_t out = 5) {
+  ModelJson m;
+  int c = m.builtin("CONV_2D", 3);
+  int x = m.tensor("x", {1, 5, 5, 2});
+  int w = m.f32("w", {1, 1, 1, 2}, {1, 1});
+  int y = m.tensor("y", {1, out, out, 1});
+  m.op(c, {x, w, -1}, {y}, "Conv2DOptions",
+       "{ \"padding\": \"SAME\", \"stride_h\": " + std::to_string(stride_h) +
+           ", \"stride_w\": " + std::to_string(stride_w) +
+           ", \"dilation_h_factor\": " + std::to_string(dilation) +
+           ", \"dilation_w_factor\": " + std::to_string(dilation) + " }");
+  m.io({x}, {y});
+  return m.bytes();
+}
+
+TEST(Hostile, ConvWithStrideZero) {
+  ASSERT_TRUE(run(view(conv_model(1, 1))).ok());
+  expect_op_error(conv_model(0, 1), "CONV_2D", "strides must be positive (got 0x1)");
+  expect_op_error(conv_model(2, 0), "CONV_2D", "strides must be positive (got 2x0)");
+  expect_op_error(conv_model(-3, -3), "CONV_2D", "strides must be positive");
+  expect_op_error(conv_model(1, 1, 0), "CONV_2D", "dilation factors must be positive");
+}
+
+TEST(Hostile, ConvWithHugeStrideAndDilation) {
+  // No overflow in the SAME padding arithmetic.
+  expect_converts_or_rejects(conv_model(2147483647, 2147483647, 2147483647, 1));
+}
+
+TEST(Hostile, PoolWithZeroFilter) {
+  ModelJson m;
+  int c = m.builtin("MAX_POOL_2D", 17);
+  int x = m.tensor("x", {1, 4, 4, 2}), y = m.tensor("y", {1, 2, 2, 2});
+  m.op(c, {x}, {y}, "Pool2DOptions",
+       R"({ "padding": "VALID", "stride_h": 2, "stride_w": 2, "filter_width": 0, "filter_height": 2 })");
+  m.io({x}, {y});
+  expect_op_error(m.bytes(), "MAX_POOL_2D", "filter size must be positive");
+}
+
+Bytes transpose_model(const std::vector<int32_t>& perm) {
+  ModelJson m;
+  int c = m.builtin("TRANSPOSE", 39);
+  int x = m.tensor("x", {2, 3, 4, 5});
+  int p = m.i32("perm", {static_cast<int64_t>(perm.size())}, perm);
+  int y = m.tensor("y", {5, 4, 3, 2});
+  m.op(c, {x, p}, {y});
+  m.io({x}, {y});
+  return m.bytes();
+}
+
+TEST(Hostile, TransposeWithANonPermutation) {
+  ASSERT_TRUE(run(view(transpose_model({3, 2, 1, 0}))).ok());
+  expect_op_error(transpose_model({0, 0, 1, 2}), "TRANSPOSE", "perm [0,0,1,2] is not a permutation");
+  expect_op_error(transpose_model({0, 1, 2, 4}), "TRANSPOSE", "is not a permutation");
+  expect_op_error(transpose_model({-1, 1, 2, 3}), "TRANSPOSE", "is not a permutation");
+  expect_op_error(transpose_model({0, 1, 2}), "TRANSPOSE", "one entry per input dimension");
+}
+
+Bytes strided_slice_model(const std::vector<int32_t>& strides, int32_t end1 = 3) {
+  ModelJson m;
+  int c = m.builtin("STRIDED_SLICE", 45);
+  int x = m.tensor("x", {2, 6});
+  int b = m.i32("begin", {2}, {0, 0});
+  int e = m.i32("end", {2}, {2, end1});
+  int s = m.i32("strides", {static_cast<int64_t>(strides.size())}, strides);
+  int y = m.tensor("y", {2, 3});
+  m.op(c, {x, b, e, s}, {y}, "StridedSliceOptions", "{}");
+  m.io({x}, {y});
+  return m.bytes();
+}
+
+TEST(Hostile, StridedSliceWithStrideZero) {
+  ASSERT_TRUE(run(view(strided_slice_model({1, 1}))).ok());
+  expect_op_error(strided_slice_model({1, 0}), "STRIDED_SLICE", "stride 0");
+  expect_op_error(strided_slice_model({1}), "STRIDED_SLICE", "constants of equal length");
+}
+
+// 65 slice entries: every mask bit test must stay within the 32-bit masks
+// (a shift by 64 or more is undefined behaviour).
+TEST(Hostile, StridedSliceWithMoreEntriesThanMaskBits) {
+  ModelJson m;
+  int c = m.builtin("STRIDED_SLICE", 45);
+  int x = m.tensor("x", {2, 6});
+  std::vector<int32_t> zeros(65, 0), ones(65, 1);
+  int b = m.i32("begin", {65}, zeros);
+  int e = m.i32("end", {65}, ones);
+  int s = m.i32("strides", {65}, ones);
+  int y = m.tensor("y", {2, 6});
+  m.op(c, {x, b, e, s}, {y}, "StridedSliceOptions", R"({ "ellipsis_mask": 1 })");
+  m.io({x}, {y});
+  expect_op_error(m.bytes(), "STRIDED_SLICE", "");
+}
+
+TEST(Hostile, ReshapeWhoseTargetDoesNotFit) {
+  ModelJson m;
+  int c = m.builtin("RESHAPE", 22);
+  int x = m.tensor("x", {2, 3});
+  int s = m.i32("shape", {2}, {4, 2});
+  int y = m.tensor("y", {4, 2});
+  m.op(c, {x, s}, {y}, "ReshapeOptions", R"({ "new_shape": [4, 2] })");
+  m.io({x}, {y});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("op 0 (RESHAPE)"));
+  EXPECT_THAT(e.message, HasSubstr("[2, 3]"));
+  EXPECT_THAT(e.message, HasSubstr("[4, 2]"));
+  EXPECT_EQ(e.op_index, 0);
+}
+
+Bytes split_model(int dim, int parts) {
+  ModelJson m;
+  int c = m.builtin("SPLIT", 49);
+  int axis = m.i32("axis", {}, {1});
+  int x = m.tensor("x", {2, dim});
+  std::vector<int64_t> outs;
+  for (int i = 0; i < parts; ++i) outs.push_back(m.tensor("y" + std::to_string(i), {2, dim / parts}));
+  m.op(c, {axis, x}, outs, "SplitOptions", "{ \"num_splits\": " + std::to_string(parts) + " }");
+  m.io({x}, outs);
+  return m.bytes();
+}
+
+TEST(Hostile, SplitThatDoesNotDivideEvenly) {
+  ASSERT_TRUE(run(view(split_model(6, 2))).ok());
+  expect_op_error(split_model(5, 2), "SPLIT", "dimension 5 does not split into 2 equal parts");
+}
+
+TEST(Hostile, SplitWithAxisOutOfRange) {
+  ModelJson m;
+  int c = m.builtin("SPLIT", 49);
+  int axis = m.i32("axis", {}, {7});
+  int x = m.tensor("x", {2, 6});
+  int y0 = m.tensor("y0", {2, 3}), y1 = m.tensor("y1", {2, 3});
+  m.op(c, {axis, x}, {y0, y1}, "SplitOptions", R"({ "num_splits": 2 })");
+  m.io({x}, {y0, y1});
+  expect_op_error(m.bytes(), "SPLIT", "axis is out of range");
+}
+
+TEST(Hostile, UnknownBuiltinCode) {
+  ModelJson m;
+  int c = m.builtin("", 300);
+  int x = m.tensor("x", {1, 4}), y = m.tensor("y", {1, 4});
+  m.op(c, {x}, {y});
+  m.io({x}, {y});
+  Error e = expect_error(m.bytes(), ErrorCode::kUnsupported);
+  EXPECT_THAT(e.message, HasSubstr("BUILTIN_300"));
+  ASSERT_EQ(e.unsupported.size(), 1u);
+  EXPECT_EQ(e.unsupported[0].op_index, 0);
+  EXPECT_EQ(e.unsupported[0].op, "BUILTIN_300");
+  auto info = inspect(view(m.bytes()));
+  ASSERT_TRUE(info.ok()) << info.error().message;
+  ASSERT_EQ(info->ops.size(), 1u);
+  EXPECT_FALSE(info->ops[0].supported);
+  // The largest codes a 32-bit enum can carry behave the same.
+  ModelJson m2;
+  c = m2.builtin("", 2147483647);
+  x = m2.tensor("x", {1, 4});
+  y = m2.tensor("y", {1, 4});
+  m2.op(c, {x}, {y});
+  m2.io({x}, {y});
+  e = expect_error(m2.bytes(), ErrorCode::kUnsupported);
+  EXPECT_THAT(e.message, HasSubstr("BUILTIN_2147483647"));
+}
+
+// ---- operands missing or of the wrong kind --------------------------------------
+
+// A supported op whose operand is omitted (-1) or absent: a clear error naming
+// the op, not an out-of-bounds read.
+void expect_missing_operand_error(const Bytes& b, const std::string& op) {
+  Outcome r = convert_isolated(view(b));
+  ASSERT_EQ(r.died, "") << op << " with a missing operand";
+  ASSERT_FALSE(r.ok) << op << " with a missing operand converted";
+  EXPECT_THAT(r.error.code, AnyOf(ErrorCode::kUnsupported, ErrorCode::kInvalidModel))
+      << r.error.message;
+  EXPECT_THAT(r.error.message, HasSubstr(op));
+}
+
+TEST(Hostile, UnaryOpWithOmittedInput) {
+  ModelJson m;
+  int c = m.builtin("ABS", 101);
+  int x = m.tensor("x", {1, 4}), y = m.tensor("y", {1, 4});
+  m.op(c, {-1}, {y});
+  m.io({x}, {y});
+  expect_missing_operand_error(m.bytes(), "ABS");
+}
+
+TEST(Hostile, UnaryOpWithoutInputs) {
+  ModelJson m;
+  int c = m.builtin("RELU", 19);
+  int x = m.tensor("x", {1, 4}), y = m.tensor("y", {1, 4});
+  m.op(c, {}, {y});
+  m.io({x}, {y});
+  expect_missing_operand_error(m.bytes(), "RELU");
+}
+
+TEST(Hostile, SoftmaxWithoutInputs) {
+  ModelJson m;
+  int c = m.builtin("SOFTMAX", 25);
+  int x = m.tensor("x", {1, 4}), y = m.tensor("y", {1, 4});
+  m.op(c, {}, {y}, "SoftmaxOptions", "{}");
+  m.io({x}, {y});
+  expect_missing_operand_error(m.bytes(), "SOFTMAX");
+}
+
+TEST(Hostile, OpsWithOmittedDataInput) {
+  struct Case {
+    const char* name;
+    int code;
+    const char* options_type;
+  };
+  for (Case k : {Case{"TRANSPOSE", 39, ""}, Case{"PAD", 34, "PadOptions"},
+                 Case{"SQUEEZE", 43, "SqueezeOptions"}, Case{"MEAN", 40, "ReducerOptions"},
+                 Case{"STRIDED_SLICE", 45, "StridedSliceOptions"},
+                 Case{"FULLY_CONNECTED", 9, "FullyConnectedOptions"},
+                 Case{"CONCATENATION", 2, "ConcatenationOptions"},
+                 Case{"RESHAPE", 22, "ReshapeOptions"}, Case{"LOGISTIC", 14, ""},
+                 Case{"HARD_SWISH", 117, ""}, Case{"LEAKY_RELU", 98, "LeakyReluOptions"}}) {
+    SCOPED_TRACE(k.name);
+    ModelJson m;
+    int c = m.builtin(k.name, k.code);
+    int x = m.tensor("x", {2, 2});
+    int k1 = m.i32("k1", {2}, {1, 0});
+    int k2 = m.i32("k2", {2}, {2, 2});
+    int k3 = m.i32("k3", {2}, {1, 1});
+    int y = m.tensor("y", {2, 2});
+    m.op(c, {-1, k1, k2, k3}, {y}, k.options_type, "{}");
+    m.io({x}, {y});
+    expect_missing_operand_error(m.bytes(), k.name);
+  }
+}
+
+TEST(Hostile, MeanWithFloatAxes) {
+  ModelJson m;
+  int c = m.builtin("MEAN", 40);
+  int x = m.tensor("x", {2, 3});
+  int axes = m.f32("axes", {1}, {1});
+  int y = m.tensor("y", {2});
+  m.op(c, {x, axes}, {y}, "ReducerOptions", "{}");
+  m.io({x}, {y});
+  expect_op_error(m.bytes(), "MEAN", "axes");
+}
+
+TEST(Hostile, TransposeWithFloatPerm) {
+  ModelJson m;
+  int c = m.builtin("TRANSPOSE", 39);
+  int x = m.tensor("x", {2, 3});
+  int p = m.f32("perm", {2}, {1, 0});
+  int y = m.tensor("y", {3, 2});
+  m.op(c, {x, p}, {y});
+  m.io({x}, {y});
+  expect_op_error(m.bytes(), "TRANSPOSE", "perm");
+}
+
+TEST(Hostile, BinaryOpWithOneInput) {
+  ModelJson m;
+  int c = m.builtin("MUL", 18);
+  int x = m.tensor("x", {2, 3}), y = m.tensor("y", {2, 3});
+  m.op(c, {x}, {y}, "MulOptions", "{}");
+  m.io({x}, {y});
+  expect_op_error(m.bytes(), "MUL", "input");
+}
+
+TEST(Hostile, OpWithoutOutputs) {
+  ModelJson m;
+  int c = m.builtin("ABS", 101);
+  int x = m.tensor("x", {1, 4});
+  m.op(c, {x}, {});
+  m.io({x}, {x});
+  expect_op_error(m.bytes(), "ABS", "no outputs");
+}
+
+TEST(Hostile, ConvWithWrongRankFilter) {
+  ModelJson m;
+  int c = m.builtin("CONV_2D", 3);
+  int x = m.tensor("x", {1, 5, 5, 2});
+  int w = m.f32("w", {2}, {1, 1});
+  int y = m.tensor("y", {1, 5, 5, 1});
+  m.op(c, {x, w}, {y}, "Conv2DOptions", kStride1);
+  m.io({x}, {y});
+  expect_op_error(m.bytes(), "CONV_2D", "has rank 1, expected 4");
+}
+
+// Output shapes that contradict the op: the layout pass must not index a
+// rank-4 layout into a rank-2 shape.
+TEST(Hostile, SplitOutputsOfTheWrongRankAfterConv) {
+  ModelJson m;
+  int conv = m.builtin("CONV_2D", 3), split = m.builtin("SPLIT", 49);
+  int x = m.tensor("x", {1, 4, 4, 2});
+  int w = m.f32("w", {2, 1, 1, 2}, {1, 0, 0, 1});
+  int c = m.tensor("c", {1, 4, 4, 2});
+  int axis = m.i32("axis", {}, {3});
+  int y0 = m.tensor("y0", {4, 4}), y1 = m.tensor("y1", {4, 4});
+  m.op(conv, {x, w, -1}, {c}, "Conv2DOptions", kStride1);
+  m.op(split, {axis, c}, {y0, y1}, "SplitOptions", R"({ "num_splits": 2 })");
+  m.io({x}, {y0, y1});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("op 1"));
+}
+
+TEST(Hostile, MeanKeepDimsWithOutputOfTheWrongRankAfterConv) {
+  ModelJson m;
+  int conv = m.builtin("CONV_2D", 3), mean = m.builtin("MEAN", 40);
+  int x = m.tensor("x", {1, 4, 4, 2});
+  int w = m.f32("w", {2, 1, 1, 2}, {1, 0, 0, 1});
+  int c = m.tensor("c", {1, 4, 4, 2});
+  int axes = m.i32("axes", {2}, {1, 2});
+  int y = m.tensor("y", {1, 2});
+  m.op(conv, {x, w, -1}, {c}, "Conv2DOptions", kStride1);
+  m.op(mean, {c, axes}, {y}, "ReducerOptions", R"({ "keep_dims": true })");
+  m.io({x}, {y});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("op 1"));
+}
+
+// ---- shapes the ops contradict ---------------------------------------------
+
+// Declared output shapes come from the file: one that contradicts the op is
+// an invalid model naming the op, not an ONNX validation failure (kInternal).
+TEST(Hostile, OutputShapeContradictsTheOp) {
+  ModelJson m;
+  int c = m.builtin("ADD", 0);
+  int a = m.tensor("a", {1, 2, 4, 4}), b = m.tensor("b", {1, 2, 4, 4});
+  int y = m.tensor("y", {1, 2, 4, 9});
+  m.op(c, {a, b}, {y}, "AddOptions", "{}");
+  m.io({a, b}, {y});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("op 0"));
+  EXPECT_THAT(e.message, AnyOf(HasSubstr("'y'"), HasSubstr("[1, 2, 4, 9]")));
+}
+
+TEST(Hostile, SplitVSizesThatDoNotAddUp) {
+  ModelJson m;
+  int c = m.builtin("SPLIT_V", 102);
+  int x = m.tensor("x", {2, 6});
+  int sizes = m.i32("sizes", {2}, {2, 5});
+  int axis = m.i32("axis", {}, {1});
+  int y0 = m.tensor("y0", {2, 2}), y1 = m.tensor("y1", {2, 5});
+  m.op(c, {x, sizes, axis}, {y0, y1}, "SplitVOptions", R"({ "num_splits": 2 })");
+  m.io({x}, {y0, y1});
+  expect_op_error(m.bytes(), "SPLIT_V", "size_splits");
+}
+
+TEST(Hostile, DequantizeWithAnOutputOfAnotherShape) {
+  ModelJson m;
+  int dq = m.builtin("DEQUANTIZE", 6), add = m.builtin("ADD", 0);
+  int h = m.tensor("half", {2}, "FLOAT16", m.buffer("[0, 60, 0, 64]"));
+  int f = m.tensor("float", {3});
+  int x = m.tensor("x", {3}), y = m.tensor("y", {3});
+  m.op(dq, {h}, {f});
+  m.op(add, {x, f}, {y}, "AddOptions", "{}");
+  m.io({x}, {y});
+  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("op 0 (DEQUANTIZE): input shape [2] differs from output shape [3]"));
+}
+
+// ---- odd interfaces -----------------------------------------------------------
+
+TEST(Hostile, GraphOutputThatIsAConstant) {
+  ModelJson m = abs_model();
+  int k = m.f32("k", {2}, {1, 2});
+  m.io({0}, {1, k});
+  expect_converts_or_rejects(m.bytes());
+}
+
+TEST(Hostile, TensorListedTwiceAsGraphOutput) {
+  ModelJson m = abs_model();
+  m.io({0}, {1, 1});
+  expect_converts_or_rejects(m.bytes());
+}
+
+TEST(Hostile, GraphInputThatIsAlsoAnOutput) {
+  ModelJson m = abs_model();
+  m.io({0}, {0, 1});
+  expect_converts_or_rejects(m.bytes());
+}
+
+TEST(Hostile, GraphInputThatIsAConstant) {
+  ModelJson m;
+  int c = m.builtin("ADD", 0);
+  int x = m.tensor("x", {2});
+  int k = m.f32("k", {2}, {1, 2});
+  int y = m.tensor("y", {2});
+  m.op(c, {x, k}, {y}, "AddOptions", "{}");
+  m.io({x, k}, {y});
+  expect_converts_or_rejects(m.bytes());
+}
+
+// ---- amplification ------------------------------------------------------------
+
+// FlatBuffers let many offsets point at one table. A tensor table with a long
+// name (or a long per-axis scale vector) listed thousands of times is a small
+// file; the reader must not copy the shared data once per listing.
+Bytes aliased_tensors_model(size_t copies, size_t name_bytes, size_t scales) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<int32_t> shape = {1, static_cast<int32_t>(scales ? scales : 1)};
+  std::vector<float> scale(scales, 0.5f);
+  auto quant = scales ? tflite::CreateQuantizationParametersDirect(fbb, nullptr, nullptr, &scale,
+                                                                   nullptr, tflite::QuantizationDetails::NONE,
+                                                                   0, 1)
+                      : 0;
+  std::string name(name_bytes, 'n');
+  auto t = tflite::CreateTensorDirect(fbb, &shape, tflite::TensorType::FLOAT32, 0, name.c_str(),
+                                      quant);
+  std::vector<flatbuffers::Offset<tflite::Tensor>> tensors(copies, t);
+  std::vector<int32_t> io = {0};
+  auto sg = tflite::CreateSubGraph(fbb, fbb.CreateVector(tensors), fbb.CreateVector(io),
+                                   fbb.CreateVector(io));
+  std::vector<flatbuffers::Offset<tflite::SubGraph>> sgs = {sg};
+  std::vector<flatbuffers::Offset<tflite::Buffer>> buffers = {tflite::CreateBuffer(fbb)};
+  auto model = tflite::CreateModel(fbb, 3, 0, fbb.CreateVector(sgs), 0, fbb.CreateVector(buffers));
+  fbb.Finish(model, "TFL3");
+  return finished(fbb);
+}
+
+TEST(Hostile, SharedDataDoesNotAmplifyMemory) {
+  // 2048 listings of one tensor with a 64 KiB name: 128 MiB if copied each time.
+  Bytes names = aliased_tensors_model(2048, 64 << 10, 0);
+  ASSERT_LT(names.size(), 100u << 10);
+  long grew = rss_growth_mib([&] {
+    Diagnostics d;
+    (void)convert(view(names), {}, d);
+  });
+  ASSERT_GE(grew, 0) << "the converter died";
+  EXPECT_LT(grew, 32) << "MiB for a " << names.size() / 1024 << " KiB model (shared names)";
+
+  // 2048 listings of one tensor with 16384 per-axis scales: 128 MiB of floats.
+  Bytes scales = aliased_tensors_model(2048, 8, 16384);
+  ASSERT_LT(scales.size(), 100u << 10);
+  grew = rss_growth_mib([&] { (void)inspect(view(scales)); });
+  ASSERT_GE(grew, 0) << "the converter died";
+  EXPECT_LT(grew, 32) << "MiB for a " << scales.size() / 1024 << " KiB model (shared scales)";
+
+  // Operators share operator codes by design: 2048 custom ops of one code with
+  // a 64 KiB custom_code must not copy it per op (128 MiB).
+  ModelJson m;
+  int c = m.raw_code("{ \"deprecated_builtin_code\": 32, \"custom_code\": \"" +
+                     std::string(64 << 10, 'c') + "\" }");
+  int prev = m.tensor("t", {1});
+  for (int i = 0; i < 2048; ++i) {
+    int next = m.tensor("t" + std::to_string(i), {1});
+    m.op(c, {prev}, {next});
+    prev = next;
+  }
+  m.io({0}, {prev});
+  Bytes ops = m.bytes();
+  ASSERT_LT(ops.size(), 400u << 10);
+  grew = rss_growth_mib([&] {
+    Diagnostics d;
+    (void)convert(view(ops), {}, d);
+  });
+  ASSERT_GE(grew, 0) << "the converter died";
+  EXPECT_LT(grew, 32) << "MiB for a " << ops.size() / 1024 << " KiB model (shared custom code)";
+}
+
+// Limits at the top of their type must not wrap around in the verifier's
+// table budget and make a valid model look corrupt.
+TEST(Hostile, LimitsAtTheirMaximumDoNotWrap) {
+  ModelJson m = abs_model();
+  for (int i = 0; i < 1500; ++i) m.tensor("t" + std::to_string(i), {1});
+  ConvertOptions o;
+  o.limits.max_tensors = UINT32_MAX;
+  o.limits.max_operators = UINT32_MAX;
+  Outcome r = convert_isolated(view(m.bytes()), o);
+  ASSERT_EQ(r.died, "");
+  EXPECT_TRUE(r.ok) << r.error.message;
+}
+
+}  // namespace
+}  // namespace lite2onnx
