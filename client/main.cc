@@ -15,6 +15,7 @@
 #include <string>
 
 #include "core/convert.h"
+#include "core/layout_spec.h"
 
 namespace {
 
@@ -92,7 +93,39 @@ int fail(ErrorCode code, const std::string& message) {
   return exit_code(code);
 }
 
-int run_convert(const std::string& input, std::string output, int opset, bool json, bool verbose) {
+struct ConvertArgs {
+  std::string input, output;
+  int opset = 13;
+  bool json = false, verbose = false;
+  std::vector<std::string> explicit_layouts, io_layouts;
+  bool keep_io_layout = false;
+};
+
+// Builds the core's options from the command line; errors name the bad flag.
+Result<ConvertOptions> make_options(const ConvertArgs& a) {
+  ConvertOptions options;
+  options.opset = a.opset;
+  for (const auto& text : a.explicit_layouts) {
+    auto spec = parse_layout_spec(text);
+    if (!spec) return make_error(ErrorCode::kInvalidOption, "--explicit-layout: " + spec.error().message);
+    options.layout.explicit_layouts.push_back(*spec);
+  }
+  for (const auto& text : a.io_layouts) {
+    auto spec = parse_layout_spec(text, /*order_only=*/true);
+    if (!spec) return make_error(ErrorCode::kInvalidOption, "--io-layout: " + spec.error().message);
+    options.layout.io_layouts.push_back(*spec);
+  }
+  options.layout.keep_io_layout = a.keep_io_layout;
+  return options;
+}
+
+int run_convert(const ConvertArgs& args) {
+  const std::string& input = args.input;
+  std::string output = args.output;
+  const bool json = args.json, verbose = args.verbose;
+  const int opset = args.opset;
+  auto parsed = make_options(args);
+  if (!parsed) return fail(parsed.error().code, parsed.error().message);
   std::string err;
   auto file = MappedFile::open(input, &err);
   if (!file) {
@@ -105,10 +138,8 @@ int run_convert(const std::string& input, std::string output, int opset, bool js
     if (dot != std::string::npos && output.find('/', dot) == std::string::npos) output.resize(dot);
     output += ".onnx";
   }
-  ConvertOptions options;
-  options.opset = opset;
   Diagnostics diag;
-  auto onnx = convert(file->bytes(), options, diag);
+  auto onnx = convert(file->bytes(), *parsed, diag);
   if (!onnx) {
     const Error& e = onnx.error();
     if (json) {
@@ -194,15 +225,23 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", lite2onnx::version());
 
-  std::string input, output;
-  int opset = 13;
-  bool json = false, verbose = false;
+  ConvertArgs args;
+  std::string input;
+  bool json = false;
   auto* convert_cmd = app.add_subcommand("convert", "convert MODEL.tflite to ONNX");
-  convert_cmd->add_option("model", input, "TFLite model file")->required();
-  convert_cmd->add_option("-o,--output", output, "ONNX output file (default: MODEL.onnx)");
-  convert_cmd->add_option("--opset", opset, "ONNX opset, 13..17")->capture_default_str();
-  convert_cmd->add_flag("--json", json, "print diagnostics as JSON on stdout");
-  convert_cmd->add_flag("-v,--verbose", verbose, "print full diagnostics");
+  convert_cmd->add_option("model", args.input, "TFLite model file")->required();
+  convert_cmd->add_option("-o,--output", args.output, "ONNX output file (default: MODEL.onnx)");
+  convert_cmd->add_option("--opset", args.opset, "ONNX opset, 13..17")->capture_default_str();
+  convert_cmd->add_option("--explicit-layout", args.explicit_layouts,
+                          "TENSOR=SRC:DST, e.g. input=NHWC:NCHW (repeatable): the layout a tensor "
+                          "takes in ONNX, seeding layout propagation");
+  convert_cmd->add_option("--io-layout", args.io_layouts,
+                          "TENSOR=ORDER or TENSOR=SRC:DST (repeatable): axis order of a graph "
+                          "input/output in ONNX, e.g. input=NHWC keeps the TFLite order");
+  convert_cmd->add_flag("--keep-io-layout", args.keep_io_layout,
+                        "keep the TFLite axis order for every graph input and output");
+  convert_cmd->add_flag("--json", args.json, "print diagnostics as JSON on stdout");
+  convert_cmd->add_flag("-v,--verbose", args.verbose, "print full diagnostics");
 
   auto* inspect_cmd = app.add_subcommand("inspect", "show tensors, ops and what is unsupported");
   inspect_cmd->add_option("model", input, "TFLite model file")->required();
@@ -222,7 +261,7 @@ int main(int argc, char** argv) {
     return kBadOptions;
   }
   try {
-    if (*convert_cmd) return run_convert(input, output, opset, json, verbose);
+    if (*convert_cmd) return run_convert(args);
     if (*inspect_cmd) return run_inspect(input, json);
     if (*ops_cmd) return run_ops(json);
   } catch (const std::exception& e) {

@@ -186,7 +186,9 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
   }
   {
     PhaseTimer t(diag, "layout");
-    if (auto st = passes::propagate_layouts(g, diag); !st) return st.take_error();
+    auto forced = passes::resolve_layouts(g, options.layout);
+    if (!forced) return forced.take_error();
+    if (auto st = passes::propagate_layouts(g, diag, *forced); !st) return st.take_error();
   }
   {
     PhaseTimer t(diag, "lower");

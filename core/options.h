@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace lite2onnx {
 
@@ -14,8 +16,28 @@ struct Limits {
   uint32_t max_rank = 16;
 };
 
+// The axis order one tensor should have in ONNX, written as letters: `from` is
+// the tensor's TFLite order, `to` its ONNX order (x=NHWC:NCHW). Any
+// permutation works (NDHWC:NCDHW, ABC:CAB).
+struct LayoutSpec {
+  std::string tensor;
+  std::string from;
+  std::string to;
+  std::string text() const { return tensor + "=" + from + ":" + to; }
+};
+
+struct LayoutOptions {
+  // Seed propagation like Implicit ops; may override what the graph would choose.
+  std::vector<LayoutSpec> explicit_layouts;
+  // Layout of particular graph inputs/outputs in the ONNX interface.
+  std::vector<LayoutSpec> io_layouts;
+  // Keep the TFLite axis order for every graph input and output not named above.
+  bool keep_io_layout = false;
+};
+
 struct ConvertOptions {
   int opset = 13;  // ONNX default-domain opset, 13..17
+  LayoutOptions layout;
   Limits limits;
   // Polled between operators; returning true stops the conversion with kCancelled.
   std::function<bool()> cancelled;

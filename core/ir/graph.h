@@ -40,6 +40,14 @@ struct QuantParams {
   int axis = 0;  // quantized_dimension, for per-axis scales
 };
 
+// The K axis of a [N, K] tensor that a Reshape flattened from a permuted
+// tensor: K holds `dims` (TFLite order) in the order `perm`. A FULLY_CONNECTED
+// reading it permutes its weight columns to match (no Transpose needed).
+struct FlattenedAxes {
+  Shape dims;
+  Perm perm;
+};
+
 struct Tensor {
   std::string name;
   DataType dtype = DataType::kFloat32;
@@ -49,10 +57,14 @@ struct Tensor {
   std::optional<ConstData> data;  // set for constants
   Perm layout;                    // ONNX order is permute_shape(shape, layout)
   bool is_variable = false;
+  std::optional<FlattenedAxes> flattened;
+  // ONNX dims when they are not permute_shape(shape, layout): a constant
+  // permuted in its own axes and then viewed with fewer of them.
+  std::optional<Shape> emit_shape;
 
   bool is_const() const { return data.has_value(); }
   size_t rank() const { return shape.size(); }
-  Shape onnx_shape() const { return permute_shape(shape, layout); }
+  Shape onnx_shape() const { return emit_shape ? *emit_shape : permute_shape(shape, layout); }
 };
 
 using AttrValue =

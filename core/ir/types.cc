@@ -160,6 +160,16 @@ std::string to_string(const Perm& p) {
   return s + "]";
 }
 
+bool keeps_memory_order(const Shape& shape, const Perm& p) {
+  int last = -1;
+  for (int a : p.empty() ? identity_perm(shape.size()) : p) {
+    if (shape[static_cast<size_t>(a)] == 1) continue;
+    if (a < last) return false;
+    last = a;
+  }
+  return true;
+}
+
 bool is_permutation(const Perm& p, size_t rank) {
   if (p.size() != rank) return false;
   std::vector<bool> seen(rank, false);

@@ -65,6 +65,9 @@ int onnx_axis(const Perm& p, int axis);
 // Removes the given TFLite axes from a layout and renumbers the rest.
 Perm drop_axes(const Perm& p, const std::vector<int>& tflite_axes, size_t rank);
 std::string to_string(const Perm& p);
+// Whether a tensor of this (TFLite) shape read in layout `p` visits its
+// elements in TFLite memory order (only unit axes move): no data moves then.
+bool keeps_memory_order(const Shape& shape, const Perm& p);
 bool is_permutation(const Perm& p, size_t rank);
 
 // Name of a TFLite builtin operator ("CONV_2D"), or "BUILTIN_<n>" if unknown.

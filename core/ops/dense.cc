@@ -43,7 +43,19 @@ Status lower_fc(LowerContext& ctx, const ir::Node& n) {
   TensorId gemm_out = reshape_out ? ctx.temp(n.name + "/gemm", y.dtype) : n.outputs[0];
   auto act = ctx.fused_activation(n, gemm_out);
   if (!act) return act.take_error();
-  std::vector<TensorId> inputs = {a, n.inputs[1]};
+  TensorId weights = n.inputs[1];
+  if (const auto& f = g.tensor(a).flattened) {
+    // The input flattened a permuted tensor: permute the weight columns to match.
+    ir::Tensor permuted = w;
+    permuted.shape = {w.shape[0]};
+    permuted.shape.insert(permuted.shape.end(), f->dims.begin(), f->dims.end());
+    ir::Perm p = {0};
+    for (int axis : f->perm) p.push_back(axis + 1);
+    permuted.layout = ir::normalized(p);
+    permuted.emit_shape = w.shape;
+    weights = ctx.graph().add_tensor(std::move(permuted));
+  }
+  std::vector<TensorId> inputs = {a, weights};
   if (has_input(g, n, 2)) inputs.push_back(n.inputs[2]);
   ir::Node& gemm = ctx.emit(n, "Gemm", inputs, {*act});
   gemm.attrs.set("transB", int64_t{1});
@@ -54,6 +66,20 @@ Status lower_fc(LowerContext& ctx, const ir::Node& n) {
                                           "keep_num_dims restores the input's leading dimensions"});
   }
   return ok_status();
+}
+
+// FULLY_CONNECTED reads its input in TFLite memory order; a layout that only
+// moves unit axes (a pooled [N,1,1,C] in NCHW) leaves that order as it is.
+std::optional<LayoutPlan> propagate_fc(const ir::Graph& g, const ir::Node& n,
+                                       std::span<const ir::Perm> in) {
+  if (in.empty() || in[0].empty()) return std::nullopt;
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  if (!ir::element_count(x.shape) || !ir::keeps_memory_order(x.shape, in[0])) return std::nullopt;
+  LayoutPlan plan;
+  plan.inputs.assign(n.inputs.size(), ir::Perm{});
+  plan.inputs[0] = in[0];
+  plan.outputs.assign(n.outputs.size(), ir::Perm{});
+  return plan;
 }
 
 }  // namespace
@@ -69,10 +95,11 @@ OpEntry fully_connected() {
     a.set("weights_format", int64_t{o ? static_cast<int>(o->weights_format()) : 0});
   };
   e.check = check_fc;
+  e.propagate = propagate_fc;
   e.min_inputs = 2;
   e.lower = lower_fc;
   e.onnx = "Gemm (transB=1), Reshape around it for inputs of rank != 2";
-  e.notes = "keep_num_dims supported";
+  e.notes = "keep_num_dims; after a flatten of a permuted tensor the weight columns are permuted";
   return e;
 }
 

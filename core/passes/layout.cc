@@ -1,7 +1,16 @@
 // Layout propagation: see DESIGN.md "Layout: propagation with four op classes".
+//
+// A plan is computed first (a pure function of the graph and the graph inputs'
+// layouts): the layout each tensor gets, and the layout each op needs of each
+// input. Applying it inserts the nodes that reconcile the two: one Transpose
+// per (tensor, layout), an Unsqueeze for a lower-rank broadcast operand, and a
+// Transpose after a producer whose output has a forced layout.
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <utility>
 
+#include "core/layout_spec.h"
 #include "core/ops/registry.h"
 #include "core/passes/passes.h"
 
@@ -12,214 +21,455 @@ using ir::Perm;
 using ir::TensorId;
 using ops::LayoutClass;
 
-struct Plan {
-  std::vector<Perm> layout;                   // per tensor
-  std::vector<std::vector<Perm>> required;    // per node, per input
-};
+constexpr int kReshape = 22;
+constexpr int kFullyConnected = 9;
 
 bool is_data(const ir::Graph& g, TensorId t) { return g.valid(t) && !g.tensor(t).is_const(); }
 
-// What one node needs of its inputs and gives its outputs, given its inputs' layouts.
-ops::LayoutPlan node_plan(const ir::Graph& g, const ir::Node& n, const std::vector<Perm>& in) {
-  const ops::OpEntry& e = ops::lookup(n.builtin);
-  ops::LayoutPlan plan;
-  plan.inputs.assign(n.inputs.size(), Perm{});
-  plan.outputs.assign(n.outputs.size(), Perm{});
-  if (n.dialect != ir::Dialect::kTflite || !e.supported()) return plan;
-  switch (e.layout) {
-    case LayoutClass::kImplicit: {
-      size_t d = static_cast<size_t>(e.data_input);
-      if (d < n.inputs.size() && is_data(g, n.inputs[d]))
-        plan.inputs[d] = ir::channels_first(g.tensor(n.inputs[d]).rank());
-      for (size_t o = 0; o < n.outputs.size(); ++o)
-        plan.outputs[o] = ir::channels_first(g.tensor(n.outputs[o]).rank());
-      return plan;
-    }
-    case LayoutClass::kTransparent: {
-      // Run in the layout of the highest-rank data input that has one.
-      size_t out_rank = n.outputs.empty() ? 0 : g.tensor(n.outputs[0]).rank();
-      Perm p;
-      for (size_t i = 0; i < n.inputs.size(); ++i)
-        if (is_data(g, n.inputs[i]) && g.tensor(n.inputs[i]).rank() == out_rank && !in[i].empty()) {
-          p = in[i];
-          break;
-        }
-      // A lower-rank data operand cannot broadcast against a permuted one
-      // without an Unsqueeze; run in TFLite order instead.
-      for (size_t i = 0; i < n.inputs.size(); ++i)
-        if (is_data(g, n.inputs[i]) && g.tensor(n.inputs[i]).rank() != out_rank) p.clear();
-      for (size_t i = 0; i < n.inputs.size(); ++i)
-        if (is_data(g, n.inputs[i])) plan.inputs[i] = p;
-      for (size_t o = 0; o < n.outputs.size(); ++o)
-        plan.outputs[o] = g.tensor(n.outputs[o]).rank() == out_rank ? p : Perm{};
-      return plan;
-    }
-    case LayoutClass::kAttribute: {
-      if (e.propagate)
-        if (auto p = e.propagate(g, n, in)) return *p;
-      return plan;
-    }
-    case LayoutClass::kTerminate: return plan;
-  }
-  return plan;
-}
+Perm full(const Perm& p, size_t rank) { return p.empty() ? ir::identity_perm(rank) : p; }
 
-Plan make_plan(const ir::Graph& g, const std::vector<Perm>& input_layouts) {
-  Plan plan;
-  plan.layout.assign(g.tensors.size(), Perm{});
-  for (size_t i = 0; i < g.inputs.size(); ++i)
-    plan.layout[static_cast<size_t>(g.inputs[i])] = input_layouts[i];
-  plan.required.resize(g.nodes.size());
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    const ir::Node& n = g.nodes[k];
-    std::vector<Perm> in;
-    for (TensorId t : n.inputs) in.push_back(g.valid(t) ? plan.layout[static_cast<size_t>(t)] : Perm{});
-    ops::LayoutPlan np = node_plan(g, n, in);
-    plan.required[k] = np.inputs;
-    for (size_t o = 0; o < n.outputs.size(); ++o)
-      plan.layout[static_cast<size_t>(n.outputs[o])] = ir::normalized(np.outputs[o]);
-  }
-  return plan;
-}
+struct Plan {
+  std::vector<Perm> layout;                 // per tensor: what readers see
+  std::vector<Perm> produced;               // per tensor: what its producer writes
+  std::vector<std::vector<Perm>> required;  // per node, per input
+  std::vector<bool> flatten_for_fc;         // per node: Reshape flattening a permuted tensor
+};
 
-// The layout every reader of a graph input asks for, if they all agree on a
-// non-identity one (an input then arrives in that layout: no Transpose).
-Perm wanted_by_consumers(const ir::Graph& g, const Plan& plan, TensorId t) {
-  Perm want;
-  bool any = false;
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    const ir::Node& n = g.nodes[k];
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      if (n.inputs[i] != t) continue;
-      Perm r = ir::normalized(plan.required[k][i]);
-      if (any && r != want) return {};
-      want = r;
-      any = true;
+class Planner {
+ public:
+  Planner(const ir::Graph& g, const std::vector<ForcedLayout>& forced) : g_(g) {
+    forced_.resize(g.tensors.size());
+    for (const auto& f : forced) forced_[static_cast<size_t>(f.tensor)] = &f;
+    readers_.resize(g.tensors.size());
+    for (size_t k = 0; k < g.nodes.size(); ++k)
+      for (TensorId t : g.nodes[k].inputs)
+        if (g.valid(t)) readers_[static_cast<size_t>(t)].push_back(static_cast<int>(k));
+  }
+
+  const ForcedLayout* forced(TensorId t) const { return forced_[static_cast<size_t>(t)]; }
+
+  Result<Plan> make(const std::vector<Perm>& input_layouts) const {
+    Plan plan;
+    plan.layout.assign(g_.tensors.size(), Perm{});
+    plan.produced.assign(g_.tensors.size(), Perm{});
+    plan.required.resize(g_.nodes.size());
+    plan.flatten_for_fc.assign(g_.nodes.size(), false);
+    for (size_t i = 0; i < g_.inputs.size(); ++i)
+      plan.layout[static_cast<size_t>(g_.inputs[i])] = input_layouts[i];
+    for (size_t k = 0; k < g_.nodes.size(); ++k) {
+      const ir::Node& n = g_.nodes[k];
+      std::vector<Perm> in;
+      for (TensorId t : n.inputs)
+        in.push_back(g_.valid(t) ? plan.layout[static_cast<size_t>(t)] : Perm{});
+      ops::LayoutPlan np = node_plan(n, in);
+      if (flattens_for_fc(n, in, np)) {
+        np.inputs[0] = in[0];
+        plan.flatten_for_fc[k] = true;
+      }
+      if (auto st = check_implicit_conflict(n, np); !st) return st.take_error();
+      plan.required[k] = np.inputs;
+      for (size_t o = 0; o < n.outputs.size(); ++o) {
+        auto t = static_cast<size_t>(n.outputs[o]);
+        Perm q = ir::normalized(np.outputs[o]);
+        if (!q.empty() && q.size() != g_.tensors[t].rank()) return rank_error(n, t, q.size());
+        plan.produced[t] = q;
+        plan.layout[t] = forced_[t] ? forced_[t]->perm : q;
+      }
     }
+    return plan;
   }
-  if (g.is_graph_output(t)) return {};
-  return want;
-}
 
-// Backward hint: the layout an op downstream would like this tensor in, found by
-// walking back through ops that keep their input's layout.
-std::vector<Perm> backward_hints(const ir::Graph& g) {
-  std::vector<Perm> want(g.tensors.size());
-  for (size_t k = g.nodes.size(); k-- > 0;) {
-    const ir::Node& n = g.nodes[k];
+  // The layout every reader of a graph input asks for, if they all agree on a
+  // non-identity one (the input then arrives in it: no Transpose).
+  Perm wanted_by_readers(const Plan& plan, TensorId t) const {
+    Perm want;
+    bool any = false;
+    for (int k : readers_[static_cast<size_t>(t)]) {
+      const ir::Node& n = g_.nodes[static_cast<size_t>(k)];
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        if (n.inputs[i] != t) continue;
+        Perm r = ir::normalized(plan.required[static_cast<size_t>(k)][i]);
+        if (r.size() != g_.tensor(t).rank() && !r.empty()) return {};  // a broadcast
+        if (any && r != want) return {};
+        want = r;
+        any = true;
+      }
+    }
+    return want;
+  }
+
+  // Backward hints: the layout an op downstream would like a tensor in, found
+  // by walking back through ops that keep their input's layout.
+  std::vector<Perm> backward_hints() const {
+    std::vector<Perm> want(g_.tensors.size());
+    for (size_t t = 0; t < forced_.size(); ++t)
+      if (forced_[t]) want[t] = forced_[t]->perm;
+    for (size_t k = g_.nodes.size(); k-- > 0;) {
+      const ir::Node& n = g_.nodes[k];
+      const ops::OpEntry& e = ops::lookup(n.builtin);
+      if (n.dialect != ir::Dialect::kTflite || !e.supported()) continue;
+      if (e.layout == LayoutClass::kImplicit) {
+        size_t d = static_cast<size_t>(e.data_input);
+        if (d < n.inputs.size() && is_data(g_, n.inputs[d]))
+          want[static_cast<size_t>(n.inputs[d])] =
+              ir::channels_first(g_.tensor(n.inputs[d]).rank());
+        continue;
+      }
+      bool keeps = e.layout == LayoutClass::kTransparent ||
+                   (e.layout == LayoutClass::kAttribute && e.propagate == ops::propagate_same);
+      if (!keeps || n.outputs.empty()) continue;
+      const Perm& w = want[static_cast<size_t>(n.outputs[0])];
+      size_t rank = g_.tensor(n.outputs[0]).rank();
+      for (TensorId t : n.inputs)
+        if (is_data(g_, t) && g_.tensor(t).rank() == rank && want[static_cast<size_t>(t)].empty())
+          want[static_cast<size_t>(t)] = w;
+    }
+    return want;
+  }
+
+ private:
+  // What one node needs of its inputs and gives its outputs, given its inputs' layouts.
+  ops::LayoutPlan node_plan(const ir::Node& n, const std::vector<Perm>& in) const {
     const ops::OpEntry& e = ops::lookup(n.builtin);
-    if (n.dialect != ir::Dialect::kTflite || !e.supported()) continue;
-    if (e.layout == LayoutClass::kImplicit) {
-      size_t d = static_cast<size_t>(e.data_input);
-      if (d < n.inputs.size() && is_data(g, n.inputs[d]))
-        want[static_cast<size_t>(n.inputs[d])] =
-            ir::channels_first(g.tensor(n.inputs[d]).rank());
-      continue;
+    ops::LayoutPlan plan;
+    plan.inputs.assign(n.inputs.size(), Perm{});
+    plan.outputs.assign(n.outputs.size(), Perm{});
+    if (n.dialect != ir::Dialect::kTflite || !e.supported()) return plan;
+    switch (e.layout) {
+      case LayoutClass::kImplicit: {
+        size_t d = static_cast<size_t>(e.data_input);
+        if (d < n.inputs.size() && is_data(g_, n.inputs[d]))
+          plan.inputs[d] = ir::channels_first(g_.tensor(n.inputs[d]).rank());
+        for (size_t o = 0; o < n.outputs.size(); ++o)
+          plan.outputs[o] = ir::channels_first(g_.tensor(n.outputs[o]).rank());
+        return plan;
+      }
+      case LayoutClass::kTransparent: {
+        // Run in the layout of the first full-rank data input that has one;
+        // lower-rank data operands are unsqueezed into it (numpy broadcast).
+        size_t rank = n.outputs.empty() ? 0 : g_.tensor(n.outputs[0]).rank();
+        Perm p;
+        for (size_t i = 0; i < n.inputs.size() && p.empty(); ++i)
+          if (is_data(g_, n.inputs[i]) && g_.tensor(n.inputs[i]).rank() == rank) p = in[i];
+        for (size_t i = 0; i < n.inputs.size() && p.empty(); ++i)
+          if (is_data(g_, n.inputs[i]) && g_.tensor(n.inputs[i]).rank() == rank && !in[i].empty())
+            p = in[i];
+        for (size_t i = 0; i < n.inputs.size(); ++i)
+          if (is_data(g_, n.inputs[i])) plan.inputs[i] = p;
+        for (size_t o = 0; o < n.outputs.size(); ++o)
+          plan.outputs[o] = g_.tensor(n.outputs[o]).rank() == rank ? p : Perm{};
+        return plan;
+      }
+      case LayoutClass::kAttribute:
+      case LayoutClass::kTerminate:
+        // A Terminate op may still take a layout that leaves memory order as is.
+        if (e.propagate)
+          if (auto p = e.propagate(g_, n, in)) return *p;
+        return plan;
     }
-    bool keeps = e.layout == LayoutClass::kTransparent ||
-                 (e.layout == LayoutClass::kAttribute && e.propagate == ops::propagate_same);
-    if (!keeps || n.outputs.empty()) continue;
-    const Perm& w = want[static_cast<size_t>(n.outputs[0])];
-    size_t rank = g.tensor(n.outputs[0]).rank();
-    for (TensorId t : n.inputs)
-      if (is_data(g, t) && g.tensor(t).rank() == rank && want[static_cast<size_t>(t)].empty())
-        want[static_cast<size_t>(t)] = w;
+    return plan;
   }
-  return want;
-}
+
+  // Conv -> Reshape(flatten) -> FULLY_CONNECTED: flatten the permuted tensor
+  // as it is and permute the FC's weight columns instead (the CMSIS-NN trick).
+  bool flattens_for_fc(const ir::Node& n, const std::vector<Perm>& in,
+                       const ops::LayoutPlan& np) const {
+    if (n.dialect != ir::Dialect::kTflite || n.builtin != kReshape || in.empty() ||
+        in[0].empty() || !np.inputs[0].empty() || n.outputs.size() != 1)
+      return false;
+    const ir::Tensor& x = g_.tensor(n.inputs[0]);
+    const ir::Tensor& y = g_.tensor(n.outputs[0]);
+    if (in[0][0] != 0 || y.rank() != 2 || !ir::element_count(x.shape) ||
+        !ir::element_count(y.shape) || y.shape[0] != x.shape[0] || g_.is_graph_output(n.outputs[0]) ||
+        forced_[static_cast<size_t>(n.outputs[0])])
+      return false;
+    const auto& readers = readers_[static_cast<size_t>(n.outputs[0])];
+    if (readers.empty()) return false;
+    for (int k : readers) {
+      const ir::Node& fc = g_.nodes[static_cast<size_t>(k)];
+      if (fc.builtin != kFullyConnected || fc.inputs.size() < 2 || fc.inputs[0] != n.outputs[0] ||
+          fc.inputs[1] == n.outputs[0] || !g_.valid(fc.inputs[1]) || !g_.tensor(fc.inputs[1]).is_const())
+        return false;
+    }
+    return true;
+  }
+
+  Status check_implicit_conflict(const ir::Node& n, const ops::LayoutPlan& np) const {
+    const ops::OpEntry& e = ops::lookup(n.builtin);
+    if (n.dialect != ir::Dialect::kTflite || e.layout != LayoutClass::kImplicit) return ok_status();
+    size_t d = static_cast<size_t>(e.data_input);
+    if (d >= n.inputs.size() || !is_data(g_, n.inputs[d])) return ok_status();
+    const ForcedLayout* f = forced_[static_cast<size_t>(n.inputs[d])];
+    Perm need = ir::normalized(np.inputs[d]);
+    if (!f || !f->strict || ir::normalized(f->perm) == need) return ok_status();
+    Error err = make_error(
+        ErrorCode::kInvalidOption,
+        f->source + " gives tensor '" + g_.tensor(n.inputs[d]).name + "' layout " +
+            ir::to_string(full(f->perm, g_.tensor(n.inputs[d]).rank())) + ", but op " +
+            std::to_string(n.source_op) + " (" + n.op + ", Implicit) reads it as " +
+            ir::to_string(full(need, g_.tensor(n.inputs[d]).rank())));
+    err.op_index = n.source_op;
+    err.tensor = g_.tensor(n.inputs[d]).name;
+    return err;
+  }
+
+  Error rank_error(const ir::Node& n, size_t t, size_t rank) const {
+    Error e = make_error(ErrorCode::kInvalidModel,
+                         "op " + std::to_string(n.source_op) + " (" + n.op + "): output tensor '" +
+                             g_.tensors[t].name + "' has rank " +
+                             std::to_string(g_.tensors[t].rank()) + ", but the op gives rank " +
+                             std::to_string(rank));
+    e.op_index = n.source_op;
+    e.tensor = g_.tensors[t].name;
+    return e;
+  }
+
+  const ir::Graph& g_;
+  std::vector<const ForcedLayout*> forced_;
+  std::vector<std::vector<int>> readers_;
+};
+
+// Inserts the reconciling nodes while rebuilding the node list.
+class Applier {
+ public:
+  Applier(ir::Graph& g, const Plan& plan, const Planner& planner, Diagnostics& diag)
+      : g_(g), plan_(plan), planner_(planner), diag_(diag) {}
+
+  void run() {
+    for (size_t t = 0; t < g_.tensors.size(); ++t)
+      if (!g_.tensors[t].is_const()) g_.tensors[t].layout = plan_.layout[t];
+    std::vector<ir::Node> old = std::move(g_.nodes);
+    g_.nodes.clear();
+    g_.nodes.reserve(old.size());
+    for (size_t k = 0; k < old.size(); ++k) {
+      ir::Node n = std::move(old[k]);
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        TensorId t = n.inputs[i];
+        if (!is_data(g_, t)) continue;
+        Perm need = ir::normalized(plan_.required[k][i]);
+        n.inputs[i] = need.size() > g_.tensor(t).rank() ? broadcast(t, need, n, i)
+                                                        : in_layout(t, need, n, i);
+      }
+      if (plan_.flatten_for_fc[k]) mark_flattened(n);
+      // Outputs whose forced layout differs from what the op writes.
+      std::vector<std::pair<TensorId, TensorId>> fixes;
+      for (auto& o : n.outputs) {
+        const Perm& made = plan_.produced[static_cast<size_t>(o)];
+        if (made == g_.tensor(o).layout) continue;
+        ir::Tensor raw = g_.tensor(o);
+        raw.name += "/as_produced";
+        raw.layout = made;
+        TensorId r = g_.add_tensor(std::move(raw));
+        fixes.emplace_back(r, o);
+        o = r;
+      }
+      ir::Node producer = std::move(n);
+      g_.nodes.push_back(std::move(producer));
+      const ir::Node& p = g_.nodes.back();
+      std::string pname = p.name;
+      int source = p.source_op;
+      for (auto [r, o] : fixes) {
+        const ForcedLayout* f = planner_.forced(o);
+        add_transpose(r, o, pname + "/Transpose_out", source,
+                      (f ? f->source : std::string("forced layout")) + ": op writes " +
+                          ir::to_string(full(g_.tensor(r).layout, g_.tensor(r).rank())));
+      }
+    }
+  }
+
+ private:
+  // The tensor in layout `need`, through one shared Transpose per (tensor, layout).
+  TensorId in_layout(TensorId t, const Perm& need, const ir::Node& reader, size_t i) {
+    if (g_.tensor(t).layout == need) return t;
+    auto key = std::make_pair(t, need);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    ir::Tensor copy = g_.tensor(t);
+    copy.name += need.empty() ? "/tflite_order" : "/" + ir::to_string(need);
+    copy.layout = need;
+    TensorId nt = g_.add_tensor(std::move(copy));
+    const Perm& have = g_.tensor(t).layout;
+    add_transpose(t, nt, reader.name + "/Transpose_in" + std::to_string(i), reader.source_op,
+                  reason(reader, need, have));
+    cache_.emplace(key, nt);
+    return nt;
+  }
+
+  // A lower-rank operand of a broadcast op running in layout `need` (rank n):
+  // Unsqueeze it to rank n; when its own axes keep their order in `need`, the
+  // Unsqueeze alone puts them in place, else a Transpose follows.
+  TensorId broadcast(TensorId t, const Perm& need, const ir::Node& reader, size_t i) {
+    auto key = std::make_pair(t, need);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    TensorId src = in_layout(t, Perm{}, reader, i);  // TFLite order first
+    const size_t k = g_.tensor(src).rank(), n = need.size();
+    ir::Tensor expanded = g_.tensor(src);
+    expanded.shape.insert(expanded.shape.begin(), n - k, 1);
+    std::vector<int64_t> positions;  // ONNX positions of the operand's own axes
+    for (size_t j = 0; j < k; ++j) positions.push_back(ir::onnx_axis(need, static_cast<int>(n - k + j)));
+    bool direct = std::is_sorted(positions.begin(), positions.end());
+    std::vector<int64_t> axes;
+    for (size_t a = 0; a < n; ++a)
+      if (direct ? std::find(positions.begin(), positions.end(), static_cast<int64_t>(a)) == positions.end()
+                 : a < n - k)
+        axes.push_back(static_cast<int64_t>(a));
+    expanded.name = g_.tensor(t).name + "/rank" + std::to_string(n);
+    expanded.layout = direct ? need : Perm{};
+    TensorId ex = g_.add_tensor(expanded);
+    ir::Node u;
+    u.dialect = ir::Dialect::kOnnx;
+    u.op = "Unsqueeze";
+    u.name = reader.name + "/Unsqueeze_in" + std::to_string(i);
+    u.source_op = reader.source_op;
+    u.inputs = {src, axes_constant(u.name + "/axes", axes)};
+    u.outputs = {ex};
+    diag_.inserted.push_back({u.name, "Unsqueeze", g_.tensor(t).name,
+                              "rank-" + std::to_string(k) + " operand broadcast against rank " +
+                                  std::to_string(n) + " in layout " + ir::to_string(need) + " (" +
+                                  reader.op + ", op " + std::to_string(reader.source_op) + ")"});
+    g_.nodes.push_back(std::move(u));
+    TensorId out = direct ? ex : in_layout(ex, need, reader, i);
+    cache_.emplace(key, out);
+    return out;
+  }
+
+  TensorId axes_constant(const std::string& name, const std::vector<int64_t>& axes) {
+    std::vector<std::byte> bytes(axes.size() * sizeof(int64_t));
+    if (!axes.empty()) std::memcpy(bytes.data(), axes.data(), bytes.size());
+    ir::Tensor c;
+    c.name = name;
+    c.dtype = ir::DataType::kInt64;
+    c.shape = {static_cast<int64_t>(axes.size())};
+    c.data = ir::ConstData::owned(std::move(bytes), ir::DataType::kInt64);
+    return g_.add_tensor(std::move(c));
+  }
+
+  void add_transpose(TensorId from, TensorId to, const std::string& name, int source,
+                     const std::string& why) {
+    size_t rank = g_.tensor(from).rank();
+    // ONNX value in layout `have` -> layout `need`: perm = inverse(have), then need.
+    Perm p = full(ir::compose(ir::inverse(full(g_.tensor(from).layout, rank)),
+                              full(g_.tensor(to).layout, rank)),
+                  rank);
+    ir::Node tr;
+    tr.dialect = ir::Dialect::kOnnx;
+    tr.op = "Transpose";
+    tr.name = name;
+    tr.source_op = source;
+    tr.inputs = {from};
+    tr.outputs = {to};
+    tr.attrs.set("perm", std::vector<int64_t>(p.begin(), p.end()));
+    diag_.inserted.push_back({name, "Transpose", g_.tensor(from).name, why});
+    g_.nodes.push_back(std::move(tr));
+  }
+
+  std::string reason(const ir::Node& reader, const Perm& need, const Perm& have) const {
+    const ops::OpEntry& e = ops::lookup(reader.builtin);
+    std::string s = reader.op + " (op " + std::to_string(reader.source_op) + ", " +
+                    ops::to_string(e.layout) + ") needs " +
+                    (need.empty() ? std::string("TFLite axis order") : "layout " + ir::to_string(need));
+    if (!have.empty()) s += "; tensor has layout " + ir::to_string(have);
+    return s;
+  }
+
+  void mark_flattened(const ir::Node& reshape) {
+    const ir::Tensor& x = g_.tensor(reshape.inputs[0]);
+    ir::FlattenedAxes f;
+    f.dims.assign(x.shape.begin() + 1, x.shape.end());
+    for (size_t i = 1; i < x.layout.size(); ++i) f.perm.push_back(x.layout[i] - 1);
+    g_.tensor(reshape.outputs[0]).flattened = std::move(f);
+  }
+
+  ir::Graph& g_;
+  const Plan& plan_;
+  const Planner& planner_;
+  Diagnostics& diag_;
+  std::map<std::pair<TensorId, Perm>, TensorId> cache_;
+};
 
 }  // namespace
 
-Status propagate_layouts(ir::Graph& g, Diagnostics& diag) {
-  // 1. Graph inputs start in the layout the ops downstream want.
-  std::vector<Perm> hints = backward_hints(g);
+Result<std::vector<ForcedLayout>> resolve_layouts(const ir::Graph& g, const LayoutOptions& options) {
+  std::map<std::string, TensorId> by_name;
+  for (size_t t = 0; t < g.tensors.size(); ++t)
+    by_name.emplace(g.tensors[t].name, static_cast<TensorId>(t));
+  std::vector<ForcedLayout> out;
+  std::map<TensorId, size_t> seen;
+  auto add = [&](const LayoutSpec& spec, const std::string& source, bool io) -> Status {
+    const bool strict = !io;
+    auto it = by_name.find(spec.tensor);
+    if (it == by_name.end())
+      return make_error(ErrorCode::kInvalidOption,
+                        source + ": the model has no tensor named '" + spec.tensor + "'");
+    TensorId t = it->second;
+    if (io && !g.is_graph_input(t) && !g.is_graph_output(t))
+      return make_error(ErrorCode::kInvalidOption,
+                        source + ": '" + spec.tensor + "' is not a graph input or output");
+    if (g.tensor(t).is_const())
+      return make_error(ErrorCode::kInvalidOption, source + ": '" + spec.tensor + "' is a constant");
+    auto perm = layout_perm(spec);
+    if (!perm) return make_error(ErrorCode::kInvalidOption, source + ": " + perm.error().message);
+    if (perm->size() != g.tensor(t).rank())
+      return make_error(ErrorCode::kInvalidOption,
+                        source + ": '" + spec.tensor + "' has rank " +
+                            std::to_string(g.tensor(t).rank()) + ", the layout has " +
+                            std::to_string(perm->size()) + " axes");
+    Perm p = ir::normalized(*perm);
+    if (auto s = seen.find(t); s != seen.end()) {
+      if (out[s->second].perm == p) return ok_status();
+      return make_error(ErrorCode::kInvalidOption,
+                        source + " contradicts " + out[s->second].source + " for tensor '" +
+                            spec.tensor + "'");
+    }
+    seen.emplace(t, out.size());
+    out.push_back({t, p, source, strict});
+    return ok_status();
+  };
+  for (const auto& s : options.explicit_layouts)
+    if (auto st = add(s, "explicit layout " + s.text(), false); !st) return st.take_error();
+  for (const auto& s : options.io_layouts)
+    if (auto st = add(s, "io layout " + s.text(), true); !st) return st.take_error();
+  if (options.keep_io_layout) {
+    for (auto list : {&g.inputs, &g.outputs})
+      for (TensorId t : *list)
+        if (!seen.count(t) && !g.tensor(t).is_const()) {
+          seen.emplace(t, out.size());
+          out.push_back({t, Perm{}, "--keep-io-layout", false});
+        }
+  }
+  return out;
+}
+
+Status propagate_layouts(ir::Graph& g, Diagnostics& diag, const std::vector<ForcedLayout>& forced) {
+  Planner planner(g, forced);
+  // 1. Graph inputs start in their forced layout, else the one ops downstream want.
+  std::vector<Perm> hints = planner.backward_hints();
   std::vector<Perm> input_layouts;
   for (TensorId t : g.inputs) {
     const Perm& h = hints[static_cast<size_t>(t)];
     bool fits = !g.is_graph_output(t) && h.size() == g.tensor(t).rank();
-    input_layouts.push_back(fits ? h : Perm{});
+    const ForcedLayout* f = planner.forced(t);
+    input_layouts.push_back(f ? f->perm : fits ? h : Perm{});
   }
-  Plan plan = make_plan(g, input_layouts);
-  // 2. An input whose readers all want one other layout takes it (siblings of
-  //    a Conv output in an Add, say); re-plan once.
+  auto plan = planner.make(input_layouts);
+  if (!plan) return plan.take_error();
+  // 2. An unforced input whose readers all want one other layout takes it
+  //    (siblings of a Conv output in an Add, say); re-plan once.
   bool changed = false;
   for (size_t i = 0; i < g.inputs.size(); ++i) {
-    Perm w = wanted_by_consumers(g, plan, g.inputs[i]);
+    TensorId t = g.inputs[i];
+    if (planner.forced(t) || g.is_graph_output(t)) continue;
+    Perm w = planner.wanted_by_readers(*plan, t);
     if (!w.empty() && w != input_layouts[i]) {
       input_layouts[i] = w;
       changed = true;
     }
   }
-  if (changed) plan = make_plan(g, input_layouts);
-
-  // Output shapes come from the file: a layout of another rank means the
-  // declared shape contradicts the op.
-  {
-    std::vector<int> producer = g.producers();
-    for (size_t t = 0; t < g.tensors.size(); ++t) {
-      const Perm& p = plan.layout[t];
-      if (p.empty() || p.size() == g.tensors[t].rank() || g.tensors[t].is_const()) continue;
-      int k = producer[t];
-      const ir::Node* n = k >= 0 ? &g.nodes[static_cast<size_t>(k)] : nullptr;
-      Error e = make_error(ErrorCode::kInvalidModel,
-                           (n ? "op " + std::to_string(n->source_op) + " (" + n->op + "): " : std::string()) +
-                               "output tensor '" + g.tensors[t].name + "' has rank " +
-                               std::to_string(g.tensors[t].rank()) + ", but the op gives rank " +
-                               std::to_string(p.size()));
-      if (n) e.op_index = n->source_op;
-      e.tensor = g.tensors[t].name;
-      return e;
-    }
+  if (changed) {
+    plan = planner.make(input_layouts);
+    if (!plan) return plan.take_error();
   }
-  // 3. Apply: set layouts, insert one Transpose per (tensor, layout) needed.
-  for (size_t t = 0; t < g.tensors.size(); ++t)
-    if (!g.tensors[t].is_const()) g.tensors[t].layout = plan.layout[t];
-  std::map<std::pair<TensorId, Perm>, TensorId> transposed;
-  std::vector<ir::Node> nodes;
-  nodes.reserve(g.nodes.size());
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    ir::Node n = std::move(g.nodes[k]);
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      TensorId t = n.inputs[i];
-      if (!is_data(g, t)) continue;
-      Perm have = g.tensor(t).layout;
-      Perm need = ir::normalized(plan.required[k][i]);
-      if (have == need) continue;
-      auto key = std::make_pair(t, need);
-      auto it = transposed.find(key);
-      if (it == transposed.end()) {
-        ir::Tensor copy = g.tensor(t);
-        copy.name += need.empty() ? "/tflite_order" : "/" + ir::to_string(need);
-        copy.layout = need;
-        TensorId nt = g.add_tensor(std::move(copy));
-        ir::Node tr;
-        tr.dialect = ir::Dialect::kOnnx;
-        tr.op = "Transpose";
-        tr.name = n.name + "/Transpose_in" + std::to_string(i);
-        tr.source_op = n.source_op;
-        tr.inputs = {t};
-        tr.outputs = {nt};
-        // ONNX value in layout `have` -> layout `need`: perm = inverse(have) then need.
-        Perm p = ir::compose(ir::inverse(have.empty() ? ir::identity_perm(g.tensor(t).rank()) : have),
-                             need.empty() ? ir::identity_perm(g.tensor(t).rank()) : need);
-        if (p.empty()) p = ir::identity_perm(g.tensor(t).rank());
-        tr.attrs.set("perm", std::vector<int64_t>(p.begin(), p.end()));
-        const ir::Tensor& src = g.tensor(t);
-        diag.inserted.push_back(
-            {tr.name, "Transpose", src.name,
-             std::string(need.empty() ? "op needs TFLite axis order" : "op needs layout " +
-                                                                        ir::to_string(need)) +
-                 (have.empty() ? "" : "; tensor has layout " + ir::to_string(have)) + " (" + n.op +
-                 ", op " + std::to_string(n.source_op) + ", " +
-                 ops::to_string(ops::lookup(n.builtin).layout) + ")"});
-        nodes.push_back(std::move(tr));
-        it = transposed.emplace(key, nt).first;
-      }
-      n.inputs[i] = it->second;
-    }
-    nodes.push_back(std::move(n));
-  }
-  g.nodes = std::move(nodes);
+  // 3. Apply.
+  Applier(g, *plan, planner, diag).run();
   return ok_status();
 }
 

@@ -4,6 +4,7 @@
 
 #include "core/diagnostics.h"
 #include "core/ir/graph.h"
+#include "core/options.h"
 #include "core/status.h"
 
 namespace lite2onnx::passes {
@@ -19,11 +20,26 @@ Status check_reads(const ir::Graph& g);
 // the emitter widens the data while writing it).
 Status fold_constant_dequantize(ir::Graph& g);
 
+// A layout a tensor must have, from the user's options.
+struct ForcedLayout {
+  ir::TensorId tensor = ir::kNoTensor;
+  ir::Perm perm;
+  std::string source;  // e.g. "explicit layout x=NHWC:NCHW", for messages
+  // Explicit layouts contradicting an Implicit op are errors; interface
+  // layouts (--io-layout, --keep-io-layout) get a Transpose instead.
+  bool strict = false;
+};
+
+// Resolves --explicit-layout / --io-layout / --keep-io-layout against the graph.
+Result<std::vector<ForcedLayout>> resolve_layouts(const ir::Graph& g, const LayoutOptions& options);
+
 // Layout propagation (DESIGN.md "Layout"): gives every non-constant tensor a
-// layout, seeded by Implicit ops and carried through Transparent and Attribute
-// ops; inserts one Transpose where a tensor meets an op that needs another
-// layout. Graph inputs take the layout their consumers want.
-Status propagate_layouts(ir::Graph& g, Diagnostics& diag);
+// layout, seeded by Implicit ops and forced layouts and carried through
+// Transparent and Attribute ops; inserts one Transpose where a tensor meets an
+// op that needs another layout (an Unsqueeze for a lower-rank operand of a
+// broadcast). Graph inputs take the layout their consumers want unless forced.
+Status propagate_layouts(ir::Graph& g, Diagnostics& diag,
+                         const std::vector<ForcedLayout>& forced = {});
 
 // ONNX-level cleanup after lowering: drops Identity nodes that are not needed
 // for a graph output name.

@@ -126,13 +126,49 @@ TEST(Convert, DiagnosticsJsonHasTheSections) {
   EXPECT_GT(d.source_ops.size(), 3u);
 }
 
-TEST(Convert, FlattenBeforeFullyConnectedInsertsOneTranspose) {
+TEST(Convert, FlattenIntoFullyConnectedPermutesWeightsInsteadOfTransposing) {
   auto bytes = read_file(op_model("reshape_flatten_fc"));
   Diagnostics d;
   onnx::ModelProto m = convert_ok(bytes, 13, &d);
-  EXPECT_EQ(op_counts(m)["Transpose"], 1);
-  ASSERT_EQ(d.inserted.size(), 1u);
-  EXPECT_EQ(d.inserted[0].op_type, "Transpose");
+  EXPECT_EQ(op_counts(m).count("Transpose"), 0u);
+  EXPECT_TRUE(d.inserted.empty());
+}
+
+TEST(Convert, KeepIoLayoutAddsOneTransposePerAffectedTensor) {
+  auto bytes = read_file(op_model("mini_mobilenet"));
+  ConvertOptions o;
+  o.layout.keep_io_layout = true;
+  Diagnostics d;
+  auto r = convert(view(bytes), o, d);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(*r));
+  EXPECT_EQ(op_counts(m)["Transpose"], 1);  // the image input; the logits are rank 2
+  for (const auto& l : d.io_layouts) EXPECT_TRUE(l.perm.empty()) << l.tensor;
+}
+
+TEST(Convert, ExplicitLayoutThatContradictsAConvIsAnError) {
+  auto bytes = read_file(op_model("conv2d_same_s1"));
+  auto info = inspect(view(bytes));
+  ConvertOptions o;
+  o.layout.explicit_layouts.push_back({info->tensors[info->inputs[0]].name, "NHWC", "NWHC"});
+  Diagnostics d;
+  auto r = convert(view(bytes), o, d);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidOption);
+  EXPECT_THAT(r.error().message, HasSubstr("explicit layout"));
+  EXPECT_THAT(r.error().message, HasSubstr("CONV_2D"));
+}
+
+TEST(Convert, UnknownTensorInALayoutOptionIsAnError) {
+  auto bytes = read_file(op_model("abs"));
+  ConvertOptions o;
+  o.layout.io_layouts.push_back({"no_such_tensor", "NHWC", "NCHW"});
+  Diagnostics d;
+  auto r = convert(view(bytes), o, d);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidOption);
+  EXPECT_THAT(r.error().message, HasSubstr("no_such_tensor"));
 }
 
 TEST(Convert, MobileNetsHaveNoTransposesAndNoExtraNodes) {

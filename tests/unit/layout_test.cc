@@ -108,16 +108,13 @@ TEST(Layout, PlainCnnNeedsNoTranspose) {
   EXPECT_EQ(b.g.tensor(c2).layout, kNchw);
 }
 
-TEST(Layout, TerminateOpGetsOneTranspose) {
+TEST(Layout, RegroupingReshapeGetsOneTranspose) {
   GraphBuilder b;
   TensorId x = b.input("x", {1, 5, 7, 3});
   TensorId c = b.conv(x, 4, "c");
   TensorId flat = b.tensor("flat", {1, 140});
   b.op(kReshape, {c}, {flat});  // regroups H, W, C: TFLite memory order matters
-  TensorId w = b.const_f32("fc/w", {2, 140});
-  TensorId y = b.tensor("y", {1, 2});
-  b.op(kFullyConnected, {flat, w}, {y});
-  b.g.outputs = {y};
+  b.g.outputs = {flat};
   b.run();
   ASSERT_EQ(b.transposes(), 1u);
   EXPECT_EQ(b.g.nodes[1].op, "Transpose");
@@ -125,6 +122,39 @@ TEST(Layout, TerminateOpGetsOneTranspose) {
   EXPECT_TRUE(b.g.tensor(flat).layout.empty());
   ASSERT_EQ(b.inserted.size(), 1u);
   EXPECT_NE(b.inserted[0].reason.find("RESHAPE"), std::string::npos);
+}
+
+TEST(Layout, FlattenIntoFullyConnectedNeedsNoTranspose) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 5, 7, 3});
+  TensorId c = b.conv(x, 4, "c");
+  TensorId flat = b.tensor("flat", {1, 140});
+  b.op(kReshape, {c}, {flat});
+  TensorId y = b.tensor("y", {1, 2});
+  b.op(kFullyConnected, {flat, b.const_f32("fc/w", {2, 140})}, {y});
+  b.g.outputs = {y};
+  b.run();
+  EXPECT_EQ(b.transposes(), 0u);
+  // The flattened axis holds H, W, C read in NCHW order: C, H, W.
+  ASSERT_TRUE(b.g.tensor(flat).flattened.has_value());
+  EXPECT_EQ(b.g.tensor(flat).flattened->dims, (Shape{5, 7, 4}));
+  EXPECT_EQ(b.g.tensor(flat).flattened->perm, (Perm{2, 0, 1}));
+}
+
+TEST(Layout, FlattenFeedingSomethingElseKeepsTheTranspose) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 5, 7, 3});
+  TensorId c = b.conv(x, 4, "c");
+  TensorId flat = b.tensor("flat", {1, 140});
+  b.op(kReshape, {c}, {flat});
+  TensorId y = b.tensor("y", {1, 2});
+  b.op(kFullyConnected, {flat, b.const_f32("fc/w", {2, 140})}, {y});
+  TensorId r = b.tensor("r", {1, 140});
+  b.op(kRelu, {flat}, {r});
+  b.g.outputs = {y, r};
+  b.run();
+  EXPECT_EQ(b.transposes(), 1u);
+  EXPECT_FALSE(b.g.tensor(flat).flattened.has_value());
 }
 
 TEST(Layout, ClassifierHeadReshapeKeepsOrder) {
@@ -225,7 +255,7 @@ TEST(Layout, LayoutFreeModelIsUntouched) {
   for (TensorId t : {x, y, s}) EXPECT_TRUE(b.g.tensor(t).layout.empty());
 }
 
-TEST(Layout, LowerRankDataOperandFallsBackToTfliteOrder) {
+TEST(Layout, LowerRankDataOperandIsUnsqueezedIntoTheLayout) {
   GraphBuilder b;
   TensorId x = b.input("x", {1, 5, 7, 3});
   TensorId bias = b.input("bias", {4});
@@ -234,8 +264,58 @@ TEST(Layout, LowerRankDataOperandFallsBackToTfliteOrder) {
   b.op(kAdd, {c, bias}, {s});
   b.g.outputs = {s};
   b.run();
-  EXPECT_EQ(b.transposes(), 1u);  // conv output back to NHWC for the broadcast
-  EXPECT_TRUE(b.g.tensor(s).layout.empty());
+  EXPECT_EQ(b.transposes(), 0u);
+  EXPECT_EQ(b.g.tensor(s).layout, kNchw);
+  // [4] -> [1, 4, 1, 1]: one Unsqueeze puts the channels in place.
+  size_t unsqueezes = 0;
+  for (const auto& n : b.g.nodes) unsqueezes += n.op == "Unsqueeze";
+  EXPECT_EQ(unsqueezes, 1u);
+  const ir::Node& add = b.g.nodes.back();
+  EXPECT_EQ(b.g.tensor(add.inputs[1]).onnx_shape(), (Shape{1, 4, 1, 1}));
+}
+
+TEST(Layout, LowerRankOperandWhoseAxesReorderGetsUnsqueezeAndTranspose) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 5, 7, 3});
+  TensorId hwc = b.input("hwc", {5, 7, 4});  // H, W, C: C must move before H, W
+  TensorId c = b.conv(x, 4, "c");
+  TensorId s = b.tensor("s", {1, 5, 7, 4});
+  b.op(kAdd, {c, hwc}, {s});
+  b.g.outputs = {s};
+  b.run();
+  EXPECT_EQ(b.transposes(), 1u);
+  const ir::Node& add = b.g.nodes.back();
+  EXPECT_EQ(b.g.tensor(add.inputs[1]).onnx_shape(), (Shape{1, 4, 5, 7}));
+}
+
+TEST(Layout, ExplicitLayoutsSeedPropagation) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {2, 3, 4, 5});
+  TensorId y = b.input("y", {2, 3, 4, 5});
+  TensorId s = b.tensor("s", {2, 3, 4, 5});
+  b.op(kAdd, {x, y}, {s});
+  b.g.outputs = {s};
+  std::vector<passes::ForcedLayout> forced = {
+      {x, kNchw, "x", true}, {y, kNchw, "y", true}, {s, kNchw, "s", true}};
+  Diagnostics d;
+  ASSERT_TRUE(passes::propagate_layouts(b.g, d, forced).ok());
+  EXPECT_EQ(b.transposes(), 0u);
+  for (TensorId t : {x, y, s}) EXPECT_EQ(b.g.tensor(t).layout, kNchw);
+}
+
+TEST(Layout, ForcedOutputLayoutGetsATransposeAfterItsProducer) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 5, 7, 3});
+  TensorId c = b.conv(x, 4, "c");
+  b.g.outputs = {c};
+  std::vector<passes::ForcedLayout> forced = {{x, {}, "keep", false}, {c, {}, "keep", false}};
+  Diagnostics d;
+  ASSERT_TRUE(passes::propagate_layouts(b.g, d, forced).ok());
+  EXPECT_EQ(b.transposes(), 2u);  // into the conv and out of it
+  EXPECT_TRUE(b.g.tensor(c).layout.empty());
+  EXPECT_TRUE(b.g.tensor(x).layout.empty());
+  EXPECT_EQ(b.g.nodes.back().op, "Transpose");
+  EXPECT_EQ(b.g.nodes.back().outputs[0], c);  // the output keeps its tensor (and name)
 }
 
 TEST(Layout, OneTransposePerTensorAndLayout) {
