@@ -244,9 +244,14 @@ class Emitter {
     std::set<TensorId> io(g_.inputs.begin(), g_.inputs.end());
     io.insert(g_.outputs.begin(), g_.outputs.end());
     std::set<TensorId> described;
+    std::set<std::string> node_names;
     for (const auto& n : g_.nodes) {
       onnx::NodeProto* np = graph->add_node();
-      np->set_name(n.name);
+      // Names are unique by construction; make sure anyway (ONNX Runtime
+      // refuses duplicates), deterministically.
+      std::string name = n.name;
+      for (int k = 1; !node_names.insert(name).second; ++k) name = n.name + "__" + std::to_string(k);
+      np->set_name(name);
       np->set_op_type(n.op);
       if (!n.domain.empty()) np->set_domain(n.domain);
       for (TensorId t : n.inputs) {

@@ -253,7 +253,9 @@ class Applier {
       if (plan_.flatten_for_fc[k]) mark_flattened(n);
       // Outputs whose forced layout differs from what the op writes.
       std::vector<std::pair<TensorId, TensorId>> fixes;
-      for (auto& o : n.outputs) {
+      std::vector<size_t> fixed_index;
+      for (size_t oi = 0; oi < n.outputs.size(); ++oi) {
+        TensorId& o = n.outputs[oi];
         const Perm& made = plan_.produced[static_cast<size_t>(o)];
         if (made == g_.tensor(o).layout) continue;
         ir::Tensor raw = g_.tensor(o);
@@ -261,6 +263,7 @@ class Applier {
         raw.layout = made;
         TensorId r = g_.add_tensor(std::move(raw));
         fixes.emplace_back(r, o);
+        fixed_index.push_back(oi);
         o = r;
       }
       ir::Node producer = std::move(n);
@@ -268,9 +271,10 @@ class Applier {
       const ir::Node& p = g_.nodes.back();
       std::string pname = p.name;
       int source = p.source_op;
-      for (auto [r, o] : fixes) {
+      for (size_t j = 0; j < fixes.size(); ++j) {
+        auto [r, o] = fixes[j];
         const ForcedLayout* f = planner_.forced(o);
-        add_transpose(r, o, pname + "/Transpose_out", source,
+        add_transpose(r, o, pname + "/Transpose_out" + std::to_string(fixed_index[j]), source,
                       (f ? f->source : std::string("forced layout")) + ": op writes " +
                           ir::to_string(full(g_.tensor(r).layout, g_.tensor(r).rank())));
       }

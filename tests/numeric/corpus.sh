@@ -18,4 +18,11 @@ for opset in 13 17; do
   node "$root/tests/numeric/run.mjs" --cli "$cli" --opset "$opset" --jobs 2 \
     --expect "$root/tests/numeric/expect_corpus.json" "$dir" || status=1
 done
+# Layout options on real models: explicit layouts on a layout-free model, and
+# the TFLite interface kept on every model.
+node "$root/tests/numeric/run.mjs" --cli "$cli" --jobs 1 \
+  --convert-arg=--explicit-layout=A=NHWC:NCHW --convert-arg=--explicit-layout=B=NHWC:NCHW \
+  --convert-arg=--explicit-layout=output=NHWC:NCHW "$dir/tflite2onnx/add.float32.tflite" || status=1
+node "$root/tests/numeric/run.mjs" --cli "$cli" --opset 13 --jobs 2 --convert-arg=--keep-io-layout \
+  --expect "$root/tests/numeric/expect_corpus.json" "$dir" || status=1
 exit $status

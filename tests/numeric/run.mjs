@@ -27,6 +27,7 @@ options:
   --second-opinion      also run tfjs-tflite and report where it disagrees with LiteRT.js
   --tflite-only         no converter/ONNX: compare LiteRT.js with tfjs-tflite only
   --filter REGEX        only models whose name matches REGEX
+  --convert-arg ARG     pass ARG to every conversion (repeatable), e.g. --convert-arg=--keep-io-layout
   --timeout SEC         per-model time limit (default 120)
   --verbose             print runtime logs of the workers
   -h, --help            this text`;
@@ -40,9 +41,9 @@ function parseArgs(argv) {
   const o = {
     cli: null, opset: 13, jobs: Math.max(1, Math.min(2, os.cpus().length)), outDir: null,
     specs: path.join(HERE, 'specs.json'), expect: null, writeExpect: null, secondOpinion: false,
-    tfliteOnly: false, filter: null, timeout: 120, verbose: false, paths: [],
+    tfliteOnly: false, filter: null, timeout: 120, verbose: false, paths: [], convertArgs: [],
   };
-  const takesValue = new Set(['--cli', '--opset', '--jobs', '--out-dir', '--specs', '--expect', '--write-expect', '--filter', '--timeout']);
+  const takesValue = new Set(['--cli', '--opset', '--jobs', '--out-dir', '--specs', '--expect', '--write-expect', '--filter', '--timeout', '--convert-arg']);
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i];
     let value;
@@ -58,6 +59,7 @@ function parseArgs(argv) {
       case '--jobs': o.jobs = Number(value); if (!Number.isInteger(o.jobs) || o.jobs < 0) usageError('--jobs must be an integer >= 0'); break;
       case '--out-dir': o.outDir = value; break;
       case '--specs': o.specs = value; break;
+      case '--convert-arg': o.convertArgs.push(value); break;
       case '--expect': o.expect = value; break;
       case '--write-expect': o.writeExpect = value; break;
       case '--filter':
@@ -318,6 +320,7 @@ async function main() {
     spec: specFor(specs, m),
     cli,
     opset: opts.opset,
+    convertArgs: opts.convertArgs,
     outDir,
     secondOpinion: opts.secondOpinion,
     tfliteOnly: opts.tfliteOnly,

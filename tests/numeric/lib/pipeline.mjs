@@ -41,6 +41,7 @@ export function onnxFileName(name) {
 function runConverter(task, onnxPath) {
   const spec = task.spec ?? {};
   const args = ['convert', task.file, '-o', onnxPath, '--opset', String(spec.opset ?? task.opset), '--json'];
+  if (Array.isArray(task.convertArgs)) args.push(...task.convertArgs.map(String));
   if (Array.isArray(spec.args)) args.push(...spec.args.map(String));
   return new Promise((resolve) => {
     execFile(task.cli, args, { timeout: task.convertTimeoutMs, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' },
