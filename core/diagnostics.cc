@@ -63,6 +63,9 @@ std::string Diagnostics::to_json(int indent) const {
   for (const auto& i : inserted)
     ins.push_back({{"node", i.node}, {"op_type", i.op_type}, {"tensor", i.tensor}, {"reason", i.reason}});
   j["inserted"] = std::move(ins);
+  Json rw = Json::array();
+  for (const auto& r : rewritten_initializers) rw.push_back({{"tensor", r.tensor}, {"reason", r.reason}});
+  j["rewritten_initializers"] = std::move(rw);
   Json io = Json::array();
   for (const auto& l : io_layouts)
     io.push_back({{"tensor", l.tensor}, {"input", l.is_input}, {"perm", l.perm}});
@@ -86,6 +89,8 @@ std::string Diagnostics::to_text() const {
   s += "\n";
   for (const auto& i : inserted)
     s += "inserted " + i.op_type + " " + i.node + " on '" + i.tensor + "': " + i.reason + "\n";
+  for (const auto& r : rewritten_initializers)
+    s += "rewrote initializer '" + r.tensor + "': " + r.reason + "\n";
   for (const auto& l : io_layouts)
     if (!l.perm.empty())
       s += std::string(l.is_input ? "input" : "output") + " '" + l.tensor + "' layout " +

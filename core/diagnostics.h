@@ -18,6 +18,13 @@ struct InsertedNode {
   std::string reason;
 };
 
+// A constant whose data was re-laid out (permuted, or broadcast to a higher
+// rank) on its way into the ONNX initializer: no node, but worth knowing.
+struct RewrittenInitializer {
+  std::string tensor;
+  std::string reason;
+};
+
 // Layout of a graph input or output in the ONNX model.
 struct IoLayout {
   std::string tensor;
@@ -37,6 +44,7 @@ struct Diagnostics {
   std::map<std::string, int> source_ops;     // TFLite op name -> count
   std::map<std::string, int> emitted_nodes;  // ONNX op type -> count
   std::vector<InsertedNode> inserted;
+  std::vector<RewrittenInitializer> rewritten_initializers;
   std::vector<IoLayout> io_layouts;
   std::vector<std::string> warnings;
   std::vector<UnsupportedOp> unsupported;

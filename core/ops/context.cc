@@ -29,16 +29,25 @@ TensorId LowerContext::operand(const ir::Node& n, size_t i, const Perm& layout, 
   shape.insert(shape.begin(), rank - shape.size(), 1);
   if (shape.size() != layout.size()) return id;
   ir::Tensor alias = x;
+  bool expanded = shape.size() != x.shape.size();
   alias.shape = std::move(shape);
   alias.layout = layout;
+  if (expanded || !ir::keeps_memory_order(alias.shape, layout))
+    diag_.rewritten_initializers.push_back(
+        {x.name, "operand " + std::to_string(i) + " of " + n.name + " (" + n.op + ")" +
+                     (expanded ? " broadcast to rank " + std::to_string(rank) : std::string()) +
+                     " in layout " + ir::to_string(layout)});
   return graph_.add_tensor(std::move(alias));
 }
 
-TensorId LowerContext::constant_in_layout(TensorId id, const Perm& layout) {
+TensorId LowerContext::constant_in_layout(TensorId id, const Perm& layout, const std::string& why) {
   const ir::Tensor& x = graph_.tensor(id);
   if (ir::is_identity(layout) || x.layout == layout) return id;
   ir::Tensor alias = x;
   alias.layout = ir::normalized(layout);
+  if (!ir::keeps_memory_order(alias.shape, alias.layout))
+    diag_.rewritten_initializers.push_back(
+        {x.name, (why.empty() ? std::string("permuted") : why) + " " + ir::to_string(alias.layout)});
   return graph_.add_tensor(std::move(alias));
 }
 

@@ -101,7 +101,8 @@ void read_pool_options(const tflite::Operator& op, ir::Attributes& a) {
 // the initializer. A weight computed at run time gets a Transpose node.
 TensorId weight_in_layout(LowerContext& ctx, const ir::Node& n, size_t i, const Perm& perm) {
   TensorId w = n.inputs[i];
-  if (ctx.tensor(w).is_const()) return ctx.constant_in_layout(w, perm);
+  if (ctx.tensor(w).is_const())
+    return ctx.constant_in_layout(w, perm, "filter of " + n.name + " permuted");
   ir::Tensor t = ctx.tensor(w);
   t.name += '/';
   t.name += ir::to_string(perm);

@@ -88,8 +88,10 @@ class LowerContext {
   // constants get an aliased tensor whose data is broadcast to `rank` and
   // permuted at emission time (no node).
   ir::TensorId operand(const ir::Node& n, size_t i, const ir::Perm& layout, size_t rank);
-  // A constant seen through a permutation of its own axes (e.g. OHWI -> OIHW).
-  ir::TensorId constant_in_layout(ir::TensorId id, const ir::Perm& layout);
+  // A constant seen through a permutation of its own axes (e.g. OHWI -> OIHW);
+  // `why` goes into the diagnostics.
+  ir::TensorId constant_in_layout(ir::TensorId id, const ir::Perm& layout,
+                                  const std::string& why = "");
 
   ir::TensorId const_i64(const std::string& name, std::vector<int64_t> values,
                          std::optional<ir::Shape> shape = std::nullopt);

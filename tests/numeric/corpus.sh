@@ -23,6 +23,10 @@ done
 node "$root/tests/numeric/run.mjs" --cli "$cli" --jobs 1 \
   --convert-arg=--explicit-layout=A=NHWC:NCHW --convert-arg=--explicit-layout=B=NHWC:NCHW \
   --convert-arg=--explicit-layout=output=NHWC:NCHW "$dir/tflite2onnx/add.float32.tflite" || status=1
+# Broadcast across layouts: B is a rank-1 input (Unsqueeze) / a constant (initializer).
+node "$root/tests/numeric/run.mjs" --cli "$cli" --jobs 1 \
+  --convert-arg=--explicit-layout=A=NHWC:NCHW --convert-arg=--explicit-layout=output=NHWC:NCHW \
+  "$dir/tflite2onnx/add-broadcast.float32.tflite" "$dir/tflite2onnx/add-broadcast2.float32.tflite" || status=1
 node "$root/tests/numeric/run.mjs" --cli "$cli" --opset 13 --jobs 2 --convert-arg=--keep-io-layout \
   --expect "$root/tests/numeric/expect_corpus.json" "$dir" || status=1
 exit $status
