@@ -175,6 +175,8 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
     PhaseTimer t(diag, "check");
     if (auto st = passes::sort_topologically(g); !st) return st.take_error();
     if (auto st = passes::fold_constant_dequantize(g); !st) return st.take_error();
+    if (auto st = passes::fold_constants(g); !st) return st.take_error();
+    if (auto st = passes::fuse_dilated_convolutions(g, diag); !st) return st.take_error();
     if (auto st = check_arity(g); !st) return st.take_error();
     diag.unsupported = preflight(g);
     if (!diag.unsupported.empty()) {
@@ -270,6 +272,9 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
   }
   if (auto st = passes::sort_topologically(g); !st) return st.take_error();
   if (auto st = passes::fold_constant_dequantize(g); !st) return st.take_error();
+  if (auto st = passes::fold_constants(g); !st) return st.take_error();
+  Diagnostics unused;
+  if (auto st = passes::fuse_dilated_convolutions(g, unused); !st) return st.take_error();
   if (auto st = check_arity(g); !st) return st.take_error();
   info.unsupported = preflight(g);
   for (const auto& u : info.unsupported)

@@ -46,11 +46,15 @@ void set_window(ir::Node& out, const Window& w, int64_t in_h, int64_t in_w, int6
     out.attrs.set("pads", std::vector<int64_t>{0, 0, 0, 0});
     return;
   }
-  if (in_h < 0 || in_w < 0) {
+  // At stride 1 the SAME padding does not depend on the input size; a dynamic
+  // size with a larger stride needs auto_pad (which ONNX Runtime refuses
+  // together with dilations, so dilated convs keep explicit pads).
+  if ((in_h < 0 && w.stride_h != 1) || (in_w < 0 && w.stride_w != 1)) {
     out.attrs.set("auto_pad", std::string("SAME_UPPER"));
     return;
   }
   auto total = [](int64_t in, int64_t k, int64_t s, int64_t d) {
+    if (in < 0) return (k - 1) * d;  // stride 1
     int64_t out = (in + s - 1) / s;
     int64_t need = (out - 1) * s + (k - 1) * d + 1 - in;
     return need > 0 ? need : 0;

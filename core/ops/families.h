@@ -53,4 +53,24 @@ OpEntry bilinear();
 OpEntry nearest_neighbor();
 }  // namespace resize
 
+namespace space {
+OpEntry space_to_batch_nd();
+OpEntry batch_to_space_nd();
+OpEntry space_to_depth();
+OpEntry depth_to_space();
+}  // namespace space
+
+namespace gather {
+OpEntry shape_op();
+OpEntry pack();
+OpEntry unpack();
+OpEntry gather();
+OpEntry expand_dims();
+OpEntry fill();
+}  // namespace gather
+
+namespace arith {
+OpEntry floor_mod();
+}  // namespace arith
+
 }  // namespace lite2onnx::ops

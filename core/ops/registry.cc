@@ -50,6 +50,17 @@ Table make_table() {
   t[101] = elementwise::unary("ABS", "Abs");
   t[102] = shape::split_v();
   t[117] = elementwise::hard_swish();
+  t[5] = space::depth_to_space();
+  t[26] = space::space_to_depth();
+  t[36] = gather::gather();
+  t[37] = space::batch_to_space_nd();
+  t[38] = space::space_to_batch_nd();
+  t[70] = gather::expand_dims();
+  t[77] = gather::shape_op();
+  t[83] = gather::pack();
+  t[88] = gather::unpack();
+  t[94] = gather::fill();
+  t[95] = arith::floor_mod();
   return t;
 }
 

@@ -45,4 +45,20 @@ Status propagate_layouts(ir::Graph& g, Diagnostics& diag,
 // for a graph output name.
 void remove_identities(ir::Graph& g);
 
+// Constant folding of shape arithmetic (TFLite dialect, before layout
+// propagation): nodes whose inputs are all constants (SHAPE: whose input has a
+// static shape) become constants — SHAPE, STRIDED_SLICE, PACK, UNPACK,
+// CONCATENATION, RESHAPE, SQUEEZE, EXPAND_DIMS, TRANSPOSE, GATHER, FILL, CAST
+// (integers), ADD/SUB/MUL/FLOOR_DIV/FLOOR_MOD/MAXIMUM/MINIMUM (int32, int64,
+// float32). Nodes writing graph outputs stay. Shape-arithmetic nodes left
+// without readers are removed.
+Status fold_constants(ir::Graph& g);
+
+// SPACE_TO_BATCH_ND -> CONV_2D / DEPTHWISE_CONV_2D (VALID) -> BATCH_TO_SPACE_ND
+// with constant blocks becomes one convolution with dilation = block, when the
+// paddings minus the crops are constants equal to SAME or VALID padding (they
+// may be computed at run time from the input shape, as TensorFlow writes them).
+// TFLite dialect; run after fold_constants.
+Status fuse_dilated_convolutions(ir::Graph& g, Diagnostics& diag);
+
 }  // namespace lite2onnx::passes

@@ -885,6 +885,386 @@ def('cnn_chain', 'conv -> pad -> max pool, conv s2; concat -> mean -> fully_conn
   g.output(fullyConnected(g, avg, 'output', { units: 10 }));
 });
 
+// --- Shape arithmetic, stacking, gathering, space/depth/batch ---------------
+
+Object.assign(OP_CODES, {
+  DEPTH_TO_SPACE: 5, SPACE_TO_DEPTH: 26, GATHER: 36, BATCH_TO_SPACE_ND: 37, SPACE_TO_BATCH_ND: 38,
+  CAST: 53, MAXIMUM: 55, MINIMUM: 57, EXPAND_DIMS: 70, SHAPE: 77, PACK: 83, UNPACK: 88,
+  FLOOR_DIV: 90, FILL: 94, FLOOR_MOD: 95,
+});
+
+function constI64(g, name, shape, values) {
+  if (values.length !== numElements(shape)) throw new Error(`${g.name}: ${name} has ${values.length} values for shape ${shape}`);
+  return g.constant(name, shape, 'INT64', bytesOf(BigInt64Array.from(values.map(BigInt))));
+}
+
+function shapeOp(g, x, name, outType = 'INT32') {
+  const y = g.tensor(name, [g.shape(x).length], outType);
+  g.op('SHAPE', [x], [y], 'ShapeOptions', { out_type: outType });
+  return y;
+}
+
+function pack(g, xs, name, axis) {
+  const inShape = g.shape(xs[0]);
+  const ax = axis < 0 ? axis + inShape.length + 1 : axis;
+  const out = [...inShape];
+  out.splice(ax, 0, xs.length);
+  const y = g.tensor(name, out, g.type(xs[0]));
+  g.op('PACK', xs, [y], 'PackOptions', { values_count: xs.length, axis });
+  return y;
+}
+
+function unpack(g, x, name, axis) {
+  const inShape = g.shape(x);
+  const ax = axis < 0 ? axis + inShape.length : axis;
+  const part = inShape.filter((d, i) => i !== ax);
+  const ys = [];
+  for (let i = 0; i < inShape[ax]; i++) ys.push(g.tensor(`${name}_${i}`, part, g.type(x)));
+  g.op('UNPACK', [x], ys, 'UnpackOptions', { num: inShape[ax], axis });
+  return ys;
+}
+
+function gather(g, x, indices, name, axis) {
+  const p = g.shape(x);
+  const ax = axis < 0 ? axis + p.length : axis;
+  const out = [...p.slice(0, ax), ...g.shape(indices), ...p.slice(ax + 1)];
+  const y = g.tensor(name, out, g.type(x));
+  g.op('GATHER', [x, indices], [y], 'GatherOptions', { axis, batch_dims: 0 });
+  return y;
+}
+
+function expandDims(g, x, name, axis) {
+  const inShape = g.shape(x);
+  const ax = axis < 0 ? axis + inShape.length + 1 : axis;
+  const out = [...inShape];
+  out.splice(ax, 0, 1);
+  const axisT = g.constI32(`${scope(name, 'expand_dims')}/axis`, [], [axis]);
+  const y = g.tensor(name, out, g.type(x));
+  g.op('EXPAND_DIMS', [x, axisT], [y], 'ExpandDimsOptions', {});
+  return y;
+}
+
+function fill(g, dims, value, name, outShape) {
+  const y = g.tensor(name, outShape, g.type(value));
+  g.op('FILL', [dims, value], [y], 'FillOptions', {});
+  return y;
+}
+
+function spaceToDepth(g, opName, x, name, block) {
+  const [n, h, w, c] = g.shape(x);
+  const out = opName === 'SPACE_TO_DEPTH'
+    ? [n, h / block, w / block, c * block * block]
+    : [n, h * block, w * block, c / (block * block)];
+  const y = g.tensor(name, out, g.type(x));
+  g.op(opName, [x], [y], opName === 'SPACE_TO_DEPTH' ? 'SpaceToDepthOptions' : 'DepthToSpaceOptions', { block_size: block });
+  return y;
+}
+
+// paddings / crops: a constant [[top, bottom], [left, right]], or a tensor.
+function spaceToBatch(g, x, name, block, paddings, outShape = undefined) {
+  const [n, h, w, c] = g.shape(x);
+  const blockT = g.constI32(`${scope(name, 'space_to_batch')}/block_shape`, [2], block);
+  const padT = Array.isArray(paddings) ? g.constI32(`${scope(name, 'space_to_batch')}/paddings`, [2, 2], paddings.flat()) : paddings;
+  const pads = Array.isArray(paddings) ? paddings : [[0, 0], [0, 0]];
+  const out = outShape ?? [n * block[0] * block[1], (h + pads[0][0] + pads[0][1]) / block[0], (w + pads[1][0] + pads[1][1]) / block[1], c];
+  const y = g.tensor(name, out, g.type(x));
+  g.op('SPACE_TO_BATCH_ND', [x, blockT, padT], [y], 'SpaceToBatchNDOptions', {});
+  return y;
+}
+
+function batchToSpace(g, x, name, block, crops, outShape = undefined) {
+  const [n, h, w, c] = g.shape(x);
+  const blockT = g.constI32(`${scope(name, 'batch_to_space')}/block_shape`, [2], block);
+  const cropT = Array.isArray(crops) ? g.constI32(`${scope(name, 'batch_to_space')}/crops`, [2, 2], crops.flat()) : crops;
+  const cr = Array.isArray(crops) ? crops : [[0, 0], [0, 0]];
+  const out = outShape ?? [n / (block[0] * block[1]), h * block[0] - cr[0][0] - cr[0][1], w * block[1] - cr[1][0] - cr[1][1], c];
+  const y = g.tensor(name, out, g.type(x));
+  g.op('BATCH_TO_SPACE_ND', [x, blockT, cropT], [y], 'BatchToSpaceNDOptions', {});
+  return y;
+}
+
+// TensorFlow's atrous convolution for TFLite: SPACE_TO_BATCH_ND -> VALID conv
+// -> BATCH_TO_SPACE_ND, paddings and crops as required_space_to_batch_paddings
+// computes them for a static input.
+function atrousPaddings(size, k, rate, same) {
+  const total = same ? (k - 1) * rate : 0;
+  const start = Math.floor(total / 2);
+  const end = total - start;
+  const extra = (rate - ((size + start + end) % rate)) % rate;
+  return { pad: [start, end + extra], crop: [0, extra] };
+}
+
+function atrousConv(g, x, name, { filters, k, rate, same, isDepthwise = false, act = 'NONE' }) {
+  const [n, h, w, c] = g.shape(x);
+  const ph = atrousPaddings(h, k, rate[0], same);
+  const pw = atrousPaddings(w, k, rate[1], same);
+  const s2b = spaceToBatch(g, x, `${name}/space_to_batch`, rate, [ph.pad, pw.pad]);
+  const inner = isDepthwise
+    ? depthwise(g, s2b, `${name}/depthwise`, { kh: k, kw: k, padding: 'VALID', act })
+    : conv2d(g, s2b, `${name}/conv`, { filters, kh: k, kw: k, padding: 'VALID', act });
+  return batchToSpace(g, inner, name, rate, [ph.crop, pw.crop]);
+}
+
+// --- SHAPE
+
+// LiteRT computes SHAPE (and ops on its result) while preparing the model and
+// returns stale data for a graph output written that way, so these models
+// use the result in an ADD with a graph input; the inputs have a dynamic
+// dimension (shape_signature) so that the converter cannot fold the SHAPE.
+function dynamicDims(g, t, dims) {
+  g.tensors[t].shape_signature = g.shape(t).map((d, i) => (dims.includes(i) ? -1 : d));
+  return t;
+}
+def('shape', 'SHAPE of a [2,3,5,4] graph input with a dynamic batch, + an int32 graph input [4]', (g) => {
+  const s = shapeOp(g, dynamicDims(g, g.input('input', [2, 3, 5, 4]), [0]), 'shape');
+  g.output(binary(g, 'ADD', s, g.input('input_b', [4], 'INT32'), 'output'));
+});
+def('shape_i64', 'SHAPE out_type INT64 of a [3,5,2] graph input with dynamic dim 1, + an int64 graph input [3]', (g) => {
+  const s = shapeOp(g, dynamicDims(g, g.input('input', [3, 5, 2]), [1]), 'shape', 'INT64');
+  g.output(binary(g, 'ADD', s, g.input('input_b', [3], 'INT64'), 'output'));
+});
+def('shape_after_conv', 'CONV_2D [1,5,7,3] -> [1,5,7,4] (NCHW in ONNX; H, W dynamic) -> SHAPE in TFLite order, + an int32 graph input [4]', (g) => {
+  const x = dynamicDims(g, g.input('input', NHWC), [1, 2]);
+  const c = dynamicDims(g, conv2d(g, x, 'conv', { filters: 4, kh: 3, kw: 3 }), [1, 2]);
+  g.output(binary(g, 'ADD', shapeOp(g, c, 'shape'), g.input('input_b', [4], 'INT32'), 'output'));
+});
+
+// --- PACK / UNPACK
+
+def('pack_axis0', 'PACK axis 0 of two [3,4] graph inputs -> [2,3,4]', (g) => {
+  g.output(pack(g, [g.input('input_a', [3, 4]), g.input('input_b', [3, 4])], 'output', 0));
+});
+def('pack_axis_neg1', 'PACK axis -1 of three [2,5] graph inputs -> [2,5,3]', (g) => {
+  g.output(pack(g, [g.input('input_a', [2, 5]), g.input('input_b', [2, 5]), g.input('input_c', [2, 5])], 'output', -1));
+});
+def('pack_i32', 'PACK axis 1 of an int32 [4,5] graph input and an int32 constant -> [4,2,5]', (g) => {
+  g.output(pack(g, [g.input('input', [4, 5], 'INT32'), g.randI32('pack/values', [4, 5], -20, 20)], 'output', 1));
+});
+def('pack_after_conv', 'two CONV_2D [1,5,7,3] -> [1,5,7,4] -> PACK axis 1 -> [1,2,5,7,4] (axis inserted into NCHW)', (g) => {
+  const x = g.input('input', NHWC);
+  const a = conv2d(g, x, 'branch_a', { filters: 4, kh: 3, kw: 3 });
+  const b = conv2d(g, x, 'branch_b', { filters: 4, kh: 1, kw: 1 });
+  g.output(pack(g, [a, b], 'output', 1));
+});
+def('pack_after_conv_axis4', 'CONV_2D -> [1,5,7,4] and a constant -> PACK axis 4 -> [1,5,7,4,2]', (g) => {
+  const c = conv2d(g, g.input('input', NHWC), 'conv', { filters: 4, kh: 3, kw: 3 });
+  g.output(pack(g, [c, g.randF32('pack/values', [1, 5, 7, 4])], 'output', 4));
+});
+def('unpack_axis1', 'UNPACK axis 1 of [2,3,4] -> 3 x [2,4]', (g) => {
+  g.output(...unpack(g, g.input('input', [2, 3, 4]), 'output', 1));
+});
+def('unpack_after_conv', 'CONV_2D [1,5,3,2] -> [1,5,3,4] -> UNPACK axis 2 (W) -> 3 x [1,5,4]', (g) => {
+  const c = conv2d(g, g.input('input', [1, 5, 3, 2]), 'conv', { filters: 4, kh: 3, kw: 3 });
+  g.output(...unpack(g, c, 'output', 2));
+});
+def('unpack_after_conv_channels', 'CONV_2D [1,5,7,3] -> [1,5,7,2] -> UNPACK axis -1 (C) -> 2 x [1,5,7]', (g) => {
+  const c = conv2d(g, g.input('input', NHWC), 'conv', { filters: 2, kh: 3, kw: 3 });
+  g.output(...unpack(g, c, 'output', -1));
+});
+
+// --- GATHER
+
+def('gather_axis1', 'GATHER axis 1 of [3,7,4] with constant indices [5] -> [3,5,4]', (g) => {
+  g.output(gather(g, g.input('input', [3, 7, 4]), g.constI32('gather/indices', [5], [6, 0, 3, 3, 1]), 'output', 1));
+});
+def('gather_indices_2d', 'GATHER axis -1 of [5,8] with constant int64 indices [2,3] -> [5,2,3]', (g) => {
+  g.output(gather(g, g.input('input', [5, 8]), constI64(g, 'gather/indices', [2, 3], [7, 0, 2, 2, 5, 1]), 'output', -1));
+});
+def('gather_embedding', 'GATHER axis 0 of a constant table [10,6] with int32 index input [2,3] -> [2,3,6]', (g) => {
+  g.output(gather(g, g.randF32('embedding', [10, 6]), g.input('input', [2, 3], 'INT32'), 'output', 0));
+});
+def('gather_after_conv', 'CONV_2D [1,5,7,3] -> [1,5,7,6] -> GATHER axis 3 (channels) indices [4] -> [1,5,7,4]', (g) => {
+  const c = conv2d(g, g.input('input', NHWC), 'conv', { filters: 6, kh: 3, kw: 3 });
+  g.output(gather(g, c, g.constI32('gather/indices', [4], [5, 1, 1, 3]), 'output', 3));
+});
+def('gather_scalar_after_conv', 'CONV_2D [1,5,7,3] -> [1,5,7,4] -> GATHER axis 1 (H) scalar index 3 -> [1,7,4]', (g) => {
+  const c = conv2d(g, g.input('input', NHWC), 'conv', { filters: 4, kh: 3, kw: 3 });
+  g.output(gather(g, c, g.constI32('gather/index', [], [3]), 'output', 1));
+});
+def('gather_2d_after_conv', 'CONV_2D [1,5,7,3] -> [1,5,7,4] -> GATHER axis 2 (W) indices [2,3] -> [1,5,2,3,4]', (g) => {
+  const c = conv2d(g, g.input('input', NHWC), 'conv', { filters: 4, kh: 3, kw: 3 });
+  g.output(gather(g, c, g.constI32('gather/indices', [2, 3], [6, 0, 2, 2, 5, 1]), 'output', 2));
+});
+
+// --- EXPAND_DIMS
+
+def('expand_dims', 'EXPAND_DIMS axis 1 of [3,4] -> [3,1,4]', (g) => {
+  g.output(expandDims(g, g.input('input', [3, 4]), 'output', 1));
+});
+def('expand_dims_neg1_i32', 'EXPAND_DIMS axis -1 of int32 [3,4] -> [3,4,1]', (g) => {
+  g.output(expandDims(g, g.input('input', [3, 4], 'INT32'), 'output', -1));
+});
+def('expand_dims_after_conv', 'CONV_2D [1,5,7,3] -> [1,5,7,4] -> EXPAND_DIMS axis 3 -> [1,5,7,1,4]', (g) => {
+  const c = conv2d(g, g.input('input', NHWC), 'conv', { filters: 4, kh: 3, kw: 3 });
+  g.output(expandDims(g, c, 'output', 3));
+});
+def('expand_dims_after_conv_axis0', 'CONV_2D [1,5,7,3] -> [1,5,7,4] -> EXPAND_DIMS axis 0 -> [1,1,5,7,4]', (g) => {
+  const c = conv2d(g, g.input('input', NHWC), 'conv', { filters: 4, kh: 3, kw: 3 });
+  g.output(expandDims(g, c, 'output', 0));
+});
+
+// --- FILL
+
+def('fill', 'FILL constant dims [2,3,4] with a scalar float graph input', (g) => {
+  g.output(fill(g, g.constI32('fill/dims', [3], [2, 3, 4]), g.input('input', []), 'output', [2, 3, 4]));
+});
+def('fill_i32', 'FILL constant int64 dims [4,5] with a scalar int32 graph input', (g) => {
+  g.output(fill(g, constI64(g, 'fill/dims', [2], [4, 5]), g.input('input', [], 'INT32'), 'output', [4, 5]));
+});
+def('fill_const_add', 'ADD of [1,5,7,3] and FILL([1,1,7,1], 0.75) (constant inputs: folded)', (g) => {
+  const f = fill(g, g.constI32('fill/dims', [4], [1, 1, 7, 1]), g.constF32('fill/value', [], [0.75]), 'fill', [1, 1, 7, 1]);
+  g.output(binary(g, 'ADD', g.input('input', NHWC), f, 'output'));
+});
+
+// --- FLOOR_MOD
+
+def('floor_mod', 'FLOOR_MOD of two float graph inputs [2,3,4], divisor in [0.5, 3)', (g) => {
+  g.output(binary(g, 'FLOOR_MOD', g.input('input_a', [2, 3, 4], 'FLOAT32', [-10, 10]), g.input('input_b', [2, 3, 4], 'FLOAT32', [0.5, 3]), 'output'));
+});
+def('floor_mod_signs', 'FLOOR_MOD of float [2,3,4] by a constant [4] of mixed signs', (g) => {
+  g.output(binary(g, 'FLOOR_MOD', g.input('input', [2, 3, 4], 'FLOAT32', [-10, 10]), g.constF32('divisor', [4], [1.5, -2.25, 3, -0.75]), 'output'));
+});
+def('floor_mod_i32', 'FLOOR_MOD of int32 [2,3,4] by an int32 constant [4] of mixed signs', (g) => {
+  g.output(binary(g, 'FLOOR_MOD', g.input('input', [2, 3, 4], 'INT32', [-50, 50]), g.constI32('divisor', [4], [3, -4, 5, -7]), 'output'));
+});
+def('floor_mod_after_conv', 'CONV_2D [1,5,7,3] -> [1,5,7,4] -> FLOOR_MOD by a constant [4]', (g) => {
+  const c = conv2d(g, g.input('input', NHWC, 'FLOAT32', [-4, 4]), 'conv', { filters: 4, kh: 3, kw: 3 });
+  g.output(binary(g, 'FLOOR_MOD', c, g.constF32('divisor', [4], [0.25, -0.5, 0.75, -0.375]), 'output'));
+});
+
+// --- SPACE_TO_DEPTH / DEPTH_TO_SPACE
+
+def('space_to_depth', 'SPACE_TO_DEPTH block 2, [1,4,6,3] -> [1,2,3,12]', (g) => {
+  g.output(spaceToDepth(g, 'SPACE_TO_DEPTH', g.input('input', [1, 4, 6, 3]), 'output', 2));
+});
+def('space_to_depth_after_conv', 'CONV_2D [1,6,9,2] -> [1,6,9,4] -> SPACE_TO_DEPTH block 3 -> [1,2,3,36]', (g) => {
+  const c = conv2d(g, g.input('input', [1, 6, 9, 2]), 'conv', { filters: 4, kh: 3, kw: 3 });
+  g.output(spaceToDepth(g, 'SPACE_TO_DEPTH', c, 'output', 3));
+});
+def('depth_to_space', 'DEPTH_TO_SPACE block 2, [1,2,3,12] -> [1,4,6,3]', (g) => {
+  g.output(spaceToDepth(g, 'DEPTH_TO_SPACE', g.input('input', [1, 2, 3, 12]), 'output', 2));
+});
+def('depth_to_space_after_conv', 'CONV_2D [1,3,5,2] -> [1,3,5,8] -> DEPTH_TO_SPACE block 2 -> [1,6,10,2]', (g) => {
+  const c = conv2d(g, g.input('input', [1, 3, 5, 2]), 'conv', { filters: 8, kh: 3, kw: 3 });
+  g.output(spaceToDepth(g, 'DEPTH_TO_SPACE', c, 'output', 2));
+});
+
+// --- SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND
+
+def('space_to_batch', 'SPACE_TO_BATCH_ND block [3,2] paddings [[1,0],[1,1]], [2,5,10,3] -> [12,2,6,3]', (g) => {
+  g.output(spaceToBatch(g, g.input('input', [2, 5, 10, 3]), 'output', [3, 2], [[1, 0], [1, 1]]));
+});
+def('batch_to_space', 'BATCH_TO_SPACE_ND block [3,2] crops [[1,0],[1,1]], [12,2,6,3] -> [2,5,10,3]', (g) => {
+  g.output(batchToSpace(g, g.input('input', [12, 2, 6, 3]), 'output', [3, 2], [[1, 0], [1, 1]]));
+});
+def('space_to_batch_after_conv', 'CONV_2D [1,5,7,3] -> [1,5,7,5] -> SPACE_TO_BATCH_ND block [2,3] paddings [[1,2],[1,1]] -> [6,4,3,5]', (g) => {
+  const c = conv2d(g, g.input('input', NHWC), 'conv', { filters: 5, kh: 3, kw: 3 });
+  g.output(spaceToBatch(g, c, 'output', [2, 3], [[1, 2], [1, 1]]));
+});
+def('batch_to_space_after_conv', 'CONV_2D [6,4,3,5] -> [6,4,3,2] -> BATCH_TO_SPACE_ND block [3,2] crops [[1,2],[0,1]] -> [1,9,5,2]', (g) => {
+  const c = conv2d(g, g.input('input', [6, 4, 3, 5]), 'conv', { filters: 2, kh: 3, kw: 3 });
+  g.output(batchToSpace(g, c, 'output', [3, 2], [[1, 2], [0, 1]]));
+});
+
+// --- Dilated convolution as TensorFlow writes it (fused into one Conv)
+
+def('dilated_conv_same', 'SPACE_TO_BATCH_ND -> CONV_2D VALID 3x3 -> BATCH_TO_SPACE_ND = dilated conv rate [2,3] SAME, [1,13,11,3] -> [1,13,11,4]', (g) => {
+  g.output(atrousConv(g, g.input('input', [1, 13, 11, 3]), 'output', { filters: 4, k: 3, rate: [2, 3], same: true }));
+});
+def('dilated_conv_valid', 'SPACE_TO_BATCH_ND -> CONV_2D VALID 3x3 -> BATCH_TO_SPACE_ND = dilated conv rate [2,2] VALID, [1,13,11,3] -> [1,9,7,5]', (g) => {
+  g.output(atrousConv(g, g.input('input', [1, 13, 11, 3]), 'output', { filters: 5, k: 3, rate: [2, 2], same: false }));
+});
+def('dilated_depthwise_same', 'SPACE_TO_BATCH_ND -> DEPTHWISE_CONV_2D VALID 3x3 (RELU6) -> BATCH_TO_SPACE_ND = dilated depthwise rate [2,3] SAME, [1,10,9,4]', (g) => {
+  g.output(atrousConv(g, g.input('input', [1, 10, 9, 4], 'FLOAT32', [-8, 8]), 'output', { k: 3, rate: [2, 3], same: true, isDepthwise: true, act: 'RELU6' }));
+});
+def('dilated_conv_explicit', 'SPACE_TO_BATCH_ND [[1,1],[0,2]] -> CONV_2D VALID -> BATCH_TO_SPACE_ND (padding neither SAME nor VALID: not fused), [1,8,10,3] -> [1,6,8,2]', (g) => {
+  const s2b = spaceToBatch(g, g.input('input', [1, 8, 10, 3]), 'space_to_batch', [2, 2], [[1, 1], [0, 2]]);
+  const c = conv2d(g, s2b, 'conv', { filters: 2, kh: 3, kw: 3, padding: 'VALID' });
+  g.output(batchToSpace(g, c, 'output', [2, 2], [[0, 0], [0, 0]]));
+});
+
+// TensorFlow's graph for a dilated conv on an input of unknown size: the
+// paddings and crops come from SHAPE at run time (required_space_to_batch_paddings).
+function atrousConvShapeChain(g, x, name, { filters, k, rate, dynamic }) {
+  const [n, h, w, c] = g.shape(x);
+  const base = rate.map((r) => (k - 1) * r);
+  const start = base.map((t) => Math.floor(t / 2));
+  const end = base.map((t, i) => t - start[i]);
+  const shape = shapeOp(g, x, `${name}/shape`);
+  const hw = stridedSlice(g, shape, `${name}/input_hw`, { begin: [1], end: [3], strides: [1], outShape: [2] });
+  const full = binary(g, 'ADD', hw, g.constI32(`${name}/base_paddings_sum`, [2], base), `${name}/full`);
+  const blockT = g.constI32(`${name}/block`, [2], rate);
+  const mod = binary(g, 'FLOOR_MOD', full, blockT, `${name}/mod`);
+  const sub = binary(g, 'SUB', blockT, mod, `${name}/sub`);
+  const extra = binary(g, 'FLOOR_MOD', sub, blockT, `${name}/extra`);
+  const padEnd = binary(g, 'ADD', extra, g.constI32(`${name}/base_end`, [2], end), `${name}/pad_end`);
+  const elem = (t, i, label) => stridedSlice(g, t, `${name}/${label}`, { begin: [i], end: [i + 1], strides: [1], masks: { shrink: 1 }, outShape: [] });
+  const zero = g.constI32(`${name}/zero`, [], [0]);
+  const rows = [0, 1].map((i) => pack(g, [g.constI32(`${name}/start_${i}`, [], [start[i]]), elem(padEnd, i, `pad_end_${i}`)], `${name}/paddings_${i}`, 0));
+  const paddings = pack(g, rows, `${name}/paddings`, 0);
+  const cropRows = [0, 1].map((i) => pack(g, [zero, elem(extra, i, `extra_${i}`)], `${name}/crops_${i}`, 0));
+  const crops = pack(g, cropRows, `${name}/crops`, 0);
+  const ph = atrousPaddings(h, k, rate[0], true);
+  const pw = atrousPaddings(w, k, rate[1], true);
+  const sh = (h + ph.pad[0] + ph.pad[1]) / rate[0];
+  const sw = (w + pw.pad[0] + pw.pad[1]) / rate[1];
+  const s2b = spaceToBatch(g, x, `${name}/space_to_batch`, rate, paddings, [n * rate[0] * rate[1], sh, sw, c]);
+  const conv = conv2d(g, s2b, `${name}/conv`, { filters, kh: k, kw: k, padding: 'VALID' });
+  const y = batchToSpace(g, conv, name, rate, crops, [n, h, w, filters]);
+  if (dynamic) for (const t of [x, s2b, conv, y]) dynamicDims(g, t, [1, 2]);
+  return y;
+}
+
+// (A final RELU: LiteRT returns stale data for a graph output whose shape
+// depends on values computed while preparing, see SHAPE above.)
+def('dilated_conv_shape_chain', 'dilated conv rate [2,3] SAME with paddings/crops computed from SHAPE (folded, then fused) -> RELU, [1,13,11,3] -> [1,13,11,4]', (g) => {
+  const y = atrousConvShapeChain(g, g.input('input', [1, 13, 11, 3]), 'atrous', { filters: 4, k: 3, rate: [2, 3] });
+  g.output(unary(g, 'RELU', y, 'output'));
+});
+def('dilated_conv_dynamic', 'as dilated_conv_shape_chain, with H and W unknown (shape_signature -1): fused by evaluating paddings minus crops', (g) => {
+  const x = g.input('input', [1, 13, 11, 3]);
+  const y = atrousConvShapeChain(g, x, 'atrous', { filters: 4, k: 3, rate: [2, 3], dynamic: true });
+  g.output(dynamicDims(g, unary(g, 'RELU', y, 'output'), [1, 2]));
+});
+
+// --- Shape arithmetic folded to constants
+
+def('fold_shape_reshape', 'SHAPE -> STRIDED_SLICE (shrink) x3 -> MUL -> PACK -> RESHAPE [2,3,4] -> [6,4] (folded to a constant shape) -> RELU', (g) => {
+  const x = g.input('input', [2, 3, 4]);
+  const s = shapeOp(g, x, 'shape');
+  const dim = (i) => stridedSlice(g, s, `dim_${i}`, { begin: [i], end: [i + 1], strides: [1], masks: { shrink: 1 }, outShape: [] });
+  const rows = binary(g, 'MUL', dim(0), dim(1), 'rows');
+  const target = pack(g, [rows, dim(2)], 'target_shape', 0);
+  const y = g.tensor('reshaped', [6, 4]);
+  g.op('RESHAPE', [x, target], [y]);
+  g.output(unary(g, 'RELU', y, 'output'));
+});
+def('fold_shape_after_conv', 'CONV_2D -> [1,5,7,4]; SHAPE -> GATHER [0,3] -> UNPACK -> EXPAND_DIMS -> CONCATENATION with -1 -> RESHAPE [1,-1,4] -> [1,35,4] -> RELU', (g) => {
+  const c = conv2d(g, g.input('input', NHWC), 'conv', { filters: 4, kh: 3, kw: 3 });
+  const s = shapeOp(g, c, 'shape');
+  const nc = gather(g, s, g.constI32('shape/indices', [2], [0, 3]), 'batch_channels', 0);
+  const parts = unpack(g, nc, 'part', 0);
+  const middle = g.constI32('middle', [1], [-1]);
+  const target = concat(g, [expandDims(g, parts[0], 'batch', 0), middle, expandDims(g, parts[1], 'channels', 0)], 'target_shape', 0);
+  const y = g.tensor('reshaped', [1, 35, 4]);
+  g.op('RESHAPE', [c, target], [y]);
+  g.output(unary(g, 'RELU', y, 'output'));
+});
+def('fold_int_arith', 'FLOOR_DIV, FLOOR_MOD, MAXIMUM, MINIMUM, SUB, CAST of constants -> FILL dims [4,3,5] -> ADD to [4,3,5] (all folded)', (g) => {
+  const a = g.constI32('a', [3], [17, -9, 23]);
+  const b = g.constI32('b', [3], [4, -4, 5]);
+  const q = binary(g, 'FLOOR_DIV', a, b, 'quotient');           // [4, 2, 4]
+  const r = binary(g, 'FLOOR_MOD', a, b, 'remainder');          // [1, -1, 3]
+  const hi = binary(g, 'MAXIMUM', q, r, 'maximum');              // [4, 2, 4]
+  const lo = binary(g, 'MINIMUM', hi, g.constI32('cap', [3], [9, 3, 5]), 'minimum');  // [4, 2, 4]
+  const d = binary(g, 'SUB', lo, g.constI32('offset', [3], [0, -1, -1]), 'dims32');  // [4, 3, 5]
+  const d64 = g.tensor('dims', [3], 'INT64');
+  g.op('CAST', [d], [d64], 'CastOptions', { in_data_type: 'INT32', out_data_type: 'INT64' });
+  const f = fill(g, d64, g.constF32('fill/value', [], [0.5]), 'fill', [4, 3, 5]);
+  const x = g.input('input', [4, 3, 5]);
+  g.output(binary(g, 'ADD', x, f, 'output'));
+});
+
 // ---------------------------------------------------------------------------
 // JSON output: compact and stable. Arrays of plain values are written inline
 // (wrapped), everything else one entry per line.

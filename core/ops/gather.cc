@@ -1,0 +1,437 @@
+// Indexing, stacking and shape-reporting ops: SHAPE, PACK, UNPACK, GATHER,
+// EXPAND_DIMS, FILL. The Attribute ones follow their input's layout: PACK and
+// EXPAND_DIMS insert an axis into it, UNPACK removes one, GATHER replaces its
+// axis by the indices' axes; SHAPE reads any layout and reports TFLite order.
+#include "core/ops/common.h"
+#include "core/ops/families.h"
+
+namespace lite2onnx::ops::gather {
+namespace {
+
+using ir::DataType;
+using ir::Perm;
+using ir::TensorId;
+
+constexpr int64_t kOnnxInt32 = 6;
+constexpr int64_t kOnnxInt64 = 7;
+
+OpEntry entry(const char* name, LayoutClass layout, const char* onnx, PropagateFn propagate,
+              CheckFn check, LowerFn lower) {
+  OpEntry e;
+  e.name = name;
+  e.layout = layout;
+  e.propagate = propagate;
+  e.check = check;
+  e.lower = lower;
+  e.onnx = onnx;
+  return e;
+}
+
+bool is_index_type(DataType t) { return t == DataType::kInt32 || t == DataType::kInt64; }
+
+Perm full(const Perm& p, size_t rank) { return p.empty() ? ir::identity_perm(rank) : p; }
+
+// The layout after TFLite axis `a` is inserted into a rank-`rank` tensor of
+// layout `p`: the new axis follows its TFLite predecessor in ONNX order (it
+// comes first when a == 0), the other axes keep their ONNX order.
+Perm insert_axis(const Perm& p, int a, size_t rank) {
+  Perm out;
+  if (a == 0) out.push_back(0);
+  for (int x : full(p, rank)) {
+    out.push_back(x >= a ? x + 1 : x);
+    if (x == a - 1) out.push_back(a);
+  }
+  return ir::normalized(out);
+}
+
+// The layout after TFLite axis `a` is replaced by `count` axes (GATHER: the
+// indices' dimensions), which take its place in ONNX order.
+Perm replace_axis(const Perm& p, int a, size_t rank, size_t count) {
+  Perm out;
+  const int k = static_cast<int>(count);
+  for (int x : full(p, rank)) {
+    if (x < a) {
+      out.push_back(x);
+    } else if (x == a) {
+      for (int j = 0; j < k; ++j) out.push_back(a + j);
+    } else {
+      out.push_back(x + k - 1);
+    }
+  }
+  return ir::normalized(out);
+}
+
+bool is_data(const ir::Graph& g, const ir::Node& n, size_t i) {
+  return has_input(g, n, i) && !g.tensor(n.inputs[i]).is_const();
+}
+
+// Layout of the first non-constant input (all of them share it), else identity.
+Perm data_layout(const ir::Graph& g, const ir::Node& n, std::span<const Perm> in) {
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (is_data(g, n, i)) return i < in.size() ? in[i] : g.tensor(n.inputs[i]).layout;
+  return {};
+}
+
+std::string check_layout(const ir::Graph& g, TensorId t, const Perm& want) {
+  if (ir::normalized(g.tensor(t).layout) == ir::normalized(want)) return "";
+  return "tensor '" + g.tensor(t).name + "' has layout " + ir::to_string(g.tensor(t).layout) +
+         ", expected " + ir::to_string(want);
+}
+
+// ---- SHAPE --------------------------------------------------------------------
+
+std::optional<LayoutPlan> propagate_shape(const ir::Graph&, const ir::Node& n,
+                                          std::span<const Perm> in) {
+  // Any input layout: the lowering reports the dimensions in TFLite order.
+  LayoutPlan plan;
+  plan.inputs.assign(n.inputs.size(), Perm{});
+  if (!in.empty()) plan.inputs[0] = in[0];
+  plan.outputs.assign(n.outputs.size(), Perm{});
+  return plan;
+}
+
+std::string check_shape(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0)) return "input is missing";
+  DataType t = g.tensor(n.outputs[0]).dtype;
+  if (!is_index_type(t)) return "output type " + std::string(ir::to_string(t)) + " (int32 or int64 expected)";
+  return "";
+}
+
+Status lower_shape(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const Perm p = x.layout;
+  const size_t rank = x.rank();
+  const bool cast = g.tensor(n.outputs[0]).dtype != DataType::kInt64;
+  const bool gather = !ir::is_identity(p);
+  TensorId cur = (cast || gather) ? ctx.temp(n.name + "/shape_i64", DataType::kInt64) : n.outputs[0];
+  ctx.emit(n, "Shape", {n.inputs[0]}, {cur}, cast || gather ? "Shape" : "");
+  if (gather) {
+    // TFLite axis i is ONNX axis onnx_axis(p, i).
+    std::vector<int64_t> order;
+    for (size_t i = 0; i < rank; ++i) order.push_back(ir::onnx_axis(p, static_cast<int>(i)));
+    TensorId out = cast ? ctx.temp(n.name + "/tflite_order", DataType::kInt64) : n.outputs[0];
+    ir::Node& gt = ctx.emit(n, "Gather", {cur, ctx.const_i64(n.name + "/tflite_axes", order)}, {out},
+                            cast ? "Gather" : "");
+    gt.attrs.set("axis", int64_t{0});
+    cur = out;
+  }
+  if (cast) {
+    ir::Node& c = ctx.emit(n, "Cast", {cur}, {n.outputs[0]});
+    c.attrs.set("to", kOnnxInt32);
+  }
+  return ok_status();
+}
+
+// ---- PACK -----------------------------------------------------------------------
+
+std::optional<int> pack_axis(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.empty() || !has_input(g, n, 0)) return std::nullopt;
+  return resolve_axis(n.attrs.get_int("axis"), g.tensor(n.inputs[0]).rank() + 1);
+}
+
+std::string check_pack(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.empty()) return "no inputs";
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (!has_input(g, n, i)) return "input " + std::to_string(i) + " is missing";
+    const ir::Tensor& x = g.tensor(n.inputs[i]);
+    const ir::Tensor& x0 = g.tensor(n.inputs[0]);
+    if (x.rank() != x0.rank() || x.dtype != x0.dtype)
+      return "inputs differ in rank or type ('" + x0.name + "', '" + x.name + "')";
+    for (size_t d = 0; d < x.rank(); ++d)
+      if (x.shape[d] >= 0 && x0.shape[d] >= 0 && x.shape[d] != x0.shape[d])
+        return "inputs differ in shape ('" + x0.name + "', '" + x.name + "')";
+  }
+  int64_t count = n.attrs.get_int("values_count");
+  if (count != 0 && count != static_cast<int64_t>(n.inputs.size()))
+    return "values_count " + std::to_string(count) + " but " + std::to_string(n.inputs.size()) +
+           " inputs";
+  if (!pack_axis(g, n)) return "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range";
+  return "";
+}
+
+std::optional<LayoutPlan> propagate_pack(const ir::Graph& g, const ir::Node& n,
+                                         std::span<const Perm> in) {
+  auto a = pack_axis(g, n);
+  if (!a) return std::nullopt;
+  Perm p = data_layout(g, n, in);
+  LayoutPlan plan;
+  for (size_t i = 0; i < n.inputs.size(); ++i) plan.inputs.push_back(is_data(g, n, i) ? p : Perm{});
+  plan.outputs.assign(n.outputs.size(), insert_axis(p, *a, g.tensor(n.inputs[0]).rank()));
+  return plan;
+}
+
+Status lower_pack(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const size_t rank = g.tensor(n.inputs[0]).rank();
+  const int a = *pack_axis(g, n);
+  Perm p;
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (is_data(g, n, i)) {
+      p = g.tensor(n.inputs[i]).layout;
+      break;
+    }
+  const Perm q = insert_axis(p, a, rank);
+  if (auto r = check_layout(g, n.outputs[0], q); !r.empty()) return ctx.error(n, r);
+  const int64_t k = ir::onnx_axis(q, a);
+  TensorId axes = ctx.const_i64(n.name + "/axes", {k});
+  const DataType type = g.tensor(n.outputs[0]).dtype;
+  if (n.inputs.size() == 1) {
+    ctx.emit(n, "Unsqueeze", {ctx.operand(n, 0, p, rank), axes}, {n.outputs[0]});
+    return ok_status();
+  }
+  std::vector<TensorId> parts;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    TensorId u = ctx.temp(n.name + "/unsqueezed_" + std::to_string(i), type);
+    ctx.emit(n, "Unsqueeze", {ctx.operand(n, i, p, rank), axes}, {u}, "Unsqueeze_" + std::to_string(i));
+    parts.push_back(u);
+  }
+  ir::Node& c = ctx.emit(n, "Concat", parts, {n.outputs[0]});
+  c.attrs.set("axis", k);
+  return ok_status();
+}
+
+// ---- UNPACK ---------------------------------------------------------------------
+
+std::optional<int> unpack_axis(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0)) return std::nullopt;
+  return resolve_axis(n.attrs.get_int("axis"), g.tensor(n.inputs[0]).rank());
+}
+
+std::string check_unpack(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0)) return "input is missing";
+  auto a = unpack_axis(g, n);
+  if (!a) return "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range";
+  int64_t dim = g.tensor(n.inputs[0]).shape[static_cast<size_t>(*a)];
+  int64_t outs = static_cast<int64_t>(n.outputs.size());
+  if (dim >= 0 && dim != outs)
+    return "dimension " + std::to_string(dim) + " does not unpack into " + std::to_string(outs) +
+           " outputs";
+  if (dim < 0) return "the unpacked dimension must be static";
+  return "";
+}
+
+std::optional<LayoutPlan> propagate_unpack(const ir::Graph& g, const ir::Node& n,
+                                           std::span<const Perm> in) {
+  auto a = unpack_axis(g, n);
+  if (!a) return std::nullopt;
+  Perm p = in.empty() ? Perm{} : in[0];
+  LayoutPlan plan;
+  plan.inputs.assign(n.inputs.size(), Perm{});
+  plan.inputs[0] = p;
+  plan.outputs.assign(n.outputs.size(), ir::drop_axes(p, {*a}, g.tensor(n.inputs[0]).rank()));
+  return plan;
+}
+
+Status lower_unpack(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const int a = *unpack_axis(g, n);
+  const Perm& p = x.layout;
+  const Perm q = ir::drop_axes(p, {a}, x.rank());
+  for (TensorId o : n.outputs)
+    if (auto r = check_layout(g, o, q); !r.empty()) return ctx.error(n, r);
+  const int64_t k = ir::onnx_axis(p, a);
+  TensorId axes = ctx.const_i64(n.name + "/axes", {k});
+  if (n.outputs.size() == 1) {
+    ctx.emit(n, "Squeeze", {n.inputs[0], axes}, {n.outputs[0]});
+    return ok_status();
+  }
+  std::vector<TensorId> parts;
+  for (size_t i = 0; i < n.outputs.size(); ++i)
+    parts.push_back(ctx.temp(n.name + "/part_" + std::to_string(i), x.dtype));
+  ir::Node& s = ctx.emit(n, "Split", {n.inputs[0]}, parts, "Split");
+  s.attrs.set("axis", k);
+  for (size_t i = 0; i < n.outputs.size(); ++i)
+    ctx.emit(n, "Squeeze", {parts[i], axes}, {n.outputs[i]}, "Squeeze_" + std::to_string(i));
+  return ok_status();
+}
+
+// ---- GATHER ---------------------------------------------------------------------
+
+std::optional<int> gather_axis(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0)) return std::nullopt;
+  return resolve_axis(n.attrs.get_int("axis"), g.tensor(n.inputs[0]).rank());
+}
+
+std::string check_gather(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0) || !has_input(g, n, 1)) return "expects params and indices";
+  if (n.attrs.get_int("batch_dims") != 0)
+    return "batch_dims " + std::to_string(n.attrs.get_int("batch_dims")) +
+           " (only 0 is supported)";
+  if (!gather_axis(g, n)) return "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range";
+  DataType t = g.tensor(n.inputs[1]).dtype;
+  if (!is_index_type(t)) return "indices of type " + std::string(ir::to_string(t));
+  return "";
+}
+
+std::optional<LayoutPlan> propagate_gather(const ir::Graph& g, const ir::Node& n,
+                                           std::span<const Perm> in) {
+  auto a = gather_axis(g, n);
+  if (!a || !has_input(g, n, 1)) return std::nullopt;
+  Perm p = in.empty() || !is_data(g, n, 0) ? Perm{} : in[0];
+  LayoutPlan plan;
+  plan.inputs.assign(n.inputs.size(), Perm{});  // indices in TFLite order
+  plan.inputs[0] = p;
+  plan.outputs.assign(n.outputs.size(), replace_axis(p, *a, g.tensor(n.inputs[0]).rank(),
+                                                     g.tensor(n.inputs[1]).rank()));
+  return plan;
+}
+
+Status lower_gather(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const int a = *gather_axis(g, n);
+  const Perm& p = x.layout;
+  if (auto r = check_layout(g, n.outputs[0],
+                            replace_axis(p, a, x.rank(), g.tensor(n.inputs[1]).rank()));
+      !r.empty())
+    return ctx.error(n, r);
+  ir::Node& gt = ctx.emit(n, "Gather", {n.inputs[0], n.inputs[1]}, {n.outputs[0]});
+  gt.attrs.set("axis", int64_t{ir::onnx_axis(p, a)});
+  return ok_status();
+}
+
+// ---- EXPAND_DIMS ------------------------------------------------------------------
+
+std::optional<int> expand_axis(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0) || !has_input(g, n, 1)) return std::nullopt;
+  auto v = const_ints(g, n.inputs[1]);
+  if (!v || v->size() != 1) return std::nullopt;
+  return resolve_axis((*v)[0], g.tensor(n.inputs[0]).rank() + 1);
+}
+
+std::string check_expand_dims(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 1, "axis"); !r.empty()) return r;
+  if (!expand_axis(g, n)) return "axis must be one value in [-rank-1, rank]";
+  return "";
+}
+
+std::optional<LayoutPlan> propagate_expand_dims(const ir::Graph& g, const ir::Node& n,
+                                                std::span<const Perm> in) {
+  auto a = expand_axis(g, n);
+  if (!a) return std::nullopt;
+  Perm p = in.empty() ? Perm{} : in[0];
+  LayoutPlan plan;
+  plan.inputs.assign(n.inputs.size(), Perm{});
+  plan.inputs[0] = p;
+  plan.outputs.assign(n.outputs.size(), insert_axis(p, *a, g.tensor(n.inputs[0]).rank()));
+  return plan;
+}
+
+Status lower_expand_dims(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const int a = *expand_axis(g, n);
+  const Perm q = insert_axis(x.layout, a, x.rank());
+  if (auto r = check_layout(g, n.outputs[0], q); !r.empty()) return ctx.error(n, r);
+  ctx.emit(n, "Unsqueeze",
+           {n.inputs[0], ctx.const_i64(n.name + "/axes", {int64_t{ir::onnx_axis(q, a)}})},
+           {n.outputs[0]});
+  return ok_status();
+}
+
+// ---- FILL -------------------------------------------------------------------------
+
+std::string check_fill(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0) || !has_input(g, n, 1)) return "expects dims and value";
+  const ir::Tensor& dims = g.tensor(n.inputs[0]);
+  if (!is_index_type(dims.dtype)) return "dims of type " + std::string(ir::to_string(dims.dtype));
+  if (dims.rank() != 1) return "dims must be a vector";
+  if (ir::element_count(g.tensor(n.inputs[1]).shape).value_or(0) != 1)
+    return "value must hold one element";
+  return "";
+}
+
+Status lower_fill(LowerContext& ctx, const ir::Node& n) {
+  ir::Graph& g = ctx.graph();
+  TensorId dims;
+  if (auto v = const_ints(g, n.inputs[0])) {
+    dims = ctx.const_i64(n.name + "/dims", *v);
+  } else if (g.tensor(n.inputs[0]).dtype == DataType::kInt64) {
+    dims = n.inputs[0];
+  } else {
+    dims = ctx.temp(n.name + "/dims_i64", DataType::kInt64);
+    ir::Node& c = ctx.emit(n, "Cast", {n.inputs[0]}, {dims}, "Cast");
+    c.attrs.set("to", kOnnxInt64);
+  }
+  TensorId value = n.inputs[1];
+  if (g.tensor(value).rank() != 0) {
+    if (g.tensor(value).is_const()) {
+      ir::Tensor scalar = g.tensor(value);
+      scalar.shape = {};
+      value = g.add_tensor(std::move(scalar));
+    } else {
+      TensorId s = ctx.temp(n.name + "/value_scalar", g.tensor(value).dtype);
+      ctx.emit(n, "Reshape", {value, ctx.const_i64(n.name + "/scalar_shape", {}, ir::Shape{0})}, {s},
+               "Reshape");
+      value = s;
+    }
+  }
+  ctx.emit(n, "Expand", {value, dims}, {n.outputs[0]});
+  return ok_status();
+}
+
+}  // namespace
+
+OpEntry shape_op() {
+  OpEntry e = entry("SHAPE", LayoutClass::kAttribute, "Shape (+ Gather to TFLite order, Cast)",
+                    propagate_shape, check_shape, lower_shape);
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_ShapeOptions();
+    a.set("out_type", int64_t{o ? static_cast<int64_t>(o->out_type()) : 2});
+  };
+  e.notes = "reads any layout (no Transpose) and reports TFLite order; static shapes are folded";
+  return e;
+}
+
+OpEntry pack() {
+  OpEntry e = entry("PACK", LayoutClass::kAttribute, "Unsqueeze + Concat", propagate_pack,
+                    check_pack, lower_pack);
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_PackOptions();
+    a.set("values_count", int64_t{o ? o->values_count() : 0});
+    a.set("axis", int64_t{o ? o->axis() : 0});
+  };
+  e.notes = "the new axis is inserted into the input layout";
+  return e;
+}
+
+OpEntry unpack() {
+  OpEntry e = entry("UNPACK", LayoutClass::kAttribute, "Split + Squeeze", propagate_unpack,
+                    check_unpack, lower_unpack);
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_UnpackOptions();
+    a.set("num", int64_t{o ? o->num() : 0});
+    a.set("axis", int64_t{o ? o->axis() : 0});
+  };
+  e.notes = "the unpacked axis leaves the layout";
+  return e;
+}
+
+OpEntry gather() {
+  OpEntry e = entry("GATHER", LayoutClass::kAttribute, "Gather", propagate_gather, check_gather,
+                    lower_gather);
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_GatherOptions();
+    a.set("axis", int64_t{o ? o->axis() : 0});
+    a.set("batch_dims", int64_t{o ? o->batch_dims() : 0});
+  };
+  e.notes = "axis follows the layout; int32/int64 indices; batch_dims 0 only";
+  return e;
+}
+
+OpEntry expand_dims() {
+  OpEntry e = entry("EXPAND_DIMS", LayoutClass::kAttribute, "Unsqueeze", propagate_expand_dims,
+                    check_expand_dims, lower_expand_dims);
+  e.notes = "constant axis; the new axis is inserted into the input layout";
+  return e;
+}
+
+OpEntry fill() {
+  OpEntry e = entry("FILL", LayoutClass::kTerminate, "Expand", nullptr, check_fill, lower_fill);
+  e.notes = "constant dims are folded into an initializer";
+  return e;
+}
+
+}  // namespace lite2onnx::ops::gather

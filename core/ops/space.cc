@@ -1,0 +1,214 @@
+// Block rearrangements between space, depth and batch: SPACE_TO_BATCH_ND,
+// BATCH_TO_SPACE_ND, SPACE_TO_DEPTH, DEPTH_TO_SPACE. Implicit class: rank-4
+// NHWC in TFLite, lowered on NCHW tensors. (A SPACE_TO_BATCH_ND -> convolution
+// -> BATCH_TO_SPACE_ND chain is usually fused into a dilated convolution
+// before it gets here: passes::fuse_dilated_convolutions.)
+#include <limits>
+
+#include "core/ops/common.h"
+#include "core/ops/families.h"
+
+namespace lite2onnx::ops::space {
+namespace {
+
+using ir::Perm;
+using ir::TensorId;
+
+OpEntry implicit(const char* name, const char* onnx, CheckFn check, LowerFn lower) {
+  OpEntry e;
+  e.name = name;
+  e.layout = LayoutClass::kImplicit;
+  e.data_input = 0;
+  e.check = check;
+  e.lower = lower;
+  e.onnx = onnx;
+  return e;
+}
+
+Status require_nchw(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const Perm want = ir::channels_first(4);
+  for (TensorId t : {n.inputs[0], n.outputs[0]})
+    if (ir::normalized(g.tensor(t).layout) != want)
+      return ctx.error(n, "tensor '" + g.tensor(t).name + "' is not NCHW in ONNX");
+  return ok_status();
+}
+
+// ---- SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND -----------------------------------
+
+struct Blocks {
+  int64_t bh = 1, bw = 1;
+  int64_t before_h = 0, after_h = 0, before_w = 0, after_w = 0;  // paddings or crops
+};
+
+// Reads block_shape (input 1) and paddings / crops (input 2); "" if valid.
+std::string read_blocks(const ir::Graph& g, const ir::Node& n, const char* what, Blocks* out) {
+  if (auto r = require_rank(g, n, 0, 4); !r.empty())
+    return r + " (only 4-D NHWC inputs are supported)";
+  if (auto r = require_const(g, n, 1, "block_shape"); !r.empty()) return r;
+  if (auto r = require_const(g, n, 2, what); !r.empty()) return r;
+  auto block = const_ints(g, n.inputs[1]);
+  auto pads = const_ints(g, n.inputs[2]);
+  if (!block || block->size() != 2) return "block_shape must hold 2 values";
+  if (!pads || pads->size() != 4) return std::string(what) + " must be a [2, 2] constant";
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  if ((*block)[0] < 1 || (*block)[1] < 1 || (*block)[0] > kMax || (*block)[1] > kMax)
+    return "block sizes must be positive int32 values";
+  for (int64_t v : *pads)
+    if (v < 0 || v > kMax) return std::string("invalid ") + what + " value " + std::to_string(v);
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  for (size_t d = 1; d < 4; ++d)
+    if (x.shape[d] < 0) return "height, width and channels must be static";
+  *out = {(*block)[0], (*block)[1], (*pads)[0], (*pads)[1], (*pads)[2], (*pads)[3]};
+  return "";
+}
+
+std::string check_space_to_batch(const ir::Graph& g, const ir::Node& n) {
+  Blocks b;
+  if (auto r = read_blocks(g, n, "paddings", &b); !r.empty()) return r;
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  if ((x.shape[1] + b.before_h + b.after_h) % b.bh != 0 ||
+      (x.shape[2] + b.before_w + b.after_w) % b.bw != 0)
+    return "padded height and width are not multiples of the block shape";
+  return "";
+}
+
+// [N, C, H, W] -> Pad -> [N, C, Ho, bh, Wo, bw] -> [bh, bw, N, C, Ho, Wo] -> [bh*bw*N, C, Ho, Wo]:
+// output batch (i*bw + j)*N + n holds padded pixels (y*bh + i, x*bw + j) of image n.
+Status lower_space_to_batch(LowerContext& ctx, const ir::Node& n) {
+  if (auto st = require_nchw(ctx, n); !st) return st;
+  const ir::Graph& g = ctx.graph();
+  Blocks b;
+  if (auto r = read_blocks(g, n, "paddings", &b); !r.empty()) return ctx.error(n, r);
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const int64_t c = x.shape[3];
+  const int64_t ho = (x.shape[1] + b.before_h + b.after_h) / b.bh;
+  const int64_t wo = (x.shape[2] + b.before_w + b.after_w) / b.bw;
+  TensorId cur = n.inputs[0];
+  if (b.before_h || b.after_h || b.before_w || b.after_w) {
+    TensorId padded = ctx.temp(n.name + "/padded", x.dtype);
+    ir::Node& pad = ctx.emit(
+        n, "Pad",
+        {cur, ctx.const_i64(n.name + "/pads", {0, 0, b.before_h, b.before_w, 0, 0, b.after_h, b.after_w})},
+        {padded}, "Pad");
+    pad.attrs.set("mode", std::string("constant"));
+    cur = padded;
+  }
+  TensorId split = ctx.temp(n.name + "/blocks", x.dtype);
+  ctx.emit(n, "Reshape", {cur, ctx.const_i64(n.name + "/block_shape6", {0, c, ho, b.bh, wo, b.bw})},
+           {split}, "Reshape_blocks");
+  TensorId moved = ctx.temp(n.name + "/blocks_first", x.dtype);
+  ir::Node& t = ctx.emit(n, "Transpose", {split}, {moved}, "Transpose");
+  t.attrs.set("perm", std::vector<int64_t>{3, 5, 0, 1, 2, 4});
+  ctx.emit(n, "Reshape", {moved, ctx.const_i64(n.name + "/out_shape", {-1, c, ho, wo})},
+           {n.outputs[0]});
+  return ok_status();
+}
+
+std::string check_batch_to_space(const ir::Graph& g, const ir::Node& n) {
+  Blocks b;
+  if (auto r = read_blocks(g, n, "crops", &b); !r.empty()) return r;
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  if (x.shape[0] >= 0 && x.shape[0] % (b.bh * b.bw) != 0)
+    return "batch " + std::to_string(x.shape[0]) + " is not a multiple of the block size";
+  if (b.before_h + b.after_h > x.shape[1] * b.bh || b.before_w + b.after_w > x.shape[2] * b.bw)
+    return "crops exceed the output size";
+  return "";
+}
+
+// [bh*bw*N, C, H, W] -> [bh, bw, N, C, H, W] -> [N, C, H, bh, W, bw] -> [N, C, H*bh, W*bw] -> crop.
+Status lower_batch_to_space(LowerContext& ctx, const ir::Node& n) {
+  if (auto st = require_nchw(ctx, n); !st) return st;
+  const ir::Graph& g = ctx.graph();
+  Blocks b;
+  if (auto r = read_blocks(g, n, "crops", &b); !r.empty()) return ctx.error(n, r);
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const int64_t h = x.shape[1], w = x.shape[2], c = x.shape[3];
+  TensorId split = ctx.temp(n.name + "/blocks", x.dtype);
+  ctx.emit(n, "Reshape", {n.inputs[0], ctx.const_i64(n.name + "/block_shape6", {b.bh, b.bw, -1, c, h, w})},
+           {split}, "Reshape_blocks");
+  TensorId moved = ctx.temp(n.name + "/blocks_inner", x.dtype);
+  ir::Node& t = ctx.emit(n, "Transpose", {split}, {moved}, "Transpose");
+  t.attrs.set("perm", std::vector<int64_t>{2, 3, 4, 0, 5, 1});
+  const bool crop = b.before_h || b.after_h || b.before_w || b.after_w;
+  TensorId full = crop ? ctx.temp(n.name + "/uncropped", x.dtype) : n.outputs[0];
+  ctx.emit(n, "Reshape", {moved, ctx.const_i64(n.name + "/space_shape", {-1, c, h * b.bh, w * b.bw})},
+           {full}, crop ? "Reshape_space" : "");
+  if (crop) {
+    ctx.emit(n, "Slice",
+             {full, ctx.const_i64(n.name + "/crop_starts", {b.before_h, b.before_w}),
+              ctx.const_i64(n.name + "/crop_ends", {h * b.bh - b.after_h, w * b.bw - b.after_w}),
+              ctx.const_i64(n.name + "/crop_axes", {2, 3})},
+             {n.outputs[0]});
+  }
+  return ok_status();
+}
+
+// ---- SPACE_TO_DEPTH / DEPTH_TO_SPACE -----------------------------------------
+
+std::string check_depth_space(const ir::Graph& g, const ir::Node& n, bool to_depth) {
+  if (auto r = require_rank(g, n, 0, 4); !r.empty()) return r;
+  const int64_t block = n.attrs.get_int("block_size");
+  if (block < 1) return "block_size must be positive (got " + std::to_string(block) + ")";
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  if (to_depth) {
+    if ((x.shape[1] >= 0 && x.shape[1] % block) || (x.shape[2] >= 0 && x.shape[2] % block))
+      return "height and width must be multiples of block_size";
+  } else if (x.shape[3] >= 0 && x.shape[3] % (block * block)) {
+    return "channels must be a multiple of block_size^2";
+  }
+  return "";
+}
+
+// TFLite's channel order matches ONNX's on NCHW: SPACE_TO_DEPTH puts block
+// offset (i, j) at channels (i*b + j)*C + c, DEPTH_TO_SPACE reads them back
+// (ONNX DepthToSpace mode DCR).
+Status lower_depth_space(LowerContext& ctx, const ir::Node& n, bool to_depth) {
+  if (auto st = require_nchw(ctx, n); !st) return st;
+  ir::Node& d = ctx.emit(n, to_depth ? "SpaceToDepth" : "DepthToSpace", {n.inputs[0]}, {n.outputs[0]});
+  d.attrs.set("blocksize", n.attrs.get_int("block_size"));
+  if (!to_depth) d.attrs.set("mode", std::string("DCR"));
+  return ok_status();
+}
+
+}  // namespace
+
+OpEntry space_to_batch_nd() {
+  OpEntry e = implicit("SPACE_TO_BATCH_ND", "Pad + Reshape + Transpose + Reshape",
+                       check_space_to_batch, lower_space_to_batch);
+  e.notes = "4-D, constant block_shape and paddings, static H/W/C";
+  return e;
+}
+
+OpEntry batch_to_space_nd() {
+  OpEntry e = implicit("BATCH_TO_SPACE_ND", "Reshape + Transpose + Reshape + Slice",
+                       check_batch_to_space, lower_batch_to_space);
+  e.notes = "4-D, constant block_shape and crops, static H/W/C";
+  return e;
+}
+
+OpEntry space_to_depth() {
+  OpEntry e = implicit(
+      "SPACE_TO_DEPTH", "SpaceToDepth",
+      [](const ir::Graph& g, const ir::Node& n) { return check_depth_space(g, n, true); },
+      [](LowerContext& ctx, const ir::Node& n) { return lower_depth_space(ctx, n, true); });
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_SpaceToDepthOptions();
+    a.set("block_size", int64_t{o ? o->block_size() : 0});
+  };
+  return e;
+}
+
+OpEntry depth_to_space() {
+  OpEntry e = implicit(
+      "DEPTH_TO_SPACE", "DepthToSpace (DCR)",
+      [](const ir::Graph& g, const ir::Node& n) { return check_depth_space(g, n, false); },
+      [](LowerContext& ctx, const ir::Node& n) { return lower_depth_space(ctx, n, false); });
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_DepthToSpaceOptions();
+    a.set("block_size", int64_t{o ? o->block_size() : 0});
+  };
+  return e;
+}
+
+}  // namespace lite2onnx::ops::space
