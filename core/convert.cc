@@ -1,5 +1,6 @@
 #include "core/convert.h"
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -196,6 +197,16 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
     PhaseTimer t(diag, "lower");
     if (auto st = lower(g, options, diag); !st) return st.take_error();
     passes::remove_identities(g);
+  }
+  {
+    PhaseTimer t(diag, "cleanup");
+    auto transposes = [&g] {
+      return static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(),
+                                            [](const ir::Node& n) { return n.op == "Transpose"; }));
+    };
+    diag.transposes_before_cleanup = transposes();
+    passes::cleanup_transposes(g, diag);
+    diag.transposes_after_cleanup = transposes();
   }
   for (auto [list, is_input] : {std::pair{&g.inputs, true}, std::pair{&g.outputs, false}})
     for (ir::TensorId t : *list)

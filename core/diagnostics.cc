@@ -63,6 +63,8 @@ std::string Diagnostics::to_json(int indent) const {
   for (const auto& i : inserted)
     ins.push_back({{"node", i.node}, {"op_type", i.op_type}, {"tensor", i.tensor}, {"reason", i.reason}});
   j["inserted"] = std::move(ins);
+  j["transposes"] = {{"before_cleanup", transposes_before_cleanup},
+                     {"after_cleanup", transposes_after_cleanup}};
   Json rw = Json::array();
   for (const auto& r : rewritten_initializers) rw.push_back({{"tensor", r.tensor}, {"reason", r.reason}});
   j["rewritten_initializers"] = std::move(rw);
@@ -89,6 +91,9 @@ std::string Diagnostics::to_text() const {
   s += "\n";
   for (const auto& i : inserted)
     s += "inserted " + i.op_type + " " + i.node + " on '" + i.tensor + "': " + i.reason + "\n";
+  if (transposes_before_cleanup)
+    s += "transposes: " + std::to_string(transposes_before_cleanup) + " after layout propagation, " +
+         std::to_string(transposes_after_cleanup) + " after cleanup\n";
   for (const auto& r : rewritten_initializers)
     s += "rewrote initializer '" + r.tensor + "': " + r.reason + "\n";
   for (const auto& l : io_layouts)

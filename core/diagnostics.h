@@ -44,6 +44,8 @@ struct Diagnostics {
   std::map<std::string, int> source_ops;     // TFLite op name -> count
   std::map<std::string, int> emitted_nodes;  // ONNX op type -> count
   std::vector<InsertedNode> inserted;
+  int transposes_before_cleanup = 0;  // after layout propagation
+  int transposes_after_cleanup = 0;   // in the emitted model
   std::vector<RewrittenInitializer> rewritten_initializers;
   std::vector<IoLayout> io_layouts;
   std::vector<std::string> warnings;

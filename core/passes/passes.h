@@ -45,6 +45,12 @@ Status propagate_layouts(ir::Graph& g, Diagnostics& diag,
 // for a graph output name.
 void remove_identities(ir::Graph& g);
 
+// ONNX-level cleanup after lowering (run after remove_identities): pushes
+// Transposes through elementwise ops, merges consecutive ones and folds those
+// of constants, wherever that leaves fewer Transposes (or as many moving fewer
+// bytes); keeps diag.inserted in step with the nodes that remain.
+void cleanup_transposes(ir::Graph& g, Diagnostics& diag);
+
 // Constant folding of shape arithmetic (TFLite dialect, before layout
 // propagation): nodes whose inputs are all constants (SHAPE: whose input has a
 // static shape) become constants — SHAPE, STRIDED_SLICE, PACK, UNPACK,
