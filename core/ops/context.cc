@@ -206,15 +206,18 @@ const char* activation_name(int a) {
 
 std::optional<LayoutPlan> propagate_same(const ir::Graph& g, const ir::Node& n,
                                          std::span<const ir::Perm> in) {
-  // Every non-constant input must share the first one's layout; the plan asks
-  // for that, so the pass transposes the odd ones out.
+  // Every non-constant input must share one layout: the first non-identity
+  // one among them (so a Concat of a Conv output and a graph input runs in
+  // NCHW); the pass transposes the odd ones out.
   Perm p;
   size_t rank = 0;
+  bool first = true;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     if (!g.valid(n.inputs[i]) || g.tensor(n.inputs[i]).is_const()) continue;
-    p = in[i];
-    rank = g.tensor(n.inputs[i]).rank();
-    break;
+    if (first) rank = g.tensor(n.inputs[i]).rank();
+    if (g.tensor(n.inputs[i]).rank() != rank) break;
+    if (first || (p.empty() && !in[i].empty())) p = in[i];
+    first = false;
   }
   LayoutPlan plan;
   for (size_t i = 0; i < n.inputs.size(); ++i) {

@@ -243,6 +243,19 @@ TEST(Layout, ConcatOfConvAndInput) {
   EXPECT_EQ(b.g.tensor(cat).layout, kNchw);
 }
 
+TEST(Layout, ConcatOfInputThenConvRunsInNchw) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 5, 7, 3});
+  TensorId z = b.input("z", {1, 5, 7, 2});
+  TensorId c = b.conv(x, 4, "c");
+  TensorId cat = b.tensor("cat", {1, 5, 7, 6});
+  b.op(kConcat, {z, c}, {cat}).attrs.set("axis", int64_t{3});  // the graph input comes first
+  b.g.outputs = {cat};
+  b.run();
+  EXPECT_EQ(b.transposes(), 0u);
+  EXPECT_EQ(b.g.tensor(z).layout, kNchw);
+}
+
 TEST(Layout, LayoutFreeModelIsUntouched) {
   GraphBuilder b;
   TensorId x = b.input("x", {2, 3, 4, 5});
