@@ -189,6 +189,23 @@ TEST(Convert, MobileNetsHaveNoTransposesAndNoExtraNodes) {
   }
 }
 
+TEST(Convert, MobileNetKeepingItsInterfaceHasOneTranspose) {
+  std::string path = corpus_dir() + "/tflite2onnx/mobilenet_v1_0.25_128.tflite";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found (LITE2ONNX_TEST_MODELS)";
+  auto bytes = read_file(path);
+  ConvertOptions o;
+  o.layout.keep_io_layout = true;
+  Diagnostics d;
+  auto r = convert(view(bytes), o, d);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(*r));
+  EXPECT_EQ(op_counts(m)["Transpose"], 1);
+  const auto& dims = m.graph().input(0).type().tensor_type().shape().dim();
+  ASSERT_EQ(dims.size(), 4);
+  EXPECT_EQ(dims[3].dim_value(), 3);  // NHWC: channels last
+}
+
 TEST(Convert, UnsupportedOpsAreAllListed) {
   std::string path = corpus_dir() + "/tflite-support/yamnet_model_without_metadata.tflite";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
