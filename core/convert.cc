@@ -1,3 +1,4 @@
+#include "core/ir/builtins.h"
 #include "core/convert.h"
 
 #include <algorithm>
@@ -40,7 +41,7 @@ bool quantized_integer(const ir::Tensor& t) {
 // Why a node cannot be converted, or "" if it can.
 std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
   const ops::OpEntry& e = ops::lookup(n.builtin);
-  if (n.builtin == 32) return "custom operator";
+  if (n.builtin == ir::builtin::kCustom) return "custom operator";
   if (!e.supported()) return "";
   for (auto list : {&n.inputs, &n.outputs}) {
     for (ir::TensorId t : *list) {

@@ -2,65 +2,67 @@
 // TFLite builtin code, pre-filled with "unsupported", one line per supported op.
 #include <array>
 
+#include "core/ir/builtins.h"
 #include "core/ops/families.h"
 
 namespace lite2onnx::ops {
 namespace {
 
-constexpr int kNumBuiltins = 162;
+constexpr int kNumBuiltins = ir::builtin::kCount;
+namespace builtin = ir::builtin;
 using Table = std::array<OpEntry, kNumBuiltins>;
 
 Table make_table() {
   Table t{};
-  t[0] = elementwise::binary("ADD", "Add");
-  t[1] = conv::average_pool2d();
-  t[2] = shape::concatenation();
-  t[3] = conv::conv2d();
-  t[4] = conv::depthwise_conv2d();
-  t[6] = elementwise::dequantize();
-  t[9] = dense::fully_connected();
-  t[14] = elementwise::unary("LOGISTIC", "Sigmoid");
-  t[17] = conv::max_pool2d();
-  t[18] = elementwise::binary("MUL", "Mul");
-  t[19] = elementwise::unary("RELU", "Relu");
-  t[20] = elementwise::relu_n1_to_1();
-  t[21] = elementwise::relu6();
-  t[22] = shape::reshape();
-  t[23] = resize::bilinear();
-  t[25] = reduce::softmax();
-  t[28] = elementwise::unary("TANH", "Tanh");
-  t[34] = shape::pad();
-  t[39] = shape::transpose();
-  t[40] = reduce::mean();
-  t[41] = elementwise::binary("SUB", "Sub");
-  t[42] = elementwise::binary("DIV", "Div");
-  t[43] = shape::squeeze();
-  t[45] = shape::strided_slice();
-  t[49] = shape::split();
-  t[54] = elementwise::prelu();
-  t[60] = shape::padv2();
-  t[67] = conv::transpose_conv();
-  t[75] = elementwise::unary("SQRT", "Sqrt");
-  t[76] = elementwise::rsqrt();
-  t[78] = elementwise::binary("POW", "Pow");
-  t[97] = resize::nearest_neighbor();
-  t[98] = elementwise::leaky_relu();
-  t[99] = elementwise::squared_difference();
-  t[100] = shape::mirror_pad();
-  t[101] = elementwise::unary("ABS", "Abs");
-  t[102] = shape::split_v();
-  t[117] = elementwise::hard_swish();
-  t[5] = space::depth_to_space();
-  t[26] = space::space_to_depth();
-  t[36] = gather::gather();
-  t[37] = space::batch_to_space_nd();
-  t[38] = space::space_to_batch_nd();
-  t[70] = gather::expand_dims();
-  t[77] = gather::shape_op();
-  t[83] = gather::pack();
-  t[88] = gather::unpack();
-  t[94] = gather::fill();
-  t[95] = arith::floor_mod();
+  t[builtin::kAdd] = elementwise::binary("ADD", "Add");
+  t[builtin::kAveragePool2d] = conv::average_pool2d();
+  t[builtin::kConcatenation] = shape::concatenation();
+  t[builtin::kConv2d] = conv::conv2d();
+  t[builtin::kDepthwiseConv2d] = conv::depthwise_conv2d();
+  t[builtin::kDequantize] = elementwise::dequantize();
+  t[builtin::kFullyConnected] = dense::fully_connected();
+  t[builtin::kLogistic] = elementwise::unary("LOGISTIC", "Sigmoid");
+  t[builtin::kMaxPool2d] = conv::max_pool2d();
+  t[builtin::kMul] = elementwise::binary("MUL", "Mul");
+  t[builtin::kRelu] = elementwise::unary("RELU", "Relu");
+  t[builtin::kReluN1To1] = elementwise::relu_n1_to_1();
+  t[builtin::kRelu6] = elementwise::relu6();
+  t[builtin::kReshape] = shape::reshape();
+  t[builtin::kResizeBilinear] = resize::bilinear();
+  t[builtin::kSoftmax] = reduce::softmax();
+  t[builtin::kTanh] = elementwise::unary("TANH", "Tanh");
+  t[builtin::kPad] = shape::pad();
+  t[builtin::kTranspose] = shape::transpose();
+  t[builtin::kMean] = reduce::mean();
+  t[builtin::kSub] = elementwise::binary("SUB", "Sub");
+  t[builtin::kDiv] = elementwise::binary("DIV", "Div");
+  t[builtin::kSqueeze] = shape::squeeze();
+  t[builtin::kStridedSlice] = shape::strided_slice();
+  t[builtin::kSplit] = shape::split();
+  t[builtin::kPrelu] = elementwise::prelu();
+  t[builtin::kPadv2] = shape::padv2();
+  t[builtin::kTransposeConv] = conv::transpose_conv();
+  t[builtin::kSqrt] = elementwise::unary("SQRT", "Sqrt");
+  t[builtin::kRsqrt] = elementwise::rsqrt();
+  t[builtin::kPow] = elementwise::binary("POW", "Pow");
+  t[builtin::kResizeNearestNeighbor] = resize::nearest_neighbor();
+  t[builtin::kLeakyRelu] = elementwise::leaky_relu();
+  t[builtin::kSquaredDifference] = elementwise::squared_difference();
+  t[builtin::kMirrorPad] = shape::mirror_pad();
+  t[builtin::kAbs] = elementwise::unary("ABS", "Abs");
+  t[builtin::kSplitV] = shape::split_v();
+  t[builtin::kHardSwish] = elementwise::hard_swish();
+  t[builtin::kDepthToSpace] = space::depth_to_space();
+  t[builtin::kSpaceToDepth] = space::space_to_depth();
+  t[builtin::kGather] = gather::gather();
+  t[builtin::kBatchToSpaceNd] = space::batch_to_space_nd();
+  t[builtin::kSpaceToBatchNd] = space::space_to_batch_nd();
+  t[builtin::kExpandDims] = gather::expand_dims();
+  t[builtin::kShape] = gather::shape_op();
+  t[builtin::kPack] = gather::pack();
+  t[builtin::kUnpack] = gather::unpack();
+  t[builtin::kFill] = gather::fill();
+  t[builtin::kFloorMod] = arith::floor_mod();
   return t;
 }
 

@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 
+#include "core/ir/builtins.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
 
@@ -216,22 +217,22 @@ Status emit_split(LowerContext& ctx, const ir::Node& n, size_t data, int axis,
 
 std::optional<LayoutPlan> propagate_split(const ir::Graph& g, const ir::Node& n,
                                           std::span<const Perm> in) {
-  size_t data = n.builtin == 49 ? 1 : 0;  // SPLIT takes (axis, x); SPLIT_V (x, sizes, axis)
+  size_t data = n.builtin == ir::builtin::kSplit ? 1 : 0;  // SPLIT takes (axis, x); SPLIT_V (x, sizes, axis)
   if (data >= in.size()) return std::nullopt;
   (void)g;
   return plan_for(n, in[data], data, in[data]);
 }
 
 std::string check_split(const ir::Graph& g, const ir::Node& n) {
-  size_t data = n.builtin == 49 ? 1 : 0;
-  size_t axis_input = n.builtin == 49 ? 0 : 2;
+  size_t data = n.builtin == ir::builtin::kSplit ? 1 : 0;
+  size_t axis_input = n.builtin == ir::builtin::kSplit ? 0 : 2;
   if (auto r = require_const(g, n, axis_input, "axis"); !r.empty()) return r;
   if (!has_input(g, n, data)) return "data input is missing";
   auto axis = const_ints(g, n.inputs[axis_input]);
   size_t rank = g.tensor(n.inputs[data]).rank();
   if (!axis || axis->size() != 1 || !resolve_axis((*axis)[0], rank)) return "axis is out of range";
   int64_t dim = g.tensor(n.inputs[data]).shape[static_cast<size_t>(*resolve_axis((*axis)[0], rank))];
-  if (n.builtin == 49) {
+  if (n.builtin == ir::builtin::kSplit) {
     if (dim >= 0 && (n.outputs.empty() || dim % static_cast<int64_t>(n.outputs.size()) != 0))
       return "dimension " + std::to_string(dim) + " does not split into " +
              std::to_string(n.outputs.size()) + " equal parts";
@@ -256,7 +257,7 @@ std::string check_split(const ir::Graph& g, const ir::Node& n) {
 
 Status lower_split(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
-  bool is_v = n.builtin != 49;
+  bool is_v = n.builtin != ir::builtin::kSplit;
   size_t data = is_v ? 0 : 1;
   const ir::Tensor& x = g.tensor(n.inputs[data]);
   int axis = *resolve_axis((*const_ints(g, n.inputs[is_v ? 2 : 0]))[0], x.rank());
@@ -433,7 +434,7 @@ std::string check_pad(const ir::Graph& g, const ir::Node& n) {
     return "paddings must be a [" + std::to_string(rank) + ", 2] constant";
   for (int64_t v : *pads)
     if (v < 0) return "negative padding " + std::to_string(v);
-  if (n.builtin == 60 && has_input(g, n, 2)) {
+  if (n.builtin == ir::builtin::kPadv2 && has_input(g, n, 2)) {
     if (auto r = require_const(g, n, 2, "constant_values"); !r.empty()) return r;
     if (ir::element_count(g.tensor(n.inputs[2]).shape).value_or(0) != 1)
       return "constant_values must hold one value";
@@ -458,7 +459,7 @@ std::vector<int64_t> onnx_pads(const ir::Graph& g, const ir::Node& n) {
 Status lower_pad(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   std::vector<TensorId> inputs = {n.inputs[0], ctx.const_i64(n.name + "/pads", onnx_pads(g, n))};
-  if (n.builtin == 60 && has_input(g, n, 2)) {
+  if (n.builtin == ir::builtin::kPadv2 && has_input(g, n, 2)) {
     ir::Tensor value = g.tensor(n.inputs[2]);
     value.shape = {};  // ONNX wants a scalar
     inputs.push_back(ctx.graph().add_tensor(std::move(value)));

@@ -1,6 +1,7 @@
 #include <queue>
 #include <string>
 
+#include "core/ir/builtins.h"
 #include "core/passes/passes.h"
 
 namespace lite2onnx::passes {
@@ -75,11 +76,10 @@ Status check_reads(const ir::Graph& g) {
 }
 
 Status fold_constant_dequantize(ir::Graph& g) {
-  constexpr int kDequantize = 6;
   std::vector<ir::Node> kept;
   kept.reserve(g.nodes.size());
   for (auto& n : g.nodes) {
-    bool foldable = n.dialect == ir::Dialect::kTflite && n.builtin == kDequantize &&
+    bool foldable = n.dialect == ir::Dialect::kTflite && n.builtin == ir::builtin::kDequantize &&
                     n.inputs.size() == 1 && n.outputs.size() == 1 && g.valid(n.inputs[0]) &&
                     g.tensor(n.inputs[0]).is_const() &&
                     g.tensor(n.inputs[0]).dtype == ir::DataType::kFloat16 &&

@@ -10,6 +10,7 @@
 #include <map>
 #include <utility>
 
+#include "core/ir/builtins.h"
 #include "core/layout_spec.h"
 #include "core/ops/registry.h"
 #include "core/passes/passes.h"
@@ -21,8 +22,7 @@ using ir::Perm;
 using ir::TensorId;
 using ops::LayoutClass;
 
-constexpr int kReshape = 22;
-constexpr int kFullyConnected = 9;
+namespace builtin = ir::builtin;
 
 bool is_data(const ir::Graph& g, TensorId t) { return g.valid(t) && !g.tensor(t).is_const(); }
 
@@ -174,7 +174,7 @@ class Planner {
   // as it is and permute the FC's weight columns instead (the CMSIS-NN trick).
   bool flattens_for_fc(const ir::Node& n, const std::vector<Perm>& in,
                        const ops::LayoutPlan& np) const {
-    if (n.dialect != ir::Dialect::kTflite || n.builtin != kReshape || in.empty() ||
+    if (n.dialect != ir::Dialect::kTflite || n.builtin != builtin::kReshape || in.empty() ||
         in[0].empty() || !np.inputs[0].empty() || n.outputs.size() != 1)
       return false;
     const ir::Tensor& x = g_.tensor(n.inputs[0]);
@@ -187,7 +187,7 @@ class Planner {
     if (readers.empty()) return false;
     for (int k : readers) {
       const ir::Node& fc = g_.nodes[static_cast<size_t>(k)];
-      if (fc.builtin != kFullyConnected || fc.inputs.size() < 2 || fc.inputs[0] != n.outputs[0] ||
+      if (fc.builtin != builtin::kFullyConnected || fc.inputs.size() < 2 || fc.inputs[0] != n.outputs[0] ||
           fc.inputs[1] == n.outputs[0] || !g_.valid(fc.inputs[1]) || !g_.tensor(fc.inputs[1]).is_const())
         return false;
     }

@@ -8,37 +8,12 @@
 #include <optional>
 #include <vector>
 
+#include "core/ir/builtins.h"
 #include "core/ir/graph.h"
 
 namespace lite2onnx::passes::shape_eval {
 
-// TFLite builtin codes (schema facts) the passes look at.
-enum Builtin : int {
-  kAdd = 0,
-  kConcatenation = 2,
-  kConv2d = 3,
-  kDepthwiseConv2d = 4,
-  kMul = 18,
-  kReshape = 22,
-  kPad = 34,
-  kGather = 36,
-  kBatchToSpaceNd = 37,
-  kSpaceToBatchNd = 38,
-  kTranspose = 39,
-  kSub = 41,
-  kSqueeze = 43,
-  kStridedSlice = 45,
-  kCast = 53,
-  kMaximum = 55,
-  kMinimum = 57,
-  kExpandDims = 70,
-  kShape = 77,
-  kPack = 83,
-  kUnpack = 88,
-  kFloorDiv = 90,
-  kFill = 94,
-  kFloorMod = 95,
-};
+using namespace ir::builtin;  // NOLINT: the builtin codes the passes look at
 
 // One output element copies element `index` (row-major) of input `input`.
 struct Source {

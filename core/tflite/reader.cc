@@ -1,3 +1,4 @@
+#include "core/ir/builtins.h"
 #include "core/tflite/reader.h"
 
 #include <flatbuffers/flatbuffers.h>
@@ -278,7 +279,7 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
     n.dialect = ir::Dialect::kTflite;
     n.builtin = *code;
     n.source_op = static_cast<int>(k);
-    if (*code == 32) {  // CUSTOM
+    if (*code == ir::builtin::kCustom) {
       const auto* cc = codes->Get(ci)->custom_code();
       if (cc && cc->size() > budget)
         return invalid("op " + std::to_string(k) + ": the model expands to far more than its size "

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "core/ir/builtins.h"
 #include "core/ir/graph.h"
 #include "core/passes/passes.h"
 
@@ -15,18 +16,7 @@ using ir::TensorId;
 
 const Perm kNchw = {0, 3, 1, 2};
 
-// Builtin codes (TFLite schema facts).
-enum Op : int {
-  kAdd = 0,
-  kConcat = 2,
-  kConv = 3,
-  kFullyConnected = 9,
-  kRelu = 19,
-  kReshape = 22,
-  kPad = 34,
-  kMean = 40,
-  kSqueeze = 43,
-};
+using namespace ir::builtin;  // NOLINT: builtin codes by name
 
 class GraphBuilder {
  public:
@@ -75,7 +65,7 @@ class GraphBuilder {
     const Shape& xs = g.tensor(x).shape;
     TensorId w = const_f32(name + "/w", {cout, 3, 3, xs[3]});
     TensorId y = tensor(name, {xs[0], xs[1], xs[2], cout});
-    ir::Node& n = op(kConv, {x, w}, {y});
+    ir::Node& n = op(kConv2d, {x, w}, {y});
     n.attrs.set("padding", std::string("SAME"));
     return y;
   }
@@ -236,7 +226,7 @@ TEST(Layout, ConcatOfConvAndInput) {
   TensorId z = b.input("z", {1, 5, 7, 2});
   TensorId c = b.conv(x, 4, "c");
   TensorId cat = b.tensor("cat", {1, 5, 7, 6});
-  b.op(kConcat, {c, z}, {cat}).attrs.set("axis", int64_t{3});
+  b.op(kConcatenation, {c, z}, {cat}).attrs.set("axis", int64_t{3});
   b.g.outputs = {cat};
   b.run();
   EXPECT_EQ(b.transposes(), 0u);
@@ -249,7 +239,7 @@ TEST(Layout, ConcatOfInputThenConvRunsInNchw) {
   TensorId z = b.input("z", {1, 5, 7, 2});
   TensorId c = b.conv(x, 4, "c");
   TensorId cat = b.tensor("cat", {1, 5, 7, 6});
-  b.op(kConcat, {z, c}, {cat}).attrs.set("axis", int64_t{3});  // the graph input comes first
+  b.op(kConcatenation, {z, c}, {cat}).attrs.set("axis", int64_t{3});  // the graph input comes first
   b.g.outputs = {cat};
   b.run();
   EXPECT_EQ(b.transposes(), 0u);

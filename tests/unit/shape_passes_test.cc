@@ -10,6 +10,7 @@
 #include <map>
 
 #include "core/convert.h"
+#include "core/ir/builtins.h"
 #include "core/ir/graph.h"
 #include "core/ops/registry.h"
 #include "core/passes/passes.h"
@@ -23,33 +24,7 @@ using ir::DataType;
 using ir::Shape;
 using ir::TensorId;
 
-// Builtin codes (TFLite schema facts).
-enum Op : int {
-  kAdd = 0,
-  kConcat = 2,
-  kConv = 3,
-  kDepthwise = 4,
-  kMul = 18,
-  kRelu = 19,
-  kReshape = 22,
-  kPad = 34,
-  kGather = 36,
-  kBatchToSpace = 37,
-  kSpaceToBatch = 38,
-  kTranspose = 39,
-  kSub = 41,
-  kStridedSlice = 45,
-  kCast = 53,
-  kMaximum = 55,
-  kMinimum = 57,
-  kExpandDims = 70,
-  kShape = 77,
-  kPack = 83,
-  kUnpack = 88,
-  kFloorDiv = 90,
-  kFill = 94,
-  kFloorMod = 95,
-};
+using namespace ir::builtin;  // NOLINT: builtin codes by name
 
 class Builder {
  public:
@@ -217,7 +192,7 @@ TEST(FoldConstants, IntegerArithmeticFollowsTflite) {
   TensorId wrap = b.int_op(kAdd, {big, b.i32("one", {1})}, "wrap", {1});
   TensorId wrap_out = b.int_op(kSub, {wrap, b.i32("zero", {0})}, "wrap_out", {1});
   TensorId y = b.tensor("y", {12, 3}, DataType::kInt32);
-  b.op(kConcat, {div, mod, mx, mn, sub, relu}, {y}).attrs.set("axis", int64_t{0});
+  b.op(kConcatenation, {div, mod, mx, mn, sub, relu}, {y}).attrs.set("axis", int64_t{0});
   b.g.outputs = {y, wrap_out};
   ASSERT_TRUE(passes::fold_constants(b.g).ok());
   EXPECT_EQ(ints(b.g, div), (std::vector<int64_t>{4, 2, 4, -2, -2, -2}));
@@ -230,7 +205,7 @@ TEST(FoldConstants, IntegerArithmeticFollowsTflite) {
   // The nodes writing graph outputs stay, reading constants.
   ASSERT_EQ(b.g.nodes.size(), 2u);
   EXPECT_EQ(b.g.nodes[0].builtin, kSub);
-  EXPECT_EQ(b.g.nodes[1].builtin, kConcat);
+  EXPECT_EQ(b.g.nodes[1].builtin, kConcatenation);
 }
 
 TEST(FoldConstants, GraphOutputsStayProducedByANode) {
@@ -262,7 +237,7 @@ TEST(FoldConstants, FloatArithmetic) {
   TensorId relu6 = b.tensor("relu6", {4});
   b.op(kMul, {a, d}, {relu6}).attrs.set("fused_activation_function", std::string("RELU6"));
   TensorId y = b.tensor("y", {12});
-  b.op(kConcat, {mod, div, relu6}, {y}).attrs.set("axis", int64_t{0});
+  b.op(kConcatenation, {mod, div, relu6}, {y}).attrs.set("axis", int64_t{0});
   b.g.outputs = {y};
   ASSERT_TRUE(passes::fold_constants(b.g).ok());
   EXPECT_EQ(floats(b.g, mod), (std::vector<float>{1.5f, 0.5f, -2.f, -0.25f}));
@@ -296,7 +271,7 @@ TEST(FoldConstants, DataMovementOps) {
     b.op(kReshape, {t, b.i32(b.g.tensor(t).name + "/shape", {-1})}, {r});
     flat.push_back(r);
   }
-  b.op(kConcat, flat, {y}).attrs.set("axis", int64_t{0});
+  b.op(kConcatenation, flat, {y}).attrs.set("axis", int64_t{0});
   b.g.outputs = {y, cast};
   ASSERT_TRUE(passes::fold_constants(b.g).ok());
   EXPECT_EQ(ints(b.g, gat), (std::vector<int64_t>{2, 0, 5, 3}));
@@ -334,7 +309,7 @@ TEST(FoldConstants, HostileValuesNeitherCrashNorBlowUp) {
   b.g.tensor(empty).data = ir::ConstData::owned({}, DataType::kInt32);
   TensorId packed = b.pack({empty, empty}, 2, {1 << 30, 1 << 30, 2, 0});
   TensorId y = b.tensor("y", {-1}, DataType::kInt32);
-  b.op(kConcat, {ss, ss2, fill, packed}, {y}).attrs.set("axis", int64_t{0});
+  b.op(kConcatenation, {ss, ss2, fill, packed}, {y}).attrs.set("axis", int64_t{0});
   b.g.outputs = {y};
   ASSERT_TRUE(passes::fold_constants(b.g).ok());
   EXPECT_FALSE(b.g.tensor(fill).is_const());
@@ -352,16 +327,16 @@ struct Atrous {
 };
 
 // SPACE_TO_BATCH_ND -> conv (VALID 3x3) -> BATCH_TO_SPACE_ND on [1,13,11,3] with rate [2,3].
-Atrous atrous(std::vector<int32_t> pads, std::vector<int32_t> crops, int conv_op = kConv,
+Atrous atrous(std::vector<int32_t> pads, std::vector<int32_t> crops, int conv_op = kConv2d,
               std::vector<int32_t> block_b = {2, 3}) {
   Atrous a;
   Builder& b = a.b;
   a.x = b.input("x", {1, 13, 11, 3});
   const int64_t sh = (13 + pads[0] + pads[1]) / 2, sw = (11 + pads[2] + pads[3]) / 3;
   a.s2b_out = b.tensor("s2b", {6, sh, sw, 3});
-  b.op(kSpaceToBatch, {a.x, b.i32("block", {2, 3}), b.i32("paddings", pads, {2, 2})}, {a.s2b_out});
-  const int64_t channels = conv_op == kConv ? 4 : 3;
-  TensorId w = b.zeros("w", conv_op == kConv ? Shape{4, 3, 3, 3} : Shape{1, 3, 3, 3});
+  b.op(kSpaceToBatchNd, {a.x, b.i32("block", {2, 3}), b.i32("paddings", pads, {2, 2})}, {a.s2b_out});
+  const int64_t channels = conv_op == kConv2d ? 4 : 3;
+  TensorId w = b.zeros("w", conv_op == kConv2d ? Shape{4, 3, 3, 3} : Shape{1, 3, 3, 3});
   a.conv_out = b.tensor("conv", {6, sh - 2, sw - 2, channels});
   ir::Node& c = b.op(conv_op, {a.s2b_out, w, b.zeros("bias", {channels})}, {a.conv_out});
   c.attrs.set("padding", std::string("VALID"));
@@ -370,7 +345,7 @@ Atrous atrous(std::vector<int32_t> pads, std::vector<int32_t> crops, int conv_op
   c.attrs.set("dilation_h_factor", int64_t{1});
   c.attrs.set("dilation_w_factor", int64_t{1});
   a.y = b.tensor("y", {1, (sh - 2) * 2 - crops[0] - crops[1], (sw - 2) * 3 - crops[2] - crops[3], channels});
-  b.op(kBatchToSpace, {a.conv_out, b.i32("block_b", block_b), b.i32("crops", crops, {2, 2})}, {a.y});
+  b.op(kBatchToSpaceNd, {a.conv_out, b.i32("block_b", block_b), b.i32("crops", crops, {2, 2})}, {a.y});
   b.g.outputs = {a.y};
   return a;
 }
@@ -383,7 +358,7 @@ TEST(FuseDilatedConv, SamePaddingBecomesOneDilatedConv) {
   ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, d).ok());
   ASSERT_EQ(a.b.g.nodes.size(), 1u);
   const ir::Node& c = a.b.g.nodes[0];
-  EXPECT_EQ(c.builtin, kConv);
+  EXPECT_EQ(c.builtin, kConv2d);
   EXPECT_EQ(c.inputs[0], a.x);
   EXPECT_EQ(c.outputs[0], a.y);
   EXPECT_EQ(c.attrs.get_int("dilation_h_factor"), 2);
@@ -394,11 +369,11 @@ TEST(FuseDilatedConv, SamePaddingBecomesOneDilatedConv) {
 }
 
 TEST(FuseDilatedConv, ValidPaddingAndDepthwise) {
-  Atrous a = atrous({0, 1, 0, 1}, {0, 1, 0, 1}, kDepthwise);
+  Atrous a = atrous({0, 1, 0, 1}, {0, 1, 0, 1}, kDepthwiseConv2d);
   Diagnostics d;
   ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, d).ok());
   ASSERT_EQ(a.b.g.nodes.size(), 1u);
-  EXPECT_EQ(a.b.g.nodes[0].builtin, kDepthwise);
+  EXPECT_EQ(a.b.g.nodes[0].builtin, kDepthwiseConv2d);
   EXPECT_EQ(a.b.g.nodes[0].attrs.get_string("padding"), "VALID");
   EXPECT_EQ(a.b.g.nodes[0].attrs.get_int("dilation_w_factor"), 3);
 }
@@ -411,7 +386,7 @@ TEST(FuseDilatedConv, OtherPaddingsAreLeftAlone) {
     EXPECT_EQ(a.b.g.nodes.size(), 3u);
   }
   // Blocks that differ between the two ends.
-  Atrous a = atrous({2, 3, 3, 4}, {0, 1, 0, 1}, kConv, {3, 2});
+  Atrous a = atrous({2, 3, 3, 4}, {0, 1, 0, 1}, kConv2d, {3, 2});
   ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, d).ok());
   EXPECT_EQ(a.b.g.nodes.size(), 3u);
 }
@@ -458,12 +433,12 @@ Builder runtime_atrous(bool other_crops) {
   TensorId c_src = other_crops ? f : e;
   TensorId crops = b.pack({b.pack({zero, elem(c_src, 0)}, 0, {2}), b.pack({zero, elem(c_src, 1)}, 0, {2})}, 0, {2, 2});
   TensorId s2b = b.tensor("s2b", {6, -1, -1, 3});
-  b.op(kSpaceToBatch, {x, b.i32("block_s", {2, 3}), pads}, {s2b});
+  b.op(kSpaceToBatchNd, {x, b.i32("block_s", {2, 3}), pads}, {s2b});
   TensorId c = b.tensor("conv", {6, -1, -1, 4});
-  ir::Node& conv = b.op(kConv, {s2b, b.zeros("w", {4, 3, 3, 3}), b.zeros("bias", {4})}, {c});
+  ir::Node& conv = b.op(kConv2d, {s2b, b.zeros("w", {4, 3, 3, 3}), b.zeros("bias", {4})}, {c});
   conv.attrs.set("padding", std::string("VALID"));
   TensorId y = b.tensor("y", {1, -1, -1, 4});
-  b.op(kBatchToSpace, {c, b.i32("block_b", {2, 3}), crops}, {y});
+  b.op(kBatchToSpaceNd, {c, b.i32("block_b", {2, 3}), crops}, {y});
   b.g.outputs = {y};
   return b;
 }
@@ -475,7 +450,7 @@ TEST(FuseDilatedConv, RunTimePaddingsThatCancelWithTheCrops) {
   ASSERT_TRUE(passes::fuse_dilated_convolutions(b.g, d).ok());
   // Dynamic spatial size: still one SAME conv (at stride 1 its pads are static).
   ASSERT_EQ(b.g.nodes.size(), 1u);
-  EXPECT_EQ(b.g.nodes[0].builtin, kConv);
+  EXPECT_EQ(b.g.nodes[0].builtin, kConv2d);
   EXPECT_EQ(b.g.nodes[0].attrs.get_string("padding"), "SAME");
   EXPECT_EQ(b.g.nodes[0].attrs.get_int("dilation_h_factor"), 2);
 }
