@@ -21,7 +21,7 @@ options:
   --opset N             ONNX opset passed to the converter (default 13)
   --jobs N              worker processes (default: min(2, CPUs); 0 = run in this process)
   --out-dir DIR         keep converted .onnx files here (default: a temp dir, removed)
-  --specs FILE          per-model specs (default: specs.json beside run.mjs)
+  --specs FILE          per-model specs (repeatable, merged; default: specs.json beside run.mjs)
   --expect FILE         expected outcomes {"name": "pass"|"unsupported"|"skip"}
   --write-expect FILE   write the observed outcomes to FILE (merged with its entries)
   --second-opinion      also run tfjs-tflite and report where it disagrees with LiteRT.js
@@ -40,7 +40,7 @@ function usageError(msg) {
 function parseArgs(argv) {
   const o = {
     cli: null, opset: 13, jobs: Math.max(1, Math.min(2, os.cpus().length)), outDir: null,
-    specs: path.join(HERE, 'specs.json'), expect: null, writeExpect: null, secondOpinion: false,
+    specs: [], expect: null, writeExpect: null, secondOpinion: false,
     tfliteOnly: false, filter: null, timeout: 120, verbose: false, paths: [], convertArgs: [],
   };
   const takesValue = new Set(['--cli', '--opset', '--jobs', '--out-dir', '--specs', '--expect', '--write-expect', '--filter', '--timeout', '--convert-arg']);
@@ -58,7 +58,7 @@ function parseArgs(argv) {
       case '--opset': o.opset = Number(value); if (!Number.isInteger(o.opset) || o.opset < 1) usageError('--opset must be a positive integer'); break;
       case '--jobs': o.jobs = Number(value); if (!Number.isInteger(o.jobs) || o.jobs < 0) usageError('--jobs must be an integer >= 0'); break;
       case '--out-dir': o.outDir = value; break;
-      case '--specs': o.specs = value; break;
+      case '--specs': o.specs.push(value); break;
       case '--convert-arg': o.convertArgs.push(value); break;
       case '--expect': o.expect = value; break;
       case '--write-expect': o.writeExpect = value; break;
@@ -295,7 +295,13 @@ async function main() {
       usageError(`converter not found or not executable: ${cli}`);
     }
   }
-  const specs = fs.existsSync(opts.specs) ? readJson(opts.specs, 'specs file') : {};
+  // Every --specs file is merged (later files win); by default specs.json beside run.mjs.
+  const specFiles = opts.specs.length ? opts.specs : [path.join(HERE, 'specs.json')];
+  const specs = {};
+  for (const f of specFiles) {
+    if (!fs.existsSync(f)) usageError(`no such specs file: ${f}`);
+    Object.assign(specs, readJson(f, 'specs file'));
+  }
   const expect = opts.expect ? readJson(opts.expect, 'expectations file') : null;
   if (expect) {
     for (const [k, v] of Object.entries(expect)) {
