@@ -42,6 +42,16 @@ OpEntry mirror_pad();
 namespace reduce {
 OpEntry mean();
 OpEntry softmax();
+OpEntry sum();
+OpEntry reduce_max();
+OpEntry reduce_min();
+OpEntry reduce_prod();
+OpEntry arg_max();
+OpEntry arg_min();
+OpEntry log_softmax();
+OpEntry l2_normalization();
+OpEntry local_response_normalization();
+OpEntry topk_v2();
 }  // namespace reduce
 
 namespace dense {
@@ -72,5 +82,34 @@ OpEntry fill();
 namespace arith {
 OpEntry floor_mod();
 }  // namespace arith
+
+namespace data {
+OpEntry slice();
+OpEntry tile();
+OpEntry reverse_v2();
+OpEntry broadcast_to();
+OpEntry gather_nd();
+OpEntry range();
+OpEntry where();
+OpEntry batch_matmul();
+}  // namespace data
+
+namespace math {
+OpEntry float_unary(const char* name, const char* onnx_op);
+OpEntry neg();
+OpEntry square();
+OpEntry zeros_like();
+OpEntry gelu();
+OpEntry cast();
+OpEntry compare(const char* name, const char* onnx_op);
+OpEntry not_equal();
+OpEntry logical_binary(const char* name, const char* onnx_op);
+OpEntry logical_not();
+OpEntry min_max(const char* name, const char* onnx_op);
+OpEntry floor_div();
+OpEntry select();
+OpEntry select_v2();
+OpEntry add_n();
+}  // namespace math
 
 }  // namespace lite2onnx::ops

@@ -1,5 +1,7 @@
-// Reductions and normalizations along axes: MEAN, SOFTMAX. Attribute class:
-// their axes follow the input layout.
+// Reductions and normalizations along axes: MEAN, SUM, REDUCE_MAX/MIN/PROD,
+// ARG_MAX/ARG_MIN, SOFTMAX, LOG_SOFTMAX, L2_NORMALIZATION, TOPK_V2 (Attribute
+// class: their axes follow the input layout) and LOCAL_RESPONSE_NORMALIZATION
+// (Implicit: NHWC in TFLite, ONNX LRN on NCHW).
 #include <algorithm>
 
 #include "core/ops/common.h"
@@ -22,7 +24,16 @@ std::vector<int> reduced_axes(const ir::Graph& g, const ir::Node& n) {
   return axes;
 }
 
+// An axes tensor with no elements: TFLite writes it without data (so it is
+// not a constant), and reduces nothing.
+bool empty_axes(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 1)) return false;
+  auto c = ir::element_count(g.tensor(n.inputs[1]).shape);
+  return c && *c == 0;
+}
+
 std::string check_reduce(const ir::Graph& g, const ir::Node& n) {
+  if (empty_axes(g, n)) return "";
   if (auto r = require_const(g, n, 1, "axes"); !r.empty()) return r;
   size_t rank = g.tensor(n.inputs[0]).rank();
   auto axes = const_ints(g, n.inputs[1]);
@@ -44,7 +55,9 @@ std::optional<LayoutPlan> propagate_reduce(const ir::Graph& g, const ir::Node& n
   return plan;
 }
 
-Status lower_reduce(LowerContext& ctx, const ir::Node& n, const char* op) {
+// `axes_input_from`: the first opset in which `op` takes its axes as an input.
+Status lower_reduce(LowerContext& ctx, const ir::Node& n, const char* op,
+                    int axes_input_from = 18) {
   const ir::Graph& g = ctx.graph();
   const Perm& p = g.tensor(n.inputs[0]).layout;
   std::vector<int64_t> axes;
@@ -54,8 +67,11 @@ Status lower_reduce(LowerContext& ctx, const ir::Node& n, const char* op) {
     ctx.emit(n, "Identity", {n.inputs[0]}, {n.outputs[0]});
     return ok_status();
   }
-  ir::Node& r = ctx.emit(n, op, {n.inputs[0]}, {n.outputs[0]});
-  r.attrs.set("axes", axes);
+  bool as_input = ctx.opset() >= axes_input_from;
+  std::vector<TensorId> inputs = {n.inputs[0]};
+  if (as_input) inputs.push_back(ctx.const_i64(n.name + "/axes", axes));
+  ir::Node& r = ctx.emit(n, op, inputs, {n.outputs[0]});
+  if (!as_input) r.attrs.set("axes", axes);
   r.attrs.set("keepdims", int64_t{n.attrs.get_int("keep_dims") != 0});
   return ok_status();
 }
@@ -109,6 +125,283 @@ OpEntry softmax() {
     return "";
   };
   e.onnx = "Softmax (Mul by beta first when beta != 1)";
+  return e;
+}
+
+
+namespace {
+
+constexpr int64_t kOnnxInt32 = 6;
+
+// The types every ONNX reduction (ReduceSum/Max/Min/Prod) takes.
+std::string check_typed_reduce(const ir::Graph& g, const ir::Node& n) {
+  ir::DataType t = g.tensor(n.inputs[0]).dtype;
+  if (t != ir::DataType::kFloat32 && t != ir::DataType::kInt32 && t != ir::DataType::kInt64)
+    return std::string("input type ") + ir::to_string(t) + " is not supported (float32, int32, int64)";
+  return check_reduce(g, n);
+}
+
+OpEntry reducer(const char* name, const char* onnx, LowerFn lower) {
+  OpEntry e;
+  e.name = name;
+  e.layout = LayoutClass::kAttribute;
+  e.read_options = read_reducer;
+  e.propagate = propagate_reduce;
+  e.check = check_typed_reduce;
+  e.min_inputs = 2;
+  e.lower = lower;
+  e.onnx = onnx;
+  e.notes = "axes follow the layout; without keep_dims the reduced axes leave it; "
+            "no axes: Identity";
+  return e;
+}
+
+// The ONNX axis of the TFLite input's last axis.
+int64_t last_onnx_axis(const ir::Tensor& x) {
+  return ir::onnx_axis(x.layout, static_cast<int>(x.rank()) - 1);
+}
+
+// Writes `out` from an int64 result: directly, or through a Cast to int32.
+// Returns the tensor the int64-producing node must write.
+TensorId int64_result(LowerContext& ctx, const ir::Node& n, TensorId out, const char* what) {
+  if (ctx.tensor(out).dtype == ir::DataType::kInt64) return out;
+  return ctx.temp(n.name + "/" + what + "_i64", ir::DataType::kInt64);
+}
+
+void cast_int32(LowerContext& ctx, const ir::Node& n, TensorId from, TensorId out) {
+  if (from == out) return;
+  ir::Node& c = ctx.emit(n, "Cast", {from}, {out}, "Cast");
+  c.attrs.set("to", kOnnxInt32);
+}
+
+// ---- ARG_MAX / ARG_MIN -------------------------------------------------------
+
+std::optional<int> arg_axis(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 1)) return std::nullopt;
+  auto v = const_ints(g, n.inputs[1]);
+  if (!v || v->size() != 1) return std::nullopt;
+  return resolve_axis((*v)[0], g.tensor(n.inputs[0]).rank());
+}
+
+std::string check_arg(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 1, "axis"); !r.empty()) return r;
+  if (g.tensor(n.inputs[0]).rank() < 1) return "input must have at least one dimension";
+  if (!arg_axis(g, n)) return "axis must be one int32 or int64 value in range";
+  ir::DataType t = g.tensor(n.outputs[0]).dtype;
+  if (t != ir::DataType::kInt32 && t != ir::DataType::kInt64)
+    return "output type must be int32 or int64";
+  return "";
+}
+
+std::optional<LayoutPlan> propagate_arg(const ir::Graph& g, const ir::Node& n,
+                                        std::span<const Perm> in) {
+  auto axis = arg_axis(g, n);
+  if (!axis) return std::nullopt;
+  Perm p = in.empty() ? Perm{} : in[0];
+  LayoutPlan plan;
+  plan.inputs.assign(n.inputs.size(), Perm{});
+  plan.inputs[0] = p;
+  plan.outputs.assign(n.outputs.size(),
+                      ir::drop_axes(p, {*axis}, g.tensor(n.inputs[0]).rank()));
+  return plan;
+}
+
+Status lower_arg(LowerContext& ctx, const ir::Node& n, const char* op) {
+  const ir::Graph& g = ctx.graph();
+  int axis = *arg_axis(g, n);
+  TensorId idx = int64_result(ctx, n, n.outputs[0], "index");
+  ir::Node& a = ctx.emit(n, op, {n.inputs[0]}, {idx});
+  a.attrs.set("axis", int64_t{ir::onnx_axis(g.tensor(n.inputs[0]).layout, axis)});
+  a.attrs.set("keepdims", int64_t{0});
+  a.attrs.set("select_last_index", int64_t{0});  // TFLite keeps the first index on ties
+  cast_int32(ctx, n, idx, n.outputs[0]);
+  return ok_status();
+}
+
+OpEntry arg(const char* name, const char* onnx, LowerFn lower) {
+  OpEntry e;
+  e.name = name;
+  e.layout = LayoutClass::kAttribute;
+  e.propagate = propagate_arg;
+  e.check = check_arg;
+  e.min_inputs = 2;
+  e.lower = lower;
+  e.onnx = onnx;
+  e.notes = "axis (constant input) follows the layout; int32 output via Cast";
+  return e;
+}
+
+std::string check_float_rank1(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  if (x.rank() < 1) return "input must have at least one dimension";
+  if (x.dtype != ir::DataType::kFloat32) return "only float32 is supported";
+  return "";
+}
+
+}  // namespace
+
+OpEntry sum() {
+  return reducer("SUM", "ReduceSum", [](LowerContext& ctx, const ir::Node& n) {
+    return lower_reduce(ctx, n, "ReduceSum", 13);
+  });
+}
+
+OpEntry reduce_max() {
+  return reducer("REDUCE_MAX", "ReduceMax", [](LowerContext& ctx, const ir::Node& n) {
+    return lower_reduce(ctx, n, "ReduceMax");
+  });
+}
+
+OpEntry reduce_min() {
+  return reducer("REDUCE_MIN", "ReduceMin", [](LowerContext& ctx, const ir::Node& n) {
+    return lower_reduce(ctx, n, "ReduceMin");
+  });
+}
+
+OpEntry reduce_prod() {
+  return reducer("REDUCE_PROD", "ReduceProd", [](LowerContext& ctx, const ir::Node& n) {
+    return lower_reduce(ctx, n, "ReduceProd");
+  });
+}
+
+OpEntry arg_max() {
+  return arg("ARG_MAX", "ArgMax (+ Cast to int32)",
+             [](LowerContext& ctx, const ir::Node& n) { return lower_arg(ctx, n, "ArgMax"); });
+}
+
+OpEntry arg_min() {
+  return arg("ARG_MIN", "ArgMin (+ Cast to int32)",
+             [](LowerContext& ctx, const ir::Node& n) { return lower_arg(ctx, n, "ArgMin"); });
+}
+
+OpEntry log_softmax() {
+  OpEntry e;
+  e.name = "LOG_SOFTMAX";
+  e.layout = LayoutClass::kAttribute;
+  e.propagate = propagate_same;
+  e.check = check_float_rank1;
+  e.lower = [](LowerContext& ctx, const ir::Node& n) {
+    ir::Node& s = ctx.emit(n, "LogSoftmax", {n.inputs[0]}, {n.outputs[0]});
+    s.attrs.set("axis", last_onnx_axis(ctx.tensor(n.inputs[0])));
+    return ok_status();
+  };
+  e.onnx = "LogSoftmax";
+  e.notes = "over the last TFLite axis";
+  return e;
+}
+
+// x / max(sqrt(sum(x^2)), 1e-6) over the last axis: TFLite's epsilon
+// (reference_ops::L2Normalization), which ONNX LpNormalization lacks.
+OpEntry l2_normalization() {
+  OpEntry e;
+  e.name = "L2_NORMALIZATION";
+  e.layout = LayoutClass::kAttribute;
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    store_activation(op.builtin_options_as_L2NormOptions(), a);
+  };
+  e.propagate = propagate_same;
+  e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
+    if (auto r = check_float_rank1(g, n); !r.empty()) return r;
+    return check_activation(g, n);
+  };
+  e.lower = [](LowerContext& ctx, const ir::Node& n) -> Status {
+    const ir::Tensor& x = ctx.tensor(n.inputs[0]);
+    int64_t axis = last_onnx_axis(x);
+    TensorId sq = ctx.temp(n.name + "/sum_square", ir::DataType::kFloat32);
+    std::vector<TensorId> inputs = {n.inputs[0]};
+    bool as_input = ctx.opset() >= 18;
+    if (as_input) inputs.push_back(ctx.const_i64(n.name + "/axes", {axis}));
+    ir::Node& r = ctx.emit(n, "ReduceSumSquare", inputs, {sq}, "ReduceSumSquare");
+    if (!as_input) r.attrs.set("axes", std::vector<int64_t>{axis});
+    r.attrs.set("keepdims", int64_t{1});
+    TensorId norm = ctx.temp(n.name + "/norm", ir::DataType::kFloat32);
+    ctx.emit(n, "Sqrt", {sq}, {norm}, "Sqrt");
+    TensorId clamped = ctx.temp(n.name + "/norm_clamped", ir::DataType::kFloat32);
+    ctx.emit(n, "Max", {norm, ctx.const_scalar(n.name + "/epsilon", ir::DataType::kFloat32, 1e-6)},
+             {clamped}, "Max");
+    auto y = ctx.fused_activation(n, n.outputs[0]);
+    if (!y) return y.take_error();
+    ctx.emit(n, "Div", {n.inputs[0], clamped}, {*y});
+    return ok_status();
+  };
+  e.onnx = "ReduceSumSquare, Sqrt, Max(epsilon 1e-6), Div";
+  e.notes = "over the last TFLite axis; decomposed for TFLite's epsilon";
+  return e;
+}
+
+// TFLite: x * (bias + alpha * sum over [c-r, c+r] of x^2)^-beta; ONNX LRN
+// divides alpha by size, so alpha_onnx = alpha * size with size = 2r + 1.
+OpEntry local_response_normalization() {
+  OpEntry e;
+  e.name = "LOCAL_RESPONSE_NORMALIZATION";
+  e.layout = LayoutClass::kImplicit;
+  e.data_input = 0;
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_LocalResponseNormalizationOptions();
+    a.set("radius", int64_t{o ? o->radius() : 0});
+    a.set("bias", o ? o->bias() : 0.0f);
+    a.set("alpha", o ? o->alpha() : 0.0f);
+    a.set("beta", o ? o->beta() : 0.0f);
+  };
+  e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
+    if (auto r = require_rank(g, n, 0, 4); !r.empty()) return r + " (only 4-D NHWC inputs)";
+    if (g.tensor(n.inputs[0]).dtype != ir::DataType::kFloat32) return "only float32 is supported";
+    if (n.attrs.get_int("radius") < 0) return "radius must not be negative";
+    return "";
+  };
+  e.lower = [](LowerContext& ctx, const ir::Node& n) -> Status {
+    const Perm want = ir::channels_first(4);
+    for (TensorId t : {n.inputs[0], n.outputs[0]})
+      if (ir::normalized(ctx.tensor(t).layout) != want)
+        return ctx.error(n, "tensor '" + ctx.tensor(t).name + "' is not NCHW in ONNX");
+    int64_t size = 2 * n.attrs.get_int("radius") + 1;
+    ir::Node& l = ctx.emit(n, "LRN", {n.inputs[0]}, {n.outputs[0]});
+    l.attrs.set("size", size);
+    l.attrs.set("alpha", n.attrs.get_float("alpha") * static_cast<float>(size));
+    l.attrs.set("beta", n.attrs.get_float("beta"));
+    l.attrs.set("bias", n.attrs.get_float("bias"));
+    return ok_status();
+  };
+  e.onnx = "LRN (size = 2*radius+1, alpha * size)";
+  e.notes = "4-D NHWC, runs on NCHW";
+  return e;
+}
+
+OpEntry topk_v2() {
+  OpEntry e;
+  e.name = "TOPK_V2";
+  e.layout = LayoutClass::kAttribute;
+  e.propagate = propagate_same;
+  e.min_inputs = 2;
+  e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
+    if (auto r = require_const(g, n, 1, "k"); !r.empty()) return r;
+    const ir::Tensor& x = g.tensor(n.inputs[0]);
+    if (x.rank() < 1) return "input must have at least one dimension";
+    auto k = const_ints(g, n.inputs[1]);
+    if (!k || k->size() != 1 || (*k)[0] < 0) return "k must be one non-negative integer";
+    int64_t last = x.shape.back();
+    if (last >= 0 && (*k)[0] > last)
+      return "k = " + std::to_string((*k)[0]) + " exceeds the last dimension " + std::to_string(last);
+    if (n.outputs.size() != 2) return "expects two outputs (values, indices)";
+    ir::DataType t = g.tensor(n.outputs[1]).dtype;
+    if (t != ir::DataType::kInt32 && t != ir::DataType::kInt64)
+      return "indices must be int32 or int64";
+    return "";
+  };
+  e.lower = [](LowerContext& ctx, const ir::Node& n) {
+    const ir::Graph& g = ctx.graph();
+    int64_t k = (*const_ints(g, n.inputs[1]))[0];
+    TensorId idx = int64_result(ctx, n, n.outputs[1], "indices");
+    ir::Node& t = ctx.emit(n, "TopK", {n.inputs[0], ctx.const_i64(n.name + "/k", {k})},
+                           {n.outputs[0], idx});
+    t.attrs.set("axis", last_onnx_axis(ctx.tensor(n.inputs[0])));
+    t.attrs.set("largest", int64_t{1});
+    t.attrs.set("sorted", int64_t{1});
+    cast_int32(ctx, n, idx, n.outputs[1]);
+    return ok_status();
+  };
+  e.onnx = "TopK (+ Cast of the indices to int32)";
+  e.notes = "over the last TFLite axis; k must be a constant";
   return e;
 }
 

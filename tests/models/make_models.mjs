@@ -1304,9 +1304,14 @@ function format(value, indent = '') {
   return JSON.stringify(value);
 }
 
+// Model name prefixes of the other generators (make_models_<prefix>.mjs); their
+// files are theirs to rewrite.
+const OTHER_GENERATORS = ['math_', 'reduce_', 'data_'];
+
 function main() {
-  rmSync(JSON_DIR, { recursive: true, force: true });
   mkdirSync(JSON_DIR, { recursive: true });
+  for (const f of readdirSync(JSON_DIR))
+    if (f.endsWith('.json') && !OTHER_GENERATORS.some((p) => f.startsWith(p))) rmSync(join(JSON_DIR, f));
   const specs = {};
   for (const { name, description, build } of MODELS) {
     const g = new Graph(name, description);

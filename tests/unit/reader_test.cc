@@ -597,15 +597,16 @@ TEST(Inspect, RealCorpusModel) {
 
 TEST(ReaderUnsupported, ConvertReportsEveryUnsupportedOp) {
   ModelJson m;
-  int abs = m.builtin("ABS", 101), gelu = m.builtin("GELU", 150), floor = m.builtin("FLOOR", 8);
+  int abs = m.builtin("ABS", 101), lsh = m.builtin("LSH_PROJECTION", 15),
+      skip_gram = m.builtin("SKIP_GRAM", 30);
   int custom = m.code(R"({ "deprecated_builtin_code": 32, "custom_code": "MyOp" })");
   std::vector<int> t;
   for (int i = 0; i <= 6; ++i) t.push_back(m.f32("t" + std::to_string(i), {1, 4}));
   m.op(abs, {t[0]}, {t[1]});
-  m.op(gelu, {t[1]}, {t[2]});
-  m.op(floor, {t[2]}, {t[3]});
+  m.op(lsh, {t[1]}, {t[2]});
+  m.op(skip_gram, {t[2]}, {t[3]});
   m.op(abs, {t[3]}, {t[4]});
-  m.op(gelu, {t[4]}, {t[5]});
+  m.op(lsh, {t[4]}, {t[5]});
   m.op(custom, {t[5]}, {t[6]});
   m.io({t[0]}, {t[6]});
   Diagnostics d;
@@ -615,17 +616,17 @@ TEST(ReaderUnsupported, ConvertReportsEveryUnsupportedOp) {
   EXPECT_EQ(e.code, ErrorCode::kUnsupported);
   ASSERT_EQ(e.unsupported.size(), 4u) << e.message;
   EXPECT_EQ(e.unsupported[0].op_index, 1);
-  EXPECT_EQ(e.unsupported[0].op, "GELU");
+  EXPECT_EQ(e.unsupported[0].op, "LSH_PROJECTION");
   EXPECT_EQ(e.unsupported[1].op_index, 2);
-  EXPECT_EQ(e.unsupported[1].op, "FLOOR");
+  EXPECT_EQ(e.unsupported[1].op, "SKIP_GRAM");
   EXPECT_EQ(e.unsupported[2].op_index, 4);
-  EXPECT_EQ(e.unsupported[2].op, "GELU");
+  EXPECT_EQ(e.unsupported[2].op, "LSH_PROJECTION");
   EXPECT_EQ(e.unsupported[3].op_index, 5);
   EXPECT_EQ(e.unsupported[3].op, "MyOp");
   EXPECT_EQ(e.unsupported[3].reason, "custom operator");
   EXPECT_THAT(e.message, HasSubstr("4 operators cannot be converted"));
-  EXPECT_THAT(e.message, HasSubstr("FLOOR"));
-  EXPECT_THAT(e.message, HasSubstr("GELU x2"));
+  EXPECT_THAT(e.message, HasSubstr("SKIP_GRAM"));
+  EXPECT_THAT(e.message, HasSubstr("LSH_PROJECTION x2"));
   EXPECT_THAT(e.message, HasSubstr("MyOp"));
   // The diagnostics carry the same list, and inspect() marks the same ops.
   ASSERT_EQ(d.unsupported.size(), 4u);

@@ -1,0 +1,417 @@
+// Data-movement ops: SLICE, TILE, REVERSE_V2 (Attribute class: they follow
+// their input's layout and rewrite their constant begin/size, multiples and
+// axes), and BROADCAST_TO, GATHER_ND, RANGE, WHERE, BATCH_MATMUL (Terminate:
+// they work in TFLite order).
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "core/ops/common.h"
+#include "core/ops/families.h"
+
+namespace lite2onnx::ops::data {
+namespace {
+
+using ir::DataType;
+using ir::Perm;
+using ir::Shape;
+using ir::TensorId;
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kOnnxInt64 = 7;
+
+OpEntry entry(const char* name, LayoutClass layout, const char* onnx, PropagateFn propagate,
+              CheckFn check, LowerFn lower, int min_inputs) {
+  OpEntry e;
+  e.name = name;
+  e.layout = layout;
+  e.propagate = propagate;
+  e.check = check;
+  e.lower = lower;
+  e.onnx = onnx;
+  e.min_inputs = min_inputs;
+  return e;
+}
+
+bool is_index_type(DataType t) { return t == DataType::kInt32 || t == DataType::kInt64; }
+
+std::string type_name(DataType t) { return ir::to_string(t); }
+
+// Input 0 in layout `in[0]`, constant operands in TFLite order, output in the
+// input's layout (SLICE, TILE, REVERSE_V2 keep the rank).
+std::optional<LayoutPlan> propagate_data_input(const ir::Graph&, const ir::Node& n,
+                                               std::span<const Perm> in) {
+  LayoutPlan plan;
+  plan.inputs.assign(n.inputs.size(), Perm{});
+  Perm p = in.empty() ? Perm{} : in[0];
+  if (!plan.inputs.empty()) plan.inputs[0] = p;
+  plan.outputs.assign(n.outputs.size(), p);
+  return plan;
+}
+
+// A constant int vector input with exactly `count` entries.
+std::string check_const_vector(const ir::Graph& g, const ir::Node& n, size_t i, const char* what,
+                               size_t count) {
+  if (auto r = require_const(g, n, i, what); !r.empty()) return r;
+  if (!is_index_type(g.tensor(n.inputs[i]).dtype))
+    return std::string(what) + " of type " + type_name(g.tensor(n.inputs[i]).dtype);
+  auto v = const_ints(g, n.inputs[i]);
+  if (!v || v->size() != count)
+    return std::string(what) + " must hold " + std::to_string(count) + " values (one per dimension)";
+  return "";
+}
+
+// ---- SLICE ------------------------------------------------------------------
+
+std::string check_slice(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  if (!x.has_rank) return "input of unknown rank";
+  const size_t rank = x.rank();
+  if (auto r = check_const_vector(g, n, 1, "begin", rank); !r.empty()) return r;
+  if (auto r = check_const_vector(g, n, 2, "size", rank); !r.empty()) return r;
+  auto begin = *const_ints(g, n.inputs[1]);
+  auto size = *const_ints(g, n.inputs[2]);
+  for (size_t d = 0; d < rank; ++d) {
+    if (begin[d] < 0) return "negative begin " + std::to_string(begin[d]);
+    if (size[d] < -1) return "size " + std::to_string(size[d]) + " (>= -1 expected)";
+    int64_t dim = x.shape[d];
+    if (dim >= 0 && (begin[d] > dim || (size[d] >= 0 && begin[d] + size[d] > dim)))
+      return "slice [" + std::to_string(begin[d]) + ", +" + std::to_string(size[d]) +
+             ") exceeds dimension " + std::to_string(d) + " of size " + std::to_string(dim);
+  }
+  return "";
+}
+
+Status lower_slice(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const Perm& p = x.layout;
+  auto begin = *const_ints(g, n.inputs[1]);
+  auto size = *const_ints(g, n.inputs[2]);
+  std::vector<int64_t> starts, ends, axes;
+  for (size_t d = 0; d < begin.size(); ++d) {
+    const bool to_end = size[d] == -1 || (x.shape[d] >= 0 && begin[d] + size[d] == x.shape[d]);
+    if (begin[d] == 0 && to_end) continue;  // whole dimension
+    starts.push_back(begin[d]);
+    ends.push_back(size[d] == -1 ? kMax : begin[d] + size[d]);
+    axes.push_back(ir::onnx_axis(p, static_cast<int>(d)));
+  }
+  if (starts.empty()) {
+    ctx.emit(n, "Identity", {n.inputs[0]}, {n.outputs[0]});
+    return ok_status();
+  }
+  ctx.emit(n, "Slice",
+           {n.inputs[0], ctx.const_i64(n.name + "/starts", starts),
+            ctx.const_i64(n.name + "/ends", ends), ctx.const_i64(n.name + "/axes", axes)},
+           {n.outputs[0]});
+  return ok_status();
+}
+
+// ---- TILE -------------------------------------------------------------------
+
+std::string check_tile(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  if (!x.has_rank) return "input of unknown rank";
+  if (auto r = check_const_vector(g, n, 1, "multiples", x.rank()); !r.empty()) return r;
+  const std::vector<int64_t> multiples = *const_ints(g, n.inputs[1]);
+  for (int64_t m : multiples)
+    if (m < 0) return "negative multiple " + std::to_string(m);
+  return "";
+}
+
+Status lower_tile(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const Perm& p = g.tensor(n.inputs[0]).layout;
+  auto m = *const_ints(g, n.inputs[1]);
+  // ONNX axis i is TFLite axis p[i].
+  std::vector<int64_t> repeats(m.size());
+  for (size_t i = 0; i < m.size(); ++i)
+    repeats[i] = m[p.empty() ? i : static_cast<size_t>(p[i])];
+  ctx.emit(n, "Tile", {n.inputs[0], ctx.const_i64(n.name + "/repeats", repeats)}, {n.outputs[0]});
+  return ok_status();
+}
+
+// ---- REVERSE_V2 ---------------------------------------------------------------
+
+std::optional<std::vector<int>> reverse_axes(const ir::Graph& g, const ir::Node& n) {
+  auto v = const_ints(g, n.inputs[1]);
+  if (!v) return std::nullopt;
+  std::set<int> axes;
+  for (int64_t a : *v) {
+    auto r = resolve_axis(a, g.tensor(n.inputs[0]).rank());
+    if (!r) return std::nullopt;
+    axes.insert(*r);
+  }
+  return std::vector<int>(axes.begin(), axes.end());
+}
+
+std::string check_reverse(const ir::Graph& g, const ir::Node& n) {
+  if (!g.tensor(n.inputs[0]).has_rank) return "input of unknown rank";
+  if (auto r = require_const(g, n, 1, "axis"); !r.empty()) return r;
+  if (!is_index_type(g.tensor(n.inputs[1]).dtype)) return "axis must be int32 or int64";
+  if (!reverse_axes(g, n)) return "axis out of range";
+  return "";
+}
+
+Status lower_reverse(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const Perm& p = g.tensor(n.inputs[0]).layout;
+  std::vector<int64_t> axes;
+  const std::vector<int> tflite_axes = *reverse_axes(g, n);
+  for (int a : tflite_axes) axes.push_back(ir::onnx_axis(p, a));
+  std::sort(axes.begin(), axes.end());
+  if (axes.empty()) {
+    ctx.emit(n, "Identity", {n.inputs[0]}, {n.outputs[0]});
+    return ok_status();
+  }
+  const size_t k = axes.size();
+  ctx.emit(n, "Slice",
+           {n.inputs[0], ctx.const_i64(n.name + "/starts", std::vector<int64_t>(k, -1)),
+            ctx.const_i64(n.name + "/ends", std::vector<int64_t>(k, kMin)),
+            ctx.const_i64(n.name + "/axes", axes),
+            ctx.const_i64(n.name + "/steps", std::vector<int64_t>(k, -1))},
+           {n.outputs[0]});
+  return ok_status();
+}
+
+// ---- shared: an int tensor as an ONNX int64 value ----------------------------------
+
+// Constants are rewritten as int64 initializers (same shape), run-time int32
+// values get a Cast.
+TensorId as_int64(LowerContext& ctx, const ir::Node& n, size_t i, const std::string& tag) {
+  ir::Graph& g = ctx.graph();
+  const ir::Tensor& t = g.tensor(n.inputs[i]);
+  if (t.dtype == DataType::kInt64) return n.inputs[i];
+  if (auto v = const_ints(g, n.inputs[i])) return ctx.const_i64(n.name + "/" + tag, *v, t.shape);
+  TensorId out = ctx.temp(n.name + "/" + tag + "_i64", DataType::kInt64);
+  ir::Node& c = ctx.emit(n, "Cast", {n.inputs[i]}, {out}, "Cast_" + tag);
+  c.attrs.set("to", kOnnxInt64);
+  return out;
+}
+
+// ---- BROADCAST_TO -------------------------------------------------------------
+
+std::string check_broadcast_to(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& s = g.tensor(n.inputs[1]);
+  if (!is_index_type(s.dtype)) return "shape of type " + type_name(s.dtype);
+  if (s.rank() != 1) return "shape must be a vector";
+  if (auto v = const_ints(g, n.inputs[1])) {
+    const Shape& xs = g.tensor(n.inputs[0]).shape;
+    if (xs.size() > v->size()) return "shape has lower rank than the input";
+    for (size_t i = 0; i < xs.size(); ++i) {
+      int64_t want = (*v)[v->size() - xs.size() + i];
+      if (xs[i] >= 0 && xs[i] != 1 && xs[i] != want)
+        return "input " + ir::to_string(xs) + " does not broadcast to " + ir::to_string(Shape(*v));
+    }
+  }
+  return "";
+}
+
+Status lower_broadcast_to(LowerContext& ctx, const ir::Node& n) {
+  TensorId shape = as_int64(ctx, n, 1, "shape");
+  ctx.emit(n, "Expand", {n.inputs[0], shape}, {n.outputs[0]});
+  return ok_status();
+}
+
+// ---- GATHER_ND ----------------------------------------------------------------
+
+std::string check_gather_nd(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& idx = g.tensor(n.inputs[1]);
+  if (!is_index_type(idx.dtype)) return "indices of type " + type_name(idx.dtype);
+  if (!x.has_rank || !idx.has_rank || idx.rank() < 1) return "indices must have rank >= 1";
+  int64_t depth = idx.shape.back();
+  if (depth < 0) return "the last dimension of indices must be static";
+  if (depth > static_cast<int64_t>(x.rank()))
+    return "index depth " + std::to_string(depth) + " exceeds the params rank " +
+           std::to_string(x.rank());
+  return "";
+}
+
+Status lower_gather_nd(LowerContext& ctx, const ir::Node& n) {
+  TensorId indices = as_int64(ctx, n, 1, "indices");
+  ir::Node& gt = ctx.emit(n, "GatherND", {n.inputs[0], indices}, {n.outputs[0]});
+  gt.attrs.set("batch_dims", int64_t{0});
+  return ok_status();
+}
+
+// ---- RANGE --------------------------------------------------------------------
+
+std::string check_range(const ir::Graph& g, const ir::Node& n) {
+  DataType t = g.tensor(n.outputs[0]).dtype;
+  if (t != DataType::kInt32 && t != DataType::kFloat32 && t != DataType::kInt64)
+    return "output type " + type_name(t) + " (int32, int64 or float32 expected)";
+  for (size_t i = 0; i < 3; ++i) {
+    const ir::Tensor& x = g.tensor(n.inputs[i]);
+    if (x.dtype != t) return "input '" + x.name + "' is " + type_name(x.dtype) + ", output " + type_name(t);
+    if (ir::element_count(x.shape).value_or(0) != 1) return "input '" + x.name + "' must be a scalar";
+  }
+  if (g.tensor(n.inputs[2]).is_const()) {
+    const ir::Tensor& d = g.tensor(n.inputs[2]);
+    bool zero = t == DataType::kFloat32 ? d.data->as<float>()[0] == 0.0f : (*const_ints(g, n.inputs[2]))[0] == 0;
+    if (zero) return "delta is 0";
+  }
+  return "";
+}
+
+// A scalar (rank-0) view of a one-element input.
+TensorId scalar(LowerContext& ctx, const ir::Node& n, size_t i) {
+  ir::Graph& g = ctx.graph();
+  TensorId id = n.inputs[i];
+  if (g.tensor(id).rank() == 0) return id;
+  if (g.tensor(id).is_const()) {
+    ir::Tensor s = g.tensor(id);
+    s.shape = {};
+    s.layout = {};
+    return g.add_tensor(std::move(s));
+  }
+  TensorId out = ctx.temp(n.name + "/scalar_" + std::to_string(i), g.tensor(id).dtype);
+  ctx.emit(n, "Reshape", {id, ctx.const_i64(n.name + "/scalar_shape", {}, Shape{0})}, {out},
+           "Reshape_" + std::to_string(i));
+  return out;
+}
+
+Status lower_range(LowerContext& ctx, const ir::Node& n) {
+  // With run-time operands the length is only known when the graph runs.
+  ir::Graph& g = ctx.graph();
+  for (size_t i = 0; i < 3; ++i)
+    if (!g.tensor(n.inputs[i]).is_const() && g.tensor(n.outputs[0]).rank() == 1)
+      g.tensor(n.outputs[0]).shape[0] = -1;
+  std::vector<TensorId> in;
+  for (size_t i = 0; i < 3; ++i) in.push_back(scalar(ctx, n, i));
+  ctx.emit(n, "Range", in, {n.outputs[0]});
+  return ok_status();
+}
+
+// ---- WHERE --------------------------------------------------------------------
+
+std::string check_where(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.size() != 1) return "only the one-input form (coordinates of true elements)";
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  if (!x.has_rank) return "input of unknown rank";
+  DataType t = g.tensor(n.outputs[0]).dtype;
+  if (t != DataType::kInt64 && t != DataType::kInt32) return "output type " + type_name(t);
+  return "";
+}
+
+Status lower_where(LowerContext& ctx, const ir::Node& n) {
+  ir::Graph& g = ctx.graph();
+  // The number of true elements is data-dependent, whatever the model declares.
+  if (g.tensor(n.outputs[0]).rank() == 2) g.tensor(n.outputs[0]).shape[0] = -1;
+  TensorId nz = ctx.temp(n.name + "/nonzero", DataType::kInt64);
+  ctx.emit(n, "NonZero", {n.inputs[0]}, {nz}, "NonZero");
+  const bool cast = g.tensor(n.outputs[0]).dtype != DataType::kInt64;
+  TensorId tr = cast ? ctx.temp(n.name + "/coords", DataType::kInt64) : n.outputs[0];
+  ir::Node& t = ctx.emit(n, "Transpose", {nz}, {tr}, cast ? "Transpose" : "");
+  t.attrs.set("perm", std::vector<int64_t>{1, 0});
+  if (cast) {
+    ir::Node& c = ctx.emit(n, "Cast", {tr}, {n.outputs[0]});
+    c.attrs.set("to", int64_t{6});  // INT32
+  }
+  return ok_status();
+}
+
+// ---- BATCH_MATMUL -------------------------------------------------------------
+
+std::string check_batch_matmul(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& a = g.tensor(n.inputs[0]);
+  const ir::Tensor& b = g.tensor(n.inputs[1]);
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  if (a.dtype != DataType::kFloat32 || b.dtype != DataType::kFloat32 ||
+      y.dtype != DataType::kFloat32)
+    return "only float32 operands (" + type_name(a.dtype) + " x " + type_name(b.dtype) + ")";
+  if (!a.has_rank || !b.has_rank || a.rank() < 2 || b.rank() < 2)
+    return "operands must have rank >= 2";
+  const int64_t ka = a.shape[a.rank() - (n.attrs.get_int("adj_x") ? 2 : 1)];
+  const int64_t kb = b.shape[b.rank() - (n.attrs.get_int("adj_y") ? 1 : 2)];
+  if (ka >= 0 && kb >= 0 && ka != kb)
+    return "inner dimensions differ (" + std::to_string(ka) + " vs " + std::to_string(kb) + ")";
+  return "";
+}
+
+// Operand i with its last two axes swapped: constants in the initializer,
+// run-time values with a Transpose.
+TensorId swap_last_two(LowerContext& ctx, const ir::Node& n, size_t i, const char* tag) {
+  const ir::Tensor& x = ctx.graph().tensor(n.inputs[i]);
+  const size_t r = x.rank();
+  Perm p = ir::identity_perm(r);
+  std::swap(p[r - 1], p[r - 2]);
+  if (x.is_const()) return ctx.constant_in_layout(n.inputs[i], p, "adjoint of " + n.name + ":");
+  TensorId out = ctx.temp(n.name + "/" + tag, x.dtype);
+  ir::Node& t = ctx.emit(n, "Transpose", {n.inputs[i]}, {out}, tag);
+  t.attrs.set("perm", to_i64(p));
+  return out;
+}
+
+Status lower_batch_matmul(LowerContext& ctx, const ir::Node& n) {
+  TensorId a = n.attrs.get_int("adj_x") ? swap_last_two(ctx, n, 0, "adj_x") : n.inputs[0];
+  TensorId b = n.attrs.get_int("adj_y") ? swap_last_two(ctx, n, 1, "adj_y") : n.inputs[1];
+  ctx.emit(n, "MatMul", {a, b}, {n.outputs[0]});
+  return ok_status();
+}
+
+}  // namespace
+
+OpEntry slice() {
+  OpEntry e = entry("SLICE", LayoutClass::kAttribute, "Slice", propagate_data_input, check_slice,
+                    lower_slice, 3);
+  e.notes = "constant begin/size (size -1: to the end); axes follow the layout";
+  return e;
+}
+
+OpEntry tile() {
+  OpEntry e = entry("TILE", LayoutClass::kAttribute, "Tile", propagate_data_input, check_tile,
+                    lower_tile, 2);
+  e.notes = "constant multiples, permuted by the layout";
+  return e;
+}
+
+OpEntry reverse_v2() {
+  OpEntry e = entry("REVERSE_V2", LayoutClass::kAttribute, "Slice (step -1)",
+                    propagate_data_input, check_reverse, lower_reverse, 2);
+  e.notes = "constant axis; axes follow the layout";
+  return e;
+}
+
+OpEntry broadcast_to() {
+  OpEntry e = entry("BROADCAST_TO", LayoutClass::kTerminate, "Expand", nullptr, check_broadcast_to,
+                    lower_broadcast_to, 2);
+  e.notes = "constant or run-time shape";
+  return e;
+}
+
+OpEntry gather_nd() {
+  OpEntry e = entry("GATHER_ND", LayoutClass::kTerminate, "GatherND (+ Cast of int32 indices)",
+                    nullptr, check_gather_nd, lower_gather_nd, 2);
+  e.notes = "batch_dims 0";
+  return e;
+}
+
+OpEntry range() {
+  OpEntry e = entry("RANGE", LayoutClass::kTerminate, "Range", nullptr, check_range, lower_range, 3);
+  e.notes = "int32, int64 and float32";
+  return e;
+}
+
+OpEntry where() {
+  OpEntry e = entry("WHERE", LayoutClass::kTerminate, "NonZero + Transpose", nullptr, check_where,
+                    lower_where, 1);
+  e.notes = "one input only (coordinates of the true elements)";
+  return e;
+}
+
+OpEntry batch_matmul() {
+  OpEntry e = entry("BATCH_MATMUL", LayoutClass::kTerminate,
+                    "MatMul (+ Transpose of the last two axes for adj_x/adj_y)", nullptr,
+                    check_batch_matmul, lower_batch_matmul, 2);
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_BatchMatMulOptions();
+    a.set("adj_x", int64_t{o && o->adj_x() ? 1 : 0});
+    a.set("adj_y", int64_t{o && o->adj_y() ? 1 : 0});
+  };
+  e.notes = "float32; adjoint constants are transposed in the initializer; batch dims broadcast";
+  return e;
+}
+
+}  // namespace lite2onnx::ops::data

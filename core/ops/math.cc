@@ -1,0 +1,413 @@
+// Elementwise math, comparison, logical and selection ops: CEIL, COS, ELU,
+// EXP, FLOOR, LOG, NEG, ROUND, SIN, SQUARE, ZEROS_LIKE, GELU, CAST, the six
+// comparisons, LOGICAL_AND/OR/NOT, MAXIMUM, MINIMUM, FLOOR_DIV, SELECT,
+// SELECT_V2 and ADD_N. All Transparent except SELECT (v1), whose rank-1
+// condition picks whole rows and so needs its own layout plan.
+#include <cmath>
+#include <initializer_list>
+#include <numbers>
+
+#include "core/ir/builtins.h"
+#include "core/ops/common.h"
+#include "core/ops/families.h"
+
+namespace lite2onnx::ops::math {
+namespace {
+
+using ir::DataType;
+using ir::TensorId;
+
+OpEntry make(const char* name, const char* onnx, LowerFn lower, CheckFn check, int min_inputs = 1) {
+  OpEntry e;
+  e.name = name;
+  e.layout = LayoutClass::kTransparent;
+  e.lower = lower;
+  e.check = check;
+  e.onnx = onnx;
+  e.min_inputs = min_inputs;
+  return e;
+}
+
+std::string type_list(std::initializer_list<DataType> ok) {
+  std::string s;
+  for (DataType t : ok) s += (s.empty() ? "" : ", ") + std::string(ir::to_string(t));
+  return s;
+}
+
+// "" if input 0 exists and has one of the types.
+std::string check_input_type(const ir::Graph& g, const ir::Node& n,
+                             std::initializer_list<DataType> ok) {
+  if (!has_input(g, n, 0)) return "input 0 is missing";
+  DataType t = g.tensor(n.inputs[0]).dtype;
+  for (DataType o : ok)
+    if (o == t) return "";
+  return "input type " + std::string(ir::to_string(t)) + " (supported: " + type_list(ok) + ")";
+}
+
+std::string check_inputs(const ir::Graph& g, const ir::Node& n, size_t count) {
+  if (n.inputs.size() != count) return "expects " + std::to_string(count) + " inputs";
+  for (size_t i = 0; i < count; ++i)
+    if (!has_input(g, n, i)) return "input " + std::to_string(i) + " is missing";
+  if (n.outputs.size() != 1) return "expects one output";
+  return "";
+}
+
+std::string check_float_unary(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
+  return check_input_type(g, n, {DataType::kFloat32});
+}
+
+std::string check_neg(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
+  return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt64});
+}
+
+std::string check_bool_unary(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
+  return check_input_type(g, n, {DataType::kBool});
+}
+
+std::string check_bool_binary(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 2); !s.empty()) return s;
+  return check_input_type(g, n, {DataType::kBool});
+}
+
+std::string check_equality(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 2); !s.empty()) return s;
+  return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt64,
+                                 DataType::kInt8, DataType::kUInt8, DataType::kInt16,
+                                 DataType::kBool});
+}
+
+std::string check_numeric_binary(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 2); !s.empty()) return s;
+  return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt64,
+                                 DataType::kInt8, DataType::kUInt8, DataType::kInt16});
+}
+
+// The node's input i, aligned to the op's layout and rank.
+TensorId in(LowerContext& ctx, const ir::Node& n, size_t i) {
+  const ir::Graph& g = ctx.graph();
+  return ctx.operand(n, i, out_layout(g, n), out_rank(g, n));
+}
+
+// One ONNX node of the type in the entry's `onnx` field, on every input.
+Status lower_direct(LowerContext& ctx, const ir::Node& n) {
+  std::vector<TensorId> xs;
+  for (size_t i = 0; i < n.inputs.size(); ++i) xs.push_back(in(ctx, n, i));
+  ctx.emit(n, lookup(n.builtin).onnx, std::move(xs), {n.outputs[0]});
+  return ok_status();
+}
+
+Status lower_square(LowerContext& ctx, const ir::Node& n) {
+  TensorId x = in(ctx, n, 0);
+  ctx.emit(n, "Mul", {x, x}, {n.outputs[0]});
+  return ok_status();
+}
+
+Status lower_not_equal(LowerContext& ctx, const ir::Node& n) {
+  TensorId eq = ctx.temp_like(n.outputs[0], "equal");
+  ctx.emit(n, "Equal", {in(ctx, n, 0), in(ctx, n, 1)}, {eq}, "Equal");
+  ctx.emit(n, "Not", {eq}, {n.outputs[0]});
+  return ok_status();
+}
+
+// Zeros of the input's shape and type: Expand(0, Shape(x)) (x * 0 would keep NaN).
+Status lower_zeros_like(LowerContext& ctx, const ir::Node& n) {
+  TensorId x = in(ctx, n, 0);
+  DataType type = ctx.tensor(n.outputs[0]).dtype;
+  TensorId shape = ctx.temp(n.name + "/shape", DataType::kInt64);
+  ctx.emit(n, "Shape", {x}, {shape}, "Shape");
+  ctx.emit(n, "Expand", {ctx.const_scalar(n.name + "/zero", type, 0), shape}, {n.outputs[0]});
+  return ok_status();
+}
+
+// reference_ops::Gelu: approximate: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));
+// exact: 0.5 x (1 + erf(x / sqrt(2))). ONNX Gelu only exists from opset 20.
+Status lower_gelu(LowerContext& ctx, const ir::Node& n) {
+  TensorId x = in(ctx, n, 0);
+  const TensorId y = n.outputs[0];
+  auto c = [&](const char* what, double v) {
+    return ctx.const_scalar(n.name + "/" + what, DataType::kFloat32, v);
+  };
+  auto step = [&](const char* op, std::vector<TensorId> args, const char* what) {
+    TensorId t = ctx.temp_like(y, what);
+    ctx.emit(n, op, std::move(args), {t}, what);
+    return t;
+  };
+  TensorId core;
+  if (n.attrs.get_int("approximate", 0) != 0) {
+    TensorId x2 = step("Mul", {x, x}, "x2");
+    TensorId x3 = step("Mul", {x2, x}, "x3");
+    TensorId k = step("Mul", {x3, c("coeff", 0.044715)}, "cubic");
+    TensorId s = step("Add", {x, k}, "inner");
+    TensorId z = step("Mul", {s, c("sqrt_2_over_pi", std::sqrt(2.0 / std::numbers::pi))}, "scaled");
+    core = step("Tanh", {z}, "tanh");
+  } else {
+    TensorId z = step("Mul", {x, c("sqrt_half", 1.0 / std::numbers::sqrt2)}, "scaled");
+    core = step("Erf", {z}, "erf");
+  }
+  TensorId one_plus = step("Add", {core, c("one", 1.0)}, "one_plus");
+  TensorId half_x = step("Mul", {x, c("half", 0.5)}, "half_x");
+  ctx.emit(n, "Mul", {half_x, one_plus}, {y});
+  return ok_status();
+}
+
+// ONNX TensorProto.DataType codes.
+int64_t onnx_type_code(DataType t) {
+  switch (t) {
+    case DataType::kFloat32: return 1;
+    case DataType::kUInt8: return 2;
+    case DataType::kInt8: return 3;
+    case DataType::kUInt16: return 4;
+    case DataType::kInt16: return 5;
+    case DataType::kInt32: return 6;
+    case DataType::kInt64: return 7;
+    case DataType::kBool: return 9;
+    case DataType::kFloat16: return 10;
+    case DataType::kFloat64: return 11;
+    case DataType::kUInt32: return 12;
+    case DataType::kUInt64: return 13;
+    default: return 0;
+  }
+}
+
+std::string check_cast(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
+  for (TensorId t : {n.inputs[0], n.outputs[0]})
+    if (onnx_type_code(g.tensor(t).dtype) == 0)
+      return "type " + std::string(ir::to_string(g.tensor(t).dtype)) + " of '" + g.tensor(t).name +
+             "' cannot be cast in ONNX";
+  return "";
+}
+
+// TFLite casts with static_cast (floats truncate toward zero, != 0 is true),
+// as ONNX Cast does. The types come from the tensors, as the kernel takes them.
+Status lower_cast(LowerContext& ctx, const ir::Node& n) {
+  ir::Node& c = ctx.emit(n, "Cast", {in(ctx, n, 0)}, {n.outputs[0]});
+  c.attrs.set("to", onnx_type_code(ctx.tensor(n.outputs[0]).dtype));
+  return ok_status();
+}
+
+bool is_float(DataType t) { return t == DataType::kFloat32; }
+
+std::string check_floor_div(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 2); !s.empty()) return s;
+  return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt16,
+                                 DataType::kInt8});
+}
+
+// reference_ops::FloorDiv: floor(x / y). Floats: Floor(Div). Integers: ONNX
+// Div truncates, but Mod (fmod=0) takes the divisor's sign, so x - Mod(x, y)
+// is an exact multiple of y and (x - Mod(x, y)) / y is the floored quotient.
+Status lower_floor_div(LowerContext& ctx, const ir::Node& n) {
+  TensorId a = in(ctx, n, 0);
+  TensorId b = in(ctx, n, 1);
+  const TensorId y = n.outputs[0];
+  if (is_float(ctx.tensor(y).dtype)) {
+    TensorId q = ctx.temp_like(y, "div");
+    ctx.emit(n, "Div", {a, b}, {q}, "Div");
+    ctx.emit(n, "Floor", {q}, {y});
+    return ok_status();
+  }
+  TensorId r = ctx.temp_like(y, "mod");
+  ir::Node& m = ctx.emit(n, "Mod", {a, b}, {r}, "Mod");
+  m.attrs.set("fmod", int64_t{0});
+  TensorId d = ctx.temp_like(y, "multiple");
+  ctx.emit(n, "Sub", {a, r}, {d}, "Sub");
+  ctx.emit(n, "Div", {d, b}, {y});
+  return ok_status();
+}
+
+std::string check_add_n(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.empty() || n.outputs.size() != 1) return "expects inputs and one output";
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (!has_input(g, n, i)) return "input " + std::to_string(i) + " is missing";
+  return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32});
+}
+
+// ONNX Sum has no integer types: integers add pairwise.
+Status lower_add_n(LowerContext& ctx, const ir::Node& n) {
+  const TensorId y = n.outputs[0];
+  std::vector<TensorId> xs;
+  for (size_t i = 0; i < n.inputs.size(); ++i) xs.push_back(in(ctx, n, i));
+  if (is_float(ctx.tensor(y).dtype) || xs.size() == 1) {
+    ctx.emit(n, xs.size() == 1 ? "Identity" : "Sum", std::move(xs), {y});
+    return ok_status();
+  }
+  TensorId acc = xs[0];
+  for (size_t i = 1; i < xs.size(); ++i) {
+    bool last = i + 1 == xs.size();
+    TensorId t = last ? y : ctx.temp_like(y, "sum" + std::to_string(i));
+    ctx.emit(n, "Add", {acc, xs[i]}, {t}, last ? "" : "Add" + std::to_string(i));
+    acc = t;
+  }
+  return ok_status();
+}
+
+std::string check_select(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 3); !s.empty()) return s;
+  if (g.tensor(n.inputs[0]).dtype != DataType::kBool) return "condition must be BOOL";
+  return "";
+}
+
+// SELECT (v1): the condition has the shape of x, or is rank 1 over x's
+// first dimension (then it selects whole rows).
+bool selects_rows(const ir::Graph& g, const ir::Node& n) {
+  return g.tensor(n.inputs[0]).rank() == 1 && g.tensor(n.outputs[0]).rank() > 1;
+}
+
+std::optional<LayoutPlan> propagate_select(const ir::Graph& g, const ir::Node& n,
+                                           std::span<const ir::Perm> layouts) {
+  if (n.inputs.size() != 3 || n.outputs.size() != 1) return std::nullopt;
+  const size_t rank = g.tensor(n.outputs[0]).rank();
+  const bool rows = selects_rows(g, n);
+  ir::Perm p;
+  for (size_t i = rows ? 1 : 0; i < 3 && p.empty(); ++i)
+    if (!g.tensor(n.inputs[i]).is_const() && g.tensor(n.inputs[i]).rank() == rank) p = layouts[i];
+  LayoutPlan plan;
+  for (size_t i = 0; i < 3; ++i) {
+    const ir::Tensor& t = g.tensor(n.inputs[i]);
+    if (t.is_const()) {
+      plan.inputs.push_back({});
+    } else if (t.rank() == rank) {
+      plan.inputs.push_back(p);
+    } else if (rows && i == 0) {
+      plan.inputs.push_back({});
+    } else {
+      return std::nullopt;
+    }
+  }
+  plan.outputs.push_back(p);
+  return plan;
+}
+
+Status lower_select(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  if (n.builtin == ir::builtin::kSelect && selects_rows(g, n)) {
+    // Reshape the condition [N] to N on the ONNX axis that holds TFLite axis 0.
+    const ir::Perm& p = out_layout(g, n);
+    const size_t rank = out_rank(g, n);
+    std::vector<int64_t> shape(rank, 1);
+    size_t pos = 0;
+    for (size_t i = 0; i < p.size(); ++i)
+      if (p[i] == 0) pos = i;
+    shape[pos] = -1;
+    TensorId cond = ctx.temp(n.name + "/condition_rows", DataType::kBool);
+    ctx.emit(n, "Reshape", {n.inputs[0], ctx.const_i64(n.name + "/rows_shape", shape)}, {cond},
+             "Reshape");
+    ctx.emit(n, "Where", {cond, in(ctx, n, 1), in(ctx, n, 2)}, {n.outputs[0]});
+    return ok_status();
+  }
+  ctx.emit(n, "Where", {in(ctx, n, 0), in(ctx, n, 1), in(ctx, n, 2)}, {n.outputs[0]});
+  return ok_status();
+}
+
+}  // namespace
+
+OpEntry float_unary(const char* name, const char* onnx_op) {
+  OpEntry e = make(name, onnx_op, lower_direct, check_float_unary);
+  e.notes = "float32";
+  return e;
+}
+
+OpEntry neg() {
+  OpEntry e = make("NEG", "Neg", lower_direct, check_neg);
+  e.notes = "float32, int32, int64";
+  return e;
+}
+
+OpEntry square() {
+  OpEntry e = make("SQUARE", "Mul", lower_square, check_float_unary);
+  e.notes = "float32; x * x";
+  return e;
+}
+
+OpEntry zeros_like() {
+  OpEntry e = make("ZEROS_LIKE", "Shape + Expand", lower_zeros_like,
+                   [](const ir::Graph& g, const ir::Node& n) -> std::string {
+                     if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
+                     return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32,
+                                                    DataType::kInt64});
+                   });
+  e.notes = "float32, int32, int64";
+  return e;
+}
+
+OpEntry gelu() {
+  OpEntry e = make("GELU", "Erf form (approximate=false) / Tanh form (approximate=true)",
+                   lower_gelu, check_float_unary);
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& attrs) {
+    const auto* o = op.builtin_options_as_GeluOptions();
+    attrs.set("approximate", int64_t{o && o->approximate() ? 1 : 0});
+  };
+  e.notes = "float32; decomposed (ONNX Gelu needs opset 20)";
+  return e;
+}
+
+OpEntry cast() {
+  OpEntry e = make("CAST", "Cast", lower_cast, check_cast);
+  e.notes = "types taken from the input and output tensors";
+  return e;
+}
+
+OpEntry compare(const char* name, const char* onnx_op) {
+  bool equality = std::string(onnx_op) == "Equal";
+  OpEntry e = make(name, onnx_op, lower_direct, equality ? check_equality : check_numeric_binary, 2);
+  e.notes = equality ? "float32, int8/16/32/64, uint8, bool; numpy broadcasting"
+                     : "float32, int8/16/32/64, uint8; numpy broadcasting";
+  return e;
+}
+
+OpEntry not_equal() {
+  OpEntry e = make("NOT_EQUAL", "Equal + Not", lower_not_equal, check_equality, 2);
+  e.notes = "float32, int8/16/32/64, uint8, bool; numpy broadcasting";
+  return e;
+}
+
+OpEntry logical_binary(const char* name, const char* onnx_op) {
+  OpEntry e = make(name, onnx_op, lower_direct, check_bool_binary, 2);
+  e.notes = "bool; numpy broadcasting";
+  return e;
+}
+
+OpEntry logical_not() {
+  OpEntry e = make("LOGICAL_NOT", "Not", lower_direct, check_bool_unary);
+  e.notes = "bool";
+  return e;
+}
+
+OpEntry min_max(const char* name, const char* onnx_op) {
+  OpEntry e = make(name, onnx_op, lower_direct, check_numeric_binary, 2);
+  e.notes = "float32, int8/16/32/64, uint8; numpy broadcasting";
+  return e;
+}
+
+OpEntry floor_div() {
+  OpEntry e = make("FLOOR_DIV", "Div + Floor; integers: Mod + Sub + Div", lower_floor_div,
+                   check_floor_div, 2);
+  e.notes = "float32, int8/16/32 (floored toward -inf like TFLite)";
+  return e;
+}
+
+OpEntry select() {
+  OpEntry e = make("SELECT", "Where (+ Reshape of a rank-1 condition)", lower_select, check_select, 3);
+  e.layout = LayoutClass::kAttribute;
+  e.propagate = propagate_select;
+  e.notes = "a rank-1 condition selects whole rows (first axis)";
+  return e;
+}
+
+OpEntry select_v2() {
+  OpEntry e = make("SELECT_V2", "Where", lower_select, check_select, 3);
+  e.notes = "numpy broadcasting";
+  return e;
+}
+
+OpEntry add_n() {
+  OpEntry e = make("ADD_N", "Sum; int32: Add chain", lower_add_n, check_add_n, -1);
+  e.notes = "float32, int32";
+  return e;
+}
+
+}  // namespace lite2onnx::ops::math
