@@ -198,6 +198,7 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
     PhaseTimer t(diag, "lower");
     if (auto st = lower(g, options, diag); !st) return st.take_error();
     passes::remove_identities(g);
+    passes::merge_reshapes(g, diag);
   }
   {
     PhaseTimer t(diag, "cleanup");

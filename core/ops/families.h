@@ -112,4 +112,13 @@ OpEntry select_v2();
 OpEntry add_n();
 }  // namespace math
 
+namespace extra {
+OpEntry sign();
+OpEntry relu_0_to_1();
+OpEntry embedding_lookup();
+OpEntry cumsum();
+OpEntry l2_pool2d();
+OpEntry reverse_sequence();
+}  // namespace extra
+
 }  // namespace lite2onnx::ops

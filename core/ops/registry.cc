@@ -109,6 +109,12 @@ Table make_table() {
   t[builtin::kL2Normalization] = reduce::l2_normalization();
   t[builtin::kLocalResponseNormalization] = reduce::local_response_normalization();
   t[builtin::kTopkV2] = reduce::topk_v2();
+  t[builtin::kSign] = extra::sign();
+  t[builtin::kRelu0To1] = extra::relu_0_to_1();
+  t[builtin::kEmbeddingLookup] = extra::embedding_lookup();
+  t[builtin::kCumsum] = extra::cumsum();
+  t[builtin::kL2Pool2d] = extra::l2_pool2d();
+  t[builtin::kReverseSequence] = extra::reverse_sequence();
   return t;
 }
 

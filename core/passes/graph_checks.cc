@@ -101,6 +101,50 @@ Status fold_constant_dequantize(ir::Graph& g) {
   return ok_status();
 }
 
+void merge_reshapes(ir::Graph& g, Diagnostics& diag) {
+  // Reshape(Reshape(x, s1), s2) == Reshape(x, s2) when the middle tensor has no
+  // other reader and is not a graph output (both targets are static here or
+  // come from TFLite shapes, so s2 never refers back to s1 with 0s).
+  std::vector<int> producer = g.producers();
+  std::vector<int> uses = g.use_counts();
+  for (auto& n : g.nodes) {
+    if (n.dialect != ir::Dialect::kOnnx || n.op != "Reshape" || n.inputs.empty()) continue;
+    ir::TensorId mid = n.inputs[0];
+    if (!g.valid(mid) || uses[static_cast<size_t>(mid)] != 1 || g.is_graph_output(mid)) continue;
+    int p = producer[static_cast<size_t>(mid)];
+    if (p < 0) continue;
+    const ir::Node& first = g.nodes[static_cast<size_t>(p)];
+    if (first.dialect != ir::Dialect::kOnnx || first.op != "Reshape" || first.inputs.empty()) continue;
+    if (auto shape = n.inputs.size() > 1 ? n.inputs[1] : ir::kNoTensor;
+        !g.valid(shape) || !g.tensor(shape).is_const())
+      continue;
+    for (int64_t d : g.tensor(n.inputs[1]).data->as<int64_t>())
+      if (d == 0) goto next;  // 0 would copy a dimension of the intermediate
+    --uses[static_cast<size_t>(mid)];
+    n.inputs[0] = first.inputs[0];
+    // A Reshape the layout pass inserted takes over the model's own one: net,
+    // nothing was inserted.
+    for (auto it = diag.inserted.begin(); it != diag.inserted.end(); ++it)
+      if (it->node == n.name) {
+        diag.inserted.erase(it);
+        n.name = first.name;
+        n.source_op = first.source_op;
+        break;
+      }
+  next:;
+  }
+  // Drop nodes whose outputs nobody reads any more (the bypassed Reshapes).
+  uses = g.use_counts();
+  std::vector<ir::Node> kept;
+  kept.reserve(g.nodes.size());
+  for (auto& n : g.nodes) {
+    bool dead = n.dialect == ir::Dialect::kOnnx && n.op == "Reshape" && n.outputs.size() == 1 &&
+                uses[static_cast<size_t>(n.outputs[0])] == 0 && !g.is_graph_output(n.outputs[0]);
+    if (!dead) kept.push_back(std::move(n));
+  }
+  g.nodes = std::move(kept);
+}
+
 void remove_identities(ir::Graph& g) {
   // Rewire readers of an Identity's output to its input, unless the output is
   // a graph output (its name is part of the model's interface).

@@ -292,10 +292,39 @@ class Applier {
     copy.layout = need;
     TensorId nt = g_.add_tensor(std::move(copy));
     const Perm& have = g_.tensor(t).layout;
-    add_transpose(t, nt, reader.name + "/Transpose_in" + std::to_string(i), reader.source_op,
-                  reason(reader, need, have));
+    if (only_unit_axes_move(t, nt)) {
+      add_reshape(t, nt, reader.name + "/Reshape_in" + std::to_string(i), reader.source_op,
+                  reason(reader, need, have) + "; only unit axes move, so a Reshape");
+    } else {
+      add_transpose(t, nt, reader.name + "/Transpose_in" + std::to_string(i), reader.source_op,
+                    reason(reader, need, have));
+    }
     cache_.emplace(key, nt);
     return nt;
+  }
+
+  // Whether going from `from`'s layout to `to`'s leaves the data order as it is
+  // (a static shape whose non-unit axes keep their order).
+  bool only_unit_axes_move(TensorId from, TensorId to) const {
+    const ir::Tensor& a = g_.tensor(from);
+    if (!ir::element_count(a.shape)) return false;
+    size_t rank = a.rank();
+    Perm p = ir::compose(ir::inverse(full(a.layout, rank)), full(g_.tensor(to).layout, rank));
+    return ir::keeps_memory_order(a.onnx_shape(), p);
+  }
+
+  void add_reshape(TensorId from, TensorId to, const std::string& name, int source,
+                   const std::string& why) {
+    ir::Shape target = g_.tensor(to).onnx_shape();
+    ir::Node r;
+    r.dialect = ir::Dialect::kOnnx;
+    r.op = "Reshape";
+    r.name = name;
+    r.source_op = source;
+    r.inputs = {from, axes_constant(name + "/shape", target)};
+    r.outputs = {to};
+    diag_.inserted.push_back({name, "Reshape", g_.tensor(from).name, why});
+    g_.nodes.push_back(std::move(r));
   }
 
   // A lower-rank operand of a broadcast op running in layout `need` (rank n):
@@ -336,6 +365,7 @@ class Applier {
     return out;
   }
 
+  // An int64 vector constant (axes, shapes).
   TensorId axes_constant(const std::string& name, const std::vector<int64_t>& axes) {
     std::vector<std::byte> bytes(axes.size() * sizeof(int64_t));
     if (!axes.empty()) std::memcpy(bytes.data(), axes.data(), bytes.size());

@@ -41,6 +41,9 @@ Result<std::vector<ForcedLayout>> resolve_layouts(const ir::Graph& g, const Layo
 Status propagate_layouts(ir::Graph& g, Diagnostics& diag,
                          const std::vector<ForcedLayout>& forced = {});
 
+// ONNX-level cleanup after lowering: Reshape(Reshape(x)) becomes one Reshape.
+void merge_reshapes(ir::Graph& g, Diagnostics& diag);
+
 // ONNX-level cleanup after lowering: drops Identity nodes that are not needed
 // for a graph output name.
 void remove_identities(ir::Graph& g);

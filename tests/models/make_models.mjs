@@ -1306,7 +1306,7 @@ function format(value, indent = '') {
 
 // Model name prefixes of the other generators (make_models_<prefix>.mjs); their
 // files are theirs to rewrite.
-const OTHER_GENERATORS = ['math_', 'reduce_', 'data_'];
+const OTHER_GENERATORS = ['math_', 'reduce_', 'data_', 'extra_'];
 
 function main() {
   mkdirSync(JSON_DIR, { recursive: true });

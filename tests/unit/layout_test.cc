@@ -246,6 +246,19 @@ TEST(Layout, ConcatOfInputThenConvRunsInNchw) {
   EXPECT_EQ(b.g.tensor(z).layout, kNchw);
 }
 
+TEST(Layout, SingleChannelInputGetsAReshapeNotATranspose) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 35});
+  TensorId r = b.tensor("r", {1, 5, 7, 1});
+  b.op(kReshape, {x}, {r});  // regroups: runs in TFLite order
+  TensorId c = b.conv(r, 4, "c");
+  b.g.outputs = {c};
+  b.run();
+  EXPECT_EQ(b.transposes(), 0u);  // [1,5,7,1] -> [1,1,5,7] moves no data
+  ASSERT_EQ(b.inserted.size(), 1u);
+  EXPECT_EQ(b.inserted[0].op_type, "Reshape");
+}
+
 TEST(Layout, LayoutFreeModelIsUntouched) {
   GraphBuilder b;
   TensorId x = b.input("x", {2, 3, 4, 5});
