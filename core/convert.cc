@@ -241,6 +241,7 @@ std::vector<OpSupport> support_matrix() {
       s.layout_class = ops::to_string(e->layout);
       s.onnx = e->onnx;
       s.notes = e->notes;
+      s.dtypes = e->dtypes;
     }
     out.push_back(std::move(s));
   }

@@ -61,6 +61,7 @@ struct OpSupport {
   std::string layout_class;
   std::string onnx;
   std::string notes;
+  std::string dtypes;  // element types of the data tensors handled, ", "-separated
 };
 std::vector<OpSupport> support_matrix();
 

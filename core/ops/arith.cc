@@ -64,7 +64,8 @@ OpEntry floor_mod() {
   e.check = check_floor_mod;
   e.lower = lower_floor_mod;
   e.onnx = "Mod (fmod=0); floats: Mod (fmod=1) + sign correction";
-  e.notes = "integer and float32; constant operands are folded";
+  e.dtypes = "float32, int32, int64, int8, int16";
+  e.notes = "constant operands are folded";
   return e;
 }
 

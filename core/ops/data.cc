@@ -356,6 +356,7 @@ Status lower_batch_matmul(LowerContext& ctx, const ir::Node& n) {
 OpEntry slice() {
   OpEntry e = entry("SLICE", LayoutClass::kAttribute, "Slice", propagate_data_input, check_slice,
                     lower_slice, 3);
+  e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant begin/size (size -1: to the end); axes follow the layout";
   return e;
 }
@@ -363,6 +364,7 @@ OpEntry slice() {
 OpEntry tile() {
   OpEntry e = entry("TILE", LayoutClass::kAttribute, "Tile", propagate_data_input, check_tile,
                     lower_tile, 2);
+  e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant multiples, permuted by the layout";
   return e;
 }
@@ -370,6 +372,7 @@ OpEntry tile() {
 OpEntry reverse_v2() {
   OpEntry e = entry("REVERSE_V2", LayoutClass::kAttribute, "Slice (step -1)",
                     propagate_data_input, check_reverse, lower_reverse, 2);
+  e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant axis; axes follow the layout";
   return e;
 }
@@ -377,6 +380,7 @@ OpEntry reverse_v2() {
 OpEntry broadcast_to() {
   OpEntry e = entry("BROADCAST_TO", LayoutClass::kTerminate, "Expand", nullptr, check_broadcast_to,
                     lower_broadcast_to, 2);
+  e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant or run-time shape";
   return e;
 }
@@ -384,19 +388,21 @@ OpEntry broadcast_to() {
 OpEntry gather_nd() {
   OpEntry e = entry("GATHER_ND", LayoutClass::kTerminate, "GatherND (+ Cast of int32 indices)",
                     nullptr, check_gather_nd, lower_gather_nd, 2);
+  e.dtypes = "float32, int32, int64";
   e.notes = "batch_dims 0";
   return e;
 }
 
 OpEntry range() {
   OpEntry e = entry("RANGE", LayoutClass::kTerminate, "Range", nullptr, check_range, lower_range, 3);
-  e.notes = "int32, int64 and float32";
+  e.dtypes = "float32, int32, int64";
   return e;
 }
 
 OpEntry where() {
   OpEntry e = entry("WHERE", LayoutClass::kTerminate, "NonZero + Transpose", nullptr, check_where,
                     lower_where, 1);
+  e.dtypes = "bool, float32, int32, int64 (-> int32/int64)";
   e.notes = "one input only (coordinates of the true elements)";
   return e;
 }
@@ -410,7 +416,7 @@ OpEntry batch_matmul() {
     a.set("adj_x", int64_t{o && o->adj_x() ? 1 : 0});
     a.set("adj_y", int64_t{o && o->adj_y() ? 1 : 0});
   };
-  e.notes = "float32; adjoint constants are transposed in the initializer; batch dims broadcast";
+  e.notes = "adjoint constants are transposed in the initializer; batch dims broadcast";
   return e;
 }
 

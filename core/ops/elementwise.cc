@@ -127,8 +127,9 @@ OpEntry leaky_relu() {
   return e;
 }
 
-OpEntry binary(const char* name, const char* onnx_op) {
+OpEntry binary(const char* name, const char* onnx_op, const char* dtypes) {
   OpEntry e = transparent(name, onnx_op, lower_binary);
+  e.dtypes = dtypes;
   e.read_options = read_binary_options;
   e.check = check_binary;
   e.min_inputs = 2;
@@ -148,6 +149,7 @@ OpEntry squared_difference() {
     ctx.emit(n, "Mul", {d, d}, {n.outputs[0]});
     return ok_status();
   });
+  e.dtypes = "float32, int32";
   e.check = check_binary;
   e.min_inputs = 2;
   return e;
@@ -175,6 +177,7 @@ OpEntry dequantize() {
     c.attrs.set("to", int64_t{1});  // FLOAT
     return ok_status();
   });
+  e.dtypes = "float16 (-> float32)";
   e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
     if (!has_input(g, n, 0)) return "input is missing";
     if (g.tensor(n.inputs[0]).dtype != ir::DataType::kFloat16)

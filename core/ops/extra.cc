@@ -226,7 +226,7 @@ OpEntry sign() {
                      return check_type(g, n, 0, {DataType::kFloat32, DataType::kInt32});
                    },
                    lower_sign);
-  e.notes = "float32, int32";
+  e.dtypes = "float32, int32";
   return e;
 }
 
@@ -237,14 +237,14 @@ OpEntry relu_0_to_1() {
                      return check_type(g, n, 0, {DataType::kFloat32});
                    },
                    lower_relu_0_to_1);
-  e.notes = "float32";
   return e;
 }
 
 OpEntry embedding_lookup() {
   OpEntry e = make("EMBEDDING_LOOKUP", LayoutClass::kTerminate, "Gather (axis 0)",
                    check_embedding_lookup, lower_embedding_lookup, 2);
-  e.notes = "float32/int32 tables; int32 ids";
+  e.dtypes = "float32, int32";
+  e.notes = "int32 ids";
   return e;
 }
 
@@ -256,6 +256,7 @@ OpEntry cumsum() {
     a.set("exclusive", int64_t{o && o->exclusive() ? 1 : 0});
     a.set("reverse", int64_t{o && o->reverse() ? 1 : 0});
   };
+  e.dtypes = "float32, int32, int64";
   e.notes = "constant axis, mapped through the input layout";
   return e;
 }
@@ -277,6 +278,7 @@ OpEntry reverse_sequence() {
     a.set("seq_dim", int64_t{o ? o->seq_dim() : 0});
     a.set("batch_dim", int64_t{o ? o->batch_dim() : 0});
   };
+  e.dtypes = "float32, int32, int64";
   e.notes = "seq_dim/batch_dim must be 0/1 or 1/0 (ONNX limit)";
   return e;
 }

@@ -12,7 +12,7 @@ OpEntry relu_n1_to_1();
 OpEntry rsqrt();
 OpEntry hard_swish();
 OpEntry leaky_relu();
-OpEntry binary(const char* name, const char* onnx_op);
+OpEntry binary(const char* name, const char* onnx_op, const char* dtypes);
 OpEntry squared_difference();
 OpEntry prelu();
 OpEntry dequantize();

@@ -381,6 +381,7 @@ OpEntry shape_op() {
     const auto* o = op.builtin_options_as_ShapeOptions();
     a.set("out_type", int64_t{o ? static_cast<int64_t>(o->out_type()) : 2});
   };
+  e.dtypes = "float32, int32, int64, bool (-> int32/int64)";
   e.notes = "reads any layout (no Transpose) and reports TFLite order; static shapes are folded";
   return e;
 }
@@ -393,6 +394,7 @@ OpEntry pack() {
     a.set("values_count", int64_t{o ? o->values_count() : 0});
     a.set("axis", int64_t{o ? o->axis() : 0});
   };
+  e.dtypes = "float32, int32, int64";
   e.notes = "the new axis is inserted into the input layout";
   return e;
 }
@@ -405,6 +407,7 @@ OpEntry unpack() {
     a.set("num", int64_t{o ? o->num() : 0});
     a.set("axis", int64_t{o ? o->axis() : 0});
   };
+  e.dtypes = "float32, int32";
   e.notes = "the unpacked axis leaves the layout";
   return e;
 }
@@ -417,6 +420,7 @@ OpEntry gather() {
     a.set("axis", int64_t{o ? o->axis() : 0});
     a.set("batch_dims", int64_t{o ? o->batch_dims() : 0});
   };
+  e.dtypes = "float32, int32, int64, bool";
   e.notes = "axis follows the layout; int32/int64 indices; batch_dims 0 only";
   return e;
 }
@@ -424,12 +428,14 @@ OpEntry gather() {
 OpEntry expand_dims() {
   OpEntry e = entry("EXPAND_DIMS", LayoutClass::kAttribute, "Unsqueeze", propagate_expand_dims,
                     check_expand_dims, lower_expand_dims);
+  e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant axis; the new axis is inserted into the input layout";
   return e;
 }
 
 OpEntry fill() {
   OpEntry e = entry("FILL", LayoutClass::kTerminate, "Expand", nullptr, check_fill, lower_fill);
+  e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant dims are folded into an initializer";
   return e;
 }

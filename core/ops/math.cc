@@ -307,19 +307,18 @@ Status lower_select(LowerContext& ctx, const ir::Node& n) {
 
 OpEntry float_unary(const char* name, const char* onnx_op) {
   OpEntry e = make(name, onnx_op, lower_direct, check_float_unary);
-  e.notes = "float32";
   return e;
 }
 
 OpEntry neg() {
   OpEntry e = make("NEG", "Neg", lower_direct, check_neg);
-  e.notes = "float32, int32, int64";
+  e.dtypes = "float32, int32, int64";
   return e;
 }
 
 OpEntry square() {
   OpEntry e = make("SQUARE", "Mul", lower_square, check_float_unary);
-  e.notes = "float32; x * x";
+  e.notes = "x * x";
   return e;
 }
 
@@ -330,7 +329,7 @@ OpEntry zeros_like() {
                      return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32,
                                                     DataType::kInt64});
                    });
-  e.notes = "float32, int32, int64";
+  e.dtypes = "float32, int32, int64";
   return e;
 }
 
@@ -341,12 +340,13 @@ OpEntry gelu() {
     const auto* o = op.builtin_options_as_GeluOptions();
     attrs.set("approximate", int64_t{o && o->approximate() ? 1 : 0});
   };
-  e.notes = "float32; decomposed (ONNX Gelu needs opset 20)";
+  e.notes = "decomposed (ONNX Gelu needs opset 20)";
   return e;
 }
 
 OpEntry cast() {
   OpEntry e = make("CAST", "Cast", lower_cast, check_cast);
+  e.dtypes = "float32, int32, int64, int16, int8, uint8, bool";
   e.notes = "types taken from the input and output tensors";
   return e;
 }
@@ -354,39 +354,44 @@ OpEntry cast() {
 OpEntry compare(const char* name, const char* onnx_op) {
   bool equality = std::string(onnx_op) == "Equal";
   OpEntry e = make(name, onnx_op, lower_direct, equality ? check_equality : check_numeric_binary, 2);
-  e.notes = equality ? "float32, int8/16/32/64, uint8, bool; numpy broadcasting"
-                     : "float32, int8/16/32/64, uint8; numpy broadcasting";
+  e.dtypes = equality ? "float32, int32, int64, int8, int16, uint8, bool (-> bool)"
+                      : "float32, int32, int64, int8, int16, uint8 (-> bool)";
+  e.notes = "numpy broadcasting";
   return e;
 }
 
 OpEntry not_equal() {
   OpEntry e = make("NOT_EQUAL", "Equal + Not", lower_not_equal, check_equality, 2);
-  e.notes = "float32, int8/16/32/64, uint8, bool; numpy broadcasting";
+  e.dtypes = "float32, int32, int64, int8, int16, uint8, bool (-> bool)";
+  e.notes = "numpy broadcasting";
   return e;
 }
 
 OpEntry logical_binary(const char* name, const char* onnx_op) {
   OpEntry e = make(name, onnx_op, lower_direct, check_bool_binary, 2);
-  e.notes = "bool; numpy broadcasting";
+  e.dtypes = "bool";
+  e.notes = "numpy broadcasting";
   return e;
 }
 
 OpEntry logical_not() {
   OpEntry e = make("LOGICAL_NOT", "Not", lower_direct, check_bool_unary);
-  e.notes = "bool";
+  e.dtypes = "bool";
   return e;
 }
 
 OpEntry min_max(const char* name, const char* onnx_op) {
   OpEntry e = make(name, onnx_op, lower_direct, check_numeric_binary, 2);
-  e.notes = "float32, int8/16/32/64, uint8; numpy broadcasting";
+  e.dtypes = "float32, int32, int64, int8, int16, uint8";
+  e.notes = "numpy broadcasting";
   return e;
 }
 
 OpEntry floor_div() {
   OpEntry e = make("FLOOR_DIV", "Div + Floor; integers: Mod + Sub + Div", lower_floor_div,
                    check_floor_div, 2);
-  e.notes = "float32, int8/16/32 (floored toward -inf like TFLite)";
+  e.dtypes = "float32, int32, int16, int8";
+  e.notes = "floored toward -inf like TFLite";
   return e;
 }
 
@@ -394,19 +399,21 @@ OpEntry select() {
   OpEntry e = make("SELECT", "Where (+ Reshape of a rank-1 condition)", lower_select, check_select, 3);
   e.layout = LayoutClass::kAttribute;
   e.propagate = propagate_select;
+  e.dtypes = "float32, int32, int64, int8, int16, uint8, bool (bool condition)";
   e.notes = "a rank-1 condition selects whole rows (first axis)";
   return e;
 }
 
 OpEntry select_v2() {
   OpEntry e = make("SELECT_V2", "Where", lower_select, check_select, 3);
+  e.dtypes = "float32, int32, int64, int8, int16, uint8, bool (bool condition)";
   e.notes = "numpy broadcasting";
   return e;
 }
 
 OpEntry add_n() {
   OpEntry e = make("ADD_N", "Sum; int32: Add chain", lower_add_n, check_add_n, -1);
-  e.notes = "float32, int32";
+  e.dtypes = "float32, int32";
   return e;
 }
 

@@ -151,6 +151,7 @@ OpEntry reducer(const char* name, const char* onnx, LowerFn lower) {
   e.min_inputs = 2;
   e.lower = lower;
   e.onnx = onnx;
+  e.dtypes = "float32, int32, int64";
   e.notes = "axes follow the layout; without keep_dims the reduced axes leave it; "
             "no axes: Identity";
   return e;
@@ -227,6 +228,7 @@ OpEntry arg(const char* name, const char* onnx, LowerFn lower) {
   e.min_inputs = 2;
   e.lower = lower;
   e.onnx = onnx;
+  e.dtypes = "float32, int32 (-> int32/int64)";
   e.notes = "axis (constant input) follows the layout; int32 output via Cast";
   return e;
 }
@@ -401,6 +403,7 @@ OpEntry topk_v2() {
     return ok_status();
   };
   e.onnx = "TopK (+ Cast of the indices to int32)";
+  e.dtypes = "float32, int32, int64 (int32/int64 indices)";
   e.notes = "over the last TFLite axis; k must be a constant";
   return e;
 }

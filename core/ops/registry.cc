@@ -14,7 +14,7 @@ using Table = std::array<OpEntry, kNumBuiltins>;
 
 Table make_table() {
   Table t{};
-  t[builtin::kAdd] = elementwise::binary("ADD", "Add");
+  t[builtin::kAdd] = elementwise::binary("ADD", "Add", "float32, int32, int64");
   t[builtin::kAveragePool2d] = conv::average_pool2d();
   t[builtin::kConcatenation] = shape::concatenation();
   t[builtin::kConv2d] = conv::conv2d();
@@ -23,7 +23,7 @@ Table make_table() {
   t[builtin::kFullyConnected] = dense::fully_connected();
   t[builtin::kLogistic] = elementwise::unary("LOGISTIC", "Sigmoid");
   t[builtin::kMaxPool2d] = conv::max_pool2d();
-  t[builtin::kMul] = elementwise::binary("MUL", "Mul");
+  t[builtin::kMul] = elementwise::binary("MUL", "Mul", "float32, int32, int64");
   t[builtin::kRelu] = elementwise::unary("RELU", "Relu");
   t[builtin::kReluN1To1] = elementwise::relu_n1_to_1();
   t[builtin::kRelu6] = elementwise::relu6();
@@ -34,8 +34,8 @@ Table make_table() {
   t[builtin::kPad] = shape::pad();
   t[builtin::kTranspose] = shape::transpose();
   t[builtin::kMean] = reduce::mean();
-  t[builtin::kSub] = elementwise::binary("SUB", "Sub");
-  t[builtin::kDiv] = elementwise::binary("DIV", "Div");
+  t[builtin::kSub] = elementwise::binary("SUB", "Sub", "float32, int32, int64");
+  t[builtin::kDiv] = elementwise::binary("DIV", "Div", "float32, int32");
   t[builtin::kSqueeze] = shape::squeeze();
   t[builtin::kStridedSlice] = shape::strided_slice();
   t[builtin::kSplit] = shape::split();
@@ -44,7 +44,7 @@ Table make_table() {
   t[builtin::kTransposeConv] = conv::transpose_conv();
   t[builtin::kSqrt] = elementwise::unary("SQRT", "Sqrt");
   t[builtin::kRsqrt] = elementwise::rsqrt();
-  t[builtin::kPow] = elementwise::binary("POW", "Pow");
+  t[builtin::kPow] = elementwise::binary("POW", "Pow", "float32, int32");
   t[builtin::kResizeNearestNeighbor] = resize::nearest_neighbor();
   t[builtin::kLeakyRelu] = elementwise::leaky_relu();
   t[builtin::kSquaredDifference] = elementwise::squared_difference();

@@ -58,6 +58,9 @@ struct OpEntry {
   LowerFn lower = nullptr;
   const char* onnx = "";   // ONNX ops it becomes (for the support matrix)
   const char* notes = "";  // for the support matrix
+  // Element types of the op's data tensors this converter handles, as TFLite
+  // allows them (for the support matrix).
+  const char* dtypes = "float32";
 
   bool supported() const { return lower != nullptr; }
 };

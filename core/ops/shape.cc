@@ -529,6 +529,7 @@ OpEntry reshape() {
     if (o && o->new_shape() && o->new_shape()->size() > 0)
       a.set("new_shape", std::vector<int64_t>(o->new_shape()->begin(), o->new_shape()->end()));
   };
+  e.dtypes = "float32, int32, int64, bool";
   e.notes = "layout kept when only unit dimensions move (classifier heads)";
   return e;
 }
@@ -542,6 +543,7 @@ OpEntry squeeze() {
             std::vector<int64_t>(o->squeeze_dims()->begin(), o->squeeze_dims()->end()));
   };
   e.check = check_squeeze;
+  e.dtypes = "float32, int32, int64, bool";
   return e;
 }
 
@@ -550,6 +552,7 @@ OpEntry transpose() {
                         propagate_transpose, lower_transpose);
   e.check = check_transpose;
   e.min_inputs = 2;
+  e.dtypes = "float32, int32, int64, bool";
   return e;
 }
 
@@ -565,15 +568,20 @@ OpEntry concatenation() {
     return check_activation(g, n);
   };
   e.min_inputs = -1;
+  e.dtypes = "float32, int32, int64, bool";
   return e;
 }
 
 OpEntry split() {
-  return attribute("SPLIT", "Split", propagate_split, lower_split, check_split, 2);
+  OpEntry e = attribute("SPLIT", "Split", propagate_split, lower_split, check_split, 2);
+  e.dtypes = "float32, int32";
+  return e;
 }
 
 OpEntry split_v() {
-  return attribute("SPLIT_V", "Split", propagate_split, lower_split, check_split, 3);
+  OpEntry e = attribute("SPLIT_V", "Split", propagate_split, lower_split, check_split, 3);
+  e.dtypes = "float32, int32";
+  return e;
 }
 
 OpEntry strided_slice() {
@@ -590,16 +598,21 @@ OpEntry strided_slice() {
   };
   e.check = check_strided_slice;
   e.min_inputs = 4;
+  e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant begin/end/strides; every mask";
   return e;
 }
 
 OpEntry pad() {
-  return attribute("PAD", "Pad", propagate_same, lower_pad, check_pad, 2);
+  OpEntry e = attribute("PAD", "Pad", propagate_same, lower_pad, check_pad, 2);
+  e.dtypes = "float32, int32, int64";
+  return e;
 }
 
 OpEntry padv2() {
-  return attribute("PADV2", "Pad", propagate_same, lower_pad, check_pad, 2);
+  OpEntry e = attribute("PADV2", "Pad", propagate_same, lower_pad, check_pad, 2);
+  e.dtypes = "float32, int32, int64";
+  return e;
 }
 
 OpEntry mirror_pad() {
@@ -612,6 +625,7 @@ OpEntry mirror_pad() {
   };
   e.check = check_pad;
   e.min_inputs = 2;
+  e.dtypes = "float32, int32, int64";
   return e;
 }
 
