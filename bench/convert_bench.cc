@@ -47,8 +47,7 @@ struct ModelBytes {
   std::string error;  // non-empty: the model is unavailable
 
   std::span<const std::byte> bytes() const {
-    if (built.data())
-      return {reinterpret_cast<const std::byte*>(built.data()), built.size()};
+    if (built.data()) return {reinterpret_cast<const std::byte*>(built.data()), built.size()};
     return file;
   }
 };
@@ -104,7 +103,8 @@ ModelBytes build_cnn(const CnnSpec& spec) {
   const size_t bias_bytes = static_cast<size_t>(c) * sizeof(float);
   // Size the builder for everything up front: no reallocation (and no transient
   // second copy of the weights) while building.
-  size_t estimate = static_cast<size_t>(spec.layers) * (filter_bytes + bias_bytes + 256) + (1 << 20);
+  size_t estimate =
+      static_cast<size_t>(spec.layers) * (filter_bytes + bias_bytes + 256) + (1 << 20);
   estimate = (estimate + 4095) / 4096 * 4096;
   flatbuffers::FlatBufferBuilder fbb(estimate);
 
@@ -128,8 +128,8 @@ ModelBytes build_cnn(const CnnSpec& spec) {
 
   std::vector<flatbuffers::Offset<tflite::Tensor>> tensors;
   auto add_tensor = [&](const std::string& name, std::vector<int32_t> shape, uint32_t buffer) {
-    tensors.push_back(tflite::CreateTensorDirect(fbb, &shape, tflite::TensorType::FLOAT32,
-                                                 buffer, name.c_str()));
+    tensors.push_back(
+        tflite::CreateTensorDirect(fbb, &shape, tflite::TensorType::FLOAT32, buffer, name.c_str()));
     return static_cast<int32_t>(tensors.size() - 1);
   };
   const std::vector<int32_t> act_shape = {1, spec.side, spec.side, spec.channels};
@@ -140,21 +140,21 @@ ModelBytes build_cnn(const CnnSpec& spec) {
   const float weight_scale = 1.0f / (2048.0f * 3.0f * 3.0f * static_cast<float>(c));
   for (int l = 0; l < spec.layers; ++l) {
     buffers.push_back(data_buffer(filter_elems, weight_scale));
-    int32_t filter = add_tensor("conv" + std::to_string(l) + "/filter",
-                                {spec.channels, 3, 3, spec.channels},
-                                static_cast<uint32_t>(buffers.size() - 1));
+    int32_t filter =
+        add_tensor("conv" + std::to_string(l) + "/filter", {spec.channels, 3, 3, spec.channels},
+                   static_cast<uint32_t>(buffers.size() - 1));
     buffers.push_back(data_buffer(static_cast<size_t>(c), 1.0f / 2048.0f));
     int32_t bias = add_tensor("conv" + std::to_string(l) + "/bias", {spec.channels},
                               static_cast<uint32_t>(buffers.size() - 1));
     int32_t y = add_tensor("conv" + std::to_string(l) + "/Relu", act_shape, 0);
-    auto options = tflite::CreateConv2DOptions(fbb, tflite::Padding::SAME, /*stride_w=*/1,
-                                               /*stride_h=*/1,
-                                               tflite::ActivationFunctionType::RELU);
+    auto options =
+        tflite::CreateConv2DOptions(fbb, tflite::Padding::SAME, /*stride_w=*/1,
+                                    /*stride_h=*/1, tflite::ActivationFunctionType::RELU);
     std::vector<int32_t> op_inputs = {x, filter, bias};
     std::vector<int32_t> op_outputs = {y};
-    operators.push_back(tflite::CreateOperatorDirect(
-        fbb, /*opcode_index=*/0, &op_inputs, &op_outputs,
-        tflite::BuiltinOptions::Conv2DOptions, options.Union()));
+    operators.push_back(
+        tflite::CreateOperatorDirect(fbb, /*opcode_index=*/0, &op_inputs, &op_outputs,
+                                     tflite::BuiltinOptions::Conv2DOptions, options.Union()));
     x = y;
   }
 
@@ -162,9 +162,9 @@ ModelBytes build_cnn(const CnnSpec& spec) {
   std::vector<int32_t> graph_outputs = {x};
   auto subgraph = tflite::CreateSubGraphDirect(fbb, &tensors, &graph_inputs, &graph_outputs,
                                                &operators, "main");
-  std::vector<flatbuffers::Offset<tflite::OperatorCode>> codes = {tflite::CreateOperatorCode(
-      fbb, /*deprecated_builtin_code=*/3, /*custom_code=*/0, /*version=*/1,
-      tflite::BuiltinOperator::CONV_2D)};
+  std::vector<flatbuffers::Offset<tflite::OperatorCode>> codes = {
+      tflite::CreateOperatorCode(fbb, /*deprecated_builtin_code=*/3, /*custom_code=*/0,
+                                 /*version=*/1, tflite::BuiltinOperator::CONV_2D)};
   std::vector<flatbuffers::Offset<tflite::SubGraph>> subgraphs = {subgraph};
   auto model = tflite::CreateModelDirect(fbb, /*version=*/3, &codes, &subgraphs,
                                          "lite2onnx bench CNN", &buffers);
@@ -210,8 +210,8 @@ void BM_Convert(benchmark::State& state, const std::string& name, const ModelSou
     lite2onnx::Diagnostics diag;
     const auto start = std::chrono::steady_clock::now();
     auto onnx = lite2onnx::convert(bytes, options, diag);
-    first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                   .count();
+    first_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (!onnx) {
       static std::string message;
       message = name + ": conversion failed: " + onnx.error().message;
@@ -264,13 +264,17 @@ void register_all() {
   }
   // ~108 MiB of weights: 12 x (512x3x3x512 + 512) float32.
   benchmark::RegisterBenchmark("BM_Convert/large_cnn", BM_Convert, std::string("large_cnn"),
-                               ModelSource([] { return build_cnn(CnnSpec{12, 512, 32}); }))
+                               ModelSource([] {
+                                 return build_cnn(CnnSpec{12, 512, 32});
+                               }))
       ->Unit(benchmark::kMillisecond)
       ->Iterations(5);
   // The same graph at 1/16 of the weights (~6.8 MiB): for profiling under
   // callgrind and to see how the cost scales with weight bytes.
   benchmark::RegisterBenchmark("BM_Convert/medium_cnn", BM_Convert, std::string("medium_cnn"),
-                               ModelSource([] { return build_cnn(CnnSpec{12, 128, 32}); }))
+                               ModelSource([] {
+                                 return build_cnn(CnnSpec{12, 128, 32});
+                               }))
       ->Unit(benchmark::kMillisecond);
 }
 

@@ -34,12 +34,17 @@ enum Exit : int {
 
 int exit_code(ErrorCode c) {
   switch (c) {
-    case ErrorCode::kInvalidModel: return kInvalidModel;
-    case ErrorCode::kUnsupported: return kUnsupported;
-    case ErrorCode::kInvalidOption: return kBadOptions;
-    case ErrorCode::kResourceLimit: return kResourceLimit;
+    case ErrorCode::kInvalidModel:
+      return kInvalidModel;
+    case ErrorCode::kUnsupported:
+      return kUnsupported;
+    case ErrorCode::kInvalidOption:
+      return kBadOptions;
+    case ErrorCode::kResourceLimit:
+      return kResourceLimit;
     case ErrorCode::kCancelled:
-    case ErrorCode::kInternal: return kInternalError;
+    case ErrorCode::kInternal:
+      return kInternalError;
   }
   return kInternalError;
 }
@@ -107,7 +112,8 @@ Result<ConvertOptions> make_options(const ConvertArgs& a) {
   options.opset = a.opset;
   for (const auto& text : a.explicit_layouts) {
     auto spec = parse_layout_spec(text);
-    if (!spec) return make_error(ErrorCode::kInvalidOption, "--explicit-layout: " + spec.error().message);
+    if (!spec)
+      return make_error(ErrorCode::kInvalidOption, "--explicit-layout: " + spec.error().message);
     options.layout.explicit_layouts.push_back(*spec);
   }
   for (const auto& text : a.io_layouts) {
@@ -205,8 +211,7 @@ std::string ops_markdown(const std::vector<OpSupport>& matrix) {
     if (!s.supported) continue;
     ++supported;
     md += "| " + s.op + " | " + std::to_string(s.code) + " | " + s.layout_class + " | " + s.dtypes +
-          " | " + s.onnx +
-          " | " + s.notes + " |\n";
+          " | " + s.onnx + " | " + s.notes + " |\n";
   }
   md += "\n" + std::to_string(supported) + " of " + std::to_string(total) +
         " TFLite builtin operators are supported. Not supported:";
@@ -249,9 +254,8 @@ int run_ops(bool json, bool markdown) {
   for (const auto& s : matrix) {
     if (!s.supported) continue;
     ++supported;
-    std::printf("%-26s %-12s %s  [%s]%s%s\n", s.op.c_str(), s.layout_class.c_str(),
-                s.onnx.c_str(), s.dtypes.c_str(), s.notes.empty() ? "" : "  -- ",
-                s.notes.c_str());
+    std::printf("%-26s %-12s %s  [%s]%s%s\n", s.op.c_str(), s.layout_class.c_str(), s.onnx.c_str(),
+                s.dtypes.c_str(), s.notes.empty() ? "" : "  -- ", s.notes.c_str());
   }
   std::printf("%d TFLite builtin operators supported\n", supported);
   return kOk;

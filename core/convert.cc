@@ -1,12 +1,12 @@
-#include "core/ir/builtins.h"
 #include "core/convert.h"
+#include "core/ir/builtins.h"
 
 #include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "core/ops/registry.h"
 #include "core/onnx/emit.h"
+#include "core/ops/registry.h"
 #include "core/passes/passes.h"
 #include "core/tflite/reader.h"
 
@@ -66,8 +66,8 @@ Status check_arity(const ir::Graph& g) {
   for (const auto& n : g.nodes) {
     const ops::OpEntry& e = ops::lookup(n.builtin);
     if (!e.supported() || n.dialect != ir::Dialect::kTflite) continue;
-    size_t need = e.min_inputs < 0 ? std::max<size_t>(n.inputs.size(), 1)
-                                   : static_cast<size_t>(e.min_inputs);
+    size_t need =
+        e.min_inputs < 0 ? std::max<size_t>(n.inputs.size(), 1) : static_cast<size_t>(e.min_inputs);
     std::string problem;
     if (n.inputs.size() < need)
       problem = "expects at least " + std::to_string(need) + " inputs, has " +
@@ -108,7 +108,8 @@ std::string unsupported_message(const std::vector<UnsupportedOp>& ops) {
   }
   for (const auto& u : ops)
     if (!u.reason.empty()) {
-      msg += " (first reason: op " + std::to_string(u.op_index) + " " + u.op + ": " + u.reason + ")";
+      msg +=
+          " (first reason: op " + std::to_string(u.op_index) + " " + u.op + ": " + u.reason + ")";
       break;
     }
   return msg;
@@ -255,8 +256,8 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
   info.version = read->version;
   info.description = read->description;
   for (const auto& s : read->subgraphs)
-    info.subgraphs.push_back(std::to_string(s.index) + " '" + s.name + "': " +
-                             std::to_string(s.tensors) + " tensors, " +
+    info.subgraphs.push_back(std::to_string(s.index) + " '" + s.name +
+                             "': " + std::to_string(s.tensors) + " tensors, " +
                              std::to_string(s.operators) + " ops");
   ir::Graph& g = read->graph;
   for (size_t i = 0; i < g.tensors.size(); ++i) {

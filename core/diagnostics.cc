@@ -12,12 +12,18 @@ using Json = nlohmann::ordered_json;
 
 const char* to_string(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidModel: return "invalid_model";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kInvalidOption: return "invalid_option";
-    case ErrorCode::kResourceLimit: return "resource_limit";
-    case ErrorCode::kCancelled: return "cancelled";
-    case ErrorCode::kInternal: return "internal";
+    case ErrorCode::kInvalidModel:
+      return "invalid_model";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kInvalidOption:
+      return "invalid_option";
+    case ErrorCode::kResourceLimit:
+      return "resource_limit";
+    case ErrorCode::kCancelled:
+      return "cancelled";
+    case ErrorCode::kInternal:
+      return "internal";
   }
   return "unknown";
 }
@@ -61,12 +67,14 @@ std::string Diagnostics::to_json(int indent) const {
   j["emitted_nodes"] = emitted_nodes;
   Json ins = Json::array();
   for (const auto& i : inserted)
-    ins.push_back({{"node", i.node}, {"op_type", i.op_type}, {"tensor", i.tensor}, {"reason", i.reason}});
+    ins.push_back(
+        {{"node", i.node}, {"op_type", i.op_type}, {"tensor", i.tensor}, {"reason", i.reason}});
   j["inserted"] = std::move(ins);
   j["transposes"] = {{"before_cleanup", transposes_before_cleanup},
                      {"after_cleanup", transposes_after_cleanup}};
   Json rw = Json::array();
-  for (const auto& r : rewritten_initializers) rw.push_back({{"tensor", r.tensor}, {"reason", r.reason}});
+  for (const auto& r : rewritten_initializers)
+    rw.push_back({{"tensor", r.tensor}, {"reason", r.reason}});
   j["rewritten_initializers"] = std::move(rw);
   Json io = Json::array();
   for (const auto& l : io_layouts)
@@ -92,8 +100,9 @@ std::string Diagnostics::to_text() const {
   for (const auto& i : inserted)
     s += "inserted " + i.op_type + " " + i.node + " on '" + i.tensor + "': " + i.reason + "\n";
   if (transposes_before_cleanup)
-    s += "transposes: " + std::to_string(transposes_before_cleanup) + " after layout propagation, " +
-         std::to_string(transposes_after_cleanup) + " after cleanup\n";
+    s += "transposes: " + std::to_string(transposes_before_cleanup) +
+         " after layout propagation, " + std::to_string(transposes_after_cleanup) +
+         " after cleanup\n";
   for (const auto& r : rewritten_initializers)
     s += "rewrote initializer '" + r.tensor + "': " + r.reason + "\n";
   for (const auto& l : io_layouts)
@@ -117,7 +126,10 @@ std::string ModelInfo::to_json(int indent) const {
   j["subgraphs"] = subgraphs;
   Json ts = Json::array();
   for (const auto& t : tensors) {
-    Json o = {{"index", t.index}, {"name", t.name}, {"type", t.dtype}, {"shape", t.shape},
+    Json o = {{"index", t.index},
+              {"name", t.name},
+              {"type", t.dtype},
+              {"shape", t.shape},
               {"constant", t.constant}};
     if (t.variable) o["variable"] = true;
     if (t.quant_scales) o["quantization"] = {{"scales", t.quant_scales}, {"axis", t.quant_axis}};
@@ -128,7 +140,10 @@ std::string ModelInfo::to_json(int indent) const {
   j["outputs"] = outputs;
   Json os = Json::array();
   for (const auto& o : ops) {
-    Json x = {{"index", o.index}, {"op", o.op}, {"inputs", o.inputs}, {"outputs", o.outputs},
+    Json x = {{"index", o.index},
+              {"op", o.op},
+              {"inputs", o.inputs},
+              {"outputs", o.outputs},
               {"supported", o.supported}};
     if (!o.reason.empty()) x["reason"] = o.reason;
     os.push_back(std::move(x));

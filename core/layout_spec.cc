@@ -6,8 +6,7 @@ namespace lite2onnx {
 namespace {
 
 Error bad(std::string_view text, const std::string& why) {
-  return make_error(ErrorCode::kInvalidOption,
-                    "layout '" + std::string(text) + "': " + why);
+  return make_error(ErrorCode::kInvalidOption, "layout '" + std::string(text) + "': " + why);
 }
 
 }  // namespace
@@ -49,9 +48,8 @@ Result<ir::Perm> layout_perm(const LayoutSpec& spec) {
   for (char c : spec.to) {
     size_t at = spec.from.find(c);
     if (at == std::string::npos)
-      return make_error(ErrorCode::kInvalidOption,
-                        std::string("letter '") + c + "' of '" + spec.to + "' is not in '" +
-                            spec.from + "'");
+      return make_error(ErrorCode::kInvalidOption, std::string("letter '") + c + "' of '" +
+                                                       spec.to + "' is not in '" + spec.from + "'");
     p.push_back(static_cast<int>(at));
   }
   if (!ir::is_permutation(p, p.size()))

@@ -95,11 +95,11 @@ enum class Dialect : uint8_t { kTflite, kOnnx };
 
 struct Node {
   Dialect dialect = Dialect::kTflite;
-  int builtin = -1;     // TFLite builtin code (TFLite dialect; 32 = CUSTOM)
-  std::string op;       // TFLite builtin name / custom code, or ONNX op_type
-  std::string domain;   // ONNX domain ("" is the default domain)
-  std::string name;     // traceable: Conv2D_3, Conv2D_3/Relu6
-  int source_op = -1;   // index of the TFLite operator this node comes from
+  int builtin = -1;              // TFLite builtin code (TFLite dialect; 32 = CUSTOM)
+  std::string op;                // TFLite builtin name / custom code, or ONNX op_type
+  std::string domain;            // ONNX domain ("" is the default domain)
+  std::string name;              // traceable: Conv2D_3, Conv2D_3/Relu6
+  int source_op = -1;            // index of the TFLite operator this node comes from
   std::vector<TensorId> inputs;  // kNoTensor marks an omitted optional input
   std::vector<TensorId> outputs;
   Attributes attrs;

@@ -8,25 +8,44 @@ namespace lite2onnx::ir {
 
 const char* to_string(DataType t) {
   switch (t) {
-    case DataType::kFloat32: return "FLOAT32";
-    case DataType::kFloat16: return "FLOAT16";
-    case DataType::kInt32: return "INT32";
-    case DataType::kUInt8: return "UINT8";
-    case DataType::kInt64: return "INT64";
-    case DataType::kString: return "STRING";
-    case DataType::kBool: return "BOOL";
-    case DataType::kInt16: return "INT16";
-    case DataType::kComplex64: return "COMPLEX64";
-    case DataType::kInt8: return "INT8";
-    case DataType::kFloat64: return "FLOAT64";
-    case DataType::kComplex128: return "COMPLEX128";
-    case DataType::kUInt64: return "UINT64";
-    case DataType::kResource: return "RESOURCE";
-    case DataType::kVariant: return "VARIANT";
-    case DataType::kUInt32: return "UINT32";
-    case DataType::kUInt16: return "UINT16";
-    case DataType::kInt4: return "INT4";
-    case DataType::kBFloat16: return "BFLOAT16";
+    case DataType::kFloat32:
+      return "FLOAT32";
+    case DataType::kFloat16:
+      return "FLOAT16";
+    case DataType::kInt32:
+      return "INT32";
+    case DataType::kUInt8:
+      return "UINT8";
+    case DataType::kInt64:
+      return "INT64";
+    case DataType::kString:
+      return "STRING";
+    case DataType::kBool:
+      return "BOOL";
+    case DataType::kInt16:
+      return "INT16";
+    case DataType::kComplex64:
+      return "COMPLEX64";
+    case DataType::kInt8:
+      return "INT8";
+    case DataType::kFloat64:
+      return "FLOAT64";
+    case DataType::kComplex128:
+      return "COMPLEX128";
+    case DataType::kUInt64:
+      return "UINT64";
+    case DataType::kResource:
+      return "RESOURCE";
+    case DataType::kVariant:
+      return "VARIANT";
+    case DataType::kUInt32:
+      return "UINT32";
+    case DataType::kUInt16:
+      return "UINT16";
+    case DataType::kInt4:
+      return "INT4";
+    case DataType::kBFloat16:
+      return "BFLOAT16";
   }
   return "UNKNOWN";
 }
@@ -35,23 +54,29 @@ size_t element_size(DataType t) {
   switch (t) {
     case DataType::kBool:
     case DataType::kInt8:
-    case DataType::kUInt8: return 1;
+    case DataType::kUInt8:
+      return 1;
     case DataType::kFloat16:
     case DataType::kBFloat16:
     case DataType::kInt16:
-    case DataType::kUInt16: return 2;
+    case DataType::kUInt16:
+      return 2;
     case DataType::kFloat32:
     case DataType::kInt32:
-    case DataType::kUInt32: return 4;
+    case DataType::kUInt32:
+      return 4;
     case DataType::kInt64:
     case DataType::kUInt64:
     case DataType::kFloat64:
-    case DataType::kComplex64: return 8;
-    case DataType::kComplex128: return 16;
+    case DataType::kComplex64:
+      return 8;
+    case DataType::kComplex128:
+      return 16;
     case DataType::kString:
     case DataType::kResource:
     case DataType::kVariant:
-    case DataType::kInt4: return 0;
+    case DataType::kInt4:
+      return 0;
   }
   return 0;
 }
@@ -60,8 +85,10 @@ bool onnx_representable(DataType t) {
   switch (t) {
     case DataType::kResource:
     case DataType::kVariant:
-    case DataType::kInt4: return false;
-    default: return true;
+    case DataType::kInt4:
+      return false;
+    default:
+      return true;
   }
 }
 
@@ -182,33 +209,168 @@ bool is_permutation(const Perm& p, size_t rank) {
 
 namespace {
 // TFLite BuiltinOperator names, indexed by code (facts from the TFLite schema).
-constexpr std::array<const char*, 162> kBuiltinNames = {
-    "ADD", "AVERAGE_POOL_2D", "CONCATENATION", "CONV_2D", "DEPTHWISE_CONV_2D", "DEPTH_TO_SPACE",
-    "DEQUANTIZE", "EMBEDDING_LOOKUP", "FLOOR", "FULLY_CONNECTED", "HASHTABLE_LOOKUP",
-    "L2_NORMALIZATION", "L2_POOL_2D", "LOCAL_RESPONSE_NORMALIZATION", "LOGISTIC",
-    "LSH_PROJECTION", "LSTM", "MAX_POOL_2D", "MUL", "RELU", "RELU_N1_TO_1", "RELU6", "RESHAPE",
-    "RESIZE_BILINEAR", "RNN", "SOFTMAX", "SPACE_TO_DEPTH", "SVDF", "TANH", "CONCAT_EMBEDDINGS",
-    "SKIP_GRAM", "CALL", "CUSTOM", "EMBEDDING_LOOKUP_SPARSE", "PAD", "UNIDIRECTIONAL_SEQUENCE_RNN",
-    "GATHER", "BATCH_TO_SPACE_ND", "SPACE_TO_BATCH_ND", "TRANSPOSE", "MEAN", "SUB", "DIV",
-    "SQUEEZE", "UNIDIRECTIONAL_SEQUENCE_LSTM", "STRIDED_SLICE", "BIDIRECTIONAL_SEQUENCE_RNN",
-    "EXP", "TOPK_V2", "SPLIT", "LOG_SOFTMAX", "DELEGATE", "BIDIRECTIONAL_SEQUENCE_LSTM", "CAST",
-    "PRELU", "MAXIMUM", "ARG_MAX", "MINIMUM", "LESS", "NEG", "PADV2", "GREATER", "GREATER_EQUAL",
-    "LESS_EQUAL", "SELECT", "SLICE", "SIN", "TRANSPOSE_CONV", "SPARSE_TO_DENSE", "TILE",
-    "EXPAND_DIMS", "EQUAL", "NOT_EQUAL", "LOG", "SUM", "SQRT", "RSQRT", "SHAPE", "POW", "ARG_MIN",
-    "FAKE_QUANT", "REDUCE_PROD", "REDUCE_MAX", "PACK", "LOGICAL_OR", "ONE_HOT", "LOGICAL_AND",
-    "LOGICAL_NOT", "UNPACK", "REDUCE_MIN", "FLOOR_DIV", "REDUCE_ANY", "SQUARE", "ZEROS_LIKE",
-    "FILL", "FLOOR_MOD", "RANGE", "RESIZE_NEAREST_NEIGHBOR", "LEAKY_RELU", "SQUARED_DIFFERENCE",
-    "MIRROR_PAD", "ABS", "SPLIT_V", "UNIQUE", "CEIL", "REVERSE_V2", "ADD_N", "GATHER_ND", "COS",
-    "WHERE", "RANK", "ELU", "REVERSE_SEQUENCE", "MATRIX_DIAG", "QUANTIZE", "MATRIX_SET_DIAG",
-    "ROUND", "HARD_SWISH", "IF", "WHILE", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5",
-    "SCATTER_ND", "SELECT_V2", "DENSIFY", "SEGMENT_SUM", "BATCH_MATMUL",
-    "PLACEHOLDER_FOR_GREATER_OP_CODES", "CUMSUM", "CALL_ONCE", "BROADCAST_TO", "RFFT2D", "CONV_3D",
-    "IMAG", "REAL", "COMPLEX_ABS", "HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT",
-    "HASHTABLE_SIZE", "REDUCE_ALL", "CONV_3D_TRANSPOSE", "VAR_HANDLE", "READ_VARIABLE",
-    "ASSIGN_VARIABLE", "BROADCAST_ARGS", "RANDOM_STANDARD_NORMAL", "BUCKETIZE", "RANDOM_UNIFORM",
-    "MULTINOMIAL", "GELU", "DYNAMIC_UPDATE_SLICE", "RELU_0_TO_1", "UNSORTED_SEGMENT_PROD",
-    "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_SUM", "ATAN2", "UNSORTED_SEGMENT_MIN", "SIGN",
-    "BITCAST", "BITWISE_XOR", "RIGHT_SHIFT"};
+constexpr std::array<const char*, 162> kBuiltinNames = {"ADD",
+                                                        "AVERAGE_POOL_2D",
+                                                        "CONCATENATION",
+                                                        "CONV_2D",
+                                                        "DEPTHWISE_CONV_2D",
+                                                        "DEPTH_TO_SPACE",
+                                                        "DEQUANTIZE",
+                                                        "EMBEDDING_LOOKUP",
+                                                        "FLOOR",
+                                                        "FULLY_CONNECTED",
+                                                        "HASHTABLE_LOOKUP",
+                                                        "L2_NORMALIZATION",
+                                                        "L2_POOL_2D",
+                                                        "LOCAL_RESPONSE_NORMALIZATION",
+                                                        "LOGISTIC",
+                                                        "LSH_PROJECTION",
+                                                        "LSTM",
+                                                        "MAX_POOL_2D",
+                                                        "MUL",
+                                                        "RELU",
+                                                        "RELU_N1_TO_1",
+                                                        "RELU6",
+                                                        "RESHAPE",
+                                                        "RESIZE_BILINEAR",
+                                                        "RNN",
+                                                        "SOFTMAX",
+                                                        "SPACE_TO_DEPTH",
+                                                        "SVDF",
+                                                        "TANH",
+                                                        "CONCAT_EMBEDDINGS",
+                                                        "SKIP_GRAM",
+                                                        "CALL",
+                                                        "CUSTOM",
+                                                        "EMBEDDING_LOOKUP_SPARSE",
+                                                        "PAD",
+                                                        "UNIDIRECTIONAL_SEQUENCE_RNN",
+                                                        "GATHER",
+                                                        "BATCH_TO_SPACE_ND",
+                                                        "SPACE_TO_BATCH_ND",
+                                                        "TRANSPOSE",
+                                                        "MEAN",
+                                                        "SUB",
+                                                        "DIV",
+                                                        "SQUEEZE",
+                                                        "UNIDIRECTIONAL_SEQUENCE_LSTM",
+                                                        "STRIDED_SLICE",
+                                                        "BIDIRECTIONAL_SEQUENCE_RNN",
+                                                        "EXP",
+                                                        "TOPK_V2",
+                                                        "SPLIT",
+                                                        "LOG_SOFTMAX",
+                                                        "DELEGATE",
+                                                        "BIDIRECTIONAL_SEQUENCE_LSTM",
+                                                        "CAST",
+                                                        "PRELU",
+                                                        "MAXIMUM",
+                                                        "ARG_MAX",
+                                                        "MINIMUM",
+                                                        "LESS",
+                                                        "NEG",
+                                                        "PADV2",
+                                                        "GREATER",
+                                                        "GREATER_EQUAL",
+                                                        "LESS_EQUAL",
+                                                        "SELECT",
+                                                        "SLICE",
+                                                        "SIN",
+                                                        "TRANSPOSE_CONV",
+                                                        "SPARSE_TO_DENSE",
+                                                        "TILE",
+                                                        "EXPAND_DIMS",
+                                                        "EQUAL",
+                                                        "NOT_EQUAL",
+                                                        "LOG",
+                                                        "SUM",
+                                                        "SQRT",
+                                                        "RSQRT",
+                                                        "SHAPE",
+                                                        "POW",
+                                                        "ARG_MIN",
+                                                        "FAKE_QUANT",
+                                                        "REDUCE_PROD",
+                                                        "REDUCE_MAX",
+                                                        "PACK",
+                                                        "LOGICAL_OR",
+                                                        "ONE_HOT",
+                                                        "LOGICAL_AND",
+                                                        "LOGICAL_NOT",
+                                                        "UNPACK",
+                                                        "REDUCE_MIN",
+                                                        "FLOOR_DIV",
+                                                        "REDUCE_ANY",
+                                                        "SQUARE",
+                                                        "ZEROS_LIKE",
+                                                        "FILL",
+                                                        "FLOOR_MOD",
+                                                        "RANGE",
+                                                        "RESIZE_NEAREST_NEIGHBOR",
+                                                        "LEAKY_RELU",
+                                                        "SQUARED_DIFFERENCE",
+                                                        "MIRROR_PAD",
+                                                        "ABS",
+                                                        "SPLIT_V",
+                                                        "UNIQUE",
+                                                        "CEIL",
+                                                        "REVERSE_V2",
+                                                        "ADD_N",
+                                                        "GATHER_ND",
+                                                        "COS",
+                                                        "WHERE",
+                                                        "RANK",
+                                                        "ELU",
+                                                        "REVERSE_SEQUENCE",
+                                                        "MATRIX_DIAG",
+                                                        "QUANTIZE",
+                                                        "MATRIX_SET_DIAG",
+                                                        "ROUND",
+                                                        "HARD_SWISH",
+                                                        "IF",
+                                                        "WHILE",
+                                                        "NON_MAX_SUPPRESSION_V4",
+                                                        "NON_MAX_SUPPRESSION_V5",
+                                                        "SCATTER_ND",
+                                                        "SELECT_V2",
+                                                        "DENSIFY",
+                                                        "SEGMENT_SUM",
+                                                        "BATCH_MATMUL",
+                                                        "PLACEHOLDER_FOR_GREATER_OP_CODES",
+                                                        "CUMSUM",
+                                                        "CALL_ONCE",
+                                                        "BROADCAST_TO",
+                                                        "RFFT2D",
+                                                        "CONV_3D",
+                                                        "IMAG",
+                                                        "REAL",
+                                                        "COMPLEX_ABS",
+                                                        "HASHTABLE",
+                                                        "HASHTABLE_FIND",
+                                                        "HASHTABLE_IMPORT",
+                                                        "HASHTABLE_SIZE",
+                                                        "REDUCE_ALL",
+                                                        "CONV_3D_TRANSPOSE",
+                                                        "VAR_HANDLE",
+                                                        "READ_VARIABLE",
+                                                        "ASSIGN_VARIABLE",
+                                                        "BROADCAST_ARGS",
+                                                        "RANDOM_STANDARD_NORMAL",
+                                                        "BUCKETIZE",
+                                                        "RANDOM_UNIFORM",
+                                                        "MULTINOMIAL",
+                                                        "GELU",
+                                                        "DYNAMIC_UPDATE_SLICE",
+                                                        "RELU_0_TO_1",
+                                                        "UNSORTED_SEGMENT_PROD",
+                                                        "UNSORTED_SEGMENT_MAX",
+                                                        "UNSORTED_SEGMENT_SUM",
+                                                        "ATAN2",
+                                                        "UNSORTED_SEGMENT_MIN",
+                                                        "SIGN",
+                                                        "BITCAST",
+                                                        "BITWISE_XOR",
+                                                        "RIGHT_SHIFT"};
 }  // namespace
 
 std::string builtin_name(int code) {

@@ -26,23 +26,40 @@ constexpr size_t kSpliceBytes = 4096;
 
 int onnx_type(DataType t) {
   switch (t) {
-    case DataType::kFloat32: return onnx::TensorProto::FLOAT;
-    case DataType::kUInt8: return onnx::TensorProto::UINT8;
-    case DataType::kInt8: return onnx::TensorProto::INT8;
-    case DataType::kUInt16: return onnx::TensorProto::UINT16;
-    case DataType::kInt16: return onnx::TensorProto::INT16;
-    case DataType::kInt32: return onnx::TensorProto::INT32;
-    case DataType::kInt64: return onnx::TensorProto::INT64;
-    case DataType::kString: return onnx::TensorProto::STRING;
-    case DataType::kBool: return onnx::TensorProto::BOOL;
-    case DataType::kFloat16: return onnx::TensorProto::FLOAT16;
-    case DataType::kFloat64: return onnx::TensorProto::DOUBLE;
-    case DataType::kUInt32: return onnx::TensorProto::UINT32;
-    case DataType::kUInt64: return onnx::TensorProto::UINT64;
-    case DataType::kComplex64: return onnx::TensorProto::COMPLEX64;
-    case DataType::kComplex128: return onnx::TensorProto::COMPLEX128;
-    case DataType::kBFloat16: return onnx::TensorProto::BFLOAT16;
-    default: return onnx::TensorProto::UNDEFINED;
+    case DataType::kFloat32:
+      return onnx::TensorProto::FLOAT;
+    case DataType::kUInt8:
+      return onnx::TensorProto::UINT8;
+    case DataType::kInt8:
+      return onnx::TensorProto::INT8;
+    case DataType::kUInt16:
+      return onnx::TensorProto::UINT16;
+    case DataType::kInt16:
+      return onnx::TensorProto::INT16;
+    case DataType::kInt32:
+      return onnx::TensorProto::INT32;
+    case DataType::kInt64:
+      return onnx::TensorProto::INT64;
+    case DataType::kString:
+      return onnx::TensorProto::STRING;
+    case DataType::kBool:
+      return onnx::TensorProto::BOOL;
+    case DataType::kFloat16:
+      return onnx::TensorProto::FLOAT16;
+    case DataType::kFloat64:
+      return onnx::TensorProto::DOUBLE;
+    case DataType::kUInt32:
+      return onnx::TensorProto::UINT32;
+    case DataType::kUInt64:
+      return onnx::TensorProto::UINT64;
+    case DataType::kComplex64:
+      return onnx::TensorProto::COMPLEX64;
+    case DataType::kComplex128:
+      return onnx::TensorProto::COMPLEX128;
+    case DataType::kBFloat16:
+      return onnx::TensorProto::BFLOAT16;
+    default:
+      return onnx::TensorProto::UNDEFINED;
   }
 }
 
@@ -250,7 +267,8 @@ class Emitter {
       // Names are unique by construction; make sure anyway (ONNX Runtime
       // refuses duplicates), deterministically.
       std::string name = n.name;
-      for (int k = 1; !node_names.insert(name).second; ++k) name = n.name + "__" + std::to_string(k);
+      for (int k = 1; !node_names.insert(name).second; ++k)
+        name = n.name + "__" + std::to_string(k);
       np->set_name(name);
       np->set_op_type(n.op);
       if (!n.domain.empty()) np->set_domain(n.domain);
@@ -278,7 +296,8 @@ class Emitter {
     auto take = [&](TensorId t) {
       std::string& slot = names_[static_cast<size_t>(t)];
       if (!slot.empty()) return;
-      std::string base = g_.tensor(t).name.empty() ? "tensor_" + std::to_string(t) : g_.tensor(t).name;
+      std::string base =
+          g_.tensor(t).name.empty() ? "tensor_" + std::to_string(t) : g_.tensor(t).name;
       std::string name = base;
       for (int k = 1; used.count(name); ++k) name = base + "__" + std::to_string(k);
       used.insert(name);
@@ -368,24 +387,25 @@ class Emitter {
       size_t at = what.find("node name: ");
       if (at != std::string::npos) {
         size_t from = at + 11, to = what.find(')', from);
-        std::string node = what.substr(from, to == std::string::npos ? std::string::npos : to - from);
+        std::string node =
+            what.substr(from, to == std::string::npos ? std::string::npos : to - from);
         for (const auto& n : g_.nodes) {
           if (n.name != node || n.source_op < 0) continue;
           std::string outs;
           for (TensorId t : n.outputs)
             outs += (outs.empty() ? "'" : ", '") + g_.tensor(t).name + "' " +
                     ir::to_string(g_.tensor(t).shape);
-          Error err = make_error(ErrorCode::kInvalidModel,
-                                 "op " + std::to_string(n.source_op) + " (" + node +
-                                     "): the declared shape of " + outs +
-                                     " contradicts its inputs: " + what);
+          Error err =
+              make_error(ErrorCode::kInvalidModel, "op " + std::to_string(n.source_op) + " (" +
+                                                       node + "): the declared shape of " + outs +
+                                                       " contradicts its inputs: " + what);
           err.op_index = n.source_op;
           return err;
         }
       }
-      return make_error(ErrorCode::kInternal,
-                        std::string("ONNX shape inference disagrees with the converted model: ") +
-                            what);
+      return make_error(
+          ErrorCode::kInternal,
+          std::string("ONNX shape inference disagrees with the converted model: ") + what);
     }
     return ok_status();
   }
@@ -433,9 +453,9 @@ class Emitter {
     }
     size_t total = head.size() + 1 + varint_size(graph_len) + graph_len;
     if (total >= (size_t{1} << 31))
-      return make_error(ErrorCode::kResourceLimit,
-                        "the ONNX model would be " + std::to_string(total) +
-                            " bytes; protobuf messages stop at 2 GiB");
+      return make_error(ErrorCode::kResourceLimit, "the ONNX model would be " +
+                                                       std::to_string(total) +
+                                                       " bytes; protobuf messages stop at 2 GiB");
 
     std::string out;
     out.reserve(total);

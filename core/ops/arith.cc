@@ -15,7 +15,8 @@ bool is_int(DataType t) {
 }
 
 std::string check_floor_mod(const ir::Graph& g, const ir::Node& n) {
-  if (n.inputs.size() != 2 || !has_input(g, n, 0) || !has_input(g, n, 1)) return "expects two inputs";
+  if (n.inputs.size() != 2 || !has_input(g, n, 0) || !has_input(g, n, 1))
+    return "expects two inputs";
   DataType t = g.tensor(n.outputs[0]).dtype;
   if (!is_int(t) && t != DataType::kFloat32) return "type " + std::string(ir::to_string(t));
   return "";

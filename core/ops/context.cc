@@ -46,8 +46,8 @@ TensorId LowerContext::constant_in_layout(TensorId id, const Perm& layout, const
   ir::Tensor alias = x;
   alias.layout = ir::normalized(layout);
   if (!ir::keeps_memory_order(alias.shape, alias.layout))
-    diag_.rewritten_initializers.push_back(
-        {x.name, (why.empty() ? std::string("permuted") : why) + " " + ir::to_string(alias.layout)});
+    diag_.rewritten_initializers.push_back({x.name, (why.empty() ? std::string("permuted") : why) +
+                                                        " " + ir::to_string(alias.layout)});
   return graph_.add_tensor(std::move(alias));
 }
 
@@ -83,14 +83,30 @@ TensorId LowerContext::const_f32(const std::string& name, std::vector<float> val
 TensorId LowerContext::const_scalar(const std::string& name, DataType type, double value) {
   std::vector<std::byte> bytes;
   switch (type) {
-    case DataType::kFloat32: bytes = to_bytes(std::vector<float>{static_cast<float>(value)}); break;
-    case DataType::kInt32: bytes = to_bytes(std::vector<int32_t>{static_cast<int32_t>(value)}); break;
-    case DataType::kInt64: bytes = to_bytes(std::vector<int64_t>{static_cast<int64_t>(value)}); break;
-    case DataType::kInt8: bytes = to_bytes(std::vector<int8_t>{static_cast<int8_t>(value)}); break;
-    case DataType::kUInt8: bytes = to_bytes(std::vector<uint8_t>{static_cast<uint8_t>(value)}); break;
-    case DataType::kInt16: bytes = to_bytes(std::vector<int16_t>{static_cast<int16_t>(value)}); break;
-    case DataType::kFloat64: bytes = to_bytes(std::vector<double>{value}); break;
-    default: bytes = to_bytes(std::vector<float>{static_cast<float>(value)}); type = DataType::kFloat32;
+    case DataType::kFloat32:
+      bytes = to_bytes(std::vector<float>{static_cast<float>(value)});
+      break;
+    case DataType::kInt32:
+      bytes = to_bytes(std::vector<int32_t>{static_cast<int32_t>(value)});
+      break;
+    case DataType::kInt64:
+      bytes = to_bytes(std::vector<int64_t>{static_cast<int64_t>(value)});
+      break;
+    case DataType::kInt8:
+      bytes = to_bytes(std::vector<int8_t>{static_cast<int8_t>(value)});
+      break;
+    case DataType::kUInt8:
+      bytes = to_bytes(std::vector<uint8_t>{static_cast<uint8_t>(value)});
+      break;
+    case DataType::kInt16:
+      bytes = to_bytes(std::vector<int16_t>{static_cast<int16_t>(value)});
+      break;
+    case DataType::kFloat64:
+      bytes = to_bytes(std::vector<double>{value});
+      break;
+    default:
+      bytes = to_bytes(std::vector<float>{static_cast<float>(value)});
+      type = DataType::kFloat32;
   }
   ir::Tensor t;
   t.name = name;
@@ -149,7 +165,8 @@ Result<TensorId> LowerContext::fused_activation(const ir::Node& source, TensorId
   } else if (act == "RELU6" || act == "RELU_N1_TO_1" || act == "RELU_0_TO_1") {
     double lo = act == "RELU_N1_TO_1" ? -1 : 0;
     double hi = act == "RELU6" ? 6 : 1;
-    pending_.push_back({source, "Clip",
+    pending_.push_back({source,
+                        "Clip",
                         {pre, const_scalar(source.name + "/clip_min", type, lo),
                          const_scalar(source.name + "/clip_max", type, hi)},
                         out});
@@ -194,13 +211,20 @@ std::optional<int> resolve_axis(int64_t axis, size_t rank) {
 
 const char* activation_name(int a) {
   switch (a) {
-    case 0: return "NONE";
-    case 1: return "RELU";
-    case 2: return "RELU_N1_TO_1";
-    case 3: return "RELU6";
-    case 4: return "TANH";
-    case 5: return "SIGN_BIT";
-    default: return "UNKNOWN";
+    case 0:
+      return "NONE";
+    case 1:
+      return "RELU";
+    case 2:
+      return "RELU_N1_TO_1";
+    case 3:
+      return "RELU6";
+    case 4:
+      return "TANH";
+    case 5:
+      return "SIGN_BIT";
+    default:
+      return "UNKNOWN";
   }
 }
 

@@ -188,10 +188,9 @@ Status lower_transpose_conv(LowerContext& ctx, const ir::Node& n) {
       after += -extra;  // TFLite crops the end when output_shape is smaller
     }
     if (output_padding[d] >= strides[d])
-      return ctx.error(n, "output_shape " + std::to_string(out) +
-                              " cannot come from input size " + std::to_string(in) +
-                              " with stride " + std::to_string(strides[d]) + " and filter " +
-                              std::to_string(k));
+      return ctx.error(n, "output_shape " + std::to_string(out) + " cannot come from input size " +
+                              std::to_string(in) + " with stride " + std::to_string(strides[d]) +
+                              " and filter " + std::to_string(k));
     pads[d] = before;
     pads[2 + d] = after;
   }
@@ -277,17 +276,17 @@ OpEntry transpose_conv() {
 }
 
 OpEntry average_pool2d() {
-  OpEntry e = implicit("AVERAGE_POOL_2D", "AveragePool", read_pool_options, check_pool,
-                       [](LowerContext& ctx, const ir::Node& n) {
-                         return lower_pool(ctx, n, "AveragePool");
-                       });
+  OpEntry e = implicit(
+      "AVERAGE_POOL_2D", "AveragePool", read_pool_options, check_pool,
+      [](LowerContext& ctx, const ir::Node& n) { return lower_pool(ctx, n, "AveragePool"); });
   e.notes = "padding excluded from the average, as in TFLite";
   return e;
 }
 
 OpEntry max_pool2d() {
-  return implicit("MAX_POOL_2D", "MaxPool", read_pool_options, check_pool,
-                  [](LowerContext& ctx, const ir::Node& n) { return lower_pool(ctx, n, "MaxPool"); });
+  return implicit(
+      "MAX_POOL_2D", "MaxPool", read_pool_options, check_pool,
+      [](LowerContext& ctx, const ir::Node& n) { return lower_pool(ctx, n, "MaxPool"); });
 }
 
 }  // namespace lite2onnx::ops::conv

@@ -58,7 +58,8 @@ std::string check_const_vector(const ir::Graph& g, const ir::Node& n, size_t i, 
     return std::string(what) + " of type " + type_name(g.tensor(n.inputs[i]).dtype);
   auto v = const_ints(g, n.inputs[i]);
   if (!v || v->size() != count)
-    return std::string(what) + " must hold " + std::to_string(count) + " values (one per dimension)";
+    return std::string(what) + " must hold " + std::to_string(count) +
+           " values (one per dimension)";
   return "";
 }
 
@@ -126,8 +127,7 @@ Status lower_tile(LowerContext& ctx, const ir::Node& n) {
   auto m = *const_ints(g, n.inputs[1]);
   // ONNX axis i is TFLite axis p[i].
   std::vector<int64_t> repeats(m.size());
-  for (size_t i = 0; i < m.size(); ++i)
-    repeats[i] = m[p.empty() ? i : static_cast<size_t>(p[i])];
+  for (size_t i = 0; i < m.size(); ++i) repeats[i] = m[p.empty() ? i : static_cast<size_t>(p[i])];
   ctx.emit(n, "Tile", {n.inputs[0], ctx.const_i64(n.name + "/repeats", repeats)}, {n.outputs[0]});
   return ok_status();
 }
@@ -244,12 +244,15 @@ std::string check_range(const ir::Graph& g, const ir::Node& n) {
     return "output type " + type_name(t) + " (int32, int64 or float32 expected)";
   for (size_t i = 0; i < 3; ++i) {
     const ir::Tensor& x = g.tensor(n.inputs[i]);
-    if (x.dtype != t) return "input '" + x.name + "' is " + type_name(x.dtype) + ", output " + type_name(t);
-    if (ir::element_count(x.shape).value_or(0) != 1) return "input '" + x.name + "' must be a scalar";
+    if (x.dtype != t)
+      return "input '" + x.name + "' is " + type_name(x.dtype) + ", output " + type_name(t);
+    if (ir::element_count(x.shape).value_or(0) != 1)
+      return "input '" + x.name + "' must be a scalar";
   }
   if (g.tensor(n.inputs[2]).is_const()) {
     const ir::Tensor& d = g.tensor(n.inputs[2]);
-    bool zero = t == DataType::kFloat32 ? d.data->as<float>()[0] == 0.0f : (*const_ints(g, n.inputs[2]))[0] == 0;
+    bool zero = t == DataType::kFloat32 ? d.data->as<float>()[0] == 0.0f
+                                        : (*const_ints(g, n.inputs[2]))[0] == 0;
     if (zero) return "delta is 0";
   }
   return "";
@@ -370,8 +373,8 @@ OpEntry tile() {
 }
 
 OpEntry reverse_v2() {
-  OpEntry e = entry("REVERSE_V2", LayoutClass::kAttribute, "Slice (step -1)",
-                    propagate_data_input, check_reverse, lower_reverse, 2);
+  OpEntry e = entry("REVERSE_V2", LayoutClass::kAttribute, "Slice (step -1)", propagate_data_input,
+                    check_reverse, lower_reverse, 2);
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant axis; axes follow the layout";
   return e;
@@ -394,7 +397,8 @@ OpEntry gather_nd() {
 }
 
 OpEntry range() {
-  OpEntry e = entry("RANGE", LayoutClass::kTerminate, "Range", nullptr, check_range, lower_range, 3);
+  OpEntry e =
+      entry("RANGE", LayoutClass::kTerminate, "Range", nullptr, check_range, lower_range, 3);
   e.dtypes = "float32, int32, int64";
   return e;
 }

@@ -60,8 +60,8 @@ Status lower_fc(LowerContext& ctx, const ir::Node& n) {
   ir::Node& gemm = ctx.emit(n, "Gemm", inputs, {*act});
   gemm.attrs.set("transB", int64_t{1});
   if (reshape_out) {
-    ctx.emit(n, "Reshape", {gemm_out, ctx.const_i64(n.name + "/out_shape", y.shape)}, {n.outputs[0]},
-             "unflatten");
+    ctx.emit(n, "Reshape", {gemm_out, ctx.const_i64(n.name + "/out_shape", y.shape)},
+             {n.outputs[0]}, "unflatten");
     ctx.diagnostics().inserted.push_back({n.name + "/unflatten", "Reshape", y.name,
                                           "keep_num_dims restores the input's leading dimensions"});
   }

@@ -21,19 +21,29 @@ Status lower_clip(LowerContext& ctx, const ir::Node& n, double lo, double hi) {
   const ir::Graph& g = ctx.graph();
   TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
   ir::DataType type = g.tensor(n.outputs[0]).dtype;
-  ctx.emit(n, "Clip",
-           {x, ctx.const_scalar(n.name + "/min", type, lo), ctx.const_scalar(n.name + "/max", type, hi)},
-           {n.outputs[0]});
+  ctx.emit(
+      n, "Clip",
+      {x, ctx.const_scalar(n.name + "/min", type, lo), ctx.const_scalar(n.name + "/max", type, hi)},
+      {n.outputs[0]});
   return ok_status();
 }
 
 void read_binary_options(const tflite::Operator& op, ir::Attributes& attrs) {
   switch (op.builtin_options_type()) {
-    case tflite::BuiltinOptions::AddOptions: store_activation(op.builtin_options_as_AddOptions(), attrs); break;
-    case tflite::BuiltinOptions::SubOptions: store_activation(op.builtin_options_as_SubOptions(), attrs); break;
-    case tflite::BuiltinOptions::MulOptions: store_activation(op.builtin_options_as_MulOptions(), attrs); break;
-    case tflite::BuiltinOptions::DivOptions: store_activation(op.builtin_options_as_DivOptions(), attrs); break;
-    default: attrs.set("fused_activation_function", std::string("NONE"));
+    case tflite::BuiltinOptions::AddOptions:
+      store_activation(op.builtin_options_as_AddOptions(), attrs);
+      break;
+    case tflite::BuiltinOptions::SubOptions:
+      store_activation(op.builtin_options_as_SubOptions(), attrs);
+      break;
+    case tflite::BuiltinOptions::MulOptions:
+      store_activation(op.builtin_options_as_MulOptions(), attrs);
+      break;
+    case tflite::BuiltinOptions::DivOptions:
+      store_activation(op.builtin_options_as_DivOptions(), attrs);
+      break;
+    default:
+      attrs.set("fused_activation_function", std::string("NONE"));
   }
 }
 
@@ -71,9 +81,8 @@ OpEntry unary(const char* name, const char* onnx_op) {
 }
 
 OpEntry relu6() {
-  return transparent("RELU6", "Clip", [](LowerContext& ctx, const ir::Node& n) {
-    return lower_clip(ctx, n, 0, 6);
-  });
+  return transparent("RELU6", "Clip",
+                     [](LowerContext& ctx, const ir::Node& n) { return lower_clip(ctx, n, 0, 6); });
 }
 
 OpEntry relu_n1_to_1() {
@@ -96,19 +105,19 @@ OpEntry rsqrt() {
 OpEntry hard_swish() {
   OpEntry e = transparent("HARD_SWISH", "HardSwish (opset 14+); x * HardSigmoid(x) below",
                           [](LowerContext& ctx, const ir::Node& n) {
-    const ir::Graph& g = ctx.graph();
-    TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
-    if (ctx.opset() >= 14) {
-      ctx.emit(n, "HardSwish", {x}, {n.outputs[0]});
-      return ok_status();
-    }
-    TensorId hs = ctx.temp_like(n.outputs[0], "hard_sigmoid");
-    ir::Node& h = ctx.emit(n, "HardSigmoid", {x}, {hs}, "HardSigmoid");
-    h.attrs.set("alpha", 1.0f / 6.0f);
-    h.attrs.set("beta", 0.5f);
-    ctx.emit(n, "Mul", {x, hs}, {n.outputs[0]});
-    return ok_status();
-  });
+                            const ir::Graph& g = ctx.graph();
+                            TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
+                            if (ctx.opset() >= 14) {
+                              ctx.emit(n, "HardSwish", {x}, {n.outputs[0]});
+                              return ok_status();
+                            }
+                            TensorId hs = ctx.temp_like(n.outputs[0], "hard_sigmoid");
+                            ir::Node& h = ctx.emit(n, "HardSigmoid", {x}, {hs}, "HardSigmoid");
+                            h.attrs.set("alpha", 1.0f / 6.0f);
+                            h.attrs.set("beta", 0.5f);
+                            ctx.emit(n, "Mul", {x, hs}, {n.outputs[0]});
+                            return ok_status();
+                          });
   return e;
 }
 
@@ -138,17 +147,18 @@ OpEntry binary(const char* name, const char* onnx_op, const char* dtypes) {
 }
 
 OpEntry squared_difference() {
-  OpEntry e = transparent("SQUARED_DIFFERENCE", "Sub + Mul", [](LowerContext& ctx, const ir::Node& n) {
-    const ir::Graph& g = ctx.graph();
-    const ir::Perm& p = out_layout(g, n);
-    size_t rank = out_rank(g, n);
-    TensorId a = ctx.operand(n, 0, p, rank);
-    TensorId b = ctx.operand(n, 1, p, rank);
-    TensorId d = ctx.temp_like(n.outputs[0], "diff");
-    ctx.emit(n, "Sub", {a, b}, {d}, "Sub");
-    ctx.emit(n, "Mul", {d, d}, {n.outputs[0]});
-    return ok_status();
-  });
+  OpEntry e =
+      transparent("SQUARED_DIFFERENCE", "Sub + Mul", [](LowerContext& ctx, const ir::Node& n) {
+        const ir::Graph& g = ctx.graph();
+        const ir::Perm& p = out_layout(g, n);
+        size_t rank = out_rank(g, n);
+        TensorId a = ctx.operand(n, 0, p, rank);
+        TensorId b = ctx.operand(n, 1, p, rank);
+        TensorId d = ctx.temp_like(n.outputs[0], "diff");
+        ctx.emit(n, "Sub", {a, b}, {d}, "Sub");
+        ctx.emit(n, "Mul", {d, d}, {n.outputs[0]});
+        return ok_status();
+      });
   e.dtypes = "float32, int32";
   e.check = check_binary;
   e.min_inputs = 2;
@@ -171,12 +181,12 @@ OpEntry prelu() {
 OpEntry dequantize() {
   OpEntry e = transparent("DEQUANTIZE", "folded (float16 constants) / Cast",
                           [](LowerContext& ctx, const ir::Node& n) {
-    const ir::Graph& g = ctx.graph();
-    TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
-    ir::Node& c = ctx.emit(n, "Cast", {x}, {n.outputs[0]});
-    c.attrs.set("to", int64_t{1});  // FLOAT
-    return ok_status();
-  });
+                            const ir::Graph& g = ctx.graph();
+                            TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
+                            ir::Node& c = ctx.emit(n, "Cast", {x}, {n.outputs[0]});
+                            c.attrs.set("to", int64_t{1});  // FLOAT
+                            return ok_status();
+                          });
   e.dtypes = "float16 (-> float32)";
   e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
     if (!has_input(g, n, 0)) return "input is missing";

@@ -58,9 +58,10 @@ Status lower_relu_0_to_1(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
   DataType type = g.tensor(n.outputs[0]).dtype;
-  ctx.emit(n, "Clip",
-           {x, ctx.const_scalar(n.name + "/min", type, 0), ctx.const_scalar(n.name + "/max", type, 1)},
-           {n.outputs[0]});
+  ctx.emit(
+      n, "Clip",
+      {x, ctx.const_scalar(n.name + "/min", type, 0), ctx.const_scalar(n.name + "/max", type, 1)},
+      {n.outputs[0]});
   return ok_status();
 }
 
@@ -220,23 +221,25 @@ Status lower_reverse_sequence(LowerContext& ctx, const ir::Node& n) {
 }  // namespace
 
 OpEntry sign() {
-  OpEntry e = make("SIGN", LayoutClass::kTransparent, "Sign",
-                   [](const ir::Graph& g, const ir::Node& n) -> std::string {
-                     if (auto r = check_arity(n, 1); !r.empty()) return r;
-                     return check_type(g, n, 0, {DataType::kFloat32, DataType::kInt32});
-                   },
-                   lower_sign);
+  OpEntry e = make(
+      "SIGN", LayoutClass::kTransparent, "Sign",
+      [](const ir::Graph& g, const ir::Node& n) -> std::string {
+        if (auto r = check_arity(n, 1); !r.empty()) return r;
+        return check_type(g, n, 0, {DataType::kFloat32, DataType::kInt32});
+      },
+      lower_sign);
   e.dtypes = "float32, int32";
   return e;
 }
 
 OpEntry relu_0_to_1() {
-  OpEntry e = make("RELU_0_TO_1", LayoutClass::kTransparent, "Clip",
-                   [](const ir::Graph& g, const ir::Node& n) -> std::string {
-                     if (auto r = check_arity(n, 1); !r.empty()) return r;
-                     return check_type(g, n, 0, {DataType::kFloat32});
-                   },
-                   lower_relu_0_to_1);
+  OpEntry e = make(
+      "RELU_0_TO_1", LayoutClass::kTransparent, "Clip",
+      [](const ir::Graph& g, const ir::Node& n) -> std::string {
+        if (auto r = check_arity(n, 1); !r.empty()) return r;
+        return check_type(g, n, 0, {DataType::kFloat32});
+      },
+      lower_relu_0_to_1);
   return e;
 }
 

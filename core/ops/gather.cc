@@ -93,7 +93,8 @@ std::optional<LayoutPlan> propagate_shape(const ir::Graph&, const ir::Node& n,
 std::string check_shape(const ir::Graph& g, const ir::Node& n) {
   if (!has_input(g, n, 0)) return "input is missing";
   DataType t = g.tensor(n.outputs[0]).dtype;
-  if (!is_index_type(t)) return "output type " + std::string(ir::to_string(t)) + " (int32 or int64 expected)";
+  if (!is_index_type(t))
+    return "output type " + std::string(ir::to_string(t)) + " (int32 or int64 expected)";
   return "";
 }
 
@@ -104,15 +105,16 @@ Status lower_shape(LowerContext& ctx, const ir::Node& n) {
   const size_t rank = x.rank();
   const bool cast = g.tensor(n.outputs[0]).dtype != DataType::kInt64;
   const bool gather = !ir::is_identity(p);
-  TensorId cur = (cast || gather) ? ctx.temp(n.name + "/shape_i64", DataType::kInt64) : n.outputs[0];
+  TensorId cur =
+      (cast || gather) ? ctx.temp(n.name + "/shape_i64", DataType::kInt64) : n.outputs[0];
   ctx.emit(n, "Shape", {n.inputs[0]}, {cur}, cast || gather ? "Shape" : "");
   if (gather) {
     // TFLite axis i is ONNX axis onnx_axis(p, i).
     std::vector<int64_t> order;
     for (size_t i = 0; i < rank; ++i) order.push_back(ir::onnx_axis(p, static_cast<int>(i)));
     TensorId out = cast ? ctx.temp(n.name + "/tflite_order", DataType::kInt64) : n.outputs[0];
-    ir::Node& gt = ctx.emit(n, "Gather", {cur, ctx.const_i64(n.name + "/tflite_axes", order)}, {out},
-                            cast ? "Gather" : "");
+    ir::Node& gt = ctx.emit(n, "Gather", {cur, ctx.const_i64(n.name + "/tflite_axes", order)},
+                            {out}, cast ? "Gather" : "");
     gt.attrs.set("axis", int64_t{0});
     cur = out;
   }
@@ -183,7 +185,8 @@ Status lower_pack(LowerContext& ctx, const ir::Node& n) {
   std::vector<TensorId> parts;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     TensorId u = ctx.temp(n.name + "/unsqueezed_" + std::to_string(i), type);
-    ctx.emit(n, "Unsqueeze", {ctx.operand(n, i, p, rank), axes}, {u}, "Unsqueeze_" + std::to_string(i));
+    ctx.emit(n, "Unsqueeze", {ctx.operand(n, i, p, rank), axes}, {u},
+             "Unsqueeze_" + std::to_string(i));
     parts.push_back(u);
   }
   ir::Node& c = ctx.emit(n, "Concat", parts, {n.outputs[0]});
@@ -257,9 +260,9 @@ std::optional<int> gather_axis(const ir::Graph& g, const ir::Node& n) {
 std::string check_gather(const ir::Graph& g, const ir::Node& n) {
   if (!has_input(g, n, 0) || !has_input(g, n, 1)) return "expects params and indices";
   if (n.attrs.get_int("batch_dims") != 0)
-    return "batch_dims " + std::to_string(n.attrs.get_int("batch_dims")) +
-           " (only 0 is supported)";
-  if (!gather_axis(g, n)) return "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range";
+    return "batch_dims " + std::to_string(n.attrs.get_int("batch_dims")) + " (only 0 is supported)";
+  if (!gather_axis(g, n))
+    return "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range";
   DataType t = g.tensor(n.inputs[1]).dtype;
   if (!is_index_type(t)) return "indices of type " + std::string(ir::to_string(t));
   return "";
@@ -283,8 +286,8 @@ Status lower_gather(LowerContext& ctx, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const int a = *gather_axis(g, n);
   const Perm& p = x.layout;
-  if (auto r = check_layout(g, n.outputs[0],
-                            replace_axis(p, a, x.rank(), g.tensor(n.inputs[1]).rank()));
+  if (auto r =
+          check_layout(g, n.outputs[0], replace_axis(p, a, x.rank(), g.tensor(n.inputs[1]).rank()));
       !r.empty())
     return ctx.error(n, r);
   ir::Node& gt = ctx.emit(n, "Gather", {n.inputs[0], n.inputs[1]}, {n.outputs[0]});
@@ -363,8 +366,8 @@ Status lower_fill(LowerContext& ctx, const ir::Node& n) {
       value = g.add_tensor(std::move(scalar));
     } else {
       TensorId s = ctx.temp(n.name + "/value_scalar", g.tensor(value).dtype);
-      ctx.emit(n, "Reshape", {value, ctx.const_i64(n.name + "/scalar_shape", {}, ir::Shape{0})}, {s},
-               "Reshape");
+      ctx.emit(n, "Reshape", {value, ctx.const_i64(n.name + "/scalar_shape", {}, ir::Shape{0})},
+               {s}, "Reshape");
       value = s;
     }
   }

@@ -74,15 +74,16 @@ std::string check_bool_binary(const ir::Graph& g, const ir::Node& n) {
 
 std::string check_equality(const ir::Graph& g, const ir::Node& n) {
   if (auto s = check_inputs(g, n, 2); !s.empty()) return s;
-  return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt64,
-                                 DataType::kInt8, DataType::kUInt8, DataType::kInt16,
-                                 DataType::kBool});
+  return check_input_type(g, n,
+                          {DataType::kFloat32, DataType::kInt32, DataType::kInt64, DataType::kInt8,
+                           DataType::kUInt8, DataType::kInt16, DataType::kBool});
 }
 
 std::string check_numeric_binary(const ir::Graph& g, const ir::Node& n) {
   if (auto s = check_inputs(g, n, 2); !s.empty()) return s;
-  return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt64,
-                                 DataType::kInt8, DataType::kUInt8, DataType::kInt16});
+  return check_input_type(g, n,
+                          {DataType::kFloat32, DataType::kInt32, DataType::kInt64, DataType::kInt8,
+                           DataType::kUInt8, DataType::kInt16});
 }
 
 // The node's input i, aligned to the op's layout and rank.
@@ -156,19 +157,32 @@ Status lower_gelu(LowerContext& ctx, const ir::Node& n) {
 // ONNX TensorProto.DataType codes.
 int64_t onnx_type_code(DataType t) {
   switch (t) {
-    case DataType::kFloat32: return 1;
-    case DataType::kUInt8: return 2;
-    case DataType::kInt8: return 3;
-    case DataType::kUInt16: return 4;
-    case DataType::kInt16: return 5;
-    case DataType::kInt32: return 6;
-    case DataType::kInt64: return 7;
-    case DataType::kBool: return 9;
-    case DataType::kFloat16: return 10;
-    case DataType::kFloat64: return 11;
-    case DataType::kUInt32: return 12;
-    case DataType::kUInt64: return 13;
-    default: return 0;
+    case DataType::kFloat32:
+      return 1;
+    case DataType::kUInt8:
+      return 2;
+    case DataType::kInt8:
+      return 3;
+    case DataType::kUInt16:
+      return 4;
+    case DataType::kInt16:
+      return 5;
+    case DataType::kInt32:
+      return 6;
+    case DataType::kInt64:
+      return 7;
+    case DataType::kBool:
+      return 9;
+    case DataType::kFloat16:
+      return 10;
+    case DataType::kFloat64:
+      return 11;
+    case DataType::kUInt32:
+      return 12;
+    case DataType::kUInt64:
+      return 13;
+    default:
+      return 0;
   }
 }
 
@@ -193,8 +207,8 @@ bool is_float(DataType t) { return t == DataType::kFloat32; }
 
 std::string check_floor_div(const ir::Graph& g, const ir::Node& n) {
   if (auto s = check_inputs(g, n, 2); !s.empty()) return s;
-  return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt16,
-                                 DataType::kInt8});
+  return check_input_type(
+      g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt16, DataType::kInt8});
 }
 
 // reference_ops::FloorDiv: floor(x / y). Floats: Floor(Div). Integers: ONNX
@@ -323,12 +337,12 @@ OpEntry square() {
 }
 
 OpEntry zeros_like() {
-  OpEntry e = make("ZEROS_LIKE", "Shape + Expand", lower_zeros_like,
-                   [](const ir::Graph& g, const ir::Node& n) -> std::string {
-                     if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
-                     return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32,
-                                                    DataType::kInt64});
-                   });
+  OpEntry e = make(
+      "ZEROS_LIKE", "Shape + Expand", lower_zeros_like,
+      [](const ir::Graph& g, const ir::Node& n) -> std::string {
+        if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
+        return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt64});
+      });
   e.dtypes = "float32, int32, int64";
   return e;
 }
@@ -353,7 +367,8 @@ OpEntry cast() {
 
 OpEntry compare(const char* name, const char* onnx_op) {
   bool equality = std::string(onnx_op) == "Equal";
-  OpEntry e = make(name, onnx_op, lower_direct, equality ? check_equality : check_numeric_binary, 2);
+  OpEntry e =
+      make(name, onnx_op, lower_direct, equality ? check_equality : check_numeric_binary, 2);
   e.dtypes = equality ? "float32, int32, int64, int8, int16, uint8, bool (-> bool)"
                       : "float32, int32, int64, int8, int16, uint8 (-> bool)";
   e.notes = "numpy broadcasting";
@@ -396,7 +411,8 @@ OpEntry floor_div() {
 }
 
 OpEntry select() {
-  OpEntry e = make("SELECT", "Where (+ Reshape of a rank-1 condition)", lower_select, check_select, 3);
+  OpEntry e =
+      make("SELECT", "Where (+ Reshape of a rank-1 condition)", lower_select, check_select, 3);
   e.layout = LayoutClass::kAttribute;
   e.propagate = propagate_select;
   e.dtypes = "float32, int32, int64, int8, int16, uint8, bool (bool condition)";

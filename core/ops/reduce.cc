@@ -128,7 +128,6 @@ OpEntry softmax() {
   return e;
 }
 
-
 namespace {
 
 constexpr int64_t kOnnxInt32 = 6;
@@ -137,7 +136,8 @@ constexpr int64_t kOnnxInt32 = 6;
 std::string check_typed_reduce(const ir::Graph& g, const ir::Node& n) {
   ir::DataType t = g.tensor(n.inputs[0]).dtype;
   if (t != ir::DataType::kFloat32 && t != ir::DataType::kInt32 && t != ir::DataType::kInt64)
-    return std::string("input type ") + ir::to_string(t) + " is not supported (float32, int32, int64)";
+    return std::string("input type ") + ir::to_string(t) +
+           " is not supported (float32, int32, int64)";
   return check_reduce(g, n);
 }
 
@@ -152,8 +152,9 @@ OpEntry reducer(const char* name, const char* onnx, LowerFn lower) {
   e.lower = lower;
   e.onnx = onnx;
   e.dtypes = "float32, int32, int64";
-  e.notes = "axes follow the layout; without keep_dims the reduced axes leave it; "
-            "no axes: Identity";
+  e.notes =
+      "axes follow the layout; without keep_dims the reduced axes leave it; "
+      "no axes: Identity";
   return e;
 }
 
@@ -202,8 +203,7 @@ std::optional<LayoutPlan> propagate_arg(const ir::Graph& g, const ir::Node& n,
   LayoutPlan plan;
   plan.inputs.assign(n.inputs.size(), Perm{});
   plan.inputs[0] = p;
-  plan.outputs.assign(n.outputs.size(),
-                      ir::drop_axes(p, {*axis}, g.tensor(n.inputs[0]).rank()));
+  plan.outputs.assign(n.outputs.size(), ir::drop_axes(p, {*axis}, g.tensor(n.inputs[0]).rank()));
   return plan;
 }
 
@@ -383,7 +383,8 @@ OpEntry topk_v2() {
     if (!k || k->size() != 1 || (*k)[0] < 0) return "k must be one non-negative integer";
     int64_t last = x.shape.back();
     if (last >= 0 && (*k)[0] > last)
-      return "k = " + std::to_string((*k)[0]) + " exceeds the last dimension " + std::to_string(last);
+      return "k = " + std::to_string((*k)[0]) + " exceeds the last dimension " +
+             std::to_string(last);
     if (n.outputs.size() != 2) return "expects two outputs (values, indices)";
     ir::DataType t = g.tensor(n.outputs[1]).dtype;
     if (t != ir::DataType::kInt32 && t != ir::DataType::kInt64)
@@ -394,8 +395,8 @@ OpEntry topk_v2() {
     const ir::Graph& g = ctx.graph();
     int64_t k = (*const_ints(g, n.inputs[1]))[0];
     TensorId idx = int64_result(ctx, n, n.outputs[1], "indices");
-    ir::Node& t = ctx.emit(n, "TopK", {n.inputs[0], ctx.const_i64(n.name + "/k", {k})},
-                           {n.outputs[0], idx});
+    ir::Node& t =
+        ctx.emit(n, "TopK", {n.inputs[0], ctx.const_i64(n.name + "/k", {k})}, {n.outputs[0], idx});
     t.attrs.set("axis", last_onnx_axis(ctx.tensor(n.inputs[0])));
     t.attrs.set("largest", int64_t{1});
     t.attrs.set("sorted", int64_t{1});

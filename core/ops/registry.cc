@@ -127,10 +127,14 @@ const Table& table() {
 
 const char* to_string(LayoutClass c) {
   switch (c) {
-    case LayoutClass::kImplicit: return "Implicit";
-    case LayoutClass::kTransparent: return "Transparent";
-    case LayoutClass::kAttribute: return "Attribute";
-    case LayoutClass::kTerminate: return "Terminate";
+    case LayoutClass::kImplicit:
+      return "Implicit";
+    case LayoutClass::kTransparent:
+      return "Transparent";
+    case LayoutClass::kAttribute:
+      return "Attribute";
+    case LayoutClass::kTerminate:
+      return "Terminate";
   }
   return "?";
 }

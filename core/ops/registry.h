@@ -42,7 +42,7 @@ class LowerContext;
 using ReadOptionsFn = void (*)(const tflite::Operator& op, ir::Attributes& attrs);
 // nullopt: the op cannot run in these layouts; it then runs in TFLite order.
 using PropagateFn = std::optional<LayoutPlan> (*)(const ir::Graph& g, const ir::Node& n,
-                                                   std::span<const ir::Perm> input_layouts);
+                                                  std::span<const ir::Perm> input_layouts);
 // Empty when the node can be converted, else the reason it cannot.
 using CheckFn = std::string (*)(const ir::Graph& g, const ir::Node& n);
 using LowerFn = Status (*)(LowerContext& ctx, const ir::Node& n);

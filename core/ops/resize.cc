@@ -33,13 +33,13 @@ Status lower_resize(LowerContext& ctx, const ir::Node& n, bool bilinear) {
     inputs.push_back(none);
     inputs.push_back(ctx.const_i64(n.name + "/sizes", {xs[0], xs[3], size[0], size[1]}));
   } else {
-    inputs.push_back(ctx.const_f32(n.name + "/scales",
-                                   {1.f, 1.f, static_cast<float>(size[0]) / xs[1],
-                                    static_cast<float>(size[1]) / xs[2]}));
+    inputs.push_back(ctx.const_f32(
+        n.name + "/scales",
+        {1.f, 1.f, static_cast<float>(size[0]) / xs[1], static_cast<float>(size[1]) / xs[2]}));
   }
   ir::Node& r = ctx.emit(n, "Resize", inputs, {n.outputs[0]});
   r.attrs.set("mode", std::string(bilinear ? "linear" : "nearest"));
-  std::string ctm = align ? "align_corners"
+  std::string ctm = align  ? "align_corners"
                     : half ? (bilinear ? "half_pixel" : "tf_half_pixel_for_nn")
                            : "asymmetric";
   r.attrs.set("coordinate_transformation_mode", ctm);

@@ -192,7 +192,8 @@ Status lower_concat(LowerContext& ctx, const ir::Node& n) {
   const Perm& p = out_layout(g, n);
   size_t rank = out_rank(g, n);
   auto axis = resolve_axis(n.attrs.get_int("axis"), rank);
-  if (!axis) return ctx.error(n, "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range");
+  if (!axis)
+    return ctx.error(n, "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range");
   std::vector<TensorId> inputs;
   for (size_t i = 0; i < n.inputs.size(); ++i) inputs.push_back(ctx.operand(n, i, p, rank));
   auto y = ctx.fused_activation(n, n.outputs[0]);
@@ -217,7 +218,8 @@ Status emit_split(LowerContext& ctx, const ir::Node& n, size_t data, int axis,
 
 std::optional<LayoutPlan> propagate_split(const ir::Graph& g, const ir::Node& n,
                                           std::span<const Perm> in) {
-  size_t data = n.builtin == ir::builtin::kSplit ? 1 : 0;  // SPLIT takes (axis, x); SPLIT_V (x, sizes, axis)
+  size_t data =
+      n.builtin == ir::builtin::kSplit ? 1 : 0;  // SPLIT takes (axis, x); SPLIT_V (x, sizes, axis)
   if (data >= in.size()) return std::nullopt;
   (void)g;
   return plan_for(n, in[data], data, in[data]);
@@ -231,7 +233,8 @@ std::string check_split(const ir::Graph& g, const ir::Node& n) {
   auto axis = const_ints(g, n.inputs[axis_input]);
   size_t rank = g.tensor(n.inputs[data]).rank();
   if (!axis || axis->size() != 1 || !resolve_axis((*axis)[0], rank)) return "axis is out of range";
-  int64_t dim = g.tensor(n.inputs[data]).shape[static_cast<size_t>(*resolve_axis((*axis)[0], rank))];
+  int64_t dim =
+      g.tensor(n.inputs[data]).shape[static_cast<size_t>(*resolve_axis((*axis)[0], rank))];
   if (n.builtin == ir::builtin::kSplit) {
     if (dim >= 0 && (n.outputs.empty() || dim % static_cast<int64_t>(n.outputs.size()) != 0))
       return "dimension " + std::to_string(dim) + " does not split into " +
@@ -240,7 +243,8 @@ std::string check_split(const ir::Graph& g, const ir::Node& n) {
   }
   if (auto r = require_const(g, n, 1, "size_splits"); !r.empty()) return r;
   auto sizes = const_ints(g, n.inputs[1]);
-  if (!sizes || sizes->size() != n.outputs.size()) return "size_splits must have one entry per output";
+  if (!sizes || sizes->size() != n.outputs.size())
+    return "size_splits must have one entry per output";
   if (std::count(sizes->begin(), sizes->end(), -1) > 1) return "size_splits has more than one -1";
   if (dim < 0 && std::count(sizes->begin(), sizes->end(), -1) > 0)
     return "size_splits with -1 on a dynamic dimension";
@@ -251,7 +255,8 @@ std::string check_split(const ir::Graph& g, const ir::Node& n) {
   }
   bool fill = std::count(sizes->begin(), sizes->end(), -1) > 0;
   if (dim >= 0 && (fill ? known > dim : known != dim))
-    return "size_splits add up to " + std::to_string(known) + ", not dimension " + std::to_string(dim);
+    return "size_splits add up to " + std::to_string(known) + ", not dimension " +
+           std::to_string(dim);
   return "";
 }
 

@@ -87,10 +87,10 @@ Status lower_space_to_batch(LowerContext& ctx, const ir::Node& n) {
   TensorId cur = n.inputs[0];
   if (b.before_h || b.after_h || b.before_w || b.after_w) {
     TensorId padded = ctx.temp(n.name + "/padded", x.dtype);
-    ir::Node& pad = ctx.emit(
-        n, "Pad",
-        {cur, ctx.const_i64(n.name + "/pads", {0, 0, b.before_h, b.before_w, 0, 0, b.after_h, b.after_w})},
-        {padded}, "Pad");
+    ir::Node& pad = ctx.emit(n, "Pad",
+                             {cur, ctx.const_i64(n.name + "/pads", {0, 0, b.before_h, b.before_w, 0,
+                                                                    0, b.after_h, b.after_w})},
+                             {padded}, "Pad");
     pad.attrs.set("mode", std::string("constant"));
     cur = padded;
   }
@@ -125,15 +125,17 @@ Status lower_batch_to_space(LowerContext& ctx, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const int64_t h = x.shape[1], w = x.shape[2], c = x.shape[3];
   TensorId split = ctx.temp(n.name + "/blocks", x.dtype);
-  ctx.emit(n, "Reshape", {n.inputs[0], ctx.const_i64(n.name + "/block_shape6", {b.bh, b.bw, -1, c, h, w})},
+  ctx.emit(n, "Reshape",
+           {n.inputs[0], ctx.const_i64(n.name + "/block_shape6", {b.bh, b.bw, -1, c, h, w})},
            {split}, "Reshape_blocks");
   TensorId moved = ctx.temp(n.name + "/blocks_inner", x.dtype);
   ir::Node& t = ctx.emit(n, "Transpose", {split}, {moved}, "Transpose");
   t.attrs.set("perm", std::vector<int64_t>{2, 3, 4, 0, 5, 1});
   const bool crop = b.before_h || b.after_h || b.before_w || b.after_w;
   TensorId full = crop ? ctx.temp(n.name + "/uncropped", x.dtype) : n.outputs[0];
-  ctx.emit(n, "Reshape", {moved, ctx.const_i64(n.name + "/space_shape", {-1, c, h * b.bh, w * b.bw})},
-           {full}, crop ? "Reshape_space" : "");
+  ctx.emit(n, "Reshape",
+           {moved, ctx.const_i64(n.name + "/space_shape", {-1, c, h * b.bh, w * b.bw})}, {full},
+           crop ? "Reshape_space" : "");
   if (crop) {
     ctx.emit(n, "Slice",
              {full, ctx.const_i64(n.name + "/crop_starts", {b.before_h, b.before_w}),
@@ -165,7 +167,8 @@ std::string check_depth_space(const ir::Graph& g, const ir::Node& n, bool to_dep
 // (ONNX DepthToSpace mode DCR).
 Status lower_depth_space(LowerContext& ctx, const ir::Node& n, bool to_depth) {
   if (auto st = require_nchw(ctx, n); !st) return st;
-  ir::Node& d = ctx.emit(n, to_depth ? "SpaceToDepth" : "DepthToSpace", {n.inputs[0]}, {n.outputs[0]});
+  ir::Node& d =
+      ctx.emit(n, to_depth ? "SpaceToDepth" : "DepthToSpace", {n.inputs[0]}, {n.outputs[0]});
   d.attrs.set("blocksize", n.attrs.get_int("block_size"));
   if (!to_depth) d.attrs.set("mode", std::string("DCR"));
   return ok_status();

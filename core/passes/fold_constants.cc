@@ -35,21 +35,31 @@ bool is_int(DataType t) {
     case DataType::kUInt16:
     case DataType::kInt32:
     case DataType::kUInt32:
-    case DataType::kInt64: return true;
-    default: return false;
+    case DataType::kInt64:
+      return true;
+    default:
+      return false;
   }
 }
 
 int64_t read_int(const ir::ConstData& c, size_t i) {
   switch (c.stored_type) {
-    case DataType::kInt8: return c.as<int8_t>()[i];
-    case DataType::kUInt8: return c.as<uint8_t>()[i];
-    case DataType::kInt16: return c.as<int16_t>()[i];
-    case DataType::kUInt16: return c.as<uint16_t>()[i];
-    case DataType::kInt32: return c.as<int32_t>()[i];
-    case DataType::kUInt32: return c.as<uint32_t>()[i];
-    case DataType::kInt64: return c.as<int64_t>()[i];
-    default: return 0;
+    case DataType::kInt8:
+      return c.as<int8_t>()[i];
+    case DataType::kUInt8:
+      return c.as<uint8_t>()[i];
+    case DataType::kInt16:
+      return c.as<int16_t>()[i];
+    case DataType::kUInt16:
+      return c.as<uint16_t>()[i];
+    case DataType::kInt32:
+      return c.as<int32_t>()[i];
+    case DataType::kUInt32:
+      return c.as<uint32_t>()[i];
+    case DataType::kInt64:
+      return c.as<int64_t>()[i];
+    default:
+      return 0;
   }
 }
 
@@ -63,14 +73,29 @@ std::vector<std::byte> encode_ints(DataType type, const std::vector<int64_t>& v)
   std::vector<std::byte> out(v.size() * ir::element_size(type));
   for (size_t i = 0; i < v.size(); ++i) {
     switch (type) {
-      case DataType::kInt8: put(out, i, static_cast<int8_t>(v[i])); break;
-      case DataType::kUInt8: put(out, i, static_cast<uint8_t>(v[i])); break;
-      case DataType::kInt16: put(out, i, static_cast<int16_t>(v[i])); break;
-      case DataType::kUInt16: put(out, i, static_cast<uint16_t>(v[i])); break;
-      case DataType::kInt32: put(out, i, static_cast<int32_t>(v[i])); break;
-      case DataType::kUInt32: put(out, i, static_cast<uint32_t>(v[i])); break;
-      case DataType::kInt64: put(out, i, v[i]); break;
-      default: break;
+      case DataType::kInt8:
+        put(out, i, static_cast<int8_t>(v[i]));
+        break;
+      case DataType::kUInt8:
+        put(out, i, static_cast<uint8_t>(v[i]));
+        break;
+      case DataType::kInt16:
+        put(out, i, static_cast<int16_t>(v[i]));
+        break;
+      case DataType::kUInt16:
+        put(out, i, static_cast<uint16_t>(v[i]));
+        break;
+      case DataType::kInt32:
+        put(out, i, static_cast<int32_t>(v[i]));
+        break;
+      case DataType::kUInt32:
+        put(out, i, static_cast<uint32_t>(v[i]));
+        break;
+      case DataType::kInt64:
+        put(out, i, v[i]);
+        break;
+      default:
+        break;
     }
   }
   return out;
@@ -132,7 +157,8 @@ std::optional<std::vector<Folded>> fold_data_movement(const ir::Graph& g, const 
     std::vector<std::byte> bytes(m.sources.size() * es);
     for (size_t i = 0; i < m.sources.size(); ++i) {
       const ir::ConstData& src = *g.tensor(n.inputs[m.sources[i].input]).data;
-      std::memcpy(bytes.data() + i * es, src.bytes.data() + static_cast<size_t>(m.sources[i].index) * es, es);
+      std::memcpy(bytes.data() + i * es,
+                  src.bytes.data() + static_cast<size_t>(m.sources[i].index) * es, es);
     }
     out.push_back({m.shape, ir::ConstData::owned(std::move(bytes), *stored)});
   }
@@ -158,11 +184,16 @@ uint64_t bits(int64_t v) { return static_cast<uint64_t>(v); }
 std::optional<int64_t> int_op(int op, int64_t a, int64_t b) {
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
   switch (op) {
-    case se::kAdd: return static_cast<int64_t>(bits(a) + bits(b));
-    case se::kSub: return static_cast<int64_t>(bits(a) - bits(b));
-    case se::kMul: return static_cast<int64_t>(bits(a) * bits(b));
-    case se::kMaximum: return a > b ? a : b;
-    case se::kMinimum: return a < b ? a : b;
+    case se::kAdd:
+      return static_cast<int64_t>(bits(a) + bits(b));
+    case se::kSub:
+      return static_cast<int64_t>(bits(a) - bits(b));
+    case se::kMul:
+      return static_cast<int64_t>(bits(a) * bits(b));
+    case se::kMaximum:
+      return a > b ? a : b;
+    case se::kMinimum:
+      return a < b ? a : b;
     case se::kFloorDiv: {
       if (b == 0 || (a == kMin && b == -1)) return std::nullopt;
       int64_t q = a / b;
@@ -173,24 +204,31 @@ std::optional<int64_t> int_op(int op, int64_t a, int64_t b) {
       int64_t r = a % b;
       return (r != 0 && ((b < 0) != (r < 0))) ? r + b : r;
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
 std::optional<float> float_op(int op, float a, float b) {
   switch (op) {
-    case se::kAdd: return a + b;
-    case se::kSub: return a - b;
-    case se::kMul: return a * b;
-    case se::kMaximum: return a > b ? a : b;
-    case se::kMinimum: return a < b ? a : b;
+    case se::kAdd:
+      return a + b;
+    case se::kSub:
+      return a - b;
+    case se::kMul:
+      return a * b;
+    case se::kMaximum:
+      return a > b ? a : b;
+    case se::kMinimum:
+      return a < b ? a : b;
     case se::kFloorDiv:  // reference_ops::FloorDiv divides in double
       return static_cast<float>(std::floor(static_cast<double>(a) / static_cast<double>(b)));
     case se::kFloorMod: {  // reference_ops::FloorMod
       float r = std::fmod(a, b);
       return (r != 0 && ((b < 0) != (r < 0))) ? r + b : r;
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -202,8 +240,10 @@ bool is_binary_arith(int builtin) {
     case se::kFloorDiv:
     case se::kFloorMod:
     case se::kMaximum:
-    case se::kMinimum: return true;
-    default: return false;
+    case se::kMinimum:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -317,7 +357,8 @@ Status fold_constants(ir::Graph& g) {
       auto folded = fold_node(g, n);
       if (!folded || folded->size() != n.outputs.size()) continue;
       bool ok = true;
-      for (size_t o = 0; o < n.outputs.size(); ++o) ok &= agrees(g.tensor(n.outputs[o]), (*folded)[o].shape);
+      for (size_t o = 0; o < n.outputs.size(); ++o)
+        ok &= agrees(g.tensor(n.outputs[o]), (*folded)[o].shape);
       if (!ok) continue;
       for (size_t o = 0; o < n.outputs.size(); ++o) {
         ir::Tensor& y = g.tensor(n.outputs[o]);

@@ -231,12 +231,14 @@ Status fuse_dilated_convolutions(ir::Graph& g, Diagnostics& /*diag*/) {
     if (c < 0) continue;
     ir::Node& conv = g.nodes[static_cast<size_t>(c)];
     if (conv.dialect != ir::Dialect::kTflite ||
-        (conv.builtin != se::kConv2d && conv.builtin != se::kDepthwiseConv2d) || conv.outputs.empty())
+        (conv.builtin != se::kConv2d && conv.builtin != se::kDepthwiseConv2d) ||
+        conv.outputs.empty())
       continue;
     int b = only_reader(g, uses, conv.outputs[0], 0);
     if (b < 0) continue;
     const ir::Node& bts = g.nodes[static_cast<size_t>(b)];
-    if (bts.dialect != ir::Dialect::kTflite || bts.builtin != se::kBatchToSpaceNd || gone[static_cast<size_t>(b)])
+    if (bts.dialect != ir::Dialect::kTflite || bts.builtin != se::kBatchToSpaceNd ||
+        gone[static_cast<size_t>(b)])
       continue;
     auto f = match(g, eval, s, conv, bts);
     if (!f) continue;

@@ -65,7 +65,8 @@ Status check_reads(const ir::Graph& g) {
       if (producer[static_cast<size_t>(t)] >= 0 || x.is_const() || g.is_graph_input(t)) continue;
       Error e = make_error(ErrorCode::kInvalidModel,
                            "op " + std::to_string(n.source_op) + " (" + n.op + ") reads tensor '" +
-                               x.name + "', which is neither a graph input, a constant, nor "
+                               x.name +
+                               "', which is neither a graph input, a constant, nor "
                                "written by any op");
       e.op_index = n.source_op;
       e.tensor = x.name;
@@ -114,7 +115,8 @@ void merge_reshapes(ir::Graph& g, Diagnostics& diag) {
     int p = producer[static_cast<size_t>(mid)];
     if (p < 0) continue;
     const ir::Node& first = g.nodes[static_cast<size_t>(p)];
-    if (first.dialect != ir::Dialect::kOnnx || first.op != "Reshape" || first.inputs.empty()) continue;
+    if (first.dialect != ir::Dialect::kOnnx || first.op != "Reshape" || first.inputs.empty())
+      continue;
     if (auto shape = n.inputs.size() > 1 ? n.inputs[1] : ir::kNoTensor;
         !g.valid(shape) || !g.tensor(shape).is_const())
       continue;

@@ -180,15 +180,16 @@ class Planner {
     const ir::Tensor& x = g_.tensor(n.inputs[0]);
     const ir::Tensor& y = g_.tensor(n.outputs[0]);
     if (in[0][0] != 0 || y.rank() != 2 || !ir::element_count(x.shape) ||
-        !ir::element_count(y.shape) || y.shape[0] != x.shape[0] || g_.is_graph_output(n.outputs[0]) ||
-        forced_[static_cast<size_t>(n.outputs[0])])
+        !ir::element_count(y.shape) || y.shape[0] != x.shape[0] ||
+        g_.is_graph_output(n.outputs[0]) || forced_[static_cast<size_t>(n.outputs[0])])
       return false;
     const auto& readers = readers_[static_cast<size_t>(n.outputs[0])];
     if (readers.empty()) return false;
     for (int k : readers) {
       const ir::Node& fc = g_.nodes[static_cast<size_t>(k)];
-      if (fc.builtin != builtin::kFullyConnected || fc.inputs.size() < 2 || fc.inputs[0] != n.outputs[0] ||
-          fc.inputs[1] == n.outputs[0] || !g_.valid(fc.inputs[1]) || !g_.tensor(fc.inputs[1]).is_const())
+      if (fc.builtin != builtin::kFullyConnected || fc.inputs.size() < 2 ||
+          fc.inputs[0] != n.outputs[0] || fc.inputs[1] == n.outputs[0] || !g_.valid(fc.inputs[1]) ||
+          !g_.tensor(fc.inputs[1]).is_const())
         return false;
     }
     return true;
@@ -202,23 +203,23 @@ class Planner {
     const ForcedLayout* f = forced_[static_cast<size_t>(n.inputs[d])];
     Perm need = ir::normalized(np.inputs[d]);
     if (!f || !f->strict || ir::normalized(f->perm) == need) return ok_status();
-    Error err = make_error(
-        ErrorCode::kInvalidOption,
-        f->source + " gives tensor '" + g_.tensor(n.inputs[d]).name + "' layout " +
-            ir::to_string(full(f->perm, g_.tensor(n.inputs[d]).rank())) + ", but op " +
-            std::to_string(n.source_op) + " (" + n.op + ", Implicit) reads it as " +
-            ir::to_string(full(need, g_.tensor(n.inputs[d]).rank())));
+    Error err =
+        make_error(ErrorCode::kInvalidOption,
+                   f->source + " gives tensor '" + g_.tensor(n.inputs[d]).name + "' layout " +
+                       ir::to_string(full(f->perm, g_.tensor(n.inputs[d]).rank())) + ", but op " +
+                       std::to_string(n.source_op) + " (" + n.op + ", Implicit) reads it as " +
+                       ir::to_string(full(need, g_.tensor(n.inputs[d]).rank())));
     err.op_index = n.source_op;
     err.tensor = g_.tensor(n.inputs[d]).name;
     return err;
   }
 
   Error rank_error(const ir::Node& n, size_t t, size_t rank) const {
-    Error e = make_error(ErrorCode::kInvalidModel,
-                         "op " + std::to_string(n.source_op) + " (" + n.op + "): output tensor '" +
-                             g_.tensors[t].name + "' has rank " +
-                             std::to_string(g_.tensors[t].rank()) + ", but the op gives rank " +
-                             std::to_string(rank));
+    Error e =
+        make_error(ErrorCode::kInvalidModel,
+                   "op " + std::to_string(n.source_op) + " (" + n.op + "): output tensor '" +
+                       g_.tensors[t].name + "' has rank " + std::to_string(g_.tensors[t].rank()) +
+                       ", but the op gives rank " + std::to_string(rank));
     e.op_index = n.source_op;
     e.tensor = g_.tensors[t].name;
     return e;
@@ -247,8 +248,8 @@ class Applier {
         TensorId t = n.inputs[i];
         if (!is_data(g_, t)) continue;
         Perm need = ir::normalized(plan_.required[k][i]);
-        n.inputs[i] = need.size() > g_.tensor(t).rank() ? broadcast(t, need, n, i)
-                                                        : in_layout(t, need, n, i);
+        n.inputs[i] =
+            need.size() > g_.tensor(t).rank() ? broadcast(t, need, n, i) : in_layout(t, need, n, i);
       }
       if (plan_.flatten_for_fc[k]) mark_flattened(n);
       // Outputs whose forced layout differs from what the op writes.
@@ -338,11 +339,13 @@ class Applier {
     ir::Tensor expanded = g_.tensor(src);
     expanded.shape.insert(expanded.shape.begin(), n - k, 1);
     std::vector<int64_t> positions;  // ONNX positions of the operand's own axes
-    for (size_t j = 0; j < k; ++j) positions.push_back(ir::onnx_axis(need, static_cast<int>(n - k + j)));
+    for (size_t j = 0; j < k; ++j)
+      positions.push_back(ir::onnx_axis(need, static_cast<int>(n - k + j)));
     bool direct = std::is_sorted(positions.begin(), positions.end());
     std::vector<int64_t> axes;
     for (size_t a = 0; a < n; ++a)
-      if (direct ? std::find(positions.begin(), positions.end(), static_cast<int64_t>(a)) == positions.end()
+      if (direct ? std::find(positions.begin(), positions.end(), static_cast<int64_t>(a)) ==
+                       positions.end()
                  : a < n - k)
         axes.push_back(static_cast<int64_t>(a));
     expanded.name = g_.tensor(t).name + "/rank" + std::to_string(n);
@@ -398,9 +401,10 @@ class Applier {
 
   std::string reason(const ir::Node& reader, const Perm& need, const Perm& have) const {
     const ops::OpEntry& e = ops::lookup(reader.builtin);
-    std::string s = reader.op + " (op " + std::to_string(reader.source_op) + ", " +
-                    ops::to_string(e.layout) + ") needs " +
-                    (need.empty() ? std::string("TFLite axis order") : "layout " + ir::to_string(need));
+    std::string s =
+        reader.op + " (op " + std::to_string(reader.source_op) + ", " + ops::to_string(e.layout) +
+        ") needs " +
+        (need.empty() ? std::string("TFLite axis order") : "layout " + ir::to_string(need));
     if (!have.empty()) s += "; tensor has layout " + ir::to_string(have);
     return s;
   }
@@ -422,7 +426,8 @@ class Applier {
 
 }  // namespace
 
-Result<std::vector<ForcedLayout>> resolve_layouts(const ir::Graph& g, const LayoutOptions& options) {
+Result<std::vector<ForcedLayout>> resolve_layouts(const ir::Graph& g,
+                                                  const LayoutOptions& options) {
   std::map<std::string, TensorId> by_name;
   for (size_t t = 0; t < g.tensors.size(); ++t)
     by_name.emplace(g.tensors[t].name, static_cast<TensorId>(t));
@@ -439,20 +444,21 @@ Result<std::vector<ForcedLayout>> resolve_layouts(const ir::Graph& g, const Layo
       return make_error(ErrorCode::kInvalidOption,
                         source + ": '" + spec.tensor + "' is not a graph input or output");
     if (g.tensor(t).is_const())
-      return make_error(ErrorCode::kInvalidOption, source + ": '" + spec.tensor + "' is a constant");
+      return make_error(ErrorCode::kInvalidOption,
+                        source + ": '" + spec.tensor + "' is a constant");
     auto perm = layout_perm(spec);
     if (!perm) return make_error(ErrorCode::kInvalidOption, source + ": " + perm.error().message);
     if (perm->size() != g.tensor(t).rank())
-      return make_error(ErrorCode::kInvalidOption,
-                        source + ": '" + spec.tensor + "' has rank " +
-                            std::to_string(g.tensor(t).rank()) + ", the layout has " +
-                            std::to_string(perm->size()) + " axes");
+      return make_error(ErrorCode::kInvalidOption, source + ": '" + spec.tensor + "' has rank " +
+                                                       std::to_string(g.tensor(t).rank()) +
+                                                       ", the layout has " +
+                                                       std::to_string(perm->size()) + " axes");
     Perm p = ir::normalized(*perm);
     if (auto s = seen.find(t); s != seen.end()) {
       if (out[s->second].perm == p) return ok_status();
-      return make_error(ErrorCode::kInvalidOption,
-                        source + " contradicts " + out[s->second].source + " for tensor '" +
-                            spec.tensor + "'");
+      return make_error(
+          ErrorCode::kInvalidOption,
+          source + " contradicts " + out[s->second].source + " for tensor '" + spec.tensor + "'");
     }
     seen.emplace(t, out.size());
     out.push_back({t, p, source, strict});

@@ -78,8 +78,8 @@ std::optional<std::vector<OutputMap>> strided_slice(const ir::Graph& g, const ir
   auto bit = [&](const char* mask, size_t i) { return ((n.attrs.get_int(mask) >> i) & 1) != 0; };
   const bool offset = n.attrs.get_int("offset") != 0;
 
-  std::vector<DenseDim> dims;   // one per input dimension
-  Shape out_shape;              // final output shape (new axes included, shrunk dims removed)
+  std::vector<DenseDim> dims;  // one per input dimension
+  Shape out_shape;             // final output shape (new axes included, shrunk dims removed)
   bool saw_ellipsis = false;
   size_t dense = 0;
   auto full_dim = [&](size_t d) {
@@ -147,7 +147,8 @@ std::optional<std::vector<OutputMap>> strided_slice(const ir::Graph& g, const ir
   std::vector<int64_t> idx(rank, 0);
   for (int64_t k = 0; k < *count; ++k) {
     int64_t src = 0;
-    for (size_t d = 0; d < rank; ++d) src += (dims[d].start + idx[d] * dims[d].stride) * in_strides[d];
+    for (size_t d = 0; d < rank; ++d)
+      src += (dims[d].start + idx[d] * dims[d].stride) * in_strides[d];
     out.sources.push_back({0, src});
     for (size_t d = rank; d-- > 0;) {
       if (++idx[d] < walk[d]) break;
@@ -159,7 +160,8 @@ std::optional<std::vector<OutputMap>> strided_slice(const ir::Graph& g, const ir
 
 // ---- the other data-movement ops ------------------------------------------
 
-std::optional<std::vector<OutputMap>> transpose(const ir::Graph& g, const ir::Node& n, int64_t max) {
+std::optional<std::vector<OutputMap>> transpose(const ir::Graph& g, const ir::Node& n,
+                                                int64_t max) {
   auto xs = input_shape(g, n, 0);
   auto perm = input_ints(g, n, 1);
   if (!xs || !perm || perm->size() != xs->size()) return std::nullopt;
@@ -271,7 +273,8 @@ std::optional<std::vector<OutputMap>> concatenation(const ir::Graph& g, const ir
   for (int64_t o = 0; o < outer; ++o)
     for (size_t j = 0; j < shapes.size(); ++j) {
       const int64_t block = shapes[j][a] * inner;
-      for (int64_t i = 0; i < block; ++i) out.sources.push_back({static_cast<uint32_t>(j), o * block + i});
+      for (int64_t i = 0; i < block; ++i)
+        out.sources.push_back({static_cast<uint32_t>(j), o * block + i});
     }
   return std::vector<OutputMap>{std::move(out)};
 }
@@ -395,7 +398,8 @@ std::optional<Shape> reshaped_shape(const ir::Graph& g, const ir::Node& n) {
       ys.insert(ys.begin() + a, 1);
       return ys;
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -410,8 +414,10 @@ bool is_data_movement(int builtin) {
     case kUnpack:
     case kConcatenation:
     case kGather:
-    case kFill: return true;
-    default: return false;
+    case kFill:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -431,14 +437,22 @@ std::optional<std::vector<OutputMap>> element_sources(const ir::Graph& g, const 
       if (!count) return std::nullopt;
       return std::vector<OutputMap>{identity_map(*ys, *count)};
     }
-    case kTranspose: return transpose(g, n, max_elements);
-    case kStridedSlice: return strided_slice(g, n, max_elements);
-    case kPack: return pack(g, n, max_elements);
-    case kUnpack: return unpack(g, n, max_elements);
-    case kConcatenation: return concatenation(g, n, max_elements);
-    case kGather: return gather(g, n, max_elements);
-    case kFill: return fill(g, n, max_elements);
-    default: return std::nullopt;
+    case kTranspose:
+      return transpose(g, n, max_elements);
+    case kStridedSlice:
+      return strided_slice(g, n, max_elements);
+    case kPack:
+      return pack(g, n, max_elements);
+    case kUnpack:
+      return unpack(g, n, max_elements);
+    case kConcatenation:
+      return concatenation(g, n, max_elements);
+    case kGather:
+      return gather(g, n, max_elements);
+    case kFill:
+      return fill(g, n, max_elements);
+    default:
+      return std::nullopt;
   }
 }
 
@@ -488,8 +502,10 @@ bool is_pure_shape_op(int builtin) {
     case kFloorMod:
     case kMaximum:
     case kMinimum:
-    case kCast: return true;
-    default: return is_data_movement(builtin);
+    case kCast:
+      return true;
+    default:
+      return is_data_movement(builtin);
   }
 }
 

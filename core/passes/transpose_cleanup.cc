@@ -151,8 +151,8 @@ class Cleanup {
   bool rewrite_at(size_t i) {
     if (dead_[i]) return false;
     auto p = transpose_perm(g_, g_.nodes[i]);
-    return p && (drop_identity(i, *p) || fold_into_constant(i, *p) ||
-                 merge_with_readers(i, *p) || sink(i, *p));
+    return p && (drop_identity(i, *p) || fold_into_constant(i, *p) || merge_with_readers(i, *p) ||
+                 sink(i, *p));
   }
 
   // ---- the rewrites ----------------------------------------------------------
@@ -293,9 +293,7 @@ class Cleanup {
   struct Cost {
     int transposes = 0;
     int64_t bytes = 0;
-    bool improves() const {
-      return transposes <= 0 && bytes <= 0 && (transposes < 0 || bytes < 0);
-    }
+    bool improves() const { return transposes <= 0 && bytes <= 0 && (transposes < 0 || bytes < 0); }
   };
   Cost sink_cost(const Region& r) const {
     Cost c;
@@ -332,7 +330,8 @@ class Cleanup {
       if (removable_entry(k, r)) gone_entries.push_back(k);
     std::vector<std::pair<TensorId, size_t>> keep_old;
     for (size_t k : r.nodes)
-      if (needs_old_layout(g_.nodes[k].outputs[0], r)) keep_old.push_back({g_.nodes[k].outputs[0], k});
+      if (needs_old_layout(g_.nodes[k].outputs[0], r))
+        keep_old.push_back({g_.nodes[k].outputs[0], k});
     const int removed = static_cast<int>(keep_old.size()) - sink_cost(r).transposes;
 
     // New tensors for the moved values; the old ones stay for readers outside.
@@ -485,7 +484,8 @@ class Cleanup {
       if (dead_[k] || n.op != "Identity" || !g_.is_graph_output(n.outputs[0])) continue;
       const TensorId in = n.inputs[0], out = n.outputs[0];
       int p = producer_[static_cast<size_t>(in)];
-      if (p < 0 || g_.is_graph_output(in) || readers_[static_cast<size_t>(in)].size() != 1) continue;
+      if (p < 0 || g_.is_graph_output(in) || readers_[static_cast<size_t>(in)].size() != 1)
+        continue;
       remove_node(k);
       set_output(static_cast<size_t>(p), in, out);
     }
@@ -501,7 +501,8 @@ class Cleanup {
     std::vector<size_t> alive;
     for (size_t k = 0; k < g_.nodes.size(); ++k)
       if (!dead_[k]) alive.push_back(k);
-    std::sort(alive.begin(), alive.end(), [&](size_t a, size_t b) { return order_[a] < order_[b]; });
+    std::sort(alive.begin(), alive.end(),
+              [&](size_t a, size_t b) { return order_[a] < order_[b]; });
     std::vector<ir::Node> nodes;
     nodes.reserve(alive.size());
     for (size_t k : alive) nodes.push_back(std::move(g_.nodes[k]));
@@ -570,10 +571,10 @@ class Cleanup {
 
   ir::Graph& g_;
   Diagnostics& diag_;
-  std::vector<OrderKey> order_;               // per node
-  std::vector<bool> dead_;                    // per node
+  std::vector<OrderKey> order_;  // per node
+  std::vector<bool> dead_;       // per node
   size_t insertions_ = 0;
-  size_t region_budget_ = 0;  // candidate visits left for growing regions
+  size_t region_budget_ = 0;                  // candidate visits left for growing regions
   std::vector<int> producer_;                 // per tensor: node index, -1 if none
   std::vector<std::vector<size_t>> readers_;  // per tensor: node indices
   std::set<std::string> node_names_;

@@ -1,5 +1,5 @@
-#include "core/ir/builtins.h"
 #include "core/tflite/reader.h"
+#include "core/ir/builtins.h"
 
 #include <flatbuffers/flatbuffers.h>
 
@@ -15,7 +15,9 @@ namespace {
 using ir::DataType;
 using ir::TensorId;
 
-Error invalid(std::string message) { return make_error(ErrorCode::kInvalidModel, std::move(message)); }
+Error invalid(std::string message) {
+  return make_error(ErrorCode::kInvalidModel, std::move(message));
+}
 
 std::string tensor_label(const tflite::Tensor* t, size_t index) {
   std::string name = t && t->name() ? t->name()->str() : "";
@@ -72,7 +74,8 @@ Result<ir::Tensor> read_tensor(const tflite::Tensor* t, size_t index,
     if (q->zero_point()) cost += q->zero_point()->size() * 8;
   }
   if (cost > budget)
-    return invalid(tensor_label(t, index) + ": the model expands to far more than its size "
+    return invalid(tensor_label(t, index) +
+                   ": the model expands to far more than its size "
                    "(tables or strings shared between tensors)");
   budget -= cost;
   ir::Tensor out;
@@ -167,8 +170,9 @@ Result<int> builtin_code(const tflite::OperatorCode* code, size_t index) {
 
 Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
   if (bytes.empty()) return invalid("empty input: expected a TFLite model");
-  if (bytes.size() < 8) return invalid("input of " + std::to_string(bytes.size()) +
-                                       " bytes is too short to be a TFLite model");
+  if (bytes.size() < 8)
+    return invalid("input of " + std::to_string(bytes.size()) +
+                   " bytes is too short to be a TFLite model");
   if (bytes.size() > limits.max_model_bytes)
     return make_error(ErrorCode::kResourceLimit,
                       "model of " + std::to_string(bytes.size()) + " bytes exceeds the limit of " +
@@ -192,8 +196,9 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
   vopts.max_tables = static_cast<flatbuffers::uoffset_t>(fb_size / 4 + 1);
   flatbuffers::Verifier verifier(data, fb_size, vopts);
   if (!tflite::VerifyModelBuffer(verifier))
-    return invalid("corrupt TFLite model: the FlatBuffer failed verification (truncated or "
-                   "damaged file, or offsets pointing outside it)");
+    return invalid(
+        "corrupt TFLite model: the FlatBuffer failed verification (truncated or "
+        "damaged file, or offsets pointing outside it)");
   const tflite::Model* model = tflite::GetModel(data);
 
   ReadModel out;
@@ -223,9 +228,9 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
   const auto* tensors = sg->tensors();
   size_t num_tensors = tensors ? tensors->size() : 0;
   if (num_tensors > limits.max_tensors)
-    return make_error(ErrorCode::kResourceLimit,
-                      std::to_string(num_tensors) + " tensors exceed the limit of " +
-                          std::to_string(limits.max_tensors));
+    return make_error(ErrorCode::kResourceLimit, std::to_string(num_tensors) +
+                                                     " tensors exceed the limit of " +
+                                                     std::to_string(limits.max_tensors));
 
   uint64_t budget = 4 * static_cast<uint64_t>(bytes.size()) + (64u << 10);
   for (size_t i = 0; i < num_tensors; ++i) {
@@ -261,9 +266,9 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
   const auto* ops = sg->operators();
   size_t num_ops = ops ? ops->size() : 0;
   if (num_ops > limits.max_operators)
-    return make_error(ErrorCode::kResourceLimit,
-                      std::to_string(num_ops) + " operators exceed the limit of " +
-                          std::to_string(limits.max_operators));
+    return make_error(ErrorCode::kResourceLimit, std::to_string(num_ops) +
+                                                     " operators exceed the limit of " +
+                                                     std::to_string(limits.max_operators));
   std::vector<int> producer(num_tensors, -1);
   g.nodes.reserve(num_ops);
   for (size_t k = 0; k < num_ops; ++k) {
@@ -282,7 +287,8 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
     if (*code == ir::builtin::kCustom) {
       const auto* cc = codes->Get(ci)->custom_code();
       if (cc && cc->size() > budget)
-        return invalid("op " + std::to_string(k) + ": the model expands to far more than its size "
+        return invalid("op " + std::to_string(k) +
+                       ": the model expands to far more than its size "
                        "(a long custom code shared by many ops)");
       if (cc) budget -= cc->size();
       n.op = cc ? cc->str() : "CUSTOM";
@@ -311,13 +317,13 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
         }
         if (producer[o] != -1)
           return op_error(k, where + ": output tensor " + std::to_string(o) +
-                         " is already produced by op " + std::to_string(producer[o]));
+                                 " is already produced by op " + std::to_string(producer[o]));
         if (g.is_graph_input(o))
           return op_error(k, where + ": output tensor " + std::to_string(o) + " '" +
-                         g.tensors[o].name + "' is a graph input");
+                                 g.tensors[o].name + "' is a graph input");
         if (g.tensors[o].is_const())
           return op_error(k, where + ": output tensor " + std::to_string(o) + " '" +
-                         g.tensors[o].name + "' is a constant");
+                                 g.tensors[o].name + "' is a constant");
         producer[o] = static_cast<int>(k);
         n.outputs.push_back(o);
       }

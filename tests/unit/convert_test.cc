@@ -14,9 +14,9 @@
 namespace lite2onnx {
 namespace {
 
+using ::testing::HasSubstr;
 using testing::read_file;
 using testing::view;
-using ::testing::HasSubstr;
 
 std::string op_model(const std::string& name) {
   return std::string(LITE2ONNX_TEST_MODELS_DIR) + "/" + name + ".tflite";
@@ -175,7 +175,8 @@ TEST(Convert, MobileNetsHaveNoTransposesAndNoExtraNodes) {
   for (const char* name : {"tflite2onnx/mobilenet_v1_0.25_128.tflite",
                            "tflite-support/mobilenet_v1_0.25_224_1_default_1.tflite"}) {
     std::string path = corpus_dir() + "/" + name;
-    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found (LITE2ONNX_TEST_MODELS)";
+    if (!std::filesystem::exists(path))
+      GTEST_SKIP() << path << " not found (LITE2ONNX_TEST_MODELS)";
     auto bytes = read_file(path);
     Diagnostics d;
     onnx::ModelProto m = convert_ok(bytes, 13, &d);
@@ -246,7 +247,8 @@ TEST(Convert, DynamicDimensionsStaySymbolic) {
         {"opcode_index": 1, "inputs": [3], "outputs": [4],
          "builtin_options_type": "ReshapeOptions", "builtin_options": {"new_shape": [-1, 20]}}]
     }],
-    "buffers": [{}, {"data": )" + w + R"(}, {"data": )" + b + R"(}]
+    "buffers": [{}, {"data": )" + w + R"(}, {"data": )" +
+                                         b + R"(}]
   })");
   onnx::ModelProto m = convert_ok(bytes);
   const auto& in = m.graph().input(0).type().tensor_type().shape();
@@ -263,13 +265,44 @@ TEST(Convert, DynamicDimensionsStaySymbolic) {
 TEST(Convert, SupportMatrixComesFromTheRegistry) {
   std::map<std::string, OpSupport> by_name;
   for (const auto& s : support_matrix()) by_name[s.op] = s;
-  for (const char* op :
-       {"ABS", "ADD", "AVERAGE_POOL_2D", "CONCATENATION", "CONV_2D", "DEPTHWISE_CONV_2D",
-        "DEQUANTIZE", "DIV", "FULLY_CONNECTED", "HARD_SWISH", "LEAKY_RELU", "LOGISTIC",
-        "MAX_POOL_2D", "MEAN", "MIRROR_PAD", "MUL", "PAD", "PADV2", "POW", "PRELU", "RELU",
-        "RELU_N1_TO_1", "RELU6", "RESHAPE", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "RSQRT",
-        "SOFTMAX", "SPLIT", "SPLIT_V", "SQRT", "SQUARED_DIFFERENCE", "SQUEEZE", "STRIDED_SLICE",
-        "SUB", "TANH", "TRANSPOSE", "TRANSPOSE_CONV"})
+  for (const char* op : {"ABS",
+                         "ADD",
+                         "AVERAGE_POOL_2D",
+                         "CONCATENATION",
+                         "CONV_2D",
+                         "DEPTHWISE_CONV_2D",
+                         "DEQUANTIZE",
+                         "DIV",
+                         "FULLY_CONNECTED",
+                         "HARD_SWISH",
+                         "LEAKY_RELU",
+                         "LOGISTIC",
+                         "MAX_POOL_2D",
+                         "MEAN",
+                         "MIRROR_PAD",
+                         "MUL",
+                         "PAD",
+                         "PADV2",
+                         "POW",
+                         "PRELU",
+                         "RELU",
+                         "RELU_N1_TO_1",
+                         "RELU6",
+                         "RESHAPE",
+                         "RESIZE_BILINEAR",
+                         "RESIZE_NEAREST_NEIGHBOR",
+                         "RSQRT",
+                         "SOFTMAX",
+                         "SPLIT",
+                         "SPLIT_V",
+                         "SQRT",
+                         "SQUARED_DIFFERENCE",
+                         "SQUEEZE",
+                         "STRIDED_SLICE",
+                         "SUB",
+                         "TANH",
+                         "TRANSPOSE",
+                         "TRANSPOSE_CONV"})
     EXPECT_TRUE(by_name[op].supported) << op;
   EXPECT_EQ(by_name["CONV_2D"].layout_class, "Implicit");
   EXPECT_EQ(by_name["ADD"].layout_class, "Transparent");

@@ -32,13 +32,13 @@
 namespace lite2onnx {
 namespace {
 
+using ::testing::AnyOf;
 using testing::f32_bytes;
+using ::testing::HasSubstr;
 using testing::i32_bytes;
 using testing::read_file;
 using testing::tflite_from_json;
 using testing::view;
-using ::testing::AnyOf;
-using ::testing::HasSubstr;
 using Bytes = std::vector<std::byte>;
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -121,11 +121,15 @@ class ModelJson {
       return s + "]";
     };
     return "{ \"version\": 3, \"description\": \"hostile test model\",\n"
-           "\"operator_codes\": " + list(codes_) + ",\n"
-           "\"subgraphs\": [ { \"name\": \"main\", \"tensors\": " + list(tensors_) +
-           ", \"inputs\": " + ints(inputs_) + ", \"outputs\": " + ints(outputs_) +
-           ", \"operators\": " + list(ops_) + " } ],\n"
-           "\"buffers\": " + list(buffers_) + " }";
+           "\"operator_codes\": " +
+           list(codes_) +
+           ",\n"
+           "\"subgraphs\": [ { \"name\": \"main\", \"tensors\": " +
+           list(tensors_) + ", \"inputs\": " + ints(inputs_) + ", \"outputs\": " + ints(outputs_) +
+           ", \"operators\": " + list(ops_) +
+           " } ],\n"
+           "\"buffers\": " +
+           list(buffers_) + " }";
   }
   Bytes bytes() const { return tflite_from_json(json()); }
 
@@ -177,8 +181,9 @@ ModelJson many_ops_model() {
   int p1 = m.tensor("part1", {1, 8});
   int cat = m.tensor("concat", {1, 16});
   int y = m.tensor("output", {1, 16});
-  m.op(conv, {x, w, b}, {c}, "Conv2DOptions",
-       R"({ "padding": "SAME", "stride_h": 1, "stride_w": 1, "fused_activation_function": "RELU" })");
+  m.op(
+      conv, {x, w, b}, {c}, "Conv2DOptions",
+      R"({ "padding": "SAME", "stride_h": 1, "stride_w": 1, "fused_activation_function": "RELU" })");
   m.op(add, {c, k}, {a}, "AddOptions", "{}");
   m.op(transpose, {a, perm}, {t});
   m.op(slice, {t, begin, end, strides}, {s}, "StridedSliceOptions", "{}");
@@ -551,7 +556,8 @@ TEST(Hostile, TruncatedModels) {
     for (size_t n = 0; n < std::min<size_t>(full.size(), 512); ++n) cuts.push_back(n);
     for (size_t n = 512; n + 16 < full.size(); n += std::max<size_t>(1, full.size() / 509))
       cuts.push_back(n);
-    for (size_t n = full.size() > 16 ? full.size() - 16 : 0; n < full.size(); ++n) cuts.push_back(n);
+    for (size_t n = full.size() > 16 ? full.size() - 16 : 0; n < full.size(); ++n)
+      cuts.push_back(n);
     std::vector<std::string> failures;
     tried += run_cases(
         cuts.size(), budget,
@@ -582,7 +588,8 @@ TEST(Hostile, RandomBytes) {
     // so the verifier, not the identifier check, has to reject them.
     if (n >= 8 && i % 2 == 0) {
       std::memcpy(b.data() + 4, "TFL3", 4);
-      uint32_t root = static_cast<uint32_t>(std::uniform_int_distribution<size_t>(0, n - 1)(rng)) & ~3u;
+      uint32_t root =
+          static_cast<uint32_t>(std::uniform_int_distribution<size_t>(0, n - 1)(rng)) & ~3u;
       std::memcpy(b.data(), &root, 4);
     }
     return b;
@@ -598,7 +605,10 @@ TEST(Hostile, RandomBytes) {
           return std::string(to_string(r.error().code)) + ": " + r.error().message;
         return r.error().message.empty() ? "error without a message" : "";
       },
-      [&](size_t i) { return "random input " + std::to_string(i) + " (" + std::to_string(make(i).size()) + " bytes)"; },
+      [&](size_t i) {
+        return "random input " + std::to_string(i) + " (" + std::to_string(make(i).size()) +
+               " bytes)";
+      },
       &failures);
   report(failures, "random inputs");
   EXPECT_GT(tried, 200u);
@@ -749,7 +759,8 @@ TEST(Hostile, BufferIndexOutOfRange) {
   ModelJson m = abs_model();
   m.tensor("w", {2}, "FLOAT32", 9);
   Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
-  EXPECT_THAT(e.message, HasSubstr("tensor 2 'w': buffer index 9 out of range (model has 1 buffers)"));
+  EXPECT_THAT(e.message,
+              HasSubstr("tensor 2 'w': buffer index 9 out of range (model has 1 buffers)"));
   EXPECT_EQ(e.tensor, "w");
 }
 
@@ -827,7 +838,8 @@ TEST(Hostile, InvalidShapeSignature) {
   ModelJson m = abs_model();
   m.tensor("s", {1, 4}, "FLOAT32", 0, R"("shape_signature": [-1, 4, 1])");
   Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
-  EXPECT_THAT(e.message, HasSubstr("tensor 2 's': shape_signature has rank 3 but shape has rank 2"));
+  EXPECT_THAT(e.message,
+              HasSubstr("tensor 2 's': shape_signature has rank 3 but shape has rank 2"));
   ModelJson m2 = abs_model();
   m2.tensor("s", {1, 4}, "FLOAT32", 0, R"("shape_signature": [-5, 4])");
   e = expect_error(m2.bytes(), ErrorCode::kInvalidModel);
@@ -858,7 +870,8 @@ TEST(Hostile, HugeButValidShapeAllocatesNothing) {
   // must not allocate for it (only constants carry data).
   ModelJson m;
   int c = m.builtin("ABS", 101);
-  int x = m.tensor("x", {1073741824, 1073741824, 2}), y = m.tensor("y", {1073741824, 1073741824, 2});
+  int x = m.tensor("x", {1073741824, 1073741824, 2}),
+      y = m.tensor("y", {1073741824, 1073741824, 2});
   m.op(c, {x}, {y});
   m.io({x}, {y});
   Bytes b = m.bytes();
@@ -957,8 +970,9 @@ TEST(Hostile, TensorNameThatIsNotUtf8) {
 
 TEST(Hostile, QuantizationScalesAndZeroPointsDisagree) {
   ModelJson m = abs_model();
-  m.tensor("q", {1, 3}, "INT8", 0,
-           R"("quantization": { "scale": [0.1, 0.2, 0.3], "zero_point": [0, 0], "quantized_dimension": 1 })");
+  m.tensor(
+      "q", {1, 3}, "INT8", 0,
+      R"("quantization": { "scale": [0.1, 0.2, 0.3], "zero_point": [0, 0], "quantized_dimension": 1 })");
   Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
   EXPECT_THAT(e.message, HasSubstr("tensor 2 'q': 3 quantization scales but 2 zero points"));
 }
@@ -1146,9 +1160,8 @@ Bytes conv_model(int stride_h, int stride_w, int dilation = 1, int64_t out = 5) 
   int w = m.f32("w", {1, 1, 1, 2}, {1, 1});
   int y = m.tensor("y", {1, out, out, 1});
   m.op(c, {x, w, -1}, {y}, "Conv2DOptions",
-       "{ \"padding\": \"SAME\", \"stride_h\": " + std::to_string(stride_h) +
-           ", \"stride_w\": " + std::to_string(stride_w) +
-           ", \"dilation_h_factor\": " + std::to_string(dilation) +
+       "{ \"padding\": \"SAME\", \"stride_h\": " + std::to_string(stride_h) + ", \"stride_w\": " +
+           std::to_string(stride_w) + ", \"dilation_h_factor\": " + std::to_string(dilation) +
            ", \"dilation_w_factor\": " + std::to_string(dilation) + " }");
   m.io({x}, {y});
   return m.bytes();
@@ -1171,8 +1184,9 @@ TEST(Hostile, PoolWithZeroFilter) {
   ModelJson m;
   int c = m.builtin("MAX_POOL_2D", 17);
   int x = m.tensor("x", {1, 4, 4, 2}), y = m.tensor("y", {1, 2, 2, 2});
-  m.op(c, {x}, {y}, "Pool2DOptions",
-       R"({ "padding": "VALID", "stride_h": 2, "stride_w": 2, "filter_width": 0, "filter_height": 2 })");
+  m.op(
+      c, {x}, {y}, "Pool2DOptions",
+      R"({ "padding": "VALID", "stride_h": 2, "stride_w": 2, "filter_width": 0, "filter_height": 2 })");
   m.io({x}, {y});
   expect_op_error(m.bytes(), "MAX_POOL_2D", "filter size must be positive");
 }
@@ -1190,7 +1204,8 @@ Bytes transpose_model(const std::vector<int32_t>& perm) {
 
 TEST(Hostile, TransposeWithANonPermutation) {
   ASSERT_TRUE(run(view(transpose_model({3, 2, 1, 0}))).ok());
-  expect_op_error(transpose_model({0, 0, 1, 2}), "TRANSPOSE", "perm [0,0,1,2] is not a permutation");
+  expect_op_error(transpose_model({0, 0, 1, 2}), "TRANSPOSE",
+                  "perm [0,0,1,2] is not a permutation");
   expect_op_error(transpose_model({0, 1, 2, 4}), "TRANSPOSE", "is not a permutation");
   expect_op_error(transpose_model({-1, 1, 2, 3}), "TRANSPOSE", "is not a permutation");
   expect_op_error(transpose_model({0, 1, 2}), "TRANSPOSE", "one entry per input dimension");
@@ -1252,7 +1267,8 @@ Bytes split_model(int dim, int parts) {
   int axis = m.i32("axis", {}, {1});
   int x = m.tensor("x", {2, dim});
   std::vector<int64_t> outs;
-  for (int i = 0; i < parts; ++i) outs.push_back(m.tensor("y" + std::to_string(i), {2, dim / parts}));
+  for (int i = 0; i < parts; ++i)
+    outs.push_back(m.tensor("y" + std::to_string(i), {2, dim / parts}));
   m.op(c, {axis, x}, outs, "SplitOptions", "{ \"num_splits\": " + std::to_string(parts) + " }");
   m.io({x}, outs);
   return m.bytes();
@@ -1488,7 +1504,8 @@ TEST(Hostile, DequantizeWithAnOutputOfAnotherShape) {
   m.op(add, {x, f}, {y}, "AddOptions", "{}");
   m.io({x}, {y});
   Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
-  EXPECT_THAT(e.message, HasSubstr("op 0 (DEQUANTIZE): input shape [2] differs from output shape [3]"));
+  EXPECT_THAT(e.message,
+              HasSubstr("op 0 (DEQUANTIZE): input shape [2] differs from output shape [3]"));
 }
 
 // ---- odd interfaces -----------------------------------------------------------
@@ -1532,13 +1549,13 @@ Bytes aliased_tensors_model(size_t copies, size_t name_bytes, size_t scales) {
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<int32_t> shape = {1, static_cast<int32_t>(scales ? scales : 1)};
   std::vector<float> scale(scales, 0.5f);
-  auto quant = scales ? tflite::CreateQuantizationParametersDirect(fbb, nullptr, nullptr, &scale,
-                                                                   nullptr, tflite::QuantizationDetails::NONE,
-                                                                   0, 1)
-                      : 0;
+  auto quant =
+      scales ? tflite::CreateQuantizationParametersDirect(fbb, nullptr, nullptr, &scale, nullptr,
+                                                          tflite::QuantizationDetails::NONE, 0, 1)
+             : 0;
   std::string name(name_bytes, 'n');
-  auto t = tflite::CreateTensorDirect(fbb, &shape, tflite::TensorType::FLOAT32, 0, name.c_str(),
-                                      quant);
+  auto t =
+      tflite::CreateTensorDirect(fbb, &shape, tflite::TensorType::FLOAT32, 0, name.c_str(), quant);
   std::vector<flatbuffers::Offset<tflite::Tensor>> tensors(copies, t);
   std::vector<int32_t> io = {0};
   auto sg = tflite::CreateSubGraph(fbb, fbb.CreateVector(tensors), fbb.CreateVector(io),

@@ -11,7 +11,9 @@ namespace lite2onnx::testing {
 
 std::vector<std::byte> tflite_from_json(const std::string& json);
 std::vector<std::byte> read_file(const std::string& path);
-inline std::span<const std::byte> view(const std::vector<std::byte>& v) { return {v.data(), v.size()}; }
+inline std::span<const std::byte> view(const std::vector<std::byte>& v) {
+  return {v.data(), v.size()};
+}
 
 // Little-endian bytes of float32 values, as a JSON ubyte array for Buffer.data.
 std::string f32_bytes(const std::vector<float>& values);

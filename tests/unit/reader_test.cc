@@ -19,13 +19,13 @@
 namespace lite2onnx {
 namespace {
 
+using ::testing::ElementsAre;
 using testing::f32_bytes;
+using ::testing::HasSubstr;
 using testing::i32_bytes;
 using testing::read_file;
 using testing::tflite_from_json;
 using testing::view;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using Bytes = std::vector<std::byte>;
 using ir::DataType;
 using ir::Shape;
@@ -134,7 +134,8 @@ struct TensorZoo {
   ModelJson m;
   int image, filter, bias, ids, half, flag, unranked, ranked_unknown, state, q, per_axis, seq;
   TensorZoo() {
-    image = m.tensor("image", R"("shape": [1, 8, 8, 3], "shape_signature": [-1, 8, 8, 3], "type": "FLOAT32")");
+    image = m.tensor(
+        "image", R"("shape": [1, 8, 8, 3], "shape_signature": [-1, 8, 8, 3], "type": "FLOAT32")");
     filter = m.tensor("conv/filter", R"("shape": [2, 1, 1, 3], "type": "FLOAT32", "buffer": )" +
                                          std::to_string(m.data(f32_bytes({1, 2, 3, 4, 5, 6}))));
     bias = m.tensor("conv/bias", R"("shape": [2], "type": "FLOAT32", "buffer": )" +
@@ -153,7 +154,8 @@ struct TensorZoo {
                                         std::to_string(m.data("[1, 2, 3, 4, 5, 6]")) +
                                         R"(, "quantization": { "scale": [0.25, 0.125],
                                              "zero_point": [0, 0], "quantized_dimension": 0 })");
-    seq = m.tensor("seq", R"("shape": [1, 1, 16], "shape_signature": [-1, -1, 16], "type": "INT64")");
+    seq =
+        m.tensor("seq", R"("shape": [1, 1, 16], "shape_signature": [-1, -1, 16], "type": "INT64")");
     m.io({image}, {image});
   }
 };
@@ -198,7 +200,7 @@ TEST(Reader, RankScalarsAndUnknownRank) {
   const ir::Graph& g = model.graph;
   EXPECT_TRUE(g.tensor(z.flag).has_rank);  // shape [] : a scalar
   EXPECT_EQ(g.tensor(z.flag).rank(), 0u);
-  EXPECT_FALSE(g.tensor(z.unranked).has_rank);  // no shape at all
+  EXPECT_FALSE(g.tensor(z.unranked).has_rank);       // no shape at all
   EXPECT_TRUE(g.tensor(z.ranked_unknown).has_rank);  // has_rank without a shape
   EXPECT_EQ(g.tensor(z.image).rank(), 4u);
 }
@@ -341,10 +343,10 @@ TEST(Reader, NodeNamesAreCamelCaseWithTheOpIndex) {
   auto model = read_ok(z.m.bytes());
   std::vector<std::string> names;
   for (const auto& n : model.graph.nodes) names.push_back(n.name);
-  EXPECT_THAT(names, ElementsAre("Conv2D_0", "DepthwiseConv2D_1", "MaxPool2D_2",
-                                 "FullyConnected_3", "Concatenation_4", "StridedSlice_5",
-                                 "Reshape_6", "Softmax_7", "Mean_8", "LeakyRelu_9", "MirrorPad_10",
-                                 "Add_11", "Squeeze_12", "ResizeBilinear_13", "HardSwish_14"));
+  EXPECT_THAT(names, ElementsAre("Conv2D_0", "DepthwiseConv2D_1", "MaxPool2D_2", "FullyConnected_3",
+                                 "Concatenation_4", "StridedSlice_5", "Reshape_6", "Softmax_7",
+                                 "Mean_8", "LeakyRelu_9", "MirrorPad_10", "Add_11", "Squeeze_12",
+                                 "ResizeBilinear_13", "HardSwish_14"));
   for (size_t k = 0; k < model.graph.nodes.size(); ++k) {
     const ir::Node& n = model.graph.nodes[k];
     EXPECT_EQ(n.source_op, static_cast<int>(k));
@@ -418,7 +420,8 @@ TEST(Reader, OperatorOptionsBecomeAttributes) {
 
 TEST(Reader, MissingOptionsTakeTheDefaults) {
   ModelJson m;
-  int conv = m.builtin("CONV_2D", 3), add = m.builtin("ADD", 0), leaky = m.builtin("LEAKY_RELU", 98);
+  int conv = m.builtin("CONV_2D", 3), add = m.builtin("ADD", 0),
+      leaky = m.builtin("LEAKY_RELU", 98);
   int x = m.f32("x", {1, 4, 4, 1}), w = m.f32("w", {1, 1, 1, 1});
   int a = m.f32("a", {1, 4, 4, 1}), b = m.f32("b", {1, 4, 4, 1}), c = m.f32("c", {1, 4, 4, 1});
   m.op(conv, {x, w}, {a});
@@ -437,7 +440,7 @@ TEST(Reader, MissingOptionsTakeTheDefaults) {
 
 TEST(Reader, BuiltinCodesAbove127ComeFromBuiltinCode) {
   ModelJson m;
-  int gelu = m.builtin("GELU", 150);           // deprecated_builtin_code holds 127
+  int gelu = m.builtin("GELU", 150);  // deprecated_builtin_code holds 127
   int old_conv = m.code(R"({ "deprecated_builtin_code": 3 })");  // pre-2.4 files
   int x = m.f32("x", {1, 4, 4, 1}), w = m.f32("w", {1, 1, 1, 1});
   int y = m.f32("y", {1, 4, 4, 1}), z = m.f32("z", {1, 4, 4, 1});
@@ -514,14 +517,15 @@ TEST(Reader, EverySubgraphIsReportedAndTheFirstIsRead) {
   Diagnostics d;
   auto r = convert(view(bytes), {}, d);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_THAT(d.subgraphs, ElementsAre("0 'main' (1 ops, converted)", "1 'cond' (2 ops, not converted)",
-                                       "2 '' (0 ops, not converted)"));
+  EXPECT_THAT(d.subgraphs,
+              ElementsAre("0 'main' (1 ops, converted)", "1 'cond' (2 ops, not converted)",
+                          "2 '' (0 ops, not converted)"));
   ASSERT_FALSE(d.warnings.empty());
   EXPECT_THAT(d.warnings[0], HasSubstr("3 subgraphs; only subgraph 0 is converted"));
   auto info = inspect(view(bytes));
   ASSERT_TRUE(info.ok()) << info.error().message;
-  EXPECT_THAT(info->subgraphs, ElementsAre("0 'main': 2 tensors, 1 ops", "1 'cond': 3 tensors, 2 ops",
-                                           "2 '': 0 tensors, 0 ops"));
+  EXPECT_THAT(info->subgraphs, ElementsAre("0 'main': 2 tensors, 1 ops",
+                                           "1 'cond': 3 tensors, 2 ops", "2 '': 0 tensors, 0 ops"));
 }
 
 // ---- real models ------------------------------------------------------------------
@@ -590,7 +594,8 @@ TEST(Inspect, RealCorpusModel) {
   EXPECT_EQ(in.shape, (Shape{1, 224, 224, 3}));
   ASSERT_EQ(info->outputs.size(), 1u);
   EXPECT_EQ(info->tensors[static_cast<size_t>(info->outputs[0])].shape, (Shape{1, 1001}));
-  for (const auto& o : info->ops) EXPECT_TRUE(o.supported) << o.index << " " << o.op << ": " << o.reason;
+  for (const auto& o : info->ops)
+    EXPECT_TRUE(o.supported) << o.index << " " << o.op << ": " << o.reason;
 }
 
 // ---- unsupported operators -----------------------------------------------------

@@ -67,7 +67,8 @@ class Builder {
     return constant(name, DataType::kFloat32, std::move(v), std::move(shape));
   }
   TensorId zeros(const std::string& name, Shape shape) {
-    return f32(name, std::vector<float>(static_cast<size_t>(ir::element_count(shape).value())), shape);
+    return f32(name, std::vector<float>(static_cast<size_t>(ir::element_count(shape).value())),
+               shape);
   }
   ir::Node& op(int code, std::vector<TensorId> in, std::vector<TensorId> out) {
     ir::Node n;
@@ -92,17 +93,18 @@ class Builder {
                          int64_t begin_mask = 0, int64_t end_mask = 0) {
     std::string name = "slice_" + std::to_string(g.nodes.size());
     TensorId y = tensor(name, std::move(out), g.tensor(x).dtype);
-    ir::Node& n = op(kStridedSlice,
-                     {x, i32(name + "/begin", begin), i32(name + "/end", end),
-                      i32(name + "/strides", strides)},
-                     {y});
+    ir::Node& n = op(
+        kStridedSlice,
+        {x, i32(name + "/begin", begin), i32(name + "/end", end), i32(name + "/strides", strides)},
+        {y});
     n.attrs.set("shrink_axis_mask", shrink);
     n.attrs.set("begin_mask", begin_mask);
     n.attrs.set("end_mask", end_mask);
     return y;
   }
   TensorId pack(std::vector<TensorId> xs, int64_t axis, Shape out) {
-    TensorId y = tensor("pack_" + std::to_string(g.nodes.size()), std::move(out), g.tensor(xs[0]).dtype);
+    TensorId y =
+        tensor("pack_" + std::to_string(g.nodes.size()), std::move(out), g.tensor(xs[0]).dtype);
     ir::Node& n = op(kPack, std::move(xs), {y});
     n.attrs.set("axis", axis);
     return y;
@@ -259,11 +261,13 @@ TEST(FoldConstants, DataMovementOps) {
   // EXPAND_DIMS axis -1 of u1 -> [3, 1]
   TensorId ex = b.int_op(kExpandDims, {u1, b.i32("axis", {-1}, {})}, "expand", {3, 1});
   // FILL [2, 2] with 7 (int64 dims)
-  TensorId fill = b.int_op(kFill, {b.i64("dims", {2, 2}, {2}), b.i32("seven", {7}, {})}, "fill", {2, 2});
+  TensorId fill =
+      b.int_op(kFill, {b.i64("dims", {2, 2}, {2}), b.i32("seven", {7}, {})}, "fill", {2, 2});
   // CAST int32 -> int64
   TensorId cast = b.int_op(kCast, {u0}, "cast", {3}, DataType::kInt64);
   // STRIDED_SLICE of m with a negative stride: m[::-1, 2:0:-2] -> [[5], [2]]
-  TensorId ss = b.strided_slice(m, {0, 2}, {0, 0}, {-1, -2}, {2, 1}, 0, /*begin_mask=*/1, /*end_mask=*/1);
+  TensorId ss =
+      b.strided_slice(m, {0, 2}, {0, 0}, {-1, -2}, {2, 1}, 0, /*begin_mask=*/1, /*end_mask=*/1);
   TensorId y = b.tensor("y", {19}, DataType::kInt32);
   std::vector<TensorId> flat;
   for (TensorId t : {gat, tr, ex, fill, ss}) {
@@ -298,12 +302,14 @@ TEST(FoldConstants, HostileValuesNeitherCrashNorBlowUp) {
                      {ss});
   n.attrs.set("offset", int64_t{1});
   TensorId ss2 = b.tensor("ss2", {-1, -1}, DataType::kInt32);
-  b.op(kStridedSlice, {m, b.i64("b2", {kMin, kMax}, {2}), b.i64("e2", {kMax, kMin}, {2}),
-                       b.i64("s2", {kMax, -kMax}, {2})},
+  b.op(kStridedSlice,
+       {m, b.i64("b2", {kMin, kMax}, {2}), b.i64("e2", {kMax, kMin}, {2}),
+        b.i64("s2", {kMax, -kMax}, {2})},
        {ss2});
   // A FILL of 2^62 elements and a PACK of empty tensors with huge other dims.
-  TensorId fill = b.int_op(kFill, {b.i64("dims", {int64_t{1} << 31, int64_t{1} << 31}, {2}), b.i32("v", {1}, {})},
-                           "fill", {-1, -1});
+  TensorId fill = b.int_op(
+      kFill, {b.i64("dims", {int64_t{1} << 31, int64_t{1} << 31}, {2}), b.i32("v", {1}, {})},
+      "fill", {-1, -1});
   TensorId empty = b.tensor("empty", {}, DataType::kInt32);
   b.g.tensor(empty).shape = {1 << 30, 1 << 30, 0};
   b.g.tensor(empty).data = ir::ConstData::owned({}, DataType::kInt32);
@@ -334,7 +340,8 @@ Atrous atrous(std::vector<int32_t> pads, std::vector<int32_t> crops, int conv_op
   a.x = b.input("x", {1, 13, 11, 3});
   const int64_t sh = (13 + pads[0] + pads[1]) / 2, sw = (11 + pads[2] + pads[3]) / 3;
   a.s2b_out = b.tensor("s2b", {6, sh, sw, 3});
-  b.op(kSpaceToBatchNd, {a.x, b.i32("block", {2, 3}), b.i32("paddings", pads, {2, 2})}, {a.s2b_out});
+  b.op(kSpaceToBatchNd, {a.x, b.i32("block", {2, 3}), b.i32("paddings", pads, {2, 2})},
+       {a.s2b_out});
   const int64_t channels = conv_op == kConv2d ? 4 : 3;
   TensorId w = b.zeros("w", conv_op == kConv2d ? Shape{4, 3, 3, 3} : Shape{1, 3, 3, 3});
   a.conv_out = b.tensor("conv", {6, sh - 2, sw - 2, channels});
@@ -344,8 +351,10 @@ Atrous atrous(std::vector<int32_t> pads, std::vector<int32_t> crops, int conv_op
   c.attrs.set("stride_w", int64_t{1});
   c.attrs.set("dilation_h_factor", int64_t{1});
   c.attrs.set("dilation_w_factor", int64_t{1});
-  a.y = b.tensor("y", {1, (sh - 2) * 2 - crops[0] - crops[1], (sw - 2) * 3 - crops[2] - crops[3], channels});
-  b.op(kBatchToSpaceNd, {a.conv_out, b.i32("block_b", block_b), b.i32("crops", crops, {2, 2})}, {a.y});
+  a.y = b.tensor(
+      "y", {1, (sh - 2) * 2 - crops[0] - crops[1], (sw - 2) * 3 - crops[2] - crops[3], channels});
+  b.op(kBatchToSpaceNd, {a.conv_out, b.i32("block_b", block_b), b.i32("crops", crops, {2, 2})},
+       {a.y});
   b.g.outputs = {a.y};
   return a;
 }
@@ -431,7 +440,8 @@ Builder runtime_atrous(bool other_crops) {
                          0, {2, 2});
   TensorId zero = b.i32("zero", {0}, {});
   TensorId c_src = other_crops ? f : e;
-  TensorId crops = b.pack({b.pack({zero, elem(c_src, 0)}, 0, {2}), b.pack({zero, elem(c_src, 1)}, 0, {2})}, 0, {2, 2});
+  TensorId crops = b.pack(
+      {b.pack({zero, elem(c_src, 0)}, 0, {2}), b.pack({zero, elem(c_src, 1)}, 0, {2})}, 0, {2, 2});
   TensorId s2b = b.tensor("s2b", {6, -1, -1, 3});
   b.op(kSpaceToBatchNd, {x, b.i32("block_s", {2, 3}), pads}, {s2b});
   TensorId c = b.tensor("conv", {6, -1, -1, 4});
@@ -499,7 +509,8 @@ TEST(DilatedConvModel, StaticInputFoldsThePaddingsAndFuses) {
   // 13 + 12 = 25 -> 5 more to reach 30; 11 + 12 = 23 -> 1 more to reach 24.
   EXPECT_EQ(ints(g, paddings), (std::vector<int64_t>{6, 11, 6, 7}));
   EXPECT_EQ(ints(g, crops), (std::vector<int64_t>{0, 5, 0, 1}));
-  EXPECT_EQ(node_ops(g), (std::vector<std::string>{"SPACE_TO_BATCH_ND", "CONV_2D", "BATCH_TO_SPACE_ND", "ADD"}));
+  EXPECT_EQ(node_ops(g),
+            (std::vector<std::string>{"SPACE_TO_BATCH_ND", "CONV_2D", "BATCH_TO_SPACE_ND", "ADD"}));
   Diagnostics d;
   ASSERT_TRUE(passes::fuse_dilated_convolutions(g, d).ok());
   ASSERT_EQ(node_ops(g), (std::vector<std::string>{"CONV_2D", "ADD"}));
@@ -563,7 +574,8 @@ TEST(ShapeOpsConvert, DilatedConvModelBecomesOneDilatedConv) {
       if (n.op_type() != "Conv") continue;
       for (const auto& a : n.attribute()) {
         if (a.name() != "dilations") continue;
-        EXPECT_EQ(std::vector<int64_t>(a.ints().begin(), a.ints().end()), (std::vector<int64_t>{6, 6}));
+        EXPECT_EQ(std::vector<int64_t>(a.ints().begin(), a.ints().end()),
+                  (std::vector<int64_t>{6, 6}));
       }
     }
   }
@@ -574,7 +586,8 @@ TEST(ShapeOpsConvert, FusedModelsHaveNoBlockShuffles) {
                            "dilated_conv_shape_chain"}) {
     auto counts = op_counts(convert_model(op_model(name)));
     EXPECT_EQ(counts["Conv"], 1) << name;
-    EXPECT_EQ(counts.count("Transpose") + counts.count("Reshape") + counts.count("Pad"), 0u) << name;
+    EXPECT_EQ(counts.count("Transpose") + counts.count("Reshape") + counts.count("Pad"), 0u)
+        << name;
   }
   // Paddings that are neither SAME nor VALID keep the SPACE_TO_BATCH_ND form.
   EXPECT_EQ(op_counts(convert_model(op_model("dilated_conv_explicit")))["Transpose"], 2);
@@ -590,11 +603,11 @@ TEST(ShapeOpsConvert, ShapeOfAConvOutputReportsTfliteOrderWithoutATranspose) {
 }
 
 TEST(ShapeOpsConvert, AxisOpsAfterAConvNeedNoTranspose) {
-  for (const char* name : {"pack_after_conv", "pack_after_conv_axis4", "unpack_after_conv",
-                           "gather_after_conv", "gather_2d_after_conv", "gather_scalar_after_conv",
-                           "expand_dims_after_conv", "expand_dims_after_conv_axis0",
-                           "floor_mod_after_conv", "space_to_depth_after_conv",
-                           "depth_to_space_after_conv"})
+  for (const char* name :
+       {"pack_after_conv", "pack_after_conv_axis4", "unpack_after_conv", "gather_after_conv",
+        "gather_2d_after_conv", "gather_scalar_after_conv", "expand_dims_after_conv",
+        "expand_dims_after_conv_axis0", "floor_mod_after_conv", "space_to_depth_after_conv",
+        "depth_to_space_after_conv"})
     EXPECT_EQ(op_counts(convert_model(op_model(name))).count("Transpose"), 0u) << name;
 }
 

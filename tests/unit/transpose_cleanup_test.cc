@@ -14,8 +14,8 @@
 #include <set>
 
 #include "core/convert.h"
-#include "core/ops/registry.h"
 #include "core/onnx/emit.h"
+#include "core/ops/registry.h"
 #include "core/passes/passes.h"
 #include "core/tflite/reader.h"
 #include "model_builder.h"
@@ -139,7 +139,8 @@ Value transpose(const Value& x, const std::vector<int64_t>& perm) {
 }
 
 // numpy broadcasting of any number of operands.
-Value broadcast(const std::vector<Value>& in, const std::function<float(const std::vector<float>&)>& f) {
+Value broadcast(const std::vector<Value>& in,
+                const std::function<float(const std::vector<float>&)>& f) {
   size_t rank = 0;
   for (const auto& v : in) rank = std::max(rank, v.shape.size());
   Value y;
@@ -192,8 +193,7 @@ std::function<float(const std::vector<float>&)> elementwise_fn(const ir::Node& n
     return [alpha](const std::vector<float>& a) { return a[0] < 0 ? alpha * a[0] : a[0]; };
   if (op == "HardSigmoid")
     return [=](const std::vector<float>& a) { return std::clamp(alpha * a[0] + beta, 0.f, 1.f); };
-  if (op == "Clip")
-    return [](const std::vector<float>& a) { return std::clamp(a[0], a[1], a[2]); };
+  if (op == "Clip") return [](const std::vector<float>& a) { return std::clamp(a[0], a[1], a[2]); };
   if (op == "Add") return [](const std::vector<float>& a) { return a[0] + a[1]; };
   if (op == "Sub") return [](const std::vector<float>& a) { return a[0] - a[1]; };
   if (op == "Mul") return [](const std::vector<float>& a) { return a[0] * a[1]; };
@@ -201,7 +201,8 @@ std::function<float(const std::vector<float>&)> elementwise_fn(const ir::Node& n
   if (op == "Pow") return [](const std::vector<float>& a) { return std::pow(a[0], a[1]); };
   if (op == "Max") return [](const std::vector<float>& a) { return std::max(a[0], a[1]); };
   if (op == "Min") return [](const std::vector<float>& a) { return std::min(a[0], a[1]); };
-  if (op == "PRelu") return [](const std::vector<float>& a) { return a[0] < 0 ? a[1] * a[0] : a[0]; };
+  if (op == "PRelu")
+    return [](const std::vector<float>& a) { return a[0] < 0 ? a[1] * a[0] : a[0]; };
   return nullptr;
 }
 
@@ -259,8 +260,8 @@ std::vector<Value> evaluate(const ir::Graph& g, const std::vector<Value>& inputs
 // ---- checks ------------------------------------------------------------------
 
 int count(const ir::Graph& g, const std::string& op) {
-  return static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(),
-                                         [&](const ir::Node& n) { return n.op == op; }));
+  return static_cast<int>(
+      std::count_if(g.nodes.begin(), g.nodes.end(), [&](const ir::Node& n) { return n.op == op; }));
 }
 
 std::vector<std::string> ops(const ir::Graph& g) {
@@ -283,7 +284,8 @@ void expect_well_formed(const ir::Graph& before, const ir::Graph& after, int ops
   }
   ASSERT_EQ(before.inputs.size(), after.inputs.size());
   ASSERT_EQ(before.outputs.size(), after.outputs.size());
-  for (auto [b, a] : {std::pair{&before.inputs, &after.inputs}, std::pair{&before.outputs, &after.outputs}})
+  for (auto [b, a] :
+       {std::pair{&before.inputs, &after.inputs}, std::pair{&before.outputs, &after.outputs}})
     for (size_t i = 0; i < b->size(); ++i) {
       EXPECT_EQ(before.tensor((*b)[i]).name, after.tensor((*a)[i]).name);
       EXPECT_EQ(before.tensor((*b)[i]).onnx_shape(), after.tensor((*a)[i]).onnx_shape());
@@ -439,9 +441,9 @@ TEST(TransposeCleanup, LeavesATransposedConstantThatIsAGraphOutput) {
 // ---- 3. Transpose -> unary -> inverse Transpose ------------------------------------
 
 TEST(TransposeCleanup, CancelsAroundEveryUnaryOp) {
-  for (const char* type : {"Relu", "Clip", "Sigmoid", "Tanh", "Abs", "Sqrt", "Reciprocal", "Neg",
-                           "Exp", "Log", "LeakyRelu", "HardSigmoid", "HardSwish", "Cast",
-                           "Identity"}) {
+  for (const char* type :
+       {"Relu", "Clip", "Sigmoid", "Tanh", "Abs", "Sqrt", "Reciprocal", "Neg", "Exp", "Log",
+        "LeakyRelu", "HardSigmoid", "HardSwish", "Cast", "Identity"}) {
     SCOPED_TRACE(type);
     OnnxGraph b;
     TensorId x = b.input("x", {1, 2, 3, 4});
@@ -700,7 +702,8 @@ TEST(TransposeCleanup, NewNodeNamesAreUniqueAndDeterministic) {
   for (const auto& n : g1.nodes) n1.push_back(n.name);
   for (const auto& n : g2.nodes) n2.push_back(n.name);
   EXPECT_EQ(n1, n2);
-  EXPECT_EQ(n1, (std::vector<std::string>{"Add_2", "Add_2/Transpose_out_2", "Add_2/Transpose_out"}));
+  EXPECT_EQ(n1,
+            (std::vector<std::string>{"Add_2", "Add_2/Transpose_out_2", "Add_2/Transpose_out"}));
 }
 
 // ---- random graphs ------------------------------------------------------------------------
@@ -733,7 +736,9 @@ TEST(TransposeCleanup, RandomGraphsKeepTheirResults) {
       TensorId v = values[rnd(values.size())];
       switch (rnd(5)) {
         case 0:
-        case 1: values.push_back(b.transpose(v, perms[rnd(perms.size())])); break;
+        case 1:
+          values.push_back(b.transpose(v, perms[rnd(perms.size())]));
+          break;
         case 2: {
           const char* unary[] = {"Relu", "Neg", "Sigmoid", "Abs", "Tanh"};
           values.push_back(b.op(unary[rnd(5)], {v}));
