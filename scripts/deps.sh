@@ -9,7 +9,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkgconf ccache git
   libprotobuf-dev protobuf-compiler libonnx-dev
   libflatbuffers-dev flatbuffers-compiler
-  nlohmann-json3-dev libcli11-dev jq
+  nlohmann-json3-dev libcli11-dev jq clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 
