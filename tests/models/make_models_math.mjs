@@ -13,7 +13,7 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Model, bcast, count, le, seeded } from './lib/model.mjs';
+import { Model, bcast, count, format, le, seeded } from './lib/model.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const JSON_DIR = join(HERE, 'json');
@@ -258,22 +258,6 @@ def('zeros_like_after_conv', 'CONV_2D -> ZEROS_LIKE (NCHW)', (m) => {
 // ---- output ------------------------------------------------------------------
 
 // Compact JSON: arrays of plain values and small objects on one line.
-function format(v, indent = '') {
-  const inner = indent + '  ';
-  if (Array.isArray(v)) {
-    if (v.every((x) => x === null || typeof x !== 'object')) return JSON.stringify(v).replaceAll(',', ', ');
-    return `[\n${v.map((x) => inner + format(x, inner)).join(',\n')}\n${indent}]`;
-  }
-  if (v !== null && typeof v === 'object') {
-    const keys = Object.keys(v).filter((k) => v[k] !== undefined);
-    const line = `{ ${keys.map((k) => `${JSON.stringify(k)}: ${format(v[k], inner)}`).join(', ')} }`;
-    if (keys.length === 0) return '{}';
-    if (!line.includes('\n') && line.length + indent.length <= 100) return line;
-    return `{\n${keys.map((k) => `${inner}${JSON.stringify(k)}: ${format(v[k], inner)}`).join(',\n')}\n${indent}}`;
-  }
-  return JSON.stringify(v);
-}
-
 function main() {
   mkdirSync(JSON_DIR, { recursive: true });
   for (const f of readdirSync(JSON_DIR)) if (f.startsWith('math_')) rmSync(join(JSON_DIR, f));

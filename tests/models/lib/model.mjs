@@ -117,3 +117,20 @@ export class Model {
     };
   }
 }
+
+// The committed JSON style: short objects and scalar arrays on one line.
+export function format(v, indent = '') {
+  const inner = indent + '  ';
+  if (Array.isArray(v)) {
+    if (v.every((x) => x === null || typeof x !== 'object')) return JSON.stringify(v).replaceAll(',', ', ');
+    return `[\n${v.map((x) => inner + format(x, inner)).join(',\n')}\n${indent}]`;
+  }
+  if (v !== null && typeof v === 'object') {
+    const keys = Object.keys(v).filter((k) => v[k] !== undefined);
+    const line = `{ ${keys.map((k) => `${JSON.stringify(k)}: ${format(v[k], inner)}`).join(', ')} }`;
+    if (keys.length === 0) return '{}';
+    if (!line.includes('\n') && line.length + indent.length <= 100) return line;
+    return `{\n${keys.map((k) => `${inner}${JSON.stringify(k)}: ${format(v[k], inner)}`).join(',\n')}\n${indent}}`;
+  }
+  return JSON.stringify(v);
+}
