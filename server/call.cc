@@ -1,0 +1,100 @@
+#include "server/call.h"
+
+#include <grpcpp/server_context.h>
+
+namespace lite2onnx::server {
+namespace {
+
+// A client-given x-request-id is used when it is short and plain; else one is made.
+bool usable_request_id(std::string_view id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+      return false;
+  return true;
+}
+
+std::string request_id(CallEnvironment& env, grpc::CallbackServerContext* ctx) {
+  const auto& md = ctx->client_metadata();
+  if (auto it = md.find("x-request-id"); it != md.end()) {
+    std::string_view given(it->second.data(), it->second.size());
+    if (usable_request_id(given)) return std::string(given);
+  }
+  return env.id_prefix + "-" + std::to_string(env.next_id.fetch_add(1));
+}
+
+}  // namespace
+
+void CallEnvironment::call_started() {
+  std::lock_guard lock(active_mu_);
+  ++active_;
+}
+
+void CallEnvironment::call_ended() {
+  std::lock_guard lock(active_mu_);
+  if (--active_ == 0) idle_.notify_all();
+}
+
+bool CallEnvironment::wait_idle(std::chrono::system_clock::time_point deadline) {
+  std::unique_lock lock(active_mu_);
+  return idle_.wait_until(lock, deadline, [this] { return active_ == 0; });
+}
+
+Failure StopSignal::failure() const {
+  return deadline_passed() ? server::failure(v1::ConversionError::REASON_DEADLINE_EXCEEDED,
+                                             "the deadline passed before the conversion ended")
+                           : server::failure(v1::ConversionError::REASON_CANCELLED,
+                                             "the client cancelled the call");
+}
+
+CallTrace::CallTrace(CallEnvironment& env, grpc::CallbackServerContext* ctx,
+                     std::string_view method)
+    : env_(env),
+      method_(method),
+      id_(request_id(env, ctx)),
+      peer_(ctx->peer()),
+      start_(std::chrono::steady_clock::now()) {
+  ctx->AddInitialMetadata("x-request-id", id_);
+  env_.metrics.add_inflight_requests(1);
+  env_.call_started();
+}
+
+CallTrace::~CallTrace() {
+  if (completed_) return;
+  env_.metrics.add_inflight_requests(-1);
+  env_.call_ended();
+}
+
+grpc::Status CallTrace::complete(grpc::Status status) {
+  completed_ = true;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const std::string_view code = status_code_name(status.error_code());
+  env_.metrics.add_inflight_requests(-1);
+  env_.metrics.record_request(method_, code, seconds);
+  const LogLevel level =
+      status.error_code() == grpc::StatusCode::INTERNAL ? LogLevel::kError : LogLevel::kInfo;
+  env_.log.log(level, "request",
+               {{"request_id", std::string_view(id_)},
+                {"method", method_},
+                {"peer", std::string_view(peer_)},
+                {"model_bytes", model_bytes},
+                {"onnx_bytes", onnx_bytes},
+                {"options", std::string_view(options)},
+                {"status", code},
+                {"error", std::string_view(status.error_message())},
+                {"queue_ms", queue_seconds < 0 ? 0.0 : queue_seconds * 1000},
+                {"duration_ms", seconds * 1000}});
+  env_.call_ended();
+  return status;
+}
+
+grpc::Status shed(CallEnvironment& env, Reason reason, std::string message) {
+  const char* label = reason == v1::ConversionError::REASON_QUEUE_FULL      ? "queue_full"
+                      : reason == v1::ConversionError::REASON_MEMORY_BUDGET ? "memory_budget"
+                                                                            : "shutting_down";
+  env.metrics.record_shed(label);
+  return to_status(failure(reason, std::move(message)));
+}
+
+}  // namespace lite2onnx::server

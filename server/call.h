@@ -1,0 +1,111 @@
+// What every call of the Converter service shares: the server's parts it uses,
+// and the bookkeeping of one call (request id, timing, stop signal, and the one
+// place where a call's status is logged and counted).
+#pragma once
+
+#include <grpcpp/support/status.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "server/error_mapping.h"
+#include "server/logger.h"
+#include "server/memory_budget.h"
+#include "server/metrics.h"
+#include "server/worker_pool.h"
+
+namespace grpc {
+class CallbackServerContext;
+}
+
+namespace lite2onnx::server {
+
+struct ServiceLimits {
+  uint64_t max_unary_bytes = 0;
+  uint64_t max_stream_bytes = 0;
+};
+
+// The server's parts a call uses; they outlive every call.
+struct CallEnvironment {
+  CallEnvironment(ServiceLimits limits, WorkerPool& pool, MemoryBudget& budget, Metrics& metrics,
+                  const Logger& log, std::string id_prefix)
+      : limits(limits),
+        pool(pool),
+        budget(budget),
+        metrics(metrics),
+        log(log),
+        id_prefix(std::move(id_prefix)) {}
+
+  const ServiceLimits limits;
+  WorkerPool& pool;
+  MemoryBudget& budget;
+  Metrics& metrics;
+  const Logger& log;
+  std::atomic<bool> draining{false};
+  std::string id_prefix;  // random per process: request ids are unique across restarts
+  std::atomic<uint64_t> next_id{1};
+
+  // Calls in progress (every CallTrace not yet completed), for the drain.
+  void call_started();
+  void call_ended();
+  // Waits until no call is in progress; false if `deadline` came first.
+  bool wait_idle(std::chrono::system_clock::time_point deadline);
+
+ private:
+  std::mutex active_mu_;
+  std::condition_variable idle_;
+  int active_ = 0;
+};
+
+// Set when the client cancels; read by the core's cancellation hook.
+class StopSignal {
+ public:
+  explicit StopSignal(std::chrono::system_clock::time_point deadline) : deadline_(deadline) {}
+  void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
+  bool deadline_passed() const { return std::chrono::system_clock::now() >= deadline_; }
+  bool stop_requested() const {
+    return cancelled_.load(std::memory_order_relaxed) || deadline_passed();
+  }
+  // Why the call stopped: its deadline, or the client.
+  Failure failure() const;
+
+ private:
+  std::chrono::system_clock::time_point deadline_;
+  std::atomic<bool> cancelled_{false};
+};
+
+// One call's record: created when the call arrives, completed once with its status.
+class CallTrace {
+ public:
+  CallTrace(CallEnvironment& env, grpc::CallbackServerContext* ctx, std::string_view method);
+  ~CallTrace();
+  CallTrace(const CallTrace&) = delete;
+  CallTrace& operator=(const CallTrace&) = delete;
+
+  const std::string& id() const { return id_; }
+  // Logs the request line and counts it; returns `status` for Finish().
+  grpc::Status complete(grpc::Status status);
+
+  uint64_t model_bytes = 0;
+  uint64_t onnx_bytes = 0;
+  std::string options;  // summary of the conversion options, for the log
+  double queue_seconds = -1;
+
+ private:
+  CallEnvironment& env_;
+  std::string_view method_;
+  std::string id_;
+  std::string peer_;
+  std::chrono::steady_clock::time_point start_;
+  bool completed_ = false;
+};
+
+// The refusal of a call the server cannot take now, counted as shed.
+grpc::Status shed(CallEnvironment& env, Reason reason, std::string message);
+
+}  // namespace lite2onnx::server

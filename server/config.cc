@@ -1,0 +1,126 @@
+#include "server/config.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <fstream>
+#include <thread>
+
+#include "core/convert.h"
+
+namespace lite2onnx::server {
+namespace {
+
+constexpr const char* kEnvPrefix = "LITE2ONNX_";
+
+// "--max-unary-bytes" -> "LITE2ONNX_MAX_UNARY_BYTES".
+std::string env_name(const std::string& flag) {
+  std::string env = kEnvPrefix;
+  for (char c : flag.substr(2)) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+  return env;
+}
+
+// Every option reads its LITE2ONNX_<FLAG> variable when the flag is absent.
+template <class T>
+CLI::Option* option(CLI::App& app, const std::string& flag, T& value, const std::string& help) {
+  return app.add_option(flag, value, help)->envname(env_name(flag))->capture_default_str();
+}
+
+std::string readable_file_problem(const std::string& flag, const std::string& path) {
+  if (path.empty()) return "";
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return flag + ": cannot read '" + path + "'";
+  return "";
+}
+
+// Checks what CLI11 cannot express; returns the first problem, "" when none.
+std::string validate(const ServerConfig& c) {
+  if (c.grpc.listen.empty()) return "--listen: must not be empty";
+  if (c.limits.max_unary_bytes == 0) return "--max-unary-bytes: must be at least 1";
+  if (c.limits.max_stream_bytes == 0 || c.limits.max_stream_bytes > kGiB)
+    return "--max-stream-bytes: must be between 1 and 1GiB (1073741824): FlatBuffers and "
+           "protobuf stop at 2 GiB";
+  if (c.limits.max_unary_bytes > kGiB)
+    return "--max-unary-bytes: must be at most 1GiB (1073741824); use ConvertStream beyond";
+  if (c.limits.max_inflight_bytes < c.limits.max_unary_bytes)
+    return "--max-inflight-bytes: must be at least --max-unary-bytes (" +
+           std::to_string(c.limits.max_unary_bytes) + "), or no model of the allowed size fits";
+  if (c.drain_seconds < 0 || c.drain_seconds > 3600)
+    return "--drain-seconds: must be between 0 and 3600";
+  if (!c.tls.key_file.empty() && c.tls.cert_file.empty()) return "--tls-key: needs --tls-cert";
+  if (!c.tls.cert_file.empty() && c.tls.key_file.empty()) return "--tls-cert: needs --tls-key";
+  if (!c.tls.client_ca_file.empty() && c.tls.cert_file.empty())
+    return "--tls-client-ca: mutual TLS needs --tls-cert and --tls-key";
+  for (auto [flag, path] :
+       {std::pair{"--tls-cert", &c.tls.cert_file}, std::pair{"--tls-key", &c.tls.key_file},
+        std::pair{"--tls-client-ca", &c.tls.client_ca_file}})
+    if (auto problem = readable_file_problem(flag, *path); !problem.empty()) return problem;
+  return "";
+}
+
+}  // namespace
+
+ParsedConfig parse_config(int argc, const char* const* argv) {
+  ServerConfig c;
+  CLI::App app{"lite2onnx-server " + version() +
+                   ": converts TensorFlow Lite models to ONNX over gRPC (service "
+                   "lite2onnx.v1.Converter, with grpc.health.v1 and server reflection).\n"
+                   "Every flag can also be set by the environment variable shown; a flag on the "
+                   "command line wins.",
+               "lite2onnx-server"};
+  app.set_version_flag("--version", version());
+  app.get_formatter()->column_width(34);
+
+  option(app, "--listen", c.grpc.listen, "gRPC address to listen on, HOST:PORT (port 0: any free)");
+  option(app, "--port-file", c.grpc.port_file,
+         "once listening, write 'grpc=PORT' and 'metrics=PORT' lines to this file");
+  option(app, "--metrics-listen", c.metrics.listen,
+         "Prometheus /metrics address, HOST:PORT; empty: no metrics endpoint");
+  option(app, "--workers", c.pool.workers,
+         "conversions running in parallel; 0: one per CPU core (" +
+             std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " here)")
+      ->check(CLI::Range(0u, 1024u));
+  option(app, "--queue-size", c.pool.queue_size,
+         "accepted requests waiting for a worker; beyond: RESOURCE_EXHAUSTED at once")
+      ->check(CLI::Range(0u, 100000u));
+  option(app, "--max-inflight-bytes", c.limits.max_inflight_bytes,
+         "budget of model bytes held by all accepted requests together; beyond: "
+         "RESOURCE_EXHAUSTED at once (sizes take b, kb, kib, mb, mib, gb, gib)")
+      ->transform(CLI::AsSizeValue(true));
+  option(app, "--max-unary-bytes", c.limits.max_unary_bytes,
+         "largest model in one Convert or Inspect message")
+      ->transform(CLI::AsSizeValue(true));
+  option(app, "--max-stream-bytes", c.limits.max_stream_bytes,
+         "largest model sent through ConvertStream, at most 1GiB")
+      ->transform(CLI::AsSizeValue(true));
+  option(app, "--tls-cert", c.tls.cert_file, "PEM server certificate chain: serve TLS");
+  option(app, "--tls-key", c.tls.key_file, "PEM private key of --tls-cert");
+  option(app, "--tls-client-ca", c.tls.client_ca_file,
+         "PEM CA certificates: require client certificates signed by them (mutual TLS)");
+  option(app, "--log-level", c.log.level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  std::string log_format = "text";
+  option(app, "--log-format", log_format,
+         "text (one line per event, key=value) or json (one object per line)")
+      ->check(CLI::IsMember({"text", "json"}));
+  option(app, "--drain-seconds", c.drain_seconds,
+         "on SIGTERM/SIGINT: report NOT_SERVING, refuse new calls, and give in-flight calls "
+         "this long to finish before cancelling them");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    return ExitNow{0, app.help()};
+  } catch (const CLI::CallForVersion&) {
+    return ExitNow{0, version() + "\n"};
+  } catch (const CLI::ParseError& e) {
+    return ExitNow{2, std::string("lite2onnx-server: invalid configuration: ") + e.what() +
+                          " (from a flag or its LITE2ONNX_* variable; see --help)\n"};
+  }
+  c.log.format = log_format == "json" ? LogFormat::kJson : LogFormat::kText;
+  if (auto problem = validate(c); !problem.empty())
+    return ExitNow{2, "lite2onnx-server: invalid configuration: " + problem + " (see --help)\n"};
+  if (c.pool.workers == 0) c.pool.workers = std::max(1u, std::thread::hardware_concurrency());
+  return c;
+}
+
+}  // namespace lite2onnx::server

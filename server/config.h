@@ -1,0 +1,71 @@
+// The server's configuration: nested option structs, filled from flags and
+// LITE2ONNX_* environment variables in main() only, passed by value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+
+namespace lite2onnx::server {
+
+inline constexpr uint64_t kMiB = uint64_t{1} << 20;
+inline constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+struct GrpcOptions {
+  std::string listen = "0.0.0.0:50051";
+  std::string port_file;  // written once listening: "grpc=PORT\nmetrics=PORT\n"
+};
+
+struct TlsOptions {
+  std::string cert_file;       // PEM server certificate chain; empty: plaintext
+  std::string key_file;        // PEM private key of cert_file
+  std::string client_ca_file;  // PEM CA bundle: clients must present a certificate it signed
+  bool enabled() const { return !cert_file.empty(); }
+  bool mutual() const { return !client_ca_file.empty(); }
+};
+
+struct PoolOptions {
+  unsigned workers = 0;      // conversions in parallel; 0 means one per core
+  unsigned queue_size = 16;  // accepted requests waiting for a worker
+};
+
+struct LimitOptions {
+  uint64_t max_unary_bytes = 64 * kMiB;    // model bytes in one Convert/Inspect message
+  uint64_t max_stream_bytes = kGiB;        // model bytes in one ConvertStream, at most kGiB
+  uint64_t max_inflight_bytes = 2 * kGiB;  // model bytes held by all accepted requests
+};
+
+enum class LogFormat { kText, kJson };
+
+struct LogOptions {
+  std::string level = "info";  // trace, debug, info, warn, error, off
+  LogFormat format = LogFormat::kText;
+};
+
+struct MetricsOptions {
+  std::string listen = "0.0.0.0:9464";  // empty: no metrics endpoint
+};
+
+struct ServerConfig {
+  GrpcOptions grpc;
+  TlsOptions tls;
+  PoolOptions pool;
+  LimitOptions limits;
+  MetricsOptions metrics;
+  LogOptions log;
+  double drain_seconds = 30;  // grace period for in-flight calls on SIGTERM/SIGINT
+};
+
+// What parse_config() decided: run with a config, or exit at once with a code
+// after printing `text` (help, version, or a configuration error).
+struct ExitNow {
+  int code = 0;
+  std::string text;
+};
+using ParsedConfig = std::variant<ServerConfig, ExitNow>;
+
+// Reads flags, then LITE2ONNX_<FLAG> environment variables for flags not given,
+// then defaults; validates the result.
+ParsedConfig parse_config(int argc, const char* const* argv);
+
+}  // namespace lite2onnx::server

@@ -1,0 +1,209 @@
+#include "server/converter_service.h"
+
+#include <grpcpp/server_context.h>
+
+#include <random>
+
+#include "server/translate.h"
+
+namespace lite2onnx::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::span<const std::byte> as_bytes(const std::string& s) {
+  return std::as_bytes(std::span<const char>(s.data(), s.size()));
+}
+
+std::string random_prefix() {
+  std::random_device rd;
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", rd());
+  return buf;
+}
+
+// A unary call whose work runs on the worker pool: admitted by size, memory
+// budget and queue room, then run() on a worker unless the call already stopped.
+class PooledCall : public grpc::ServerUnaryReactor {
+ public:
+  PooledCall(CallEnvironment& env, grpc::CallbackServerContext* ctx, std::string_view method)
+      : env_(env), trace_(env, ctx, method), stop_(ctx->deadline()) {}
+  void OnCancel() override { stop_.cancel(); }
+  void OnDone() override { delete this; }
+
+ protected:
+  // The call's work, on a worker thread; returns its status.
+  virtual grpc::Status run() = 0;
+
+  // Finishes the call; nothing may touch the call afterwards.
+  void finish(grpc::Status status) { Finish(trace_.complete(std::move(status))); }
+
+  // Admits a model of `bytes` and queues run(), or finishes with the refusal.
+  void admit(uint64_t bytes) {
+    trace_.model_bytes = bytes;
+    if (bytes > env_.limits.max_unary_bytes)
+      return finish(to_status(failure(v1::ConversionError::REASON_MODEL_TOO_LARGE,
+                                      "the model has " + std::to_string(bytes) +
+                                          " bytes, more than this server's " +
+                                          std::to_string(env_.limits.max_unary_bytes) +
+                                          " for one message; use ConvertStream")));
+    auto reservation = env_.budget.try_reserve(bytes);
+    if (!reservation)
+      return finish(shed(env_, v1::ConversionError::REASON_MEMORY_BUDGET,
+                         "the server holds too many model bytes now; retry later"));
+    reservation_ = std::move(*reservation);
+    queued_at_ = Clock::now();
+    if (!env_.pool.try_submit([this] { work(); })) {
+      reservation_.release();
+      finish(shed(env_, v1::ConversionError::REASON_QUEUE_FULL,
+                  "every worker is busy and the queue is full; retry later"));
+    }
+  }
+
+  // Whether the call may start at all.
+  bool refuse_if_draining() {
+    if (!env_.draining.load()) return false;
+    finish(shed(env_, v1::ConversionError::REASON_SHUTTING_DOWN, "the server is shutting down"));
+    return true;
+  }
+
+  CallEnvironment& env_;
+  CallTrace trace_;
+  StopSignal stop_;
+
+ private:
+  void work() {
+    trace_.queue_seconds = std::chrono::duration<double>(Clock::now() - queued_at_).count();
+    env_.metrics.record_queue_wait(trace_.queue_seconds);
+    grpc::Status status;
+    try {
+      status = stop_.stop_requested() ? to_status(stop_.failure()) : run();
+    } catch (const std::exception& e) {
+      status = to_status(failure(v1::ConversionError::REASON_INTERNAL, e.what()));
+    }
+    reservation_.release();
+    finish(std::move(status));
+  }
+
+  MemoryBudget::Reservation reservation_;
+  Clock::time_point queued_at_;
+};
+
+class ConvertCall final : public PooledCall {
+ public:
+  ConvertCall(CallEnvironment& env, grpc::CallbackServerContext* ctx,
+              const v1::ConvertRequest* request, v1::ConvertResponse* response)
+      : PooledCall(env, ctx, "Convert"), request_(request), response_(response) {}
+
+  void start() {
+    if (refuse_if_draining()) return;
+    trace_.model_bytes = request_->model().size();
+    trace_.options = summary(request_->options());
+    auto options = to_core(request_->options());
+    if (!options) return finish(to_status(from_core(options.error(), false)));
+    options_ = std::move(*options);
+    admit(request_->model().size());
+  }
+
+ private:
+  grpc::Status run() override {
+    options_.cancelled = [this] { return stop_.stop_requested(); };
+    Diagnostics diagnostics;
+    auto onnx = lite2onnx::convert(as_bytes(request_->model()), options_, diagnostics);
+    env_.metrics.record_conversion(diagnostics, outcome_name(onnx));
+    if (!onnx) return to_status(from_core(onnx.error(), stop_.deadline_passed()));
+    if (stop_.stop_requested()) return to_status(stop_.failure());
+    trace_.onnx_bytes = onnx->size();
+    response_->set_onnx_model(std::move(onnx).value());
+    to_proto(diagnostics, response_->mutable_diagnostics());
+    return grpc::Status::OK;
+  }
+
+  const v1::ConvertRequest* request_;
+  v1::ConvertResponse* response_;
+  ConvertOptions options_;
+};
+
+class InspectCall final : public PooledCall {
+ public:
+  InspectCall(CallEnvironment& env, grpc::CallbackServerContext* ctx,
+              const v1::InspectRequest* request, v1::InspectResponse* response)
+      : PooledCall(env, ctx, "Inspect"), request_(request), response_(response) {}
+
+  void start() {
+    if (!refuse_if_draining()) admit(request_->model().size());
+  }
+
+ private:
+  grpc::Status run() override {
+    auto info = lite2onnx::inspect(as_bytes(request_->model()));
+    if (!info) return to_status(from_core(info.error(), false));
+    to_proto(*info, response_);
+    return grpc::Status::OK;
+  }
+
+  const v1::InspectRequest* request_;
+  v1::InspectResponse* response_;
+};
+
+// A call answered at once on the gRPC thread.
+class ImmediateCall final : public grpc::ServerUnaryReactor {
+ public:
+  ImmediateCall(CallEnvironment& env, grpc::CallbackServerContext* ctx, std::string_view method)
+      : trace_(env, ctx, method) {}
+  void OnDone() override { delete this; }
+  void finish(grpc::Status status) { Finish(trace_.complete(std::move(status))); }
+
+ private:
+  CallTrace trace_;
+};
+
+}  // namespace
+
+std::set<std::string> builtin_operator_names() {
+  std::set<std::string> names;
+  for (const auto& s : support_matrix()) names.insert(s.op);
+  return names;
+}
+
+ConverterService::ConverterService(ServiceLimits limits, WorkerPool& pool, MemoryBudget& budget,
+                                   Metrics& metrics, const Logger& log)
+    : env_(limits, pool, budget, metrics, log, random_prefix()),
+      operators_(to_proto(support_matrix())) {}
+
+grpc::ServerUnaryReactor* ConverterService::Convert(grpc::CallbackServerContext* ctx,
+                                                    const v1::ConvertRequest* request,
+                                                    v1::ConvertResponse* response) {
+  auto* call = new ConvertCall(env_, ctx, request, response);
+  call->start();
+  return call;
+}
+
+grpc::ServerBidiReactor<v1::ConvertChunk, v1::ConvertChunk>* ConverterService::ConvertStream(
+    grpc::CallbackServerContext* ctx) {
+  return start_convert_stream(env_, ctx);
+}
+
+grpc::ServerUnaryReactor* ConverterService::Inspect(grpc::CallbackServerContext* ctx,
+                                                    const v1::InspectRequest* request,
+                                                    v1::InspectResponse* response) {
+  auto* call = new InspectCall(env_, ctx, request, response);
+  call->start();
+  return call;
+}
+
+grpc::ServerUnaryReactor* ConverterService::ListOperators(grpc::CallbackServerContext* ctx,
+                                                          const v1::ListOperatorsRequest*,
+                                                          v1::ListOperatorsResponse* response) {
+  auto* call = new ImmediateCall(env_, ctx, "ListOperators");
+  if (env_.draining.load()) {
+    call->finish(
+        shed(env_, v1::ConversionError::REASON_SHUTTING_DOWN, "the server is shutting down"));
+  } else {
+    *response = operators_;
+    call->finish(grpc::Status::OK);
+  }
+  return call;
+}
+
+}  // namespace lite2onnx::server

@@ -1,0 +1,52 @@
+// lite2onnx.v1.Converter on the gRPC callback API. Each call is translated to
+// the core's values, admitted (size limit, memory budget, queue), run on the
+// worker pool with a cancellation hook, and translated back.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+
+#include "lite2onnx/v1/converter.grpc.pb.h"
+#include "server/call.h"
+
+namespace lite2onnx::server {
+
+class ConverterService final : public v1::Converter::CallbackService {
+ public:
+  ConverterService(ServiceLimits limits, WorkerPool& pool, MemoryBudget& budget, Metrics& metrics,
+                   const Logger& log);
+
+  // From now on every new call is refused with UNAVAILABLE; calls already
+  // accepted go on.
+  void begin_drain() { env_.draining.store(true); }
+  // Waits until no call is in progress; false if `deadline` came first.
+  bool wait_idle(std::chrono::system_clock::time_point deadline) {
+    return env_.wait_idle(deadline);
+  }
+
+  grpc::ServerUnaryReactor* Convert(grpc::CallbackServerContext* ctx,
+                                    const v1::ConvertRequest* request,
+                                    v1::ConvertResponse* response) override;
+  grpc::ServerBidiReactor<v1::ConvertChunk, v1::ConvertChunk>* ConvertStream(
+      grpc::CallbackServerContext* ctx) override;
+  grpc::ServerUnaryReactor* Inspect(grpc::CallbackServerContext* ctx,
+                                    const v1::InspectRequest* request,
+                                    v1::InspectResponse* response) override;
+  grpc::ServerUnaryReactor* ListOperators(grpc::CallbackServerContext* ctx,
+                                          const v1::ListOperatorsRequest* request,
+                                          v1::ListOperatorsResponse* response) override;
+
+ private:
+  CallEnvironment env_;
+  const v1::ListOperatorsResponse operators_;  // the support matrix, read once
+};
+
+// The TFLite builtin operator names: the op labels metrics may use.
+std::set<std::string> builtin_operator_names();
+
+// A new ConvertStream call (convert_stream.cc).
+grpc::ServerBidiReactor<v1::ConvertChunk, v1::ConvertChunk>* start_convert_stream(
+    CallEnvironment& env, grpc::CallbackServerContext* ctx);
+
+}  // namespace lite2onnx::server

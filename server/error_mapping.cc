@@ -1,0 +1,139 @@
+#include "server/error_mapping.h"
+
+#include "google/rpc/status.pb.h"
+
+namespace lite2onnx::server {
+namespace {
+
+// Status messages stay short; the full list of unsupported ops is in the details.
+constexpr size_t kMaxMessageChars = 1024;
+
+Reason reason_of(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidModel:
+      return v1::ConversionError::REASON_INVALID_MODEL;
+    case ErrorCode::kUnsupported:
+      return v1::ConversionError::REASON_UNSUPPORTED;
+    case ErrorCode::kInvalidOption:
+      return v1::ConversionError::REASON_INVALID_OPTION;
+    case ErrorCode::kResourceLimit:
+      return v1::ConversionError::REASON_RESOURCE_LIMIT;
+    case ErrorCode::kCancelled:
+      return v1::ConversionError::REASON_CANCELLED;
+    case ErrorCode::kInternal:
+      return v1::ConversionError::REASON_INTERNAL;
+  }
+  return v1::ConversionError::REASON_INTERNAL;
+}
+
+}  // namespace
+
+Failure failure(Reason reason, std::string message) {
+  Failure f;
+  f.reason = reason;
+  f.message = std::move(message);
+  return f;
+}
+
+Failure from_core(const Error& error, bool deadline_passed) {
+  Failure f;
+  f.reason = reason_of(error.code);
+  if (f.reason == v1::ConversionError::REASON_CANCELLED && deadline_passed)
+    f.reason = v1::ConversionError::REASON_DEADLINE_EXCEEDED;
+  f.message = error.message;
+  f.op_index = error.op_index;
+  f.tensor = error.tensor;
+  f.unsupported = error.unsupported;
+  return f;
+}
+
+grpc::StatusCode status_code(Reason reason) {
+  switch (reason) {
+    case v1::ConversionError::REASON_INVALID_MODEL:
+    case v1::ConversionError::REASON_INVALID_OPTION:
+    case v1::ConversionError::REASON_BAD_STREAM:
+      return grpc::StatusCode::INVALID_ARGUMENT;
+    case v1::ConversionError::REASON_UNSUPPORTED:
+      return grpc::StatusCode::UNIMPLEMENTED;
+    case v1::ConversionError::REASON_RESOURCE_LIMIT:
+    case v1::ConversionError::REASON_MODEL_TOO_LARGE:
+    case v1::ConversionError::REASON_QUEUE_FULL:
+    case v1::ConversionError::REASON_MEMORY_BUDGET:
+      return grpc::StatusCode::RESOURCE_EXHAUSTED;
+    case v1::ConversionError::REASON_CANCELLED:
+      return grpc::StatusCode::CANCELLED;
+    case v1::ConversionError::REASON_DEADLINE_EXCEEDED:
+      return grpc::StatusCode::DEADLINE_EXCEEDED;
+    case v1::ConversionError::REASON_SHUTTING_DOWN:
+      return grpc::StatusCode::UNAVAILABLE;
+    case v1::ConversionError::REASON_INTERNAL:
+    default:  // the proto enum's sentinels
+      return grpc::StatusCode::INTERNAL;
+  }
+}
+
+grpc::Status to_status(const Failure& f) {
+  v1::ConversionError detail;
+  detail.set_reason(f.reason);
+  detail.set_message(f.message);
+  detail.set_op_index(f.op_index);
+  detail.set_tensor(f.tensor);
+  for (const auto& u : f.unsupported) {
+    auto* op = detail.add_unsupported();
+    op->set_op_index(u.op_index);
+    op->set_op(u.op);
+    op->set_reason(u.reason);
+  }
+  const grpc::StatusCode code = status_code(f.reason);
+  std::string message = f.message.size() > kMaxMessageChars
+                            ? f.message.substr(0, kMaxMessageChars - 3) + "..."
+                            : f.message;
+  google::rpc::Status status;
+  status.set_code(static_cast<int>(code));
+  status.set_message(message);
+  status.add_details()->PackFrom(detail);
+  return grpc::Status(code, std::move(message), status.SerializeAsString());
+}
+
+std::string_view status_code_name(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK:
+      return "OK";
+    case grpc::StatusCode::CANCELLED:
+      return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN:
+      return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND:
+      return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED:
+      return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL:
+      return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS:
+      return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "UNAUTHENTICATED";
+    default:
+      return "UNKNOWN";
+  }
+}
+
+}  // namespace lite2onnx::server

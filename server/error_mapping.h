@@ -1,0 +1,41 @@
+// The one place where failures become gRPC statuses. Every failed call carries
+// a short message and, in the standard grpc-status-details-bin trailer, a
+// google.rpc.Status whose one detail is a lite2onnx.v1.ConversionError.
+#pragma once
+
+#include <grpcpp/support/status.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "lite2onnx/v1/converter.pb.h"
+
+namespace lite2onnx::server {
+
+// Why a call failed: lite2onnx.v1.ConversionError.Reason, the core's error
+// codes plus what the server itself refuses.
+using Reason = v1::ConversionError::Reason;
+
+struct Failure {
+  Reason reason = v1::ConversionError::REASON_INTERNAL;
+  std::string message;
+  int op_index = -1;
+  std::string tensor;
+  std::vector<UnsupportedOp> unsupported;
+};
+
+Failure failure(Reason reason, std::string message);
+
+// A core error as a failure. kCancelled becomes kDeadlineExceeded when the
+// call's deadline is what stopped the conversion.
+Failure from_core(const Error& error, bool deadline_passed);
+
+grpc::StatusCode status_code(Reason reason);
+grpc::Status to_status(const Failure& failure);
+
+// "OK", "INVALID_ARGUMENT", ...: the label of metrics and logs.
+std::string_view status_code_name(grpc::StatusCode code);
+
+}  // namespace lite2onnx::server

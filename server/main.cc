@@ -1,0 +1,127 @@
+// lite2onnx-server: wires config, logging, metrics, the worker pool and the
+// gRPC endpoint; stops them in order on SIGTERM or SIGINT.
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "server/config.h"
+#include "server/converter_service.h"
+#include "server/grpc_endpoint.h"
+#include "server/logger.h"
+#include "server/memory_budget.h"
+#include "server/metrics.h"
+#include "server/metrics_endpoint.h"
+#include "server/worker_pool.h"
+
+namespace {
+
+using namespace lite2onnx::server;
+
+// Blocks SIGTERM and SIGINT in this thread and every thread started after it,
+// so that only wait_for_stop_signal() receives them.
+sigset_t block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  return set;
+}
+
+int wait_for_stop_signal(const sigset_t& set) {
+  int sig = 0;
+  while (sigwait(&set, &sig) != 0) {
+  }
+  return sig;
+}
+
+// Written whole or not at all (a reader polling for it never sees half).
+bool write_port_file(const std::string& path, int grpc_port, int metrics_port) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << "grpc=" << grpc_port << "\nmetrics=" << metrics_port << "\n";
+    if (!f) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+int serve(const ServerConfig& config, const sigset_t& stop_signals) {
+  Logger log(config.log);
+  Metrics metrics(builtin_operator_names(), config.pool.workers, config.limits.max_inflight_bytes);
+  MemoryBudget budget(config.limits.max_inflight_bytes,
+                      [&metrics](uint64_t used) { metrics.set_inflight_bytes(used); });
+  WorkerPool pool(config.pool.workers, config.pool.queue_size,
+                  [&metrics](size_t queued, size_t busy) { metrics.set_pool_load(queued, busy); });
+  ConverterService service({config.limits.max_unary_bytes, config.limits.max_stream_bytes}, pool,
+                           budget, metrics, log);
+
+  MetricsEndpoint metrics_endpoint;
+  if (!config.metrics.listen.empty()) {
+    if (auto st = metrics_endpoint.start(config.metrics.listen, metrics.registry()); !st) {
+      log.error("cannot start", {{"error", std::string_view(st.error().message)}});
+      return 1;
+    }
+  }
+  GrpcEndpoint grpc_endpoint;
+  if (auto st = grpc_endpoint.start(config.grpc, config.tls, config.limits.max_unary_bytes, service,
+                                    lite2onnx::v1::Converter::service_full_name());
+      !st) {
+    log.error("cannot start", {{"error", std::string_view(st.error().message)}});
+    return 1;
+  }
+  if (!config.grpc.port_file.empty() &&
+      !write_port_file(config.grpc.port_file, grpc_endpoint.port(), metrics_endpoint.port())) {
+    log.error("cannot write the port file", {{"path", std::string_view(config.grpc.port_file)}});
+    return 1;
+  }
+  log.info("listening", {{"grpc_port", int64_t{grpc_endpoint.port()}},
+                         {"metrics_port", int64_t{metrics_endpoint.port()}},
+                         {"tls", config.tls.enabled()},
+                         {"mutual_tls", config.tls.mutual()},
+                         {"workers", uint64_t{config.pool.workers}},
+                         {"queue_size", uint64_t{config.pool.queue_size}},
+                         {"max_inflight_bytes", config.limits.max_inflight_bytes},
+                         {"max_unary_bytes", config.limits.max_unary_bytes},
+                         {"max_stream_bytes", config.limits.max_stream_bytes}});
+
+  const int sig = wait_for_stop_signal(stop_signals);
+  log.info("draining", {{"signal", std::string_view(sig == SIGTERM ? "SIGTERM" : "SIGINT")},
+                        {"drain_seconds", config.drain_seconds}});
+  // Health says NOT_SERVING and new calls are refused while the server still
+  // answers; once the calls in progress are done (or the grace period is over)
+  // the listener closes and cancels whatever is left.
+  grpc_endpoint.set_serving(false);
+  service.begin_drain();
+  const auto deadline = std::chrono::system_clock::now() +
+                        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                            std::chrono::duration<double>(config.drain_seconds));
+  if (!service.wait_idle(deadline)) log.warn("grace period over: cancelling the calls left");
+  grpc_endpoint.stop(deadline);
+  pool.stop();
+  log.info("stopped");
+  metrics_endpoint.stop();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const sigset_t stop_signals = block_stop_signals();
+  auto parsed = parse_config(argc, argv);
+  if (auto* exit_now = std::get_if<ExitNow>(&parsed)) {
+    (exit_now->code == 0 ? std::cout : std::cerr) << exit_now->text;
+    return exit_now->code;
+  }
+  try {
+    return serve(std::get<ServerConfig>(parsed), stop_signals);
+  } catch (const std::exception& e) {
+    std::cerr << "lite2onnx-server: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,55 @@
+// Every Prometheus metric of the server, defined once here; call sites use the
+// typed record_*/set_* functions. Label values stay bounded: method names,
+// gRPC code names, phase names, TFLite builtin names (every custom op is
+// `custom`) and outcome names.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "core/diagnostics.h"
+#include "core/status.h"
+
+namespace prometheus {
+class Registry;
+}
+
+namespace lite2onnx::server {
+
+// The outcome label of a conversion: "ok" or the core's error code name
+// ("invalid_model", "unsupported", ..., "cancelled").
+std::string_view outcome_name(const Result<std::string>& conversion);
+
+class Metrics {
+ public:
+  // `builtin_ops`: the TFLite builtin operator names, the only op labels used.
+  Metrics(std::set<std::string> builtin_ops, unsigned workers, uint64_t inflight_limit);
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  std::shared_ptr<prometheus::Registry> registry() const;
+
+  // One finished call of the Converter service.
+  void record_request(std::string_view method, std::string_view code, double seconds);
+  // One conversion that ran: phases, model sizes, operators by outcome.
+  void record_conversion(const Diagnostics& diagnostics, std::string_view outcome);
+  void record_queue_wait(double seconds);
+  // A call refused because the server was full: "queue_full", "memory_budget", "shutting_down".
+  void record_shed(std::string_view reason);
+
+  void set_pool_load(size_t queued, size_t busy);
+  void set_inflight_bytes(uint64_t bytes);
+  void add_inflight_requests(int delta);
+
+ private:
+  struct Families;
+  std::set<std::string> builtin_ops_;
+  std::unique_ptr<Families> f_;
+};
+
+}  // namespace lite2onnx::server

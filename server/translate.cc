@@ -1,0 +1,158 @@
+#include "server/translate.h"
+
+#include "core/layout_spec.h"
+
+namespace lite2onnx::server {
+namespace {
+
+Status add_layouts(const google::protobuf::RepeatedPtrField<std::string>& texts, const char* field,
+                   bool order_only, std::vector<LayoutSpec>* out) {
+  for (int i = 0; i < texts.size(); ++i) {
+    auto spec = parse_layout_spec(texts[i], order_only);
+    if (!spec)
+      return make_error(ErrorCode::kInvalidOption, std::string(field) + "[" + std::to_string(i) +
+                                                       "]: " + spec.error().message);
+    out->push_back(*spec);
+  }
+  return ok_status();
+}
+
+void to_proto(const std::vector<UnsupportedOp>& ops,
+              google::protobuf::RepeatedPtrField<v1::UnsupportedOperator>* out) {
+  for (const auto& u : ops) {
+    auto* o = out->Add();
+    o->set_op_index(u.op_index);
+    o->set_op(u.op);
+    o->set_reason(u.reason);
+  }
+}
+
+}  // namespace
+
+Result<ConvertOptions> to_core(const v1::ConvertOptions& in) {
+  ConvertOptions out;
+  if (in.opset() != 0) out.opset = in.opset();
+  if (auto st = add_layouts(in.explicit_layouts(), "explicit_layouts", false,
+                            &out.layout.explicit_layouts);
+      !st)
+    return st.take_error();
+  if (auto st = add_layouts(in.io_layouts(), "io_layouts", true, &out.layout.io_layouts); !st)
+    return st.take_error();
+  out.layout.keep_io_layout = in.keep_io_layout();
+  switch (in.quantization()) {
+    case v1::QUANTIZATION_MODE_UNSPECIFIED:
+    case v1::QUANTIZATION_MODE_QDQ:
+      out.quantization = QuantizationMode::kQdq;
+      break;
+    case v1::QUANTIZATION_MODE_DEQUANTIZE:
+      out.quantization = QuantizationMode::kDequantize;
+      break;
+    default:
+      return make_error(ErrorCode::kInvalidOption,
+                        "quantization: unknown mode " + std::to_string(in.quantization()));
+  }
+  out.keep_float16_weights = in.keep_float16_weights();
+  return out;
+}
+
+void to_proto(const Diagnostics& d, v1::Diagnostics* out) {
+  out->set_opset(d.opset);
+  out->set_model_bytes(d.model_bytes);
+  out->set_onnx_bytes(d.onnx_bytes);
+  out->mutable_source_ops()->insert(d.source_ops.begin(), d.source_ops.end());
+  out->mutable_emitted_nodes()->insert(d.emitted_nodes.begin(), d.emitted_nodes.end());
+  for (const auto& n : d.inserted) {
+    auto* o = out->add_inserted();
+    o->set_node(n.node);
+    o->set_op_type(n.op_type);
+    o->set_tensor(n.tensor);
+    o->set_reason(n.reason);
+  }
+  out->set_transposes_before_cleanup(d.transposes_before_cleanup);
+  out->set_transposes_after_cleanup(d.transposes_after_cleanup);
+  for (const auto& r : d.rewritten_initializers) {
+    auto* o = out->add_rewritten_initializers();
+    o->set_tensor(r.tensor);
+    o->set_reason(r.reason);
+  }
+  for (const auto& io : d.io_layouts) {
+    auto* o = out->add_io_layouts();
+    o->set_tensor(io.tensor);
+    o->set_is_input(io.is_input);
+    o->mutable_perm()->Add(io.perm.begin(), io.perm.end());
+  }
+  out->mutable_warnings()->Add(d.warnings.begin(), d.warnings.end());
+  to_proto(d.unsupported, out->mutable_unsupported());
+  for (const auto& t : d.timings) {
+    auto* o = out->add_timings();
+    o->set_phase(t.phase);
+    o->set_milliseconds(t.ms);
+  }
+  out->mutable_subgraphs()->Add(d.subgraphs.begin(), d.subgraphs.end());
+}
+
+void to_proto(const ModelInfo& info, v1::InspectResponse* out) {
+  out->set_version(info.version);
+  out->set_description(info.description);
+  out->mutable_subgraphs()->Add(info.subgraphs.begin(), info.subgraphs.end());
+  for (const auto& t : info.tensors) {
+    auto* o = out->add_tensors();
+    o->set_index(t.index);
+    o->set_name(t.name);
+    o->set_dtype(t.dtype);
+    o->mutable_shape()->Add(t.shape.begin(), t.shape.end());
+    o->set_constant(t.constant);
+    o->set_variable(t.variable);
+    o->set_quant_scales(static_cast<uint32_t>(t.quant_scales));
+    o->set_quant_axis(t.quant_axis);
+  }
+  out->mutable_inputs()->Add(info.inputs.begin(), info.inputs.end());
+  out->mutable_outputs()->Add(info.outputs.begin(), info.outputs.end());
+  for (const auto& op : info.ops) {
+    auto* o = out->add_ops();
+    o->set_index(op.index);
+    o->set_op(op.op);
+    o->mutable_inputs()->Add(op.inputs.begin(), op.inputs.end());
+    o->mutable_outputs()->Add(op.outputs.begin(), op.outputs.end());
+    o->set_supported(op.supported);
+    o->set_reason(op.reason);
+  }
+  to_proto(info.unsupported, out->mutable_unsupported());
+}
+
+v1::ListOperatorsResponse to_proto(const std::vector<OpSupport>& matrix) {
+  v1::ListOperatorsResponse out;
+  for (const auto& s : matrix) {
+    if (s.op.rfind("PLACEHOLDER", 0) == 0) continue;  // unused codes of the TFLite enum
+    auto* o = out.add_operators();
+    o->set_op(s.op);
+    o->set_code(s.code);
+    o->set_supported(s.supported);
+    o->set_layout_class(s.layout_class);
+    o->set_onnx(s.onnx);
+    o->set_notes(s.notes);
+    for (size_t pos = 0; pos < s.dtypes.size();) {
+      size_t end = s.dtypes.find(", ", pos);
+      if (end == std::string::npos) end = s.dtypes.size();
+      o->add_dtypes(s.dtypes.substr(pos, end - pos));
+      pos = end + 2;
+    }
+  }
+  out.set_converter_version(version());
+  out.set_min_opset(kMinOpset);
+  out.set_max_opset(kMaxOpset);
+  return out;
+}
+
+std::string summary(const v1::ConvertOptions& o) {
+  std::string s = "opset=" + std::to_string(o.opset() == 0 ? ConvertOptions{}.opset : o.opset());
+  s += std::string(" quantization=") +
+       (o.quantization() == v1::QUANTIZATION_MODE_DEQUANTIZE ? "dequantize" : "qdq");
+  if (o.keep_io_layout()) s += " keep_io_layout";
+  if (o.keep_float16_weights()) s += " keep_float16_weights";
+  for (const auto& l : o.explicit_layouts()) s += " explicit_layout=" + l;
+  for (const auto& l : o.io_layouts()) s += " io_layout=" + l;
+  return s;
+}
+
+}  // namespace lite2onnx::server

@@ -1,0 +1,73 @@
+#include "test_models.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "schema_generated.h"
+
+namespace lite2onnx::server_test {
+namespace {
+
+struct Op {
+  std::string custom_code;  // empty: builtin
+  tflite::BuiltinOperator builtin = tflite::BuiltinOperator::CUSTOM;
+};
+
+// A chain t0 -> op0 -> t1 -> op1 -> ... of float32 [1, 8] tensors.
+std::string chain(const std::vector<Op>& codes, const std::vector<int>& op_codes) {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<flatbuffers::Offset<tflite::OperatorCode>> opcodes;
+  for (const auto& c : codes) {
+    const auto code = static_cast<int8_t>(std::min(static_cast<int>(c.builtin), 127));
+    opcodes.push_back(tflite::CreateOperatorCode(
+        b, code, c.custom_code.empty() ? 0 : b.CreateString(c.custom_code), 1, c.builtin));
+  }
+  std::vector<flatbuffers::Offset<tflite::Tensor>> tensors;
+  const std::vector<int> shape{1, 8};
+  for (size_t i = 0; i <= op_codes.size(); ++i)
+    tensors.push_back(tflite::CreateTensor(b, b.CreateVector(shape), tflite::TensorType::FLOAT32, 0,
+                                           b.CreateString("t" + std::to_string(i))));
+  std::vector<flatbuffers::Offset<tflite::Operator>> ops;
+  for (size_t i = 0; i < op_codes.size(); ++i) {
+    const std::vector<int> in{static_cast<int>(i)}, out{static_cast<int>(i + 1)};
+    ops.push_back(tflite::CreateOperator(b, static_cast<uint32_t>(op_codes[i]), b.CreateVector(in),
+                                         b.CreateVector(out)));
+  }
+  const std::vector<int> inputs{0}, outputs{static_cast<int>(op_codes.size())};
+  auto subgraph =
+      tflite::CreateSubGraph(b, b.CreateVector(tensors), b.CreateVector(inputs),
+                             b.CreateVector(outputs), b.CreateVector(ops), b.CreateString("main"));
+  std::vector<flatbuffers::Offset<tflite::SubGraph>> subgraphs{subgraph};
+  std::vector<flatbuffers::Offset<tflite::Buffer>> buffers{tflite::CreateBuffer(b)};
+  auto model =
+      tflite::CreateModel(b, 3, b.CreateVector(opcodes), b.CreateVector(subgraphs),
+                          b.CreateString("lite2onnx server test model"), b.CreateVector(buffers));
+  tflite::FinishModelBuffer(b, model);
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+}  // namespace
+
+std::string abs_chain_model(int ops) {
+  return chain({{"", tflite::BuiltinOperator::ABS}}, std::vector<int>(ops, 0));
+}
+
+std::string unsupported_ops_model() {
+  return chain({{"", tflite::BuiltinOperator::ABS},
+                {"MyCustomOp", tflite::BuiltinOperator::CUSTOM},
+                {"OtherCustomOp", tflite::BuiltinOperator::CUSTOM},
+                {"", tflite::BuiltinOperator::HASHTABLE_LOOKUP}},
+               {0, 1, 2, 3});
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return "";
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string mini_mobilenet_path() { return LITE2ONNX_EXAMPLES_DIR "/mini_mobilenet.tflite"; }
+
+}  // namespace lite2onnx::server_test

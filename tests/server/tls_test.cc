@@ -1,0 +1,110 @@
+// TLS and mutual TLS with a throwaway CA made by openssl at test time.
+#include <grpcpp/security/credentials.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "client.h"
+#include "server_process.h"
+#include "test_models.h"
+
+namespace lite2onnx::server_test {
+namespace {
+
+// A CA, a server certificate for "localhost" and a client certificate, all
+// signed by the CA; plus a second CA that signed nothing the server trusts.
+class Certificates {
+ public:
+  Certificates() {
+    const std::string d = dir_.path();
+    const std::string script =
+        "set -e; cd '" + d +
+        "'; exec >openssl.log 2>&1\n"
+        "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=test-ca "
+        "  -keyout ca.key -out ca.pem\n"
+        "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=other-ca "
+        "  -keyout other.key -out other.pem\n"
+        "printf 'subjectAltName=DNS:localhost\\n' > san.ext\n"
+        "openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout server.key -out "
+        "server.csr\n"
+        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 "
+        "  -extfile san.ext -out server.pem\n"
+        "openssl req -newkey rsa:2048 -nodes -subj /CN=client -keyout client.key -out client.csr\n"
+        "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 "
+        "  -out client.pem\n"
+        "openssl req -newkey rsa:2048 -nodes -subj /CN=stranger -keyout stranger.key "
+        "  -out stranger.csr\n"
+        "openssl x509 -req -in stranger.csr -CA other.pem -CAkey other.key -CAcreateserial "
+        "  -days 1 -out stranger.pem\n";
+    ok_ = std::system(script.c_str()) == 0;
+  }
+  bool ok() const { return ok_; }
+  std::string log() const { return read_file(path("openssl.log")); }
+  std::string path(const std::string& name) const { return dir_.file(name); }
+  std::string pem(const std::string& name) const { return read_file(path(name)); }
+
+ private:
+  TempDir dir_;
+  bool ok_ = false;
+};
+
+std::shared_ptr<grpc::ChannelCredentials> tls_credentials(const Certificates& c,
+                                                          const std::string& client = "") {
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = c.pem("ca.pem");
+  if (!client.empty()) {
+    options.pem_private_key = c.pem(client + ".key");
+    options.pem_cert_chain = c.pem(client + ".pem");
+  }
+  return grpc::SslCredentials(options);
+}
+
+class TlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(certs_.ok()) << certs_.log();
+    model_ = read_file(mini_mobilenet_path());
+  }
+  Certificates certs_;
+  std::string model_;
+};
+
+TEST_F(TlsTest, ServesTls) {
+  auto server = ServerProcess::start(
+      {"--tls-cert", certs_.path("server.pem"), "--tls-key", certs_.path("server.key")});
+  ASSERT_TRUE(server);
+  auto secure = server->channel(tls_credentials(certs_), "localhost");
+  ConvertResult r = convert(*secure, model_);
+  EXPECT_TRUE(r.status.ok()) << r.status.error_message();
+  EXPECT_EQ(health(*secure), "SERVING");
+  auto plain = server->channel();
+  EXPECT_EQ(convert(*plain, model_, {}, std::chrono::seconds(5)).status.error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_F(TlsTest, MutualTlsRequiresAClientCertificateFromTheCa) {
+  auto server =
+      ServerProcess::start({"--tls-cert", certs_.path("server.pem"), "--tls-key",
+                            certs_.path("server.key"), "--tls-client-ca", certs_.path("ca.pem")});
+  ASSERT_TRUE(server);
+  auto with_cert = server->channel(tls_credentials(certs_, "client"), "localhost");
+  ConvertResult r = convert(*with_cert, model_);
+  EXPECT_TRUE(r.status.ok()) << r.status.error_message();
+
+  auto without_cert = server->channel(tls_credentials(certs_), "localhost");
+  EXPECT_EQ(convert(*without_cert, model_, {}, std::chrono::seconds(5)).status.error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  auto stranger = server->channel(tls_credentials(certs_, "stranger"), "localhost");
+  EXPECT_EQ(convert(*stranger, model_, {}, std::chrono::seconds(5)).status.error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_F(TlsTest, AKeyThatIsNotPemIsAStartupError) {
+  RunResult r = run_server({"--listen", "127.0.0.1:0", "--metrics-listen", "", "--tls-cert",
+                            certs_.path("server.pem"), "--tls-key", certs_.path("san.ext")});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("cannot serve gRPC"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace lite2onnx::server_test
