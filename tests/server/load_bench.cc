@@ -1,0 +1,227 @@
+// Load generator for lite2onnx-server: starts the real server, converts one
+// model at several concurrencies, and prints throughput, p50/p99 latency, the
+// server's peak RSS, the in-process baseline, and an overload run (2 workers,
+// queue 4, 200 calls at concurrency 16). See docs/service.md for the figures.
+//
+//   server_load_bench [MODEL.tflite] [REQUESTS_PER_LEVEL]
+#include <malloc.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client.h"
+#include "core/convert.h"
+#include "server_process.h"
+#include "test_models.h"
+
+namespace {
+
+using namespace lite2onnx;
+using namespace lite2onnx::server_test;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+// A field of /proc/PID/status in KiB (VmRSS: now, VmHWM: peak).
+long proc_status_kib(pid_t pid, const std::string& field) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind(field + ":", 0) == 0) return std::stol(line.substr(field.size() + 1));
+  return -1;
+}
+
+std::string convert_in_process(const std::string& model) {
+  Diagnostics d;
+  auto onnx = lite2onnx::convert(std::as_bytes(std::span(model.data(), model.size())), {}, d);
+  return onnx ? *onnx : "";
+}
+
+// Conversions per second of `threads` in-process loops, each converting `per_thread` times.
+double in_process_throughput(const std::string& model, int threads, int per_thread) {
+  const auto start = Clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (int i = 0; i < per_thread; ++i) convert_in_process(model);
+    });
+  for (auto& t : pool) t.join();
+  return threads * per_thread / (ms_since(start) / 1000);
+}
+
+struct LevelResult {
+  std::vector<double> latencies_ms;
+  std::map<grpc::StatusCode, int> codes;
+  int mismatches = 0;
+  int warmup_shed = 0;  // RESOURCE_EXHAUSTED answers to the untimed first call of each client
+  double seconds = 0;
+};
+
+// `total` Convert calls from `concurrency` threads, one channel each.
+LevelResult run_level(const ServerProcess& server, const std::string& model,
+                      const std::string& expected, int concurrency, int total) {
+  LevelResult r;
+  std::atomic<int> next{0};
+  std::mutex mu;
+  std::vector<std::thread> clients;
+  const auto start = Clock::now();
+  for (int c = 0; c < concurrency; ++c)
+    clients.emplace_back([&] {
+      auto channel = server.channel();
+      // Connect before timing.
+      if (convert(*channel, read_file(mini_mobilenet_path())).status.error_code() ==
+          grpc::StatusCode::RESOURCE_EXHAUSTED) {
+        std::lock_guard lock(mu);
+        ++r.warmup_shed;
+      }
+      while (next.fetch_add(1) < total) {
+        const auto t = Clock::now();
+        ConvertResult res = convert(*channel, model);
+        const double ms = ms_since(t);
+        std::lock_guard lock(mu);
+        ++r.codes[res.status.error_code()];
+        if (res.status.ok()) {
+          r.latencies_ms.push_back(ms);
+          if (res.response.onnx_model() != expected) ++r.mismatches;
+        }
+      }
+    });
+  for (auto& t : clients) t.join();
+  r.seconds = ms_since(start) / 1000;
+  return r;
+}
+
+// lite2onnx_requests_shed_total over every reason.
+double shed_total(int metrics_port) {
+  const std::string m = http_get(metrics_port, "/metrics");
+  double total = 0;
+  for (const char* reason : {"queue_full", "memory_budget", "shutting_down"})
+    total += metric(m, std::string("lite2onnx_requests_shed_total{reason=\"") + reason + "\"}")
+                 .value_or(0);
+  return total;
+}
+
+// duration_ms of the Convert lines of a server's text request log.
+std::vector<double> handler_ms(const std::string& log) {
+  std::vector<double> v;
+  for (size_t pos = 0; (pos = log.find("method=Convert ", pos)) != std::string::npos;) {
+    const size_t d = log.find("duration_ms=", pos);
+    if (d == std::string::npos) break;
+    v.push_back(std::strtod(log.c_str() + d + 12, nullptr));
+    pos = d;
+  }
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The client reuses its large buffers like the server does (server/main.cc),
+  // so that its page faults do not count as server overhead.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  const std::string path = argc > 1 ? argv[1]
+                                    : LITE2ONNX_SHARED_MODELS_DIR
+                               "/tflite-support/mobilenet_v1_0.25_224_1_default_1.tflite";
+  const int per_level = argc > 2 ? std::atoi(argv[2]) : 200;
+  const std::string model = read_file(path);
+  if (model.empty()) {
+    std::fprintf(stderr, "cannot read %s\n", path.c_str());
+    return 1;
+  }
+  const std::string expected = convert_in_process(model);
+  if (expected.empty()) {
+    std::fprintf(stderr, "the model does not convert in-process\n");
+    return 1;
+  }
+  std::printf("model %s: %zu bytes -> %zu bytes ONNX\n", path.c_str(), model.size(),
+              expected.size());
+
+  // In-process baseline: median latency, and two-thread scaling S.
+  std::vector<double> local;
+  for (int i = 0; i < 50; ++i) {
+    const auto t = Clock::now();
+    convert_in_process(model);
+    local.push_back(ms_since(t));
+  }
+  const double one = in_process_throughput(model, 1, 60);
+  const double two = in_process_throughput(model, 2, 60);
+  std::printf("in-process: p50 %.2f ms; throughput 1 thread %.1f/s, 2 threads %.1f/s: S = %.2f\n",
+              percentile(local, 0.5), one, two, two / one);
+
+  auto server = ServerProcess::start({});
+  if (!server) return 1;
+  const long idle_kib = proc_status_kib(server->pid(), "VmRSS");
+  std::printf("server (workers = cores, queue 16): idle RSS %.1f MiB\n", idle_kib / 1024.0);
+  std::printf("%-12s %10s %10s %10s %8s\n", "concurrency", "req/s", "p50 ms", "p99 ms", "errors");
+  double c1 = 0, c4 = 0, p50_c1 = 0, server_p50_c1 = 0;
+  for (int concurrency : {1, 4, 16}) {
+    run_level(*server, model, expected, concurrency, concurrency * 4);  // warm-up
+    const size_t log_start = server->log().size();
+    LevelResult r = run_level(*server, model, expected, concurrency, per_level);
+    if (concurrency == 1)
+      server_p50_c1 = percentile(handler_ms(server->log().substr(log_start)), 0.5);
+    const double rps = r.latencies_ms.size() / r.seconds;
+    if (concurrency == 1) c1 = rps, p50_c1 = percentile(r.latencies_ms, 0.5);
+    if (concurrency == 4) c4 = rps;
+    std::printf("%-12d %10.1f %10.2f %10.2f %8d\n", concurrency, rps,
+                percentile(r.latencies_ms, 0.5), percentile(r.latencies_ms, 0.99),
+                per_level - static_cast<int>(r.latencies_ms.size()) + r.mismatches);
+  }
+  std::printf(
+      "concurrency 1: p50 %.2f ms inside the server (call arrival to status, from its "
+      "request log), %.2f ms on the client\n",
+      server_p50_c1, p50_c1);
+  std::printf("peak server RSS %.1f MiB\n", proc_status_kib(server->pid(), "VmHWM") / 1024.0);
+  const double overhead = p50_c1 - percentile(local, 0.5);
+  std::printf(
+      "server overhead at concurrency 1 (p50): %.2f ms = %.1f%% of in-process; "
+      "limit 1 ms + 20%% = %.2f ms: %s\n",
+      overhead, 100 * overhead / percentile(local, 0.5), 1 + 0.2 * percentile(local, 0.5),
+      overhead < 1 + 0.2 * percentile(local, 0.5) ? "met" : "NOT met");
+  std::printf("throughput c4 / c1 = %.2f; 0.85 x S = %.2f: %s\n", c4 / c1, 0.85 * two / one,
+              c4 / c1 >= 0.85 * two / one ? "met" : "NOT met");
+  server.reset();
+
+  // Overload: 2 workers, queue 4, 200 calls at concurrency 16.
+  const uint64_t budget = 64ull << 20;
+  auto small = ServerProcess::start({"--workers", "2", "--queue-size", "4", "--max-inflight-bytes",
+                                     std::to_string(budget), "--metrics-listen", "127.0.0.1:0",
+                                     "--log-level", "warn"});
+  if (!small) return 1;
+  run_level(*small, model, expected, 1, 2);  // warm-up
+  const long small_idle = proc_status_kib(small->pid(), "VmRSS");
+  const double shed_before = shed_total(small->metrics_port());
+  LevelResult r = run_level(*small, model, expected, 16, 200);
+  const int ok = r.codes[grpc::StatusCode::OK];
+  const int shed = r.codes[grpc::StatusCode::RESOURCE_EXHAUSTED];
+  const double shed_metric = shed_total(small->metrics_port()) - shed_before;
+  const long peak = proc_status_kib(small->pid(), "VmHWM");
+  std::printf(
+      "overload (2 workers, queue 4, 200 calls at concurrency 16): %d OK (%d not byte-identical), "
+      "%d RESOURCE_EXHAUSTED (+%d to untimed first calls), %d other; shed metric +%.0f; in %.2f "
+      "s\n",
+      ok, r.mismatches, shed, r.warmup_shed, 200 - ok - shed, shed_metric, r.seconds);
+  std::printf(
+      "overload RSS: idle %.1f MiB, peak %.1f MiB; bound idle + 2 x %llu MiB = %.1f MiB: "
+      "%s; server %s\n",
+      small_idle / 1024.0, peak / 1024.0, static_cast<unsigned long long>(budget >> 20),
+      small_idle / 1024.0 + 2.0 * (budget >> 20),
+      peak < small_idle + 2 * static_cast<long>(budget >> 10) ? "met" : "NOT met",
+      health(*small->channel()) == "SERVING" ? "still SERVING" : "DOWN");
+  return 0;
+}
