@@ -255,6 +255,11 @@ void register_all() {
            CorpusModel{"mobilenet_v1_0.25_128", "tflite2onnx/mobilenet_v1_0.25_128.tflite"},
            CorpusModel{"mobilenet_v1_0.25_224_1_default_1",
                        "tflite-support/mobilenet_v1_0.25_224_1_default_1.tflite"},
+           // Quantized (QDQ): uint8 per-tensor and int8 per-channel.
+           CorpusModel{"mobilenet_v2_1.0_224_quant",
+                       "coral-test_data/mobilenet_v2_1.0_224_quant.tflite"},
+           CorpusModel{"tf2_mobilenet_v2_1.0_224_ptq",
+                       "coral-test_data/tf2_mobilenet_v2_1.0_224_ptq.tflite"},
        }) {
     std::string name = m.name;
     std::string path = m.path;

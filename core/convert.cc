@@ -33,9 +33,34 @@ class PhaseTimer {
   Clock::time_point start_;
 };
 
-bool quantized_integer(const ir::Tensor& t) {
-  return t.quant && (t.dtype == ir::DataType::kInt8 || t.dtype == ir::DataType::kUInt8 ||
-                     t.dtype == ir::DataType::kInt16);
+std::string quant_text(const ir::Tensor& t) {
+  const ir::QuantParams& q = *t.quant;
+  std::string s = q.scale.size() == 1 ? "scale " + std::to_string(q.scale[0]) : "per-axis scales";
+  if (q.scale.size() == 1 && !q.zero_point.empty())
+    s += ", zero point " + std::to_string(q.zero_point[0]);
+  return s;
+}
+
+// Why the op's integer kernel cannot be expressed in QDQ, or "".
+std::string quantized_kernel_problem(const ir::Graph& g, const ir::Node& n,
+                                     ops::QuantizedKernel kind) {
+  std::vector<const ir::Tensor*> ins, outs;
+  for (ir::TensorId t : n.inputs)
+    if (g.valid(t) && g.tensor(t).quantized_type) ins.push_back(&g.tensor(t));
+  for (ir::TensorId t : n.outputs)
+    if (g.valid(t) && g.tensor(t).quantized_type) outs.push_back(&g.tensor(t));
+  if (kind == ops::QuantizedKernel::kNoQuantized && !(ins.empty() && outs.empty()))
+    return "TFLite's kernel reads the raw integers of quantized tensor '" +
+           (ins.empty() ? outs[0] : ins[0])->name +
+           "', ignoring its quantization, which QuantizeLinear/DequantizeLinear cannot express";
+  if (kind == ops::QuantizedKernel::kSameScale)
+    for (const ir::Tensor* o : outs)
+      for (const ir::Tensor* i : ins)
+        if (!passes::same_quantization(*i, *o))
+          return "input '" + i->name + "' (" + quant_text(*i) + ") and output '" + o->name + "' (" +
+                 quant_text(*o) +
+                 ") differ in quantization, but TFLite's kernel copies the integers unchanged";
+  return "";
 }
 
 // Why a node cannot be converted, or "" if it can.
@@ -47,9 +72,10 @@ std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
     for (ir::TensorId t : *list) {
       if (!g.valid(t)) continue;
       const ir::Tensor& x = g.tensor(t);
-      if (quantized_integer(x))
-        return "quantized tensor '" + x.name + "' (" + ir::to_string(x.dtype) +
-               "): quantized models are not supported yet";
+      if (x.quant && x.dtype == ir::DataType::kInt16)
+        return "int16 quantized tensor '" + x.name +
+               "' (16x8 quantization): ONNX QuantizeLinear/DequantizeLinear take int16 only "
+               "from opset 21, and lite2onnx emits opsets 13..17";
       if (!ir::onnx_representable(x.dtype) || x.dtype == ir::DataType::kString)
         return "tensor '" + x.name + "' has type " + ir::to_string(x.dtype);
       if (!x.has_rank) return "tensor '" + x.name + "' has unknown rank";
@@ -58,6 +84,7 @@ std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
   if (n.outputs.empty()) return "operator has no outputs";
   for (ir::TensorId t : n.inputs)
     if (g.valid(t) && g.tensor(t).is_variable) return "stateful operator (variable tensors)";
+  if (auto r = quantized_kernel_problem(g, n, e.quantized); !r.empty()) return r;
   return e.check ? e.check(g, n) : "";
 }
 
@@ -156,6 +183,9 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
     return make_error(ErrorCode::kInvalidOption,
                       "opset " + std::to_string(options.opset) + " is not supported (choose " +
                           std::to_string(kMinOpset) + ".." + std::to_string(kMaxOpset) + ")");
+  if (options.quantization != QuantizationMode::kQdq || options.keep_float16_weights)
+    return make_error(ErrorCode::kInvalidOption,
+                      "--quantization dequantize and --keep-float16-weights are not available yet");
   auto total = std::make_unique<PhaseTimer>(diag, "total");
 
   Result<tflite_reader::ReadModel> read = Error{};
@@ -181,6 +211,7 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
     if (auto st = passes::fold_constants(g); !st) return st.take_error();
     if (auto st = passes::fuse_dilated_convolutions(g, diag); !st) return st.take_error();
     if (auto st = check_arity(g); !st) return st.take_error();
+    if (auto st = passes::plan_qdq(g, diag); !st) return st.take_error();
     diag.unsupported = preflight(g);
     if (!diag.unsupported.empty()) {
       Error e = make_error(ErrorCode::kUnsupported, unsupported_message(diag.unsupported));
@@ -210,6 +241,10 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
     diag.transposes_before_cleanup = transposes();
     passes::cleanup_transposes(g, diag);
     diag.transposes_after_cleanup = transposes();
+  }
+  {
+    PhaseTimer t(diag, "quantization");
+    if (auto st = passes::materialize_qdq(g, diag); !st) return st.take_error();
   }
   for (auto [list, is_input] : {std::pair{&g.inputs, true}, std::pair{&g.outputs, false}})
     for (ir::TensorId t : *list)
@@ -243,6 +278,9 @@ std::vector<OpSupport> support_matrix() {
       s.onnx = e->onnx;
       s.notes = e->notes;
       s.dtypes = e->dtypes;
+      s.quantized = e->quantized == ops::QuantizedKernel::kRescale     ? "rescale"
+                    : e->quantized == ops::QuantizedKernel::kSameScale ? "same scale"
+                                                                       : "no";
     }
     out.push_back(std::move(s));
   }
@@ -291,6 +329,8 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
   Diagnostics unused;
   if (auto st = passes::fuse_dilated_convolutions(g, unused); !st) return st.take_error();
   if (auto st = check_arity(g); !st) return st.take_error();
+  if (auto st = passes::plan_qdq(g, unused); !st) info.problems.push_back(st.error().message);
+  for (const auto& w : unused.warnings) info.problems.push_back("warning: " + w);
   info.unsupported = preflight(g);
   for (const auto& u : info.unsupported)
     for (auto& oi : info.ops)

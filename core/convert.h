@@ -46,6 +46,9 @@ struct ModelInfo {
   std::vector<int> inputs, outputs;
   std::vector<OpInfo> ops;
   std::vector<UnsupportedOp> unsupported;
+  // What would stop a conversion besides unsupported ops (e.g. invalid
+  // quantization parameters), as the conversion's error message.
+  std::vector<std::string> problems;
 
   std::string to_text() const;
   std::string to_json(int indent = 2) const;
@@ -62,6 +65,8 @@ struct OpSupport {
   std::string onnx;
   std::string notes;
   std::string dtypes;  // element types of the data tensors handled, ", "-separated
+  // int8/uint8 in QDQ form: "rescale", "same scale" or "no" (see docs/operators.md).
+  std::string quantized;
 };
 std::vector<OpSupport> support_matrix();
 

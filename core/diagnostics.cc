@@ -80,6 +80,13 @@ std::string Diagnostics::to_json(int indent) const {
   for (const auto& l : io_layouts)
     io.push_back({{"tensor", l.tensor}, {"input", l.is_input}, {"perm", l.perm}});
   j["io_layouts"] = std::move(io);
+  if (!quantization.mode.empty())
+    j["quantization"] = {{"mode", quantization.mode},
+                         {"nodes", quantization.nodes},
+                         {"cancelled_pairs", quantization.cancelled_pairs},
+                         {"integer_initializers", quantization.integer_initializers},
+                         {"integer_initializer_bytes", quantization.integer_initializer_bytes},
+                         {"quantized_activations", quantization.quantized_activations}};
   j["warnings"] = warnings;
   j["unsupported"] = unsupported_json(unsupported);
   Json t = Json::object();
@@ -109,6 +116,17 @@ std::string Diagnostics::to_text() const {
     if (!l.perm.empty())
       s += std::string(l.is_input ? "input" : "output") + " '" + l.tensor + "' layout " +
            ir::to_string(l.perm) + " (TFLite axes in ONNX order)\n";
+  if (!quantization.mode.empty()) {
+    const auto& q = quantization;
+    s += "quantization (" + q.mode + "): " + std::to_string(q.quantized_activations) +
+         " quantized activations, " + std::to_string(q.integer_initializers) +
+         " integer initializers (" + std::to_string(q.integer_initializer_bytes) + " bytes)";
+    if (q.cancelled_pairs)
+      s += ", " + std::to_string(q.cancelled_pairs) +
+           " DequantizeLinear->QuantizeLinear pairs cancelled";
+    s += "\n";
+    for (const auto& [why, count] : q.nodes) s += "  " + why + ": " + std::to_string(count) + "\n";
+  }
   for (const auto& w : warnings) s += "warning: " + w + "\n";
   for (const auto& u : unsupported)
     s += "unsupported: op " + std::to_string(u.op_index) + " " + u.op +
@@ -150,6 +168,7 @@ std::string ModelInfo::to_json(int indent) const {
   }
   j["ops"] = std::move(os);
   j["unsupported"] = unsupported_json(unsupported);
+  j["problems"] = problems;
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -184,6 +203,7 @@ std::string ModelInfo::to_text() const {
   for (const auto& t : tensors) s += tensor_line(t.index);
   s += unsupported.empty() ? "all operators are supported\n"
                            : std::to_string(unsupported.size()) + " unsupported operator(s)\n";
+  for (const auto& p : problems) s += "problem: " + p + "\n";
   return s;
 }
 

@@ -37,6 +37,17 @@ struct PhaseTiming {
   double ms = 0;
 };
 
+// What quantization became: Q/DQ nodes by the reason they exist.
+struct QuantizationReport {
+  std::string mode;  // "qdq" or "dequantize"
+  // "QuantizeLinear: quantized activation" -> count, ...
+  std::map<std::string, int> nodes;
+  int cancelled_pairs = 0;       // DequantizeLinear -> QuantizeLinear pairs removed
+  int integer_initializers = 0;  // constants kept as int8/uint8/int32
+  size_t integer_initializer_bytes = 0;
+  int quantized_activations = 0;  // non-constant tensors with Q/DQ
+};
+
 struct Diagnostics {
   int opset = 0;
   size_t model_bytes = 0;
@@ -48,6 +59,7 @@ struct Diagnostics {
   int transposes_after_cleanup = 0;   // in the emitted model
   std::vector<RewrittenInitializer> rewritten_initializers;
   std::vector<IoLayout> io_layouts;
+  QuantizationReport quantization;
   std::vector<std::string> warnings;
   std::vector<UnsupportedOp> unsupported;
   std::vector<PhaseTiming> timings;

@@ -35,9 +35,19 @@ struct LayoutOptions {
   bool keep_io_layout = false;
 };
 
+// How quantized tensors are expressed in ONNX.
+enum class QuantizationMode {
+  kQdq,         // QuantizeLinear/DequantizeLinear pairs; integer weights kept
+  kDequantize,  // pure float32: weights folded to float, no Q/DQ nodes
+};
+
 struct ConvertOptions {
   int opset = 13;  // ONNX default-domain opset, 13..17
   LayoutOptions layout;
+  QuantizationMode quantization = QuantizationMode::kQdq;
+  // Keep float16 weights as float16 initializers followed by a Cast to float32
+  // (default: widen them to float32 at conversion time).
+  bool keep_float16_weights = false;
   Limits limits;
   // Polled between operators; returning true stops the conversion with kCancelled.
   std::function<bool()> cancelled;

@@ -54,6 +54,11 @@ struct Tensor {
   Shape shape;  // TFLite axis order; -1 marks a dynamic dimension
   bool has_rank = true;
   std::optional<QuantParams> quant;
+  // QDQ: the tensor is float32 in the converted graph but holds TFLite integers
+  // of this type (dequantized by `quant`); materialize_qdq writes the
+  // QuantizeLinear/DequantizeLinear nodes around it. A constant keeps its
+  // integer bytes (data->stored_type is this type).
+  std::optional<DataType> quantized_type;
   std::optional<ConstData> data;  // set for constants
   Perm layout;                    // ONNX order is permute_shape(shape, layout)
   bool is_variable = false;

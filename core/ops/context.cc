@@ -30,6 +30,7 @@ TensorId LowerContext::operand(const ir::Node& n, size_t i, const Perm& layout, 
   if (shape.size() != layout.size()) return id;
   ir::Tensor alias = x;
   bool expanded = shape.size() != x.shape.size();
+  if (alias.quant) alias.quant->axis += static_cast<int>(shape.size() - x.shape.size());
   alias.shape = std::move(shape);
   alias.layout = layout;
   if (expanded || !ir::keeps_memory_order(alias.shape, layout))
@@ -121,6 +122,7 @@ TensorId LowerContext::temp_like(TensorId like, const std::string& suffix) {
   t.name += "/" + suffix;
   t.data.reset();
   t.quant.reset();
+  t.quantized_type.reset();
   return graph_.add_tensor(std::move(t));
 }
 

@@ -249,7 +249,7 @@ std::string check_range(const ir::Graph& g, const ir::Node& n) {
     if (ir::element_count(x.shape).value_or(0) != 1)
       return "input '" + x.name + "' must be a scalar";
   }
-  if (g.tensor(n.inputs[2]).is_const()) {
+  if (g.tensor(n.inputs[2]).is_const() && g.tensor(n.inputs[2]).data->stored_type == t) {
     const ir::Tensor& d = g.tensor(n.inputs[2]);
     bool zero = t == DataType::kFloat32 ? d.data->as<float>()[0] == 0.0f
                                         : (*const_ints(g, n.inputs[2]))[0] == 0;

@@ -1,5 +1,6 @@
 // Elementwise ops: unary math, activations, binary arithmetic with broadcast.
 // All Transparent: they run in whatever layout their operands have.
+#include "core/ir/builtins.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
 
@@ -178,24 +179,61 @@ OpEntry prelu() {
   return e;
 }
 
+namespace {
+
+// After plan_qdq a quantized tensor is float32 carrying its quantization
+// (quantized_type): DEQUANTIZE and QUANTIZE are then value copies, and the
+// Q/DQ nodes materialize_qdq adds around the tensors do the work (an
+// int -> int QUANTIZE becomes DequantizeLinear -> QuantizeLinear: a requantize).
+Status lower_quantization_copy(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
+  if (g.tensor(x).dtype == ir::DataType::kFloat16) {
+    ir::Node& c = ctx.emit(n, "Cast", {x}, {n.outputs[0]});
+    c.attrs.set("to", int64_t{1});  // FLOAT
+  } else {
+    ctx.emit(n, "Identity", {x}, {n.outputs[0]});
+  }
+  return ok_status();
+}
+
+std::string check_quantization_copy(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0)) return "input is missing";
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  if (y.dtype != ir::DataType::kFloat32)
+    return "output '" + y.name + "' has type " + ir::to_string(y.dtype) +
+           " (a quantized int8/uint8 or float32 tensor expected)";
+  bool from_ok = x.dtype == ir::DataType::kFloat32 ||
+                 (n.builtin == ir::builtin::kDequantize && x.dtype == ir::DataType::kFloat16);
+  if (!from_ok)
+    return "input '" + x.name + "' has type " + ir::to_string(x.dtype) +
+           " (a quantized int8/uint8 or float tensor expected)";
+  if (n.builtin == ir::builtin::kQuantize && !y.quantized_type)
+    return "output '" + y.name + "' has no quantization parameters";
+  return "";
+}
+
+}  // namespace
+
 OpEntry dequantize() {
-  OpEntry e = transparent("DEQUANTIZE", "folded (float16 constants) / Cast",
-                          [](LowerContext& ctx, const ir::Node& n) {
-                            const ir::Graph& g = ctx.graph();
-                            TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
-                            ir::Node& c = ctx.emit(n, "Cast", {x}, {n.outputs[0]});
-                            c.attrs.set("to", int64_t{1});  // FLOAT
-                            return ok_status();
-                          });
-  e.dtypes = "float16 (-> float32)";
-  e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
-    if (!has_input(g, n, 0)) return "input is missing";
-    if (g.tensor(n.inputs[0]).dtype != ir::DataType::kFloat16)
-      return "dequantizing " + std::string(ir::to_string(g.tensor(n.inputs[0]).dtype)) +
-             " needs quantization support (only float16 is supported yet)";
-    return "";
-  };
-  e.notes = "float16 constants are folded to float32 initializers";
+  OpEntry e = transparent("DEQUANTIZE", "Identity (DequantizeLinear at the input) / Cast",
+                          lower_quantization_copy);
+  e.dtypes = "int8, uint8 (-> float32), float16 (-> float32)";
+  e.check = check_quantization_copy;
+  e.notes =
+      "float16 constants are folded to float32 initializers; int8/uint8 constants stay "
+      "integer initializers with a DequantizeLinear";
+  return e;
+}
+
+OpEntry quantize() {
+  OpEntry e =
+      transparent("QUANTIZE", "QuantizeLinear (requantize: DequantizeLinear -> QuantizeLinear)",
+                  lower_quantization_copy);
+  e.dtypes = "float32, int8, uint8 (-> int8, uint8)";
+  e.check = check_quantization_copy;
+  e.notes = "float -> int, and int -> int requantization between two scales";
   return e;
 }
 

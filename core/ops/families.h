@@ -16,6 +16,7 @@ OpEntry binary(const char* name, const char* onnx_op, const char* dtypes);
 OpEntry squared_difference();
 OpEntry prelu();
 OpEntry dequantize();
+OpEntry quantize();
 }  // namespace elementwise
 
 namespace conv {

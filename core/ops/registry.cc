@@ -115,6 +115,49 @@ Table make_table() {
   t[builtin::kCumsum] = extra::cumsum();
   t[builtin::kL2Pool2d] = extra::l2_pool2d();
   t[builtin::kReverseSequence] = extra::reverse_sequence();
+  t[builtin::kQuantize] = elementwise::quantize();
+
+  // TFLite's integer kernels of these ops move or pick integers without
+  // rescaling them: QDQ matches only when input and output share quantization.
+  for (int code : {builtin::kReshape,
+                   builtin::kSqueeze,
+                   builtin::kExpandDims,
+                   builtin::kTranspose,
+                   builtin::kGather,
+                   builtin::kGatherNd,
+                   builtin::kSlice,
+                   builtin::kStridedSlice,
+                   builtin::kSpaceToDepth,
+                   builtin::kDepthToSpace,
+                   builtin::kSpaceToBatchNd,
+                   builtin::kBatchToSpaceNd,
+                   builtin::kSplit,
+                   builtin::kSplitV,
+                   builtin::kPack,
+                   builtin::kUnpack,
+                   builtin::kMaxPool2d,
+                   builtin::kAveragePool2d,
+                   builtin::kPad,
+                   builtin::kPadv2,
+                   builtin::kMirrorPad,
+                   builtin::kTile,
+                   builtin::kBroadcastTo,
+                   builtin::kReverseV2,
+                   builtin::kMaximum,
+                   builtin::kMinimum,
+                   builtin::kReduceMax,
+                   builtin::kReduceMin,
+                   builtin::kResizeNearestNeighbor,
+                   builtin::kResizeBilinear,
+                   builtin::kSelect,
+                   builtin::kSelectV2,
+                   builtin::kTopkV2,
+                   builtin::kReverseSequence})
+    t[static_cast<size_t>(code)].quantized = QuantizedKernel::kSameScale;
+  // These read raw integers whatever the quantization says.
+  for (int code : {builtin::kCast, builtin::kZerosLike, builtin::kNeg, builtin::kRange,
+                   builtin::kFloorDiv, builtin::kFloorMod, builtin::kSign})
+    t[static_cast<size_t>(code)].quantized = QuantizedKernel::kNoQuantized;
   return t;
 }
 

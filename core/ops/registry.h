@@ -37,6 +37,15 @@ struct LayoutPlan {
   std::vector<ir::Perm> outputs;
 };
 
+// How TFLite's integer kernel of an op treats quantized (int8/uint8) tensors,
+// which decides whether "dequantize -> float op -> quantize" (QDQ) computes
+// the same thing.
+enum class QuantizedKernel {
+  kRescale,      // computes on real values and requantizes to the output's own scale
+  kSameScale,    // copies integers: exact in QDQ only when input and output share scale/zero point
+  kNoQuantized,  // reads raw integers, ignoring quantization (CAST): cannot be expressed in QDQ
+};
+
 class LowerContext;
 
 using ReadOptionsFn = void (*)(const tflite::Operator& op, ir::Attributes& attrs);
@@ -61,6 +70,7 @@ struct OpEntry {
   // Element types of the op's data tensors this converter handles, as TFLite
   // allows them (for the support matrix).
   const char* dtypes = "float32";
+  QuantizedKernel quantized = QuantizedKernel::kRescale;
 
   bool supported() const { return lower != nullptr; }
 };

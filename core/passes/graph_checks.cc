@@ -149,7 +149,8 @@ void merge_reshapes(ir::Graph& g, Diagnostics& diag) {
 
 void remove_identities(ir::Graph& g) {
   // Rewire readers of an Identity's output to its input, unless the output is
-  // a graph output (its name is part of the model's interface).
+  // a graph output (its name is part of the model's interface) or requantizes
+  // (QUANTIZE between two scales: its QuantizeLinear comes from the Identity).
   std::vector<ir::TensorId> alias(g.tensors.size());
   for (size_t i = 0; i < alias.size(); ++i) alias[i] = static_cast<ir::TensorId>(i);
   std::vector<ir::Node> kept;
@@ -159,7 +160,9 @@ void remove_identities(ir::Graph& g) {
       if (g.valid(t)) t = alias[static_cast<size_t>(t)];
     bool removable = n.dialect == ir::Dialect::kOnnx && n.op == "Identity" &&
                      n.inputs.size() == 1 && n.outputs.size() == 1 &&
-                     !g.is_graph_output(n.outputs[0]) && !g.tensor(n.inputs[0]).is_const();
+                     !g.is_graph_output(n.outputs[0]) && !g.tensor(n.inputs[0]).is_const() &&
+                     (!g.tensor(n.outputs[0]).quantized_type ||
+                      same_quantization(g.tensor(n.inputs[0]), g.tensor(n.outputs[0])));
     if (removable) {
       alias[static_cast<size_t>(n.outputs[0])] = n.inputs[0];
       continue;

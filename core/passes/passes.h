@@ -70,4 +70,26 @@ Status fold_constants(ir::Graph& g);
 // TFLite dialect; run after fold_constants.
 Status fuse_dilated_convolutions(ir::Graph& g, Diagnostics& diag);
 
+// Quantization, QDQ form (DESIGN.md "Quantization"; TFLite dialect, after
+// fold_constants): checks every quantization parameter (an invalid one is an
+// error naming the tensor), gives int32 biases of integer CONV_2D /
+// DEPTHWISE_CONV_2D / TRANSPOSE_CONV / FULLY_CONNECTED the scale TFLite's
+// kernel uses (input scale x filter scale; a warning when the bias says
+// otherwise), and turns each int8/uint8 quantized tensor into a float32 tensor
+// with quantized_type set. DEQUANTIZE of an integer constant and QUANTIZE of a
+// float constant fold into a quantized constant. int16 tensors are left for
+// the preflight to report.
+Status plan_qdq(ir::Graph& g, Diagnostics& diag);
+
+// ONNX dialect, after every other pass: one DequantizeLinear per integer
+// constant (int8/uint8/int32 initializer, axis following its layout) and per
+// quantized graph input, one QuantizeLinear -> DequantizeLinear pair after
+// each quantized activation (a graph output keeps its integer type and name),
+// then DequantizeLinear -> QuantizeLinear pairs with equal parameters cancel.
+Status materialize_qdq(ir::Graph& g, Diagnostics& diag);
+
+// Whether two tensors hold the same quantized values for equal integers
+// (same integer type and parameters), or are both unquantized.
+bool same_quantization(const ir::Tensor& a, const ir::Tensor& b);
+
 }  // namespace lite2onnx::passes

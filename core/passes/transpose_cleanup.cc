@@ -395,6 +395,10 @@ class Cleanup {
     if (auto it = aliases_.find(key); it != aliases_.end()) return it->second;
     ir::Tensor alias = x;
     alias.layout = layout;
+    // Broadcast aliases only gain leading 1s: a per-axis quantization axis
+    // shifts by as many.
+    if (alias.quant && shape.size() >= x.shape.size())
+      alias.quant->axis += static_cast<int>(shape.size() - x.shape.size());
     alias.shape = shape;
     alias.name = layout_name(x.name, layout);
     TensorId id = add_tensor(std::move(alias));

@@ -3,6 +3,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -255,6 +256,8 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
   if (sg->inputs())
     for (int32_t i : *sg->inputs()) {
       if (auto st = check_index(i, "subgraph input"); !st) return st.take_error();
+      if (std::find(g.inputs.begin(), g.inputs.end(), i) != g.inputs.end())
+        return invalid("subgraph input: tensor " + std::to_string(i) + " is listed twice");
       g.inputs.push_back(i);
     }
   if (sg->outputs())

@@ -129,12 +129,14 @@ function compareIndex(ref, got, tol, shape, label) {
 
 function compareQuantized(ref, got, tol, shape, label) {
   let within1 = 0;
+  let exact = 0;
   let beyond = 0;
   let worst = 0;
   let idx = -1;
   for (let i = 0; i < ref.length; i++) {
     const d = Math.abs(ref[i] - got[i]);
     if (d <= 1) within1++;
+    if (d === 0) exact++;
     if (d > tol.maxSteps) beyond++;
     if (d > worst || idx < 0) { worst = d; idx = i; }
   }
@@ -142,7 +144,7 @@ function compareQuantized(ref, got, tol, shape, label) {
   const ok = frac >= tol.within1 && beyond === 0;
   const r = {
     ok, maxAbs: worst, tol: tol.maxSteps,
-    summary: `max |d| = ${worst} steps, ${pct(frac)} within 1 step, tol = ${pct(tol.within1)} within 1 step and none beyond ${tol.maxSteps}`,
+    summary: `max |d| = ${worst} steps, ${pct(frac)} within 1 step (${pct(ref.length ? exact / ref.length : 1)} exact), tol = ${pct(tol.within1)} within 1 step and none beyond ${tol.maxSteps}`,
   };
   if (!ok) {
     r.detail = `${pct(frac)} within 1 step (need ${pct(tol.within1)}), ${beyond} beyond ${tol.maxSteps} steps; ` +

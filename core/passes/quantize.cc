@@ -1,0 +1,561 @@
+// Quantization as QuantizeLinear/DequantizeLinear (DESIGN.md "Quantization").
+//
+// plan_qdq (TFLite dialect, before layout propagation) checks every
+// quantization parameter and turns each int8/uint8 quantized tensor into a
+// float32 tensor that remembers its integer type (Tensor::quantized_type):
+// op converters then lower the float op, and layouts, lowering and cleanup
+// treat the tensor like any float one. materialize_qdq (ONNX dialect, last
+// pass before emission) writes the Q/DQ nodes: constants stay integer
+// initializers read through one DequantizeLinear, and each quantized
+// activation gets one QuantizeLinear -> DequantizeLinear pair after its
+// producer, however many readers it has.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "core/ir/builtins.h"
+#include "core/passes/passes.h"
+
+namespace lite2onnx::passes {
+namespace {
+
+using ir::DataType;
+using ir::TensorId;
+
+bool qdq_integer(DataType t) { return t == DataType::kInt8 || t == DataType::kUInt8; }
+
+std::string fmt_float(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
+  return buf;
+}
+
+int64_t zero_point(const ir::QuantParams& q, size_t i) {
+  return q.zero_point.empty() ? 0 : q.zero_point[q.zero_point.size() == 1 ? 0 : i];
+}
+
+// "" when the parameters describe the tensor, else what is wrong with them.
+std::string param_problem(const ir::Tensor& t, DataType type) {
+  const ir::QuantParams& q = *t.quant;
+  for (size_t i = 0; i < q.scale.size(); ++i)
+    if (!std::isfinite(q.scale[i]) || q.scale[i] <= 0)
+      return "scale " + std::to_string(i) + " is " + fmt_float(q.scale[i]) +
+             " (a positive finite number expected)";
+  int64_t lo = type == DataType::kInt8 ? -128 : 0, hi = type == DataType::kInt8 ? 127 : 255;
+  if (type == DataType::kInt32) lo = hi = 0;
+  for (size_t i = 0; i < q.zero_point.size(); ++i)
+    if (q.zero_point[i] < lo || q.zero_point[i] > hi)
+      return "zero point " + std::to_string(q.zero_point[i]) + " is outside " +
+             ir::to_string(type) + " [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  if (q.scale.size() > 1) {
+    if (q.axis < 0 || static_cast<size_t>(q.axis) >= t.rank())
+      return std::to_string(q.scale.size()) + " per-axis scales on axis " + std::to_string(q.axis) +
+             " of a rank-" + std::to_string(t.rank()) + " tensor";
+    if (t.shape[static_cast<size_t>(q.axis)] != static_cast<int64_t>(q.scale.size()))
+      return std::to_string(q.scale.size()) + " per-axis scales but axis " +
+             std::to_string(q.axis) + " has " +
+             std::to_string(t.shape[static_cast<size_t>(q.axis)]) + " elements";
+  }
+  return "";
+}
+
+Error quant_error(ErrorCode code, const ir::Tensor& t, const std::string& message) {
+  Error e = make_error(code, "tensor '" + t.name + "' (" + ir::to_string(t.dtype) + " " +
+                                 ir::to_string(t.shape) + "): " + message);
+  e.tensor = t.name;
+  return e;
+}
+
+// Inputs (bias, data, weight) of the ops whose int32 bias TFLite adds straight
+// into the integer accumulator, whose scale is input scale x filter scale.
+struct BiasSlots {
+  size_t bias, data, weight;
+};
+std::optional<BiasSlots> bias_slots(int builtin) {
+  switch (builtin) {
+    case ir::builtin::kConv2d:
+    case ir::builtin::kDepthwiseConv2d:
+    case ir::builtin::kFullyConnected:
+      return BiasSlots{2, 0, 1};
+    case ir::builtin::kTransposeConv:
+      return BiasSlots{3, 2, 1};
+    default:
+      return std::nullopt;
+  }
+}
+
+bool same_params(const ir::QuantParams& a, const ir::QuantParams& b) {
+  if (a.scale.size() != b.scale.size()) return false;
+  for (size_t i = 0; i < a.scale.size(); ++i)
+    if (a.scale[i] != b.scale[i] || zero_point(a, i) != zero_point(b, i)) return false;
+  return a.scale.size() <= 1 || a.axis == b.axis;
+}
+
+// The scale TFLite's integer kernel gives an int32 bias: input scale x filter
+// scale, per output channel. The bias tensor's own parameters are never read
+// by the kernel, so this is what the model computes even when they are wrong.
+Status plan_biases(ir::Graph& g, Diagnostics& diag) {
+  std::map<TensorId, TensorId> derived_alias;  // keeps one alias per bias when shared
+  for (auto& n : g.nodes) {
+    auto slots = bias_slots(n.builtin);
+    if (!slots || n.dialect != ir::Dialect::kTflite || n.inputs.size() <= slots->bias) continue;
+    TensorId b = n.inputs[slots->bias];
+    if (!g.valid(b) || g.tensor(b).dtype != DataType::kInt32 || !g.tensor(b).is_const()) continue;
+    const ir::Tensor& x = g.tensor(n.inputs[slots->data]);
+    const ir::Tensor& w = g.tensor(n.inputs[slots->weight]);
+    if (!x.quant || !w.quant || x.quant->scale.size() != 1 || !qdq_integer(x.dtype) ||
+        !qdq_integer(w.dtype))
+      continue;  // not an integer op: the bias keeps (and is checked on) its own parameters
+    ir::QuantParams want;
+    for (float ws : w.quant->scale) want.scale.push_back(x.quant->scale[0] * ws);
+    want.axis = 0;
+    const ir::Tensor& bias = g.tensor(b);
+    if (bias.rank() != 1 ||
+        (want.scale.size() > 1 && bias.shape[0] != static_cast<int64_t>(want.scale.size()))) {
+      Error e = quant_error(ErrorCode::kInvalidModel, bias,
+                            "bias of op " + std::to_string(n.source_op) + " (" + n.op + ") has " +
+                                ir::to_string(bias.shape) + " elements for " +
+                                std::to_string(want.scale.size()) + " filter scales");
+      e.op_index = n.source_op;
+      return e;
+    }
+    if (bias.quant && same_params(*bias.quant, want)) continue;
+    bool close = bias.quant && bias.quant->scale.size() == want.scale.size() &&
+                 param_problem(bias, DataType::kInt32).empty();
+    for (size_t i = 0; close && i < want.scale.size(); ++i)
+      close = std::fabs(bias.quant->scale[i] - want.scale[i]) <= 1e-5f * want.scale[i];
+    if (!close) {
+      std::string had = !bias.quant ? "no quantization"
+                                    : std::to_string(bias.quant->scale.size()) +
+                                          " scales on axis " + std::to_string(bias.quant->axis);
+      std::string problem = bias.quant ? param_problem(bias, DataType::kInt32) : "";
+      diag.warnings.push_back(
+          "bias '" + bias.name + "' of op " + std::to_string(n.source_op) + " (" + n.op + ") has " +
+          had + (problem.empty() ? "" : " (" + problem + ")") +
+          "; it is dequantized with input scale x filter scale, the scale TFLite's integer "
+          "kernel gives it");
+    }
+    // A bias shared by ops with different scales gets one alias per scale.
+    if (auto it = derived_alias.find(b);
+        it != derived_alias.end() && same_params(*g.tensor(it->second).quant, want)) {
+      n.inputs[slots->bias] = it->second;
+      continue;
+    }
+    ir::Tensor alias = g.tensor(b);
+    alias.quant = want;
+    TensorId a = g.add_tensor(std::move(alias));
+    derived_alias[b] = a;
+    n.inputs[slots->bias] = a;
+  }
+  return ok_status();
+}
+
+// QUANTIZE of a float constant: quantized here, as TFLite's kernel would.
+void quantize_constant(const ir::Tensor& in, ir::Tensor& out) {
+  const ir::QuantParams& q = *out.quant;
+  auto values = in.data->as<float>();
+  std::vector<std::byte> bytes(values.size());
+  const size_t inner = [&] {
+    size_t s = 1;
+    for (size_t a = static_cast<size_t>(q.axis) + 1; q.scale.size() > 1 && a < out.rank(); ++a)
+      s *= static_cast<size_t>(out.shape[a]);
+    return s;
+  }();
+  const double lo = out.dtype == DataType::kInt8 ? -128 : 0;
+  const double hi = out.dtype == DataType::kInt8 ? 127 : 255;
+  for (size_t i = 0; i < values.size(); ++i) {
+    size_t c = q.scale.size() > 1 ? (i / inner) % q.scale.size() : 0;
+    double v = std::round(static_cast<double>(values[i]) / q.scale[c]) +
+               static_cast<double>(zero_point(q, c));
+    v = std::min(hi, std::max(lo, v));
+    if (out.dtype == DataType::kInt8)
+      bytes[i] = static_cast<std::byte>(static_cast<int8_t>(v));
+    else
+      bytes[i] = static_cast<std::byte>(static_cast<uint8_t>(v));
+  }
+  out.data = ir::ConstData::owned(std::move(bytes), out.dtype);
+}
+
+// DEQUANTIZE of an integer constant and QUANTIZE of a float one leave a
+// quantized constant (its DequantizeLinear comes at emission).
+void fold_constant_quantization(ir::Graph& g) {
+  std::vector<ir::Node> kept;
+  kept.reserve(g.nodes.size());
+  for (auto& n : g.nodes) {
+    bool fold = false;
+    if (n.dialect == ir::Dialect::kTflite && n.inputs.size() == 1 && n.outputs.size() == 1 &&
+        g.valid(n.inputs[0]) && g.tensor(n.inputs[0]).is_const() &&
+        !g.is_graph_output(n.outputs[0])) {
+      const ir::Tensor& in = g.tensor(n.inputs[0]);
+      ir::Tensor& out = g.tensor(n.outputs[0]);
+      if (n.builtin == ir::builtin::kDequantize && in.quantized_type && in.shape == out.shape &&
+          out.dtype == DataType::kFloat32) {
+        out.data = in.data;
+        out.quant = in.quant;
+        out.quantized_type = in.quantized_type;
+        fold = true;
+      } else if (n.builtin == ir::builtin::kQuantize && in.dtype == DataType::kFloat32 &&
+                 !in.quantized_type && in.data->stored_type == DataType::kFloat32 &&
+                 out.quantized_type && in.shape == out.shape) {
+        out.dtype = *out.quantized_type;
+        quantize_constant(in, out);
+        out.dtype = DataType::kFloat32;
+        fold = true;
+      }
+    }
+    if (!fold) kept.push_back(std::move(n));
+  }
+  g.nodes = std::move(kept);
+}
+
+}  // namespace
+
+Status plan_qdq(ir::Graph& g, Diagnostics& diag) {
+  if (auto st = plan_biases(g, diag); !st) return st;
+  std::set<TensorId> biases;
+  for (const auto& n : g.nodes)
+    if (auto slots = bias_slots(n.builtin); slots && n.inputs.size() > slots->bias)
+      biases.insert(n.inputs[slots->bias]);
+  // Only tensors the graph uses: a model may carry unused ones.
+  std::vector<bool> used(g.tensors.size(), false);
+  for (const auto& n : g.nodes)
+    for (auto list : {&n.inputs, &n.outputs})
+      for (TensorId t : *list)
+        if (g.valid(t)) used[static_cast<size_t>(t)] = true;
+  for (auto list : {&g.inputs, &g.outputs})
+    for (TensorId t : *list) used[static_cast<size_t>(t)] = true;
+  for (size_t i = 0; i < g.tensors.size(); ++i) {
+    if (!used[i]) continue;
+    ir::Tensor& t = g.tensors[i];
+    if (!t.quant || t.quantized_type) continue;
+    bool bias =
+        t.dtype == DataType::kInt32 && t.is_const() && biases.count(static_cast<TensorId>(i));
+    if (!qdq_integer(t.dtype) && !bias) continue;  // int16 is reported by the preflight
+    if (auto p = param_problem(t, t.dtype); !p.empty())
+      return quant_error(ErrorCode::kInvalidModel, t, "invalid quantization: " + p);
+    if (!t.is_const() && t.quant->scale.size() > 1)
+      return quant_error(ErrorCode::kUnsupported, t,
+                         "per-axis quantization of a non-constant tensor is not supported");
+    t.quantized_type = t.dtype;
+    t.dtype = DataType::kFloat32;
+    if (!t.is_const()) ++diag.quantization.quantized_activations;
+  }
+  fold_constant_quantization(g);
+  diag.quantization.mode = "qdq";
+  return ok_status();
+}
+
+namespace {
+
+// Writes the Q/DQ nodes; see materialize_qdq.
+class QdqWriter {
+ public:
+  QdqWriter(ir::Graph& g, Diagnostics& diag) : g_(g), diag_(diag) {}
+
+  Status run() {
+    std::vector<int> uses = g_.use_counts();
+    readers_.assign(g_.tensors.size(), 0);
+    for (const auto& n : g_.nodes)
+      for (TensorId t : n.inputs)
+        if (g_.valid(t)) ++readers_[static_cast<size_t>(t)];
+    std::vector<ir::Node> nodes = std::move(g_.nodes);
+    g_.nodes.clear();
+    replaced_.resize(g_.tensors.size());
+    for (size_t i = 0; i < replaced_.size(); ++i) replaced_[i] = static_cast<TensorId>(i);
+
+    // Integer constants and graph inputs: one DequantizeLinear each, up front.
+    std::set<TensorId> done;
+    for (const auto& n : nodes)
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        TensorId t = n.inputs[i];
+        if (g_.valid(t) && g_.tensor(t).quantized_type && g_.tensor(t).is_const() &&
+            done.insert(t).second)
+          if (auto st = dequantize_constant(t, n, i); !st) return st;
+      }
+    for (TensorId t : g_.inputs)
+      if (g_.tensor(t).quantized_type && !g_.tensor(t).is_const()) dequantize_input(t);
+
+    for (auto& n : nodes) {
+      for (auto& t : n.inputs)
+        if (g_.valid(t)) t = replaced_[static_cast<size_t>(t)];
+      // An Identity into a quantized tensor (QUANTIZE) is the QuantizeLinear
+      // itself, and so is a Relu/Clip whose bounds the quantized range implies.
+      bool copy = n.dialect == ir::Dialect::kOnnx && n.outputs.size() == 1 &&
+                  quantized_activation(n.outputs[0]) &&
+                  ((n.op == "Identity" && n.inputs.size() == 1) || clamp_implied(n));
+      if (copy) {
+        quantize_output(n, output_base(n, 0), n.inputs[0], n.outputs[0]);
+        continue;
+      }
+      std::vector<std::tuple<size_t, TensorId, TensorId>> pending;  // (slot, float, quantized)
+      for (size_t k = 0; k < n.outputs.size(); ++k) {
+        TensorId& o = n.outputs[k];
+        if (!quantized_activation(o)) continue;
+        if (uses[static_cast<size_t>(o)] == 0 && !g_.is_graph_output(o)) {
+          g_.tensor(o).quantized_type.reset();  // nobody reads it: stays float
+          continue;
+        }
+        ir::Tensor pre = g_.tensor(o);
+        pre.name = output_base(n, k) + "/float";
+        pre.quantized_type.reset();
+        pre.quant.reset();
+        TensorId p = g_.add_tensor(std::move(pre));
+        pending.emplace_back(k, p, o);
+        o = p;
+      }
+      ir::Node producer = std::move(n);
+      g_.nodes.push_back(std::move(producer));
+      for (auto [k, value, tensor] : pending)
+        quantize_output(g_.nodes.back(), output_base(g_.nodes.back(), k), value, tensor);
+    }
+    cancel_pairs();
+    for (const auto& n : g_.nodes)
+      if (auto it = why_.find(n.outputs[0]); it != why_.end())
+        ++diag_.quantization.nodes[n.op + ": " + it->second];
+    return ok_status();
+  }
+
+ private:
+  bool quantized_activation(TensorId t) const {
+    return g_.valid(t) && g_.tensor(t).quantized_type && !g_.tensor(t).is_const();
+  }
+
+  // A Relu or Clip with constant bounds writing a quantized tensor is implied by
+  // QuantizeLinear's saturation when the bounds quantize to (or beyond) the
+  // ends of the integer range: Q(clamp(x)) == Q(x) for every x. (TFLite's
+  // integer kernels fold fused activations into that range the same way.)
+  bool clamp_implied(const ir::Node& n) const {
+    if (n.op != "Relu" && n.op != "Clip") return false;
+    const ir::Tensor& y = g_.tensor(n.outputs[0]);
+    if (!y.quant || y.quant->scale.size() != 1 || n.inputs.empty()) return false;
+    auto bound = [&](size_t i, float none) -> std::optional<float> {
+      if (i >= n.inputs.size() || !g_.valid(n.inputs[i])) return none;
+      const ir::Tensor& b = g_.tensor(n.inputs[i]);
+      if (!b.is_const() || b.data->stored_type != DataType::kFloat32 ||
+          b.data->as<float>().size() != 1)
+        return std::nullopt;
+      return b.data->as<float>()[0];
+    };
+    const float inf = std::numeric_limits<float>::infinity();
+    auto lo = n.op == "Relu" ? std::optional<float>(0.f) : bound(1, -inf);
+    auto hi = n.op == "Relu" ? std::optional<float>(inf) : bound(2, inf);
+    if (!lo || !hi) return false;
+    const double s = y.quant->scale[0], zp = static_cast<double>(zero_point(*y.quant, 0));
+    const double qmin = *y.quantized_type == DataType::kInt8 ? -128 : 0;
+    const double qmax = *y.quantized_type == DataType::kInt8 ? 127 : 255;
+    // Rounding is to nearest: a bound within half a step of the range end clamps
+    // to that end.
+    bool low_ok = std::isinf(*lo) || *lo / s + zp < qmin + 0.5;
+    bool high_ok = std::isinf(*hi) || *hi / s + zp > qmax - 0.5;
+    return low_ok && high_ok;
+  }
+
+  // Names: the integer tensors keep the TFLite names (TFLite holds exactly
+  // those integers); the float values around them take short names from the
+  // node they belong to, so long TFLite names are not repeated (they were 10%
+  // of a quantized MobileNet's bytes).
+  static std::string output_base(const ir::Node& n, size_t k) {
+    return n.outputs.size() == 1 ? n.name : n.name + "_" + std::to_string(k);
+  }
+
+  // Scale and zero-point initializers for a tensor's parameters (zero point
+  // omitted for int32, which has none), named `base`/scale, `base`/zero_point.
+  std::vector<TensorId> param_inputs(const ir::Tensor& t, DataType type, size_t channels,
+                                     const std::string& base) {
+    const ir::QuantParams& q = *t.quant;
+    ir::Shape shape = channels > 1 ? ir::Shape{static_cast<int64_t>(channels)} : ir::Shape{};
+    std::vector<std::byte> scale(channels * 4);
+    for (size_t c = 0; c < channels; ++c)
+      std::memcpy(&scale[c * 4], &q.scale[q.scale.size() == 1 ? 0 : c], 4);
+    ir::Tensor s;
+    s.name = base + "/scale";
+    s.shape = shape;
+    s.data = ir::ConstData::owned(std::move(scale), DataType::kFloat32);
+    std::vector<TensorId> out = {g_.add_tensor(std::move(s))};
+    if (type == DataType::kInt32) return out;
+    std::vector<std::byte> zp(channels);
+    for (size_t c = 0; c < channels; ++c) zp[c] = static_cast<std::byte>(zero_point(q, c));
+    ir::Tensor z;
+    z.name = base + "/zero_point";
+    z.dtype = type;
+    z.shape = shape;
+    z.data = ir::ConstData::owned(std::move(zp), type);
+    out.push_back(g_.add_tensor(std::move(z)));
+    return out;
+  }
+
+  ir::Node& add_node(const std::string& op, const std::string& name, int source_op,
+                     std::vector<TensorId> inputs, TensorId output, const std::string& why) {
+    ir::Node n;
+    n.dialect = ir::Dialect::kOnnx;
+    n.op = op;
+    n.name = name;
+    n.source_op = source_op;
+    n.inputs = std::move(inputs);
+    n.outputs = {output};
+    g_.nodes.push_back(std::move(n));
+    why_[output] = why;
+    return g_.nodes.back();
+  }
+
+  // ONNX axis of a per-axis constant: its TFLite axis through the layout,
+  // then through emit_shape when the data is viewed with other dimensions.
+  std::optional<int> onnx_quant_axis(const ir::Tensor& t) const {
+    int axis = ir::onnx_axis(t.layout, t.quant->axis);
+    if (!t.emit_shape) return axis;
+    ir::Shape dims = ir::permute_shape(t.shape, t.layout);
+    int64_t before = 1;
+    for (int a = 0; a < axis; ++a) before *= dims[static_cast<size_t>(a)];
+    int64_t seen = 1;
+    for (size_t j = 0; j < t.emit_shape->size(); ++j) {
+      if (seen == before && (*t.emit_shape)[j] == dims[static_cast<size_t>(axis)])
+        return static_cast<int>(j);
+      seen *= (*t.emit_shape)[j];
+    }
+    return std::nullopt;
+  }
+
+  Status dequantize_constant(TensorId c, const ir::Node& reader, size_t slot) {
+    ir::Tensor& t = g_.tensor(c);
+    const DataType type = *t.quantized_type;
+    size_t channels = t.quant->scale.size();
+    std::optional<int> axis = 0;
+    if (channels > 1) {
+      if (t.quant->axis < 0 || static_cast<size_t>(t.quant->axis) >= t.rank() ||
+          t.shape[static_cast<size_t>(t.quant->axis)] != static_cast<int64_t>(channels) ||
+          !(axis = onnx_quant_axis(t)))
+        return quant_error(ErrorCode::kInternal, t,
+                           "per-axis quantization does not follow the constant's layout " +
+                               ir::to_string(t.layout) + " as read by " + reader.name);
+    }
+    ir::Tensor q = t;
+    q.dtype = type;
+    q.quantized_type.reset();
+    q.quant.reset();
+    t.data.reset();
+    t.name = reader.name + "/dequantized_" + std::to_string(slot);
+    std::vector<TensorId> inputs = param_inputs(t, type, channels, t.name);
+    diag_.quantization.integer_initializers++;
+    if (auto n = ir::element_count(q.shape))
+      diag_.quantization.integer_initializer_bytes +=
+          static_cast<size_t>(*n) * ir::element_size(type);
+    TensorId qid = g_.add_tensor(std::move(q));
+    inputs.insert(inputs.begin(), qid);
+    ir::Node& dq = add_node("DequantizeLinear", g_.tensor(c).name, -1, std::move(inputs), c,
+                            type == DataType::kInt32 ? "int32 bias" : "integer constant");
+    if (channels > 1) dq.attrs.set("axis", int64_t{*axis});
+    return ok_status();
+  }
+
+  void dequantize_input(TensorId in) {
+    ir::Tensor f = g_.tensor(in);
+    f.name += "/dequantized";
+    f.quantized_type.reset();
+    f.quant.reset();
+    ir::Tensor& x = g_.tensor(in);
+    x.dtype = *x.quantized_type;
+    TensorId fid = g_.add_tensor(std::move(f));
+    replaced_[static_cast<size_t>(in)] = fid;
+    add_node("DequantizeLinear", g_.tensor(fid).name, -1,
+             prepend(in, param_inputs(g_.tensor(in), g_.tensor(in).dtype, 1, g_.tensor(fid).name)),
+             fid, "quantized graph input");
+  }
+
+  static std::vector<TensorId> prepend(TensorId first, std::vector<TensorId> rest) {
+    rest.insert(rest.begin(), first);
+    return rest;
+  }
+
+  // `value` (float) -> QuantizeLinear -> `tensor` as integers (TFLite name and
+  // type) -> DequantizeLinear -> float for the readers. `base` names the rest.
+  void quantize_output(const ir::Node& producer, const std::string& base, TensorId value,
+                       TensorId tensor) {
+    const DataType type = *g_.tensor(tensor).quantized_type;
+    std::vector<TensorId> params = param_inputs(g_.tensor(tensor), type, 1, base);
+    ir::Tensor f = g_.tensor(tensor);
+    f.name = base + "/dequantized";
+    f.quantized_type.reset();
+    f.quant.reset();
+    TensorId fid = g_.add_tensor(std::move(f));
+    ir::Tensor& t = g_.tensor(tensor);
+    t.dtype = type;
+    t.quantized_type.reset();
+    const bool output = g_.is_graph_output(tensor);
+    add_node("QuantizeLinear", base + "/QuantizeLinear", producer.source_op, prepend(value, params),
+             tensor, output ? "quantized graph output" : "quantized activation");
+    if (readers_[static_cast<size_t>(tensor)] == 0) return;
+    replaced_[static_cast<size_t>(tensor)] = fid;
+    add_node("DequantizeLinear", base + "/DequantizeLinear", producer.source_op,
+             prepend(tensor, params), fid,
+             output ? "quantized graph output read inside the graph" : "quantized activation");
+  }
+
+  // Parameters of a Q/DQ node, as (scale bytes, zero-point bytes, axis).
+  std::tuple<std::vector<std::byte>, std::vector<std::byte>, int64_t> params_of(
+      const ir::Node& n) const {
+    auto bytes = [&](size_t i) {
+      if (i >= n.inputs.size() || !g_.valid(n.inputs[i]) || !g_.tensor(n.inputs[i]).is_const())
+        return std::vector<std::byte>{};
+      auto b = g_.tensor(n.inputs[i]).data->bytes;
+      return std::vector<std::byte>(b.begin(), b.end());
+    };
+    return {bytes(1), bytes(2), n.attrs.get_int("axis", 1)};
+  }
+
+  // DequantizeLinear -> QuantizeLinear with the same parameters is the integer
+  // tensor it started from.
+  void cancel_pairs() {
+    std::vector<int> producer = g_.producers();
+    std::vector<TensorId> alias(g_.tensors.size());
+    for (size_t i = 0; i < alias.size(); ++i) alias[i] = static_cast<TensorId>(i);
+    std::vector<bool> drop(g_.nodes.size(), false);
+    for (size_t k = 0; k < g_.nodes.size(); ++k) {
+      const ir::Node& q = g_.nodes[k];
+      if (q.op != "QuantizeLinear" || q.inputs.empty() || g_.is_graph_output(q.outputs[0]))
+        continue;
+      int p = producer[static_cast<size_t>(q.inputs[0])];
+      if (p < 0 || g_.nodes[static_cast<size_t>(p)].op != "DequantizeLinear") continue;
+      const ir::Node& dq = g_.nodes[static_cast<size_t>(p)];
+      if (params_of(dq) != params_of(q) ||
+          g_.tensor(dq.inputs[0]).dtype != g_.tensor(q.outputs[0]).dtype)
+        continue;
+      alias[static_cast<size_t>(q.outputs[0])] = dq.inputs[0];
+      drop[k] = true;
+      ++diag_.quantization.cancelled_pairs;
+    }
+    std::vector<ir::Node> kept;
+    for (size_t k = 0; k < g_.nodes.size(); ++k) {
+      if (drop[k]) continue;
+      for (auto& t : g_.nodes[k].inputs)
+        if (g_.valid(t)) t = alias[static_cast<size_t>(t)];
+      kept.push_back(std::move(g_.nodes[k]));
+    }
+    g_.nodes = std::move(kept);
+    // DequantizeLinear nodes nobody reads any more.
+    std::vector<int> uses = g_.use_counts();
+    std::erase_if(g_.nodes, [&](const ir::Node& n) {
+      return n.op == "DequantizeLinear" && uses[static_cast<size_t>(n.outputs[0])] == 0 &&
+             !g_.is_graph_output(n.outputs[0]);
+    });
+  }
+
+  ir::Graph& g_;
+  Diagnostics& diag_;
+  std::vector<TensorId> replaced_;       // readers of a tensor now read this one
+  std::vector<int> readers_;             // nodes reading each tensor (graph outputs not counted)
+  std::map<TensorId, std::string> why_;  // Q/DQ node output -> why the node exists
+};
+
+}  // namespace
+
+Status materialize_qdq(ir::Graph& g, Diagnostics& diag) { return QdqWriter(g, diag).run(); }
+
+bool same_quantization(const ir::Tensor& a, const ir::Tensor& b) {
+  if (a.quantized_type != b.quantized_type) return false;
+  if (!a.quantized_type) return true;
+  return a.quant && b.quant && same_params(*a.quant, *b.quant);
+}
+
+}  // namespace lite2onnx::passes
