@@ -11,6 +11,10 @@ APT_PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler
   nlohmann-json3-dev libcli11-dev jq clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
+  # gRPC service (server/, proto/, tests/server/): TOOLCHAIN.md's packages; openssl
+  # makes the TLS tests' certificates, curl scrapes /metrics in the buf curl test.
+  libgrpc++-dev protobuf-compiler-grpc grpc-proto prometheus-cpp-dev
+  libspdlog-dev libfmt-dev openssl curl
 )
 
 missing=()
@@ -34,4 +38,12 @@ if [ ! -f tests/numeric/node_modules/.package-lock.json ] ||
    [ tests/numeric/package-lock.json -nt tests/numeric/node_modules/.package-lock.json ]; then
   echo "deps: npm ci in tests/numeric"
   (cd tests/numeric && npm ci --no-audit --no-fund)
+fi
+
+# buf curl (grpcurl-style client) for the server's reflection test, from the lockfile.
+# Its binary comes in an optional package; no install script is needed.
+if [ ! -f tests/server/node_modules/.package-lock.json ] ||
+   [ tests/server/package-lock.json -nt tests/server/node_modules/.package-lock.json ]; then
+  echo "deps: npm ci in tests/server"
+  (cd tests/server && npm ci --no-audit --no-fund --ignore-scripts)
 fi
