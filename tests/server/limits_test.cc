@@ -106,8 +106,12 @@ TEST_F(LimitsTest, MemoryBudgetRefusesWhatDoesNotFit) {
 
 TEST_F(LimitsTest, DeadlineStopsARunningConversion) {
   start({"--workers", "1"});
+  // Twice the slow model: reading, checking and laying it out take about 1 s
+  // before the first poll of the hook, so the 400 ms deadline passes while the
+  // conversion runs, well before it could end.
+  const std::string model = abs_chain_model(400000);
   auto slow = std::async(std::launch::async,
-                         [this] { return convert(*server_->channel(), slow_model(), {}, 150ms); });
+                         [this, &model] { return convert(*server_->channel(), model, {}, 400ms); });
   EXPECT_EQ(slow.get().status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   // The core saw the hook fire: the conversion stopped, it did not run to its end.
   EXPECT_EQ(wait_for_metric(server_->metrics_port(),
