@@ -89,6 +89,16 @@ void to_proto(const Diagnostics& d, v1::Diagnostics* out) {
     o->set_milliseconds(t.ms);
   }
   out->mutable_subgraphs()->Add(d.subgraphs.begin(), d.subgraphs.end());
+  if (!d.quantization.mode.empty()) {
+    const QuantizationReport& q = d.quantization;
+    auto* o = out->mutable_quantization();
+    o->set_mode(q.mode);
+    o->mutable_nodes()->insert(q.nodes.begin(), q.nodes.end());
+    o->set_cancelled_pairs(q.cancelled_pairs);
+    o->set_integer_initializers(q.integer_initializers);
+    o->set_integer_initializer_bytes(q.integer_initializer_bytes);
+    o->set_quantized_activations(q.quantized_activations);
+  }
 }
 
 void to_proto(const ModelInfo& info, v1::InspectResponse* out) {
@@ -118,6 +128,7 @@ void to_proto(const ModelInfo& info, v1::InspectResponse* out) {
     o->set_reason(op.reason);
   }
   to_proto(info.unsupported, out->mutable_unsupported());
+  out->mutable_problems()->Add(info.problems.begin(), info.problems.end());
 }
 
 v1::ListOperatorsResponse to_proto(const std::vector<OpSupport>& matrix) {
@@ -131,6 +142,7 @@ v1::ListOperatorsResponse to_proto(const std::vector<OpSupport>& matrix) {
     o->set_layout_class(s.layout_class);
     o->set_onnx(s.onnx);
     o->set_notes(s.notes);
+    o->set_quantized(s.quantized);
     for (size_t pos = 0; pos < s.dtypes.size();) {
       size_t end = s.dtypes.find(", ", pos);
       if (end == std::string::npos) end = s.dtypes.size();

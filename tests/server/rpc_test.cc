@@ -172,16 +172,31 @@ TEST_F(RpcTest, ClientRequestIdIsKept) {
   EXPECT_NE(server_->log().find("request_id=pipeline-run-42"), std::string::npos);
 }
 
+// A model of the shared corpus; skips when the corpus is absent (fails in CI).
+std::string corpus_model(const std::string& name) {
+  const std::string path = std::string(LITE2ONNX_SHARED_MODELS_DIR) + "/" + name;
+  const std::string model = read_file(path);
+  const char* ci = std::getenv("CI");
+  if (model.empty() && ci && std::string(ci) == "true") ADD_FAILURE() << path << " is missing";
+  return model;
+}
+
+TEST_F(RpcTest, ConvertsAQuantizedModelFromTheCorpusToQdq) {
+  const std::string model = corpus_model("tflite2onnx/mobilenet_v1_0.25_128_quant.tflite");
+  if (model.empty()) GTEST_SKIP() << "the shared model corpus is absent";
+  ConvertResult r = convert(*channel_, model);
+  ASSERT_TRUE(r.status.ok()) << r.status.error_message();
+  EXPECT_EQ(r.response.onnx_model(), convert_in_process(model));
+  const v1::QuantizationReport& q = r.response.diagnostics().quantization();
+  EXPECT_EQ(q.mode(), "qdq");
+  EXPECT_GT(q.integer_initializers(), 0);
+  EXPECT_GT(q.quantized_activations(), 0);
+}
+
 // A real-world model from the shared corpus, when it is there.
 TEST_F(RpcTest, ConvertsMobileNetFromTheCorpus) {
-  const std::string path =
-      std::string(LITE2ONNX_SHARED_MODELS_DIR) + "/tflite2onnx/mobilenet_v1_0.25_128.tflite";
-  const std::string model = read_file(path);
-  if (model.empty()) {
-    const char* ci = std::getenv("CI");
-    if (ci && std::string(ci) == "true") FAIL() << path << " is missing in CI";
-    GTEST_SKIP() << path << " is absent (the shared model corpus is not here)";
-  }
+  const std::string model = corpus_model("tflite2onnx/mobilenet_v1_0.25_128.tflite");
+  if (model.empty()) GTEST_SKIP() << "the shared model corpus is absent";
   ConvertResult unary = convert(*channel_, model);
   ASSERT_TRUE(unary.status.ok()) << unary.status.error_message();
   EXPECT_EQ(unary.response.onnx_model(), convert_in_process(model));
