@@ -163,19 +163,43 @@ std::string check_transpose(const ir::Graph& g, const ir::Node& n) {
   return "";
 }
 
-std::optional<LayoutPlan> propagate_transpose(const ir::Graph&, const ir::Node& n,
+std::optional<LayoutPlan> propagate_transpose(const ir::Graph& g, const ir::Node& n,
                                               std::span<const Perm> in) {
-  // Composes with the input's layout; the output is in TFLite order.
-  return plan_for(n, in.empty() ? Perm{} : in[0], 0, {});
+  const Perm data = in.empty() ? Perm{} : in[0];
+  // A TRANSPOSE that brings channels-first data into TFLite's channels-last
+  // order (a PyTorch export's NCHW input) is no data movement at all when its
+  // output is seen channels-first: it becomes an Identity, and the Implicit
+  // ops after it get the layout they want. (Not for a graph output, whose
+  // axis order is the model's interface.)
+  auto perm = const_ints(g, n.inputs[1]);
+  const size_t rank = g.tensor(n.outputs[0]).rank();
+  if (perm && perm->size() == rank && rank >= 3 && !g.is_graph_output(n.outputs[0])) {
+    Perm p(perm->begin(), perm->end());
+    Perm identity_out(rank);  // output layout under which the ONNX op is an identity
+    const Perm in_order = data.empty() ? ir::identity_perm(rank) : data;
+    const Perm inv = ir::inverse(p);
+    for (size_t i = 0; i < rank; ++i) identity_out[i] = inv[static_cast<size_t>(in_order[i])];
+    if (identity_out == ir::channels_first(rank)) return plan_for(n, data, 0, identity_out);
+  }
+  // Otherwise it composes with the input's layout; the output is in TFLite order.
+  return plan_for(n, data, 0, {});
 }
 
 Status lower_transpose(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   auto perm = const_ints(g, n.inputs[1]);
-  const Perm& layout = g.tensor(n.inputs[0]).layout;
+  const Perm& in_layout = g.tensor(n.inputs[0]).layout;
+  const Perm& out_layout = g.tensor(n.outputs[0]).layout;
   Perm p(perm->begin(), perm->end());
-  // ONNX input axis i is TFLite axis layout[i]; output axis j is TFLite axis p[j].
-  Perm q = ir::compose(ir::inverse(layout.empty() ? ir::identity_perm(p.size()) : layout), p);
+  const size_t rank = p.size();
+  // ONNX output axis j is TFLite output axis out_layout[j], which is TFLite
+  // input axis p[out_layout[j]], found at ONNX input axis inverse(in_layout)[.].
+  const Perm in_pos = ir::inverse(in_layout.empty() ? ir::identity_perm(rank) : in_layout);
+  Perm q(rank);
+  for (size_t j = 0; j < rank; ++j) {
+    size_t out_axis = out_layout.empty() ? j : static_cast<size_t>(out_layout[j]);
+    q[j] = in_pos[static_cast<size_t>(p[out_axis])];
+  }
   if (q.empty() || ir::is_identity(q)) {
     ctx.emit(n, "Identity", {n.inputs[0]}, {n.outputs[0]});
     return ok_status();

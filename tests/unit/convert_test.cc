@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/convert.h"
 #include "model_builder.h"
@@ -187,6 +188,54 @@ TEST(Convert, MobileNetsHaveNoTransposesAndNoExtraNodes) {
     // Fused RELU6 activations become Clip nodes; nothing else is added.
     EXPECT_EQ(m.graph().node_size(), tflite_ops + counts["Clip"]) << name;
     EXPECT_TRUE(d.inserted.empty()) << name;
+  }
+}
+
+TEST(Convert, QuantizedMobileNetsKeepIntegerWeightsAndNoTransposes) {
+  for (const char* name : {"tflite2onnx/mobilenet_v1_0.25_128_quant.tflite",
+                           "coral-test_data/mobilenet_v2_1.0_224_quant.tflite",
+                           "coral-test_data/tf2_mobilenet_v2_1.0_224_ptq.tflite",
+                           "tflite-micro/mobilenet_v2_quantized_1x3x224x224.tflite"}) {
+    std::string path = corpus_dir() + "/" + name;
+    if (!std::filesystem::exists(path))
+      GTEST_SKIP() << path << " not found (LITE2ONNX_TEST_MODELS)";
+    auto bytes = read_file(path);
+    ConvertOptions o;
+    Diagnostics d;
+    auto r = convert(view(bytes), o, d);
+    ASSERT_TRUE(r.ok()) << name << ": " << r.error().message;
+    onnx::ModelProto m;
+    ASSERT_TRUE(m.ParseFromString(*r));
+    EXPECT_EQ(op_counts(m).count("Transpose"), 0u) << name;
+    EXPECT_LE(static_cast<double>(r->size()), 1.10 * static_cast<double>(bytes.size())) << name;
+    // Every Conv/Gemm weight is an integer initializer read through DequantizeLinear.
+    std::map<std::string, int> init_type;
+    for (const auto& t : m.graph().initializer()) init_type[t.name()] = t.data_type();
+    std::map<std::string, const onnx::NodeProto*> producer;
+    for (const auto& n : m.graph().node())
+      for (const auto& out : n.output()) producer[out] = &n;
+    int weights = 0;
+    for (const auto& n : m.graph().node()) {
+      if (n.op_type() != "Conv" && n.op_type() != "Gemm") continue;
+      const onnx::NodeProto* dq = producer[n.input(1)];
+      ASSERT_NE(dq, nullptr) << name << ": " << n.name() << " reads a float initializer";
+      EXPECT_EQ(dq->op_type(), "DequantizeLinear") << name << ": " << n.name();
+      int type = init_type[dq->input(0)];
+      EXPECT_TRUE(type == onnx::TensorProto::INT8 || type == onnx::TensorProto::UINT8)
+          << name << ": " << n.name();
+      ++weights;
+    }
+    EXPECT_GT(weights, 20) << name;
+    // Float initializers are Q/DQ scales, or tiny (Clip bounds): no float weights.
+    std::set<std::string> scales;
+    for (const auto& n : m.graph().node())
+      if (n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear")
+        scales.insert(n.input(1));
+    for (const auto& t : m.graph().initializer()) {
+      if (t.data_type() == onnx::TensorProto::FLOAT && !scales.count(t.name())) {
+        EXPECT_LE(t.raw_data().size(), 4096u) << name << ": " << t.name();
+      }
+    }
   }
 }
 

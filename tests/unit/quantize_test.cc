@@ -1,0 +1,464 @@
+// QDQ planning and Q/DQ materialization on hand-built graphs, plus the errors a
+// quantized model can end in, through the public entry point.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/convert.h"
+#include "core/ir/builtins.h"
+#include "core/ir/graph.h"
+#include "core/passes/passes.h"
+#include "model_builder.h"
+
+namespace lite2onnx {
+namespace {
+
+using ir::DataType;
+using ir::Perm;
+using ir::Shape;
+using ir::TensorId;
+using ::testing::HasSubstr;
+
+ir::QuantParams params(std::vector<float> scale, std::vector<int64_t> zero_point, int axis = 0) {
+  ir::QuantParams q;
+  q.scale = std::move(scale);
+  q.zero_point = std::move(zero_point);
+  q.axis = axis;
+  return q;
+}
+
+class QdqGraph {
+ public:
+  // A quantized activation, as plan_qdq leaves it: float32 remembering its type.
+  TensorId activation(const std::string& name, Shape shape, ir::QuantParams q,
+                      DataType type = DataType::kInt8) {
+    ir::Tensor t;
+    t.name = name;
+    t.shape = std::move(shape);
+    t.quant = std::move(q);
+    t.quantized_type = type;
+    return g.add_tensor(std::move(t));
+  }
+  TensorId float_tensor(const std::string& name, Shape shape) {
+    ir::Tensor t;
+    t.name = name;
+    t.shape = std::move(shape);
+    return g.add_tensor(std::move(t));
+  }
+  // A quantized constant (int8 bytes 0, 1, 2, ...), seen in `layout`.
+  TensorId weight(const std::string& name, Shape shape, ir::QuantParams q, Perm layout = {}) {
+    size_t n = static_cast<size_t>(ir::element_count(shape).value());
+    std::vector<std::byte> bytes(n);
+    for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<std::byte>(i);
+    ir::Tensor t;
+    t.name = name;
+    t.shape = std::move(shape);
+    t.layout = std::move(layout);
+    t.quant = std::move(q);
+    t.quantized_type = DataType::kInt8;
+    t.data = ir::ConstData::owned(std::move(bytes), DataType::kInt8);
+    return g.add_tensor(std::move(t));
+  }
+  TensorId const_f32(const std::string& name, float v) {
+    std::vector<std::byte> bytes(4);
+    std::memcpy(bytes.data(), &v, 4);
+    ir::Tensor t;
+    t.name = name;
+    t.data = ir::ConstData::owned(std::move(bytes), DataType::kFloat32);
+    return g.add_tensor(std::move(t));
+  }
+  ir::Node& onnx(const std::string& op, std::vector<TensorId> in, std::vector<TensorId> out) {
+    ir::Node n;
+    n.dialect = ir::Dialect::kOnnx;
+    n.op = op;
+    n.name = op + "_" + std::to_string(g.nodes.size());
+    n.source_op = static_cast<int>(g.nodes.size());
+    n.inputs = std::move(in);
+    n.outputs = std::move(out);
+    g.nodes.push_back(std::move(n));
+    return g.nodes.back();
+  }
+  void materialize() { ASSERT_TRUE(passes::materialize_qdq(g, diag).ok()); }
+
+  std::vector<const ir::Node*> nodes(const std::string& op) const {
+    std::vector<const ir::Node*> out;
+    for (const auto& n : g.nodes)
+      if (n.op == op) out.push_back(&n);
+    return out;
+  }
+  const ir::Node* producer(TensorId t) const {
+    for (const auto& n : g.nodes)
+      for (TensorId o : n.outputs)
+        if (o == t) return &n;
+    return nullptr;
+  }
+  float scale_of(const ir::Node& n) const { return g.tensor(n.inputs[1]).data->as<float>()[0]; }
+
+  ir::Graph g;
+  Diagnostics diag;
+};
+
+TEST(Qdq, ActivationGetsOneQdqPairWhateverItsReaders) {
+  QdqGraph b;
+  TensorId x = b.float_tensor("x", {1, 4});
+  b.g.inputs = {x};
+  TensorId a = b.activation("a", {1, 4}, params({0.5f}, {3}));
+  TensorId y1 = b.float_tensor("y1", {1, 4});
+  TensorId y2 = b.float_tensor("y2", {1, 4});
+  b.onnx("Sigmoid", {x}, {a});
+  b.onnx("Abs", {a}, {y1});
+  b.onnx("Neg", {a}, {y2});
+  b.g.outputs = {y1, y2};
+  b.materialize();
+  ASSERT_EQ(b.nodes("QuantizeLinear").size(), 1u);
+  ASSERT_EQ(b.nodes("DequantizeLinear").size(), 1u);
+  const ir::Node& q = *b.nodes("QuantizeLinear")[0];
+  const ir::Node& dq = *b.nodes("DequantizeLinear")[0];
+  EXPECT_EQ(b.producer(q.inputs[0])->op, "Sigmoid");
+  // The integer tensor keeps the TFLite name and type; both readers see the DQ output.
+  EXPECT_EQ(b.g.tensor(q.outputs[0]).name, "a");
+  EXPECT_EQ(b.g.tensor(q.outputs[0]).dtype, DataType::kInt8);
+  EXPECT_EQ(dq.inputs[0], q.outputs[0]);
+  for (const auto* reader : {b.nodes("Abs")[0], b.nodes("Neg")[0]})
+    EXPECT_EQ(reader->inputs[0], dq.outputs[0]);
+  EXPECT_FLOAT_EQ(b.scale_of(q), 0.5f);
+  EXPECT_EQ(b.g.tensor(q.inputs[2]).data->as<int8_t>()[0], 3);
+  EXPECT_EQ(q.inputs[1], dq.inputs[1]);  // one scale initializer for the pair
+  EXPECT_EQ(b.diag.quantization.nodes["QuantizeLinear: quantized activation"], 1);
+}
+
+TEST(Qdq, GraphInputAndOutputKeepIntegerTypes) {
+  QdqGraph b;
+  TensorId x = b.activation("x", {1, 8}, params({0.1f}, {-2}));
+  TensorId y = b.activation("y", {1, 8}, params({0.2f}, {5}), DataType::kUInt8);
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.onnx("Tanh", {x}, {y});
+  b.materialize();
+  EXPECT_EQ(b.g.tensor(x).dtype, DataType::kInt8);
+  EXPECT_EQ(b.g.tensor(y).dtype, DataType::kUInt8);
+  const ir::Node& tanh = *b.nodes("Tanh")[0];
+  EXPECT_EQ(b.producer(tanh.inputs[0])->op, "DequantizeLinear");
+  EXPECT_EQ(b.producer(tanh.inputs[0])->inputs[0], x);
+  ASSERT_EQ(b.nodes("QuantizeLinear").size(), 1u);
+  EXPECT_EQ(b.nodes("QuantizeLinear")[0]->outputs[0], y);  // writes the graph output itself
+  EXPECT_EQ(b.g.tensor(b.nodes("QuantizeLinear")[0]->inputs[2]).dtype, DataType::kUInt8);
+}
+
+// The axis of a per-axis DequantizeLinear follows the weight into its ONNX layout.
+struct AxisCase {
+  const char* what;
+  Shape shape;
+  int tflite_axis;
+  Perm layout;
+  int64_t onnx_axis;
+};
+
+class WeightAxis : public ::testing::TestWithParam<AxisCase> {};
+
+TEST_P(WeightAxis, FollowsTheLayout) {
+  const AxisCase& c = GetParam();
+  QdqGraph b;
+  int64_t channels = c.shape[static_cast<size_t>(c.tflite_axis)];
+  std::vector<float> scales;
+  for (int64_t i = 0; i < channels; ++i) scales.push_back(0.01f * static_cast<float>(i + 1));
+  TensorId x = b.float_tensor("x", {1, 1, 1, 1});
+  TensorId w = b.weight("w", c.shape,
+                        params(scales, std::vector<int64_t>(channels, 0), c.tflite_axis), c.layout);
+  TensorId y = b.float_tensor("y", {1, 1, 1, 1});
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.onnx("Conv", {x, w}, {y});
+  b.materialize();
+  ASSERT_EQ(b.nodes("DequantizeLinear").size(), 1u) << c.what;
+  const ir::Node& dq = *b.nodes("DequantizeLinear")[0];
+  EXPECT_EQ(dq.attrs.get_int("axis", -1), c.onnx_axis) << c.what;
+  const ir::Tensor& integer = b.g.tensor(dq.inputs[0]);
+  EXPECT_TRUE(integer.is_const());
+  EXPECT_EQ(integer.dtype, DataType::kInt8);  // the weight stays integer
+  EXPECT_EQ(integer.layout, c.layout);        // and is permuted at emission
+  EXPECT_EQ(b.g.tensor(dq.inputs[1]).shape, Shape{channels});
+  EXPECT_EQ(dq.outputs[0], w);  // the Conv still reads the same (now float) value
+  EXPECT_FALSE(b.g.tensor(w).is_const());
+  EXPECT_EQ(b.diag.quantization.integer_initializers, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, WeightAxis,
+    ::testing::Values(
+        AxisCase{"Conv OHWI -> OIHW keeps axis 0", {8, 3, 3, 4}, 0, {0, 3, 1, 2}, 0},
+        AxisCase{"TransposeConv OHWI -> IOHW moves it to 1", {8, 3, 3, 4}, 0, {3, 0, 1, 2}, 1},
+        AxisCase{"Depthwise 1HWC -> C1HW: axis 3 becomes 0", {1, 3, 3, 6}, 3, {3, 0, 1, 2}, 0},
+        AxisCase{"FullyConnected [O, I] as it is", {5, 7}, 0, {}, 0}));
+
+TEST(Qdq, BroadcastOperandShiftsItsAxis) {
+  // operand() prepends 1s to a constant broadcast to a higher rank: the
+  // quantization axis moves with them (checked where the shift is made).
+  QdqGraph b;
+  TensorId w = b.weight("w", {1, 1, 1, 3}, params({0.1f, 0.2f, 0.3f}, {0, 0, 0}, 3), {0, 3, 1, 2});
+  TensorId x = b.float_tensor("x", {1, 2, 2, 3});
+  TensorId y = b.float_tensor("y", {1, 2, 2, 3});
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.onnx("Mul", {x, w}, {y});
+  b.materialize();
+  EXPECT_EQ(b.nodes("DequantizeLinear")[0]->attrs.get_int("axis", -1), 1);
+}
+
+TEST(Qdq, RequantizeIsDequantizeThenQuantize) {
+  QdqGraph b;
+  TensorId x = b.activation("x", {4}, params({0.1f}, {0}));
+  TensorId y = b.activation("y", {4}, params({0.3f}, {7}));
+  TensorId z = b.float_tensor("z", {4});
+  b.g.inputs = {x};
+  b.g.outputs = {z};
+  b.onnx("Identity", {x}, {y});  // QUANTIZE int8 -> int8 between two scales
+  b.onnx("Relu", {y}, {z});
+  b.materialize();
+  EXPECT_TRUE(b.nodes("Identity").empty());
+  ASSERT_EQ(b.nodes("QuantizeLinear").size(), 1u);
+  const ir::Node& q = *b.nodes("QuantizeLinear")[0];
+  EXPECT_FLOAT_EQ(b.scale_of(q), 0.3f);
+  const ir::Node* dq = b.producer(q.inputs[0]);
+  ASSERT_NE(dq, nullptr);
+  EXPECT_EQ(dq->op, "DequantizeLinear");
+  EXPECT_FLOAT_EQ(b.scale_of(*dq), 0.1f);
+  EXPECT_EQ(b.diag.quantization.cancelled_pairs, 0);
+}
+
+TEST(Qdq, DequantizeQuantizeWithEqualParametersCancels) {
+  QdqGraph b;
+  TensorId x = b.activation("x", {4}, params({0.25f}, {1}));
+  TensorId f = b.float_tensor("f", {4});
+  TensorId y = b.activation("y", {4}, params({0.25f}, {1}));
+  TensorId z = b.float_tensor("z", {4});
+  b.g.inputs = {x};
+  b.g.outputs = {z};
+  b.onnx("Abs", {x}, {f});       // something float in between keeps f alive...
+  b.onnx("Identity", {x}, {y});  // ...and DEQUANTIZE -> QUANTIZE with equal params
+  b.onnx("Add", {f, y}, {z});
+  b.materialize();
+  EXPECT_EQ(b.diag.quantization.cancelled_pairs, 1);
+  EXPECT_TRUE(b.nodes("QuantizeLinear").empty());
+  // y's readers read x's integers through one DequantizeLinear of their own.
+  const ir::Node& add = *b.nodes("Add")[0];
+  const ir::Node* dq = b.producer(add.inputs[1]);
+  ASSERT_NE(dq, nullptr);
+  EXPECT_EQ(dq->op, "DequantizeLinear");
+  EXPECT_EQ(dq->inputs[0], x);
+}
+
+TEST(Qdq, ClampImpliedByTheQuantizedRangeIsDropped) {
+  QdqGraph b;
+  TensorId x = b.float_tensor("x", {4});
+  TensorId pre = b.float_tensor("pre", {4});
+  // RELU6 into [0, 6] in uint8: scale 6/255, zero point 0.
+  TensorId y = b.activation("y", {4}, params({6.0f / 255.0f}, {0}), DataType::kUInt8);
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.onnx("Abs", {x}, {pre});
+  b.onnx("Clip", {pre, b.const_f32("lo", 0.f), b.const_f32("hi", 6.f)}, {y});
+  b.materialize();
+  EXPECT_TRUE(b.nodes("Clip").empty());
+  ASSERT_EQ(b.nodes("QuantizeLinear").size(), 1u);
+  EXPECT_EQ(b.nodes("QuantizeLinear")[0]->inputs[0], pre);
+}
+
+TEST(Qdq, ClampNarrowerThanTheQuantizedRangeStays) {
+  QdqGraph b;
+  TensorId x = b.float_tensor("x", {4});
+  TensorId y = b.activation("y", {4}, params({0.1f}, {-128}));  // [0, 25.5]
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.onnx("Clip", {x, b.const_f32("lo", 0.f), b.const_f32("hi", 6.f)}, {y});
+  b.materialize();
+  EXPECT_EQ(b.nodes("Clip").size(), 1u);
+}
+
+// ---- plan_qdq on TFLite-dialect graphs ------------------------------------------
+
+class PlanGraph : public QdqGraph {
+ public:
+  TensorId tflite_tensor(const std::string& name, Shape shape, DataType type,
+                         std::optional<ir::QuantParams> q) {
+    ir::Tensor t;
+    t.name = name;
+    t.shape = std::move(shape);
+    t.dtype = type;
+    t.quant = std::move(q);
+    return g.add_tensor(std::move(t));
+  }
+  TensorId tflite_const(const std::string& name, Shape shape, DataType type,
+                        std::optional<ir::QuantParams> q) {
+    TensorId t = tflite_tensor(name, std::move(shape), type, std::move(q));
+    size_t n = static_cast<size_t>(ir::element_count(g.tensor(t).shape).value());
+    g.tensor(t).data =
+        ir::ConstData::owned(std::vector<std::byte>(n * ir::element_size(type)), type);
+    return t;
+  }
+  ir::Node& tflite(int code, std::vector<TensorId> in, std::vector<TensorId> out) {
+    ir::Node n;
+    n.builtin = code;
+    n.op = ir::builtin_name(code);
+    n.source_op = static_cast<int>(g.nodes.size());
+    n.name = ir::camel_name(n.op) + "_" + std::to_string(n.source_op);
+    n.inputs = std::move(in);
+    n.outputs = std::move(out);
+    g.nodes.push_back(std::move(n));
+    return g.nodes.back();
+  }
+  Status plan() { return passes::plan_qdq(g, diag); }
+};
+
+TEST(PlanQdq, QuantizedTensorsBecomeFloatRememberingTheirType) {
+  PlanGraph b;
+  TensorId x = b.tflite_tensor("x", {1, 4}, DataType::kUInt8, params({0.5f}, {128}));
+  TensorId y = b.tflite_tensor("y", {1, 4}, DataType::kUInt8, params({0.5f}, {128}));
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.tflite(ir::builtin::kRelu, {x}, {y});
+  ASSERT_TRUE(b.plan().ok());
+  for (TensorId t : {x, y}) {
+    EXPECT_EQ(b.g.tensor(t).dtype, DataType::kFloat32);
+    EXPECT_EQ(b.g.tensor(t).quantized_type, DataType::kUInt8);
+  }
+  EXPECT_EQ(b.diag.quantization.quantized_activations, 2);
+}
+
+TEST(PlanQdq, BiasTakesInputTimesFilterScaleWithAWarningWhenItSaysOtherwise) {
+  PlanGraph b;
+  TensorId x = b.tflite_tensor("x", {1, 2, 2, 3}, DataType::kInt8, params({0.5f}, {0}));
+  TensorId w =
+      b.tflite_const("w", {2, 1, 1, 3}, DataType::kInt8, params({0.25f, 0.125f}, {0, 0}, 0));
+  // Per-axis scales on an axis a 1-D bias does not have (as in person_detect).
+  TensorId bias = b.tflite_const("bias", {2}, DataType::kInt32, params({1.f, 1.f}, {0, 0}, 3));
+  TensorId y = b.tflite_tensor("y", {1, 2, 2, 2}, DataType::kInt8, params({0.1f}, {0}));
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.tflite(ir::builtin::kConv2d, {x, w, bias}, {y});
+  ASSERT_TRUE(b.plan().ok());
+  const ir::Tensor& used = b.g.tensor(b.g.nodes[0].inputs[2]);
+  ASSERT_TRUE(used.quant);
+  EXPECT_EQ(used.quant->scale, (std::vector<float>{0.125f, 0.0625f}));
+  EXPECT_EQ(used.quant->axis, 0);
+  EXPECT_EQ(used.quantized_type, DataType::kInt32);
+  ASSERT_EQ(b.diag.warnings.size(), 1u);
+  EXPECT_THAT(b.diag.warnings[0], HasSubstr("'bias'"));
+  EXPECT_THAT(b.diag.warnings[0], HasSubstr("input scale x filter scale"));
+}
+
+TEST(PlanQdq, InvalidScaleIsAnErrorNamingTheTensor) {
+  PlanGraph b;
+  TensorId x = b.tflite_tensor("x", {4}, DataType::kInt8, params({0.f}, {0}));
+  TensorId y = b.tflite_tensor("y", {4}, DataType::kInt8, params({0.1f}, {0}));
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.tflite(ir::builtin::kRelu, {x}, {y});
+  auto st = b.plan();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kInvalidModel);
+  EXPECT_EQ(st.error().tensor, "x");
+  EXPECT_THAT(st.error().message, HasSubstr("positive finite"));
+}
+
+TEST(PlanQdq, PerAxisScalesMatchingNoDimensionAreAnError) {
+  PlanGraph b;
+  TensorId x = b.tflite_tensor("x", {1, 3}, DataType::kInt8, params({0.1f}, {0}));
+  TensorId w = b.tflite_const("w", {1, 3}, DataType::kInt8, params({0.1f, 0.2f}, {0, 0}, 1));
+  TensorId y = b.tflite_tensor("y", {1, 3}, DataType::kInt8, params({0.1f}, {0}));
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.tflite(ir::builtin::kAdd, {x, w}, {y});
+  auto st = b.plan();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().tensor, "w");
+  EXPECT_THAT(st.error().message, HasSubstr("2 per-axis scales but axis 1 has 3 elements"));
+}
+
+TEST(PlanQdq, ZeroPointOutsideTheTypeIsAnError) {
+  PlanGraph b;
+  TensorId x = b.tflite_tensor("x", {4}, DataType::kUInt8, params({0.1f}, {300}));
+  b.g.inputs = {x};
+  b.g.outputs = {x};
+  auto st = b.plan();
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.error().message, HasSubstr("zero point 300 is outside UINT8"));
+}
+
+TEST(PlanQdq, DequantizeOfAnIntegerConstantFoldsIntoAQuantizedConstant) {
+  PlanGraph b;
+  TensorId w = b.tflite_const("w", {3}, DataType::kInt8, params({0.5f}, {0}));
+  TensorId wf = b.tflite_tensor("w_float", {3}, DataType::kFloat32, std::nullopt);
+  TensorId x = b.tflite_tensor("x", {3}, DataType::kFloat32, std::nullopt);
+  TensorId y = b.tflite_tensor("y", {3}, DataType::kFloat32, std::nullopt);
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.tflite(ir::builtin::kDequantize, {w}, {wf});
+  b.tflite(ir::builtin::kAdd, {x, wf}, {y});
+  ASSERT_TRUE(b.plan().ok());
+  ASSERT_EQ(b.g.nodes.size(), 1u);
+  const ir::Tensor& folded = b.g.tensor(wf);
+  EXPECT_TRUE(folded.is_const());
+  EXPECT_EQ(folded.quantized_type, DataType::kInt8);  // still integer bytes + a DequantizeLinear
+}
+
+// ---- through convert(): what a user sees ----------------------------------------
+
+std::string quantized_model(const std::string& type, const std::string& in_q,
+                            const std::string& out_q, const std::string& op) {
+  return R"({ "version": 3,
+    "operator_codes": [ { "deprecated_builtin_code": )" +
+         std::string(op == "RESHAPE" ? "22" : "19") + R"(, "builtin_code": ")" + op + R"(" } ],
+    "buffers": [ {}, { "data": [ 4, 0, 0, 0 ] } ],
+    "subgraphs": [ {
+      "tensors": [
+        { "name": "x", "shape": [1, 4], "type": ")" +
+         type + R"(", "quantization": )" + in_q + R"( },
+        { "name": "y", "shape": [4], "type": ")" +
+         type + R"(", "quantization": )" + out_q + R"( },
+        { "name": "shape", "shape": [1], "type": "INT32", "buffer": 1 } ],
+      "inputs": [0], "outputs": [1],
+      "operators": [ { "opcode_index": 0, "inputs": )" +
+         std::string(op == "RESHAPE" ? "[0, 2]" : "[0]") + R"(, "outputs": [1] } ] } ] })";
+}
+
+Result<std::string> convert_json(const std::string& json, Diagnostics& d) {
+  auto bytes = testing::tflite_from_json(json);
+  return convert(testing::view(bytes), ConvertOptions{}, d);
+}
+
+TEST(QuantizedModels, Int16ActivationsAreUnsupportedNamingTheTensor) {
+  Diagnostics d;
+  auto r = convert_json(quantized_model("INT16", R"({ "scale": [0.01], "zero_point": [0] })",
+                                        R"({ "scale": [0.01], "zero_point": [0] })", "RELU"),
+                        d);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
+  EXPECT_THAT(r.error().message, HasSubstr("int16 quantized tensor 'x'"));
+  EXPECT_THAT(r.error().message, HasSubstr("opset 21"));
+}
+
+TEST(QuantizedModels, IntegerCopyBetweenDifferentScalesIsUnsupported) {
+  Diagnostics d;
+  auto r = convert_json(quantized_model("INT8", R"({ "scale": [0.1], "zero_point": [0] })",
+                                        R"({ "scale": [0.2], "zero_point": [0] })", "RESHAPE"),
+                        d);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
+  EXPECT_THAT(r.error().message, HasSubstr("copies the integers unchanged"));
+}
+
+TEST(QuantizedModels, ReshapeWithSharedScaleConvertsWithIntegerInterface) {
+  Diagnostics d;
+  auto r = convert_json(quantized_model("INT8", R"({ "scale": [0.1], "zero_point": [3] })",
+                                        R"({ "scale": [0.1], "zero_point": [3] })", "RESHAPE"),
+                        d);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(d.quantization.mode, "qdq");
+  EXPECT_EQ(d.emitted_nodes["QuantizeLinear"], 1);
+  EXPECT_EQ(d.emitted_nodes["DequantizeLinear"], 1);
+}
+
+}  // namespace
+}  // namespace lite2onnx
