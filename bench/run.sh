@@ -94,7 +94,7 @@ jq -r -s '
   | select(length > 0)
   | (.[0].run_name | sub("^BM_Convert/"; "") | sub("/iterations:[0-9]+$"; "")) as $name
   | . as $r
-  | ["read", "check", "layout", "lower", "emit", "total"]
+  | ["read", "check", "layout", "lower", "cleanup", "quantization", "emit", "total"]
   | map(. as $p | ($r | map(.[$p + "_ms"] // 0) | add / length) as $v
         | "\($p) \(($v * 1000 | round) / 1000)")
   | "  \($name): " + join("  ")
