@@ -83,18 +83,31 @@ grpc::Status CallTrace::complete(grpc::Status status) {
                 {"options", std::string_view(options)},
                 {"status", code},
                 {"error", std::string_view(status.error_message())},
-                {"queue_ms", queue_seconds < 0 ? 0.0 : queue_seconds * 1000},
+                {"queue_ms", queue_seconds_ * 1000},
                 {"duration_ms", seconds * 1000}});
   env_.call_ended();
   return status;
 }
 
-grpc::Status shed(CallEnvironment& env, Reason reason, std::string message) {
-  const char* label = reason == v1::ConversionError::REASON_QUEUE_FULL      ? "queue_full"
-                      : reason == v1::ConversionError::REASON_MEMORY_BUDGET ? "memory_budget"
-                                                                            : "shutting_down";
-  env.metrics.record_shed(label);
-  return to_status(failure(reason, std::move(message)));
+void CallTrace::dequeued(std::chrono::steady_clock::time_point queued_at) {
+  queue_seconds_ =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - queued_at).count();
+  env_.metrics.record_queue_wait(queue_seconds_);
+}
+
+grpc::Status shed(CallEnvironment& env, Reason reason) {
+  switch (reason) {
+    case v1::ConversionError::REASON_QUEUE_FULL:
+      env.metrics.record_shed("queue_full");
+      return to_status(failure(reason, "every worker is busy and the queue is full; retry later"));
+    case v1::ConversionError::REASON_MEMORY_BUDGET:
+      env.metrics.record_shed("memory_budget");
+      return to_status(failure(reason, "the server holds too many model bytes now; retry later"));
+    default:
+      env.metrics.record_shed("shutting_down");
+      return to_status(
+          failure(v1::ConversionError::REASON_SHUTTING_DOWN, "the server is shutting down"));
+  }
 }
 
 }  // namespace lite2onnx::server

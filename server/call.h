@@ -94,7 +94,9 @@ class CallTrace {
   uint64_t model_bytes = 0;
   uint64_t onnx_bytes = 0;
   std::string options;  // summary of the conversion options, for the log
-  double queue_seconds = -1;
+
+  // The request was queued at `queued_at` and a worker takes it now.
+  void dequeued(std::chrono::steady_clock::time_point queued_at);
 
  private:
   CallEnvironment& env_;
@@ -102,10 +104,12 @@ class CallTrace {
   std::string id_;
   std::string peer_;
   std::chrono::steady_clock::time_point start_;
+  double queue_seconds_ = 0;
   bool completed_ = false;
 };
 
-// The refusal of a call the server cannot take now, counted as shed.
-grpc::Status shed(CallEnvironment& env, Reason reason, std::string message);
+// The refusal of a call the server cannot take now (queue full, memory
+// budget, shutting down), counted as shed.
+grpc::Status shed(CallEnvironment& env, Reason reason);
 
 }  // namespace lite2onnx::server

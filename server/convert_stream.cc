@@ -19,7 +19,7 @@ class ConvertStreamCall final : public Reactor {
   ConvertStreamCall(CallEnvironment& env, grpc::CallbackServerContext* ctx)
       : env_(env), ctx_(ctx), trace_(env, ctx, "ConvertStream"), stop_(ctx->deadline()) {
     if (env_.draining.load()) {
-      finish(shed(env_, v1::ConversionError::REASON_SHUTTING_DOWN, "the server is shutting down"));
+      finish(shed(env_, v1::ConversionError::REASON_SHUTTING_DOWN));
       return;
     }
     StartRead(&in_);
@@ -41,8 +41,7 @@ class ConvertStreamCall final : public Reactor {
                   "the data chunks exceed the announced total_bytes");
     const uint64_t need = model_.size() + chunk.size();
     if (need > reservation_.bytes() && !reservation_.grow(need - reservation_.bytes()))
-      return finish(shed(env_, v1::ConversionError::REASON_MEMORY_BUDGET,
-                         "the server holds too many model bytes now; retry later"));
+      return finish(shed(env_, v1::ConversionError::REASON_MEMORY_BUDGET));
     model_.append(chunk);
     trace_.model_bytes = model_.size();
     StartRead(&in_);
@@ -73,9 +72,7 @@ class ConvertStreamCall final : public Reactor {
       return too_large();
     }
     auto reservation = env_.budget.try_reserve(declared_bytes_);
-    if (!reservation)
-      return finish(shed(env_, v1::ConversionError::REASON_MEMORY_BUDGET,
-                         "the server holds too many model bytes now; retry later"));
+    if (!reservation) return finish(shed(env_, v1::ConversionError::REASON_MEMORY_BUDGET));
     reservation_ = std::move(*reservation);
     model_.reserve(declared_bytes_);
     have_options_ = true;
@@ -96,15 +93,13 @@ class ConvertStreamCall final : public Reactor {
     queued_at_ = Clock::now();
     if (!env_.pool.try_submit([this] { convert(); })) {
       reservation_.release();
-      finish(shed(env_, v1::ConversionError::REASON_QUEUE_FULL,
-                  "every worker is busy and the queue is full; retry later"));
+      finish(shed(env_, v1::ConversionError::REASON_QUEUE_FULL));
     }
   }
 
   // On a worker: convert, then start sending.
   void convert() {
-    trace_.queue_seconds = std::chrono::duration<double>(Clock::now() - queued_at_).count();
-    env_.metrics.record_queue_wait(trace_.queue_seconds);
+    trace_.dequeued(queued_at_);
     if (stop_.stop_requested()) return finish(to_status(stop_.failure()));
     options_.cancelled = [this] { return stop_.stop_requested(); };
     Diagnostics diagnostics;

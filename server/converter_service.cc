@@ -48,22 +48,19 @@ class PooledCall : public grpc::ServerUnaryReactor {
                                           std::to_string(env_.limits.max_unary_bytes) +
                                           " for one message; use ConvertStream")));
     auto reservation = env_.budget.try_reserve(bytes);
-    if (!reservation)
-      return finish(shed(env_, v1::ConversionError::REASON_MEMORY_BUDGET,
-                         "the server holds too many model bytes now; retry later"));
+    if (!reservation) return finish(shed(env_, v1::ConversionError::REASON_MEMORY_BUDGET));
     reservation_ = std::move(*reservation);
     queued_at_ = Clock::now();
     if (!env_.pool.try_submit([this] { work(); })) {
       reservation_.release();
-      finish(shed(env_, v1::ConversionError::REASON_QUEUE_FULL,
-                  "every worker is busy and the queue is full; retry later"));
+      finish(shed(env_, v1::ConversionError::REASON_QUEUE_FULL));
     }
   }
 
   // Whether the call may start at all.
   bool refuse_if_draining() {
     if (!env_.draining.load()) return false;
-    finish(shed(env_, v1::ConversionError::REASON_SHUTTING_DOWN, "the server is shutting down"));
+    finish(shed(env_, v1::ConversionError::REASON_SHUTTING_DOWN));
     return true;
   }
 
@@ -73,8 +70,7 @@ class PooledCall : public grpc::ServerUnaryReactor {
 
  private:
   void work() {
-    trace_.queue_seconds = std::chrono::duration<double>(Clock::now() - queued_at_).count();
-    env_.metrics.record_queue_wait(trace_.queue_seconds);
+    trace_.dequeued(queued_at_);
     grpc::Status status;
     try {
       status = stop_.stop_requested() ? to_status(stop_.failure()) : run();
@@ -197,8 +193,7 @@ grpc::ServerUnaryReactor* ConverterService::ListOperators(grpc::CallbackServerCo
                                                           v1::ListOperatorsResponse* response) {
   auto* call = new ImmediateCall(env_, ctx, "ListOperators");
   if (env_.draining.load()) {
-    call->finish(
-        shed(env_, v1::ConversionError::REASON_SHUTTING_DOWN, "the server is shutting down"));
+    call->finish(shed(env_, v1::ConversionError::REASON_SHUTTING_DOWN));
   } else {
     *response = operators_;
     call->finish(grpc::Status::OK);
