@@ -164,6 +164,9 @@ std::string summary(const v1::ConvertOptions& o) {
   if (o.keep_float16_weights()) s += " keep_float16_weights";
   for (const auto& l : o.explicit_layouts()) s += " explicit_layout=" + l;
   for (const auto& l : o.io_layouts()) s += " io_layout=" + l;
+  // The layout strings come from the client: keep log lines bounded.
+  constexpr size_t kMaxChars = 256;
+  if (s.size() > kMaxChars) s = s.substr(0, kMaxChars - 3) + "...";
   return s;
 }
 
