@@ -104,6 +104,8 @@ struct ConvertArgs {
   bool json = false, verbose = false;
   std::vector<std::string> explicit_layouts, io_layouts;
   bool keep_io_layout = false;
+  std::string quantization = "qdq";
+  bool keep_float16_weights = false;
 };
 
 // Builds the core's options from the command line; errors name the bad flag.
@@ -122,6 +124,15 @@ Result<ConvertOptions> make_options(const ConvertArgs& a) {
     options.layout.io_layouts.push_back(*spec);
   }
   options.layout.keep_io_layout = a.keep_io_layout;
+  options.keep_float16_weights = a.keep_float16_weights;
+  if (a.quantization == "qdq") {
+    options.quantization = QuantizationMode::kQdq;
+  } else if (a.quantization == "dequantize") {
+    options.quantization = QuantizationMode::kDequantize;
+  } else {
+    return make_error(ErrorCode::kInvalidOption,
+                      "--quantization: '" + a.quantization + "' (choose qdq or dequantize)");
+  }
   return options;
 }
 
@@ -287,6 +298,14 @@ int main(int argc, char** argv) {
                           "input/output in ONNX, e.g. input=NHWC keeps the TFLite order");
   convert_cmd->add_flag("--keep-io-layout", args.keep_io_layout,
                         "keep the TFLite axis order for every graph input and output");
+  convert_cmd
+      ->add_option("--quantization", args.quantization,
+                   "qdq: keep int8/uint8 quantization as QuantizeLinear/DequantizeLinear; "
+                   "dequantize: a pure float32 model (weights folded to float, no Q/DQ)")
+      ->capture_default_str();
+  convert_cmd->add_flag("--keep-float16-weights", args.keep_float16_weights,
+                        "keep float16 weights as float16 initializers with a Cast to float32 "
+                        "(default: widen them to float32)");
   convert_cmd->add_flag("--json", args.json, "print diagnostics as JSON on stdout");
   convert_cmd->add_flag("-v,--verbose", args.verbose, "print full diagnostics");
 

@@ -183,9 +183,6 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
     return make_error(ErrorCode::kInvalidOption,
                       "opset " + std::to_string(options.opset) + " is not supported (choose " +
                           std::to_string(kMinOpset) + ".." + std::to_string(kMaxOpset) + ")");
-  if (options.quantization != QuantizationMode::kQdq || options.keep_float16_weights)
-    return make_error(ErrorCode::kInvalidOption,
-                      "--quantization dequantize and --keep-float16-weights are not available yet");
   auto total = std::make_unique<PhaseTimer>(diag, "total");
 
   Result<tflite_reader::ReadModel> read = Error{};
@@ -194,6 +191,11 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
     read = tflite_reader::read(tflite, options.limits);
   }
   if (!read) return read.take_error();
+  // The cancellation hook is polled between phases and, while lowering,
+  // between operators.
+  auto cancelled = [&options] { return options.cancelled && options.cancelled(); };
+  auto cancel_error = [] { return make_error(ErrorCode::kCancelled, "conversion cancelled"); };
+  if (cancelled()) return cancel_error();
   ir::Graph& g = read->graph;
   for (const auto& s : read->subgraphs)
     diag.subgraphs.push_back(std::to_string(s.index) + " '" + s.name + "' (" +
@@ -211,7 +213,7 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
     if (auto st = passes::fold_constants(g); !st) return st.take_error();
     if (auto st = passes::fuse_dilated_convolutions(g, diag); !st) return st.take_error();
     if (auto st = check_arity(g); !st) return st.take_error();
-    if (auto st = passes::plan_qdq(g, diag); !st) return st.take_error();
+    if (auto st = passes::plan_qdq(g, diag, options.quantization); !st) return st.take_error();
     diag.unsupported = preflight(g);
     if (!diag.unsupported.empty()) {
       Error e = make_error(ErrorCode::kUnsupported, unsupported_message(diag.unsupported));
@@ -220,6 +222,7 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
     }
     if (auto st = passes::check_reads(g); !st) return st.take_error();
   }
+  if (cancelled()) return cancel_error();
   {
     PhaseTimer t(diag, "layout");
     auto forced = passes::resolve_layouts(g, options.layout);
@@ -232,6 +235,7 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
     passes::remove_identities(g);
     passes::merge_reshapes(g, diag);
   }
+  if (cancelled()) return cancel_error();
   {
     PhaseTimer t(diag, "cleanup");
     auto transposes = [&g] {
@@ -244,18 +248,22 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
   }
   {
     PhaseTimer t(diag, "quantization");
-    if (auto st = passes::materialize_qdq(g, diag); !st) return st.take_error();
+    if (auto st = passes::materialize_qdq(g, diag, options.quantization); !st)
+      return st.take_error();
+    if (options.keep_float16_weights) passes::keep_float16_constants(g, diag);
   }
   for (auto [list, is_input] : {std::pair{&g.inputs, true}, std::pair{&g.outputs, false}})
     for (ir::TensorId t : *list)
       diag.io_layouts.push_back({g.tensor(t).name, is_input, g.tensor(t).layout});
 
+  if (cancelled()) return cancel_error();
   Result<std::string> onnx = Error{};
   {
     PhaseTimer t(diag, "emit");
     onnx_emit::EmitOptions eo;
     eo.opset = options.opset;
     eo.producer_version = version();
+    eo.cancelled = options.cancelled;
     eo.metadata.emplace_back("lite2onnx.io_layouts", io_layouts_json(g));
     onnx = onnx_emit::emit(g, eo);
   }

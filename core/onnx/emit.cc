@@ -286,6 +286,8 @@ class Emitter {
     }
 
     if (auto st = validate(model); !st) return st.take_error();
+    if (opt_.cancelled && opt_.cancelled())
+      return make_error(ErrorCode::kCancelled, "conversion cancelled");
     return serialize(model);
   }
 

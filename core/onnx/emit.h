@@ -4,6 +4,7 @@
 // the way), never copied into the protobuf message first.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@ struct EmitOptions {
   int opset = 13;
   std::string producer_version;
   std::vector<std::pair<std::string, std::string>> metadata;
+  // Polled between validation and serialization (the two long steps).
+  std::function<bool()> cancelled;
 };
 
 Result<std::string> emit(const ir::Graph& g, const EmitOptions& options);

@@ -1,3 +1,4 @@
+#include <iterator>
 #include <queue>
 #include <string>
 
@@ -100,6 +101,37 @@ Status fold_constant_dequantize(ir::Graph& g) {
   }
   g.nodes = std::move(kept);
   return ok_status();
+}
+
+void keep_float16_constants(ir::Graph& g, Diagnostics& diag) {
+  std::vector<ir::Node> casts;
+  std::vector<bool> done(g.tensors.size(), false);
+  for (const auto& n : g.nodes) {
+    for (ir::TensorId t : n.inputs) {
+      if (!g.valid(t) || done[static_cast<size_t>(t)]) continue;
+      ir::Tensor& x = g.tensor(t);
+      if (!x.is_const() || x.data->stored_type != ir::DataType::kFloat16 ||
+          x.dtype != ir::DataType::kFloat32)
+        continue;
+      done[static_cast<size_t>(t)] = true;
+      ir::Tensor half = x;
+      half.dtype = ir::DataType::kFloat16;
+      x.data.reset();
+      x.name += "/float32";
+      ir::Node cast;
+      cast.dialect = ir::Dialect::kOnnx;
+      cast.op = "Cast";
+      cast.name = x.name;
+      cast.inputs = {g.add_tensor(std::move(half))};
+      cast.outputs = {t};
+      cast.attrs.set("to", int64_t{1});  // FLOAT
+      casts.push_back(std::move(cast));
+      diag.inserted.push_back({casts.back().name, "Cast", g.tensor(casts.back().inputs[0]).name,
+                               "--keep-float16-weights: float16 initializer widened at run time"});
+    }
+  }
+  g.nodes.insert(g.nodes.begin(), std::make_move_iterator(casts.begin()),
+                 std::make_move_iterator(casts.end()));
 }
 
 void merge_reshapes(ir::Graph& g, Diagnostics& diag) {

@@ -41,6 +41,10 @@ Result<std::vector<ForcedLayout>> resolve_layouts(const ir::Graph& g, const Layo
 Status propagate_layouts(ir::Graph& g, Diagnostics& diag,
                          const std::vector<ForcedLayout>& forced = {});
 
+// --keep-float16-weights (ONNX dialect, last): float16 constants the emitter
+// would widen stay float16 initializers, each read through one Cast to float32.
+void keep_float16_constants(ir::Graph& g, Diagnostics& diag);
+
 // ONNX-level cleanup after lowering: Reshape(Reshape(x)) becomes one Reshape.
 void merge_reshapes(ir::Graph& g, Diagnostics& diag);
 
@@ -79,14 +83,18 @@ Status fuse_dilated_convolutions(ir::Graph& g, Diagnostics& diag);
 // with quantized_type set. DEQUANTIZE of an integer constant and QUANTIZE of a
 // float constant fold into a quantized constant. int16 tensors are left for
 // the preflight to report.
-Status plan_qdq(ir::Graph& g, Diagnostics& diag);
+// In kDequantize mode int16 tensors (and int64 biases) are planned too.
+Status plan_qdq(ir::Graph& g, Diagnostics& diag, QuantizationMode mode = QuantizationMode::kQdq);
 
 // ONNX dialect, after every other pass: one DequantizeLinear per integer
 // constant (int8/uint8/int32 initializer, axis following its layout) and per
 // quantized graph input, one QuantizeLinear -> DequantizeLinear pair after
 // each quantized activation (a graph output keeps its integer type and name),
 // then DequantizeLinear -> QuantizeLinear pairs with equal parameters cancel.
-Status materialize_qdq(ir::Graph& g, Diagnostics& diag);
+// kDequantize mode instead folds every integer constant to float32 and makes
+// no Q/DQ node: a pure float model.
+Status materialize_qdq(ir::Graph& g, Diagnostics& diag,
+                       QuantizationMode mode = QuantizationMode::kQdq);
 
 // Whether two tensors hold the same quantized values for equal integers
 // (same integer type and parameters), or are both unquantized.

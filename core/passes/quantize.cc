@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <span>
 
 #include "core/ir/builtins.h"
 #include "core/passes/passes.h"
@@ -36,6 +37,12 @@ int64_t zero_point(const ir::QuantParams& q, size_t i) {
   return q.zero_point.empty() ? 0 : q.zero_point[q.zero_point.size() == 1 ? 0 : i];
 }
 
+bool int16_seen(const ir::Graph& g) {
+  for (const auto& t : g.tensors)
+    if (t.quantized_type == DataType::kInt16) return true;
+  return false;
+}
+
 // "" when the parameters describe the tensor, else what is wrong with them.
 std::string param_problem(const ir::Tensor& t, DataType type) {
   const ir::QuantParams& q = *t.quant;
@@ -44,7 +51,8 @@ std::string param_problem(const ir::Tensor& t, DataType type) {
       return "scale " + std::to_string(i) + " is " + fmt_float(q.scale[i]) +
              " (a positive finite number expected)";
   int64_t lo = type == DataType::kInt8 ? -128 : 0, hi = type == DataType::kInt8 ? 127 : 255;
-  if (type == DataType::kInt32) lo = hi = 0;
+  if (type == DataType::kInt16) lo = -32768, hi = 32767;
+  if (type == DataType::kInt32 || type == DataType::kInt64) lo = hi = 0;
   for (size_t i = 0; i < q.zero_point.size(); ++i)
     if (q.zero_point[i] < lo || q.zero_point[i] > hi)
       return "zero point " + std::to_string(q.zero_point[i]) + " is outside " +
@@ -212,7 +220,8 @@ void fold_constant_quantization(ir::Graph& g) {
 
 }  // namespace
 
-Status plan_qdq(ir::Graph& g, Diagnostics& diag) {
+Status plan_qdq(ir::Graph& g, Diagnostics& diag, QuantizationMode mode) {
+  const bool dequantize = mode == QuantizationMode::kDequantize;
   if (auto st = plan_biases(g, diag); !st) return st;
   std::set<TensorId> biases;
   for (const auto& n : g.nodes)
@@ -230,9 +239,12 @@ Status plan_qdq(ir::Graph& g, Diagnostics& diag) {
     if (!used[i]) continue;
     ir::Tensor& t = g.tensors[i];
     if (!t.quant || t.quantized_type) continue;
-    bool bias =
-        t.dtype == DataType::kInt32 && t.is_const() && biases.count(static_cast<TensorId>(i));
-    if (!qdq_integer(t.dtype) && !bias) continue;  // int16 is reported by the preflight
+    bool bias = (t.dtype == DataType::kInt32 || t.dtype == DataType::kInt64) && t.is_const() &&
+                biases.count(static_cast<TensorId>(i));
+    // int16 (16x8) has no QDQ form below opset 21 (the preflight reports it);
+    // dequantize mode folds it to float like the rest.
+    bool int16 = t.dtype == DataType::kInt16 && dequantize;
+    if (!qdq_integer(t.dtype) && !bias && !int16) continue;
     if (auto p = param_problem(t, t.dtype); !p.empty())
       return quant_error(ErrorCode::kInvalidModel, t, "invalid quantization: " + p);
     if (!t.is_const() && t.quant->scale.size() > 1)
@@ -243,7 +255,11 @@ Status plan_qdq(ir::Graph& g, Diagnostics& diag) {
     if (!t.is_const()) ++diag.quantization.quantized_activations;
   }
   fold_constant_quantization(g);
-  diag.quantization.mode = "qdq";
+  diag.quantization.mode = dequantize ? "dequantize" : "qdq";
+  if (dequantize && int16_seen(g))
+    diag.warnings.push_back(
+        "int16 (16x8) quantized tensors are computed in float32: TFLite's integer kernels "
+        "round at every op, so results differ by up to a few int16 steps");
   return ok_status();
 }
 
@@ -550,7 +566,142 @@ class QdqWriter {
 
 }  // namespace
 
-Status materialize_qdq(ir::Graph& g, Diagnostics& diag) { return QdqWriter(g, diag).run(); }
+namespace {
+
+template <class T>
+void dequantize_values(std::span<const std::byte> bytes, const ir::QuantParams& q, size_t inner,
+                       std::vector<float>& out) {
+  const size_t count = bytes.size() / sizeof(T);
+  out.resize(count);
+  const size_t channels = q.scale.size();
+  for (size_t i = 0; i < count; ++i) {
+    T v;
+    std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
+    size_t c = channels > 1 ? (i / inner) % channels : 0;
+    out[i] = static_cast<float>(static_cast<double>(v) - static_cast<double>(zero_point(q, c))) *
+             q.scale[c];
+  }
+}
+
+// Ops that only move or pick values: their output stays within the range of
+// an input quantized like it, so no clamp is needed after them.
+bool moves_values(const ir::Node& n) {
+  static const std::set<std::string> kOps = {
+      "Reshape",  "Transpose", "Squeeze", "Unsqueeze", "Identity", "MaxPool",      "Gather",
+      "GatherND", "Slice",     "Split",   "Tile",      "Expand",   "DepthToSpace", "SpaceToDepth"};
+  return n.dialect == ir::Dialect::kOnnx && kOps.count(n.op);
+}
+
+// A quantized activation saturates at the ends of its integer range: the
+// float model clamps there too (a Clip after the producer), unless the
+// producer only moves values of an input quantized the same way.
+void clamp_activations(ir::Graph& g, Diagnostics& diag) {
+  std::vector<ir::Node> nodes = std::move(g.nodes);
+  g.nodes.clear();
+  for (auto& n : nodes) {
+    std::vector<std::pair<TensorId, TensorId>> clamps;  // (float value, clamped tensor)
+    bool passthrough = moves_values(n) && !n.inputs.empty() && g.valid(n.inputs[0]);
+    for (auto& o : n.outputs) {
+      const ir::Tensor& t = g.tensor(o);
+      if (!t.quantized_type || t.is_const() || !t.quant || t.quant->scale.size() != 1) continue;
+      if (passthrough && same_quantization(g.tensor(n.inputs[0]), t)) continue;
+      ir::Tensor pre = t;
+      pre.name = n.name + "/unclamped";
+      pre.quantized_type.reset();
+      pre.quant.reset();
+      TensorId p = g.add_tensor(std::move(pre));
+      clamps.emplace_back(p, o);
+      o = p;
+    }
+    g.nodes.push_back(std::move(n));
+    const ir::Node& producer = g.nodes.back();
+    for (auto [value, tensor] : clamps) {
+      const ir::Tensor& t = g.tensor(tensor);
+      const double s = t.quant->scale[0], zp = static_cast<double>(zero_point(*t.quant, 0));
+      const DataType type = *t.quantized_type;
+      const double qmin = type == DataType::kInt8 ? -128 : type == DataType::kInt16 ? -32768 : 0;
+      const double qmax = type == DataType::kInt8 ? 127 : type == DataType::kInt16 ? 32767 : 255;
+      auto scalar = [&](const std::string& name, double v) {
+        float f = static_cast<float>(v);
+        std::vector<std::byte> bytes(4);
+        std::memcpy(bytes.data(), &f, 4);
+        ir::Tensor c;
+        c.name = producer.name + name;
+        c.data = ir::ConstData::owned(std::move(bytes), DataType::kFloat32);
+        return g.add_tensor(std::move(c));
+      };
+      ir::Node clip;
+      clip.dialect = ir::Dialect::kOnnx;
+      clip.op = "Clip";
+      clip.name = producer.name + "/quantized_range";
+      clip.source_op = producer.source_op;
+      clip.inputs = {value, scalar("/range_min", (qmin - zp) * s),
+                     scalar("/range_max", (qmax - zp) * s)};
+      clip.outputs = {tensor};
+      g.nodes.push_back(std::move(clip));
+      ++diag.quantization.nodes["Clip: quantized range of an activation"];
+    }
+  }
+}
+
+// --quantization dequantize: integer constants become float32 constants (the
+// layout is still applied when they are written), activations are clamped to
+// their quantized range, and no Q/DQ node is made.
+Status fold_to_float(ir::Graph& g, Diagnostics& diag) {
+  clamp_activations(g, diag);
+  std::vector<bool> read(g.tensors.size(), false);
+  for (const auto& n : g.nodes)
+    for (TensorId t : n.inputs)
+      if (g.valid(t)) read[static_cast<size_t>(t)] = true;
+  for (size_t i = 0; i < g.tensors.size(); ++i) {
+    ir::Tensor& t = g.tensors[i];
+    if (!t.quantized_type) continue;
+    if (t.is_const() && read[i]) {
+      const ir::QuantParams& q = *t.quant;
+      size_t inner = 1;
+      if (q.scale.size() > 1) {
+        if (q.axis < 0 || static_cast<size_t>(q.axis) >= t.rank() ||
+            t.shape[static_cast<size_t>(q.axis)] != static_cast<int64_t>(q.scale.size()))
+          return quant_error(ErrorCode::kInternal, t, "per-axis scales do not match the shape");
+        for (size_t a = static_cast<size_t>(q.axis) + 1; a < t.rank(); ++a)
+          inner *= static_cast<size_t>(t.shape[a]);
+      }
+      std::vector<float> values;
+      switch (*t.quantized_type) {
+        case DataType::kInt8:
+          dequantize_values<int8_t>(t.data->bytes, q, inner, values);
+          break;
+        case DataType::kUInt8:
+          dequantize_values<uint8_t>(t.data->bytes, q, inner, values);
+          break;
+        case DataType::kInt16:
+          dequantize_values<int16_t>(t.data->bytes, q, inner, values);
+          break;
+        case DataType::kInt32:
+          dequantize_values<int32_t>(t.data->bytes, q, inner, values);
+          break;
+        case DataType::kInt64:
+          dequantize_values<int64_t>(t.data->bytes, q, inner, values);
+          break;
+        default:
+          return quant_error(ErrorCode::kInternal, t, "unexpected quantized type");
+      }
+      std::vector<std::byte> bytes(values.size() * sizeof(float));
+      if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+      t.data = ir::ConstData::owned(std::move(bytes), DataType::kFloat32);
+      ++diag.quantization.nodes["folded to float32: integer constant"];
+    }
+    t.quantized_type.reset();
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status materialize_qdq(ir::Graph& g, Diagnostics& diag, QuantizationMode mode) {
+  if (mode == QuantizationMode::kDequantize) return fold_to_float(g, diag);
+  return QdqWriter(g, diag).run();
+}
 
 bool same_quantization(const ir::Tensor& a, const ir::Tensor& b) {
   if (a.quantized_type != b.quantized_type) return false;

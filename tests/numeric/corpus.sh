@@ -29,6 +29,14 @@ node "$root/tests/numeric/run.mjs" --cli "$cli" --jobs 1 \
   "$dir/tflite2onnx/add-broadcast.float32.tflite" "$dir/tflite2onnx/add-broadcast2.float32.tflite" || status=1
 node "$root/tests/numeric/run.mjs" --cli "$cli" --opset 13 --jobs 2 --convert-arg=--keep-io-layout \
   --expect "$root/tests/numeric/expect_corpus.json" "$dir" || status=1
+# --quantization dequantize: pure float32 models, quantized ones compared with
+# the dequantized rule (99% within 2% of the range or one output step).
+node "$root/tests/numeric/run.mjs" --cli "$cli" --opset 13 --jobs 2 \
+  --convert-arg=--quantization=dequantize \
+  --expect "$root/tests/numeric/expect_corpus_dequantize.json" "$dir" || status=1
+# --keep-float16-weights: float16 initializers read through a Cast.
+node "$root/tests/numeric/run.mjs" --cli "$cli" --jobs 1 --convert-arg=--keep-float16-weights \
+  "$dir/tflite2onnx/conv-quant-fp16.float32.tflite" || status=1
 # Known whole-model failures ("fail" in expect_corpus.json: deep quantized
 # networks where single-step rounding differences between two correct integer
 # runtimes amplify layer by layer): every op of the model must match TFLite alone.

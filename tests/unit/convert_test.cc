@@ -239,6 +239,44 @@ TEST(Convert, QuantizedMobileNetsKeepIntegerWeightsAndNoTransposes) {
   }
 }
 
+TEST(Convert, DequantizeModeGivesPureFloatModels) {
+  for (const char* name : {"tflite2onnx/mobilenet_v1_0.25_128_quant.tflite",
+                           "coral-test_data/tf2_mobilenet_v2_1.0_224_ptq.tflite",
+                           "tflite-micro/seanet_conv0.tflite"}) {
+    std::string path = corpus_dir() + "/" + name;
+    if (!std::filesystem::exists(path))
+      GTEST_SKIP() << path << " not found (LITE2ONNX_TEST_MODELS)";
+    auto bytes = read_file(path);
+    ConvertOptions o;
+    o.quantization = QuantizationMode::kDequantize;
+    Diagnostics d;
+    auto r = convert(view(bytes), o, d);
+    ASSERT_TRUE(r.ok()) << name << ": " << r.error().message;
+    onnx::ModelProto m;
+    ASSERT_TRUE(m.ParseFromString(*r));
+    auto counts = op_counts(m);
+    EXPECT_EQ(counts.count("QuantizeLinear"), 0u) << name;
+    EXPECT_EQ(counts.count("DequantizeLinear"), 0u) << name;
+    for (const auto& list : {m.graph().input(), m.graph().output()})
+      for (const auto& vi : list)
+        EXPECT_EQ(vi.type().tensor_type().elem_type(), onnx::TensorProto::FLOAT) << name;
+    for (const auto& t : m.graph().initializer())
+      EXPECT_TRUE(t.data_type() == onnx::TensorProto::FLOAT ||
+                  t.data_type() == onnx::TensorProto::INT64)
+          << name << ": " << t.name();
+    EXPECT_EQ(d.quantization.mode, "dequantize");
+  }
+  // int16 (16x8) converts in this mode, with a warning saying what differs.
+  Diagnostics d;
+  ConvertOptions o;
+  o.quantization = QuantizationMode::kDequantize;
+  std::string path = corpus_dir() + "/tflite-micro/seanet_conv0.tflite";
+  auto r = convert(view(read_file(path)), o, d);
+  ASSERT_TRUE(r.ok());
+  ASSERT_FALSE(d.warnings.empty());
+  EXPECT_THAT(d.warnings.back(), HasSubstr("int16"));
+}
+
 TEST(Convert, MobileNetKeepingItsInterfaceHasOneTranspose) {
   std::string path = corpus_dir() + "/tflite2onnx/mobilenet_v1_0.25_128.tflite";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found (LITE2ONNX_TEST_MODELS)";

@@ -790,6 +790,7 @@ Status run_pipeline(const std::vector<std::byte>& bytes, tflite_reader::ReadMode
   if (auto st = passes::fold_constants(g); !st) return st;
   if (auto st = passes::fuse_dilated_convolutions(g, diag); !st) return st;
   if (auto st = passes::check_reads(g); !st) return st;
+  if (auto st = passes::plan_qdq(g, diag); !st) return st;
   if (auto st = passes::propagate_layouts(g, diag); !st) return st;
   ConvertOptions options;
   std::vector<ir::Node> out;
@@ -840,6 +841,9 @@ std::optional<Counts> cleanup_counts(const std::string& path, std::string& skipp
   c.before = count(model.graph, "Transpose");
   passes::cleanup_transposes(model.graph, diag);
   c.after = count(model.graph, "Transpose");
+  // Quantized models: the Q/DQ nodes come last, as in convert().
+  EXPECT_TRUE(passes::materialize_qdq(model.graph, diag).ok()) << path;
+  EXPECT_TRUE(passes::materialize_qdq(before, diag).ok()) << path;
   expect_well_formed(before, model.graph, ConvertOptions{}.opset);
   EXPECT_LE(c.after, c.before) << path;
   for (const auto& ins : diag.inserted)

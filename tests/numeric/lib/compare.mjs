@@ -4,7 +4,8 @@
 //   index        ARG_MAX/ARG_MIN-like outputs: >= 99.9% of elements equal
 //   quantized    integer outputs with quantization: >= 99% within 1 step, none beyond 4
 //   dequantized  float outputs of dequantized/hybrid models: >= 99% of elements within
-//                2% of the reference output range, and the same top-1 for classifiers
+//                2% of the reference output range (or one quantization step of a
+//                quantized reference, if coarser), and the same top-1 for classifiers
 
 import { numElements, toNumberArray } from './tensor.mjs';
 
@@ -165,10 +166,12 @@ function argmaxRows(vals, shape) {
   return out;
 }
 
-function compareDequantized(ref, got, tol, shape, classifier, label) {
+function compareDequantized(ref, got, tol, shape, classifier, label, step) {
   const st = refStats(ref);
   const range = st.range > 0 ? st.range : Math.max(st.maxAbs, 1e-6);
-  const bound = tol.rel * range;
+  // A reference rounded to a quantization step coarser than 2% of its range
+  // (an output spanning fewer than 50 steps) is only known to within a step.
+  const bound = Math.max(tol.rel * range, step ?? 0);
   let within = 0;
   for (let i = 0; i < ref.length; i++) if (absDiff(ref[i], got[i]) <= bound) within++;
   const [worst, idx] = worstIndex(ref, got);
@@ -222,7 +225,7 @@ export function compareTensors(ref, got, mode, tolerance = {}, options = {}) {
     case 'exact': return compareExact(a, b, ref.shape, label);
     case 'index': return compareIndex(a, b, tol, ref.shape, label);
     case 'quantized': return compareQuantized(a, b, tol, ref.shape, label);
-    case 'dequantized': return compareDequantized(a, b, tol, ref.shape, options.classifier ?? false, label);
+    case 'dequantized': return compareDequantized(a, b, tol, ref.shape, options.classifier ?? false, label, options.step);
     default: throw new Error(`unknown comparison mode ${mode}`);
   }
 }

@@ -218,10 +218,13 @@ function compareOne(task, model, tensor, index, ref, got, label) {
   let mode = chooseMode(task, model, tensor, index, ref.type);
   let r = ref;
   let g = got;
+  let step = 0;
   if (isFloatType(g.type) && isIntegerType(r.type) && tensor.quant) {
-    // The ONNX output was dequantized: compare in float, loosely.
+    // The ONNX output was dequantized: compare in float, loosely. The
+    // reference is rounded to its quantization step, the float output is not.
     r = dequantize(r, tensor.quant);
     mode = 'dequantized';
+    step = Math.max(...tensor.quant.scale);
   } else if (isFloatType(r.type) !== isFloatType(g.type) || (r.type === 'bool') !== (g.type === 'bool')) {
     return { ok: false, maxAbs: Infinity, tol: 0, summary: 'type mismatch', detail: `type mismatch: reference ${r.type} vs ${label} ${g.type}` };
   }
@@ -229,6 +232,7 @@ function compareOne(task, model, tensor, index, ref, got, label) {
   return compareTensors(r, g, mode, toleranceFor(task, tensor, index), {
     classifier: classifierFor(task, tensor, index, r.shape),
     label,
+    step,
   });
 }
 
