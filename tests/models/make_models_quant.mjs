@@ -605,6 +605,65 @@ def('requantize_u8_i8', 'QUANTIZE uint8 (0.015, 120) -> int8 (0.015, -8)', (m) =
 def('dequantize', 'DEQUANTIZE int8 [2,3,5] -> float32', (m) => m.output(dequantizeOp(m, inA(m, [2, 3, 5]), 'output')));
 def('dequantize_u8', 'DEQUANTIZE uint8 [2,3,5] -> float32', (m) => m.output(dequantizeOp(m, inA(m, [2, 3, 5], 'UINT8'), 'output')));
 
+// -- hybrid (dynamic-range) ops and weight-only int8: float activations, int8 weights --
+// TFLite quantizes the float input on the fly; lite2onnx dequantizes the
+// weights instead (exact weights, float activations), so outputs are compared
+// with the dequantized rule.
+const F32 = [1, 5, 7, 3];
+function hybridInput(m, shape) {
+  m.outSpec = { output: { mode: 'dequantized' } };
+  return m.input('input', shape, 'FLOAT32', { range: [-1, 1] });
+}
+function floatOutput(m, name, shape) {
+  return m.tensor(name, shape);
+}
+for (const asymmetric of [false, true]) {
+  const tag = asymmetric ? '_asymmetric' : '';
+  def(`hybrid_fully_connected${tag}`, `FULLY_CONNECTED float32 [2,16] x int8 per-channel weights [8,16], float bias${asymmetric ? ', asymmetric_quantize_inputs' : ''}`, (m) => {
+    const x = hybridInput(m, [2, 16]);
+    const wt = weights(m, 'weights', [8, 16], 0, 16, 'INT8');
+    const b = m.rand32('bias', [8], 0.3);
+    const y = floatOutput(m, 'output', [2, 8]);
+    m.op('FULLY_CONNECTED', [x, wt.t, b], [y], 'FullyConnectedOptions', {
+      fused_activation_function: 'NONE', asymmetric_quantize_inputs: asymmetric,
+    });
+    m.output(y);
+  });
+}
+def('hybrid_conv2d', 'CONV_2D float32 input x int8 per-channel filter (axis 0), float bias, RELU', (m) => {
+  const x = hybridInput(m, F32);
+  const wt = weights(m, 'weights', [4, 3, 3, 3], 0, 27, 'INT8');
+  const b = m.rand32('bias', [4], 0.3);
+  const y = floatOutput(m, 'output', [1, 5, 7, 4]);
+  m.op('CONV_2D', [x, wt.t, b], [y], 'Conv2DOptions', {
+    padding: 'SAME', stride_h: 1, stride_w: 1, dilation_h_factor: 1, dilation_w_factor: 1,
+    fused_activation_function: 'RELU',
+  });
+  m.output(y);
+});
+def('hybrid_depthwise', 'DEPTHWISE_CONV_2D float32 input x int8 per-channel filter (axis 3), float bias', (m) => {
+  const x = hybridInput(m, F32);
+  const wt = weights(m, 'weights', [1, 3, 3, 3], 3, 9, 'INT8');
+  const b = m.rand32('bias', [3], 0.3);
+  const y = floatOutput(m, 'output', F32);
+  m.op('DEPTHWISE_CONV_2D', [x, wt.t, b], [y], 'DepthwiseConv2DOptions', {
+    padding: 'SAME', stride_h: 1, stride_w: 1, depth_multiplier: 1, fused_activation_function: 'NONE',
+  });
+  m.output(y);
+});
+def('weight_only_conv2d', 'int8 per-channel filter -> DEQUANTIZE -> float CONV_2D (weights kept int8)', (m) => {
+  const x = hybridInput(m, F32);
+  const wt = weights(m, 'weights', [4, 3, 3, 3], 0, 27, 'INT8');
+  const w = dequantizeOp(m, wt.t, 'weights_float');
+  const b = m.rand32('bias', [4], 0.3);
+  const y = floatOutput(m, 'output', [1, 5, 7, 4]);
+  m.op('CONV_2D', [x, w, b], [y], 'Conv2DOptions', {
+    padding: 'SAME', stride_h: 1, stride_w: 1, dilation_h_factor: 1, dilation_w_factor: 1,
+    fused_activation_function: 'NONE',
+  });
+  m.output(y);
+});
+
 // -- small graphs --
 def('float_io_chain', 'float32 -> QUANTIZE -> CONV_2D (RELU6) -> DEPTHWISE_CONV_2D -> ADD -> AVERAGE_POOL_2D -> DEQUANTIZE -> float32', (m) => {
   const x = m.input('input', NHWC, 'FLOAT32', { range: [-2, 2] });
