@@ -651,6 +651,13 @@ def('hybrid_depthwise', 'DEPTHWISE_CONV_2D float32 input x int8 per-channel filt
   });
   m.output(y);
 });
+def('hybrid_batch_matmul', 'BATCH_MATMUL float32 [2,3,8] x int8 constant [8,5] (per-tensor)', (m) => {
+  const x = hybridInput(m, [2, 3, 8]);
+  const wt = weights(m, 'weights', [8, 5], 0, 8, 'INT8', true);
+  const y = floatOutput(m, 'output', [2, 3, 5]);
+  m.op('BATCH_MATMUL', [x, wt.t], [y], 'BatchMatMulOptions', { adj_x: false, adj_y: false });
+  m.output(y);
+});
 def('weight_only_conv2d', 'int8 per-channel filter -> DEQUANTIZE -> float CONV_2D (weights kept int8)', (m) => {
   const x = hybridInput(m, F32);
   const wt = weights(m, 'weights', [4, 3, 3, 3], 0, 27, 'INT8');
