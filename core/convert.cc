@@ -212,6 +212,7 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
     if (auto st = passes::fold_constant_dequantize(g); !st) return st.take_error();
     if (auto st = passes::fold_constants(g); !st) return st.take_error();
     if (auto st = passes::fuse_dilated_convolutions(g, diag); !st) return st.take_error();
+    passes::fuse_spectral_magnitude(g);
     if (auto st = check_arity(g); !st) return st.take_error();
     if (auto st = passes::plan_qdq(g, diag, options.quantization); !st) return st.take_error();
     diag.unsupported = preflight(g);
@@ -336,6 +337,7 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
   if (auto st = passes::fold_constants(g); !st) return st.take_error();
   Diagnostics unused;
   if (auto st = passes::fuse_dilated_convolutions(g, unused); !st) return st.take_error();
+  passes::fuse_spectral_magnitude(g);
   if (auto st = check_arity(g); !st) return st.take_error();
   if (auto st = passes::plan_qdq(g, unused); !st) info.problems.push_back(st.error().message);
   for (const auto& w : unused.warnings) info.problems.push_back("warning: " + w);

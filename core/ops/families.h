@@ -122,4 +122,9 @@ OpEntry l2_pool2d();
 OpEntry reverse_sequence();
 }  // namespace extra
 
+namespace spectral {
+OpEntry rfft2d();
+OpEntry complex_abs();
+}  // namespace spectral
+
 }  // namespace lite2onnx::ops

@@ -116,6 +116,8 @@ Table make_table() {
   t[builtin::kL2Pool2d] = extra::l2_pool2d();
   t[builtin::kReverseSequence] = extra::reverse_sequence();
   t[builtin::kQuantize] = elementwise::quantize();
+  t[builtin::kRfft2d] = spectral::rfft2d();
+  t[builtin::kComplexAbs] = spectral::complex_abs();
 
   // TFLite's integer kernels of these ops move or pick integers without
   // rescaling them: QDQ matches only when input and output share quantization.

@@ -100,4 +100,9 @@ Status materialize_qdq(ir::Graph& g, Diagnostics& diag,
 // (same integer type and parameters), or are both unquantized.
 bool same_quantization(const ir::Tensor& a, const ir::Tensor& b);
 
+// RFFT2D whose output reaches only COMPLEX_ABS (through reshapes) computes
+// the magnitude directly (TFLite dialect, before the preflight): ONNX Runtime
+// has no complex tensors.
+void fuse_spectral_magnitude(ir::Graph& g);
+
 }  // namespace lite2onnx::passes

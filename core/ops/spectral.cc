@@ -1,0 +1,122 @@
+// RFFT2D and COMPLEX_ABS, as a magnitude spectrum: ONNX Runtime has no complex
+// tensors, so only the RFFT2D -> COMPLEX_ABS pair converts (see
+// passes::fuse_spectral_magnitude). Both are Terminate (they work on the last
+// TFLite axes). The real DFT is two MatMuls with constant cosine and sine
+// matrices: |X_k| = sqrt((sum x_n cos t)^2 + (sum x_n sin t)^2), t = 2 pi k n / N.
+#include <cmath>
+#include <numbers>
+
+#include "core/ops/common.h"
+#include "core/ops/families.h"
+
+namespace lite2onnx::ops::spectral {
+namespace {
+
+using ir::DataType;
+using ir::TensorId;
+
+// The matrices are built in memory: bound them (2 x n x (n/2+1) floats).
+constexpr int64_t kMaxFftLength = 4096;
+
+std::string check_rfft2d(const ir::Graph& g, const ir::Node& n) {
+  if (n.attrs.get_int("magnitude") != 1)
+    return "complex outputs cannot be expressed in ONNX (only RFFT2D read by COMPLEX_ABS, "
+           "a magnitude spectrum, converts)";
+  if (auto r = require_const(g, n, 1, "fft_length"); !r.empty()) return r;
+  auto len = const_ints(g, n.inputs[1]);
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  if (!len || len->size() != 2) return "fft_length must hold 2 values";
+  if (x.dtype != DataType::kFloat32) return "input must be float32";
+  if (x.rank() < 2 || x.shape[x.rank() - 1] < 1 || x.shape[x.rank() - 2] < 1)
+    return "input needs static last two dimensions";
+  if ((*len)[0] != 1)
+    return "fft_length[0] = " + std::to_string((*len)[0]) +
+           ": only FFTs along the last axis (fft_length[0] = 1) are supported";
+  if ((*len)[1] < 1 || (*len)[1] > kMaxFftLength)
+    return "fft_length[1] must be in 1.." + std::to_string(kMaxFftLength);
+  return "";
+}
+
+Status lower_rfft2d(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const int64_t fft = (*const_ints(g, n.inputs[1]))[1];
+  const size_t r = x.rank();
+  const int64_t rows = x.shape[r - 2], width = x.shape[r - 1];
+  const int64_t used =
+      std::min(width, fft);  // input beyond fft is cropped, short input zero-padded
+  const int64_t bins = fft / 2 + 1;
+  // A 2-D FFT with fft_length[0] = 1 keeps the first row only.
+  TensorId input = n.inputs[0];
+  if (rows != 1 || width != used) {
+    TensorId cropped = ctx.temp(n.name + "/cropped", DataType::kFloat32);
+    ctx.emit(n, "Slice",
+             {input, ctx.const_i64(n.name + "/starts", {0, 0}),
+              ctx.const_i64(n.name + "/ends", {1, used}),
+              ctx.const_i64(n.name + "/axes",
+                            {static_cast<int64_t>(r - 2), static_cast<int64_t>(r - 1)})},
+             {cropped}, "crop");
+    input = cropped;
+  }
+  std::vector<float> cos_m(static_cast<size_t>(used * bins)), sin_m(cos_m.size());
+  for (int64_t k = 0; k < bins; ++k)
+    for (int64_t i = 0; i < used; ++i) {
+      // Reduce k*i mod fft first: the angle stays small and exact.
+      const double t =
+          2.0 * std::numbers::pi * static_cast<double>((k * i) % fft) / static_cast<double>(fft);
+      cos_m[static_cast<size_t>(i * bins + k)] = static_cast<float>(std::cos(t));
+      sin_m[static_cast<size_t>(i * bins + k)] = static_cast<float>(std::sin(t));
+    }
+  TensorId re = ctx.temp(n.name + "/real", DataType::kFloat32);
+  TensorId im = ctx.temp(n.name + "/imag", DataType::kFloat32);
+  ctx.emit(n, "MatMul",
+           {input, ctx.const_f32(n.name + "/cos", std::move(cos_m), ir::Shape{used, bins})}, {re},
+           "real");
+  ctx.emit(n, "MatMul",
+           {input, ctx.const_f32(n.name + "/sin", std::move(sin_m), ir::Shape{used, bins})}, {im},
+           "imag");
+  TensorId re2 = ctx.temp(n.name + "/real_sq", DataType::kFloat32);
+  TensorId im2 = ctx.temp(n.name + "/imag_sq", DataType::kFloat32);
+  TensorId power = ctx.temp(n.name + "/power", DataType::kFloat32);
+  ctx.emit(n, "Mul", {re, re}, {re2}, "real_sq");
+  ctx.emit(n, "Mul", {im, im}, {im2}, "imag_sq");
+  ctx.emit(n, "Add", {re2, im2}, {power}, "power");
+  ctx.emit(n, "Sqrt", {power}, {n.outputs[0]}, "magnitude");
+  return ok_status();
+}
+
+}  // namespace
+
+OpEntry rfft2d() {
+  OpEntry e;
+  e.name = "RFFT2D";
+  e.layout = LayoutClass::kTerminate;
+  e.min_inputs = 2;
+  e.check = check_rfft2d;
+  e.lower = lower_rfft2d;
+  e.onnx = "MatMul x2 (cosine, sine) + Mul + Add + Sqrt: the magnitude, with COMPLEX_ABS";
+  e.notes =
+      "only as RFFT2D -> COMPLEX_ABS (ONNX Runtime has no complex tensors), fft_length[0] = 1";
+  return e;
+}
+
+OpEntry complex_abs() {
+  OpEntry e;
+  e.name = "COMPLEX_ABS";
+  e.layout = LayoutClass::kTerminate;
+  e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
+    if (n.attrs.get_int("magnitude_input") != 1 ||
+        g.tensor(n.inputs[0]).dtype != DataType::kFloat32)
+      return "complex inputs cannot be expressed in ONNX (only after RFFT2D)";
+    return "";
+  };
+  e.lower = [](LowerContext& ctx, const ir::Node& n) {
+    ctx.emit(n, "Identity", {n.inputs[0]}, {n.outputs[0]});
+    return ok_status();
+  };
+  e.onnx = "nothing (RFFT2D computes the magnitude)";
+  e.notes = "only after RFFT2D";
+  return e;
+}
+
+}  // namespace lite2onnx::ops::spectral
