@@ -276,6 +276,7 @@ class QdqWriter {
     for (const auto& n : g_.nodes)
       for (TensorId t : n.inputs)
         if (g_.valid(t)) ++readers_[static_cast<size_t>(t)];
+    quantize_clamp_inputs();
     std::vector<ir::Node> nodes = std::move(g_.nodes);
     g_.nodes.clear();
     replaced_.resize(g_.tensors.size());
@@ -366,6 +367,28 @@ class QdqWriter {
     bool low_ok = std::isinf(*lo) || *lo / s + zp < qmin + 0.5;
     bool high_ok = std::isinf(*hi) || *hi / s + zp > qmax - 0.5;
     return low_ok && high_ok;
+  }
+
+  // TFLite's integer kernels requantize to the output scale, round, then clamp
+  // to the fused activation's range in integers. A Relu/Clip the output range
+  // does not imply is written the same way: the value before it is quantized
+  // with the output's parameters (so ONNX Runtime can run the producer as an
+  // integer kernel, QLinearConv say), and the clamp acts on dequantized
+  // integers, which QuantizeLinear maps back exactly.
+  void quantize_clamp_inputs() {
+    for (const auto& n : g_.nodes) {
+      if ((n.op != "Relu" && n.op != "Clip") || n.outputs.size() != 1 || n.inputs.empty() ||
+          !quantized_activation(n.outputs[0]) || clamp_implied(n))
+        continue;
+      TensorId in = n.inputs[0];
+      if (!g_.valid(in) || g_.tensor(in).quantized_type || g_.tensor(in).is_const() ||
+          g_.is_graph_input(in) || readers_[static_cast<size_t>(in)] != 1)
+        continue;
+      const ir::Tensor& out = g_.tensor(n.outputs[0]);
+      if (!out.quant || out.quant->scale.size() != 1) continue;
+      g_.tensor(in).quant = out.quant;
+      g_.tensor(in).quantized_type = out.quantized_type;
+    }
   }
 
   // Names: the integer tensors keep the TFLite names (TFLite holds exactly

@@ -271,9 +271,18 @@ TEST(Qdq, ClampNarrowerThanTheQuantizedRangeStays) {
   TensorId y = b.activation("y", {4}, params({0.1f}, {-128}));  // [0, 25.5]
   b.g.inputs = {x};
   b.g.outputs = {y};
-  b.onnx("Clip", {x, b.const_f32("lo", 0.f), b.const_f32("hi", 6.f)}, {y});
+  TensorId pre = b.float_tensor("pre", {4});
+  b.onnx("Abs", {x}, {pre});
+  b.onnx("Clip", {pre, b.const_f32("lo", 0.f), b.const_f32("hi", 6.f)}, {y});
   b.materialize();
-  EXPECT_EQ(b.nodes("Clip").size(), 1u);
+  ASSERT_EQ(b.nodes("Clip").size(), 1u);
+  // As TFLite's kernel: round to the output's integers first, then clamp them
+  // (and the producer can run as an integer kernel).
+  const ir::Node* dq = b.producer(b.nodes("Clip")[0]->inputs[0]);
+  ASSERT_NE(dq, nullptr);
+  EXPECT_EQ(dq->op, "DequantizeLinear");
+  EXPECT_FLOAT_EQ(b.scale_of(*dq), 0.1f);
+  EXPECT_EQ(b.producer(b.producer(dq->inputs[0])->inputs[0])->op, "Abs");
 }
 
 // ---- plan_qdq on TFLite-dialect graphs ------------------------------------------
