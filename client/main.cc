@@ -1,4 +1,5 @@
-// lite2onnx command-line tool: runs the conversion core in-process.
+// lite2onnx command-line tool: runs the conversion core in-process, or asks a
+// lite2onnx-server to (--server, through the client library in client/remote/).
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -6,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -13,9 +16,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "core/convert.h"
 #include "core/layout_spec.h"
+#ifdef LITE2ONNX_REMOTE
+#include "client/remote/remote.h"
+#endif
 
 namespace {
 
@@ -30,6 +37,7 @@ enum Exit : int {
   kUnsupported = 4,
   kResourceLimit = 5,
   kIoError = 6,
+  kUnavailable = 7,  // --server: not reachable, TLS refused, or shutting down
 };
 
 int exit_code(ErrorCode c) {
@@ -93,10 +101,103 @@ class MappedFile {
   size_t size_ = 0;
 };
 
-int fail(ErrorCode code, const std::string& message) {
-  std::cerr << "lite2onnx: " << to_string(code) << ": " << message << "\n";
-  return exit_code(code);
+// A failure as the CLI reports it: one line on stderr, `lite2onnx: CODE: message`,
+// and a distinct exit code.
+struct Failure {
+  int exit = kInternalError;
+  std::string code;
+  Error error;
+};
+
+Failure failure(Error error) {
+  const int exit = exit_code(error.code);
+  std::string code = to_string(error.code);
+  return {exit, std::move(code), std::move(error)};
 }
+
+int report(const Failure& f) {
+  std::cerr << "lite2onnx: " << f.code << ": " << f.error.message << "\n";
+  return f.exit;
+}
+
+int fail(ErrorCode code, const std::string& message) {
+  return report(failure(make_error(code, message)));
+}
+
+// --server and the flags of the connection to it (convert, inspect, ops).
+struct RemoteArgs {
+  std::string server;  // HOST:PORT; empty: convert in this process
+  bool tls = false;
+  std::string tls_ca, tls_cert, tls_key, tls_server_name;
+  double deadline_seconds = 0;
+  bool verbose = false;  // convert -v
+  bool enabled() const { return !server.empty(); }
+};
+
+#ifdef LITE2ONNX_REMOTE
+int exit_code(const remote::Failure& f) {
+  switch (f.kind) {
+    case remote::FailureKind::kConversion:
+      return exit_code(f.error.code);
+    case remote::FailureKind::kModelTooLarge:
+    case remote::FailureKind::kOverloaded:
+    case remote::FailureKind::kDeadlineExceeded:
+      return kResourceLimit;
+    case remote::FailureKind::kUnavailable:
+      return kUnavailable;
+    case remote::FailureKind::kIo:
+      return kIoError;
+    case remote::FailureKind::kProtocol:
+      return kInternalError;
+  }
+  return kInternalError;
+}
+
+Failure failure(const remote::Failure& f) { return {exit_code(f), f.name(), f.error}; }
+
+// A client of --server; the TLS files are read now, the connection is made by the first call.
+std::variant<remote::Client, Failure> connect(const RemoteArgs& r) {
+  // Failures are reported in one line each; with -v, gRPC's own log shows too.
+  if (!r.verbose) remote::silence_grpc_logging();
+  remote::ClientOptions options;
+  options.address = r.server;
+  options.tls.enabled = r.tls || !r.tls_ca.empty() || !r.tls_cert.empty();
+  options.tls.ca_file = r.tls_ca;
+  options.tls.cert_file = r.tls_cert;
+  options.tls.key_file = r.tls_key;
+  options.tls.server_name = r.tls_server_name;
+  options.deadline = std::chrono::milliseconds(std::llround(r.deadline_seconds * 1000));
+  auto client = remote::Client::create(options);
+  if (!client) return failure(client.failure());
+  return std::move(client).value();
+}
+
+void add_remote_options(CLI::App* cmd, RemoteArgs& r) {
+  auto* server = cmd->add_option("--server", r.server,
+                                 "HOST:PORT of a lite2onnx-server: run there instead of in this "
+                                 "process (same options, same output)");
+  cmd->add_flag("--tls", r.tls, "connect with TLS, verifying the server with the system's CAs")
+      ->needs(server);
+  cmd->add_option("--tls-ca", r.tls_ca, "PEM CA bundle that verifies the server (implies --tls)")
+      ->needs(server)
+      ->check(CLI::ExistingFile);
+  auto* cert = cmd->add_option("--tls-cert", r.tls_cert,
+                               "PEM client certificate for mutual TLS (implies --tls)")
+                   ->needs(server)
+                   ->check(CLI::ExistingFile);
+  auto* key = cmd->add_option("--tls-key", r.tls_key, "PEM private key of --tls-cert")
+                  ->needs(cert)
+                  ->check(CLI::ExistingFile);
+  cert->needs(key);
+  cmd->add_option("--tls-server-name", r.tls_server_name,
+                  "the name the server's certificate must carry (default: HOST of --server)")
+      ->needs(server);
+  cmd->add_option("--deadline", r.deadline_seconds,
+                  "seconds the server may take for the whole call (default: no deadline)")
+      ->needs(server)
+      ->check(CLI::Range(0.001, 1e6));
+}
+#endif
 
 struct ConvertArgs {
   std::string input, output;
@@ -136,7 +237,45 @@ Result<ConvertOptions> make_options(const ConvertArgs& a) {
   return options;
 }
 
-int run_convert(const ConvertArgs& args) {
+// The conversion, in this process or on --server; `onnx` and `diag` are filled on success.
+std::optional<Failure> run_conversion(const RemoteArgs& remote, std::span<const std::byte> model,
+                                      const ConvertOptions& options, std::string& onnx,
+                                      Diagnostics& diag, std::string& remote_note) {
+  if (!remote.enabled()) {
+    auto result = convert(model, options, diag);
+    if (!result) return failure(result.error());
+    onnx = std::move(result).value();
+    return std::nullopt;
+  }
+#ifdef LITE2ONNX_REMOTE
+  auto connected = connect(remote);
+  if (auto* f = std::get_if<Failure>(&connected)) return *f;
+  const auto start = std::chrono::steady_clock::now();
+  auto result = std::get<remote::Client>(connected).convert(model, options);
+  if (!result) {
+    // A failed call carries the error, not the diagnostics: keep what is known here.
+    diag.opset = options.opset;
+    diag.model_bytes = model.size();
+    diag.unsupported = result.failure().error.unsupported;
+    return failure(result.failure());
+  }
+  onnx = std::move(result->onnx);
+  diag = std::move(result->diagnostics);
+  char note[256];
+  std::snprintf(
+      note, sizeof note, "server %s: %s, request id %s, %.2f ms round trip\n",
+      remote.server.c_str(), result->streamed ? "ConvertStream" : "Convert",
+      result->request_id.c_str(),
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  remote_note = note;
+  return std::nullopt;
+#else
+  (void)remote_note;
+  return failure(make_error(ErrorCode::kInvalidOption, "--server: built without gRPC"));
+#endif
+}
+
+int run_convert(const ConvertArgs& args, const RemoteArgs& remote) {
   const std::string& input = args.input;
   std::string output = args.output;
   const bool json = args.json, verbose = args.verbose;
@@ -156,22 +295,22 @@ int run_convert(const ConvertArgs& args) {
     output += ".onnx";
   }
   Diagnostics diag;
-  auto onnx = convert(file->bytes(), *parsed, diag);
-  if (!onnx) {
-    const Error& e = onnx.error();
+  std::string onnx, remote_note;
+  if (auto failed = run_conversion(remote, file->bytes(), *parsed, onnx, diag, remote_note)) {
+    const Error& e = failed->error;
     if (json) {
       auto j = nlohmann::ordered_json::parse(diag.to_json());
-      j["error"] = {{"code", to_string(e.code)}, {"message", e.message}};
+      j["error"] = {{"code", failed->code}, {"message", e.message}};
       if (e.op_index >= 0) j["error"]["op_index"] = e.op_index;
       if (!e.tensor.empty()) j["error"]["tensor"] = e.tensor;
       std::cout << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     } else if (verbose) {
       std::cerr << diag.to_text();
     }
-    return fail(e.code, e.message);
+    return report(*failed);
   }
   std::ofstream out(output, std::ios::binary | std::ios::trunc);
-  out.write(onnx->data(), static_cast<std::streamsize>(onnx->size()));
+  out.write(onnx.data(), static_cast<std::streamsize>(onnx.size()));
   out.close();
   if (!out) {
     std::cerr << "lite2onnx: io_error: cannot write '" << output << "'\n";
@@ -188,22 +327,34 @@ int run_convert(const ConvertArgs& args) {
     std::printf("%s -> %s: %d ONNX nodes (%zu inserted), %zu bytes, opset %d, %.2f ms\n",
                 input.c_str(), output.c_str(), nodes, diag.inserted.size(), diag.onnx_bytes, opset,
                 total);
-    if (verbose) std::cout << diag.to_text();
+    if (verbose) std::cout << diag.to_text() << remote_note;
     for (const auto& w : diag.warnings) std::cerr << "lite2onnx: warning: " << w << "\n";
   }
   return kOk;
 }
 
-int run_inspect(const std::string& input, bool json) {
+int run_inspect(const std::string& input, bool json, const RemoteArgs& remote) {
   std::string err;
   auto file = MappedFile::open(input, &err);
   if (!file) {
     std::cerr << "lite2onnx: io_error: " << err << "\n";
     return kIoError;
   }
-  auto info = inspect(file->bytes());
-  if (!info) return fail(info.error().code, info.error().message);
-  std::cout << (json ? info->to_json() + "\n" : info->to_text());
+  ModelInfo info;
+  if (!remote.enabled()) {
+    auto local = inspect(file->bytes());
+    if (!local) return fail(local.error().code, local.error().message);
+    info = std::move(local).value();
+  } else {
+#ifdef LITE2ONNX_REMOTE
+    auto connected = connect(remote);
+    if (auto* f = std::get_if<Failure>(&connected)) return report(*f);
+    auto answer = std::get<remote::Client>(connected).inspect(file->bytes());
+    if (!answer) return report(failure(answer.failure()));
+    info = std::move(answer).value();
+#endif
+  }
+  std::cout << (json ? info.to_json() + "\n" : info.to_text());
   return kOk;
 }
 
@@ -235,8 +386,19 @@ std::string ops_markdown(const std::vector<OpSupport>& matrix) {
   return md;
 }
 
-int run_ops(bool json, bool markdown) {
-  auto matrix = support_matrix();
+int run_ops(bool json, bool markdown, const RemoteArgs& remote) {
+  std::vector<OpSupport> matrix;
+  if (!remote.enabled()) {
+    matrix = support_matrix();
+  } else {
+#ifdef LITE2ONNX_REMOTE
+    auto connected = connect(remote);
+    if (auto* f = std::get_if<Failure>(&connected)) return report(*f);
+    auto answer = std::get<remote::Client>(connected).operators();
+    if (!answer) return report(failure(answer.failure()));
+    matrix = std::move(answer).value();
+#endif
+  }
   if (markdown) {
     std::cout << ops_markdown(matrix);
     return kOk;
@@ -308,6 +470,7 @@ int main(int argc, char** argv) {
                         "(default: widen them to float32)");
   convert_cmd->add_flag("--json", args.json, "print diagnostics as JSON on stdout");
   convert_cmd->add_flag("-v,--verbose", args.verbose, "print full diagnostics");
+  RemoteArgs remote;
 
   auto* inspect_cmd = app.add_subcommand("inspect", "show tensors, ops and what is unsupported");
   inspect_cmd->add_option("model", input, "TFLite model file")->required();
@@ -317,6 +480,9 @@ int main(int argc, char** argv) {
   ops_cmd->add_flag("--json", json, "print as JSON");
   bool markdown = false;
   ops_cmd->add_flag("--markdown", markdown, "print the Markdown of docs/operators.md");
+#ifdef LITE2ONNX_REMOTE
+  for (auto* cmd : {convert_cmd, inspect_cmd, ops_cmd}) add_remote_options(cmd, remote);
+#endif
 
   try {
     app.parse(argc, argv);
@@ -329,9 +495,10 @@ int main(int argc, char** argv) {
     return kBadOptions;
   }
   try {
-    if (*convert_cmd) return run_convert(args);
-    if (*inspect_cmd) return run_inspect(input, json);
-    if (*ops_cmd) return run_ops(json, markdown);
+    remote.verbose = args.verbose;
+    if (*convert_cmd) return run_convert(args, remote);
+    if (*inspect_cmd) return run_inspect(input, json, remote);
+    if (*ops_cmd) return run_ops(json, markdown, remote);
   } catch (const std::exception& e) {
     std::cerr << "lite2onnx: internal: " << e.what() << "\n";
     return kInternalError;

@@ -2,7 +2,7 @@
 
 #include <google/protobuf/descriptor.pb.h>
 
-#include "google/rpc/status.pb.h"
+#include "client/remote/wire.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "server_process.h"
@@ -58,14 +58,7 @@ StreamResult convert_stream(grpc::Channel& channel, const std::string& model,
 }
 
 std::optional<v1::ConversionError> error_detail(const grpc::Status& status) {
-  google::rpc::Status details;
-  if (status.error_details().empty() || !details.ParseFromString(status.error_details()))
-    return std::nullopt;
-  for (const auto& any : details.details()) {
-    v1::ConversionError e;
-    if (any.UnpackTo(&e)) return e;
-  }
-  return std::nullopt;
+  return remote::conversion_error(status);
 }
 
 std::string health(grpc::Channel& channel, const std::string& service) {

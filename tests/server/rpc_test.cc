@@ -172,15 +172,6 @@ TEST_F(RpcTest, ClientRequestIdIsKept) {
   EXPECT_NE(server_->log().find("request_id=pipeline-run-42"), std::string::npos);
 }
 
-// A model of the shared corpus; skips when the corpus is absent (fails in CI).
-std::string corpus_model(const std::string& name) {
-  const std::string path = std::string(LITE2ONNX_SHARED_MODELS_DIR) + "/" + name;
-  const std::string model = read_file(path);
-  const char* ci = std::getenv("CI");
-  if (model.empty() && ci && std::string(ci) == "true") ADD_FAILURE() << path << " is missing";
-  return model;
-}
-
 TEST_F(RpcTest, ConvertsAQuantizedModelFromTheCorpusToQdq) {
   const std::string model = corpus_model("tflite2onnx/mobilenet_v1_0.25_128_quant.tflite");
   if (model.empty()) GTEST_SKIP() << "the shared model corpus is absent";

@@ -25,13 +25,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Starts the server binary with stdout and stderr into `log_path`.
-pid_t spawn(const std::vector<std::string>& args, const Env& extra, const std::string& log_path) {
+// Starts `binary` (the server's by default) with stdout into `out_path` and
+// stderr into `err_path` (the same file when empty).
+pid_t spawn(const std::vector<std::string>& args, const Env& extra, const std::string& out_path,
+            const std::string& err_path = "", const char* binary = LITE2ONNX_SERVER_BIN) {
   std::vector<std::string> env_strings;
   for (char** e = environ; *e; ++e)
     if (std::strncmp(*e, "LITE2ONNX_", 10) != 0) env_strings.emplace_back(*e);
   for (const auto& [k, v] : extra) env_strings.push_back(k + "=" + v);
-  std::vector<std::string> argv_strings{LITE2ONNX_SERVER_BIN};
+  std::vector<std::string> argv_strings{binary};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   auto pointers = [](std::vector<std::string>& v) {
     std::vector<char*> p;
@@ -43,11 +45,11 @@ pid_t spawn(const std::vector<std::string>& args, const Env& extra, const std::s
   auto envp = pointers(env_strings);
   const pid_t pid = fork();
   if (pid == 0) {
-    const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-    }
+    const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err_fd =
+        err_path.empty() ? fd : ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) dup2(fd, 1);
+    if (err_fd >= 0) dup2(err_fd, 2);
     execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
@@ -64,6 +66,16 @@ int wait_for(pid_t pid, std::chrono::milliseconds timeout) {
     if (r < 0 || Clock::now() >= end) return -1;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+
+// The exit code of `pid` once it ended; -1 (and SIGKILL) if it did not end within `timeout`.
+int wait_or_kill(pid_t pid, std::chrono::milliseconds timeout) {
+  const int code = wait_for(pid, timeout);
+  if (code < 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+  return code;
 }
 
 }  // namespace
@@ -149,12 +161,18 @@ RunResult run_server(const std::vector<std::string>& args, const Env& env,
   TempDir dir;
   const pid_t pid = spawn(args, env, dir.file("out"));
   RunResult r;
-  r.exit_code = wait_for(pid, timeout);
-  if (r.exit_code < 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-  }
+  r.exit_code = wait_or_kill(pid, timeout);
   r.output = read_file(dir.file("out"));
+  return r;
+}
+
+CliResult run_cli(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
+  TempDir dir;
+  const pid_t pid = spawn(args, {}, dir.file("out"), dir.file("err"), LITE2ONNX_CLI_BIN);
+  CliResult r;
+  r.exit_code = wait_or_kill(pid, timeout);
+  r.out = read_file(dir.file("out"));
+  r.err = read_file(dir.file("err"));
   return r;
 }
 

@@ -79,6 +79,17 @@ class ServerProcess {
 RunResult run_server(const std::vector<std::string>& args, const Env& env = {},
                      std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
+// What one run of the lite2onnx CLI printed, and its exit code.
+struct CliResult {
+  int exit_code = -1;  // -1: did not exit in time
+  std::string out;     // stdout
+  std::string err;     // stderr
+};
+
+// Runs the lite2onnx CLI of this build with `args` (no LITE2ONNX_* variables).
+CliResult run_cli(const std::vector<std::string>& args,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
 // The body of GET http://127.0.0.1:port/path; empty on failure.
 std::string http_get(int port, const std::string& path);
 

@@ -1,5 +1,8 @@
 #include "test_models.h"
 
+#include <gtest/gtest.h>
+
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -66,6 +69,19 @@ std::string read_file(const std::string& path) {
   std::ostringstream s;
   s << f.rdbuf();
   return s.str();
+}
+
+std::string corpus_path(const std::string& name) {
+  const std::string path = std::string(LITE2ONNX_SHARED_MODELS_DIR) + "/" + name;
+  if (std::ifstream(path)) return path;
+  const char* ci = std::getenv("CI");
+  if (ci && std::string(ci) == "true") ADD_FAILURE() << path << " is missing";
+  return "";
+}
+
+std::string corpus_model(const std::string& name) {
+  const std::string path = corpus_path(name);
+  return path.empty() ? "" : read_file(path);
 }
 
 std::string mini_mobilenet_path() { return LITE2ONNX_EXAMPLES_DIR "/mini_mobilenet.tflite"; }

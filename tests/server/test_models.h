@@ -18,6 +18,12 @@ std::string unsupported_ops_model();
 // The bytes of a file; empty when it cannot be read.
 std::string read_file(const std::string& path);
 
+// The path of a model of the shared corpus (NAME relative to it); empty when
+// the corpus is absent, which fails the test under CI=true.
+std::string corpus_path(const std::string& name);
+// The bytes of that model; empty when the corpus is absent (a failure in CI).
+std::string corpus_model(const std::string& name);
+
 // build*/examples/mini_mobilenet.tflite of this build.
 std::string mini_mobilenet_path();
 

@@ -2,51 +2,13 @@
 #include <grpcpp/security/credentials.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
+#include "certificates.h"
 #include "client.h"
 #include "server_process.h"
 #include "test_models.h"
 
 namespace lite2onnx::server_test {
 namespace {
-
-// A CA, a server certificate for "localhost" and a client certificate, all
-// signed by the CA; plus a second CA that signed nothing the server trusts.
-class Certificates {
- public:
-  Certificates() {
-    const std::string d = dir_.path();
-    const std::string script =
-        "set -e; cd '" + d +
-        "'; exec >openssl.log 2>&1\n"
-        "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=test-ca "
-        "  -keyout ca.key -out ca.pem\n"
-        "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=other-ca "
-        "  -keyout other.key -out other.pem\n"
-        "printf 'subjectAltName=DNS:localhost\\n' > san.ext\n"
-        "openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout server.key -out "
-        "server.csr\n"
-        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 "
-        "  -extfile san.ext -out server.pem\n"
-        "openssl req -newkey rsa:2048 -nodes -subj /CN=client -keyout client.key -out client.csr\n"
-        "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 "
-        "  -out client.pem\n"
-        "openssl req -newkey rsa:2048 -nodes -subj /CN=stranger -keyout stranger.key "
-        "  -out stranger.csr\n"
-        "openssl x509 -req -in stranger.csr -CA other.pem -CAkey other.key -CAcreateserial "
-        "  -days 1 -out stranger.pem\n";
-    ok_ = std::system(script.c_str()) == 0;
-  }
-  bool ok() const { return ok_; }
-  std::string log() const { return read_file(path("openssl.log")); }
-  std::string path(const std::string& name) const { return dir_.file(name); }
-  std::string pem(const std::string& name) const { return read_file(path(name)); }
-
- private:
-  TempDir dir_;
-  bool ok_ = false;
-};
 
 std::shared_ptr<grpc::ChannelCredentials> tls_credentials(const Certificates& c,
                                                           const std::string& client = "") {

@@ -1,0 +1,122 @@
+// The client library of lite2onnx.v1.Converter: converts, inspects and lists
+// operators on a lite2onnx-server, in the core's own terms (ConvertOptions,
+// Diagnostics, ModelInfo, OpSupport, Error). The CLI's --server uses it.
+//
+// No gRPC or protobuf types appear here: only remote.cc and wire.cc see them.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "core/convert.h"
+
+namespace lite2onnx::remote {
+
+// Models above this size go through ConvertStream from the start; smaller ones
+// are sent in one Convert message, and streamed only when the server refuses
+// that message as too large (its --max-unary-bytes, 64 MiB by default, may be
+// smaller than this threshold).
+inline constexpr uint64_t kStreamThresholdBytes = uint64_t{32} << 20;
+// The size of the model pieces sent through ConvertStream (the server sends
+// ONNX pieces of the same size).
+inline constexpr size_t kStreamChunkBytes = size_t{1} << 20;
+
+struct TlsOptions {
+  bool enabled = false;     // TLS; with an empty ca_file the system's roots verify the server
+  std::string ca_file;      // PEM CA bundle that signed the server's certificate
+  std::string cert_file;    // PEM client certificate chain (mutual TLS), with key_file
+  std::string key_file;     // PEM private key of cert_file
+  std::string server_name;  // the name to verify instead of the address's host
+};
+
+struct ClientOptions {
+  std::string address;  // HOST:PORT, or any gRPC target (dns:///host:port, unix:/path)
+  TlsOptions tls;
+  // Each call's deadline, from its start (a stream fallback included); zero: none.
+  std::chrono::milliseconds deadline{0};
+  uint64_t stream_threshold_bytes = kStreamThresholdBytes;
+};
+
+// Why a call failed, as the CLI distinguishes it (exit codes).
+enum class FailureKind {
+  kConversion,        // the converter refused the model or the options: Error::code says why
+  kModelTooLarge,     // beyond the server's size limits (RESOURCE_EXHAUSTED)
+  kOverloaded,        // queue full or memory budget used up (RESOURCE_EXHAUSTED): retry later
+  kDeadlineExceeded,  // the call's deadline passed (DEADLINE_EXCEEDED)
+  kUnavailable,       // server unreachable, TLS refused, or shutting down (UNAVAILABLE)
+  kIo,                // a local file (TLS material) could not be read
+  kProtocol,          // an answer this client does not understand: a bug on one side
+};
+
+struct Failure {
+  FailureKind kind = FailureKind::kProtocol;
+  // The message and, from the server's ConversionError, op_index, tensor and
+  // every unsupported operator. For kConversion, code is the core's code.
+  Error error;
+  std::string grpc_code;  // "UNAVAILABLE", ...: the call's status code; empty for kIo
+
+  // The name the CLI prints: the core's code name ("invalid_model", ...) for
+  // kConversion, else "model_too_large", "overloaded", "deadline_exceeded",
+  // "unavailable", "io_error" or "internal".
+  std::string name() const;
+};
+
+// A value or a Failure.
+template <class T>
+class [[nodiscard]] Outcome {
+ public:
+  Outcome(T value) : v_(std::move(value)) {}            // NOLINT: implicit by design
+  Outcome(Failure failure) : v_(std::move(failure)) {}  // NOLINT
+
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() & { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  T& operator*() & { return value(); }
+  const Failure& failure() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Failure> v_;
+};
+
+struct Conversion {
+  std::string onnx;         // the ONNX model's bytes
+  Diagnostics diagnostics;  // what the server's conversion did
+  bool streamed = false;    // sent through ConvertStream
+  std::string request_id;   // the server's x-request-id for this call (its log names it)
+};
+
+// gRPC logs some failures itself (e.g. a failed TLS handshake) on stderr; a
+// program that reports every failure in its own words turns that off.
+void silence_grpc_logging();
+
+class Client {
+ public:
+  // Reads the TLS material and prepares the channel; connects on the first call.
+  static Outcome<Client> create(const ClientOptions& options);
+  ~Client();
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+
+  // Convert (or ConvertStream, see kStreamThresholdBytes). Only the options the
+  // contract carries are sent: opset, layouts, quantization, float16 weights.
+  Outcome<Conversion> convert(std::span<const std::byte> model, const ConvertOptions& options);
+  Outcome<ModelInfo> inspect(std::span<const std::byte> model);
+  // The server's support matrix (ListOperators).
+  Outcome<std::vector<OpSupport>> operators();
+
+ private:
+  struct Impl;
+  explicit Client(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lite2onnx::remote
