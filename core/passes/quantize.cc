@@ -303,7 +303,7 @@ class QdqWriter {
                   quantized_activation(n.outputs[0]) &&
                   ((n.op == "Identity" && n.inputs.size() == 1) || clamp_implied(n));
       if (copy) {
-        quantize_output(n, output_base(n, 0), n.inputs[0], n.outputs[0]);
+        quantize_output(n.source_op, output_base(n, 0), n.inputs[0], n.outputs[0]);
         continue;
       }
       std::vector<std::tuple<size_t, TensorId, TensorId>> pending;  // (slot, float, quantized)
@@ -324,8 +324,11 @@ class QdqWriter {
       }
       ir::Node producer = std::move(n);
       g_.nodes.push_back(std::move(producer));
-      for (auto [k, value, tensor] : pending)
-        quantize_output(g_.nodes.back(), output_base(g_.nodes.back(), k), value, tensor);
+      std::vector<std::string> bases;
+      for (const auto& p : pending) bases.push_back(output_base(g_.nodes.back(), std::get<0>(p)));
+      const int source = g_.nodes.back().source_op;
+      for (size_t j = 0; j < pending.size(); ++j)
+        quantize_output(source, bases[j], std::get<1>(pending[j]), std::get<2>(pending[j]));
     }
     cancel_pairs();
     for (const auto& n : g_.nodes)
@@ -509,8 +512,8 @@ class QdqWriter {
 
   // `value` (float) -> QuantizeLinear -> `tensor` as integers (TFLite name and
   // type) -> DequantizeLinear -> float for the readers. `base` names the rest.
-  void quantize_output(const ir::Node& producer, const std::string& base, TensorId value,
-                       TensorId tensor) {
+  // (`source_op` by value: adding nodes may move the producer.)
+  void quantize_output(int source_op, const std::string& base, TensorId value, TensorId tensor) {
     const DataType type = *g_.tensor(tensor).quantized_type;
     std::vector<TensorId> params = param_inputs(g_.tensor(tensor), type, 1, base);
     ir::Tensor f = g_.tensor(tensor);
@@ -522,13 +525,12 @@ class QdqWriter {
     t.dtype = type;
     t.quantized_type.reset();
     const bool output = g_.is_graph_output(tensor);
-    add_node("QuantizeLinear", base + "/QuantizeLinear", producer.source_op, prepend(value, params),
-             tensor, output ? "quantized graph output" : "quantized activation");
+    add_node("QuantizeLinear", base + "/QuantizeLinear", source_op, prepend(value, params), tensor,
+             output ? "quantized graph output" : "quantized activation");
     if (readers_[static_cast<size_t>(tensor)] == 0) return;
     replaced_[static_cast<size_t>(tensor)] = fid;
-    add_node("DequantizeLinear", base + "/DequantizeLinear", producer.source_op,
-             prepend(tensor, params), fid,
-             output ? "quantized graph output read inside the graph" : "quantized activation");
+    add_node("DequantizeLinear", base + "/DequantizeLinear", source_op, prepend(tensor, params),
+             fid, output ? "quantized graph output read inside the graph" : "quantized activation");
   }
 
   // Parameters of a Q/DQ node, as (scale bytes, zero-point bytes, axis).
@@ -636,8 +638,9 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag) {
       clamps.emplace_back(p, o);
       o = p;
     }
+    const std::string producer_name = n.name;
+    const int source_op = n.source_op;
     g.nodes.push_back(std::move(n));
-    const ir::Node& producer = g.nodes.back();
     for (auto [value, tensor] : clamps) {
       const ir::Tensor& t = g.tensor(tensor);
       const double s = t.quant->scale[0], zp = static_cast<double>(zero_point(*t.quant, 0));
@@ -649,15 +652,15 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag) {
         std::vector<std::byte> bytes(4);
         std::memcpy(bytes.data(), &f, 4);
         ir::Tensor c;
-        c.name = producer.name + name;
+        c.name = producer_name + name;
         c.data = ir::ConstData::owned(std::move(bytes), DataType::kFloat32);
         return g.add_tensor(std::move(c));
       };
       ir::Node clip;
       clip.dialect = ir::Dialect::kOnnx;
       clip.op = "Clip";
-      clip.name = producer.name + "/quantized_range";
-      clip.source_op = producer.source_op;
+      clip.name = producer_name + "/quantized_range";
+      clip.source_op = source_op;
       clip.inputs = {value, scalar("/range_min", (qmin - zp) * s),
                      scalar("/range_max", (qmax - zp) * s)};
       clip.outputs = {tensor};
