@@ -15,6 +15,8 @@ APT_PACKAGES=(
   # makes the TLS tests' certificates, curl scrapes /metrics in the buf curl test.
   libgrpc++-dev protobuf-compiler-grpc grpc-proto prometheus-cpp-dev
   libspdlog-dev libfmt-dev openssl curl
+  # Deployment checks (deploy/checks/): YAML lint.
+  yamllint
 )
 
 missing=()
@@ -24,6 +26,9 @@ done
 # Node.js runs the numeric tests; Debian 12 ships nodejs 18 (keep a newer one if present).
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# kubectl builds deploy/kubernetes' kustomizations; Debian's is kubernetes-client (a
+# kubectl from another package conflicts with it and serves as well).
+command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
 
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
@@ -46,4 +51,11 @@ if [ ! -f tests/server/node_modules/.package-lock.json ] ||
    [ tests/server/package-lock.json -nt tests/server/node_modules/.package-lock.json ]; then
   echo "deps: npm ci in tests/server"
   (cd tests/server && npm ci --no-audit --no-fund --ignore-scripts)
+fi
+
+# ajv, dockerfilelint and the PromQL parser of the deployment checks, from the lockfile.
+if [ ! -f deploy/checks/node_modules/.package-lock.json ] ||
+   [ deploy/checks/package-lock.json -nt deploy/checks/node_modules/.package-lock.json ]; then
+  echo "deps: npm ci in deploy/checks"
+  (cd deploy/checks && npm ci --no-audit --no-fund --ignore-scripts)
 fi

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The Helm chart, offline (chartcheck: helm-render + the Kubernetes schemas):
+#  - renders and validates with the defaults and with every ci/*-values.yaml
+#    (the all-features file with -a monitoring.coreos.com/v1, so the ServiceMonitor
+#    and PrometheusRule render and are validated against prometheus-operator's CRDs);
+#  - NOTES.txt renders for each;
+#  - every bad-render/*.yaml fails to render with the message its "# expect:" names;
+#  - the rendered YAML passes yamllint (.yamllint, relaxed for toYaml's indentation);
+#  - with every option on, the ConfigMap sets every LITE2ONNX_* variable that
+#    `SERVER --help` lists (no server flag without a chart value).
+#   chart.sh [SERVER_BINARY]
+source "$(dirname "$0")/common.sh"
+server=${1:-}
+need_chartcheck
+command -v yamllint >/dev/null || skip_or_fail "yamllint is missing (Debian package yamllint)"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+RENDERED_LINT='{extends: default, rules: {document-start: disable, line-length: disable,
+  indentation: {spaces: 2, indent-sequences: whatever}, truthy: {allowed-values: ["true", "false"], check-keys: false},
+  octal-values: {forbid-implicit-octal: true, forbid-explicit-octal: true}}}'
+
+render() { # NAME ARGS...: render + validate, lint the output, render NOTES.txt
+  local name=$1
+  shift
+  if "$CHARTCHECK" "$CHART" "$@" -o "$dir/$name.yaml" >"$dir/$name.log" 2>&1; then
+    echo "chart $name: $(grep -c '^# Source: ' "$dir/$name.yaml") objects render and validate ($*)"
+  else
+    cat "$dir/$name.log"
+    fail "chart $name ($*)"
+    return
+  fi
+  yamllint -s -d "$RENDERED_LINT" "$dir/$name.yaml" || fail "chart $name: yamllint of the rendered output"
+  local helm_render
+  helm_render=$(dirname "$(readlink -f "$CHARTCHECK")")/bin/helm-render
+  if [ -x "$helm_render" ]; then
+    "$helm_render" "$CHART" "$@" --notes 2>"$dir/$name.notes" >/dev/null || fail "chart $name: NOTES.txt"
+    grep -q 'port-forward' "$dir/$name.notes" || fail "chart $name: NOTES.txt has no port-forward"
+  fi
+}
+
+render defaults
+render defaults-with-crds -a monitoring.coreos.com/v1
+for f in "$CHART"/ci/*-values.yaml; do
+  render "ci-$(basename "$f" -values.yaml)" -f "$f" -a monitoring.coreos.com/v1
+done
+grep -q '^kind: ServiceMonitor$' "$dir/ci-all-features.yaml" || fail "all-features renders no ServiceMonitor"
+grep -q '^kind: PrometheusRule$' "$dir/ci-all-features.yaml" || fail "all-features renders no PrometheusRule"
+for kind in Deployment Service ConfigMap HorizontalPodAutoscaler PodDisruptionBudget ServiceAccount NetworkPolicy; do
+  grep -q "^kind: $kind$" "$dir/ci-all-features.yaml" || fail "all-features renders no $kind"
+done
+[ "$(grep -c '^kind: Service$' "$dir/ci-all-features.yaml")" -eq 2 ] || fail "all-features renders no headless Service"
+grep -q 'appProtocol: grpc' "$dir/defaults.yaml" || fail "the Service has no appProtocol: grpc"
+grep -q '^ *grpc:$' "$dir/defaults.yaml" || fail "the default probes are not native gRPC probes"
+
+for f in "$CHECKS"/bad-render/*.yaml; do
+  expect=$(sed -n 's/^# expect: //p' "$f")
+  if "$CHARTCHECK" "$CHART" -f "$f" -o "$dir/bad.yaml" >"$dir/bad.log" 2>&1; then
+    fail "bad-render/$(basename "$f") renders; expected: $expect"
+  elif ! grep -qF -- "$expect" "$dir/bad.log"; then
+    cat "$dir/bad.log"
+    fail "bad-render/$(basename "$f") fails, but not with: $expect"
+  fi
+done
+echo "chart: $(find "$CHECKS"/bad-render -name '*.yaml' | wc -l) bad value sets fail to render with their message"
+
+if [ -n "$server" ]; then
+  flags=$("$server" --help | grep -o 'Env:LITE2ONNX_[A-Z_]*' | sed 's/^Env://' | sort -u)
+  [ -n "$flags" ] || fail "$server --help lists no LITE2ONNX_* variable"
+  for v in $flags; do
+    grep -q "^  $v: " "$dir/ci-all-features.yaml" || fail "the chart cannot set $v (no value renders it)"
+  done
+  echo "chart: all $(wc -w <<<"$flags") server variables of --help are set by the all-features ConfigMap"
+fi
+
+[ "$fails" -eq 0 ] || { echo "chart: $fails problem(s)"; exit 1; }
+echo "chart: OK"
