@@ -5,7 +5,8 @@
 # server and CLI in, and runs them there with chroot as the image's non-root
 # user on a read-only root (a tmpfs on /tmp, as the Helm chart mounts an
 # emptyDir): a health check, a Convert and a failing Convert over gRPC with
-# buf curl, a CLI conversion, a /metrics scrape, then SIGTERM must exit 0.
+# buf curl, a CLI conversion in-process and through --server, a /metrics scrape,
+# then SIGTERM must exit 0.
 #
 #   deploy/check-runtime-image.sh [--build-dir DIR] [--mirror URL] [--keep]
 #
@@ -162,6 +163,12 @@ cmp -s "$work/server.onnx" "$run/tmp/model.onnx" ||
   fail_with_log "the server's ONNX differs from the CLI's"
 echo "   Convert: $(stat -c %s "$work/server.onnx") bytes of ONNX, identical to the CLI's"
 
+# The CLI's --server mode, from inside the root, against the server there.
+in_image lite2onnx convert /tmp/model.tflite -o /tmp/remote.onnx --server "127.0.0.1:$port" >/dev/null ||
+  fail_with_log "lite2onnx convert --server failed"
+cmp -s "$run/tmp/remote.onnx" "$run/tmp/model.onnx" || fail_with_log "lite2onnx --server output differs"
+echo "   lite2onnx convert --server: identical too"
+
 if call -d '{"model": "Z2FyYmFnZQ=="}' "$url/lite2onnx.v1.Converter/Convert" >"$work/error.json" 2>&1; then
   fail_with_log "garbage converted"
 fi
@@ -169,11 +176,11 @@ grep -q '"invalid_argument"' "$work/error.json" || fail_with_log "garbage: $(cat
 echo "   Convert of garbage: INVALID_ARGUMENT"
 
 metrics=$(curl -sf "http://127.0.0.1:$metrics_port/metrics") || fail_with_log "no /metrics"
-grep -q '^lite2onnx_requests_total{code="OK",method="Convert"} 1$' <<<"$metrics" ||
+grep -q '^lite2onnx_requests_total{code="OK",method="Convert"} 2$' <<<"$metrics" ||
   fail_with_log "metrics: no OK Convert counted"
 grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert"} 1$' <<<"$metrics" ||
   fail_with_log "metrics: no INVALID_ARGUMENT Convert counted"
-echo "   /metrics: both calls counted"
+echo "   /metrics: the calls counted"
 
 kill -TERM "$pid"
 rc=0

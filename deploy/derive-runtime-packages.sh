@@ -12,30 +12,6 @@ if [ "${1:-}" = --check ]; then
 fi
 [ $# -gt 0 ] || { echo "usage: $0 [--check FILE] BINARY..." >&2; exit 2; }
 
-# The package owning PATH; usrmerge means dpkg may know it as /lib/... or /usr/lib/...
-owner() {
-  local f=$1 real candidates c out
-  real=$(readlink -f "$f")
-  candidates=("$f" "$real")
-  for c in "$f" "$real"; do
-    case "$c" in
-      /usr/*) candidates+=("${c#/usr}") ;;
-      *) candidates+=("/usr$c") ;;
-    esac
-  done
-  for c in "${candidates[@]}"; do
-    # "pkg:arch: /path" (diversion lines start with "diversion by").
-    out=$(dpkg -S "$c" 2>/dev/null | grep -v '^diversion' | head -n1) || true
-    if [ -n "$out" ]; then
-      out=${out%%: *}
-      echo "${out%%:*}"
-      return 0
-    fi
-  done
-  echo "derive-runtime-packages: no Debian package owns $f" >&2
-  return 1
-}
-
 libs=$(
   for bin in "$@"; do
     [ -x "$bin" ] || { echo "derive-runtime-packages: $bin is not an executable" >&2; exit 1; }
@@ -49,7 +25,34 @@ libs=$(
     awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' <<<"$out"
   done | sort -u
 )
-packages=$(for l in $libs; do owner "$l"; done | sort -u)
+# Each library under every name dpkg may know it by (usrmerge: /lib/... or /usr/lib/...,
+# and the symlink or its target), all looked up with one dpkg -S.
+candidates() {
+  local f=$1 real c
+  real=$(readlink -f "$f")
+  for c in "$f" "$real"; do
+    echo "$c"
+    case "$c" in
+      /usr/*) echo "${c#/usr}" ;;
+      *) echo "/usr$c" ;;
+    esac
+  done
+}
+mapfile -t paths < <(for l in $libs; do candidates "$l"; done | sort -u)
+# "pkg:arch: /path" or "pkg1, pkg2: /path"; diversion lines are skipped.
+owners=$(dpkg -S "${paths[@]}" 2>/dev/null | grep -v '^diversion' || true)
+packages=$(
+  for l in $libs; do
+    pkg=
+    for c in $(candidates "$l"); do
+      pkg=$(awk -v p="$c" 'index($0, ": " p) && substr($0, length($0) - length(p) + 1) == p {
+        sub(/: \/.*/, ""); print; exit }' <<<"$owners")
+      [ -n "$pkg" ] && break
+    done
+    [ -n "$pkg" ] || { echo "derive-runtime-packages: no Debian package owns $l" >&2; exit 1; }
+    tr ',' '\n' <<<"$pkg" | sed -e 's/^ *//' -e 's/:.*//'
+  done | sort -u
+)
 
 if [ -z "$check" ]; then
   echo "$packages"
