@@ -2,6 +2,8 @@
 
 #include <grpcpp/server_context.h>
 
+#include <utility>
+
 namespace lite2onnx::server {
 namespace {
 
@@ -65,34 +67,71 @@ CallTrace::~CallTrace() {
   env_.call_ended();
 }
 
-grpc::Status CallTrace::complete(grpc::Status status) {
+CallRecord CallTrace::complete(const grpc::Status& status) {
   completed_ = true;
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const std::string_view code = status_code_name(status.error_code());
-  env_.metrics.add_inflight_requests(-1);
-  env_.metrics.record_request(method_, code, seconds);
-  const LogLevel level =
-      status.error_code() == grpc::StatusCode::INTERNAL ? LogLevel::kError : LogLevel::kInfo;
-  env_.log.log(level, "request",
-               {{"request_id", std::string_view(id_)},
-                {"method", method_},
-                {"peer", std::string_view(peer_)},
-                {"model_bytes", model_bytes},
-                {"onnx_bytes", onnx_bytes},
-                {"options", std::string_view(options)},
-                {"status", code},
-                {"error", std::string_view(status.error_message())},
-                {"queue_ms", queue_seconds_ * 1000},
-                {"duration_ms", seconds * 1000}});
-  env_.call_ended();
-  return status;
+  CallRecord r(env_);
+  r.seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  r.method_ = method_;
+  r.id_ = std::move(id_);
+  r.peer_ = std::move(peer_);
+  r.options_ = std::move(options);
+  r.error_ = status.error_message();
+  r.code_ = status.error_code();
+  r.model_bytes_ = model_bytes;
+  r.onnx_bytes_ = onnx_bytes;
+  r.queue_seconds_ = queue_seconds_;
+  r.conversion_ = std::move(conversion_);
+  r.outcome_ = outcome_;
+  return r;
+}
+
+CallRecord::CallRecord(CallRecord&& o) noexcept
+    : env_(o.env_),
+      pending_(std::exchange(o.pending_, false)),
+      method_(o.method_),
+      id_(std::move(o.id_)),
+      peer_(std::move(o.peer_)),
+      options_(std::move(o.options_)),
+      error_(std::move(o.error_)),
+      code_(o.code_),
+      model_bytes_(o.model_bytes_),
+      onnx_bytes_(o.onnx_bytes_),
+      queue_seconds_(o.queue_seconds_),
+      seconds_(o.seconds_),
+      conversion_(std::move(o.conversion_)),
+      outcome_(o.outcome_) {}
+
+void CallRecord::write() {
+  if (!pending_) return;
+  pending_ = false;
+  const std::string_view code = status_code_name(code_);
+  if (conversion_) env_->metrics.record_conversion(*conversion_, outcome_);
+  env_->metrics.add_inflight_requests(-1);
+  env_->metrics.record_request(method_, code, seconds_);
+  const LogLevel level = code_ == grpc::StatusCode::INTERNAL ? LogLevel::kError : LogLevel::kInfo;
+  env_->log.log(level, "request",
+                {{"request_id", std::string_view(id_)},
+                 {"method", method_},
+                 {"peer", std::string_view(peer_)},
+                 {"model_bytes", model_bytes_},
+                 {"onnx_bytes", onnx_bytes_},
+                 {"options", std::string_view(options_)},
+                 {"status", code},
+                 {"error", std::string_view(error_)},
+                 {"queue_ms", queue_seconds_ * 1000},
+                 {"duration_ms", seconds_ * 1000}});
+  env_->call_ended();
 }
 
 void CallTrace::dequeued(std::chrono::steady_clock::time_point queued_at) {
   queue_seconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - queued_at).count();
   env_.metrics.record_queue_wait(queue_seconds_);
+}
+
+void CallTrace::conversion_ran(Diagnostics diagnostics, std::string_view outcome) {
+  conversion_ = std::move(diagnostics);
+  outcome_ = outcome;
 }
 
 grpc::Status shed(CallEnvironment& env, Reason reason) {

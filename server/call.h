@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -79,6 +80,36 @@ class StopSignal {
   std::atomic<bool> cancelled_{false};
 };
 
+// What is left of a call once its status is known: its metrics and its request
+// log line. CallTrace::complete() takes it out of the call before Finish(); it
+// is written after Finish(), when the call object may already be gone, so that
+// the answer does not wait for the bookkeeping. Written once: by write(), or
+// when destroyed.
+class CallRecord {
+ public:
+  CallRecord(CallRecord&& other) noexcept;
+  CallRecord& operator=(CallRecord&&) = delete;
+  ~CallRecord() { write(); }
+
+  // Counts the call and its conversion, logs its request line, then lets a
+  // drain know the call is over.
+  void write();
+
+ private:
+  friend class CallTrace;
+  explicit CallRecord(CallEnvironment& env) : env_(&env) {}
+
+  CallEnvironment* env_;
+  bool pending_ = true;
+  std::string_view method_;
+  std::string id_, peer_, options_, error_;
+  grpc::StatusCode code_ = grpc::StatusCode::OK;
+  uint64_t model_bytes_ = 0, onnx_bytes_ = 0;
+  double queue_seconds_ = 0, seconds_ = 0;
+  std::optional<Diagnostics> conversion_;
+  std::string_view outcome_;
+};
+
 // One call's record: created when the call arrives, completed once with its status.
 class CallTrace {
  public:
@@ -88,8 +119,8 @@ class CallTrace {
   CallTrace& operator=(const CallTrace&) = delete;
 
   const std::string& id() const { return id_; }
-  // Logs the request line and counts it; returns `status` for Finish().
-  grpc::Status complete(grpc::Status status);
+  // Ends the call's time now. Pass `status` to Finish(), then write the record.
+  CallRecord complete(const grpc::Status& status);
 
   uint64_t model_bytes = 0;
   uint64_t onnx_bytes = 0;
@@ -97,6 +128,8 @@ class CallTrace {
 
   // The request was queued at `queued_at` and a worker takes it now.
   void dequeued(std::chrono::steady_clock::time_point queued_at);
+  // A conversion ran, with `outcome` (outcome_name()); counted with the call.
+  void conversion_ran(Diagnostics diagnostics, std::string_view outcome);
 
  private:
   CallEnvironment& env_;
@@ -105,6 +138,8 @@ class CallTrace {
   std::string peer_;
   std::chrono::steady_clock::time_point start_;
   double queue_seconds_ = 0;
+  std::optional<Diagnostics> conversion_;
+  std::string_view outcome_;
   bool completed_ = false;
 };
 

@@ -110,7 +110,7 @@ class ConvertStreamCall final : public Reactor {
     } catch (const std::exception& e) {
       onnx = make_error(ErrorCode::kInternal, e.what());
     }
-    env_.metrics.record_conversion(diagnostics, outcome_name(onnx));
+    trace_.conversion_ran(diagnostics, outcome_name(onnx));
     model_ = std::string();
     reservation_.release();
     if (!onnx) return finish(to_status(from_core(onnx.error(), stop_.deadline_passed())));
@@ -142,7 +142,9 @@ class ConvertStreamCall final : public Reactor {
   // Finishes the call; nothing may touch the call afterwards.
   void finish(grpc::Status status) {
     reservation_.release();
-    Finish(trace_.complete(std::move(status)));
+    CallRecord record = trace_.complete(status);
+    Finish(std::move(status));
+    record.write();
   }
 
   CallEnvironment& env_;

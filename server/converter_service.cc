@@ -1,6 +1,11 @@
 #include "server/converter_service.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <grpcpp/server_context.h>
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/proto_buffer_reader.h>
 
 #include <random>
 
@@ -22,6 +27,40 @@ std::string random_prefix() {
   return buf;
 }
 
+// A message of the wire, parsed as gRPC parses the generated methods' requests
+// (the buffer's slices are shared, not copied, until the parse copies the model).
+bool parse(const grpc::ByteBuffer& raw, google::protobuf::Message* message) {
+  grpc::ByteBuffer shared(raw);
+  grpc::ProtoBufferReader reader(&shared);
+  return message->ParseFromZeroCopyStream(&reader);
+}
+
+// A serialized lite2onnx.v1.ConvertResponse whose onnx_model is `onnx` itself,
+// not a copy. A message's wire form is the sequence of its fields, so field 1
+// (its tag and length, then the ONNX bytes, owned by their slice) followed by
+// a ConvertResponse holding only field 2 (the diagnostics) is one
+// ConvertResponse.
+grpc::ByteBuffer convert_response(std::string onnx, const Diagnostics& diagnostics) {
+  using google::protobuf::internal::WireFormatLite;
+  std::string head;
+  {
+    google::protobuf::io::StringOutputStream stream(&head);
+    google::protobuf::io::CodedOutputStream out(&stream);
+    out.WriteTag(WireFormatLite::MakeTag(v1::ConvertResponse::kOnnxModelFieldNumber,
+                                         WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
+    out.WriteVarint64(onnx.size());
+  }
+  v1::ConvertResponse rest;
+  to_proto(diagnostics, rest.mutable_diagnostics());
+  auto* owned = new std::string(std::move(onnx));
+  const grpc::Slice slices[] = {grpc::Slice(head),
+                                grpc::Slice(
+                                    owned->data(), owned->size(),
+                                    [](void* s) { delete static_cast<std::string*>(s); }, owned),
+                                grpc::Slice(rest.SerializeAsString())};
+  return grpc::ByteBuffer(slices, std::size(slices));
+}
+
 // A unary call whose work runs on the worker pool: admitted by size, memory
 // budget and queue room, then run() on a worker unless the call already stopped.
 class PooledCall : public grpc::ServerUnaryReactor {
@@ -36,7 +75,11 @@ class PooledCall : public grpc::ServerUnaryReactor {
   virtual grpc::Status run() = 0;
 
   // Finishes the call; nothing may touch the call afterwards.
-  void finish(grpc::Status status) { Finish(trace_.complete(std::move(status))); }
+  void finish(grpc::Status status) {
+    CallRecord record = trace_.complete(status);
+    Finish(std::move(status));
+    record.write();
+  }
 
   // Admits a model of `bytes` and queues run(), or finishes with the refusal.
   void admit(uint64_t bytes) {
@@ -88,35 +131,45 @@ class PooledCall : public grpc::ServerUnaryReactor {
 class ConvertCall final : public PooledCall {
  public:
   ConvertCall(CallEnvironment& env, grpc::CallbackServerContext* ctx,
-              const v1::ConvertRequest* request, v1::ConvertResponse* response)
-      : PooledCall(env, ctx, "Convert"), request_(request), response_(response) {}
+              const grpc::ByteBuffer* request, grpc::ByteBuffer* response)
+      : PooledCall(env, ctx, "Convert"), raw_request_(request), response_(response) {}
 
   void start() {
     if (refuse_if_draining()) return;
-    trace_.model_bytes = request_->model().size();
-    trace_.options = summary(request_->options());
-    auto options = to_core(request_->options());
+    if (!parse(*raw_request_, &request_))
+      return finish(to_status(failure(v1::ConversionError::REASON_INVALID_MODEL,
+                                      "the request is not a lite2onnx.v1.ConvertRequest")));
+    trace_.model_bytes = request_.model().size();
+    trace_.options = summary(request_.options());
+    auto options = to_core(request_.options());
     if (!options) return finish(to_status(from_core(options.error(), false)));
     options_ = std::move(*options);
-    admit(request_->model().size());
+    admit(request_.model().size());
   }
 
  private:
   grpc::Status run() override {
     options_.cancelled = [this] { return stop_.stop_requested(); };
     Diagnostics diagnostics;
-    auto onnx = lite2onnx::convert(as_bytes(request_->model()), options_, diagnostics);
-    env_.metrics.record_conversion(diagnostics, outcome_name(onnx));
-    if (!onnx) return to_status(from_core(onnx.error(), stop_.deadline_passed()));
-    if (stop_.stop_requested()) return to_status(stop_.failure());
-    trace_.onnx_bytes = onnx->size();
-    response_->set_onnx_model(std::move(onnx).value());
-    to_proto(diagnostics, response_->mutable_diagnostics());
-    return grpc::Status::OK;
+    auto onnx = lite2onnx::convert(as_bytes(request_.model()), options_, diagnostics);
+    request_.Clear();  // the model's memory is free before the answer goes out
+    const std::string_view outcome = outcome_name(onnx);
+    grpc::Status status = grpc::Status::OK;
+    if (!onnx) {
+      status = to_status(from_core(onnx.error(), stop_.deadline_passed()));
+    } else if (stop_.stop_requested()) {
+      status = to_status(stop_.failure());
+    } else {
+      trace_.onnx_bytes = onnx->size();
+      *response_ = convert_response(std::move(onnx).value(), diagnostics);
+    }
+    trace_.conversion_ran(std::move(diagnostics), outcome);
+    return status;
   }
 
-  const v1::ConvertRequest* request_;
-  v1::ConvertResponse* response_;
+  const grpc::ByteBuffer* raw_request_;
+  grpc::ByteBuffer* response_;
+  v1::ConvertRequest request_;
   ConvertOptions options_;
 };
 
@@ -148,7 +201,11 @@ class ImmediateCall final : public grpc::ServerUnaryReactor {
   ImmediateCall(CallEnvironment& env, grpc::CallbackServerContext* ctx, std::string_view method)
       : trace_(env, ctx, method) {}
   void OnDone() override { delete this; }
-  void finish(grpc::Status status) { Finish(trace_.complete(std::move(status))); }
+  void finish(grpc::Status status) {
+    CallRecord record = trace_.complete(status);
+    Finish(std::move(status));
+    record.write();
+  }
 
  private:
   CallTrace trace_;
@@ -168,8 +225,8 @@ ConverterService::ConverterService(ServiceLimits limits, WorkerPool& pool, Memor
       operators_(to_proto(support_matrix())) {}
 
 grpc::ServerUnaryReactor* ConverterService::Convert(grpc::CallbackServerContext* ctx,
-                                                    const v1::ConvertRequest* request,
-                                                    v1::ConvertResponse* response) {
+                                                    const grpc::ByteBuffer* request,
+                                                    grpc::ByteBuffer* response) {
   auto* call = new ConvertCall(env_, ctx, request, response);
   call->start();
   return call;

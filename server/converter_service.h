@@ -12,7 +12,14 @@
 
 namespace lite2onnx::server {
 
-class ConverterService final : public v1::Converter::CallbackService {
+// Convert is a raw method: its request is parsed and its response written by
+// the service (converter_service.cc), so that the ONNX bytes go out without being
+// copied into a message first. The other methods use the generated messages.
+using ConverterServiceBase = v1::Converter::WithRawCallbackMethod_Convert<
+    v1::Converter::WithCallbackMethod_ConvertStream<v1::Converter::WithCallbackMethod_Inspect<
+        v1::Converter::WithCallbackMethod_ListOperators<v1::Converter::Service>>>>;
+
+class ConverterService final : public ConverterServiceBase {
  public:
   ConverterService(ServiceLimits limits, WorkerPool& pool, MemoryBudget& budget, Metrics& metrics,
                    const Logger& log);
@@ -26,8 +33,8 @@ class ConverterService final : public v1::Converter::CallbackService {
   }
 
   grpc::ServerUnaryReactor* Convert(grpc::CallbackServerContext* ctx,
-                                    const v1::ConvertRequest* request,
-                                    v1::ConvertResponse* response) override;
+                                    const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override;
   grpc::ServerBidiReactor<v1::ConvertChunk, v1::ConvertChunk>* ConvertStream(
       grpc::CallbackServerContext* ctx) override;
   grpc::ServerUnaryReactor* Inspect(grpc::CallbackServerContext* ctx,

@@ -13,12 +13,17 @@ namespace lite2onnx::server_test {
 
 ConvertResult convert(grpc::Channel& channel, const std::string& model,
                       const v1::ConvertOptions& options, std::chrono::milliseconds timeout) {
-  auto stub = v1::Converter::NewStub(std::shared_ptr<grpc::Channel>(&channel, [](auto*) {}));
-  grpc::ClientContext ctx;
-  if (timeout.count() > 0) ctx.set_deadline(std::chrono::system_clock::now() + timeout);
   v1::ConvertRequest request;
   request.set_model(model);
   *request.mutable_options() = options;
+  return convert(channel, request, timeout);
+}
+
+ConvertResult convert(grpc::Channel& channel, const v1::ConvertRequest& request,
+                      std::chrono::milliseconds timeout) {
+  auto stub = v1::Converter::NewStub(std::shared_ptr<grpc::Channel>(&channel, [](auto*) {}));
+  grpc::ClientContext ctx;
+  if (timeout.count() > 0) ctx.set_deadline(std::chrono::system_clock::now() + timeout);
   ConvertResult r;
   r.status = stub->Convert(&ctx, request, &r.response);
   const auto& md = ctx.GetServerInitialMetadata();

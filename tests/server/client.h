@@ -24,6 +24,9 @@ struct ConvertResult {
 ConvertResult convert(grpc::Channel& channel, const std::string& model,
                       const v1::ConvertOptions& options = {},
                       std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+// The same with a request built once (the load benchmark reuses it).
+ConvertResult convert(grpc::Channel& channel, const v1::ConvertRequest& request,
+                      std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
 struct StreamResult {
   grpc::Status status;

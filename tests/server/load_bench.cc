@@ -4,14 +4,20 @@
 // queue 4, 200 calls at concurrency 16). See docs/service.md for the figures.
 //
 //   server_load_bench [MODEL.tflite] [REQUESTS_PER_LEVEL]
+#include <grpcpp/grpcpp.h>
 #include <malloc.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,6 +51,18 @@ long proc_status_kib(pid_t pid, const std::string& field) {
   return -1;
 }
 
+// CPU time (user + system) a process used so far, in milliseconds.
+double cpu_ms(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));  // after "pid (comm) "
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; fields >> field && i <= 15; ++i)
+    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+  return ticks * 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 std::string convert_in_process(const std::string& model) {
   Diagnostics d;
   auto onnx = lite2onnx::convert(std::as_bytes(std::span(model.data(), model.size())), {}, d);
@@ -63,25 +81,98 @@ double in_process_throughput(const std::string& model, int threads, int per_thre
   return threads * per_thread / (ms_since(start) / 1000);
 }
 
+// A channel of its own (as ServerProcess::channel() makes them) to `address`.
+std::shared_ptr<grpc::Channel> channel_to(const std::string& address) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  args.SetInt("grpc.use_local_subchannel_pool", 1);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+}
+
+// The floor of any gRPC service that takes these bytes and answers with as
+// many: a Convert that answers with the request's model, no conversion, no
+// queue. It runs in a child process forked before this one starts gRPC.
+class EchoService final : public v1::Converter::CallbackService {
+  grpc::ServerUnaryReactor* Convert(grpc::CallbackServerContext* ctx,
+                                    const v1::ConvertRequest* request,
+                                    v1::ConvertResponse* response) override {
+    response->set_onnx_model(request->model());
+    auto* reactor = ctx->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+};
+
+// The echo server in a child process forked before this one starts gRPC;
+// killed with this object. `address` is empty when it did not start.
+class EchoServer {
+ public:
+  EchoServer() {
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      close(fds[0]);
+      serve(fds[1]);
+    }
+    close(fds[1]);
+    int port = 0;
+    if (read(fds[0], &port, sizeof port) == sizeof port && port > 0)
+      address_ = "127.0.0.1:" + std::to_string(port);
+    close(fds[0]);
+  }
+  ~EchoServer() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  const std::string& address() const { return address_; }
+
+ private:
+  [[noreturn]] static void serve(int port_fd) {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // as server/main.cc does
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    EchoService service;
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.SetMaxReceiveMessageSize(-1);
+    builder.RegisterService(&service);
+    auto server = builder.BuildAndStart();
+    if (write(port_fd, &port, sizeof port) != sizeof port) _exit(1);
+    close(port_fd);
+    server->Wait();
+    _exit(0);
+  }
+
+  pid_t pid_ = -1;
+  std::string address_;
+};
+
 struct LevelResult {
   std::vector<double> latencies_ms;
+  std::vector<double> conversion_ms;  // the core's total inside the server (diagnostics)
   std::map<grpc::StatusCode, int> codes;
   int mismatches = 0;
   int warmup_shed = 0;  // RESOURCE_EXHAUSTED answers to the untimed first call of each client
   double seconds = 0;
 };
 
-// `total` Convert calls from `concurrency` threads, one channel each.
-LevelResult run_level(const ServerProcess& server, const std::string& model,
+// `total` Convert calls from `concurrency` threads, one channel each, all
+// sending one request built once (the client's own copies stay out of the figures).
+LevelResult run_level(const std::string& address, const std::string& model,
                       const std::string& expected, int concurrency, int total) {
   LevelResult r;
   std::atomic<int> next{0};
   std::mutex mu;
   std::vector<std::thread> clients;
+  v1::ConvertRequest request;
+  request.set_model(model);
   const auto start = Clock::now();
   for (int c = 0; c < concurrency; ++c)
     clients.emplace_back([&] {
-      auto channel = server.channel();
+      auto channel = channel_to(address);
       // Connect before timing.
       if (convert(*channel, read_file(mini_mobilenet_path())).status.error_code() ==
           grpc::StatusCode::RESOURCE_EXHAUSTED) {
@@ -90,19 +181,26 @@ LevelResult run_level(const ServerProcess& server, const std::string& model,
       }
       while (next.fetch_add(1) < total) {
         const auto t = Clock::now();
-        ConvertResult res = convert(*channel, model);
+        ConvertResult res = convert(*channel, request);
         const double ms = ms_since(t);
         std::lock_guard lock(mu);
         ++r.codes[res.status.error_code()];
         if (res.status.ok()) {
           r.latencies_ms.push_back(ms);
           if (res.response.onnx_model() != expected) ++r.mismatches;
+          for (const auto& timing : res.response.diagnostics().timings())
+            if (timing.phase() == "total") r.conversion_ms.push_back(timing.milliseconds());
         }
       }
     });
   for (auto& t : clients) t.join();
   r.seconds = ms_since(start) / 1000;
   return r;
+}
+
+LevelResult run_level(const ServerProcess& server, const std::string& model,
+                      const std::string& expected, int concurrency, int total) {
+  return run_level(server.address(), model, expected, concurrency, total);
 }
 
 // lite2onnx_requests_shed_total over every reason.
@@ -115,13 +213,13 @@ double shed_total(int metrics_port) {
   return total;
 }
 
-// duration_ms of the Convert lines of a server's text request log.
-std::vector<double> handler_ms(const std::string& log) {
+// A field (duration_ms=, queue_ms=) of the Convert lines of a server's text request log.
+std::vector<double> logged_ms(const std::string& log, const std::string& field) {
   std::vector<double> v;
   for (size_t pos = 0; (pos = log.find("method=Convert ", pos)) != std::string::npos;) {
-    const size_t d = log.find("duration_ms=", pos);
+    const size_t d = log.find(field, pos);
     if (d == std::string::npos) break;
-    v.push_back(std::strtod(log.c_str() + d + 12, nullptr));
+    v.push_back(std::strtod(log.c_str() + d + field.size(), nullptr));
     pos = d;
   }
   return v;
@@ -134,6 +232,7 @@ int main(int argc, char** argv) {
   // so that its page faults do not count as server overhead.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  EchoServer echo;  // first: it forks
   const std::string path = argc > 1 ? argv[1]
                                     : LITE2ONNX_SHARED_MODELS_DIR
                                "/tflite-support/mobilenet_v1_0.25_224_1_default_1.tflite";
@@ -168,24 +267,43 @@ int main(int argc, char** argv) {
   const long idle_kib = proc_status_kib(server->pid(), "VmRSS");
   std::printf("server (workers = cores, queue 16): idle RSS %.1f MiB\n", idle_kib / 1024.0);
   std::printf("%-12s %10s %10s %10s %8s\n", "concurrency", "req/s", "p50 ms", "p99 ms", "errors");
-  double c1 = 0, c4 = 0, p50_c1 = 0, server_p50_c1 = 0;
+  double c1 = 0, c4 = 0, p50_c1 = 0, server_p50_c1 = 0, queue_p50_c1 = 0, conversion_p50_c1 = 0,
+         server_cpu_c1 = 0;
   for (int concurrency : {1, 4, 16}) {
     run_level(*server, model, expected, concurrency, concurrency * 4);  // warm-up
     const size_t log_start = server->log().size();
+    const double cpu_before = cpu_ms(server->pid());
     LevelResult r = run_level(*server, model, expected, concurrency, per_level);
-    if (concurrency == 1)
-      server_p50_c1 = percentile(handler_ms(server->log().substr(log_start)), 0.5);
+    if (concurrency == 1) server_cpu_c1 = (cpu_ms(server->pid()) - cpu_before) / per_level;
+    if (concurrency == 1) {
+      const std::string log = server->log().substr(log_start);
+      server_p50_c1 = percentile(logged_ms(log, "duration_ms="), 0.5);
+      queue_p50_c1 = percentile(logged_ms(log, "queue_ms="), 0.5);
+    }
     const double rps = r.latencies_ms.size() / r.seconds;
-    if (concurrency == 1) c1 = rps, p50_c1 = percentile(r.latencies_ms, 0.5);
+    if (concurrency == 1) {
+      c1 = rps;
+      p50_c1 = percentile(r.latencies_ms, 0.5);
+      conversion_p50_c1 = percentile(r.conversion_ms, 0.5);
+    }
     if (concurrency == 4) c4 = rps;
     std::printf("%-12d %10.1f %10.2f %10.2f %8d\n", concurrency, rps,
                 percentile(r.latencies_ms, 0.5), percentile(r.latencies_ms, 0.99),
                 per_level - static_cast<int>(r.latencies_ms.size()) + r.mismatches);
   }
   std::printf(
-      "concurrency 1: p50 %.2f ms inside the server (call arrival to status, from its "
-      "request log), %.2f ms on the client\n",
-      server_p50_c1, p50_c1);
+      "concurrency 1, p50: %.2f ms on the client; %.2f ms inside the server (call arrival to "
+      "status, from its request log), of which %.2f ms waiting for a worker and %.2f ms "
+      "converting (diagnostics total); server CPU time %.2f ms per call\n",
+      p50_c1, server_p50_c1, queue_p50_c1, conversion_p50_c1, server_cpu_c1);
+  if (!echo.address().empty()) {
+    run_level(echo.address(), model, model, 1, 20);  // warm-up
+    LevelResult floor = run_level(echo.address(), model, model, 1, per_level);
+    std::printf(
+        "gRPC floor: an echo service (the model in, the same bytes out, no conversion), "
+        "concurrency 1: p50 %.2f ms\n",
+        percentile(floor.latencies_ms, 0.5));
+  }
   std::printf("peak server RSS %.1f MiB\n", proc_status_kib(server->pid(), "VmHWM") / 1024.0);
   const double overhead = p50_c1 - percentile(local, 0.5);
   std::printf(

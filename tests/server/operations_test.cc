@@ -55,7 +55,11 @@ TEST(OperationsTest, MetricsCountKnownTraffic) {
   ASSERT_FALSE(convert(*channel, "garbage").status.ok());
   ASSERT_FALSE(convert(*channel, unsupported_ops_model()).status.ok());
 
-  const std::string m = http_get(server->metrics_port(), "/metrics");
+  // Each call is counted just after its answer: wait for the last ones.
+  const int port = server->metrics_port();
+  wait_for_metric(port, R"(lite2onnx_request_duration_seconds_count{method="Convert"})", 4);
+  wait_for_metric(port, R"(lite2onnx_request_duration_seconds_count{method="ConvertStream"})", 1);
+  const std::string m = http_get(port, "/metrics");
   auto value = [&m](const std::string& series) { return metric(m, series).value_or(-1); };
   EXPECT_EQ(value(R"(lite2onnx_requests_total{code="OK",method="Convert"})"), 2);
   EXPECT_EQ(value(R"(lite2onnx_requests_total{code="OK",method="ConvertStream"})"), 1);
@@ -96,7 +100,7 @@ TEST(OperationsTest, OneTextLogLinePerRequestWithoutModelBytes) {
   ConvertResult r = convert(*channel, read_file(mini_mobilenet_path()), options);
   ASSERT_TRUE(r.status.ok());
   ASSERT_FALSE(convert(*channel, "garbage-model-bytes").status.ok());
-  const std::string log = server->log();
+  const std::string log = server->wait_for_log(" info request ", 2);
   std::istringstream lines(log);
   std::vector<std::string> requests;
   for (std::string line; std::getline(lines, line);)
@@ -115,7 +119,7 @@ TEST(OperationsTest, JsonLogsAreOneObjectPerLine) {
   ASSERT_TRUE(server);
   ConvertResult r = convert(*server->channel(), read_file(mini_mobilenet_path()));
   ASSERT_TRUE(r.status.ok());
-  std::istringstream lines(server->log());
+  std::istringstream lines(server->wait_for_log(R"("msg":"request")"));
   int requests = 0;
   for (std::string line; std::getline(lines, line);) {
     auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);

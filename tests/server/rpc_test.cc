@@ -169,7 +169,8 @@ TEST_F(RpcTest, ClientRequestIdIsKept) {
   EXPECT_EQ(
       std::string(md.find("x-request-id")->second.data(), md.find("x-request-id")->second.size()),
       "pipeline-run-42");
-  EXPECT_NE(server_->log().find("request_id=pipeline-run-42"), std::string::npos);
+  EXPECT_NE(server_->wait_for_log("request_id=pipeline-run-42").find("request_id=pipeline-run-42"),
+            std::string::npos);
 }
 
 TEST_F(RpcTest, ConvertsAQuantizedModelFromTheCorpusToQdq) {

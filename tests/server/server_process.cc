@@ -156,6 +156,19 @@ int ServerProcess::wait_exit(std::chrono::milliseconds timeout) {
 
 std::string ServerProcess::log() const { return read_file(dir_.file("log")); }
 
+std::string ServerProcess::wait_for_log(const std::string& text, int count,
+                                        std::chrono::milliseconds timeout) const {
+  const auto end = Clock::now() + timeout;
+  for (;;) {
+    std::string log = this->log();
+    int seen = 0;
+    for (size_t pos = 0; (pos = log.find(text, pos)) != std::string::npos; pos += text.size())
+      ++seen;
+    if (seen >= count || Clock::now() >= end) return log;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 RunResult run_server(const std::vector<std::string>& args, const Env& env,
                      std::chrono::milliseconds timeout) {
   TempDir dir;

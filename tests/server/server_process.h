@@ -63,6 +63,10 @@ class ServerProcess {
   int wait_exit(std::chrono::milliseconds timeout);
   // What the server printed so far (its log).
   std::string log() const;
+  // The log once `text` occurs `count` times in it (a call's request line is
+  // written after its answer), or as it is after `timeout`.
+  std::string wait_for_log(const std::string& text, int count = 1,
+                           std::chrono::milliseconds timeout = std::chrono::seconds(5)) const;
 
  private:
   ServerProcess() = default;
