@@ -18,6 +18,7 @@ add_test(NAME deploy.metrics
 add_test(NAME deploy.values_schema COMMAND ${DEPLOY_CHECKS}/values-schema.sh)
 add_test(NAME deploy.yamllint COMMAND ${DEPLOY_CHECKS}/yamllint.sh)
 add_test(NAME deploy.dockerfile COMMAND ${DEPLOY_CHECKS}/dockerfile.sh)
+add_test(NAME deploy.compose COMMAND ${DEPLOY_CHECKS}/compose.sh)
 # The runtime image's package list still matches what the built binaries link.
 add_test(NAME deploy.runtime_packages
   COMMAND ${CMAKE_SOURCE_DIR}/deploy/derive-runtime-packages.sh
@@ -25,10 +26,10 @@ add_test(NAME deploy.runtime_packages
           $<TARGET_FILE:lite2onnx-server> $<TARGET_FILE:lite2onnx>)
 
 set_tests_properties(deploy.chart deploy.manifests deploy.metrics deploy.values_schema
-  deploy.yamllint deploy.dockerfile deploy.runtime_packages
+  deploy.yamllint deploy.dockerfile deploy.compose deploy.runtime_packages
   PROPERTIES FIXTURES_REQUIRED deploy_tools)
 set_tests_properties(deploy.setup deploy.chart deploy.manifests deploy.metrics deploy.values_schema
-  deploy.yamllint deploy.dockerfile deploy.runtime_packages
+  deploy.yamllint deploy.dockerfile deploy.compose deploy.runtime_packages
   PROPERTIES LABELS deploy SKIP_RETURN_CODE 77)
 set_tests_properties(deploy.chart deploy.manifests deploy.metrics deploy.values_schema
-  deploy.yamllint deploy.dockerfile deploy.runtime_packages PROPERTIES TIMEOUT 120)
+  deploy.yamllint deploy.dockerfile deploy.compose deploy.runtime_packages PROPERTIES TIMEOUT 120)
