@@ -4,7 +4,9 @@
 // queue 4, 200 calls at concurrency 16). See docs/service.md for the figures.
 //
 //   server_load_bench [MODEL.tflite] [REQUESTS_PER_LEVEL]
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/support/proto_buffer_reader.h>
 #include <malloc.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -159,20 +161,57 @@ struct LevelResult {
   double seconds = 0;
 };
 
+// One Convert of a request serialized once, timed from the call's start to the
+// answer's bytes (parsing them is not timed); on the calling thread's own
+// completion queue, as a blocking stub would.
+struct TimedCall {
+  grpc::Status status;
+  v1::ConvertResponse response;
+  double ms = 0;
+};
+
+TimedCall timed_convert(grpc::GenericStub& stub, grpc::CompletionQueue& cq,
+                        const grpc::ByteBuffer& request) {
+  TimedCall r;
+  grpc::ClientContext ctx;
+  grpc::ByteBuffer answer;
+  const auto t = Clock::now();
+  auto call = stub.PrepareUnaryCall(&ctx, "/lite2onnx.v1.Converter/Convert", request, &cq);
+  call->StartCall();
+  call->Finish(&answer, &r.status, nullptr);
+  void* tag = nullptr;
+  bool ok = false;
+  cq.Next(&tag, &ok);
+  r.ms = ms_since(t);
+  if (r.status.ok()) {
+    grpc::ProtoBufferReader reader(&answer);
+    if (!r.response.ParseFromZeroCopyStream(&reader))
+      r.status = grpc::Status(grpc::StatusCode::DATA_LOSS, "not a ConvertResponse");
+  }
+  return r;
+}
+
 // `total` Convert calls from `concurrency` threads, one channel each, all
-// sending one request built once (the client's own copies stay out of the figures).
+// sending one request serialized once (the client's own copies stay out of the figures).
 LevelResult run_level(const std::string& address, const std::string& model,
                       const std::string& expected, int concurrency, int total) {
   LevelResult r;
   std::atomic<int> next{0};
   std::mutex mu;
   std::vector<std::thread> clients;
-  v1::ConvertRequest request;
-  request.set_model(model);
+  v1::ConvertRequest message;
+  message.set_model(model);
+  grpc::ByteBuffer request;
+  bool own_buffer = false;
+  if (!grpc::SerializationTraits<v1::ConvertRequest>::Serialize(message, &request, &own_buffer)
+           .ok())
+    return r;
   const auto start = Clock::now();
   for (int c = 0; c < concurrency; ++c)
     clients.emplace_back([&] {
       auto channel = channel_to(address);
+      grpc::GenericStub stub(channel);
+      grpc::CompletionQueue cq;
       // Connect before timing.
       if (convert(*channel, read_file(mini_mobilenet_path())).status.error_code() ==
           grpc::StatusCode::RESOURCE_EXHAUSTED) {
@@ -180,17 +219,20 @@ LevelResult run_level(const std::string& address, const std::string& model,
         ++r.warmup_shed;
       }
       while (next.fetch_add(1) < total) {
-        const auto t = Clock::now();
-        ConvertResult res = convert(*channel, request);
-        const double ms = ms_since(t);
+        TimedCall call = timed_convert(stub, cq, request);
         std::lock_guard lock(mu);
-        ++r.codes[res.status.error_code()];
-        if (res.status.ok()) {
-          r.latencies_ms.push_back(ms);
-          if (res.response.onnx_model() != expected) ++r.mismatches;
-          for (const auto& timing : res.response.diagnostics().timings())
+        ++r.codes[call.status.error_code()];
+        if (call.status.ok()) {
+          r.latencies_ms.push_back(call.ms);
+          if (call.response.onnx_model() != expected) ++r.mismatches;
+          for (const auto& timing : call.response.diagnostics().timings())
             if (timing.phase() == "total") r.conversion_ms.push_back(timing.milliseconds());
         }
+      }
+      cq.Shutdown();
+      void* tag = nullptr;
+      bool ok = false;
+      while (cq.Next(&tag, &ok)) {
       }
     });
   for (auto& t : clients) t.join();
