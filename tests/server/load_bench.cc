@@ -4,11 +4,15 @@
 // queue 4, 200 calls at concurrency 16). See docs/service.md for the figures.
 //
 //   server_load_bench [MODEL.tflite] [REQUESTS_PER_LEVEL]
+#include <arpa/inet.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/proto_buffer_reader.h>
 #include <malloc.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -151,6 +155,58 @@ class EchoServer {
   pid_t pid_ = -1;
   std::string address_;
 };
+
+bool read_all(int fd, char* p, size_t n) {
+  for (ssize_t k; n > 0; p += k, n -= static_cast<size_t>(k))
+    if ((k = read(fd, p, n)) <= 0) return false;
+  return true;
+}
+
+bool write_all(int fd, const char* p, size_t n) {
+  for (ssize_t k; n > 0; p += k, n -= static_cast<size_t>(k))
+    if ((k = write(fd, p, n)) <= 0) return false;
+  return true;
+}
+
+// The kernel's share: p50 of `rounds` exchanges of `in` bytes for `out` bytes
+// over one loopback TCP connection, plain sockets, no gRPC (the answer is
+// sent as soon as the request is read, while the client still writes nothing).
+double tcp_floor_ms(size_t in, size_t out, int rounds) {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      listen(listener, 1) != 0 ||
+      getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(listener);
+    return 0;
+  }
+  std::thread server([listener, in, out, rounds] {
+    const int fd = accept(listener, nullptr, nullptr);
+    std::string request(in, '\0'), answer(out, 'a');
+    for (int i = 0; i < rounds; ++i)
+      if (!read_all(fd, request.data(), in) || !write_all(fd, answer.data(), out)) break;
+    close(fd);
+  });
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  std::vector<double> ms;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    std::string request(in, 'r'), answer(out, '\0');
+    for (int i = 0; i < rounds; ++i) {
+      const auto t = Clock::now();
+      if (!write_all(fd, request.data(), in) || !read_all(fd, answer.data(), out)) break;
+      ms.push_back(ms_since(t));
+    }
+  }
+  close(fd);
+  server.join();
+  close(listener);
+  return percentile(ms, 0.5);
+}
 
 struct LevelResult {
   std::vector<double> latencies_ms;
@@ -346,6 +402,9 @@ int main(int argc, char** argv) {
         "concurrency 1: p50 %.2f ms\n",
         percentile(floor.latencies_ms, 0.5));
   }
+  std::printf(
+      "kernel floor: %zu bytes in, %zu bytes out over loopback TCP, plain sockets: p50 %.2f ms\n",
+      model.size(), expected.size(), tcp_floor_ms(model.size(), expected.size(), per_level));
   std::printf("peak server RSS %.1f MiB\n", proc_status_kib(server->pid(), "VmHWM") / 1024.0);
   const double overhead = p50_c1 - percentile(local, 0.5);
   std::printf(
