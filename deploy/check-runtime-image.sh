@@ -175,7 +175,12 @@ fi
 grep -q '"invalid_argument"' "$work/error.json" || fail_with_log "garbage: $(cat "$work/error.json")"
 echo "   Convert of garbage: INVALID_ARGUMENT"
 
-metrics=$(curl -sf "http://127.0.0.1:$metrics_port/metrics") || fail_with_log "no /metrics"
+# The server counts a call just after answering it: wait for the last one.
+for _ in $(seq 100); do
+  metrics=$(curl -sf "http://127.0.0.1:$metrics_port/metrics") || fail_with_log "no /metrics"
+  grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert"} 1$' <<<"$metrics" && break
+  sleep 0.05
+done
 grep -q '^lite2onnx_requests_total{code="OK",method="Convert"} 2$' <<<"$metrics" ||
   fail_with_log "metrics: no OK Convert counted"
 grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert"} 1$' <<<"$metrics" ||

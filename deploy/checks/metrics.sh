@@ -81,7 +81,13 @@ exec 3>&-
 wait "$hold_pid" || true
 hold_pid=
 
-curl -sf "$metrics_url" >"$dir/metrics.txt" || fail "no /metrics"
+# The server counts a call just after answering it: wait for the last ones.
+for _ in $(seq 100); do
+  curl -sf "$metrics_url" >"$dir/metrics.txt" || fail "no /metrics"
+  grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="ConvertStream"} 1$' "$dir/metrics.txt" &&
+    grep -q '^lite2onnx_requests_shed_total{reason="memory_budget"} 1$' "$dir/metrics.txt" && break
+  sleep 0.05
+done
 grep -q '^lite2onnx_requests_shed_total{reason="memory_budget"} 1$' "$dir/metrics.txt" || fail "no shed counted"
 kill -TERM "$pid"
 wait "$pid" || fail "server exit code $?"
