@@ -50,7 +50,9 @@ expect_code() { # CODE METHOD REQUEST_FILE
   fi
 }
 
-call -d '{}' "$url/grpc.health.v1.Health/Check" | grep -q '"SERVING"' || fail "health"
+# (Outputs go to variables before grep -q: in a pipe, grep's early exit fails the writer.)
+health=$(call -d '{}' "$url/grpc.health.v1.Health/Check") || fail "health: $health"
+grep -q '"SERVING"' <<<"$health" || fail "health: $health"
 printf '{"model": "%s"}' "$(base64 -w0 "$model")" >"$dir/ok.json"
 printf '{"model": "%s"}' "$(printf 'garbage!' | base64 -w0)" >"$dir/garbage.json"
 printf '{"model": "%s"}' "$(base64 -w0 "$dir/custom_op.tflite")" >"$dir/custom.json"
@@ -71,11 +73,13 @@ call -d @- "$url/lite2onnx.v1.Converter/ConvertStream" <"$dir/hold" >"$dir/hold.
 hold_pid=$!
 exec 3>"$dir/hold"
 echo '{"options": {}, "totalBytes": "4000"}' >&3
+reserved=
 for _ in $(seq 100); do
-  curl -sf "$metrics_url" | grep -q '^lite2onnx_inflight_model_bytes 4000$' && break
+  m=$(curl -sf "$metrics_url") || fail "no /metrics"
+  grep -q '^lite2onnx_inflight_model_bytes 4000$' <<<"$m" && { reserved=1; break; }
   sleep 0.05
 done
-curl -sf "$metrics_url" | grep -q '^lite2onnx_inflight_model_bytes 4000$' || fail "the stream did not reserve the budget"
+[ -n "$reserved" ] || fail "the stream did not reserve the budget"
 expect_code resource_exhausted Convert "$dir/ok.json"
 exec 3>&-
 wait "$hold_pid" || true
