@@ -152,7 +152,7 @@ class ConvertCall final : public PooledCall {
     options_.cancelled = [this] { return stop_.stop_requested(); };
     Diagnostics diagnostics;
     auto onnx = lite2onnx::convert(as_bytes(request_.model()), options_, diagnostics);
-    request_.Clear();  // the model's memory is free before the answer goes out
+    std::string().swap(*request_.mutable_model());  // free the model before answering
     const std::string_view outcome = outcome_name(onnx);
     grpc::Status status = grpc::Status::OK;
     if (!onnx) {
