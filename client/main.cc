@@ -161,7 +161,8 @@ std::variant<remote::Client, Failure> connect(const RemoteArgs& r) {
   if (!r.verbose) remote::silence_grpc_logging();
   remote::ClientOptions options;
   options.address = r.server;
-  options.tls.enabled = r.tls || !r.tls_ca.empty() || !r.tls_cert.empty();
+  options.tls.enabled =
+      r.tls || !r.tls_ca.empty() || !r.tls_cert.empty() || !r.tls_server_name.empty();
   options.tls.ca_file = r.tls_ca;
   options.tls.cert_file = r.tls_cert;
   options.tls.key_file = r.tls_key;
@@ -190,7 +191,8 @@ void add_remote_options(CLI::App* cmd, RemoteArgs& r) {
                   ->check(CLI::ExistingFile);
   cert->needs(key);
   cmd->add_option("--tls-server-name", r.tls_server_name,
-                  "the name the server's certificate must carry (default: HOST of --server)")
+                  "the name the server's certificate must carry (default: HOST of --server; "
+                  "implies --tls)")
       ->needs(server);
   cmd->add_option("--deadline", r.deadline_seconds,
                   "seconds the server may take for the whole call (default: no deadline)")
