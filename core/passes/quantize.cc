@@ -43,6 +43,31 @@ bool int16_seen(const ir::Graph& g) {
   return false;
 }
 
+// The values a quantized integer type holds (int32/int64 biases: zero point 0 only).
+struct IntegerRange {
+  int64_t lo, hi;
+};
+IntegerRange integer_range(DataType t) {
+  switch (t) {
+    case DataType::kInt8:
+      return {-128, 127};
+    case DataType::kUInt8:
+      return {0, 255};
+    case DataType::kInt16:
+      return {-32768, 32767};
+    default:
+      return {0, 0};
+  }
+}
+
+// Elements between two consecutive channels of a per-axis tensor (1 when per-tensor).
+size_t channel_stride(const ir::Tensor& t, const ir::QuantParams& q) {
+  size_t s = 1;
+  for (size_t a = static_cast<size_t>(q.axis) + 1; q.scale.size() > 1 && a < t.rank(); ++a)
+    s *= static_cast<size_t>(t.shape[a]);
+  return s;
+}
+
 // "" when the parameters describe the tensor, else what is wrong with them.
 std::string param_problem(const ir::Tensor& t, DataType type) {
   const ir::QuantParams& q = *t.quant;
@@ -50,9 +75,7 @@ std::string param_problem(const ir::Tensor& t, DataType type) {
     if (!std::isfinite(q.scale[i]) || q.scale[i] <= 0)
       return "scale " + std::to_string(i) + " is " + fmt_float(q.scale[i]) +
              " (a positive finite number expected)";
-  int64_t lo = type == DataType::kInt8 ? -128 : 0, hi = type == DataType::kInt8 ? 127 : 255;
-  if (type == DataType::kInt16) lo = -32768, hi = 32767;
-  if (type == DataType::kInt32 || type == DataType::kInt64) lo = hi = 0;
+  const auto [lo, hi] = integer_range(type);
   for (size_t i = 0; i < q.zero_point.size(); ++i)
     if (q.zero_point[i] < lo || q.zero_point[i] > hi)
       return "zero point " + std::to_string(q.zero_point[i]) + " is outside " +
@@ -165,14 +188,9 @@ void quantize_constant(const ir::Tensor& in, ir::Tensor& out) {
   const ir::QuantParams& q = *out.quant;
   auto values = in.data->as<float>();
   std::vector<std::byte> bytes(values.size());
-  const size_t inner = [&] {
-    size_t s = 1;
-    for (size_t a = static_cast<size_t>(q.axis) + 1; q.scale.size() > 1 && a < out.rank(); ++a)
-      s *= static_cast<size_t>(out.shape[a]);
-    return s;
-  }();
-  const double lo = out.dtype == DataType::kInt8 ? -128 : 0;
-  const double hi = out.dtype == DataType::kInt8 ? 127 : 255;
+  const size_t inner = channel_stride(out, q);
+  const auto range = integer_range(out.dtype);
+  const double lo = static_cast<double>(range.lo), hi = static_cast<double>(range.hi);
   for (size_t i = 0; i < values.size(); ++i) {
     size_t c = q.scale.size() > 1 ? (i / inner) % q.scale.size() : 0;
     double v = std::round(static_cast<double>(values[i]) / q.scale[c]) +
@@ -271,7 +289,6 @@ class QdqWriter {
   QdqWriter(ir::Graph& g, Diagnostics& diag) : g_(g), diag_(diag) {}
 
   Status run() {
-    std::vector<int> uses = g_.use_counts();
     readers_.assign(g_.tensors.size(), 0);
     for (const auto& n : g_.nodes)
       for (TensorId t : n.inputs)
@@ -310,7 +327,7 @@ class QdqWriter {
       for (size_t k = 0; k < n.outputs.size(); ++k) {
         TensorId& o = n.outputs[k];
         if (!quantized_activation(o)) continue;
-        if (uses[static_cast<size_t>(o)] == 0 && !g_.is_graph_output(o)) {
+        if (readers_[static_cast<size_t>(o)] == 0 && !g_.is_graph_output(o)) {
           g_.tensor(o).quantized_type.reset();  // nobody reads it: stays float
           continue;
         }
@@ -363,8 +380,8 @@ class QdqWriter {
     auto hi = n.op == "Relu" ? std::optional<float>(inf) : bound(2, inf);
     if (!lo || !hi) return false;
     const double s = y.quant->scale[0], zp = static_cast<double>(zero_point(*y.quant, 0));
-    const double qmin = *y.quantized_type == DataType::kInt8 ? -128 : 0;
-    const double qmax = *y.quantized_type == DataType::kInt8 ? 127 : 255;
+    const auto range = integer_range(*y.quantized_type);
+    const double qmin = static_cast<double>(range.lo), qmax = static_cast<double>(range.hi);
     // Rounding is to nearest: a bound within half a step of the range end clamps
     // to that end.
     bool low_ok = std::isinf(*lo) || *lo / s + zp < qmin + 0.5;
@@ -644,9 +661,8 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag) {
     for (auto [value, tensor] : clamps) {
       const ir::Tensor& t = g.tensor(tensor);
       const double s = t.quant->scale[0], zp = static_cast<double>(zero_point(*t.quant, 0));
-      const DataType type = *t.quantized_type;
-      const double qmin = type == DataType::kInt8 ? -128 : type == DataType::kInt16 ? -32768 : 0;
-      const double qmax = type == DataType::kInt8 ? 127 : type == DataType::kInt16 ? 32767 : 255;
+      const auto range = integer_range(*t.quantized_type);
+      const double qmin = static_cast<double>(range.lo), qmax = static_cast<double>(range.hi);
       auto scalar = [&](const std::string& name, double v) {
         float f = static_cast<float>(v);
         std::vector<std::byte> bytes(4);
@@ -684,14 +700,11 @@ Status fold_to_float(ir::Graph& g, Diagnostics& diag) {
     if (!t.quantized_type) continue;
     if (t.is_const() && read[i]) {
       const ir::QuantParams& q = *t.quant;
-      size_t inner = 1;
-      if (q.scale.size() > 1) {
-        if (q.axis < 0 || static_cast<size_t>(q.axis) >= t.rank() ||
-            t.shape[static_cast<size_t>(q.axis)] != static_cast<int64_t>(q.scale.size()))
-          return quant_error(ErrorCode::kInternal, t, "per-axis scales do not match the shape");
-        for (size_t a = static_cast<size_t>(q.axis) + 1; a < t.rank(); ++a)
-          inner *= static_cast<size_t>(t.shape[a]);
-      }
+      if (q.scale.size() > 1 &&
+          (q.axis < 0 || static_cast<size_t>(q.axis) >= t.rank() ||
+           t.shape[static_cast<size_t>(q.axis)] != static_cast<int64_t>(q.scale.size())))
+        return quant_error(ErrorCode::kInternal, t, "per-axis scales do not match the shape");
+      const size_t inner = channel_stride(t, q);
       std::vector<float> values;
       switch (*t.quantized_type) {
         case DataType::kInt8:
