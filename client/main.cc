@@ -209,6 +209,7 @@ struct ConvertArgs {
   bool keep_io_layout = false;
   std::string quantization = "qdq";
   bool keep_float16_weights = false;
+  bool keep_int8_activations = false;
 };
 
 // Builds the core's options from the command line; errors name the bad flag.
@@ -228,6 +229,7 @@ Result<ConvertOptions> make_options(const ConvertArgs& a) {
   }
   options.layout.keep_io_layout = a.keep_io_layout;
   options.keep_float16_weights = a.keep_float16_weights;
+  options.keep_int8_activations = a.keep_int8_activations;
   if (a.quantization == "qdq") {
     options.quantization = QuantizationMode::kQdq;
   } else if (a.quantization == "dequantize") {
@@ -470,6 +472,10 @@ int main(int argc, char** argv) {
   convert_cmd->add_flag("--keep-float16-weights", args.keep_float16_weights,
                         "keep float16 weights as float16 initializers with a Cast to float32 "
                         "(default: widen them to float32)");
+  convert_cmd->add_flag("--keep-int8-activations", args.keep_int8_activations,
+                        "keep int8 activations int8 inside the graph (default: uint8 with zero "
+                        "point + 128, the same values, which ONNX Runtime's x86 integer kernels "
+                        "take; graph inputs and outputs stay int8 either way)");
   convert_cmd->add_flag("--json", args.json, "print diagnostics as JSON on stdout");
   convert_cmd->add_flag("-v,--verbose", args.verbose, "print full diagnostics");
   RemoteArgs remote;

@@ -249,7 +249,9 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
   }
   {
     PhaseTimer t(diag, "quantization");
-    if (auto st = passes::materialize_qdq(g, diag, options.quantization); !st)
+    if (auto st =
+            passes::materialize_qdq(g, diag, options.quantization, options.keep_int8_activations);
+        !st)
       return st.take_error();
     if (options.keep_float16_weights) passes::keep_float16_constants(g, diag);
   }

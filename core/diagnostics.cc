@@ -86,7 +86,8 @@ std::string Diagnostics::to_json(int indent) const {
                          {"cancelled_pairs", quantization.cancelled_pairs},
                          {"integer_initializers", quantization.integer_initializers},
                          {"integer_initializer_bytes", quantization.integer_initializer_bytes},
-                         {"quantized_activations", quantization.quantized_activations}};
+                         {"quantized_activations", quantization.quantized_activations},
+                         {"int8_activations_as_uint8", quantization.int8_activations_as_uint8}};
   j["warnings"] = warnings;
   j["unsupported"] = unsupported_json(unsupported);
   Json t = Json::object();
@@ -124,6 +125,7 @@ std::string Diagnostics::to_text() const {
     if (q.cancelled_pairs)
       s += ", " + std::to_string(q.cancelled_pairs) +
            " DequantizeLinear->QuantizeLinear pairs cancelled";
+    if (q.int8_activations_as_uint8) s += ", int8 activations as uint8 (zero point + 128) inside";
     s += "\n";
     for (const auto& [why, count] : q.nodes) s += "  " + why + ": " + std::to_string(count) + "\n";
   }

@@ -46,6 +46,8 @@ struct QuantizationReport {
   int integer_initializers = 0;  // constants kept as int8/uint8/int32
   size_t integer_initializer_bytes = 0;
   int quantized_activations = 0;  // non-constant tensors with Q/DQ
+  // int8 activations written as uint8 (zero point + 128) inside the graph
+  bool int8_activations_as_uint8 = false;
 };
 
 struct Diagnostics {

@@ -48,6 +48,10 @@ struct ConvertOptions {
   // Keep float16 weights as float16 initializers followed by a Cast to float32
   // (default: widen them to float32 at conversion time).
   bool keep_float16_weights = false;
+  // Keep int8 activations int8 inside the graph (default: uint8 with zero
+  // point + 128, the same values, which ONNX Runtime's x86 integer kernels
+  // take; graph inputs and outputs stay int8 either way).
+  bool keep_int8_activations = false;
   Limits limits;
   // Polled between operators; returning true stops the conversion with kCancelled.
   std::function<bool()> cancelled;

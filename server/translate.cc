@@ -52,6 +52,7 @@ Result<ConvertOptions> to_core(const v1::ConvertOptions& in) {
                         "quantization: unknown mode " + std::to_string(in.quantization()));
   }
   out.keep_float16_weights = in.keep_float16_weights();
+  out.keep_int8_activations = in.keep_int8_activations();
   return out;
 }
 
@@ -98,6 +99,7 @@ void to_proto(const Diagnostics& d, v1::Diagnostics* out) {
     o->set_integer_initializers(q.integer_initializers);
     o->set_integer_initializer_bytes(q.integer_initializer_bytes);
     o->set_quantized_activations(q.quantized_activations);
+    o->set_int8_activations_as_uint8(q.int8_activations_as_uint8);
   }
 }
 
@@ -162,6 +164,7 @@ std::string summary(const v1::ConvertOptions& o) {
        (o.quantization() == v1::QUANTIZATION_MODE_DEQUANTIZE ? "dequantize" : "qdq");
   if (o.keep_io_layout()) s += " keep_io_layout";
   if (o.keep_float16_weights()) s += " keep_float16_weights";
+  if (o.keep_int8_activations()) s += " keep_int8_activations";
   for (const auto& l : o.explicit_layouts()) s += " explicit_layout=" + l;
   for (const auto& l : o.io_layouts()) s += " io_layout=" + l;
   // The layout strings come from the client: keep log lines bounded.

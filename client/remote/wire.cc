@@ -27,6 +27,7 @@ v1::ConvertOptions to_proto(const ConvertOptions& in) {
                            ? v1::QUANTIZATION_MODE_DEQUANTIZE
                            : v1::QUANTIZATION_MODE_QDQ);
   out.set_keep_float16_weights(in.keep_float16_weights);
+  out.set_keep_int8_activations(in.keep_int8_activations);
   return out;
 }
 
@@ -61,6 +62,7 @@ Diagnostics from_proto(const v1::Diagnostics& in) {
     d.quantization.integer_initializers = q.integer_initializers();
     d.quantization.integer_initializer_bytes = q.integer_initializer_bytes();
     d.quantization.quantized_activations = q.quantized_activations();
+    d.quantization.int8_activations_as_uint8 = q.int8_activations_as_uint8();
   }
   d.warnings = to_vector<std::string>(in.warnings());
   d.unsupported = from_proto(in.unsupported());

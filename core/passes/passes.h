@@ -93,8 +93,13 @@ Status plan_qdq(ir::Graph& g, Diagnostics& diag, QuantizationMode mode = Quantiz
 // then DequantizeLinear -> QuantizeLinear pairs with equal parameters cancel.
 // kDequantize mode instead folds every integer constant to float32 and makes
 // no Q/DQ node: a pure float model.
+// Unless `keep_int8_activations`, int8 activations (and the non-weight int8
+// constants beside them) are written as uint8 with zero point + 128 inside the
+// graph, the form ONNX Runtime's x86 integer kernels take; graph inputs and
+// outputs stay int8.
 Status materialize_qdq(ir::Graph& g, Diagnostics& diag,
-                       QuantizationMode mode = QuantizationMode::kQdq);
+                       QuantizationMode mode = QuantizationMode::kQdq,
+                       bool keep_int8_activations = false);
 
 // Whether two tensors hold the same quantized values for equal integers
 // (same integer type and parameters), or are both unquantized.

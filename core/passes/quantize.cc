@@ -288,7 +288,8 @@ class QdqWriter {
  public:
   QdqWriter(ir::Graph& g, Diagnostics& diag) : g_(g), diag_(diag) {}
 
-  Status run() {
+  Status run(bool keep_int8_activations) {
+    if (!keep_int8_activations) store_int8_as_uint8();
     readers_.assign(g_.tensors.size(), 0);
     for (const auto& n : g_.nodes)
       for (TensorId t : n.inputs)
@@ -355,6 +356,111 @@ class QdqWriter {
   }
 
  private:
+  // ONNX Runtime's integer kernels on x86 take uint8 activations. It rewrites
+  // int8 QuantizeLinear -> DequantizeLinear pairs to uint8 itself, but only
+  // where the QuantizeLinear has a single reader, so every op touching an int8
+  // tensor read twice (the residual adds of a MobileNetV2) stays in float and
+  // rounds differently from TFLite. uint8 with zero point + 128 holds the same
+  // values, so inside the graph int8 activations are written as uint8, and so
+  // are the int8 constants integer kernels meet beside them (not the weights
+  // of Conv/ConvTranspose/Gemm/MatMul: uint8 x int8 is those kernels' pair).
+  // Graph inputs and outputs keep int8 through an exact requantization at the
+  // boundary (an Identity into the uint8 copy becomes the QuantizeLinear).
+  void store_int8_as_uint8() {
+    auto int8 = [&](TensorId t) {
+      return g_.valid(t) && g_.tensor(t).quantized_type == DataType::kInt8;
+    };
+    auto widen = [&](ir::Tensor& t) {
+      t.quantized_type = DataType::kUInt8;
+      for (auto& z : t.quant->zero_point) z += 128;
+    };
+    auto uint8_copy = [&](TensorId t) {
+      ir::Tensor c = g_.tensor(t);
+      c.name += "/uint8";
+      widen(c);
+      return g_.add_tensor(std::move(c));
+    };
+    auto identity = [&](TensorId in, TensorId out, const std::string& name) {
+      ir::Node n;
+      n.dialect = ir::Dialect::kOnnx;
+      n.op = "Identity";
+      n.name = name;
+      n.inputs = {in};
+      n.outputs = {out};
+      return n;
+    };
+    auto reroute = [&](TensorId from, TensorId to) {
+      for (auto& n : g_.nodes)
+        for (auto& t : n.inputs)
+          if (t == from) t = to;
+    };
+    bool any = false;
+    std::vector<bool> boundary(g_.tensors.size(), false);
+    std::vector<ir::Node> head;
+    for (TensorId in : g_.inputs) {
+      if (!int8(in) || g_.tensor(in).is_const() || g_.is_graph_output(in)) continue;
+      TensorId c = uint8_copy(in);
+      reroute(in, c);
+      head.push_back(identity(in, c, g_.tensor(in).name + "/to_uint8"));
+      boundary[static_cast<size_t>(in)] = true;
+      any = true;
+    }
+    std::vector<ir::Node> tail;
+    for (TensorId out : g_.outputs) {
+      if (!int8(out) || g_.tensor(out).is_const() || boundary[static_cast<size_t>(out)] ||
+          g_.is_graph_input(out))
+        continue;
+      TensorId c = uint8_copy(out);
+      reroute(out, c);
+      for (auto& n : g_.nodes)
+        for (auto& t : n.outputs)
+          if (t == out) t = c;
+      tail.push_back(identity(c, out, g_.tensor(out).name + "/to_int8"));
+      boundary[static_cast<size_t>(out)] = true;
+      any = true;
+    }
+    boundary.resize(g_.tensors.size(), false);
+    // Activations, then the int8 constants read beside a quantized activation.
+    for (size_t i = 0; i < boundary.size(); ++i) {
+      ir::Tensor& t = g_.tensor(static_cast<TensorId>(i));
+      if (!boundary[i] && t.quantized_type == DataType::kInt8 && !t.is_const()) {
+        widen(t);
+        any = true;
+      }
+    }
+    std::set<TensorId> keep, convert;
+    for (const auto& n : g_.nodes) {
+      bool integer_kernel = false;
+      for (TensorId t : n.inputs) integer_kernel |= quantized_activation(t);
+      for (TensorId t : n.outputs) integer_kernel |= quantized_activation(t);
+      const bool weighted =
+          n.op == "Conv" || n.op == "ConvTranspose" || n.op == "Gemm" || n.op == "MatMul";
+      for (size_t k = 0; k < n.inputs.size(); ++k) {
+        TensorId t = n.inputs[k];
+        if (!int8(t) || !g_.tensor(t).is_const()) continue;
+        if ((weighted && k == 1) || !integer_kernel)
+          keep.insert(t);
+        else
+          convert.insert(t);
+      }
+    }
+    for (TensorId id : convert) {
+      if (keep.count(id)) continue;  // also a weight: stays int8 for that reader
+      ir::Tensor& t = g_.tensor(id);
+      std::vector<std::byte> bytes(t.data->bytes.begin(), t.data->bytes.end());
+      for (auto& b : bytes) b ^= std::byte{0x80};  // v + 128 in two's complement
+      t.data = ir::ConstData::owned(std::move(bytes), DataType::kUInt8);
+      widen(t);
+    }
+    if (!any) return;
+    head.insert(head.end(), std::make_move_iterator(g_.nodes.begin()),
+                std::make_move_iterator(g_.nodes.end()));
+    head.insert(head.end(), std::make_move_iterator(tail.begin()),
+                std::make_move_iterator(tail.end()));
+    g_.nodes = std::move(head);
+    diag_.quantization.int8_activations_as_uint8 = true;
+  }
+
   bool quantized_activation(TensorId t) const {
     return g_.valid(t) && g_.tensor(t).quantized_type && !g_.tensor(t).is_const();
   }
@@ -672,16 +778,34 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag) {
         c.data = ir::ConstData::owned(std::move(bytes), DataType::kFloat32);
         return g.add_tensor(std::move(c));
       };
-      ir::Node clip;
-      clip.dialect = ir::Dialect::kOnnx;
-      clip.op = "Clip";
-      clip.name = producer_name + "/quantized_range";
-      clip.source_op = source_op;
-      clip.inputs = {value, scalar("/range_min", (qmin - zp) * s),
-                     scalar("/range_max", (qmax - zp) * s)};
-      clip.outputs = {tensor};
-      g.nodes.push_back(std::move(clip));
-      ++diag.quantization.nodes["Clip: quantized range of an activation"];
+      // x -> Div(scale) -> Round -> Clip(qmin - zp, qmax - zp) -> Mul(scale):
+      // DequantizeLinear(QuantizeLinear(x)) in float ops, so the values stay
+      // on TFLite's integer grid (rounding matters: dropping it moved 2% of
+      // yamnet's scores by more than 2% of their range).
+      auto add = [&](const std::string& op, const std::string& suffix, std::vector<TensorId> in,
+                     TensorId out) {
+        ir::Node node;
+        node.dialect = ir::Dialect::kOnnx;
+        node.op = op;
+        node.name = producer_name + suffix;
+        node.source_op = source_op;
+        node.inputs = std::move(in);
+        node.outputs = {out};
+        g.nodes.push_back(std::move(node));
+      };
+      auto temp = [&](const std::string& suffix) {
+        ir::Tensor x = g.tensor(value);
+        x.name = producer_name + suffix;
+        return g.add_tensor(std::move(x));
+      };
+      const TensorId scale = scalar("/scale", s);
+      const TensorId steps = temp("/steps"), rounded = temp("/rounded"), clamped = temp("/clamped");
+      add("Div", "/to_steps", {value, scale}, steps);
+      add("Round", "/round", {steps}, rounded);
+      add("Clip", "/quantized_range",
+          {rounded, scalar("/range_min", qmin - zp), scalar("/range_max", qmax - zp)}, clamped);
+      add("Mul", "/from_steps", {clamped, scale}, tensor);
+      diag.quantization.nodes["Div/Round/Clip/Mul: activation on its quantized grid"] += 1;
     }
   }
 }
@@ -737,9 +861,10 @@ Status fold_to_float(ir::Graph& g, Diagnostics& diag) {
 
 }  // namespace
 
-Status materialize_qdq(ir::Graph& g, Diagnostics& diag, QuantizationMode mode) {
+Status materialize_qdq(ir::Graph& g, Diagnostics& diag, QuantizationMode mode,
+                       bool keep_int8_activations) {
   if (mode == QuantizationMode::kDequantize) return fold_to_float(g, diag);
-  return QdqWriter(g, diag).run();
+  return QdqWriter(g, diag).run(keep_int8_activations);
 }
 
 bool same_quantization(const ir::Tensor& a, const ir::Tensor& b) {

@@ -79,7 +79,12 @@ class QdqGraph {
     g.nodes.push_back(std::move(n));
     return g.nodes.back();
   }
-  void materialize() { ASSERT_TRUE(passes::materialize_qdq(g, diag).ok()); }
+  // Most tests look at the Q/DQ structure with the TFLite types (int8 kept);
+  // the uint8 form is tested on its own below.
+  void materialize(bool keep_int8_activations = true) {
+    ASSERT_TRUE(
+        passes::materialize_qdq(g, diag, QuantizationMode::kQdq, keep_int8_activations).ok());
+  }
 
   std::vector<const ir::Node*> nodes(const std::string& op) const {
     std::vector<const ir::Node*> out;
@@ -247,6 +252,75 @@ TEST(Qdq, DequantizeQuantizeWithEqualParametersCancels) {
   ASSERT_NE(dq, nullptr);
   EXPECT_EQ(dq->op, "DequantizeLinear");
   EXPECT_EQ(dq->inputs[0], x);
+}
+
+// By default int8 activations are uint8 (zero point + 128) inside the graph,
+// the form ONNX Runtime's x86 integer kernels take; the graph's int8 input
+// and output are requantized exactly at the boundary.
+TEST(Qdq, Int8ActivationsAreUint8InsideWithInt8Interface) {
+  QdqGraph b;
+  TensorId x = b.activation("x", {1, 4}, params({0.1f}, {-2}));
+  TensorId a = b.activation("a", {1, 4}, params({0.5f}, {3}));
+  TensorId y = b.activation("y", {1, 4}, params({0.25f}, {-7}));
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.onnx("Sigmoid", {x}, {a});
+  b.onnx("Add", {a, a}, {y});  // read twice, like a residual
+  b.materialize(/*keep_int8_activations=*/false);
+  EXPECT_TRUE(b.nodes("Identity").empty());
+  EXPECT_TRUE(b.diag.quantization.int8_activations_as_uint8);
+  EXPECT_EQ(b.g.tensor(x).dtype, DataType::kInt8);
+  EXPECT_EQ(b.g.tensor(y).dtype, DataType::kInt8);
+  // x (int8) -> DQ -> Q (uint8, zp 126) -> DQ -> Sigmoid
+  const ir::Node& sigmoid = *b.nodes("Sigmoid")[0];
+  const ir::Node* dq_u8 = b.producer(sigmoid.inputs[0]);
+  ASSERT_EQ(dq_u8->op, "DequantizeLinear");
+  const ir::Node* q_u8 = b.producer(dq_u8->inputs[0]);
+  ASSERT_EQ(q_u8->op, "QuantizeLinear");
+  EXPECT_EQ(b.g.tensor(q_u8->outputs[0]).dtype, DataType::kUInt8);
+  EXPECT_EQ(b.g.tensor(q_u8->inputs[2]).data->as<uint8_t>()[0], 126);
+  const ir::Node* dq_in = b.producer(q_u8->inputs[0]);
+  ASSERT_EQ(dq_in->op, "DequantizeLinear");
+  EXPECT_EQ(dq_in->inputs[0], x);
+  EXPECT_EQ(b.g.tensor(dq_in->inputs[2]).data->as<int8_t>()[0], -2);
+  // a: one uint8 pair with zero point 131, read by both Add inputs
+  const ir::Node& add = *b.nodes("Add")[0];
+  EXPECT_EQ(add.inputs[0], add.inputs[1]);
+  const ir::Node* q_a = b.producer(b.producer(add.inputs[0])->inputs[0]);
+  EXPECT_EQ(b.g.tensor(q_a->outputs[0]).name, "a");
+  EXPECT_EQ(b.g.tensor(q_a->outputs[0]).dtype, DataType::kUInt8);
+  EXPECT_EQ(b.g.tensor(q_a->inputs[2]).data->as<uint8_t>()[0], 131);
+  // Add -> Q (uint8, zp 121) -> DQ -> Q (int8, zp -7) = y
+  const ir::Node* q_y = b.producer(y);
+  ASSERT_EQ(q_y->op, "QuantizeLinear");
+  EXPECT_EQ(b.g.tensor(q_y->inputs[2]).data->as<int8_t>()[0], -7);
+  const ir::Node* q_y_u8 = b.producer(b.producer(q_y->inputs[0])->inputs[0]);
+  ASSERT_EQ(q_y_u8->op, "QuantizeLinear");
+  EXPECT_EQ(b.g.tensor(q_y_u8->inputs[2]).data->as<uint8_t>()[0], 121);
+  EXPECT_EQ(b.producer(q_y_u8->inputs[0]), &add);
+}
+
+TEST(Qdq, Int8ConstantsBesideUint8ActivationsFollowButWeightsStayInt8) {
+  QdqGraph b;
+  TensorId x = b.activation("x", {1, 1, 1, 2}, params({0.1f}, {0}));
+  TensorId w = b.weight("w", {2, 1, 1, 2}, params({0.01f, 0.02f}, {0, 0}, 0), {0, 3, 1, 2});
+  TensorId c = b.activation("c", {1, 2, 1, 1}, params({0.2f}, {1}));
+  TensorId k = b.weight("k", {2}, params({0.5f}, {-1}));
+  TensorId y = b.activation("y", {1, 2, 1, 1}, params({0.3f}, {4}));
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.onnx("Conv", {x, w}, {c});
+  b.onnx("Add", {c, k}, {y});
+  b.materialize(/*keep_int8_activations=*/false);
+  auto integer_of = [&](TensorId t) -> const ir::Tensor& {
+    return b.g.tensor(b.producer(t)->inputs[0]);
+  };
+  EXPECT_EQ(integer_of(w).dtype, DataType::kInt8);  // uint8 x int8 Conv
+  const ir::Tensor& k_int = integer_of(k);
+  EXPECT_EQ(k_int.dtype, DataType::kUInt8);
+  EXPECT_EQ(k_int.data->as<uint8_t>()[0], 128);  // int8 0 + 128
+  EXPECT_EQ(k_int.data->as<uint8_t>()[1], 129);
+  EXPECT_EQ(b.g.tensor(b.producer(k)->inputs[2]).data->as<uint8_t>()[0], 127);
 }
 
 TEST(Qdq, ClampImpliedByTheQuantizedRangeIsDropped) {
@@ -465,8 +539,21 @@ TEST(QuantizedModels, ReshapeWithSharedScaleConvertsWithIntegerInterface) {
                         d);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(d.quantization.mode, "qdq");
-  EXPECT_EQ(d.emitted_nodes["QuantizeLinear"], 1);
-  EXPECT_EQ(d.emitted_nodes["DequantizeLinear"], 1);
+  // int8 in -> uint8 inside -> int8 out: a requantization at each end
+  EXPECT_EQ(d.emitted_nodes["QuantizeLinear"], 3);
+  EXPECT_EQ(d.emitted_nodes["DequantizeLinear"], 3);
+  EXPECT_TRUE(d.quantization.int8_activations_as_uint8);
+
+  ConvertOptions keep;
+  keep.keep_int8_activations = true;
+  Diagnostics d2;
+  auto bytes = testing::tflite_from_json(
+      quantized_model("INT8", R"({ "scale": [0.1], "zero_point": [3] })",
+                      R"({ "scale": [0.1], "zero_point": [3] })", "RESHAPE"));
+  ASSERT_TRUE(convert(testing::view(bytes), keep, d2).ok());
+  EXPECT_EQ(d2.emitted_nodes["QuantizeLinear"], 1);
+  EXPECT_EQ(d2.emitted_nodes["DequantizeLinear"], 1);
+  EXPECT_FALSE(d2.quantization.int8_activations_as_uint8);
 }
 
 }  // namespace

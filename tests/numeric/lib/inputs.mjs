@@ -83,6 +83,63 @@ export function randomTensor(type, shape, seed, range) {
   return t;
 }
 
+/**
+ * Like randomTensor, but spatially smooth, as camera images are: per leading
+ * index and channel, a coarse grid of uniform random values every `cell`
+ * elements along the two `axes`, bilinearly interpolated in between (integer
+ * types rounded). Deep quantized classifiers fed uniform noise amplify any
+ * one-step rounding difference: TFLite's own output then moves by many steps
+ * when one input element moves by one (tests/numeric/sensitivity.mjs shows
+ * it), so a step-based comparison measures that amplification, not the
+ * conversion. Smooth inputs keep such models in their normal operating regime.
+ */
+export function smoothTensor(type, shape, seed, range, axes, cell) {
+  if (shape.length < 2) throw new Error(`smooth input needs rank >= 2, got [${shape}]`);
+  const [ay, ax] = (axes ?? [shape.length - 3, shape.length - 2]).map((a) => (a < 0 ? a + shape.length : a));
+  if (!(ay >= 0 && ax > ay && ax < shape.length)) throw new Error(`smooth input: bad axes [${axes}] for shape [${shape}]`);
+  if (!(cell >= 1)) throw new Error(`smooth input: cell must be >= 1, got ${cell}`);
+  const t = allocate(type, shape);
+  const rng = makeRng(seed);
+  const [lo, hi] = range ?? defaultRange(type);
+  if (!(hi > lo)) throw new Error(`empty input range [${lo}, ${hi})`);
+  const integer = !(type === 'float32' || type === 'float64');
+  const [tlo, thi] = integer ? typeRange(type) : [-Infinity, Infinity];
+  const H = shape[ay];
+  const W = shape[ax];
+  // grid points at 0, cell, 2*cell, ...: one more than needed so every
+  // element has a right/lower neighbour to interpolate with
+  const gh = Math.floor((H - 1) / cell) + 2;
+  const gw = Math.floor((W - 1) / cell) + 2;
+  const stride = shape.map((_, i) => shape.slice(i + 1).reduce((a, b) => a * b, 1));
+  const planes = shape.reduce((a, b) => a * b, 1) / (H * W);
+  const other = shape.map((_, i) => i).filter((i) => i !== ay && i !== ax);
+  const grid = new Float64Array(gh * gw);
+  for (let p = 0; p < planes; p++) {
+    let rest = p;
+    let base = 0;
+    for (let k = other.length - 1; k >= 0; k--) {
+      base += (rest % shape[other[k]]) * stride[other[k]];
+      rest = Math.floor(rest / shape[other[k]]);
+    }
+    for (let i = 0; i < grid.length; i++) grid[i] = lo + (hi - lo) * rng();
+    for (let y = 0; y < H; y++) {
+      const y0 = Math.floor(y / cell);
+      const fy = y / cell - y0;
+      for (let x = 0; x < W; x++) {
+        const x0 = Math.floor(x / cell);
+        const fx = x / cell - x0;
+        const top = (1 - fx) * grid[y0 * gw + x0] + fx * grid[y0 * gw + x0 + 1];
+        const bottom = (1 - fx) * grid[(y0 + 1) * gw + x0] + fx * grid[(y0 + 1) * gw + x0 + 1];
+        const v = (1 - fy) * top + fy * bottom;
+        t.data[base + y * stride[ay] + x * stride[ax]] = integer
+          ? Math.min(thi, Math.ceil(hi) - 1, Math.max(tlo, Math.floor(v)))
+          : v;
+      }
+    }
+  }
+  return t;
+}
+
 export function inputSeed(modelFileName, inputIndex) {
   return fnv1a(`${modelFileName}#${inputIndex}`);
 }

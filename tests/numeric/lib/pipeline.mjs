@@ -6,9 +6,9 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { readTfliteModel, inferIndexRange, isIndexTensor } from './tflite_model.mjs';
 import { readIoLayouts } from './onnx_meta.mjs';
-import { randomTensor, inputSeed } from './inputs.mjs';
+import { randomTensor, smoothTensor, inputSeed } from './inputs.mjs';
 import {
-  transpose, inversePermutation, castData, dequantize, makeTensor, allocate, isFloatType, isIntegerType, TYPED_ARRAYS,
+  transpose, inversePermutation, castData, dequantize, makeTensor, allocate, isFloatType, isIntegerType, TYPED_ARRAYS, typeRange,
 } from './tensor.mjs';
 import { compareTensors, MODES } from './compare.mjs';
 
@@ -142,7 +142,14 @@ function makeInputs(task, model) {
       return;
     }
     const range = ispec.range ?? (isIntegerType(t.type) && !t.quant ? inferIndexRange(model, t) : null);
-    inputs.set(t.name, randomTensor(t.type, shape, inputSeed(fileName, i), range ?? undefined));
+    const seed = inputSeed(fileName, i);
+    if (ispec.pattern === 'smooth') {
+      inputs.set(t.name, smoothTensor(t.type, shape, seed, range ?? undefined, ispec.axes, ispec.cell ?? 16));
+    } else if (ispec.pattern === undefined || ispec.pattern === 'uniform') {
+      inputs.set(t.name, randomTensor(t.type, shape, seed, range ?? undefined));
+    } else {
+      throw new Error(`spec: input "${t.name}" has unknown pattern "${ispec.pattern}" (uniform or smooth)`);
+    }
   });
   return inputs;
 }
@@ -331,6 +338,52 @@ async function runOnnx(task, onnxBytes, model, inputs, notes) {
   }
 }
 
+// How a model's own TFLite outputs move when one input element moves by one
+// step (integers +-1; floats 1/256 of the input's range), at `count`
+// positions spread over each float, quantized or uint8 input. A deep quantized
+// network fed noise can amplify a single one-step difference into many-step
+// output differences; when TFLite breaks the tolerance against itself this
+// way, a whole-model failure says nothing about the converter (run.mjs then
+// accepts an expected "fail", whose ops corpus.sh checks one by one).
+async function referenceSensitivity(task, which, bytes, model, inputs, refOutputs, onnxOutputs, count = 8) {
+  // Float, quantized and uint8 (image) inputs; not indices or token ids.
+  const targets = model.inputs.filter((t) => isFloatType(t.type) || t.type === 'uint8' || (isIntegerType(t.type) && t.quant));
+  if (targets.length === 0) return null;
+  let broken = 0;
+  let worst = null;
+  for (let p = 0; p < count; p++) {
+    const changed = new Map(inputs);
+    for (const t of targets) {
+      const x = inputs.get(t.name);
+      const data = x.data.slice();
+      const i = Math.min(data.length - 1, Math.floor(((p + 0.5) / count) * data.length));
+      if (isFloatType(t.type)) {
+        let lo = Infinity;
+        let hi = -Infinity;
+        for (const v of x.data) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+        data[i] += (hi > lo ? hi - lo : 1) / 256;
+      } else {
+        const [tlo, thi] = typeRange(t.type);
+        data[i] = data[i] < thi ? data[i] + 1 : Math.max(tlo, data[i] - 1);
+      }
+      changed.set(t.name, { ...x, data });
+    }
+    const got = await runTflite(which, bytes, model, changed);
+    // Judged by the rule the ONNX outputs were: dequantized where they are float.
+    for (const t of model.outputs) {
+      const g = got.get(t.name);
+      const o = onnxOutputs.get(t.name);
+      if (g && o && t.quant && isFloatType(o.type) && isIntegerType(g.type)) got.set(t.name, dequantize(g, t.quant));
+    }
+    const cmp = compareAll(task, model, refOutputs, got, 'perturbed');
+    if (!cmp.every((r) => r.ok)) {
+      broken++;
+      if (!worst) worst = failureText(cmp);
+    }
+  }
+  return { broken, of: count, worst };
+}
+
 /** Processes one model. Never throws: errors become outcomes. */
 export async function processModel(task) {
   const spec = task.spec ?? {};
@@ -436,6 +489,14 @@ export async function processModel(task) {
     } else {
       res.outcome = 'fail';
       res.message = `${failureText(cmp)}${ref.which !== 'litert' ? ` [ref ${RUNTIME_LABEL[ref.which]}]` : ''}`;
+      if (task.measureSensitivity) {
+        res.sensitivity = await referenceSensitivity(task, ref.which, bytes, model, inputs, ref.outputs, onnx.outputs);
+        if (res.sensitivity) {
+          const s = res.sensitivity;
+          res.notes.push(`${RUNTIME_LABEL[ref.which]} against itself, one input element moved one step: ` +
+            `${s.broken} of ${s.of} positions break the tolerance${s.worst ? ` (e.g. ${s.worst})` : ''}`);
+        }
+      }
     }
     return res;
   } catch (e) {

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 import { transpose, inversePermutation, makeTensor, dequantize, castData } from '../lib/tensor.mjs';
 import { readOnnxMetadata, readIoLayouts } from '../lib/onnx_meta.mjs';
-import { randomTensor, makeRng, fnv1a, inputSeed } from '../lib/inputs.mjs';
+import { randomTensor, smoothTensor, makeRng, fnv1a, inputSeed } from '../lib/inputs.mjs';
 import { compareTensors } from '../lib/compare.mjs';
 import { unsupportedOps, onnxFileName } from '../lib/pipeline.mjs';
 import { readTfliteModel, inferIndexRange, isIndexTensor } from '../lib/tflite_model.mjs';
@@ -121,6 +121,27 @@ test('ONNX metadata_props are read from the wire format', () => {
   assert.deepEqual(readIoLayouts(bytes), layouts);
   assert.deepEqual(readIoLayouts(absModel([2])), {});
   assert.throws(() => readIoLayouts(absModel([2], { 'lite2onnx.io_layouts': '{"x":[0,0]}' })), /not a permutation/);
+});
+
+test('smooth inputs interpolate a coarse grid along the chosen axes', () => {
+  // NHWC [1, 33, 17, 2], cell 16: grid points at h, w in {0, 16, 32}; channels independent
+  const t = smoothTensor('float32', [1, 33, 17, 2], 5, [0, 1], undefined, 16);
+  const at = (h, w, c) => t.data[(h * 17 + w) * 2 + c];
+  for (const c of [0, 1]) {
+    // halfway between two grid points along W is their mean, along H too
+    assert.ok(Math.abs(at(0, 8, c) - (at(0, 0, c) + at(0, 16, c)) / 2) < 1e-6);
+    assert.ok(Math.abs(at(8, 0, c) - (at(0, 0, c) + at(16, 0, c)) / 2) < 1e-6);
+    // neighbours differ by at most a sixteenth of the range (float32 storage): smooth
+    for (let h = 0; h < 33; h++) for (let w = 1; w < 17; w++) assert.ok(Math.abs(at(h, w, c) - at(h, w - 1, c)) <= 1 / 16 + 1e-6);
+  }
+  assert.notEqual(at(0, 0, 0), at(0, 0, 1));
+  for (const v of t.data) assert.ok(v >= 0 && v < 1);
+  assert.deepEqual(Array.from(t.data), Array.from(smoothTensor('float32', [1, 33, 17, 2], 5, [0, 1], undefined, 16).data));
+  // NCHW int8 over axes 2, 3: values stay integers in the type range
+  const q = smoothTensor('int8', [1, 3, 20, 20], 9, undefined, [2, 3], 4);
+  for (const v of q.data) assert.ok(Number.isInteger(v) && v >= -128 && v <= 127);
+  assert.throws(() => smoothTensor('float32', [4], 1, undefined, undefined, 16), /rank >= 2/);
+  assert.throws(() => smoothTensor('float32', [1, 4, 4], 1, undefined, [2, 1], 16), /bad axes/);
 });
 
 test('random inputs are deterministic and respect ranges', () => {
