@@ -1,7 +1,11 @@
 #include "server/config.h"
 
+#include <sched.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -23,6 +27,32 @@ std::string env_name(const std::string& flag) {
 template <class T>
 CLI::Option* option(CLI::App& app, const std::string& flag, T& value, const std::string& help) {
   return app.add_option(flag, value, help)->envname(env_name(flag))->capture_default_str();
+}
+
+// CPUs this process may use: its affinity mask, capped by a cgroup CPU quota
+// (a Kubernetes CPU limit) rounded up. hardware_concurrency() counts the
+// node's cores, which on a shared node would start a worker per node core.
+unsigned usable_cpus() {
+  unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+    cpus = static_cast<unsigned>(CPU_COUNT(&set));
+  auto cap = [&](double quota, double period) {
+    if (quota > 0 && period > 0)
+      cpus = std::min(cpus, std::max(1u, static_cast<unsigned>(std::ceil(quota / period))));
+  };
+  std::string quota;
+  double period = 0;
+  if (std::ifstream v2("/sys/fs/cgroup/cpu.max"); v2 >> quota >> period) {
+    if (quota != "max") cap(std::atof(quota.c_str()), period);  // "max 100000": no limit
+  } else {
+    double q = -1, p = 0;  // cgroup v1; a quota of -1 means no limit
+    std::ifstream("/sys/fs/cgroup/cpu/cpu.cfs_quota_us") >> q;
+    std::ifstream("/sys/fs/cgroup/cpu/cpu.cfs_period_us") >> p;
+    cap(q, p);
+  }
+  return cpus;
 }
 
 std::string readable_file_problem(const std::string& flag, const std::string& path) {
@@ -76,8 +106,9 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
   option(app, "--metrics-listen", c.metrics.listen,
          "Prometheus /metrics address, HOST:PORT; empty: no metrics endpoint");
   option(app, "--workers", c.pool.workers,
-         "conversions running in parallel; 0: one per CPU core (" +
-             std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " here)")
+         "conversions running in parallel; 0: one per CPU this process may use (affinity, "
+         "capped by a cgroup CPU quota: " +
+             std::to_string(usable_cpus()) + " here)")
       ->check(CLI::Range(0u, 1024u));
   option(app, "--queue-size", c.pool.queue_size,
          "accepted requests waiting for a worker; beyond: RESOURCE_EXHAUSTED at once")
@@ -117,9 +148,14 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
                           " (from a flag or its LITE2ONNX_* variable; see --help)\n"};
   }
   c.log.format = log_format == "json" ? LogFormat::kJson : LogFormat::kText;
+  // CLI11 skips an empty variable, but "empty: no metrics endpoint" holds for
+  // LITE2ONNX_METRICS_LISTEN= as for --metrics-listen "".
+  if (const char* v = std::getenv(env_name("--metrics-listen").c_str());
+      v && !*v && app["--metrics-listen"]->count() == 0)
+    c.metrics.listen.clear();
   if (auto problem = validate(c); !problem.empty())
     return ExitNow{2, "lite2onnx-server: invalid configuration: " + problem + " (see --help)\n"};
-  if (c.pool.workers == 0) c.pool.workers = std::max(1u, std::thread::hardware_concurrency());
+  if (c.pool.workers == 0) c.pool.workers = usable_cpus();
   return c;
 }
 

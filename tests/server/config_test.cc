@@ -87,6 +87,23 @@ TEST(ConfigTest, EnvironmentVariablesConfigureTheServer) {
   EXPECT_NE(log.find(R"("max_unary_bytes":1000)"), std::string::npos) << log;
 }
 
+TEST(ConfigTest, AnEmptyMetricsVariableTurnsTheEndpointOff) {
+  // ServerProcess passes --metrics-listen "" only when the variable is absent.
+  auto server = ServerProcess::start({}, {{"LITE2ONNX_METRICS_LISTEN", ""}});
+  ASSERT_TRUE(server);
+  EXPECT_EQ(server->metrics_port(), 0) << server->log();
+  EXPECT_TRUE(convert(*server->channel(), read_file(mini_mobilenet_path())).status.ok());
+}
+
+TEST(ConfigTest, DefaultWorkersFollowTheCpusTheProcessMayUse) {
+  // Pinned to one CPU (as a cgroup quota or affinity does on Kubernetes), the
+  // default is one worker, whatever the machine has.
+  auto server = ServerProcess::start({"--log-format", "json"}, {}, /*cpu=*/0);
+  ASSERT_TRUE(server);
+  const std::string log = server->log();
+  EXPECT_NE(log.find(R"("workers":1)"), std::string::npos) << log;
+}
+
 TEST(ConfigTest, FlagsWinOverEnvironmentVariables) {
   auto server =
       ServerProcess::start({"--max-unary-bytes", "1MiB"}, {{"LITE2ONNX_MAX_UNARY_BYTES", "1000"}});

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -26,9 +27,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Starts `binary` (the server's by default) with stdout into `out_path` and
-// stderr into `err_path` (the same file when empty).
+// stderr into `err_path` (the same file when empty), pinned to CPU `cpu` if >= 0.
 pid_t spawn(const std::vector<std::string>& args, const Env& extra, const std::string& out_path,
-            const std::string& err_path = "", const char* binary = LITE2ONNX_SERVER_BIN) {
+            const std::string& err_path = "", const char* binary = LITE2ONNX_SERVER_BIN,
+            int cpu = -1) {
   std::vector<std::string> env_strings;
   for (char** e = environ; *e; ++e)
     if (std::strncmp(*e, "LITE2ONNX_", 10) != 0) env_strings.emplace_back(*e);
@@ -50,6 +52,12 @@ pid_t spawn(const std::vector<std::string>& args, const Env& extra, const std::s
         err_path.empty() ? fd : ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) dup2(fd, 1);
     if (err_fd >= 0) dup2(err_fd, 2);
+    if (cpu >= 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpu, &set);
+      if (sched_setaffinity(0, sizeof set, &set) != 0) _exit(126);
+    }
     execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
@@ -91,7 +99,7 @@ TempDir::~TempDir() {
 }
 
 std::unique_ptr<ServerProcess> ServerProcess::start(const std::vector<std::string>& args,
-                                                    const Env& env) {
+                                                    const Env& env, int cpu) {
   std::unique_ptr<ServerProcess> s(new ServerProcess());
   const std::string port_file = s->dir_.file("ports");
   std::vector<std::string> all{"--listen", "127.0.0.1:0", "--port-file", port_file};
@@ -99,7 +107,7 @@ std::unique_ptr<ServerProcess> ServerProcess::start(const std::vector<std::strin
       !env.count("LITE2ONNX_METRICS_LISTEN"))
     all.insert(all.end(), {"--metrics-listen", ""});
   all.insert(all.end(), args.begin(), args.end());
-  s->pid_ = spawn(all, env, s->dir_.file("log"));
+  s->pid_ = spawn(all, env, s->dir_.file("log"), "", LITE2ONNX_SERVER_BIN, cpu);
   const auto end = Clock::now() + std::chrono::seconds(20);
   while (Clock::now() < end) {
     const std::string ports = read_file(port_file);

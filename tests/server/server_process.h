@@ -44,10 +44,11 @@ class ServerProcess {
   // Starts the server with `args` after --listen 127.0.0.1:0, --port-file and
   // --metrics-listen "" (no metrics unless `args` name another address), and
   // waits until it listens. LITE2ONNX_* variables of the test's own
-  // environment are not passed on; `env` adds variables. Fails the test (and
-  // returns null) when the server does not come up.
+  // environment are not passed on; `env` adds variables; `cpu` >= 0 pins the
+  // process to that CPU. Fails the test (and returns null) when the server
+  // does not come up.
   static std::unique_ptr<ServerProcess> start(const std::vector<std::string>& args,
-                                              const Env& env = {});
+                                              const Env& env = {}, int cpu = -1);
   ~ServerProcess();  // SIGKILL if still running
 
   int grpc_port() const { return grpc_port_; }
