@@ -58,4 +58,10 @@ for model in $(jq -r 'to_entries[] | select(.value == "fail") | .key' "$root/tes
   node "$root/tests/numeric/slice.mjs" --schema "$root/core/tflite/schema.fbs" --out "$out" "$dir/$model" &&
     node "$root/tests/numeric/run.mjs" --cli "$cli" --jobs 2 "$out" || status=1
 done
+# The same for dequantize mode's known failures, in that mode.
+for model in $(jq -r 'to_entries[] | select(.value == "fail") | .key' "$root/tests/numeric/expect_corpus_dequantize.json"); do
+  out="$slices/dequantize-$(basename "$model" .tflite)"
+  node "$root/tests/numeric/slice.mjs" --schema "$root/core/tflite/schema.fbs" --out "$out" "$dir/$model" &&
+    node "$root/tests/numeric/run.mjs" --cli "$cli" --jobs 2 --convert-arg=--quantization=dequantize "$out" || status=1
+done
 exit $status

@@ -25,8 +25,8 @@ options:
   --expect FILE         expected outcomes {"name": "pass"|"unsupported"|"skip"|"fail"}
                         ("fail": a known whole-model failure, accepted only when TFLite's
                         own outputs break the tolerance when one input element moves by one
-                        step; corpus.sh then checks every op of that model alone, see README.md;
-                        "defect": an open converter defect, reported as KNOWN-DEFECT)
+                        step or its quantization scales by an ulp; corpus.sh then checks
+                        every op of that model alone, see README.md)
   --write-expect FILE   write the observed outcomes to FILE (merged with its entries)
   --second-opinion      also run tfjs-tflite and report where it disagrees with LiteRT.js
   --tflite-only         no converter/ONNX: compare LiteRT.js with tfjs-tflite only
@@ -281,7 +281,7 @@ async function runInProcess(tasks, onResult) {
 // ---- main -----------------------------------------------------------------
 
 const LABEL = { pass: 'PASS', fail: 'FAIL', unsupported: 'UNSUPPORTED', skip: 'SKIP', 'convert-error': 'CONVERT-ERROR' };
-const EXPECTABLE = new Set(['pass', 'unsupported', 'skip', 'fail', 'defect']);
+const EXPECTABLE = new Set(['pass', 'unsupported', 'skip', 'fail']);
 
 function formatLine(label, name, message) {
   if (label === 'PASS') return `PASS ${name}${message ? ` (${message})` : ''}`;
@@ -309,7 +309,7 @@ async function main() {
   const expect = opts.expect ? readJson(opts.expect, 'expectations file') : null;
   if (expect) {
     for (const [k, v] of Object.entries(expect)) {
-      if (!k.startsWith('//') && !EXPECTABLE.has(v)) usageError(`${opts.expect}: "${k}" expects "${v}"; use pass, unsupported, skip, fail or defect`);
+      if (!k.startsWith('//') && !EXPECTABLE.has(v)) usageError(`${opts.expect}: "${k}" expects "${v}"; use pass, unsupported, skip or fail`);
     }
   }
 
@@ -359,22 +359,13 @@ async function main() {
     else if (r.outcome === 'unsupported' || r.outcome === 'skip') status = 'skipped';
     else status = 'failed';
     const notes = [...(r.notes ?? [])];
-    if (exp && exp.value === 'defect' && r.outcome === 'fail') {
-      // An open converter defect, documented where the expectation is set.
-      status = 'skipped';
-      label = 'KNOWN-DEFECT';
-    } else if (exp && exp.value === 'defect') {
-      if (status !== 'failed') {
-        status = 'failed';
-        message = `expected defect (a whole-model FAIL), got ${LABEL[r.outcome]}${r.message ? ` (${r.message})` : ''}`;
-        label = 'FAIL';
-        expectHints.push(`${model.name}: defect -> ${r.outcome}`);
-      }
-    } else if (exp && exp.value === 'fail' && r.outcome === 'fail' && !(r.sensitivity?.broken > 0)) {
-      // TFLite is stable under one-step input changes, so the difference is the
-      // converter's: "fail" is not an acceptable expectation for this model.
+    if (exp && exp.value === 'fail' && r.outcome === 'fail' && !(r.sensitivity?.broken > 0)) {
+      // TFLite is stable under one-step input changes and ulp-sized scale
+      // changes, so the difference is the converter's: "fail" is not an
+      // acceptable expectation for this model.
       message = `${r.message}; expected "fail" is not justified: TFLite itself stays within the ` +
-        `tolerance when one input element moves by one step${r.sensitivity ? ` (${r.sensitivity.of} positions tried)` : ' (no input to perturb)'}`;
+        'tolerance when one input element moves by one step and when its quantization scales move by an ulp' +
+        `${r.sensitivity ? ` (${r.sensitivity.of} positions, ${r.sensitivity.jitterOf} scale factors tried)` : ''}`;
     } else if (exp && exp.value === 'fail' && r.outcome === 'fail') {
       // A known whole-model failure: TFLite's own outputs move as much under a
       // one-step input change (its ops are checked one by one instead).

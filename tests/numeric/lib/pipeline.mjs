@@ -6,7 +6,7 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { readTfliteModel, inferIndexRange, isIndexTensor } from './tflite_model.mjs';
 import { readIoLayouts } from './onnx_meta.mjs';
-import { randomTensor, smoothTensor, inputSeed } from './inputs.mjs';
+import { randomTensor, smoothTensor, inputSeed, makeRng } from './inputs.mjs';
 import {
   transpose, inversePermutation, castData, dequantize, makeTensor, allocate, isFloatType, isIntegerType, TYPED_ARRAYS, typeRange,
 } from './tensor.mjs';
@@ -344,11 +344,12 @@ async function runOnnx(task, onnxBytes, model, inputs, notes) {
 // network fed noise can amplify a single one-step difference into many-step
 // output differences; when TFLite breaks the tolerance against itself this
 // way, a whole-model failure says nothing about the converter (run.mjs then
-// accepts an expected "fail", whose ops corpus.sh checks one by one).
-async function referenceSensitivity(task, which, bytes, model, inputs, refOutputs, onnxOutputs, count = 8) {
+// accepts an expected "fail", whose ops corpus.sh checks one by one). Second
+// probe below: the model's quantization scales moved by about two ulps.
+async function referenceSensitivity(task, which, bytes, model, inputs, refOutputs, onnxOutputs, positions = 8) {
   // Float, quantized and uint8 (image) inputs; not indices or token ids.
   const targets = model.inputs.filter((t) => isFloatType(t.type) || t.type === 'uint8' || (isIntegerType(t.type) && t.quant));
-  if (targets.length === 0) return null;
+  const count = targets.length ? positions : 0;
   let broken = 0;
   let worst = null;
   for (let p = 0; p < count; p++) {
@@ -381,7 +382,37 @@ async function referenceSensitivity(task, which, bytes, model, inputs, refOutput
       if (!worst) worst = failureText(cmp);
     }
   }
-  return { broken, of: count, worst };
+  // The same model with every quantization scale multiplied by one factor
+  // 1 +- 2^-22 or 1 +- 2^-21 (one or two float32 ulps; one factor for all, so
+  // scales that must be equal stay equal): every requantization multiplier
+  // moves by that much. A model whose outputs then break the tolerance is
+  // decided below float32 precision, which no float or float-requantizing
+  // runtime reproduces (yamnet in --quantization dequantize mode is one).
+  let jitterBroken = 0;
+  const factors = model.tensors.some((t) => t.quant) ? [1 + 2 ** -22, 1 - 2 ** -22, 1 + 2 ** -21, 1 - 2 ** -21] : [];
+  for (const factor of factors) {
+    const copy = bytes.slice();
+    const view = new DataView(copy.buffer, copy.byteOffset, copy.byteLength);
+    for (const t of model.tensors) {
+      if (!t.quant) continue;
+      for (let i = 0; i < t.quant.scale.length; i++) {
+        const at = t.quant.scaleAt + 4 * i;
+        view.setFloat32(at, view.getFloat32(at, true) * factor, true);
+      }
+    }
+    const got = await runTflite(which, copy, model, inputs);
+    for (const t of model.outputs) {
+      const g = got.get(t.name);
+      const o = onnxOutputs.get(t.name);
+      if (g && o && t.quant && isFloatType(o.type) && isIntegerType(g.type)) got.set(t.name, dequantize(g, t.quant));
+    }
+    const cmp = compareAll(task, model, refOutputs, got, 'scales moved');
+    if (!cmp.every((r) => r.ok)) {
+      jitterBroken++;
+      if (!worst) worst = failureText(cmp);
+    }
+  }
+  return { broken: broken + jitterBroken, of: count, worst, jitterBroken, jitterOf: factors.length, inputBroken: broken };
 }
 
 /** Processes one model. Never throws: errors become outcomes. */
@@ -493,8 +524,9 @@ export async function processModel(task) {
         res.sensitivity = await referenceSensitivity(task, ref.which, bytes, model, inputs, ref.outputs, onnx.outputs);
         if (res.sensitivity) {
           const s = res.sensitivity;
-          res.notes.push(`${RUNTIME_LABEL[ref.which]} against itself, one input element moved one step: ` +
-            `${s.broken} of ${s.of} positions break the tolerance${s.worst ? ` (e.g. ${s.worst})` : ''}`);
+          res.notes.push(`${RUNTIME_LABEL[ref.which]} against itself: one input element moved one step breaks ` +
+            `the tolerance at ${s.inputBroken} of ${s.of} positions; every quantization scale times 1 +- 2^-22 or 2^-21 ` +
+            `breaks it in ${s.jitterBroken} of ${s.jitterOf} copies${s.worst ? ` (e.g. ${s.worst})` : ''}`);
         }
       }
     }

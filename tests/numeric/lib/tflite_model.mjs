@@ -117,6 +117,7 @@ function readTensor(t, index) {
         scale,
         zeroPoint: zeroPoint && zeroPoint.length ? zeroPoint : scale.map(() => 0),
         axis: q.i32(6, 0),
+        scaleAt: q.vec(2)[0],  // byte position of the float32 scales in the file
       };
     }
   }
