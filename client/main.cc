@@ -169,7 +169,7 @@ std::variant<remote::Client, Failure> connect(const RemoteArgs& r) {
   options.tls.server_name = r.tls_server_name;
   options.deadline = std::chrono::milliseconds(std::llround(r.deadline_seconds * 1000));
   auto client = remote::Client::create(options);
-  if (!client) return failure(client.failure());
+  if (!client) return failure(client.error());
   return std::move(client).value();
 }
 
@@ -260,8 +260,8 @@ std::optional<Failure> run_conversion(const RemoteArgs& remote, std::span<const 
     // A failed call carries the error, not the diagnostics: keep what is known here.
     diag.opset = options.opset;
     diag.model_bytes = model.size();
-    diag.unsupported = result.failure().error.unsupported;
-    return failure(result.failure());
+    diag.unsupported = result.error().error.unsupported;
+    return failure(result.error());
   }
   onnx = std::move(result->onnx);
   diag = std::move(result->diagnostics);
@@ -354,7 +354,7 @@ int run_inspect(const std::string& input, bool json, const RemoteArgs& remote) {
     auto connected = connect(remote);
     if (auto* f = std::get_if<Failure>(&connected)) return report(*f);
     auto answer = std::get<remote::Client>(connected).inspect(file->bytes());
-    if (!answer) return report(failure(answer.failure()));
+    if (!answer) return report(failure(answer.error()));
     info = std::move(answer).value();
 #endif
   }
@@ -399,7 +399,7 @@ int run_ops(bool json, bool markdown, const RemoteArgs& remote) {
     auto connected = connect(remote);
     if (auto* f = std::get_if<Failure>(&connected)) return report(*f);
     auto answer = std::get<remote::Client>(connected).operators();
-    if (!answer) return report(failure(answer.failure()));
+    if (!answer) return report(failure(answer.error()));
     matrix = std::move(answer).value();
 #endif
   }

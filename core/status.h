@@ -41,12 +41,13 @@ inline Error make_error(ErrorCode code, std::string message) {
   return e;
 }
 
-// A value or an Error. Small on purpose; std::expected arrives with C++23.
-template <class T>
+// A value or an error (the core's Error unless E says otherwise). Small on
+// purpose; std::expected arrives with C++23.
+template <class T, class E = Error>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
-  Result(Error error) : v_(std::move(error)) {}  // NOLINT
+  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(E error) : v_(std::move(error)) {}  // NOLINT
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -56,11 +57,11 @@ class [[nodiscard]] Result {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
-  const Error& error() const { return std::get<1>(v_); }
-  Error&& take_error() { return std::get<1>(std::move(v_)); }
+  const E& error() const { return std::get<1>(v_); }
+  E&& take_error() { return std::get<1>(std::move(v_)); }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
 
 struct Ok {};

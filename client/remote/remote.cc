@@ -119,14 +119,14 @@ Outcome<std::shared_ptr<grpc::ChannelCredentials>> credentials(const TlsOptions&
   grpc::SslCredentialsOptions ssl;
   if (!tls.ca_file.empty()) {
     auto ca = read_pem(tls.ca_file, "--tls-ca");
-    if (!ca) return ca.failure();
+    if (!ca) return ca.error();
     ssl.pem_root_certs = std::move(*ca);
   }
   if (!tls.cert_file.empty()) {
     auto cert = read_pem(tls.cert_file, "--tls-cert");
-    if (!cert) return cert.failure();
+    if (!cert) return cert.error();
     auto key = read_pem(tls.key_file, "--tls-key");
-    if (!key) return key.failure();
+    if (!key) return key.error();
     ssl.pem_cert_chain = std::move(*cert);
     ssl.pem_private_key = std::move(*key);
   }
@@ -266,7 +266,7 @@ Outcome<Conversion> Client::Impl::convert_stream(std::span<const std::byte> mode
 
 Outcome<Client> Client::create(const ClientOptions& options) {
   auto creds = credentials(options.tls);
-  if (!creds) return creds.failure();
+  if (!creds) return creds.error();
   grpc::ChannelArguments args;
   // ONNX models may be larger than gRPC's default 4 MiB receive limit.
   args.SetMaxReceiveMessageSize(-1);
@@ -294,7 +294,7 @@ Outcome<Conversion> Client::convert(std::span<const std::byte> model,
     return impl_->convert_stream(model, wire, deadline);
   auto unary = impl_->convert_unary(model, wire, deadline);
   // The server's unary limit may be below the threshold: stream instead.
-  if (!unary && unary.failure().kind == FailureKind::kModelTooLarge)
+  if (!unary && unary.error().kind == FailureKind::kModelTooLarge)
     return impl_->convert_stream(model, wire, deadline);
   return unary;
 }

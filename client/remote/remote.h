@@ -70,22 +70,7 @@ struct Failure {
 
 // A value or a Failure.
 template <class T>
-class [[nodiscard]] Outcome {
- public:
-  Outcome(T value) : v_(std::move(value)) {}            // NOLINT: implicit by design
-  Outcome(Failure failure) : v_(std::move(failure)) {}  // NOLINT
-
-  bool ok() const { return v_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& value() & { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
-  T* operator->() { return &value(); }
-  T& operator*() & { return value(); }
-  const Failure& failure() const { return std::get<1>(v_); }
-
- private:
-  std::variant<T, Failure> v_;
-};
+using Outcome = Result<T, Failure>;
 
 struct Conversion {
   std::string onnx;         // the ONNX model's bytes
