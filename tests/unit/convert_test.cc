@@ -15,19 +15,12 @@
 namespace lite2onnx {
 namespace {
 
+using testing::corpus_dir;
+using testing::op_model;
+
 using ::testing::HasSubstr;
 using testing::read_file;
 using testing::view;
-
-std::string op_model(const std::string& name) {
-  return std::string(LITE2ONNX_TEST_MODELS_DIR) + "/" + name + ".tflite";
-}
-
-std::string corpus_dir() {
-  const char* env = std::getenv("LITE2ONNX_TEST_MODELS");
-  if (env && *env) return env;
-  return std::string(LITE2ONNX_SOURCE_DIR) + "/../shared/models";
-}
 
 onnx::ModelProto convert_ok(const std::vector<std::byte>& bytes, int opset = 13,
                             Diagnostics* diag_out = nullptr) {

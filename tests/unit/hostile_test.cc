@@ -32,6 +32,9 @@
 namespace lite2onnx {
 namespace {
 
+using testing::corpus_dir;
+using testing::op_model;
+
 using ::testing::AnyOf;
 using testing::f32_bytes;
 using ::testing::HasSubstr;
@@ -196,21 +199,6 @@ ModelJson many_ops_model() {
 }
 
 // ---- running the converter ----------------------------------------------------
-
-std::string op_model(const std::string& name) {
-  return std::string(LITE2ONNX_TEST_MODELS_DIR) + "/" + name + ".tflite";
-}
-
-// The real-model corpus: $LITE2ONNX_TEST_MODELS, else shared/models next to the checkout.
-std::string corpus_dir() {
-  const char* env = std::getenv("LITE2ONNX_TEST_MODELS");
-  if (env && *env) return env;
-#ifdef LITE2ONNX_SOURCE_DIR
-  return std::string(LITE2ONNX_SOURCE_DIR) + "/../shared/models";
-#else
-  return "/work/shared/models";
-#endif
-}
 
 // In-process conversion, for models that are valid.
 Result<std::string> run(std::span<const std::byte> bytes, const ConvertOptions& o = {}) {

@@ -2,6 +2,7 @@
 
 #include <flatbuffers/idl.h>
 #include <flatbuffers/util.h>
+#include <cstdlib>
 
 #include <cstring>
 #include <fstream>
@@ -42,5 +43,15 @@ std::string bytes_of(const std::vector<T>& values) {
 
 std::string f32_bytes(const std::vector<float>& values) { return bytes_of(values); }
 std::string i32_bytes(const std::vector<int32_t>& values) { return bytes_of(values); }
+
+std::string op_model(const std::string& name) {
+  return std::string(LITE2ONNX_TEST_MODELS_DIR) + "/" + name + ".tflite";
+}
+
+std::string corpus_dir() {
+  const char* env = std::getenv("LITE2ONNX_TEST_MODELS");
+  if (env && *env) return env;
+  return std::string(LITE2ONNX_SOURCE_DIR) + "/../shared/models";
+}
 
 }  // namespace lite2onnx::testing

@@ -15,6 +15,12 @@ inline std::span<const std::byte> view(const std::vector<std::byte>& v) {
   return {v.data(), v.size()};
 }
 
+// The generated op model `name` (tests/models/json, built into the test tree).
+std::string op_model(const std::string& name);
+// The third-party model corpus: $LITE2ONNX_TEST_MODELS, else ../shared/models
+// beside the checkout.
+std::string corpus_dir();
+
 // Little-endian bytes of float32 values, as a JSON ubyte array for Buffer.data.
 std::string f32_bytes(const std::vector<float>& values);
 std::string i32_bytes(const std::vector<int32_t>& values);

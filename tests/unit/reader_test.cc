@@ -19,6 +19,9 @@
 namespace lite2onnx {
 namespace {
 
+using testing::corpus_dir;
+using testing::op_model;
+
 using ::testing::ElementsAre;
 using testing::f32_bytes;
 using ::testing::HasSubstr;
@@ -109,21 +112,6 @@ tflite_reader::ReadModel read_ok(const Bytes& bytes) {
     return {};
   }
   return std::move(r).value();
-}
-
-std::string op_model(const std::string& name) {
-  return std::string(LITE2ONNX_TEST_MODELS_DIR) + "/" + name + ".tflite";
-}
-
-// The real-model corpus: $LITE2ONNX_TEST_MODELS, else shared/models next to the checkout.
-std::string corpus_dir() {
-  const char* env = std::getenv("LITE2ONNX_TEST_MODELS");
-  if (env && *env) return env;
-#ifdef LITE2ONNX_SOURCE_DIR
-  return std::string(LITE2ONNX_SOURCE_DIR) + "/../shared/models";
-#else
-  return "/work/shared/models";
-#endif
 }
 
 // ---- tensors ------------------------------------------------------------------

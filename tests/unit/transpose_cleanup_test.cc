@@ -23,6 +23,8 @@
 namespace lite2onnx {
 namespace {
 
+using testing::corpus_dir;
+
 using ir::Perm;
 using ir::Shape;
 using ir::TensorId;
@@ -770,12 +772,6 @@ TEST(TransposeCleanup, RandomGraphsKeepTheirResults) {
 }
 
 // ---- the real pipeline ---------------------------------------------------------------------
-
-std::string corpus_dir() {
-  const char* env = std::getenv("LITE2ONNX_TEST_MODELS");
-  if (env && *env) return env;
-  return std::string(LITE2ONNX_SOURCE_DIR) + "/../shared/models";
-}
 
 // The passes convert() runs up to emission (lower() replicated from
 // core/convert.cc), with the cleanup at the end. Fails like convert() does.
