@@ -2,8 +2,8 @@
 
 #include <flatbuffers/idl.h>
 #include <flatbuffers/util.h>
-#include <cstdlib>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
