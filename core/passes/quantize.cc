@@ -9,6 +9,7 @@
 // initializers read through one DequantizeLinear, and each quantized
 // activation gets one QuantizeLinear -> DequantizeLinear pair after its
 // producer, however many readers it has.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -397,18 +398,41 @@ class QdqWriter {
     bool any = false;
     std::vector<bool> boundary(g_.tensors.size(), false);
     std::vector<ir::Node> head;
+    // The boundary requantization only where an integer kernel would meet the
+    // interface tensor: an input read by an op writing a quantized activation,
+    // an output written by an op reading one (not, say, QUANTIZE of a float).
+    auto quantized_value = [&](TensorId t) {
+      return g_.valid(t) && g_.tensor(t).quantized_type && !g_.tensor(t).is_const();
+    };
+    auto feeds_integer_op = [&](TensorId t) {
+      for (const auto& n : g_.nodes)
+        if (std::count(n.inputs.begin(), n.inputs.end(), t) &&
+            std::any_of(n.outputs.begin(), n.outputs.end(), quantized_value))
+          return true;
+      return false;
+    };
+    auto written_by_integer_op = [&](TensorId t) {
+      for (const auto& n : g_.nodes)
+        if (std::count(n.outputs.begin(), n.outputs.end(), t) &&
+            std::any_of(n.inputs.begin(), n.inputs.end(), quantized_value))
+          return true;
+      return false;
+    };
+    // Graph inputs and outputs keep int8 whatever happens below.
+    for (TensorId t : g_.inputs) boundary[static_cast<size_t>(t)] = true;
+    for (TensorId t : g_.outputs) boundary[static_cast<size_t>(t)] = true;
     for (TensorId in : g_.inputs) {
-      if (!int8(in) || g_.tensor(in).is_const() || g_.is_graph_output(in)) continue;
+      if (!int8(in) || g_.tensor(in).is_const() || g_.is_graph_output(in) || !feeds_integer_op(in))
+        continue;
       TensorId c = uint8_copy(in);
       reroute(in, c);
       head.push_back(identity(in, c, g_.tensor(in).name + "/to_uint8"));
-      boundary[static_cast<size_t>(in)] = true;
       any = true;
     }
     std::vector<ir::Node> tail;
     for (TensorId out : g_.outputs) {
-      if (!int8(out) || g_.tensor(out).is_const() || boundary[static_cast<size_t>(out)] ||
-          g_.is_graph_input(out))
+      if (!int8(out) || g_.tensor(out).is_const() || g_.is_graph_input(out) ||
+          !written_by_integer_op(out))
         continue;
       TensorId c = uint8_copy(out);
       reroute(out, c);
@@ -416,7 +440,6 @@ class QdqWriter {
         for (auto& t : n.outputs)
           if (t == out) t = c;
       tail.push_back(identity(c, out, g_.tensor(out).name + "/to_int8"));
-      boundary[static_cast<size_t>(out)] = true;
       any = true;
     }
     boundary.resize(g_.tensors.size(), false);

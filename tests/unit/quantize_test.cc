@@ -300,6 +300,27 @@ TEST(Qdq, Int8ActivationsAreUint8InsideWithInt8Interface) {
   EXPECT_EQ(b.producer(q_y_u8->inputs[0]), &add);
 }
 
+TEST(Qdq, Int8InterfaceMeetingNoIntegerKernelIsNotRequantized) {
+  // int8 in -> float op -> float -> QUANTIZE -> int8 out: no integer kernel
+  // touches either end, so neither gets a uint8 round trip.
+  QdqGraph b;
+  TensorId x = b.activation("x", {4}, params({0.1f}, {-2}));
+  TensorId f = b.float_tensor("f", {4});
+  TensorId y = b.activation("y", {4}, params({0.2f}, {3}));
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.onnx("Abs", {x}, {f});
+  b.onnx("Identity", {f}, {y});  // QUANTIZE float -> int8
+  b.materialize(/*keep_int8_activations=*/false);
+  ASSERT_EQ(b.nodes("DequantizeLinear").size(), 1u);
+  ASSERT_EQ(b.nodes("QuantizeLinear").size(), 1u);
+  EXPECT_EQ(b.nodes("DequantizeLinear")[0]->inputs[0], x);
+  EXPECT_EQ(b.nodes("QuantizeLinear")[0]->outputs[0], y);
+  EXPECT_EQ(b.g.tensor(x).dtype, DataType::kInt8);
+  EXPECT_EQ(b.g.tensor(y).dtype, DataType::kInt8);
+  EXPECT_EQ(b.g.tensor(b.nodes("QuantizeLinear")[0]->inputs[2]).data->as<int8_t>()[0], 3);
+}
+
 TEST(Qdq, Int8ConstantsBesideUint8ActivationsFollowButWeightsStayInt8) {
   QdqGraph b;
   TensorId x = b.activation("x", {1, 1, 1, 2}, params({0.1f}, {0}));
