@@ -314,6 +314,14 @@ class QdqWriter {
       if (g_.tensor(t).quantized_type && !g_.tensor(t).is_const()) dequantize_input(t);
 
     for (auto& n : nodes) {
+      if (!n.outputs.empty() && integer_clamps_.count(n.outputs[0])) {
+        clamp_integers(n, n.inputs[0]);  // reads the integers, not their DequantizeLinear
+        continue;
+      }
+      if (copies_integers(n)) {
+        run_on_integers(std::move(n));
+        continue;
+      }
       for (auto& t : n.inputs)
         if (g_.valid(t)) t = replaced_[static_cast<size_t>(t)];
       // An Identity into a quantized tensor (QUANTIZE) is the QuantizeLinear
@@ -488,14 +496,14 @@ class QdqWriter {
     return g_.valid(t) && g_.tensor(t).quantized_type && !g_.tensor(t).is_const();
   }
 
-  // A Relu or Clip with constant bounds writing a quantized tensor is implied by
-  // QuantizeLinear's saturation when the bounds quantize to (or beyond) the
-  // ends of the integer range: Q(clamp(x)) == Q(x) for every x. (TFLite's
-  // integer kernels fold fused activations into that range the same way.)
-  bool clamp_implied(const ir::Node& n) const {
-    if (n.op != "Relu" && n.op != "Clip") return false;
+  // The integer range a Relu or Clip with constant bounds leaves on its
+  // quantized output, as TFLite computes a fused activation's range:
+  // [max(qmin, zp + round(lo / s)), min(qmax, zp + round(hi / s))].
+  std::optional<std::pair<int64_t, int64_t>> clamp_range(const ir::Node& n) const {
+    if ((n.op != "Relu" && n.op != "Clip") || n.outputs.size() != 1 || n.inputs.empty())
+      return std::nullopt;
     const ir::Tensor& y = g_.tensor(n.outputs[0]);
-    if (!y.quant || y.quant->scale.size() != 1 || n.inputs.empty()) return false;
+    if (!y.quantized_type || !y.quant || y.quant->scale.size() != 1) return std::nullopt;
     auto bound = [&](size_t i, float none) -> std::optional<float> {
       if (i >= n.inputs.size() || !g_.valid(n.inputs[i])) return none;
       const ir::Tensor& b = g_.tensor(n.inputs[i]);
@@ -507,15 +515,26 @@ class QdqWriter {
     const float inf = std::numeric_limits<float>::infinity();
     auto lo = n.op == "Relu" ? std::optional<float>(0.f) : bound(1, -inf);
     auto hi = n.op == "Relu" ? std::optional<float>(inf) : bound(2, inf);
-    if (!lo || !hi) return false;
+    if (!lo || !hi) return std::nullopt;
     const double s = y.quant->scale[0], zp = static_cast<double>(zero_point(*y.quant, 0));
     const auto range = integer_range(*y.quantized_type);
-    const double qmin = static_cast<double>(range.lo), qmax = static_cast<double>(range.hi);
-    // Rounding is to nearest: a bound within half a step of the range end clamps
-    // to that end.
-    bool low_ok = std::isinf(*lo) || *lo / s + zp < qmin + 0.5;
-    bool high_ok = std::isinf(*hi) || *hi / s + zp > qmax - 0.5;
-    return low_ok && high_ok;
+    auto level = [&](float v, int64_t none) {
+      if (std::isinf(v)) return none;
+      return static_cast<int64_t>(std::clamp(zp + std::round(v / s), static_cast<double>(range.lo),
+                                             static_cast<double>(range.hi)));
+    };
+    return std::pair{level(*lo, range.lo), level(*hi, range.hi)};
+  }
+
+  // A Relu or Clip writing a quantized tensor is implied by QuantizeLinear's
+  // saturation when its bounds quantize to the ends of the integer range:
+  // Q(clamp(x)) == Q(x) for every x. (TFLite's integer kernels fold fused
+  // activations into that range the same way.)
+  bool clamp_implied(const ir::Node& n) const {
+    auto r = clamp_range(n);
+    if (!r) return false;
+    const auto range = integer_range(*g_.tensor(n.outputs[0]).quantized_type);
+    return r->first == range.lo && r->second == range.hi;
   }
 
   // TFLite's integer kernels requantize to the output scale, round, then clamp
@@ -526,8 +545,8 @@ class QdqWriter {
   // integers, which QuantizeLinear maps back exactly.
   void quantize_clamp_inputs() {
     for (const auto& n : g_.nodes) {
-      if ((n.op != "Relu" && n.op != "Clip") || n.outputs.size() != 1 || n.inputs.empty() ||
-          !quantized_activation(n.outputs[0]) || clamp_implied(n))
+      if (!quantized_activation(n.outputs.empty() ? ir::kNoTensor : n.outputs[0]) ||
+          !clamp_range(n) || clamp_implied(n))
         continue;
       TensorId in = n.inputs[0];
       if (!g_.valid(in) || g_.tensor(in).quantized_type || g_.tensor(in).is_const() ||
@@ -537,7 +556,128 @@ class QdqWriter {
       if (!out.quant || out.quant->scale.size() != 1) continue;
       g_.tensor(in).quant = out.quant;
       g_.tensor(in).quantized_type = out.quantized_type;
+      integer_clamps_.insert(n.outputs[0]);
     }
+  }
+
+  // Ops that only move values around (TFLite's integer kernels copy the
+  // integers: same parameters in and out), run on the integer tensors
+  // themselves instead of between a DequantizeLinear and a QuantizeLinear.
+  // Every one of them takes int8/uint8 in ONNX at opsets 13..17.
+  bool copies_integers(const ir::Node& n) const {
+    static const std::set<std::string> kMovers = {
+        "Reshape", "Transpose", "Squeeze", "Unsqueeze",    "Flatten",
+        "Slice",   "Gather",    "Concat",  "Split",        "Tile",
+        "Expand",  "Pad",       "MaxPool", "DepthToSpace", "SpaceToDepth"};
+    if (n.dialect != ir::Dialect::kOnnx || !kMovers.count(n.op) || n.outputs.empty()) return false;
+    const ir::Tensor* first = nullptr;
+    for (TensorId o : n.outputs) {
+      if (!quantized_activation(o)) return false;
+      if (first && !same_quantization(*first, g_.tensor(o))) return false;
+      first = &g_.tensor(o);
+    }
+    // Inputs were written before this node: a quantized activation is an
+    // integer tensor by now (dtype int8/uint8, its parameters in `quant`).
+    auto same_integers = [&](const ir::Tensor& x) {
+      return !x.is_const() && x.quant && x.dtype == *first->quantized_type &&
+             same_params(*x.quant, *first->quant);
+    };
+    bool reads_integers = false;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const TensorId t = n.inputs[i];
+      if (!g_.valid(t)) continue;
+      const ir::Tensor& x = g_.tensor(t);
+      if (n.op == "Pad" && i == 2) {
+        // constant_value: a float 0 becomes the zero point; anything else stays float
+        if (!x.is_const() || x.quantized_type || x.data->stored_type != DataType::kFloat32 ||
+            x.data->as<float>().size() != 1 || x.data->as<float>()[0] != 0.f)
+          return false;
+        continue;
+      }
+      if (x.quantized_type || (x.quant && qdq_integer(x.dtype) && !x.is_const())) {
+        if (!same_integers(x)) return false;  // another scale, or a quantized constant
+        reads_integers = true;
+      } else if (x.dtype == DataType::kFloat32) {
+        return false;  // a float operand: not a copy
+      }                // else shapes, indices, pads
+    }
+    if (n.op == "Pad" && n.attrs.get_string("mode", "constant") != "constant") return false;
+    return reads_integers;
+  }
+
+  // Emits a node copies_integers() accepted: its inputs are the integer
+  // tensors themselves (not replaced by their DequantizeLinear), its outputs
+  // integer tensors with one DequantizeLinear each for float readers.
+  void run_on_integers(ir::Node n) {
+    const ir::Tensor& q = g_.tensor(n.outputs[0]);
+    const DataType type = *q.quantized_type;
+    if (n.op == "Pad") {
+      ir::Tensor zp;
+      zp.name = n.name + "/zero_point";
+      zp.dtype = type;
+      zp.data = ir::ConstData::owned({static_cast<std::byte>(zero_point(*q.quant, 0))}, type);
+      const TensorId z = g_.add_tensor(std::move(zp));
+      n.inputs.resize(3, ir::kNoTensor);
+      n.inputs[2] = z;  // integer padding is the zero point, as TFLite pads
+    }
+    std::vector<std::pair<size_t, TensorId>> outputs;
+    for (size_t k = 0; k < n.outputs.size(); ++k) outputs.emplace_back(k, n.outputs[k]);
+    const int source = n.source_op;
+    std::vector<std::string> bases;
+    for (size_t k = 0; k < n.outputs.size(); ++k) bases.push_back(output_base(n, k));
+    for (TensorId o : n.outputs) {
+      g_.tensor(o).dtype = *g_.tensor(o).quantized_type;
+    }
+    why_[n.outputs[0]] = "copies integers";
+    g_.nodes.push_back(std::move(n));
+    for (auto [k, o] : outputs) {
+      ir::Tensor& t = g_.tensor(o);
+      const DataType ot = *t.quantized_type;
+      std::vector<TensorId> params = param_inputs(t, ot, 1, bases[k]);
+      ir::Tensor f = g_.tensor(o);
+      f.name = bases[k] + "/dequantized";
+      f.quantized_type.reset();
+      f.quant.reset();
+      f.dtype = DataType::kFloat32;
+      g_.tensor(o).quantized_type.reset();
+      if (readers_[static_cast<size_t>(o)] == 0) continue;
+      const TensorId fid = g_.add_tensor(std::move(f));
+      replaced_[static_cast<size_t>(o)] = fid;
+      add_node("DequantizeLinear", bases[k] + "/DequantizeLinear", source, prepend(o, params), fid,
+               "quantized activation");
+    }
+  }
+
+  // The clamp of quantize_clamp_inputs() on the integers themselves (ONNX
+  // Clip takes int8/uint8 from opset 12): integer tensor in -> Clip with the
+  // activation's integer range -> the quantized output, dequantized for its
+  // readers. Exactly TFLite's clamp, and no float round trip around it.
+  void clamp_integers(const ir::Node& n, TensorId integer_input) {
+    const TensorId out = n.outputs[0];
+    const auto [lo, hi] = *clamp_range(n);
+    const DataType type = *g_.tensor(out).quantized_type;
+    auto level = [&](const std::string& suffix, int64_t v) {
+      ir::Tensor c;
+      c.name = n.name + suffix;
+      c.dtype = type;
+      c.data = ir::ConstData::owned({static_cast<std::byte>(v)}, type);
+      return g_.add_tensor(std::move(c));
+    };
+    const std::string base = output_base(n, 0);
+    std::vector<TensorId> params = param_inputs(g_.tensor(out), type, 1, base);
+    ir::Tensor f = g_.tensor(out);
+    f.name = base + "/dequantized";
+    f.quantized_type.reset();
+    f.quant.reset();
+    const TensorId fid = g_.add_tensor(std::move(f));
+    g_.tensor(out).dtype = type;
+    g_.tensor(out).quantized_type.reset();
+    add_node("Clip", n.name, n.source_op, {integer_input, level("/min", lo), level("/max", hi)},
+             out, "fused activation clamped on integers");
+    if (readers_[static_cast<size_t>(out)] == 0) return;
+    replaced_[static_cast<size_t>(out)] = fid;
+    add_node("DequantizeLinear", base + "/DequantizeLinear", n.source_op, prepend(out, params), fid,
+             "quantized activation");
   }
 
   // Names: the integer tensors keep the TFLite names (TFLite holds exactly
@@ -733,6 +873,7 @@ class QdqWriter {
   std::vector<TensorId> replaced_;       // readers of a tensor now read this one
   std::vector<int> readers_;             // nodes reading each tensor (graph outputs not counted)
   std::map<TensorId, std::string> why_;  // Q/DQ node output -> why the node exists
+  std::set<TensorId> integer_clamps_;    // outputs of Relu/Clip run on integers
 };
 
 }  // namespace

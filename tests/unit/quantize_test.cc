@@ -344,6 +344,42 @@ TEST(Qdq, Int8ConstantsBesideUint8ActivationsFollowButWeightsStayInt8) {
   EXPECT_EQ(b.g.tensor(b.producer(k)->inputs[2]).data->as<uint8_t>()[0], 127);
 }
 
+// Ops that copy integers (same parameters in and out) run on the integer
+// tensors: no DequantizeLinear before them, no QuantizeLinear after them.
+TEST(Qdq, CopyingOpsRunOnTheIntegers) {
+  QdqGraph b;
+  TensorId x = b.float_tensor("x", {1, 2, 2, 1});
+  TensorId a = b.activation("a", {1, 2, 2, 1}, params({0.5f}, {3}));
+  TensorId t = b.activation("t", {1, 2, 2, 1}, params({0.5f}, {3}));
+  TensorId p = b.activation("p", {1, 4, 4, 1}, params({0.5f}, {3}));
+  TensorId y = b.float_tensor("y", {1, 4, 4, 1});
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.onnx("Sigmoid", {x}, {a});
+  b.onnx("Transpose", {a}, {t});
+  ir::Tensor pads;
+  pads.name = "pads";
+  pads.dtype = DataType::kInt64;
+  pads.shape = {8};
+  pads.data = ir::ConstData::owned(std::vector<std::byte>(64), DataType::kInt64);
+  b.onnx("Pad", {t, b.g.add_tensor(std::move(pads))}, {p})
+      .attrs.set("mode", std::string("constant"));
+  b.onnx("Abs", {p}, {y});
+  b.materialize();
+  ASSERT_EQ(b.nodes("QuantizeLinear").size(), 1u);    // after the Sigmoid only
+  ASSERT_EQ(b.nodes("DequantizeLinear").size(), 1u);  // before the Abs only
+  const ir::Node& transpose = *b.nodes("Transpose")[0];
+  const ir::Node& pad = *b.nodes("Pad")[0];
+  EXPECT_EQ(transpose.inputs[0], a);
+  EXPECT_EQ(b.producer(a)->op, "QuantizeLinear");
+  EXPECT_EQ(b.g.tensor(t).dtype, DataType::kInt8);
+  EXPECT_EQ(pad.inputs[0], t);
+  // integer padding is the zero point, as TFLite pads quantized tensors
+  ASSERT_EQ(pad.inputs.size(), 3u);
+  EXPECT_EQ(b.g.tensor(pad.inputs[2]).data->as<int8_t>()[0], 3);
+  EXPECT_EQ(b.producer(b.nodes("Abs")[0]->inputs[0])->inputs[0], p);
+}
+
 TEST(Qdq, ClampImpliedByTheQuantizedRangeIsDropped) {
   QdqGraph b;
   TensorId x = b.float_tensor("x", {4});
@@ -371,13 +407,22 @@ TEST(Qdq, ClampNarrowerThanTheQuantizedRangeStays) {
   b.onnx("Clip", {pre, b.const_f32("lo", 0.f), b.const_f32("hi", 6.f)}, {y});
   b.materialize();
   ASSERT_EQ(b.nodes("Clip").size(), 1u);
-  // As TFLite's kernel: round to the output's integers first, then clamp them
-  // (and the producer can run as an integer kernel).
-  const ir::Node* dq = b.producer(b.nodes("Clip")[0]->inputs[0]);
-  ASSERT_NE(dq, nullptr);
-  EXPECT_EQ(dq->op, "DequantizeLinear");
-  EXPECT_FLOAT_EQ(b.scale_of(*dq), 0.1f);
-  EXPECT_EQ(b.producer(b.producer(dq->inputs[0])->inputs[0])->op, "Abs");
+  // As TFLite's kernel: round to the output's integers first, then clamp them,
+  // on the integers themselves (and the producer can run as an integer kernel).
+  const ir::Node& clip = *b.nodes("Clip")[0];
+  const ir::Node* q = b.producer(clip.inputs[0]);
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->op, "QuantizeLinear");
+  EXPECT_FLOAT_EQ(b.scale_of(*q), 0.1f);
+  EXPECT_EQ(b.producer(q->inputs[0])->op, "Abs");
+  EXPECT_EQ(b.g.tensor(clip.inputs[0]).dtype, DataType::kInt8);
+  // [0, 6] -> [-128 + round(0 / 0.1), -128 + round(6 / 0.1)] = [-128, -68]
+  EXPECT_EQ(b.g.tensor(clip.inputs[1]).data->as<int8_t>()[0], -128);
+  EXPECT_EQ(b.g.tensor(clip.inputs[2]).data->as<int8_t>()[0], -68);
+  EXPECT_EQ(clip.outputs[0], y);  // the graph output, int8, written by the Clip
+  EXPECT_EQ(b.g.tensor(y).dtype, DataType::kInt8);
+  EXPECT_TRUE(b.nodes("DequantizeLinear").empty());
+  EXPECT_EQ(b.diag.quantization.nodes["Clip: fused activation clamped on integers"], 1);
 }
 
 // ---- plan_qdq on TFLite-dialect graphs ------------------------------------------
@@ -560,9 +605,11 @@ TEST(QuantizedModels, ReshapeWithSharedScaleConvertsWithIntegerInterface) {
                         d);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(d.quantization.mode, "qdq");
-  // int8 in -> uint8 inside -> int8 out: a requantization at each end
-  EXPECT_EQ(d.emitted_nodes["QuantizeLinear"], 3);
-  EXPECT_EQ(d.emitted_nodes["DequantizeLinear"], 3);
+  // int8 in -> uint8 inside -> int8 out: a requantization at each end; the
+  // Reshape itself runs on the (uint8) integers
+  EXPECT_EQ(d.emitted_nodes["QuantizeLinear"], 2);
+  EXPECT_EQ(d.emitted_nodes["DequantizeLinear"], 2);
+  EXPECT_EQ(d.emitted_nodes["Reshape"], 1);
   EXPECT_TRUE(d.quantization.int8_activations_as_uint8);
 
   ConvertOptions keep;
@@ -572,8 +619,9 @@ TEST(QuantizedModels, ReshapeWithSharedScaleConvertsWithIntegerInterface) {
       quantized_model("INT8", R"({ "scale": [0.1], "zero_point": [3] })",
                       R"({ "scale": [0.1], "zero_point": [3] })", "RESHAPE"));
   ASSERT_TRUE(convert(testing::view(bytes), keep, d2).ok());
-  EXPECT_EQ(d2.emitted_nodes["QuantizeLinear"], 1);
-  EXPECT_EQ(d2.emitted_nodes["DequantizeLinear"], 1);
+  // int8 in -> Reshape on the integers -> int8 out: no Q/DQ at all
+  EXPECT_EQ(d2.emitted_nodes["QuantizeLinear"], 0);
+  EXPECT_EQ(d2.emitted_nodes["DequantizeLinear"], 0);
   EXPECT_FALSE(d2.quantization.int8_activations_as_uint8);
 }
 
