@@ -412,25 +412,23 @@ class QdqWriter {
     auto quantized_value = [&](TensorId t) {
       return g_.valid(t) && g_.tensor(t).quantized_type && !g_.tensor(t).is_const();
     };
-    auto feeds_integer_op = [&](TensorId t) {
-      for (const auto& n : g_.nodes)
-        if (std::count(n.inputs.begin(), n.inputs.end(), t) &&
-            std::any_of(n.outputs.begin(), n.outputs.end(), quantized_value))
+    // Whether a node reading (writing) t writes (reads) a quantized activation.
+    auto meets_integer_op = [&](TensorId t, bool reading) {
+      for (const auto& n : g_.nodes) {
+        const auto& own = reading ? n.inputs : n.outputs;
+        const auto& other = reading ? n.outputs : n.inputs;
+        if (std::count(own.begin(), own.end(), t) &&
+            std::any_of(other.begin(), other.end(), quantized_value))
           return true;
-      return false;
-    };
-    auto written_by_integer_op = [&](TensorId t) {
-      for (const auto& n : g_.nodes)
-        if (std::count(n.outputs.begin(), n.outputs.end(), t) &&
-            std::any_of(n.inputs.begin(), n.inputs.end(), quantized_value))
-          return true;
+      }
       return false;
     };
     // Graph inputs and outputs keep int8 whatever happens below.
     for (TensorId t : g_.inputs) boundary[static_cast<size_t>(t)] = true;
     for (TensorId t : g_.outputs) boundary[static_cast<size_t>(t)] = true;
     for (TensorId in : g_.inputs) {
-      if (!int8(in) || g_.tensor(in).is_const() || g_.is_graph_output(in) || !feeds_integer_op(in))
+      if (!int8(in) || g_.tensor(in).is_const() || g_.is_graph_output(in) ||
+          !meets_integer_op(in, /*reading=*/true))
         continue;
       TensorId c = uint8_copy(in);
       reroute(in, c);
@@ -440,7 +438,7 @@ class QdqWriter {
     std::vector<ir::Node> tail;
     for (TensorId out : g_.outputs) {
       if (!int8(out) || g_.tensor(out).is_const() || g_.is_graph_input(out) ||
-          !written_by_integer_op(out))
+          !meets_integer_op(out, /*reading=*/false))
         continue;
       TensorId c = uint8_copy(out);
       reroute(out, c);

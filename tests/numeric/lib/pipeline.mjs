@@ -347,11 +347,25 @@ async function runOnnx(task, onnxBytes, model, inputs, notes) {
 // accepts an expected "fail", whose ops corpus.sh checks one by one). Second
 // probe below: the model's quantization scales moved by about two ulps.
 async function referenceSensitivity(task, which, bytes, model, inputs, refOutputs, onnxOutputs, positions = 8) {
+  let worst = null;
+  // TFLite on changed inputs or model bytes, judged by the rule the ONNX
+  // outputs were (dequantized where they are float); true when it breaks it.
+  const breaks = async (modelBytes, modelInputs, label) => {
+    const got = await runTflite(which, modelBytes, model, modelInputs);
+    for (const t of model.outputs) {
+      const g = got.get(t.name);
+      const o = onnxOutputs.get(t.name);
+      if (g && o && t.quant && isFloatType(o.type) && isIntegerType(g.type)) got.set(t.name, dequantize(g, t.quant));
+    }
+    const cmp = compareAll(task, model, refOutputs, got, label);
+    if (cmp.every((r) => r.ok)) return false;
+    if (!worst) worst = failureText(cmp);
+    return true;
+  };
   // Float, quantized and uint8 (image) inputs; not indices or token ids.
   const targets = model.inputs.filter((t) => isFloatType(t.type) || t.type === 'uint8' || (isIntegerType(t.type) && t.quant));
   const count = targets.length ? positions : 0;
   let broken = 0;
-  let worst = null;
   for (let p = 0; p < count; p++) {
     const changed = new Map(inputs);
     for (const t of targets) {
@@ -369,18 +383,7 @@ async function referenceSensitivity(task, which, bytes, model, inputs, refOutput
       }
       changed.set(t.name, { ...x, data });
     }
-    const got = await runTflite(which, bytes, model, changed);
-    // Judged by the rule the ONNX outputs were: dequantized where they are float.
-    for (const t of model.outputs) {
-      const g = got.get(t.name);
-      const o = onnxOutputs.get(t.name);
-      if (g && o && t.quant && isFloatType(o.type) && isIntegerType(g.type)) got.set(t.name, dequantize(g, t.quant));
-    }
-    const cmp = compareAll(task, model, refOutputs, got, 'perturbed');
-    if (!cmp.every((r) => r.ok)) {
-      broken++;
-      if (!worst) worst = failureText(cmp);
-    }
+    if (await breaks(bytes, changed, 'perturbed')) broken++;
   }
   // The same model with every quantization scale multiplied by one factor
   // 1 +- 2^-22 or 1 +- 2^-21 (one or two float32 ulps; one factor for all, so
@@ -400,17 +403,7 @@ async function referenceSensitivity(task, which, bytes, model, inputs, refOutput
         view.setFloat32(at, view.getFloat32(at, true) * factor, true);
       }
     }
-    const got = await runTflite(which, copy, model, inputs);
-    for (const t of model.outputs) {
-      const g = got.get(t.name);
-      const o = onnxOutputs.get(t.name);
-      if (g && o && t.quant && isFloatType(o.type) && isIntegerType(g.type)) got.set(t.name, dequantize(g, t.quant));
-    }
-    const cmp = compareAll(task, model, refOutputs, got, 'scales moved');
-    if (!cmp.every((r) => r.ok)) {
-      jitterBroken++;
-      if (!worst) worst = failureText(cmp);
-    }
+    if (await breaks(copy, inputs, 'scales moved')) jitterBroken++;
   }
   return { broken: broken + jitterBroken, of: count, worst, jitterBroken, jitterOf: factors.length, inputBroken: broken };
 }
