@@ -513,7 +513,7 @@ class QdqWriter {
     const float inf = std::numeric_limits<float>::infinity();
     auto lo = n.op == "Relu" ? std::optional<float>(0.f) : bound(1, -inf);
     auto hi = n.op == "Relu" ? std::optional<float>(inf) : bound(2, inf);
-    if (!lo || !hi) return std::nullopt;
+    if (!lo || !hi || std::isnan(*lo) || std::isnan(*hi)) return std::nullopt;  // hostile bounds
     const double s = y.quant->scale[0], zp = static_cast<double>(zero_point(*y.quant, 0));
     const auto range = integer_range(*y.quantized_type);
     auto level = [&](float v, int64_t none) {

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "core/convert.h"
@@ -378,6 +379,19 @@ TEST(Qdq, CopyingOpsRunOnTheIntegers) {
   ASSERT_EQ(pad.inputs.size(), 3u);
   EXPECT_EQ(b.g.tensor(pad.inputs[2]).data->as<int8_t>()[0], 3);
   EXPECT_EQ(b.producer(b.nodes("Abs")[0]->inputs[0])->inputs[0], p);
+}
+
+TEST(Qdq, ClampWithANanBoundStaysAFloatClip) {
+  QdqGraph b;
+  TensorId x = b.float_tensor("x", {4});
+  TensorId y = b.activation("y", {4}, params({0.1f}, {-128}));
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.onnx("Clip", {x, b.const_f32("lo", std::nanf("")), b.const_f32("hi", 6.f)}, {y});
+  b.materialize();
+  ASSERT_EQ(b.nodes("Clip").size(), 1u);
+  EXPECT_EQ(b.g.tensor(b.nodes("Clip")[0]->inputs[0]).dtype, DataType::kFloat32);
+  EXPECT_EQ(b.nodes("QuantizeLinear").size(), 1u);
 }
 
 TEST(Qdq, ClampImpliedByTheQuantizedRangeIsDropped) {
