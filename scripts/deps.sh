@@ -11,6 +11,8 @@ APT_PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler
   nlohmann-json3-dev libcli11-dev jq clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
+  # The CLI's and the server's allocator (CMakeLists.txt, LITE2ONNX_JEMALLOC).
+  libjemalloc-dev
   # gRPC service (server/, proto/, tests/server/): TOOLCHAIN.md's packages; openssl
   # makes the TLS tests' certificates, curl scrapes /metrics in the buf curl test.
   libgrpc++-dev protobuf-compiler-grpc grpc-proto prometheus-cpp-dev

@@ -46,9 +46,12 @@ int wait_for_stop_signal(const sigset_t& set) {
 // pays page faults for every byte it touches; with a fixed mmap threshold of
 // 32 MiB and a trim threshold of 64 MiB they are reused from the heap instead
 // (about 1.6x the throughput at 2 MB models). Larger models still get mappings.
+// (With jemalloc, linked by default, buffers are reused without this.)
 void keep_large_buffers_in_the_heap() {
+#ifndef LITE2ONNX_JEMALLOC
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
 }
 
 // Written whole or not at all (a reader polling for it never sees half).
