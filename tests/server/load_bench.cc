@@ -336,9 +336,12 @@ std::vector<double> logged_ms(const std::string& log, const std::string& field) 
 
 int main(int argc, char** argv) {
   // The client reuses its large buffers like the server does (server/main.cc),
-  // so that its page faults do not count as server overhead.
+  // so that its page faults do not count as server overhead (jemalloc does so
+  // by itself).
+#ifndef LITE2ONNX_JEMALLOC
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
   EchoServer echo;  // first: it forks
   const std::string path = argc > 1 ? argv[1]
                                     : LITE2ONNX_SHARED_MODELS_DIR
