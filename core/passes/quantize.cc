@@ -409,9 +409,7 @@ class QdqWriter {
     // The boundary requantization only where an integer kernel would meet the
     // interface tensor: an input read by an op writing a quantized activation,
     // an output written by an op reading one (not, say, QUANTIZE of a float).
-    auto quantized_value = [&](TensorId t) {
-      return g_.valid(t) && g_.tensor(t).quantized_type && !g_.tensor(t).is_const();
-    };
+    auto quantized_value = [&](TensorId t) { return quantized_activation(t); };
     // Whether a node reading (writing) t writes (reads) a quantized activation.
     auto meets_integer_op = [&](TensorId t, bool reading) {
       for (const auto& n : g_.nodes) {
@@ -494,6 +492,16 @@ class QdqWriter {
     return g_.valid(t) && g_.tensor(t).quantized_type && !g_.tensor(t).is_const();
   }
 
+  // The value of a one-element float32 constant, or nothing.
+  std::optional<float> float_scalar(TensorId t) const {
+    if (!g_.valid(t)) return std::nullopt;
+    const ir::Tensor& b = g_.tensor(t);
+    if (!b.is_const() || b.quantized_type || b.data->stored_type != DataType::kFloat32 ||
+        b.data->as<float>().size() != 1)
+      return std::nullopt;
+    return b.data->as<float>()[0];
+  }
+
   // The integer range a Relu or Clip with constant bounds leaves on its
   // quantized output, as TFLite computes a fused activation's range:
   // [max(qmin, zp + round(lo / s)), min(qmax, zp + round(hi / s))].
@@ -504,11 +512,7 @@ class QdqWriter {
     if (!y.quantized_type || !y.quant || y.quant->scale.size() != 1) return std::nullopt;
     auto bound = [&](size_t i, float none) -> std::optional<float> {
       if (i >= n.inputs.size() || !g_.valid(n.inputs[i])) return none;
-      const ir::Tensor& b = g_.tensor(n.inputs[i]);
-      if (!b.is_const() || b.data->stored_type != DataType::kFloat32 ||
-          b.data->as<float>().size() != 1)
-        return std::nullopt;
-      return b.data->as<float>()[0];
+      return float_scalar(n.inputs[i]);
     };
     const float inf = std::numeric_limits<float>::infinity();
     auto lo = n.op == "Relu" ? std::optional<float>(0.f) : bound(1, -inf);
@@ -587,9 +591,7 @@ class QdqWriter {
       const ir::Tensor& x = g_.tensor(t);
       if (n.op == "Pad" && i == 2) {
         // constant_value: a float 0 becomes the zero point; anything else stays float
-        if (!x.is_const() || x.quantized_type || x.data->stored_type != DataType::kFloat32 ||
-            x.data->as<float>().size() != 1 || x.data->as<float>()[0] != 0.f)
-          return false;
+        if (float_scalar(t) != 0.f) return false;
         continue;
       }
       if (x.quantized_type || (x.quant && qdq_integer(x.dtype) && !x.is_const())) {
@@ -607,43 +609,22 @@ class QdqWriter {
   // tensors themselves (not replaced by their DequantizeLinear), its outputs
   // integer tensors with one DequantizeLinear each for float readers.
   void run_on_integers(ir::Node n) {
-    const ir::Tensor& q = g_.tensor(n.outputs[0]);
-    const DataType type = *q.quantized_type;
     if (n.op == "Pad") {
-      ir::Tensor zp;
-      zp.name = n.name + "/zero_point";
-      zp.dtype = type;
-      zp.data = ir::ConstData::owned({static_cast<std::byte>(zero_point(*q.quant, 0))}, type);
-      const TensorId z = g_.add_tensor(std::move(zp));
+      const ir::Tensor& q = g_.tensor(n.outputs[0]);
       n.inputs.resize(3, ir::kNoTensor);
-      n.inputs[2] = z;  // integer padding is the zero point, as TFLite pads
+      // integer padding is the zero point, as TFLite pads
+      n.inputs[2] =
+          integer_scalar(n.name + "/zero_point", *q.quantized_type, zero_point(*q.quant, 0));
     }
-    std::vector<std::pair<size_t, TensorId>> outputs;
-    for (size_t k = 0; k < n.outputs.size(); ++k) outputs.emplace_back(k, n.outputs[k]);
-    const int source = n.source_op;
     std::vector<std::string> bases;
     for (size_t k = 0; k < n.outputs.size(); ++k) bases.push_back(output_base(n, k));
-    for (TensorId o : n.outputs) {
-      g_.tensor(o).dtype = *g_.tensor(o).quantized_type;
-    }
-    why_[n.outputs[0]] = "copies integers";
+    const std::vector<TensorId> outputs = n.outputs;
+    const int source = n.source_op;
+    why_[outputs[0]] = "copies integers";
     g_.nodes.push_back(std::move(n));
-    for (auto [k, o] : outputs) {
-      ir::Tensor& t = g_.tensor(o);
-      const DataType ot = *t.quantized_type;
-      std::vector<TensorId> params = param_inputs(t, ot, 1, bases[k]);
-      ir::Tensor f = g_.tensor(o);
-      f.name = bases[k] + "/dequantized";
-      f.quantized_type.reset();
-      f.quant.reset();
-      f.dtype = DataType::kFloat32;
-      g_.tensor(o).quantized_type.reset();
-      if (readers_[static_cast<size_t>(o)] == 0) continue;
-      const TensorId fid = g_.add_tensor(std::move(f));
-      replaced_[static_cast<size_t>(o)] = fid;
-      add_node("DequantizeLinear", bases[k] + "/DequantizeLinear", source, prepend(o, params), fid,
-               "quantized activation");
-    }
+    for (size_t k = 0; k < outputs.size(); ++k)
+      dequantize_for_readers(source, bases[k], outputs[k], make_integer(outputs[k], bases[k]),
+                             "quantized activation");
   }
 
   // The clamp of quantize_clamp_inputs() on the integers themselves (ONNX
@@ -654,28 +635,49 @@ class QdqWriter {
     const TensorId out = n.outputs[0];
     const auto [lo, hi] = *clamp_range(n);
     const DataType type = *g_.tensor(out).quantized_type;
-    auto level = [&](const std::string& suffix, int64_t v) {
-      ir::Tensor c;
-      c.name = n.name + suffix;
-      c.dtype = type;
-      c.data = ir::ConstData::owned({static_cast<std::byte>(v)}, type);
-      return g_.add_tensor(std::move(c));
-    };
     const std::string base = output_base(n, 0);
-    std::vector<TensorId> params = param_inputs(g_.tensor(out), type, 1, base);
-    ir::Tensor f = g_.tensor(out);
+    std::vector<TensorId> params = make_integer(out, base);
+    add_node("Clip", n.name, n.source_op,
+             {integer_input, integer_scalar(n.name + "/min", type, lo),
+              integer_scalar(n.name + "/max", type, hi)},
+             out, "fused activation clamped on integers");
+    dequantize_for_readers(n.source_op, base, out, params, "quantized activation");
+  }
+
+  // A one-element integer constant of `type`.
+  TensorId integer_scalar(const std::string& name, DataType type, int64_t v) {
+    ir::Tensor c;
+    c.name = name;
+    c.dtype = type;
+    c.data = ir::ConstData::owned({static_cast<std::byte>(v)}, type);
+    return g_.add_tensor(std::move(c));
+  }
+
+  // A quantized activation becomes the integer tensor it holds (TFLite name
+  // and type, parameters kept in `quant`); returns its scale and zero-point
+  // initializers, named after `base`.
+  std::vector<TensorId> make_integer(TensorId tensor, const std::string& base) {
+    ir::Tensor& t = g_.tensor(tensor);
+    const DataType type = *t.quantized_type;
+    std::vector<TensorId> params = param_inputs(t, type, 1, base);
+    g_.tensor(tensor).dtype = type;
+    g_.tensor(tensor).quantized_type.reset();
+    return params;
+  }
+
+  // One DequantizeLinear of integer tensor `tensor` for the readers that
+  // want its float value (none when nobody reads it).
+  void dequantize_for_readers(int source_op, const std::string& base, TensorId tensor,
+                              std::vector<TensorId> params, const std::string& why) {
+    if (readers_[static_cast<size_t>(tensor)] == 0) return;
+    ir::Tensor f = g_.tensor(tensor);
     f.name = base + "/dequantized";
-    f.quantized_type.reset();
+    f.dtype = DataType::kFloat32;
     f.quant.reset();
     const TensorId fid = g_.add_tensor(std::move(f));
-    g_.tensor(out).dtype = type;
-    g_.tensor(out).quantized_type.reset();
-    add_node("Clip", n.name, n.source_op, {integer_input, level("/min", lo), level("/max", hi)},
-             out, "fused activation clamped on integers");
-    if (readers_[static_cast<size_t>(out)] == 0) return;
-    replaced_[static_cast<size_t>(out)] = fid;
-    add_node("DequantizeLinear", base + "/DequantizeLinear", n.source_op, prepend(out, params), fid,
-             "quantized activation");
+    replaced_[static_cast<size_t>(tensor)] = fid;
+    add_node("DequantizeLinear", base + "/DequantizeLinear", source_op,
+             prepend(tensor, std::move(params)), fid, why);
   }
 
   // Names: the integer tensors keep the TFLite names (TFLite holds exactly
@@ -798,23 +800,13 @@ class QdqWriter {
   // type) -> DequantizeLinear -> float for the readers. `base` names the rest.
   // (`source_op` by value: adding nodes may move the producer.)
   void quantize_output(int source_op, const std::string& base, TensorId value, TensorId tensor) {
-    const DataType type = *g_.tensor(tensor).quantized_type;
-    std::vector<TensorId> params = param_inputs(g_.tensor(tensor), type, 1, base);
-    ir::Tensor f = g_.tensor(tensor);
-    f.name = base + "/dequantized";
-    f.quantized_type.reset();
-    f.quant.reset();
-    TensorId fid = g_.add_tensor(std::move(f));
-    ir::Tensor& t = g_.tensor(tensor);
-    t.dtype = type;
-    t.quantized_type.reset();
+    std::vector<TensorId> params = make_integer(tensor, base);
     const bool output = g_.is_graph_output(tensor);
     add_node("QuantizeLinear", base + "/QuantizeLinear", source_op, prepend(value, params), tensor,
              output ? "quantized graph output" : "quantized activation");
-    if (readers_[static_cast<size_t>(tensor)] == 0) return;
-    replaced_[static_cast<size_t>(tensor)] = fid;
-    add_node("DequantizeLinear", base + "/DequantizeLinear", source_op, prepend(tensor, params),
-             fid, output ? "quantized graph output read inside the graph" : "quantized activation");
+    dequantize_for_readers(
+        source_op, base, tensor, params,
+        output ? "quantized graph output read inside the graph" : "quantized activation");
   }
 
   // Parameters of a Q/DQ node, as (scale bytes, zero-point bytes, axis).
