@@ -70,12 +70,16 @@ size_t channel_stride(const ir::Tensor& t, const ir::QuantParams& q) {
 }
 
 // "" when the parameters describe the tensor, else what is wrong with them.
+// A scale may be 0: converters write one where calibration saw only zeros (a
+// channel whose weights are all zero, a dead activation). TFLite's kernels
+// accept it (the effective multiplier is 0: the value is 0), and so does
+// DequantizeLinear, which gives the same zeros.
 std::string param_problem(const ir::Tensor& t, DataType type) {
   const ir::QuantParams& q = *t.quant;
   for (size_t i = 0; i < q.scale.size(); ++i)
-    if (!std::isfinite(q.scale[i]) || q.scale[i] <= 0)
+    if (!std::isfinite(q.scale[i]) || q.scale[i] < 0)
       return "scale " + std::to_string(i) + " is " + fmt_float(q.scale[i]) +
-             " (a positive finite number expected)";
+             " (a finite number >= 0 expected)";
   const auto [lo, hi] = integer_range(type);
   for (size_t i = 0; i < q.zero_point.size(); ++i)
     if (q.zero_point[i] < lo || q.zero_point[i] > hi)
@@ -91,6 +95,24 @@ std::string param_problem(const ir::Tensor& t, DataType type) {
              std::to_string(t.shape[static_cast<size_t>(q.axis)]) + " elements";
   }
   return "";
+}
+
+// Converters write an infinite scale for a channel whose calibration range
+// was infinite (dead channels of pruned networks). TFLite's integer kernels
+// give such a channel no defined value (its requantization multiplier is not
+// finite); read as 0, it adds nothing, which is what the model computes
+// wherever the channel feeds a tensor of scale 0 (the case in real files).
+void read_non_finite_scales_as_zero(ir::Tensor& t, Diagnostics& diag) {
+  size_t count = 0;
+  for (float& s : t.quant->scale)
+    if (std::isinf(s)) {
+      s = 0;
+      ++count;
+    }
+  if (count)
+    diag.warnings.push_back("tensor '" + t.name + "': " + std::to_string(count) +
+                            " infinite quantization scale" + (count == 1 ? "" : "s") +
+                            " read as 0 (no defined value in TFLite's integer kernels)");
 }
 
 Error quant_error(ErrorCode code, const ir::Tensor& t, const std::string& message) {
@@ -194,7 +216,8 @@ void quantize_constant(const ir::Tensor& in, ir::Tensor& out) {
   const double lo = static_cast<double>(range.lo), hi = static_cast<double>(range.hi);
   for (size_t i = 0; i < values.size(); ++i) {
     size_t c = q.scale.size() > 1 ? (i / inner) % q.scale.size() : 0;
-    double v = std::round(static_cast<double>(values[i]) / q.scale[c]) +
+    // With scale 0 every integer dequantizes to 0: write the zero point.
+    double v = (q.scale[c] == 0 ? 0.0 : std::round(static_cast<double>(values[i]) / q.scale[c])) +
                static_cast<double>(zero_point(q, c));
     v = std::min(hi, std::max(lo, v));
     if (out.dtype == DataType::kInt8)
@@ -254,6 +277,7 @@ Status plan_qdq(ir::Graph& g, Diagnostics& diag, QuantizationMode mode) {
         if (g.valid(t)) used[static_cast<size_t>(t)] = true;
   for (auto list : {&g.inputs, &g.outputs})
     for (TensorId t : *list) used[static_cast<size_t>(t)] = true;
+  std::vector<std::string> zero_scale_activations;
   for (size_t i = 0; i < g.tensors.size(); ++i) {
     if (!used[i]) continue;
     ir::Tensor& t = g.tensors[i];
@@ -264,8 +288,11 @@ Status plan_qdq(ir::Graph& g, Diagnostics& diag, QuantizationMode mode) {
     // dequantize mode folds it to float like the rest.
     bool int16 = t.dtype == DataType::kInt16 && dequantize;
     if (!qdq_integer(t.dtype) && !bias && !int16) continue;
+    if (t.is_const()) read_non_finite_scales_as_zero(t, diag);
     if (auto p = param_problem(t, t.dtype); !p.empty())
       return quant_error(ErrorCode::kInvalidModel, t, "invalid quantization: " + p);
+    if (!t.is_const() && t.quant->scale.size() == 1 && t.quant->scale[0] == 0)
+      zero_scale_activations.push_back(t.name);
     if (!t.is_const() && t.quant->scale.size() > 1)
       return quant_error(ErrorCode::kUnsupported, t,
                          "per-axis quantization of a non-constant tensor is not supported");
@@ -274,6 +301,13 @@ Status plan_qdq(ir::Graph& g, Diagnostics& diag, QuantizationMode mode) {
     if (!t.is_const()) ++diag.quantization.quantized_activations;
   }
   fold_constant_quantization(g);
+  if (!zero_scale_activations.empty())
+    diag.warnings.push_back(
+        std::to_string(zero_scale_activations.size()) + " quantized activation" +
+        (zero_scale_activations.size() == 1 ? " has" : "s have") + " scale 0 (first: '" +
+        zero_scale_activations[0] +
+        "'): their real value is 0 whatever the integers, as in TFLite's kernels "
+        "(calibration saw only zeros there)");
   diag.quantization.mode = dequantize ? "dequantize" : "qdq";
   if (dequantize && int16_seen(g))
     diag.warnings.push_back(
@@ -519,6 +553,7 @@ class QdqWriter {
     auto hi = n.op == "Relu" ? std::optional<float>(inf) : bound(2, inf);
     if (!lo || !hi || std::isnan(*lo) || std::isnan(*hi)) return std::nullopt;  // hostile bounds
     const double s = y.quant->scale[0], zp = static_cast<double>(zero_point(*y.quant, 0));
+    if (s == 0) return std::nullopt;  // the value is 0 whatever the clamp
     const auto range = integer_range(*y.quantized_type);
     auto level = [&](float v, int64_t none) {
       if (std::isinf(v)) return none;
@@ -953,6 +988,11 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag) {
         return g.add_tensor(std::move(x));
       };
       const TensorId scale = scalar("/scale", s);
+      if (s == 0) {  // the value is 0 (Div by 0 would make it NaN)
+        add("Mul", "/zero_scale", {value, scale}, tensor);
+        diag.quantization.nodes["Mul: activation of scale 0"] += 1;
+        continue;
+      }
       const TensorId steps = temp("/steps"), rounded = temp("/rounded"), clamped = temp("/clamped");
       add("Div", "/to_steps", {value, scale}, steps);
       add("Round", "/round", {steps}, rounded);

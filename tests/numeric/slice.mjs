@@ -7,13 +7,21 @@
 //
 //   node slice.mjs --schema core/tflite/schema.fbs --out DIR MODEL.tflite
 //
+//   node slice.mjs --schema core/tflite/schema.fbs --out DIR --outputs 12,40 MODEL.tflite
+//
+// writes instead one copy of the whole model whose graph outputs are the given
+// tensors (to find where a whole-model difference starts).
+//
 // Uses flatc's JSON round trip with lite2onnx's own schema, which covers every
-// field the converter reads. Float fields pass through JSON with 6 significant
-// digits; that changes the slice, not the check (TFLite and ONNX both read the
-// slice).
+// field the converter reads. flatc writes floats with 6 decimals, which would
+// turn small quantization scales (1e-8 is common) into 0: the scales are put
+// back exactly from the binary. Other float fields (op options) keep 6
+// decimals; that changes the slice, not the check (TFLite and ONNX both read
+// the slice).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { readTfliteModel } from './lib/tflite_model.mjs';
 
 function usage(message) {
   process.stderr.write(`${message}\nusage: slice.mjs --schema SCHEMA.fbs --out DIR MODEL.tflite\n`);
@@ -24,9 +32,11 @@ const args = process.argv.slice(2);
 let schema = null;
 let out = null;
 let model = null;
+let outputs = null;
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--schema') schema = args[++i];
   else if (args[i] === '--out') out = args[++i];
+  else if (args[i] === '--outputs') outputs = args[++i].split(',').map(Number);
   else if (!model) model = args[i];
   else usage(`unexpected argument ${args[i]}`);
 }
@@ -36,9 +46,32 @@ fs.mkdirSync(out, { recursive: true });
 const stem = path.basename(model, '.tflite');
 execFileSync('flatc', ['-t', '--strict-json', '--raw-binary', '--defaults-json', '-o', out, schema, '--', model]);
 const jsonPath = path.join(out, `${stem}.json`);
-const full = JSON.parse(fs.readFileSync(jsonPath, 'utf8'));
+// flatc writes non-finite floats as bare inf / -inf / nan, which JSON lacks:
+// carried through as strings and written back bare.
+const nonFinite = /(?<=[\[,:]\s*)(-?inf|nan)(?=\s*[\],}])/g;
+const full = JSON.parse(fs.readFileSync(jsonPath, 'utf8').replace(nonFinite, '"$1"'));
 fs.rmSync(jsonPath);
 const graph = full.subgraphs[0];
+readTfliteModel(fs.readFileSync(model)).tensors.forEach((t, i) => {
+  if (t.quant && graph.tensors[i].quantization) graph.tensors[i].quantization.scale = t.quant.scale;
+});
+
+function writeModel(json, name) {
+  const file = path.join(out, `${name}.json`);
+  // JSON.stringify writes Infinity/NaN as null: flatc's bare words instead.
+  const text = JSON.stringify(json, (k, v) => (typeof v === 'number' && !Number.isFinite(v) ? `~${v}` : v));
+  fs.writeFileSync(file, text.replace(/"(-?inf|nan)"/g, '$1').replace(/"~(-?Infinity|NaN)"/g,
+    (m, v) => ({ Infinity: 'inf', '-Infinity': '-inf', NaN: 'nan' })[v]));
+  execFileSync('flatc', ['-b', '-o', out, schema, file]);
+  fs.rmSync(file);
+}
+
+if (outputs) {
+  if (outputs.some((t) => !(t >= 0 && t < graph.tensors.length))) usage(`--outputs: tensor index out of range`);
+  writeModel({ ...full, signature_defs: [], subgraphs: [{ ...graph, outputs }] }, `${stem}.outputs${outputs[0]}`);
+  process.stdout.write(`${stem} with outputs ${outputs.join(', ')} in ${out}\n`);
+  process.exit(0);
+}
 const hasData = (t) => {
   const b = graph.tensors[t].buffer ?? 0;
   return b > 0 && (full.buffers[b].data ?? []).length > 0;
@@ -59,11 +92,7 @@ graph.operators.forEach((op, k) => {
       outputs: op.outputs,
     }],
   };
-  const name = `${stem}.op${String(k).padStart(3, '0')}`;
-  const file = path.join(out, `${name}.json`);
-  fs.writeFileSync(file, JSON.stringify(slice));
-  execFileSync('flatc', ['-b', '-o', out, schema, file]);
-  fs.rmSync(file);
+  writeModel(slice, `${stem}.op${String(k).padStart(3, '0')}`);
   written++;
 });
 process.stdout.write(`${written} single-op models of ${model} in ${out}\n`);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "core/convert.h"
 #include "core/ir/builtins.h"
@@ -513,7 +514,7 @@ TEST(PlanQdq, BiasTakesInputTimesFilterScaleWithAWarningWhenItSaysOtherwise) {
 
 TEST(PlanQdq, InvalidScaleIsAnErrorNamingTheTensor) {
   PlanGraph b;
-  TensorId x = b.tflite_tensor("x", {4}, DataType::kInt8, params({0.f}, {0}));
+  TensorId x = b.tflite_tensor("x", {4}, DataType::kInt8, params({-0.5f}, {0}));
   TensorId y = b.tflite_tensor("y", {4}, DataType::kInt8, params({0.1f}, {0}));
   b.g.inputs = {x};
   b.g.outputs = {y};
@@ -522,7 +523,48 @@ TEST(PlanQdq, InvalidScaleIsAnErrorNamingTheTensor) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kInvalidModel);
   EXPECT_EQ(st.error().tensor, "x");
-  EXPECT_THAT(st.error().message, HasSubstr("positive finite"));
+  EXPECT_THAT(st.error().message, HasSubstr("scale 0 is -0.5 (a finite number >= 0 expected)"));
+}
+
+// Pruned networks (Portrait-Seg's portrait_video_quant) carry dead channels and
+// activations: scale 0 where calibration saw only zeros, and infinite scales on
+// the weights that feed them. TFLite runs such files; their value there is 0.
+TEST(PlanQdq, ZeroAndInfiniteScalesOfDeadChannelsAreAccepted) {
+  PlanGraph b;
+  TensorId x = b.tflite_tensor("x", {1, 2, 2, 3}, DataType::kInt8, params({0.5f}, {0}));
+  const float inf = std::numeric_limits<float>::infinity();
+  TensorId w =
+      b.tflite_const("w", {3, 1, 1, 3}, DataType::kInt8, params({0.25f, 0.f, inf}, {0, 0, 0}, 0));
+  TensorId bias =
+      b.tflite_const("bias", {3}, DataType::kInt32, params({0.125f, 0.f, inf}, {0, 0, 0}, 0));
+  TensorId y = b.tflite_tensor("y", {1, 2, 2, 3}, DataType::kInt8, params({0.f}, {-128}));
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.tflite(ir::builtin::kConv2d, {x, w, bias}, {y});
+  ASSERT_TRUE(b.plan().ok());
+  EXPECT_EQ(b.g.tensor(w).quant->scale, (std::vector<float>{0.25f, 0.f, 0.f}));
+  const ir::Tensor& used_bias = b.g.tensor(b.g.nodes[0].inputs[2]);
+  EXPECT_EQ(used_bias.quant->scale, (std::vector<float>{0.125f, 0.f, 0.f}));
+  EXPECT_EQ(b.g.tensor(y).quantized_type, DataType::kInt8);
+  std::string warnings;
+  for (const auto& w : b.diag.warnings) warnings += w + "\n";
+  EXPECT_THAT(warnings, HasSubstr("tensor 'w': 1 infinite quantization scale read as 0"));
+  EXPECT_THAT(warnings, HasSubstr("1 quantized activation has scale 0 (first: 'y')"));
+}
+
+TEST(Dequantize, ActivationOfScaleZeroIsZeroWithoutADivision) {
+  QdqGraph b;
+  TensorId x = b.float_tensor("x", {4});
+  TensorId y = b.activation("y", {4}, params({0.f}, {-128}));
+  b.g.inputs = {x};
+  b.g.outputs = {y};
+  b.onnx("Relu", {x}, {y});
+  ASSERT_TRUE(passes::materialize_qdq(b.g, b.diag, QuantizationMode::kDequantize, false).ok());
+  EXPECT_TRUE(b.nodes("Div").empty());
+  auto muls = b.nodes("Mul");
+  ASSERT_EQ(muls.size(), 1u);
+  EXPECT_EQ(muls[0]->outputs[0], y);
+  EXPECT_FLOAT_EQ(b.scale_of(*muls[0]), 0.f);
 }
 
 TEST(PlanQdq, PerAxisScalesMatchingNoDimensionAreAnError) {
