@@ -17,6 +17,8 @@ APT_PACKAGES=(
   # makes the TLS tests' certificates, curl scrapes /metrics in the buf curl test.
   libgrpc++-dev protobuf-compiler-grpc grpc-proto prometheus-cpp-dev
   libspdlog-dev libfmt-dev openssl curl
+  # SHA-256 of the golden outputs (tests/golden).
+  libssl-dev
   # Deployment checks (deploy/checks/): YAML lint.
   yamllint
 )
