@@ -210,7 +210,30 @@ struct ConvertArgs {
   std::string quantization = "qdq";
   bool keep_float16_weights = false;
   bool keep_int8_activations = false;
+  Limits limits;
 };
+
+// What one conversion may cost (core/options.h Limits), for convert and inspect.
+void add_limit_options(CLI::App* cmd, Limits& l) {
+  cmd->add_option("--max-operators", l.max_operators, "operators in the model")
+      ->capture_default_str()
+      ->group("Limits (beyond one: resource_limit, exit 5)");
+  cmd->add_option("--max-tensors", l.max_tensors, "tensors in the model")
+      ->capture_default_str()
+      ->group("Limits (beyond one: resource_limit, exit 5)");
+  cmd->add_option("--max-inputs-per-op", l.max_inputs_per_op, "inputs of one operator")
+      ->capture_default_str()
+      ->group("Limits (beyond one: resource_limit, exit 5)");
+  cmd->add_option("--max-created-bytes", l.max_created_bytes,
+                  "bytes of constants one conversion may create (folded values, DFT matrices, "
+                  "converted weights); default 256MiB + 4 x the model (sizes take kib, mib, gib)")
+      ->transform(CLI::AsSizeValue(false))
+      ->group("Limits (beyond one: resource_limit, exit 5)");
+  cmd->add_option("--max-output-bytes", l.max_output_bytes,
+                  "bytes of the ONNX model; default 512MiB + 8 x the model, at most 2GiB - 1")
+      ->transform(CLI::AsSizeValue(false))
+      ->group("Limits (beyond one: resource_limit, exit 5)");
+}
 
 // Builds the core's options from the command line; errors name the bad flag.
 Result<ConvertOptions> make_options(const ConvertArgs& a) {
@@ -228,6 +251,7 @@ Result<ConvertOptions> make_options(const ConvertArgs& a) {
     options.layout.io_layouts.push_back(*spec);
   }
   options.layout.keep_io_layout = a.keep_io_layout;
+  options.limits = a.limits;
   options.keep_float16_weights = a.keep_float16_weights;
   options.keep_int8_activations = a.keep_int8_activations;
   if (a.quantization == "qdq") {
@@ -337,7 +361,8 @@ int run_convert(const ConvertArgs& args, const RemoteArgs& remote) {
   return kOk;
 }
 
-int run_inspect(const std::string& input, bool json, const RemoteArgs& remote) {
+int run_inspect(const std::string& input, bool json, const Limits& limits,
+                const RemoteArgs& remote) {
   std::string err;
   auto file = MappedFile::open(input, &err);
   if (!file) {
@@ -346,7 +371,7 @@ int run_inspect(const std::string& input, bool json, const RemoteArgs& remote) {
   }
   ModelInfo info;
   if (!remote.enabled()) {
-    auto local = inspect(file->bytes());
+    auto local = inspect(file->bytes(), limits);
     if (!local) return fail(local.error().code, local.error().message);
     info = std::move(local).value();
   } else {
@@ -476,6 +501,7 @@ int main(int argc, char** argv) {
                         "keep int8 activations int8 inside the graph (default: uint8 with zero "
                         "point + 128, the same values, which ONNX Runtime's x86 integer kernels "
                         "take; graph inputs and outputs stay int8 either way)");
+  add_limit_options(convert_cmd, args.limits);
   convert_cmd->add_flag("--json", args.json, "print diagnostics as JSON on stdout");
   convert_cmd->add_flag("-v,--verbose", args.verbose, "print full diagnostics");
   RemoteArgs remote;
@@ -483,6 +509,7 @@ int main(int argc, char** argv) {
   auto* inspect_cmd = app.add_subcommand("inspect", "show tensors, ops and what is unsupported");
   inspect_cmd->add_option("model", input, "TFLite model file")->required();
   inspect_cmd->add_flag("--json", json, "print as JSON");
+  add_limit_options(inspect_cmd, args.limits);
 
   auto* ops_cmd = app.add_subcommand("ops", "print the operator support matrix");
   ops_cmd->add_flag("--json", json, "print as JSON");
@@ -505,7 +532,7 @@ int main(int argc, char** argv) {
   try {
     remote.verbose = args.verbose;
     if (*convert_cmd) return run_convert(args, remote);
-    if (*inspect_cmd) return run_inspect(input, json, remote);
+    if (*inspect_cmd) return run_inspect(input, json, args.limits, remote);
     if (*ops_cmd) return run_ops(json, markdown, remote);
   } catch (const std::exception& e) {
     std::cerr << "lite2onnx: internal: " << e.what() << "\n";

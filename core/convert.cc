@@ -88,29 +88,6 @@ std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
   return e.check ? e.check(g, n) : "";
 }
 
-// Every input a supported op always reads must be there (-1 marks an omitted one).
-Status check_arity(const ir::Graph& g) {
-  for (const auto& n : g.nodes) {
-    const ops::OpEntry& e = ops::lookup(n.builtin);
-    if (!e.supported() || n.dialect != ir::Dialect::kTflite) continue;
-    size_t need =
-        e.min_inputs < 0 ? std::max<size_t>(n.inputs.size(), 1) : static_cast<size_t>(e.min_inputs);
-    std::string problem;
-    if (n.inputs.size() < need)
-      problem = "expects at least " + std::to_string(need) + " inputs, has " +
-                std::to_string(n.inputs.size());
-    for (size_t i = 0; problem.empty() && i < need; ++i)
-      if (!g.valid(n.inputs[i])) problem = "input " + std::to_string(i) + " is missing";
-    if (n.outputs.empty()) problem = "has no outputs";
-    if (problem.empty()) continue;
-    Error err = make_error(ErrorCode::kInvalidModel,
-                           "op " + std::to_string(n.source_op) + " (" + n.op + ") " + problem);
-    err.op_index = n.source_op;
-    return err;
-  }
-  return ok_status();
-}
-
 std::vector<UnsupportedOp> preflight(const ir::Graph& g) {
   std::vector<UnsupportedOp> out;
   for (const auto& n : g.nodes) {
@@ -165,6 +142,7 @@ Status lower(ir::Graph& g, const ConvertOptions& options, Diagnostics& diag) {
     }
     if (auto st = ops::lookup(n.builtin).lower(ctx, n); !st) return st.take_error();
     ctx.finish();
+    if (auto st = passes::check_created_bytes(g); !st) return st.take_error();
   }
   g.nodes = std::move(out);
   return ok_status();
@@ -185,12 +163,14 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
                           std::to_string(kMinOpset) + ".." + std::to_string(kMaxOpset) + ")");
   auto total = std::make_unique<PhaseTimer>(diag, "total");
 
+  const Limits limits = options.limits.resolved(tflite.size());
   Result<tflite_reader::ReadModel> read = Error{};
   {
     PhaseTimer t(diag, "read");
-    read = tflite_reader::read(tflite, options.limits);
+    read = tflite_reader::read(tflite, limits);
   }
   if (!read) return read.take_error();
+  read->graph.created.set_limit(limits.max_created_bytes);
   // The cancellation hook is polled between phases and, while lowering,
   // between operators.
   auto cancelled = [&options] { return options.cancelled && options.cancelled(); };
@@ -208,12 +188,13 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
 
   {
     PhaseTimer t(diag, "check");
+    // Every pass after validate() may rely on a validated graph.
+    if (auto st = passes::validate(g); !st) return st.take_error();
     if (auto st = passes::sort_topologically(g); !st) return st.take_error();
     if (auto st = passes::fold_constant_dequantize(g); !st) return st.take_error();
     if (auto st = passes::fold_constants(g); !st) return st.take_error();
     if (auto st = passes::fuse_dilated_convolutions(g, diag); !st) return st.take_error();
     passes::fuse_spectral_magnitude(g);
-    if (auto st = check_arity(g); !st) return st.take_error();
     if (auto st = passes::plan_qdq(g, diag, options.quantization); !st) return st.take_error();
     diag.unsupported = preflight(g);
     if (!diag.unsupported.empty()) {
@@ -221,7 +202,6 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
       e.unsupported = diag.unsupported;
       return e;
     }
-    if (auto st = passes::check_reads(g); !st) return st.take_error();
   }
   if (cancelled()) return cancel_error();
   {
@@ -267,6 +247,7 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
     eo.opset = options.opset;
     eo.producer_version = version();
     eo.cancelled = options.cancelled;
+    eo.max_output_bytes = limits.max_output_bytes;
     eo.metadata.emplace_back("lite2onnx.io_layouts", io_layouts_json(g));
     onnx = onnx_emit::emit(g, eo);
   }
@@ -298,9 +279,11 @@ std::vector<OpSupport> support_matrix() {
   return out;
 }
 
-Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limits) {
+Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& given) {
+  const Limits limits = given.resolved(tflite.size());
   auto read = tflite_reader::read(tflite, limits);
   if (!read) return read.take_error();
+  read->graph.created.set_limit(limits.max_created_bytes);
   ModelInfo info;
   info.version = read->version;
   info.description = read->description;
@@ -334,13 +317,13 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
     oi.outputs.assign(n.outputs.begin(), n.outputs.end());
     info.ops.push_back(std::move(oi));
   }
+  if (auto st = passes::validate(g); !st) return st.take_error();
   if (auto st = passes::sort_topologically(g); !st) return st.take_error();
   if (auto st = passes::fold_constant_dequantize(g); !st) return st.take_error();
   if (auto st = passes::fold_constants(g); !st) return st.take_error();
   Diagnostics unused;
   if (auto st = passes::fuse_dilated_convolutions(g, unused); !st) return st.take_error();
   passes::fuse_spectral_magnitude(g);
-  if (auto st = check_arity(g); !st) return st.take_error();
   if (auto st = passes::plan_qdq(g, unused); !st) info.problems.push_back(st.error().message);
   for (const auto& w : unused.warnings) info.problems.push_back("warning: " + w);
   info.unsupported = preflight(g);

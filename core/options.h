@@ -1,6 +1,7 @@
 // Options of one conversion, filled by the CLI or the server and passed by value.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -8,12 +9,38 @@
 
 namespace lite2onnx {
 
+// What one conversion may cost. The model bytes come from the network: each
+// count is checked when the model is read, each byte budget while the
+// conversion runs, and exceeding one is ErrorCode::kResourceLimit naming the
+// limit. The defaults let every real model through (the shared corpus, LLM-size
+// graphs of ~10k ops) and keep a hostile one under about 1 GiB and 10 s; the
+// byte budgets left at 0 scale with the model (resolved()).
 struct Limits {
   // Models beyond 2 GiB cannot be FlatBuffers (nor protobuf messages).
   uint64_t max_model_bytes = (uint64_t{1} << 31) - 1;
-  uint32_t max_tensors = 1u << 20;
-  uint32_t max_operators = 1u << 20;
+  uint32_t max_tensors = 500'000;    // tensors in the subgraph converted
+  uint32_t max_operators = 200'000;  // operators in the subgraph converted
+  uint32_t max_inputs_per_op = 65'536;
   uint32_t max_rank = 16;
+  // Subgraphs nested inside one another (control flow).
+  uint32_t max_subgraph_depth = 16;
+  // Bytes of constants the conversion creates (folded values, lowering
+  // matrices, converted copies of weights); 0: 256 MiB + 4 x the model.
+  uint64_t max_created_bytes = 0;
+  // Bytes of the ONNX model; 0: 512 MiB + 8 x the model, at most 2 GiB - 1
+  // (a protobuf message ends there).
+  uint64_t max_output_bytes = 0;
+
+  // The limits for a model of `model_bytes`, the byte budgets filled in.
+  Limits resolved(uint64_t model_bytes) const {
+    Limits r = *this;
+    const uint64_t mib = uint64_t{1} << 20, protobuf_max = (uint64_t{1} << 31) - 1;
+    if (r.max_created_bytes == 0) r.max_created_bytes = 256 * mib + 4 * model_bytes;
+    if (r.max_output_bytes == 0)
+      r.max_output_bytes = std::min(protobuf_max, 512 * mib + 8 * model_bytes);
+    r.max_output_bytes = std::min(r.max_output_bytes, protobuf_max);
+    return r;
+  }
 };
 
 // The axis order one tensor should have in ONNX, written as letters: `from` is

@@ -57,18 +57,32 @@ std::vector<int64_t> Attributes::get_ints(const std::string& name) const {
   return {};
 }
 
+void CreatedBytes::charge(uint64_t bytes, std::string_view by) {
+  const bool was_over = exceeded();
+  used_ = bytes > UINT64_MAX - used_ ? UINT64_MAX : used_ + bytes;
+  if (!was_over && exceeded()) exceeded_by_ = by;
+}
+
+ConstData Graph::own(std::vector<std::byte> data, DataType type, std::string_view by) {
+  created.charge(data.size(), by);
+  return ConstData::owned(std::move(data), type);
+}
+
 TensorId Graph::add_tensor(Tensor t) {
   tensors.push_back(std::move(t));
   return static_cast<TensorId>(tensors.size() - 1);
 }
 
-bool Graph::is_graph_input(TensorId id) const {
-  return std::find(inputs.begin(), inputs.end(), id) != inputs.end();
+void TensorList::push_back(TensorId id) {
+  ids_.push_back(id);
+  if (id < 0) return;
+  if (static_cast<size_t>(id) >= count_.size()) count_.resize(static_cast<size_t>(id) + 1, 0);
+  ++count_[static_cast<size_t>(id)];
 }
 
-bool Graph::is_graph_output(TensorId id) const {
-  return std::find(outputs.begin(), outputs.end(), id) != outputs.end();
-}
+bool Graph::is_graph_input(TensorId id) const { return inputs.contains(id); }
+
+bool Graph::is_graph_output(TensorId id) const { return outputs.contains(id); }
 
 std::vector<int> Graph::producers() const {
   std::vector<int> p(tensors.size(), -1);

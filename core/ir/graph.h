@@ -3,13 +3,16 @@
 // lower it to ONNX-dialect nodes, which the emitter serializes.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -118,16 +121,83 @@ struct SubgraphSummary {
   size_t operators = 0;
 };
 
+// The graph's inputs or outputs: an ordered list of tensors that also answers
+// "is this tensor in the list?" in constant time (models may have hundreds of
+// thousands of outputs, and passes ask for every tensor they touch).
+class TensorList {
+ public:
+  using value_type = TensorId;
+  using const_iterator = std::vector<TensorId>::const_iterator;
+  using iterator = const_iterator;
+
+  TensorList() = default;
+  TensorList(std::initializer_list<TensorId> ids) { assign(ids.begin(), ids.end()); }
+  TensorList& operator=(std::initializer_list<TensorId> ids) {
+    assign(ids.begin(), ids.end());
+    return *this;
+  }
+  template <class It>
+  void assign(It first, It last) {
+    ids_.clear();
+    count_.clear();
+    for (; first != last; ++first) push_back(*first);
+  }
+  void push_back(TensorId id);
+  bool contains(TensorId id) const {
+    return id >= 0 && static_cast<size_t>(id) < count_.size() && count_[static_cast<size_t>(id)];
+  }
+
+  size_t size() const { return ids_.size(); }
+  bool empty() const { return ids_.empty(); }
+  TensorId operator[](size_t i) const { return ids_[i]; }
+  const_iterator begin() const { return ids_.begin(); }
+  const_iterator end() const { return ids_.end(); }
+  const std::vector<TensorId>& ids() const { return ids_; }
+
+ private:
+  std::vector<TensorId> ids_;
+  std::vector<uint32_t> count_;  // per tensor id: how often it is listed
+};
+
+// Bytes of constant data one conversion creates (folded values, lowering
+// matrices, converted copies of weights), against Limits::max_created_bytes:
+// a small model must not make the converter allocate gigabytes. Passes charge
+// what they create through Graph::own(); a charge past the limit is recorded
+// and the pass that made it stops at its next check (Graph::created_status()).
+class CreatedBytes {
+ public:
+  void set_limit(uint64_t limit) { limit_ = limit; }
+  uint64_t used() const { return used_; }
+  uint64_t limit() const { return limit_; }
+  // Whether `bytes` more still fit (a check before a large allocation).
+  bool fits(uint64_t bytes) const { return bytes <= limit_ - std::min(used_, limit_); }
+  // Counts `bytes`; the first charge that passes the limit records `by`.
+  void charge(uint64_t bytes, std::string_view by);
+  bool exceeded() const { return used_ > limit_; }
+  const std::string& exceeded_by() const { return exceeded_by_; }
+
+ private:
+  uint64_t used_ = 0;
+  uint64_t limit_ = UINT64_MAX;
+  std::string exceeded_by_;
+};
+
 class Graph {
  public:
   std::string name;
   // A deque, so references to tensors stay valid while passes add new ones.
   std::deque<Tensor> tensors;
   std::vector<Node> nodes;
-  std::vector<TensorId> inputs;
-  std::vector<TensorId> outputs;
+  TensorList inputs;
+  TensorList outputs;
+
+  // Constants the conversion created: charged to `created`.
+  CreatedBytes created;
 
   TensorId add_tensor(Tensor t);
+  // Constant data made by the converter, charged to `created` (`by` names
+  // what made it, for the error).
+  ConstData own(std::vector<std::byte> data, DataType type, std::string_view by);
   Tensor& tensor(TensorId id) { return tensors[static_cast<size_t>(id)]; }
   const Tensor& tensor(TensorId id) const { return tensors[static_cast<size_t>(id)]; }
   bool valid(TensorId id) const { return id >= 0 && static_cast<size_t>(id) < tensors.size(); }

@@ -237,6 +237,7 @@ class Emitter {
   Emitter(const ir::Graph& g, const EmitOptions& o) : g_(g), opt_(o) {}
 
   Result<std::string> run() {
+    if (auto st = check_output_size(); !st) return st.take_error();
     assign_names();
     onnx::ModelProto model;
     model.set_ir_version(opt_.opset >= 14 ? 8 : 7);
@@ -263,15 +264,12 @@ class Emitter {
     std::set<TensorId> io(g_.inputs.begin(), g_.inputs.end());
     io.insert(g_.outputs.begin(), g_.outputs.end());
     std::set<TensorId> described;
-    std::set<std::string> node_names;
+    UniqueNames node_names;
     for (const auto& n : g_.nodes) {
       onnx::NodeProto* np = graph->add_node();
       // Names are unique by construction; make sure anyway (ONNX Runtime
       // refuses duplicates), deterministically.
-      std::string name = n.name;
-      for (int k = 1; !node_names.insert(name).second; ++k)
-        name = n.name + "__" + std::to_string(k);
-      np->set_name(name);
+      np->set_name(node_names.take(n.name));
       np->set_op_type(n.op);
       if (!n.domain.empty()) np->set_domain(n.domain);
       for (TensorId t : n.inputs) {
@@ -294,21 +292,53 @@ class Emitter {
   }
 
  private:
+  // Names made unique by a "__k" suffix, deterministically. Each base name
+  // remembers the last suffix it took, so a name repeated n times (a hostile
+  // model may name every tensor alike) costs n probes, not n^2.
+  class UniqueNames {
+   public:
+    explicit UniqueNames(size_t expected = 0) { used_.reserve(expected); }
+    std::string take(const std::string& name) {
+      if (used_.insert(name).second) return name;
+      int& k = next_[name];
+      std::string candidate;
+      do candidate = name + "__" + std::to_string(++k);
+      while (!used_.insert(candidate).second);
+      return candidate;
+    }
+
+   private:
+    std::unordered_set<std::string> used_;
+    std::unordered_map<std::string, int> next_;
+  };
+
+  // The ONNX model must stay within Limits::max_output_bytes: its
+  // initializers (constants written once per layout they are read in) are
+  // added up before anything is written.
+  Status check_output_size() const {
+    uint64_t bytes = 0;
+    std::vector<bool> seen(g_.tensors.size(), false);
+    for (const auto& n : g_.nodes)
+      for (TensorId t : n.inputs)
+        if (g_.valid(t) && g_.tensor(t).is_const() && !seen[static_cast<size_t>(t)]) {
+          seen[static_cast<size_t>(t)] = true;
+          bytes += onnx_byte_size(g_.tensor(t));
+        }
+    if (bytes <= opt_.max_output_bytes) return ok_status();
+    return make_error(ErrorCode::kResourceLimit,
+                      "the ONNX model would hold " + std::to_string(bytes) +
+                          " bytes of initializers, more than the limit of " +
+                          std::to_string(opt_.max_output_bytes) + " (max_output_bytes)");
+  }
+
   void assign_names() {
     names_.assign(g_.tensors.size(), "");
-    // Views into names_, whose strings stay put once assigned (hashing beats
-    // ordered comparison of long TFLite names: this was 6% of a conversion).
-    std::unordered_set<std::string_view> used;
-    used.reserve(g_.tensors.size());
+    UniqueNames used(g_.tensors.size());
     auto take = [&](TensorId t) {
       std::string& slot = names_[static_cast<size_t>(t)];
       if (!slot.empty()) return;
-      slot = g_.tensor(t).name.empty() ? "tensor_" + std::to_string(t) : g_.tensor(t).name;
-      if (used.count(slot)) {
-        const std::string base = slot;
-        for (int k = 1; used.count(slot); ++k) slot = base + "__" + std::to_string(k);
-      }
-      used.insert(slot);
+      slot =
+          used.take(g_.tensor(t).name.empty() ? "tensor_" + std::to_string(t) : g_.tensor(t).name);
     };
     for (TensorId t : g_.inputs) take(t);
     for (TensorId t : g_.outputs) take(t);
@@ -463,6 +493,11 @@ class Emitter {
       return make_error(ErrorCode::kResourceLimit, "the ONNX model would be " +
                                                        std::to_string(total) +
                                                        " bytes; protobuf messages stop at 2 GiB");
+    if (total > opt_.max_output_bytes)
+      return make_error(ErrorCode::kResourceLimit,
+                        "the ONNX model would be " + std::to_string(total) +
+                            " bytes, more than the limit of " +
+                            std::to_string(opt_.max_output_bytes) + " (max_output_bytes)");
 
     std::string out;
     out.reserve(total);

@@ -4,6 +4,7 @@
 // the way), never copied into the protobuf message first.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@ struct EmitOptions {
   std::vector<std::pair<std::string, std::string>> metadata;
   // Polled between validation and serialization (the two long steps).
   std::function<bool()> cancelled;
+  // The largest model emit() writes (Limits::max_output_bytes, resolved).
+  uint64_t max_output_bytes = (uint64_t{1} << 31) - 1;
 };
 
 Result<std::string> emit(const ir::Graph& g, const EmitOptions& options);

@@ -67,7 +67,7 @@ TensorId LowerContext::const_i64(const std::string& name, std::vector<int64_t> v
   t.name = name;
   t.dtype = DataType::kInt64;
   t.shape = shape ? *shape : Shape{static_cast<int64_t>(values.size())};
-  t.data = ir::ConstData::owned(to_bytes(values), DataType::kInt64);
+  t.data = graph_.own(to_bytes(values), DataType::kInt64, name);
   return graph_.add_tensor(std::move(t));
 }
 
@@ -77,7 +77,7 @@ TensorId LowerContext::const_f32(const std::string& name, std::vector<float> val
   t.name = name;
   t.dtype = DataType::kFloat32;
   t.shape = shape ? *shape : Shape{static_cast<int64_t>(values.size())};
-  t.data = ir::ConstData::owned(to_bytes(values), DataType::kFloat32);
+  t.data = graph_.own(to_bytes(values), DataType::kFloat32, name);
   return graph_.add_tensor(std::move(t));
 }
 
@@ -113,7 +113,7 @@ TensorId LowerContext::const_scalar(const std::string& name, DataType type, doub
   t.name = name;
   t.dtype = type;
   t.shape = {};
-  t.data = ir::ConstData::owned(std::move(bytes), type);
+  t.data = graph_.own(std::move(bytes), type, name);
   return graph_.add_tensor(std::move(t));
 }
 

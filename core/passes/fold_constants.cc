@@ -334,6 +334,14 @@ std::optional<std::vector<Folded>> fold_node(const ir::Graph& g, const ir::Node&
   return std::nullopt;
 }
 
+// Whether a folded result is (a view of) an input's bytes, not new data.
+bool shares_an_input(const ir::Graph& g, const ir::Node& n, const ir::ConstData& data) {
+  for (TensorId t : n.inputs)
+    if (g.valid(t) && g.tensor(t).is_const() && g.tensor(t).data->bytes.data() == data.bytes.data())
+      return true;
+  return false;
+}
+
 // The declared shape (a static dimension, or the rank) must agree with the result.
 bool agrees(const ir::Tensor& y, const Shape& s) {
   if (!y.has_rank) return true;
@@ -360,6 +368,9 @@ Status fold_constants(ir::Graph& g) {
       for (size_t o = 0; o < n.outputs.size(); ++o)
         ok &= agrees(g.tensor(n.outputs[o]), (*folded)[o].shape);
       if (!ok) continue;
+      for (const Folded& f : *folded)
+        if (!shares_an_input(g, n, f.data)) g.created.charge(f.data.bytes.size(), n.name);
+      if (auto st = check_created_bytes(g); !st) return st;
       for (size_t o = 0; o < n.outputs.size(); ++o) {
         ir::Tensor& y = g.tensor(n.outputs[o]);
         y.shape = std::move((*folded)[o].shape);

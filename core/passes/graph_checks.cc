@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <iterator>
 #include <queue>
 #include <string>
 
 #include "core/ir/builtins.h"
+#include "core/ops/registry.h"
 #include "core/passes/passes.h"
 
 namespace lite2onnx::passes {
@@ -57,9 +59,58 @@ Status sort_topologically(ir::Graph& g) {
   return ok_status();
 }
 
+namespace {
+
+// Every input a supported op always reads must be there (-1 marks an omitted
+// one), and it must have an output.
+Status check_arity(const ir::Node& n) {
+  const ops::OpEntry& e = ops::lookup(n.builtin);
+  const size_t need =
+      e.min_inputs < 0 ? std::max<size_t>(n.inputs.size(), 1) : static_cast<size_t>(e.min_inputs);
+  std::string problem;
+  if (n.inputs.size() < need)
+    problem = "expects at least " + std::to_string(need) + " inputs, has " +
+              std::to_string(n.inputs.size());
+  for (size_t i = 0; problem.empty() && i < need; ++i)
+    if (n.inputs[i] == ir::kNoTensor) problem = "input " + std::to_string(i) + " is missing";
+  if (n.outputs.empty()) problem = "has no outputs";
+  if (problem.empty()) return ok_status();
+  Error err = make_error(ErrorCode::kInvalidModel,
+                         "op " + std::to_string(n.source_op) + " (" + n.op + ") " + problem);
+  err.op_index = n.source_op;
+  return err;
+}
+
+}  // namespace
+
+Status validate(const ir::Graph& g) {
+  for (const auto& n : g.nodes) {
+    for (auto list : {&n.inputs, &n.outputs})
+      for (ir::TensorId t : *list)
+        if (t != ir::kNoTensor && !g.valid(t))
+          return make_error(ErrorCode::kInternal, "op " + std::to_string(n.source_op) +
+                                                      " refers to tensor " + std::to_string(t) +
+                                                      ", which the reader did not check");
+    if (n.dialect == ir::Dialect::kTflite && ops::lookup(n.builtin).supported())
+      if (auto st = check_arity(n); !st) return st;
+  }
+  return check_reads(g);
+}
+
+Status check_created_bytes(const ir::Graph& g) {
+  if (!g.created.exceeded()) return ok_status();
+  return make_error(ErrorCode::kResourceLimit,
+                    "the conversion would create more than " + std::to_string(g.created.limit()) +
+                        " bytes of constants (the max_created_bytes limit; passed at '" +
+                        g.created.exceeded_by() + "')");
+}
+
 Status check_reads(const ir::Graph& g) {
   std::vector<int> producer = g.producers();
   for (const auto& n : g.nodes) {
+    // Custom and other unsupported ops may read scratch tensors; they are
+    // reported by the preflight, and no pass looks into them.
+    if (n.dialect == ir::Dialect::kTflite && !ops::lookup(n.builtin).supported()) continue;
     for (ir::TensorId t : n.inputs) {
       if (!g.valid(t)) continue;
       const ir::Tensor& x = g.tensor(t);

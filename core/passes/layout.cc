@@ -42,8 +42,9 @@ class Planner {
     for (const auto& f : forced) forced_[static_cast<size_t>(f.tensor)] = &f;
     readers_.resize(g.tensors.size());
     for (size_t k = 0; k < g.nodes.size(); ++k)
-      for (TensorId t : g.nodes[k].inputs)
-        if (g.valid(t)) readers_[static_cast<size_t>(t)].push_back(static_cast<int>(k));
+      for (size_t i = 0; i < g.nodes[k].inputs.size(); ++i)
+        if (TensorId t = g.nodes[k].inputs[i]; g.valid(t))
+          readers_[static_cast<size_t>(t)].push_back({static_cast<int>(k), static_cast<int>(i)});
   }
 
   const ForcedLayout* forced(TensorId t) const { return forced_[static_cast<size_t>(t)]; }
@@ -84,16 +85,12 @@ class Planner {
   Perm wanted_by_readers(const Plan& plan, TensorId t) const {
     Perm want;
     bool any = false;
-    for (int k : readers_[static_cast<size_t>(t)]) {
-      const ir::Node& n = g_.nodes[static_cast<size_t>(k)];
-      for (size_t i = 0; i < n.inputs.size(); ++i) {
-        if (n.inputs[i] != t) continue;
-        Perm r = ir::normalized(plan.required[static_cast<size_t>(k)][i]);
-        if (r.size() != g_.tensor(t).rank() && !r.empty()) return {};  // a broadcast
-        if (any && r != want) return {};
-        want = r;
-        any = true;
-      }
+    for (auto [k, i] : readers_[static_cast<size_t>(t)]) {
+      Perm r = ir::normalized(plan.required[static_cast<size_t>(k)][static_cast<size_t>(i)]);
+      if (r.size() != g_.tensor(t).rank() && !r.empty()) return {};  // a broadcast
+      if (any && r != want) return {};
+      want = r;
+      any = true;
     }
     return want;
   }
@@ -185,7 +182,7 @@ class Planner {
       return false;
     const auto& readers = readers_[static_cast<size_t>(n.outputs[0])];
     if (readers.empty()) return false;
-    for (int k : readers) {
+    for (auto [k, slot] : readers) {
       const ir::Node& fc = g_.nodes[static_cast<size_t>(k)];
       if (fc.builtin != builtin::kFullyConnected || fc.inputs.size() < 2 ||
           fc.inputs[0] != n.outputs[0] || fc.inputs[1] == n.outputs[0] || !g_.valid(fc.inputs[1]) ||
@@ -227,7 +224,7 @@ class Planner {
 
   const ir::Graph& g_;
   std::vector<const ForcedLayout*> forced_;
-  std::vector<std::vector<int>> readers_;
+  std::vector<std::vector<std::pair<int, int>>> readers_;  // per tensor: (node, input slot)
 };
 
 // Inserts the reconciling nodes while rebuilding the node list.
@@ -376,7 +373,7 @@ class Applier {
     c.name = name;
     c.dtype = ir::DataType::kInt64;
     c.shape = {static_cast<int64_t>(axes.size())};
-    c.data = ir::ConstData::owned(std::move(bytes), ir::DataType::kInt64);
+    c.data = g_.own(std::move(bytes), ir::DataType::kInt64, name);
     return g_.add_tensor(std::move(c));
   }
 

@@ -9,11 +9,23 @@
 
 namespace lite2onnx::passes {
 
+// Runs first, right after reading: every supported op has the inputs it
+// always reads (an absent optional input is kNoTensor) and an output, and
+// every tensor a supported op reads is a graph input, a constant, or written
+// by an op. Every later pass may rely on that; patterns that need an absent
+// input simply do not match.
+Status validate(const ir::Graph& g);
+
+// kResourceLimit when the constants the conversion created so far
+// (g.created) passed Limits::max_created_bytes; passes call it after each op
+// they create constants for.
+Status check_created_bytes(const ir::Graph& g);
+
 // Orders the nodes topologically; a cycle is an invalid model.
 Status sort_topologically(ir::Graph& g);
 
-// Every tensor an op reads is a graph input, a constant, or written by an op.
-// (Run after the unsupported-op check: custom ops may read scratch tensors.)
+// Every tensor a supported op reads is a graph input, a constant, or written
+// by an op (unsupported ops, custom ones among them, may read scratch tensors).
 Status check_reads(const ir::Graph& g);
 
 // Folds DEQUANTIZE of float16 constants into float32 constants (the node goes;

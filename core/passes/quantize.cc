@@ -16,6 +16,7 @@
 #include <map>
 #include <set>
 #include <span>
+#include <tuple>
 
 #include "core/ir/builtins.h"
 #include "core/passes/passes.h"
@@ -207,7 +208,7 @@ Status plan_biases(ir::Graph& g, Diagnostics& diag) {
 }
 
 // QUANTIZE of a float constant: quantized here, as TFLite's kernel would.
-void quantize_constant(const ir::Tensor& in, ir::Tensor& out) {
+void quantize_constant(ir::Graph& g, const ir::Tensor& in, ir::Tensor& out) {
   const ir::QuantParams& q = *out.quant;
   auto values = in.data->as<float>();
   std::vector<std::byte> bytes(values.size());
@@ -225,7 +226,7 @@ void quantize_constant(const ir::Tensor& in, ir::Tensor& out) {
     else
       bytes[i] = static_cast<std::byte>(static_cast<uint8_t>(v));
   }
-  out.data = ir::ConstData::owned(std::move(bytes), out.dtype);
+  out.data = g.own(std::move(bytes), out.dtype, out.name);
 }
 
 // DEQUANTIZE of an integer constant and QUANTIZE of a float one leave a
@@ -250,7 +251,7 @@ void fold_constant_quantization(ir::Graph& g) {
                  !in.quantized_type && in.data->stored_type == DataType::kFloat32 &&
                  out.quantized_type && in.shape == out.shape) {
         out.dtype = *out.quantized_type;
-        quantize_constant(in, out);
+        quantize_constant(g, in, out);
         out.dtype = DataType::kFloat32;
         fold = true;
       }
@@ -505,12 +506,18 @@ class QdqWriter {
           convert.insert(t);
       }
     }
+    // Aliases of one constant (layouts, broadcasts) share one uint8 copy.
+    std::map<std::pair<const std::byte*, size_t>, ir::ConstData> as_uint8;
     for (TensorId id : convert) {
       if (keep.count(id)) continue;  // also a weight: stays int8 for that reader
       ir::Tensor& t = g_.tensor(id);
-      std::vector<std::byte> bytes(t.data->bytes.begin(), t.data->bytes.end());
-      for (auto& b : bytes) b ^= std::byte{0x80};  // v + 128 in two's complement
-      t.data = ir::ConstData::owned(std::move(bytes), DataType::kUInt8);
+      auto [copy, fresh] = as_uint8.try_emplace({t.data->bytes.data(), t.data->bytes.size()});
+      if (fresh) {
+        std::vector<std::byte> bytes(t.data->bytes.begin(), t.data->bytes.end());
+        for (auto& b : bytes) b ^= std::byte{0x80};  // v + 128 in two's complement
+        copy->second = g_.own(std::move(bytes), DataType::kUInt8, t.name);
+      }
+      t.data = copy->second;
       widen(t);
     }
     if (!any) return;
@@ -684,7 +691,7 @@ class QdqWriter {
     ir::Tensor c;
     c.name = name;
     c.dtype = type;
-    c.data = ir::ConstData::owned({static_cast<std::byte>(v)}, type);
+    c.data = g_.own({static_cast<std::byte>(v)}, type, name);
     return g_.add_tensor(std::move(c));
   }
 
@@ -735,7 +742,7 @@ class QdqWriter {
     ir::Tensor s;
     s.name = base + "/scale";
     s.shape = shape;
-    s.data = ir::ConstData::owned(std::move(scale), DataType::kFloat32);
+    s.data = g_.own(std::move(scale), DataType::kFloat32, s.name);
     std::vector<TensorId> out = {g_.add_tensor(std::move(s))};
     if (type == DataType::kInt32) return out;
     std::vector<std::byte> zp(channels);
@@ -744,7 +751,7 @@ class QdqWriter {
     z.name = base + "/zero_point";
     z.dtype = type;
     z.shape = shape;
-    z.data = ir::ConstData::owned(std::move(zp), type);
+    z.data = g_.own(std::move(zp), type, z.name);
     out.push_back(g_.add_tensor(std::move(z)));
     return out;
   }
@@ -964,7 +971,7 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag) {
         std::memcpy(bytes.data(), &f, 4);
         ir::Tensor c;
         c.name = producer_name + name;
-        c.data = ir::ConstData::owned(std::move(bytes), DataType::kFloat32);
+        c.data = g.own(std::move(bytes), DataType::kFloat32, c.name);
         return g.add_tensor(std::move(c));
       };
       // x -> Div(scale) -> Round -> Clip(qmin - zp, qmax - zp) -> Mul(scale):
@@ -1013,6 +1020,10 @@ Status fold_to_float(ir::Graph& g, Diagnostics& diag) {
   for (const auto& n : g.nodes)
     for (TensorId t : n.inputs)
       if (g.valid(t)) read[static_cast<size_t>(t)] = true;
+  // Aliases of one constant (layouts, broadcasts) share one float copy.
+  using Source = std::tuple<const std::byte*, size_t, DataType, size_t, std::vector<float>,
+                            std::vector<int64_t>>;
+  std::map<Source, ir::ConstData> folded;
   for (size_t i = 0; i < g.tensors.size(); ++i) {
     ir::Tensor& t = g.tensors[i];
     if (!t.quantized_type) continue;
@@ -1023,6 +1034,19 @@ Status fold_to_float(ir::Graph& g, Diagnostics& diag) {
            t.shape[static_cast<size_t>(q.axis)] != static_cast<int64_t>(q.scale.size())))
         return quant_error(ErrorCode::kInternal, t, "per-axis scales do not match the shape");
       const size_t inner = channel_stride(t, q);
+      Source source{t.data->bytes.data(), t.data->bytes.size(), *t.quantized_type, inner, q.scale,
+                    q.zero_point};
+      if (auto it = folded.find(source); it != folded.end()) {
+        t.data = it->second;
+        t.quantized_type.reset();
+        continue;
+      }
+      const size_t float_bytes =
+          t.data->bytes.size() / std::max<size_t>(1, ir::element_size(*t.quantized_type)) * 4;
+      if (!g.created.fits(float_bytes)) {
+        g.created.charge(float_bytes, t.name);
+        return check_created_bytes(g);
+      }
       std::vector<float> values;
       switch (*t.quantized_type) {
         case DataType::kInt8:
@@ -1045,7 +1069,8 @@ Status fold_to_float(ir::Graph& g, Diagnostics& diag) {
       }
       std::vector<std::byte> bytes(values.size() * sizeof(float));
       if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-      t.data = ir::ConstData::owned(std::move(bytes), DataType::kFloat32);
+      t.data = g.own(std::move(bytes), DataType::kFloat32, t.name);
+      folded.emplace(std::move(source), *t.data);
       ++diag.quantization.nodes["folded to float32: integer constant"];
     }
     t.quantized_type.reset();
@@ -1057,8 +1082,10 @@ Status fold_to_float(ir::Graph& g, Diagnostics& diag) {
 
 Status materialize_qdq(ir::Graph& g, Diagnostics& diag, QuantizationMode mode,
                        bool keep_int8_activations) {
-  if (mode == QuantizationMode::kDequantize) return fold_to_float(g, diag);
-  return QdqWriter(g, diag).run(keep_int8_activations);
+  Status st = mode == QuantizationMode::kDequantize ? fold_to_float(g, diag)
+                                                    : QdqWriter(g, diag).run(keep_int8_activations);
+  if (!st) return st;
+  return check_created_bytes(g);
 }
 
 bool same_quantization(const ir::Tensor& a, const ir::Tensor& b) {

@@ -544,7 +544,8 @@ class Cleanup {
     inputs[slot] = t;
     if (g_.valid(old) && std::find(inputs.begin(), inputs.end(), old) == inputs.end())
       std::erase(readers_[static_cast<size_t>(old)], k);
-    add_reader(t, k);
+    if (g_.valid(t) && std::count(inputs.begin(), inputs.end(), t) == 1)
+      readers_[static_cast<size_t>(t)].push_back(k);
   }
 
   void set_output(size_t k, TensorId old, TensorId t) {
@@ -567,10 +568,14 @@ class Cleanup {
       if (g_.valid(t)) producer_[static_cast<size_t>(t)] = static_cast<int>(k);
   }
 
+  // Lists node k as a reader of t, once however many of its slots read t:
+  // link() adds all of a node's slots in one go, so a node already listed is
+  // the last entry; set_input() adds a reader only for a tensor that no other
+  // slot of the node reads.
   void add_reader(TensorId t, size_t k) {
     if (!g_.valid(t)) return;
     auto& r = readers_[static_cast<size_t>(t)];
-    if (std::find(r.begin(), r.end(), k) == r.end()) r.push_back(k);
+    if (r.empty() || r.back() != k) r.push_back(k);
   }
 
   ir::Graph& g_;

@@ -31,6 +31,12 @@ Error op_error(size_t op_index, std::string message) {
   return e;
 }
 
+Error op_limit(size_t op_index, std::string message) {
+  Error e = make_error(ErrorCode::kResourceLimit, std::move(message));
+  e.op_index = static_cast<int>(op_index);
+  return e;
+}
+
 std::string op_label(size_t index, const std::string& name) {
   return "op " + std::to_string(index) + " (" + name + ")";
 }
@@ -75,9 +81,10 @@ Result<ir::Tensor> read_tensor(const tflite::Tensor* t, size_t index,
     if (q->zero_point()) cost += q->zero_point()->size() * 8;
   }
   if (cost > budget)
-    return invalid(tensor_label(t, index) +
-                   ": the model expands to far more than its size "
-                   "(tables or strings shared between tensors)");
+    return make_error(ErrorCode::kResourceLimit,
+                      tensor_label(t, index) +
+                          ": the model expands to far more than its size "
+                          "(tables or strings shared between tensors)");
   budget -= cost;
   ir::Tensor out;
   out.name = t->name() ? t->name()->str() : "";
@@ -90,7 +97,8 @@ Result<ir::Tensor> read_tensor(const tflite::Tensor* t, size_t index,
     if (t->shape()->size() > limits.max_rank)
       return make_error(ErrorCode::kResourceLimit,
                         tensor_label(t, index) + ": rank " + std::to_string(t->shape()->size()) +
-                            " exceeds the limit of " + std::to_string(limits.max_rank));
+                            " exceeds the limit of " + std::to_string(limits.max_rank) +
+                            " (max_rank)");
     for (int32_t d : *t->shape()) {
       if (d < 0)
         return invalid(tensor_label(t, index) + ": negative dimension " + std::to_string(d) +
@@ -177,7 +185,7 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
   if (bytes.size() > limits.max_model_bytes)
     return make_error(ErrorCode::kResourceLimit,
                       "model of " + std::to_string(bytes.size()) + " bytes exceeds the limit of " +
-                          std::to_string(limits.max_model_bytes) + " bytes");
+                          std::to_string(limits.max_model_bytes) + " bytes (max_model_bytes)");
   const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
   if (!tflite::ModelBufferHasIdentifier(data)) {
     std::string id;
@@ -229,9 +237,9 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
   const auto* tensors = sg->tensors();
   size_t num_tensors = tensors ? tensors->size() : 0;
   if (num_tensors > limits.max_tensors)
-    return make_error(ErrorCode::kResourceLimit, std::to_string(num_tensors) +
-                                                     " tensors exceed the limit of " +
-                                                     std::to_string(limits.max_tensors));
+    return make_error(ErrorCode::kResourceLimit,
+                      std::to_string(num_tensors) + " tensors exceed the limit of " +
+                          std::to_string(limits.max_tensors) + " (max_tensors)");
 
   uint64_t budget = 4 * static_cast<uint64_t>(bytes.size()) + (64u << 10);
   for (size_t i = 0; i < num_tensors; ++i) {
@@ -256,7 +264,7 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
   if (sg->inputs())
     for (int32_t i : *sg->inputs()) {
       if (auto st = check_index(i, "subgraph input"); !st) return st.take_error();
-      if (std::find(g.inputs.begin(), g.inputs.end(), i) != g.inputs.end())
+      if (g.inputs.contains(i))
         return invalid("subgraph input: tensor " + std::to_string(i) + " is listed twice");
       g.inputs.push_back(i);
     }
@@ -269,9 +277,9 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
   const auto* ops = sg->operators();
   size_t num_ops = ops ? ops->size() : 0;
   if (num_ops > limits.max_operators)
-    return make_error(ErrorCode::kResourceLimit, std::to_string(num_ops) +
-                                                     " operators exceed the limit of " +
-                                                     std::to_string(limits.max_operators));
+    return make_error(ErrorCode::kResourceLimit,
+                      std::to_string(num_ops) + " operators exceed the limit of " +
+                          std::to_string(limits.max_operators) + " (max_operators)");
   std::vector<int> producer(num_tensors, -1);
   g.nodes.reserve(num_ops);
   for (size_t k = 0; k < num_ops; ++k) {
@@ -290,9 +298,9 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
     if (*code == ir::builtin::kCustom) {
       const auto* cc = codes->Get(ci)->custom_code();
       if (cc && cc->size() > budget)
-        return invalid("op " + std::to_string(k) +
-                       ": the model expands to far more than its size "
-                       "(a long custom code shared by many ops)");
+        return op_limit(k,
+                        "the model expands to far more than its size "
+                        "(a long custom code shared by many ops)");
       if (cc) budget -= cc->size();
       n.op = cc ? cc->str() : "CUSTOM";
       n.name = "Custom_" + std::to_string(k);
@@ -301,6 +309,19 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
       n.name = ir::camel_name(n.op) + "_" + std::to_string(k);
     }
     std::string where = op_label(k, n.op);
+    // Ops may share one inputs vector: each read counts against the model's
+    // expansion budget, so a small file cannot describe billions of edges.
+    const size_t edges =
+        (op->inputs() ? op->inputs()->size() : 0) + (op->outputs() ? op->outputs()->size() : 0);
+    if (op->inputs() && op->inputs()->size() > limits.max_inputs_per_op)
+      return op_limit(k, where + " has " + std::to_string(op->inputs()->size()) +
+                             " inputs, more than the limit of " +
+                             std::to_string(limits.max_inputs_per_op) + " (max_inputs_per_op)");
+    if (4 * edges > budget)
+      return op_limit(k, where +
+                             ": the model expands to far more than its size (operators sharing "
+                             "their input lists)");
+    budget -= 4 * edges;
     if (op->inputs())
       for (int32_t i : *op->inputs()) {
         if (i != -1)
@@ -333,6 +354,20 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
     const ops::OpEntry& entry = ops::lookup(*code);
     if (entry.read_options) entry.read_options(*op, n.attrs);
     g.nodes.push_back(std::move(n));
+  }
+  // A constant with no elements (a RESHAPE's shape [0], for a scalar) has an
+  // empty buffer, like an activation: one that no op writes and that is no
+  // graph input is that constant.
+  for (size_t i = 0; i < num_tensors; ++i) {
+    ir::Tensor& t = g.tensors[i];
+    const auto count = ir::element_count(t.shape);
+    if (!t.is_const() && producer[i] < 0 && !g.inputs.contains(static_cast<TensorId>(i)) &&
+        tensors->Get(static_cast<flatbuffers::uoffset_t>(i))->buffer() != 0 && count &&
+        *count == 0 && ir::element_size(t.dtype)) {
+      ir::ConstData empty;
+      empty.stored_type = t.dtype;
+      t.data = empty;
+    }
   }
   return out;
 }

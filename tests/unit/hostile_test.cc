@@ -8,6 +8,7 @@
 #include <flatbuffers/flatbuffers.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -22,10 +23,12 @@
 #include <filesystem>
 #include <functional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/convert.h"
+#include "hostile_graphs.h"
 #include "model_builder.h"
 #include "schema_generated.h"
 
@@ -1606,6 +1609,93 @@ TEST(Hostile, LimitsAtTheirMaximumDoNotWrap) {
   Outcome r = convert_isolated(view(m.bytes()), o);
   ASSERT_EQ(r.died, "");
   EXPECT_TRUE(r.ok) << r.error.message;
+}
+
+// ---- validated graph before any pass, and the conversion's limits ------------
+
+// The issue-13 reproductions (tests/models/make_models_hostile.mjs): the
+// dilated-convolution fusion read tensor -1 when it ran before the arity
+// checks; the spectral fusion listed readers once per input slot, doubling
+// its list at each RESHAPE(x, x) (2^34 entries, bad_alloc).
+TEST(Hostile, AbsentInputOfAFusionPatternIsAnInvalidModel) {
+  Bytes bytes = read_file(op_model("hostile/s2b_absent_input_dilated_conv"));
+  Error e = expect_error(bytes, ErrorCode::kInvalidModel);
+  EXPECT_EQ(e.op_index, 0);
+  EXPECT_THAT(e.message, HasSubstr("op 0 (SPACE_TO_BATCH_ND) input 0 is missing"));
+}
+
+TEST(Hostile, ReshapesReadingOneTensorTwiceDoNotMultiplyReaders) {
+  Bytes bytes = read_file(op_model("hostile/rfft_reshape_double_reads"));
+  long grew = rss_growth_mib([&] { (void)run(view(bytes)); });
+  ASSERT_GE(grew, 0) << "the converter died";
+  EXPECT_LT(grew, 32) << "MiB";
+  expect_error(bytes, ErrorCode::kUnsupported);
+}
+
+TEST(Hostile, InputsPerOpAboveTheLimitAreAResourceLimit) {
+  ConvertOptions o;
+  o.limits.max_inputs_per_op = 16;
+  Error e = expect_error(testing::fan_out_concat(17), ErrorCode::kResourceLimit, o);
+  EXPECT_EQ(e.op_index, 17);
+  EXPECT_THAT(e.message, HasSubstr("17 inputs, more than the limit of 16 (max_inputs_per_op)"));
+  o.limits.max_inputs_per_op = 17;
+  EXPECT_TRUE(convert_isolated(view(testing::fan_out_concat(17)), o).ok);
+}
+
+// Operators sharing one inputs vector: a few KB describing millions of reads.
+TEST(Hostile, OperatorsSharingInputListsAreAResourceLimit) {
+  Error e = expect_error(testing::shared_input_vectors(2000, 2000), ErrorCode::kResourceLimit);
+  EXPECT_THAT(e.message, HasSubstr("operators sharing their input lists"));
+  EXPECT_GE(e.op_index, 0);
+}
+
+TEST(Hostile, ConstantsCreatedBeyondTheLimitAreAResourceLimit) {
+  ConvertOptions o;
+  // FILL folding: 64 KiB per op.
+  o.limits.max_created_bytes = 1 << 20;
+  Error e = expect_error(testing::filled_constants(20, 1 << 14), ErrorCode::kResourceLimit, o);
+  EXPECT_THAT(e.message, HasSubstr("max_created_bytes"));
+  EXPECT_THAT(e.message, HasSubstr("Fill_"));
+  // RFFT2D lowering: 2 x 1024 x 513 floats per op, refused before they exist.
+  e = expect_error(testing::spectral_pairs(3, 1024), ErrorCode::kResourceLimit, o);
+  EXPECT_THAT(e.message, HasSubstr("Rfft2D_0/cos"));
+  // Within the limit both convert.
+  o.limits.max_created_bytes = 16 << 20;
+  EXPECT_TRUE(convert_isolated(view(testing::filled_constants(20, 1 << 14)), o).ok);
+  EXPECT_TRUE(convert_isolated(view(testing::spectral_pairs(3, 1024)), o).ok);
+}
+
+// The default budget scales with the model: 256 MiB + 4 x its size.
+TEST(Hostile, DefaultByteLimitsScaleWithTheModel) {
+  Limits l = Limits{}.resolved(100 << 20);
+  EXPECT_EQ(l.max_created_bytes, (256ull << 20) + (400ull << 20));
+  EXPECT_EQ(l.max_output_bytes, (512ull << 20) + (800ull << 20));
+  EXPECT_EQ(Limits{}.resolved(1ull << 30).max_output_bytes, (1ull << 31) - 1);
+  Limits given;
+  given.max_created_bytes = 7;
+  EXPECT_EQ(given.resolved(1 << 20).max_created_bytes, 7u);
+}
+
+TEST(Hostile, OutputBeyondTheLimitIsAResourceLimit) {
+  ConvertOptions o;
+  o.limits.max_output_bytes = 64 << 10;  // the model adds a 256 KiB constant
+  Error e =
+      expect_error(testing::shared_constant_readers(2, 1 << 16), ErrorCode::kResourceLimit, o);
+  EXPECT_THAT(e.message, HasSubstr("max_output_bytes"));
+  o.limits.max_output_bytes = 1 << 20;
+  EXPECT_TRUE(convert_isolated(view(testing::shared_constant_readers(2, 1 << 16)), o).ok);
+}
+
+// Tensors all named alike: unique ONNX names in linear time.
+TEST(Hostile, ManyTensorsWithOneNameGetUniqueNames) {
+  auto r = run(view(testing::abs_chain(2000, "t")));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(*r));
+  std::set<std::string> names;
+  for (const auto& n : m.graph().node())
+    for (const auto& o : n.output()) EXPECT_TRUE(names.insert(o).second) << o;
+  EXPECT_EQ(names.size(), 2000u);
 }
 
 }  // namespace

@@ -657,5 +657,26 @@ TEST(ReaderUnsupported, UnsupportedOpsWithReasonsAreAllListed) {
   EXPECT_THAT(e.message, HasSubstr("first reason: op 0 TRANSPOSE"));
 }
 
+// A constant with no elements has an empty buffer, like an activation: when no
+// op writes it and it is no graph input, it is that constant (RESHAPE to a
+// scalar reads the shape [0] this way: tflite-support/2022IDDetectorWithMetadata).
+TEST(Reader, ZeroElementTensorNobodyWritesIsAnEmptyConstant) {
+  ModelJson m;
+  int reshape = m.builtin("RESHAPE", 22);
+  int x = m.f32("x", {1, 1});
+  int shape = m.tensor(
+      "shape", R"("shape": [0], "type": "INT32", "buffer": )" + std::to_string(m.buffer("{}")));
+  int y = m.tensor("y", R"("shape": [], "type": "FLOAT32")");
+  m.op(reshape, {x, shape}, {y});
+  m.io({x}, {y});
+  auto read = read_ok(m.bytes());
+  ASSERT_TRUE(read.graph.tensor(shape).is_const());
+  EXPECT_TRUE(read.graph.tensor(shape).data->bytes.empty());
+  EXPECT_FALSE(read.graph.tensor(y).is_const());
+  Diagnostics d;
+  auto onnx = convert(view(m.bytes()), {}, d);
+  EXPECT_TRUE(onnx.ok()) << onnx.error().message;
+}
+
 }  // namespace
 }  // namespace lite2onnx
