@@ -28,6 +28,10 @@ TensorId LowerContext::operand(const ir::Node& n, size_t i, const Perm& layout, 
   if (shape.size() > rank) return id;
   shape.insert(shape.begin(), rank - shape.size(), 1);
   if (shape.size() != layout.size()) return id;
+  // One alias per constant, layout and rank: a weight shared by many ops is
+  // written once per layout it is read in.
+  auto [cached, fresh] = aliases_.try_emplace({id, layout, rank}, ir::kNoTensor);
+  if (!fresh) return cached->second;
   ir::Tensor alias = x;
   bool expanded = shape.size() != x.shape.size();
   if (alias.quant) alias.quant->axis += static_cast<int>(shape.size() - x.shape.size());
@@ -38,18 +42,22 @@ TensorId LowerContext::operand(const ir::Node& n, size_t i, const Perm& layout, 
         {x.name, "operand " + std::to_string(i) + " of " + n.name + " (" + n.op + ")" +
                      (expanded ? " broadcast to rank " + std::to_string(rank) : std::string()) +
                      " in layout " + ir::to_string(layout)});
-  return graph_.add_tensor(std::move(alias));
+  cached->second = graph_.add_tensor(std::move(alias));
+  return cached->second;
 }
 
 TensorId LowerContext::constant_in_layout(TensorId id, const Perm& layout, const std::string& why) {
   const ir::Tensor& x = graph_.tensor(id);
   if (ir::is_identity(layout) || x.layout == layout) return id;
+  auto [cached, fresh] = aliases_.try_emplace({id, ir::normalized(layout), 0}, ir::kNoTensor);
+  if (!fresh) return cached->second;
   ir::Tensor alias = x;
   alias.layout = ir::normalized(layout);
   if (!ir::keeps_memory_order(alias.shape, alias.layout))
     diag_.rewritten_initializers.push_back({x.name, (why.empty() ? std::string("permuted") : why) +
                                                         " " + ir::to_string(alias.layout)});
-  return graph_.add_tensor(std::move(alias));
+  cached->second = graph_.add_tensor(std::move(alias));
+  return cached->second;
 }
 
 namespace {

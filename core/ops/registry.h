@@ -3,9 +3,11 @@
 // registry.cc holds the one visible table.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/ir/graph.h"
@@ -136,6 +138,9 @@ class LowerContext {
   std::vector<ir::Node>& out_;
   const ConvertOptions& options_;
   Diagnostics& diag_;
+  // Constant aliases made so far: (constant, layout, rank; 0 for a
+  // permutation of its own axes) -> alias.
+  std::map<std::tuple<ir::TensorId, ir::Perm, size_t>, ir::TensorId> aliases_;
   struct PendingActivation {
     ir::Node source;
     std::string op_type;

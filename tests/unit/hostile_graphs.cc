@@ -25,6 +25,23 @@ class Writer {
         tflite::CreateTensorDirect(b_, &shape, type, buffer, name.c_str(), 0, false, 0, nullptr));
     return static_cast<int>(tensors_.size() - 1);
   }
+  // An int8 tensor quantized per tensor (a constant when `data` is given).
+  int int8(const std::vector<int32_t>& shape, const std::string& name, float scale,
+           const std::vector<int8_t>& data = {}) {
+    std::vector<float> scales = {scale};
+    std::vector<int64_t> zero_points = {0};
+    auto q =
+        tflite::CreateQuantizationParametersDirect(b_, nullptr, nullptr, &scales, &zero_points);
+    uint32_t buffer = 0;
+    if (!data.empty()) {
+      buffers_.push_back(tflite::CreateBuffer(
+          b_, b_.CreateVector(reinterpret_cast<const uint8_t*>(data.data()), data.size())));
+      buffer = static_cast<uint32_t>(buffers_.size() - 1);
+    }
+    tensors_.push_back(
+        tflite::CreateTensorDirect(b_, &shape, tflite::TensorType::INT8, buffer, name.c_str(), q));
+    return static_cast<int>(tensors_.size() - 1);
+  }
   int constant(const std::vector<int32_t>& shape, const std::string& name, tflite::TensorType type,
                const void* data, size_t bytes) {
     b_.ForceVectorAlignment(bytes, 1, 16);
@@ -53,6 +70,9 @@ class Writer {
   }
   flatbuffers::Offset<flatbuffers::Vector<int32_t>> shared(const std::vector<int32_t>& v) {
     return b_.CreateVector(v);
+  }
+  flatbuffers::Offset<void> conv_options() {
+    return tflite::CreateConv2DOptions(b_, tflite::Padding::VALID, 1, 1).Union();
   }
   flatbuffers::Offset<void> concat_options(int axis) {
     return tflite::CreateConcatenationOptions(b_, axis).Union();
@@ -102,6 +122,35 @@ std::vector<std::byte> abs_chain(int ops, const std::string& name) {
   for (int i = 0; i < ops; ++i) {
     int y = w.tensor({1, 8}, !name.empty() ? name : i + 1 == ops ? "output" : numbered("abs_", i));
     w.op(Op::ABS, {x}, {y});
+    x = y;
+  }
+  return w.finish({in}, {x});
+}
+
+std::vector<std::byte> conv_chain(int ops) {
+  Writer w;
+  int weight = w.f32({2, 1, 1, 2}, "weight", {0.5f, 0.25f, -0.5f, 1.f});
+  int bias = w.f32({2}, "bias", {0.f, 0.125f});
+  int x = w.tensor({1, 3, 5, 2}, "input");
+  const int in = x;
+  for (int i = 0; i < ops; ++i) {
+    int y = w.tensor({1, 3, 5, 2}, i + 1 == ops ? "output" : numbered("conv_", i));
+    w.op(Op::CONV_2D, {x, weight, bias}, {y}, Options::Conv2DOptions, w.conv_options());
+    x = y;
+  }
+  return w.finish({in}, {x});
+}
+
+std::vector<std::byte> quantized_conv_chain(int ops) {
+  Writer w;
+  int weight = w.int8({2, 1, 1, 2}, "weight", 0.01f, {50, 25, -50, 100});
+  int32_t bias_values[2] = {0, 12};
+  int bias = w.constant({2}, "bias", tflite::TensorType::INT32, bias_values, sizeof bias_values);
+  int x = w.int8({1, 3, 5, 2}, "input", 0.05f);
+  const int in = x;
+  for (int i = 0; i < ops; ++i) {
+    int y = w.int8({1, 3, 5, 2}, i + 1 == ops ? "output" : numbered("conv_", i), 0.05f);
+    w.op(Op::CONV_2D, {x, weight, bias}, {y}, Options::Conv2DOptions, w.conv_options());
     x = y;
   }
   return w.finish({in}, {x});
@@ -218,18 +267,30 @@ std::vector<std::byte> shared_constant_readers(int readers, int elements) {
 std::vector<HostileModel> hostile_models() {
   using Build = std::function<std::vector<std::byte>()>;
   return {
-      // Just inside the default limits: these convert.
-      {"deep_chain", "a chain of 199,999 ABS ops", [] { return abs_chain(199'999); }, {}},
-      {"same_names", "100,000 tensors all named 't'", [] { return abs_chain(100'000, "t"); }, {}},
+      // Just inside the default limits (core/options.h): these convert.
+      {"deep_chain", "a chain of 29,999 ABS ops", [] { return abs_chain(29'999); }, {}},
+      {"conv_chain",
+       "a chain of 29,999 convolutions sharing one weight",
+       [] { return conv_chain(29'999); },
+       {}},
+      {"quantized_conv_chain",
+       "a chain of 29,999 int8 convolutions (QDQ)",
+       [] { return quantized_conv_chain(29'999); },
+       {}},
+      {"dequantized_conv_chain",
+       "the same in --quantization dequantize",
+       [] { return quantized_conv_chain(29'999); },
+       {"--quantization", "dequantize"}},
+      {"same_names", "29,999 tensors all named 't'", [] { return abs_chain(29'999, "t"); }, {}},
       {"fan_out",
-       "one tensor read by 65,000 ops, one op with 65,000 inputs",
-       [] { return fan_out_concat(65'000); },
+       "one tensor read by 29,000 ops, one op with 29,000 inputs",
+       [] { return fan_out_concat(29'000); },
        {}},
       {"many_inputs",
        "65,536 graph inputs into one op",
        [] { return many_graph_inputs(65'536); },
        {}},
-      {"many_outputs", "199,999 graph outputs", [] { return many_graph_outputs(199'999); }, {}},
+      {"many_outputs", "29,999 graph outputs", [] { return many_graph_outputs(29'999); }, {}},
       {"tiled_constants",
        "3000 TILEs of a constant to 1M elements each (12 GB if folded)",
        [] { return tiled_constants(3000, 1 << 20); },
@@ -240,7 +301,7 @@ std::vector<HostileModel> hostile_models() {
        {}},
       // Beyond them: a resource_limit error.
       {"deeper_chain", "a chain of 300,000 ABS ops", [] { return abs_chain(300'000); }, {}},
-      {"wide_op", "one op with 199,000 inputs", [] { return fan_out_concat(199'000); }, {}},
+      {"wide_op", "one op with 199,000 inputs", [] { return many_graph_inputs(199'000); }, {}},
       {"shared_inputs",
        "40,000 ops sharing one list of 40,000 inputs (1.6e9 reads)",
        [] { return shared_input_vectors(40'000, 40'000); },

@@ -23,6 +23,10 @@ struct HostileModel {
 // input -> `ops` x ABS -> output: a deep graph (every tensor named `name`
 // when one is given: duplicate names).
 std::vector<std::byte> abs_chain(int ops, const std::string& name = "");
+// input -> `ops` x CONV_2D 1x1, all reading one weight and one bias.
+std::vector<std::byte> conv_chain(int ops);
+// The same with int8 tensors (per-tensor scales): the QDQ path.
+std::vector<std::byte> quantized_conv_chain(int ops);
 // input -> `readers` x ABS, each reading the input -> one CONCATENATION of all
 // of them -> output: one tensor with many readers, one op with many inputs.
 std::vector<std::byte> fan_out_concat(int readers);
