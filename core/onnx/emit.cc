@@ -407,9 +407,18 @@ class Emitter {
     }
   }
 
+  // ONNX's own passes allocate by the model's declared shapes; a failed
+  // allocation there means shapes beyond what any memory holds.
+  static Error out_of_memory(const std::string& who) {
+    return make_error(ErrorCode::kResourceLimit,
+                      who + " ran out of memory on the model's declared shapes");
+  }
+
   Status validate(onnx::ModelProto& model) {
     try {
       onnx::checker::check_model(model);
+    } catch (const std::bad_alloc&) {
+      return out_of_memory("the ONNX checker");
     } catch (const std::exception& e) {
       return make_error(ErrorCode::kInternal,
                         std::string("the ONNX checker rejected the converted model: ") + e.what());
@@ -417,6 +426,8 @@ class Emitter {
     try {
       onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*strict_mode=*/1);
       onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), opts);
+    } catch (const std::bad_alloc&) {
+      return out_of_memory("ONNX shape inference");
     } catch (const std::exception& e) {
       // A node traced to a TFLite op whose declared output shape contradicts
       // its inputs: the model's shapes are inconsistent, not our lowering.

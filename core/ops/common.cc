@@ -27,6 +27,18 @@ std::string require_rank(const ir::Graph& g, const ir::Node& n, size_t i, size_t
   return "";
 }
 
+Status check_shape_operand(LowerContext& ctx, const ir::Node& n, size_t i) {
+  const ir::Tensor& s = ctx.tensor(n.inputs[i]);
+  const ir::Tensor& y = ctx.tensor(n.outputs[0]);
+  if (s.rank() != 1 || s.shape[0] < 0)
+    return ctx.error(n, "the shape operand '" + s.name + "' needs a static length");
+  if (y.has_rank && static_cast<size_t>(s.shape[0]) != y.rank())
+    return ctx.error(n, "the shape operand '" + s.name + "' holds " + std::to_string(s.shape[0]) +
+                            " values but output '" + y.name + "' has rank " +
+                            std::to_string(y.rank()));
+  return ok_status();
+}
+
 std::vector<int64_t> to_i64(const ir::Perm& p) { return {p.begin(), p.end()}; }
 
 }  // namespace lite2onnx::ops

@@ -32,6 +32,13 @@ std::string require_const(const ir::Graph& g, const ir::Node& n, size_t i, const
 // "" if the input has a known, static rank-r shape.
 std::string require_rank(const ir::Graph& g, const ir::Node& n, size_t i, size_t rank);
 
+// An op whose output shape is given at run time by a 1-D input (RESHAPE,
+// BROADCAST_TO, FILL): the input's length is the output's rank. An error
+// unless it has a static length that matches the output's declared rank (a
+// hostile length of 2^31 would have ONNX shape inference allocate that many
+// dimensions).
+Status check_shape_operand(LowerContext& ctx, const ir::Node& n, size_t i);
+
 std::vector<int64_t> to_i64(const ir::Perm& p);
 
 }  // namespace lite2onnx::ops

@@ -209,6 +209,7 @@ std::string check_broadcast_to(const ir::Graph& g, const ir::Node& n) {
 }
 
 Status lower_broadcast_to(LowerContext& ctx, const ir::Node& n) {
+  if (auto st = check_shape_operand(ctx, n, 1); !st) return st;
   TensorId shape = as_int64(ctx, n, 1, "shape");
   ctx.emit(n, "Expand", {n.inputs[0], shape}, {n.outputs[0]});
   return ok_status();

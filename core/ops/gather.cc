@@ -351,6 +351,8 @@ Status lower_fill(LowerContext& ctx, const ir::Node& n) {
   TensorId dims;
   if (auto v = const_ints(g, n.inputs[0])) {
     dims = ctx.const_i64(n.name + "/dims", *v);
+  } else if (auto st = check_shape_operand(ctx, n, 0); !st) {
+    return st;
   } else if (g.tensor(n.inputs[0]).dtype == DataType::kInt64) {
     dims = n.inputs[0];
   } else {

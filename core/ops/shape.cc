@@ -91,6 +91,7 @@ Status lower_reshape(LowerContext& ctx, const ir::Node& n) {
   } else if (n.attrs.has("new_shape")) {
     shape = ctx.const_i64(n.name + "/shape", n.attrs.get_ints("new_shape"));
   } else if (has_input(g, n, 1)) {
+    if (auto st = check_shape_operand(ctx, n, 1); !st) return st;
     shape = ctx.temp(n.name + "/shape_i64", ir::DataType::kInt64);
     ir::Node& c = ctx.emit(n, "Cast", {n.inputs[1]}, {shape}, "Cast");
     c.attrs.set("to", int64_t{7});  // INT64

@@ -1686,6 +1686,26 @@ TEST(Hostile, OutputBeyondTheLimitIsAResourceLimit) {
   EXPECT_TRUE(convert_isolated(view(testing::shared_constant_readers(2, 1 << 16)), o).ok);
 }
 
+// A run-time shape operand's length is the output's rank: a declared length of
+// 2^31 made ONNX shape inference try to allocate that many dimensions.
+TEST(Hostile, RunTimeShapeOperandLongerThanTheOutputRankIsInvalid) {
+  for (auto [name, code] : {std::pair{"BROADCAST_TO", 130}, std::pair{"FILL", 94}}) {
+    ModelJson m;
+    int c = m.builtin(name, code);
+    int x = m.tensor("x", {1, 4});
+    int value = m.f32("value", {}, {2.f});
+    int shape = m.tensor("shape", {2147483647}, "INT32");
+    int y = m.tensor("y", {3, 4});
+    if (std::string(name) == "FILL")
+      m.op(c, {shape, value}, {y});
+    else
+      m.op(c, {x, shape}, {y});
+    m.io({x, shape}, {y});
+    Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
+    EXPECT_THAT(e.message, HasSubstr("holds 2147483647 values but output 'y' has rank 2")) << name;
+  }
+}
+
 // Tensors all named alike: unique ONNX names in linear time.
 TEST(Hostile, ManyTensorsWithOneNameGetUniqueNames) {
   auto r = run(view(testing::abs_chain(2000, "t")));
