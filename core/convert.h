@@ -10,6 +10,7 @@
 #include "core/ir/types.h"
 #include "core/options.h"
 #include "core/status.h"
+#include "core/version.h"
 
 namespace lite2onnx {
 
@@ -69,7 +70,5 @@ struct OpSupport {
   std::string quantized;
 };
 std::vector<OpSupport> support_matrix();
-
-std::string version();
 
 }  // namespace lite2onnx

@@ -1,6 +1,7 @@
 #include "core/ir/graph.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace lite2onnx::ir {
 
@@ -68,11 +69,6 @@ ConstData Graph::own(std::vector<std::byte> data, DataType type, std::string_vie
   return ConstData::owned(std::move(data), type);
 }
 
-TensorId Graph::add_tensor(Tensor t) {
-  tensors.push_back(std::move(t));
-  return static_cast<TensorId>(tensors.size() - 1);
-}
-
 void TensorList::push_back(TensorId id) {
   ids_.push_back(id);
   if (id < 0) return;
@@ -80,26 +76,221 @@ void TensorList::push_back(TensorId id) {
   ++count_[static_cast<size_t>(id)];
 }
 
-bool Graph::is_graph_input(TensorId id) const { return inputs.contains(id); }
+Subgraph::Subgraph(std::string attr, Graph graph)
+    : attr_(std::move(attr)), graph_(std::make_unique<Graph>(std::move(graph))) {}
+Subgraph::Subgraph(const Subgraph& other)
+    : attr_(other.attr_), graph_(std::make_unique<Graph>(*other.graph_)) {}
+Subgraph& Subgraph::operator=(const Subgraph& other) {
+  if (this != &other) {
+    attr_ = other.attr_;
+    graph_ = std::make_unique<Graph>(*other.graph_);
+  }
+  return *this;
+}
+Subgraph::Subgraph(Subgraph&&) noexcept = default;
+Subgraph& Subgraph::operator=(Subgraph&&) noexcept = default;
+Subgraph::~Subgraph() = default;
 
-bool Graph::is_graph_output(TensorId id) const { return outputs.contains(id); }
+// ---- tensors ----
 
-std::vector<int> Graph::producers() const {
-  std::vector<int> p(tensors.size(), -1);
-  for (size_t n = 0; n < nodes.size(); ++n)
-    for (TensorId t : nodes[n].outputs)
-      if (valid(t)) p[static_cast<size_t>(t)] = static_cast<int>(n);
-  return p;
+TensorId Graph::add_tensor(Tensor t) {
+  tensors_.push_back(std::move(t));
+  grow_index();
+  return static_cast<TensorId>(tensors_.size() - 1);
 }
 
-std::vector<int> Graph::use_counts() const {
-  std::vector<int> uses(tensors.size(), 0);
-  for (const auto& n : nodes)
-    for (TensorId t : n.inputs)
-      if (valid(t)) ++uses[static_cast<size_t>(t)];
-  for (TensorId t : outputs)
-    if (valid(t)) ++uses[static_cast<size_t>(t)];
-  return uses;
+void Graph::grow_index() {
+  producer_.resize(tensors_.size(), kNoNode);
+  uses_.resize(tensors_.size());
+}
+
+// ---- nodes ----
+
+NodeId Graph::store(Node n) {
+  const auto id = static_cast<NodeId>(nodes_.size());
+  nodes_.push_back(std::move(n));
+  alive_.push_back(1);
+  prev_.push_back(kNoNode);
+  next_.push_back(kNoNode);
+  ++live_;
+  link(id);
+  return id;
+}
+
+void Graph::place(NodeId id, NodeId before) {
+  const auto i = static_cast<size_t>(id);
+  if (before == kNoNode) {
+    prev_[i] = tail_;
+    next_[i] = kNoNode;
+    if (tail_ != kNoNode) next_[static_cast<size_t>(tail_)] = id;
+    tail_ = id;
+    if (head_ == kNoNode) head_ = id;
+    return;
+  }
+  const auto b = static_cast<size_t>(before);
+  prev_[i] = prev_[b];
+  next_[i] = before;
+  if (prev_[b] != kNoNode)
+    next_[static_cast<size_t>(prev_[b])] = id;
+  else
+    head_ = id;
+  prev_[b] = id;
+}
+
+NodeId Graph::add_node(Node n) {
+  NodeId id = store(std::move(n));
+  place(id, kNoNode);
+  return id;
+}
+
+NodeId Graph::add_node_before(NodeId at, Node n) {
+  NodeId id = store(std::move(n));
+  place(id, at);
+  return id;
+}
+
+NodeId Graph::add_node_after(NodeId at, Node n) {
+  NodeId id = store(std::move(n));
+  place(id, next_[static_cast<size_t>(at)]);
+  return id;
+}
+
+void Graph::remove_node(NodeId id) {
+  const auto i = static_cast<size_t>(id);
+  if (!alive(id)) return;
+  unlink(id);
+  if (prev_[i] != kNoNode)
+    next_[static_cast<size_t>(prev_[i])] = next_[i];
+  else
+    head_ = next_[i];
+  if (next_[i] != kNoNode)
+    prev_[static_cast<size_t>(next_[i])] = prev_[i];
+  else
+    tail_ = prev_[i];
+  alive_[i] = 0;
+  --live_;
+  nodes_[i] = Node{};  // frees what the node held
+}
+
+std::vector<NodeId> Graph::order() const {
+  std::vector<NodeId> out;
+  out.reserve(live_);
+  for (NodeId id = head_; id != kNoNode; id = next_[static_cast<size_t>(id)]) out.push_back(id);
+  return out;
+}
+
+// ---- edges and the index ----
+
+void Graph::add_use(TensorId t, NodeId id, uint32_t slot) {
+  if (valid(t)) uses_[static_cast<size_t>(t)].push_back({id, slot});
+}
+
+// Keeps the order of the other readers (passes visit them in that order).
+void Graph::remove_use(TensorId t, NodeId id, uint32_t slot) {
+  if (!valid(t)) return;
+  auto& u = uses_[static_cast<size_t>(t)];
+  for (size_t i = u.size(); i-- > 0;)
+    if (u[i].node == id && u[i].slot == slot) {
+      u.erase(u.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
+}
+
+void Graph::link(NodeId id) {
+  const Node& n = nodes_[static_cast<size_t>(id)];
+  for (size_t s = 0; s < n.inputs.size(); ++s) add_use(n.inputs[s], id, static_cast<uint32_t>(s));
+  for (TensorId t : n.outputs)
+    if (valid(t)) producer_[static_cast<size_t>(t)] = id;
+}
+
+void Graph::unlink(NodeId id) {
+  const Node& n = nodes_[static_cast<size_t>(id)];
+  for (size_t s = 0; s < n.inputs.size(); ++s)
+    remove_use(n.inputs[s], id, static_cast<uint32_t>(s));
+  for (TensorId t : n.outputs)
+    if (valid(t) && producer_[static_cast<size_t>(t)] == id)
+      producer_[static_cast<size_t>(t)] = kNoNode;
+}
+
+void Graph::set_input(NodeId id, size_t slot, TensorId t) {
+  Node& n = nodes_[static_cast<size_t>(id)];
+  if (slot >= n.inputs.size()) n.inputs.resize(slot + 1, kNoTensor);
+  if (n.inputs[slot] == t) return;
+  remove_use(n.inputs[slot], id, static_cast<uint32_t>(slot));
+  n.inputs[slot] = t;
+  add_use(t, id, static_cast<uint32_t>(slot));
+}
+
+void Graph::set_inputs(NodeId id, std::vector<TensorId> inputs) {
+  Node& n = nodes_[static_cast<size_t>(id)];
+  for (size_t s = 0; s < n.inputs.size(); ++s)
+    remove_use(n.inputs[s], id, static_cast<uint32_t>(s));
+  n.inputs = std::move(inputs);
+  for (size_t s = 0; s < n.inputs.size(); ++s) add_use(n.inputs[s], id, static_cast<uint32_t>(s));
+}
+
+void Graph::set_output(NodeId id, size_t slot, TensorId t) {
+  Node& n = nodes_[static_cast<size_t>(id)];
+  const TensorId old = n.outputs[slot];
+  if (valid(old) && producer_[static_cast<size_t>(old)] == id)
+    producer_[static_cast<size_t>(old)] = kNoNode;
+  n.outputs[slot] = t;
+  if (valid(t)) producer_[static_cast<size_t>(t)] = id;
+}
+
+void Graph::replace_uses(TensorId from, TensorId to) {
+  if (!valid(from) || from == to) return;
+  std::vector<Use> moved = std::move(uses_[static_cast<size_t>(from)]);
+  uses_[static_cast<size_t>(from)].clear();
+  for (const Use& u : moved) {
+    nodes_[static_cast<size_t>(u.node)].inputs[u.slot] = to;
+    add_use(to, u.node, u.slot);
+  }
+}
+
+std::vector<NodeId> Graph::readers(TensorId t) const {
+  std::vector<NodeId> out;
+  const auto u = uses(t);
+  if (u.size() <= 16) {
+    for (const Use& use : u)
+      if (std::find(out.begin(), out.end(), use.node) == out.end()) out.push_back(use.node);
+    return out;
+  }
+  std::unordered_set<NodeId> seen;
+  for (const Use& use : u)
+    if (seen.insert(use.node).second) out.push_back(use.node);
+  return out;
+}
+
+// ---- wholesale ----
+
+void Graph::compact() { set_nodes(take_nodes()); }
+
+void Graph::reorder(const std::vector<NodeId>& order) {
+  head_ = tail_ = kNoNode;
+  for (NodeId id : order) place(id, kNoNode);
+}
+
+std::vector<Node> Graph::take_nodes() {
+  std::vector<Node> out;
+  out.reserve(live_);
+  for (NodeId id = head_; id != kNoNode; id = next_[static_cast<size_t>(id)])
+    out.push_back(std::move(nodes_[static_cast<size_t>(id)]));
+  nodes_.clear();
+  alive_.clear();
+  prev_.clear();
+  next_.clear();
+  head_ = tail_ = kNoNode;
+  live_ = 0;
+  std::fill(producer_.begin(), producer_.end(), kNoNode);
+  for (auto& u : uses_) u.clear();
+  return out;
+}
+
+void Graph::set_nodes(std::vector<Node> nodes) {
+  if (live_ != 0) take_nodes();
+  nodes_.reserve(nodes.size());
+  for (auto& n : nodes) add_node(std::move(n));
 }
 
 }  // namespace lite2onnx::ir

@@ -101,16 +101,55 @@ class Attributes {
 
 enum class Dialect : uint8_t { kTflite, kOnnx };
 
-struct Node {
+class Graph;
+
+// A graph a node owns (the body of a loop, a branch of a conditional), under
+// the attribute name it has in ONNX; copied with the node.
+class Subgraph {
+ public:
+  Subgraph(std::string attr, Graph graph);
+  Subgraph(const Subgraph& other);
+  Subgraph& operator=(const Subgraph& other);
+  Subgraph(Subgraph&&) noexcept;
+  Subgraph& operator=(Subgraph&&) noexcept;
+  ~Subgraph();
+
+  const std::string& attr() const { return attr_; }
+  Graph& graph() { return *graph_; }
+  const Graph& graph() const { return *graph_; }
+
+ private:
+  std::string attr_;
+  std::unique_ptr<Graph> graph_;
+};
+
+// Why the converter added a node with no TFLite counterpart (a Transpose where
+// two layouts meet, a Reshape, ...): reported in Diagnostics::inserted.
+struct Insertion {
+  std::string tensor;  // the tensor it acts on
+  std::string reason;
+};
+
+// Everything about a node but its edges: what a pass may change in place
+// (Graph::info()). Edges change only through the Graph, which keeps its index
+// of producers and readers in step.
+struct NodeInfo {
   Dialect dialect = Dialect::kTflite;
-  int builtin = -1;              // TFLite builtin code (TFLite dialect; 32 = CUSTOM)
-  std::string op;                // TFLite builtin name / custom code, or ONNX op_type
-  std::string domain;            // ONNX domain ("" is the default domain)
-  std::string name;              // traceable: Conv2D_3, Conv2D_3/Relu6
-  int source_op = -1;            // index of the TFLite operator this node comes from
+  int builtin = -1;    // TFLite builtin code (TFLite dialect; 32 = CUSTOM)
+  std::string op;      // TFLite builtin name / custom code, or ONNX op_type
+  std::string domain;  // ONNX domain ("" is the default domain)
+  std::string name;    // traceable: Conv2D_3, Conv2D_3/Relu6
+  int source_op = -1;  // index of the TFLite operator this node comes from
+  Attributes attrs;
+  std::vector<Subgraph> subgraphs;
+  std::optional<Insertion> inserted;
+};
+
+// A node: its info and its edges. A node being built sets its inputs and
+// outputs freely; once added to a graph they change through the graph only.
+struct Node : NodeInfo {
   std::vector<TensorId> inputs;  // kNoTensor marks an omitted optional input
   std::vector<TensorId> outputs;
-  Attributes attrs;
 };
 
 // A subgraph that is read but not converted (only the primary one is).
@@ -132,10 +171,6 @@ class TensorList {
 
   TensorList() = default;
   TensorList(std::initializer_list<TensorId> ids) { assign(ids.begin(), ids.end()); }
-  TensorList& operator=(std::initializer_list<TensorId> ids) {
-    assign(ids.begin(), ids.end());
-    return *this;
-  }
   template <class It>
   void assign(It first, It last) {
     ids_.clear();
@@ -163,7 +198,7 @@ class TensorList {
 // matrices, converted copies of weights), against Limits::max_created_bytes:
 // a small model must not make the converter allocate gigabytes. Passes charge
 // what they create through Graph::own(); a charge past the limit is recorded
-// and the pass that made it stops at its next check (Graph::created_status()).
+// and the pass that made it stops at its next check (check_created_bytes()).
 class CreatedBytes {
  public:
   void set_limit(uint64_t limit) { limit_ = limit; }
@@ -182,32 +217,166 @@ class CreatedBytes {
   std::string exceeded_by_;
 };
 
+using NodeId = int32_t;
+inline constexpr NodeId kNoNode = -1;
+
+// One input slot reading a tensor.
+struct Use {
+  NodeId node = kNoNode;
+  uint32_t slot = 0;
+};
+
+// The graph, and the only way passes edit it. Nodes keep stable ids and an
+// order (topological once sorted); the graph keeps, for every tensor, the node
+// that writes it and the (node, slot) pairs that read it, updated by every
+// edit, so passes never build their own index and every edit costs only its
+// neighbourhood:
+//   add_node, add_node_before/after, remove_node       O(edges of the node)
+//   set_input, set_output                              O(readers of the tensors)
+//   replace_uses                                       O(readers moved)
+//   producer, uses, node, info                         O(1)
+// Removed nodes leave a hole until compact(), which renumbers the nodes in
+// order and lists every tensor's readers in node order (the pipeline runs it
+// between passes, so ids are dense and readers ordered when a pass starts).
+// take_nodes()/set_nodes() rebuild the node list wholesale, for passes that
+// rewrite every node.
 class Graph {
  public:
   std::string name;
-  // A deque, so references to tensors stay valid while passes add new ones.
-  std::deque<Tensor> tensors;
-  std::vector<Node> nodes;
-  TensorList inputs;
-  TensorList outputs;
-
-  // Constants the conversion created: charged to `created`.
+  // Constants the conversion created: charged through own().
   CreatedBytes created;
 
+  // ---- tensors: ids are stable, tensors are never removed ----
   TensorId add_tensor(Tensor t);
-  // Constant data made by the converter, charged to `created` (`by` names
-  // what made it, for the error).
+  Tensor& tensor(TensorId id) { return tensors_[static_cast<size_t>(id)]; }
+  const Tensor& tensor(TensorId id) const { return tensors_[static_cast<size_t>(id)]; }
+  bool valid(TensorId id) const { return id >= 0 && static_cast<size_t>(id) < tensors_.size(); }
+  size_t tensor_count() const { return tensors_.size(); }
+  // Constant data made by the converter, charged to `created` (`by` names what
+  // made it, for the error).
   ConstData own(std::vector<std::byte> data, DataType type, std::string_view by);
-  Tensor& tensor(TensorId id) { return tensors[static_cast<size_t>(id)]; }
-  const Tensor& tensor(TensorId id) const { return tensors[static_cast<size_t>(id)]; }
-  bool valid(TensorId id) const { return id >= 0 && static_cast<size_t>(id) < tensors.size(); }
-  bool is_graph_input(TensorId id) const;
-  bool is_graph_output(TensorId id) const;
 
-  // Index of the node producing each tensor (-1: graph input or constant).
-  std::vector<int> producers() const;
-  // Number of nodes (and graph outputs) reading each tensor.
-  std::vector<int> use_counts() const;
+  // ---- the interface ----
+  const TensorList& inputs() const { return inputs_; }
+  const TensorList& outputs() const { return outputs_; }
+  void set_inputs(const std::vector<TensorId>& ids) { inputs_.assign(ids.begin(), ids.end()); }
+  void set_outputs(const std::vector<TensorId>& ids) { outputs_.assign(ids.begin(), ids.end()); }
+  void add_input(TensorId id) { inputs_.push_back(id); }
+  void add_output(TensorId id) { outputs_.push_back(id); }
+  bool is_graph_input(TensorId id) const { return inputs_.contains(id); }
+  bool is_graph_output(TensorId id) const { return outputs_.contains(id); }
+
+  // ---- nodes ----
+  // Adds a node at the end of the order, or before/after node `at`.
+  NodeId add_node(Node n);
+  NodeId add_node_before(NodeId at, Node n);
+  NodeId add_node_after(NodeId at, Node n);
+  void remove_node(NodeId id);
+  bool alive(NodeId id) const {
+    return id >= 0 && static_cast<size_t>(id) < nodes_.size() && alive_[static_cast<size_t>(id)];
+  }
+  const Node& node(NodeId id) const { return nodes_[static_cast<size_t>(id)]; }
+  // The node's info, to edit in place (its edges stay as they are).
+  NodeInfo& info(NodeId id) { return nodes_[static_cast<size_t>(id)]; }
+  size_t node_count() const { return live_; }
+  // One past the largest node id: the size of a per-node array.
+  size_t node_id_bound() const { return nodes_.size(); }
+  // Node ids in order.
+  std::vector<NodeId> order() const;
+  NodeId first() const { return head_; }
+  NodeId last() const { return tail_; }
+  NodeId next(NodeId id) const { return next_[static_cast<size_t>(id)]; }
+  // Every live node in order, read-only: for (const Node& n : g.nodes()).
+  class NodeRange;
+  NodeRange nodes() const;
+
+  // ---- edges ----
+  void set_input(NodeId id, size_t slot, TensorId t);
+  void set_inputs(NodeId id, std::vector<TensorId> inputs);
+  void set_output(NodeId id, size_t slot, TensorId t);
+  // Every node reading `from` reads `to` instead (graph outputs stay).
+  void replace_uses(TensorId from, TensorId to);
+
+  // ---- the index ----
+  // The node writing `t`, or kNoNode (graph input, constant, or unwritten).
+  NodeId producer(TensorId t) const {
+    return valid(t) ? producer_[static_cast<size_t>(t)] : kNoNode;
+  }
+  // The (node, slot) pairs reading `t`, in the order they were linked.
+  std::span<const Use> uses(TensorId t) const {
+    if (!valid(t)) return {};
+    return uses_[static_cast<size_t>(t)];
+  }
+  // Nodes reading `t`, each once, in the order of uses().
+  std::vector<NodeId> readers(TensorId t) const;
+  // Nodes reading `t` plus one if it is a graph output.
+  size_t use_count(TensorId t) const { return uses(t).size() + (is_graph_output(t) ? 1 : 0); }
+
+  // ---- wholesale ----
+  // Renumbers the live nodes 0.. in order and rebuilds the index in node order.
+  void compact();
+  // Puts the live nodes in this order (every live id once, e.g. a topological sort).
+  void reorder(const std::vector<NodeId>& order);
+  // Moves every node out, in order, leaving the graph without nodes.
+  std::vector<Node> take_nodes();
+  // Replaces the nodes (after take_nodes()): ids are positions.
+  void set_nodes(std::vector<Node> nodes);
+
+ private:
+  void link(NodeId id);
+  void unlink(NodeId id);
+  void add_use(TensorId t, NodeId id, uint32_t slot);
+  void remove_use(TensorId t, NodeId id, uint32_t slot);
+  NodeId store(Node n);
+  void place(NodeId id, NodeId before);  // before == kNoNode: at the end
+  void grow_index();
+
+  // A deque, so references to tensors stay valid while passes add new ones.
+  std::deque<Tensor> tensors_;
+  TensorList inputs_, outputs_;
+  std::vector<Node> nodes_;
+  std::vector<uint8_t> alive_;
+  std::vector<NodeId> prev_, next_;
+  NodeId head_ = kNoNode, tail_ = kNoNode;
+  size_t live_ = 0;
+  std::vector<NodeId> producer_;        // per tensor
+  std::vector<std::vector<Use>> uses_;  // per tensor
 };
+
+class Graph::NodeRange {
+ public:
+  class iterator {
+   public:
+    using value_type = Node;
+    using difference_type = std::ptrdiff_t;
+    iterator() = default;
+    iterator(const Graph* g, NodeId id) : g_(g), id_(id) {}
+    const Node& operator*() const { return g_->node(id_); }
+    const Node* operator->() const { return &g_->node(id_); }
+    iterator& operator++() {
+      id_ = g_->next(id_);
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      ++*this;
+      return old;
+    }
+    bool operator==(const iterator& o) const { return id_ == o.id_; }
+    NodeId id() const { return id_; }
+
+   private:
+    const Graph* g_ = nullptr;
+    NodeId id_ = kNoNode;
+  };
+  explicit NodeRange(const Graph* g) : g_(g) {}
+  iterator begin() const { return {g_, g_->first()}; }
+  iterator end() const { return {g_, kNoNode}; }
+
+ private:
+  const Graph* g_;
+};
+
+inline Graph::NodeRange Graph::nodes() const { return NodeRange(this); }
 
 }  // namespace lite2onnx::ir

@@ -1,5 +1,7 @@
 #include "core/onnx/emit.h"
 
+#include "core/ir/names.h"
+
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
@@ -254,18 +256,19 @@ class Emitter {
     onnx::GraphProto* graph = model.mutable_graph();
     graph->set_name(g_.name.empty() ? "main" : g_.name);
 
-    for (TensorId t : g_.inputs) {
+    for (TensorId t : g_.inputs()) {
       if (g_.tensor(t).is_const()) continue;
       fill_value_info(graph->add_input(), t, true);
     }
-    for (TensorId t : g_.outputs) fill_value_info(graph->add_output(), t, true);
+    for (TensorId t : g_.outputs()) fill_value_info(graph->add_output(), t, true);
 
     std::set<TensorId> seen_const;
-    std::set<TensorId> io(g_.inputs.begin(), g_.inputs.end());
-    io.insert(g_.outputs.begin(), g_.outputs.end());
+    std::set<TensorId> io(g_.inputs().begin(), g_.inputs().end());
+    io.insert(g_.outputs().begin(), g_.outputs().end());
     std::set<TensorId> described;
-    UniqueNames node_names;
-    for (const auto& n : g_.nodes) {
+    ir::UniqueNames node_names("__", 1);
+    for (const ir::Node& n : g_.nodes()) {
+      if (stop()) return cancelled();
       onnx::NodeProto* np = graph->add_node();
       // Names are unique by construction; make sure anyway (ONNX Runtime
       // refuses duplicates), deterministically.
@@ -285,40 +288,23 @@ class Emitter {
       for (const auto& a : n.attrs.list()) add_attribute(np, a);
     }
 
+    if (stop()) return cancelled();
     if (auto st = validate(model); !st) return st.take_error();
-    if (opt_.cancelled && opt_.cancelled())
-      return make_error(ErrorCode::kCancelled, "conversion cancelled");
+    if (stop()) return cancelled();
     return serialize(model);
   }
 
  private:
-  // Names made unique by a "__k" suffix, deterministically. Each base name
-  // remembers the last suffix it took, so a name repeated n times (a hostile
-  // model may name every tensor alike) costs n probes, not n^2.
-  class UniqueNames {
-   public:
-    explicit UniqueNames(size_t expected = 0) { used_.reserve(expected); }
-    std::string take(const std::string& name) {
-      if (used_.insert(name).second) return name;
-      int& k = next_[name];
-      std::string candidate;
-      do candidate = name + "__" + std::to_string(++k);
-      while (!used_.insert(candidate).second);
-      return candidate;
-    }
-
-   private:
-    std::unordered_set<std::string> used_;
-    std::unordered_map<std::string, int> next_;
-  };
+  bool stop() { return opt_.checkpoint && opt_.checkpoint->should_stop(); }
+  static Error cancelled() { return make_error(ErrorCode::kCancelled, "conversion cancelled"); }
 
   // The ONNX model must stay within Limits::max_output_bytes: its
   // initializers (constants written once per layout they are read in) are
   // added up before anything is written.
   Status check_output_size() const {
     uint64_t bytes = 0;
-    std::vector<bool> seen(g_.tensors.size(), false);
-    for (const auto& n : g_.nodes)
+    std::vector<bool> seen(g_.tensor_count(), false);
+    for (const ir::Node& n : g_.nodes())
       for (TensorId t : n.inputs)
         if (g_.valid(t) && g_.tensor(t).is_const() && !seen[static_cast<size_t>(t)]) {
           seen[static_cast<size_t>(t)] = true;
@@ -332,17 +318,18 @@ class Emitter {
   }
 
   void assign_names() {
-    names_.assign(g_.tensors.size(), "");
-    UniqueNames used(g_.tensors.size());
+    names_.assign(g_.tensor_count(), "");
+    ir::UniqueNames used("__", 1);
+    used.reserve(g_.tensor_count());
     auto take = [&](TensorId t) {
       std::string& slot = names_[static_cast<size_t>(t)];
       if (!slot.empty()) return;
       slot =
           used.take(g_.tensor(t).name.empty() ? "tensor_" + std::to_string(t) : g_.tensor(t).name);
     };
-    for (TensorId t : g_.inputs) take(t);
-    for (TensorId t : g_.outputs) take(t);
-    for (const auto& n : g_.nodes) {
+    for (TensorId t : g_.inputs()) take(t);
+    for (TensorId t : g_.outputs()) take(t);
+    for (const ir::Node& n : g_.nodes()) {
       for (TensorId t : n.inputs)
         if (g_.valid(t)) take(t);
       for (TensorId t : n.outputs) take(t);
@@ -437,7 +424,7 @@ class Emitter {
         size_t from = at + 11, to = what.find(')', from);
         std::string node =
             what.substr(from, to == std::string::npos ? std::string::npos : to - from);
-        for (const auto& n : g_.nodes) {
+        for (const ir::Node& n : g_.nodes()) {
           if (n.name != node || n.source_op < 0) continue;
           std::string outs;
           for (TensorId t : n.outputs)
@@ -526,6 +513,7 @@ class Emitter {
     len(graph_len);
     put(graph_bytes);
     for (size_t i = 0; i < spliced_.size(); ++i) {
+      if (stop()) return cancelled();
       const ir::Tensor& x = g_.tensor(spliced_[i]);
       size_t raw = onnx_byte_size(x);
       tag(kGraphInitializer);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/checkpoint.h"
 #include "core/diagnostics.h"
 #include "core/ir/graph.h"
 #include "core/status.h"
@@ -19,8 +20,10 @@ struct EmitOptions {
   int opset = 13;
   std::string producer_version;
   std::vector<std::pair<std::string, std::string>> metadata;
-  // Polled between validation and serialization (the two long steps).
-  std::function<bool()> cancelled;
+  // Polled while building the model and writing its constants (the ONNX
+  // checker and shape inference in between cannot be interrupted; their work
+  // is bounded by the size limits). Null: never stops.
+  Checkpoint* checkpoint = nullptr;
   // The largest model emit() writes (Limits::max_output_bytes, resolved).
   uint64_t max_output_bytes = (uint64_t{1} << 31) - 1;
 };

@@ -114,8 +114,7 @@ TensorId weight_in_layout(LowerContext& ctx, const ir::Node& n, size_t i, const 
   TensorId out = ctx.graph().add_tensor(std::move(t));
   ir::Node& tr = ctx.emit(n, "Transpose", {w}, {out}, "weight_Transpose");
   tr.attrs.set("perm", to_i64(perm));
-  ctx.diagnostics().inserted.push_back(
-      {tr.name, "Transpose", ctx.tensor(w).name, "filter computed at run time"});
+  tr.inserted = ir::Insertion{ctx.tensor(w).name, "filter computed at run time"};
   return out;
 }
 

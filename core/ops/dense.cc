@@ -35,9 +35,8 @@ Status lower_fc(LowerContext& ctx, const ir::Node& n) {
   if (x.rank() != 2 || x.shape[1] != depth) {
     a = ctx.temp(n.name + "/flat", x.dtype);
     ctx.emit(n, "Reshape", {n.inputs[0], ctx.const_i64(n.name + "/flat_shape", {-1, depth})}, {a},
-             "flatten");
-    ctx.diagnostics().inserted.push_back({n.name + "/flatten", "Reshape", x.name,
-                                          "FULLY_CONNECTED flattens its input to [-1, depth]"});
+             "flatten")
+        .inserted = ir::Insertion{x.name, "FULLY_CONNECTED flattens its input to [-1, depth]"};
   }
   bool reshape_out = y.rank() != 2;
   TensorId gemm_out = reshape_out ? ctx.temp(n.name + "/gemm", y.dtype) : n.outputs[0];
@@ -61,9 +60,8 @@ Status lower_fc(LowerContext& ctx, const ir::Node& n) {
   gemm.attrs.set("transB", int64_t{1});
   if (reshape_out) {
     ctx.emit(n, "Reshape", {gemm_out, ctx.const_i64(n.name + "/out_shape", y.shape)},
-             {n.outputs[0]}, "unflatten");
-    ctx.diagnostics().inserted.push_back({n.name + "/unflatten", "Reshape", y.name,
-                                          "keep_num_dims restores the input's leading dimensions"});
+             {n.outputs[0]}, "unflatten")
+        .inserted = ir::Insertion{y.name, "keep_num_dims restores the input's leading dimensions"};
   }
   return ok_status();
 }

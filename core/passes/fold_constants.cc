@@ -353,14 +353,13 @@ bool agrees(const ir::Tensor& y, const Shape& s) {
 
 }  // namespace
 
-Status fold_constants(ir::Graph& g) {
-  std::vector<bool> gone(g.nodes.size(), false);
+Status fold_constants(ir::Graph& g, PassContext& ctx) {
   bool changed = true;
   while (changed) {
     changed = false;
-    for (size_t k = 0; k < g.nodes.size(); ++k) {
-      if (gone[k]) continue;
-      const ir::Node& n = g.nodes[k];
+    for (ir::NodeId k : g.order()) {
+      if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
+      const ir::Node& n = g.node(k);
       if (!may_fold(g, n)) continue;
       auto folded = fold_node(g, n);
       if (!folded || folded->size() != n.outputs.size()) continue;
@@ -377,15 +376,10 @@ Status fold_constants(ir::Graph& g) {
         y.has_rank = true;
         y.data = std::move((*folded)[o].data);
       }
-      gone[k] = true;
+      g.remove_node(k);
       changed = true;
     }
   }
-  std::vector<ir::Node> kept;
-  kept.reserve(g.nodes.size());
-  for (size_t k = 0; k < g.nodes.size(); ++k)
-    if (!gone[k]) kept.push_back(std::move(g.nodes[k]));
-  g.nodes = std::move(kept);
   shape_eval::remove_dead_shape_nodes(g);
   return ok_status();
 }

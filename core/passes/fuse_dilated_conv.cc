@@ -71,7 +71,7 @@ using Values = std::optional<std::vector<Linear>>;
 // Evaluates small integer tensors as linear expressions of unknown elements.
 class Evaluator {
  public:
-  explicit Evaluator(const ir::Graph& g) : g_(g), producer_(g.producers()) {}
+  explicit Evaluator(const ir::Graph& g) : g_(g) {}
 
   Values eval(TensorId t, int depth = 0) {
     if (!g_.valid(t)) return std::nullopt;
@@ -101,9 +101,9 @@ class Evaluator {
       for (size_t i = 0; i < ints->size(); ++i) out[i].c = (*ints)[i];
       return out;
     }
-    int p = producer_[static_cast<size_t>(t)];
-    if (p < 0 || depth >= kMaxDepth) return unknowns(t, *count);
-    const ir::Node& n = g_.nodes[static_cast<size_t>(p)];
+    const ir::NodeId p = g_.producer(t);
+    if (p == ir::kNoNode || depth >= kMaxDepth) return unknowns(t, *count);
+    const ir::Node& n = g_.node(p);
     if (n.dialect != ir::Dialect::kTflite) return unknowns(t, *count);
     if (Values v = through(n, t, depth); v && static_cast<int64_t>(v->size()) == *count) return v;
     return unknowns(t, *count);
@@ -161,19 +161,14 @@ class Evaluator {
   }
 
   const ir::Graph& g_;
-  std::vector<int> producer_;
   std::map<TensorId, Values> memo_;
 };
 
-// Index of the only node reading `t` (as input `slot`), or -1.
-int only_reader(const ir::Graph& g, const std::vector<int>& uses, TensorId t, size_t slot) {
-  if (!g.valid(t) || uses[static_cast<size_t>(t)] != 1 || g.is_graph_output(t)) return -1;
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    const ir::Node& n = g.nodes[k];
-    for (size_t i = 0; i < n.inputs.size(); ++i)
-      if (n.inputs[i] == t) return i == slot ? static_cast<int>(k) : -1;
-  }
-  return -1;
+// The only node reading `t`, as input `slot`; kNoNode if there is another reader.
+ir::NodeId only_reader(const ir::Graph& g, TensorId t, size_t slot) {
+  if (!g.valid(t) || g.uses(t).size() != 1 || g.is_graph_output(t)) return ir::kNoNode;
+  const ir::Use u = g.uses(t)[0];
+  return u.slot == slot ? u.node : ir::kNoNode;
 }
 
 struct Fusion {
@@ -217,47 +212,41 @@ std::optional<Fusion> match(const ir::Graph& g, Evaluator& eval, const ir::Node&
 
 }  // namespace
 
-Status fuse_dilated_convolutions(ir::Graph& g, Diagnostics& /*diag*/) {
-  std::vector<int> uses = g.use_counts();
-  std::vector<bool> gone(g.nodes.size(), false);
+Status fuse_dilated_convolutions(ir::Graph& g, PassContext& ctx) {
   Evaluator eval(g);
   bool fused = false;
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    const ir::Node& s = g.nodes[k];
-    if (s.dialect != ir::Dialect::kTflite || s.builtin != se::kSpaceToBatchNd || gone[k] ||
+  for (ir::NodeId k : g.order()) {
+    if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
+    if (!g.alive(k)) continue;
+    const ir::Node& s = g.node(k);
+    if (s.dialect != ir::Dialect::kTflite || s.builtin != se::kSpaceToBatchNd ||
         s.outputs.size() != 1 || s.inputs.empty())
       continue;
-    int c = only_reader(g, uses, s.outputs[0], 0);
-    if (c < 0) continue;
-    ir::Node& conv = g.nodes[static_cast<size_t>(c)];
+    const ir::NodeId c = only_reader(g, s.outputs[0], 0);
+    if (c == ir::kNoNode) continue;
+    const ir::Node& conv = g.node(c);
     if (conv.dialect != ir::Dialect::kTflite ||
         (conv.builtin != se::kConv2d && conv.builtin != se::kDepthwiseConv2d) ||
         conv.outputs.empty())
       continue;
-    int b = only_reader(g, uses, conv.outputs[0], 0);
-    if (b < 0) continue;
-    const ir::Node& bts = g.nodes[static_cast<size_t>(b)];
-    if (bts.dialect != ir::Dialect::kTflite || bts.builtin != se::kBatchToSpaceNd ||
-        gone[static_cast<size_t>(b)])
-      continue;
+    const ir::NodeId b = only_reader(g, conv.outputs[0], 0);
+    if (b == ir::kNoNode) continue;
+    const ir::Node& bts = g.node(b);
+    if (bts.dialect != ir::Dialect::kTflite || bts.builtin != se::kBatchToSpaceNd) continue;
     auto f = match(g, eval, s, conv, bts);
     if (!f) continue;
-    conv.inputs[0] = s.inputs[0];
-    conv.outputs[0] = bts.outputs[0];
-    conv.attrs.set("dilation_h_factor", f->block_h);
-    conv.attrs.set("dilation_w_factor", f->block_w);
-    conv.attrs.set("padding", std::string(f->same ? "SAME" : "VALID"));
-    gone[k] = true;
-    gone[static_cast<size_t>(b)] = true;
+    const TensorId in = s.inputs[0], out = bts.outputs[0];
+    g.remove_node(k);
+    g.remove_node(b);
+    g.set_input(c, 0, in);
+    g.set_output(c, 0, out);
+    ir::NodeInfo& info = g.info(c);
+    info.attrs.set("dilation_h_factor", f->block_h);
+    info.attrs.set("dilation_w_factor", f->block_w);
+    info.attrs.set("padding", std::string(f->same ? "SAME" : "VALID"));
     fused = true;
   }
   if (!fused) return ok_status();
-  std::vector<ir::Node> kept;
-  kept.reserve(g.nodes.size());
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    if (!gone[k]) kept.push_back(std::move(g.nodes[k]));
-  }
-  g.nodes = std::move(kept);
   // The paddings / crops arithmetic now feeds nothing.
   shape_eval::remove_dead_shape_nodes(g);
   return ok_status();

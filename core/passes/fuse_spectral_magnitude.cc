@@ -18,27 +18,24 @@ bool shape_only(int builtin) {
 
 }  // namespace
 
-void fuse_spectral_magnitude(ir::Graph& g) {
-  // Each reader once, however many of its input slots read the tensor.
-  std::vector<std::vector<size_t>> readers(g.tensors.size());
-  for (size_t k = 0; k < g.nodes.size(); ++k)
-    for (ir::TensorId t : g.nodes[k].inputs)
-      if (g.valid(t) &&
-          (readers[static_cast<size_t>(t)].empty() || readers[static_cast<size_t>(t)].back() != k))
-        readers[static_cast<size_t>(t)].push_back(k);
-  for (auto& n : g.nodes) {
+Status fuse_spectral_magnitude(ir::Graph& g, PassContext& ctx) {
+  for (ir::NodeId k : g.order()) {
+    if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
+    const ir::Node& n = g.node(k);
     if (n.builtin != ir::builtin::kRfft2d || n.outputs.size() != 1) continue;
     // Every path from the output must be shape-only ops ending in COMPLEX_ABS.
     std::vector<ir::TensorId> complex = {n.outputs[0]};
-    std::vector<size_t> abs_nodes;
+    std::vector<ir::NodeId> abs_nodes;
     bool ok = true;
     for (size_t i = 0; ok && i < complex.size(); ++i) {
       ir::TensorId t = complex[i];
-      if (g.is_graph_output(t) || readers[static_cast<size_t>(t)].empty()) ok = false;
-      for (size_t k : readers[static_cast<size_t>(t)]) {
-        const ir::Node& r = g.nodes[k];
+      // Each reader once, however many of its input slots read the tensor.
+      const std::vector<ir::NodeId> readers = g.readers(t);
+      if (g.is_graph_output(t) || readers.empty()) ok = false;
+      for (ir::NodeId r_id : readers) {
+        const ir::Node& r = g.node(r_id);
         if (r.builtin == ir::builtin::kComplexAbs && r.inputs.size() == 1) {
-          abs_nodes.push_back(k);
+          abs_nodes.push_back(r_id);
         } else if (shape_only(r.builtin) && r.inputs[0] == t && r.outputs.size() == 1 &&
                    std::count(r.inputs.begin(), r.inputs.end(), t) == 1) {
           complex.push_back(r.outputs[0]);
@@ -48,10 +45,11 @@ void fuse_spectral_magnitude(ir::Graph& g) {
       }
     }
     if (!ok) continue;
-    n.attrs.set("magnitude", int64_t{1});
+    g.info(k).attrs.set("magnitude", int64_t{1});
     for (ir::TensorId t : complex) g.tensor(t).dtype = ir::DataType::kFloat32;
-    for (size_t k : abs_nodes) g.nodes[k].attrs.set("magnitude_input", int64_t{1});
+    for (ir::NodeId a : abs_nodes) g.info(a).attrs.set("magnitude_input", int64_t{1});
   }
+  return ok_status();
 }
 
 }  // namespace lite2onnx::passes

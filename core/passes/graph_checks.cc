@@ -9,50 +9,49 @@
 
 namespace lite2onnx::passes {
 
-Status sort_topologically(ir::Graph& g) {
-  const size_t n = g.nodes.size();
-  std::vector<int> producer = g.producers();
+Status sort_topologically(ir::Graph& g, PassContext& ctx) {
+  const std::vector<ir::NodeId> order = g.order();
+  const size_t n = order.size();
+  std::vector<size_t> position(
+      n == 0 ? 0 : static_cast<size_t>(*std::max_element(order.begin(), order.end())) + 1);
+  for (size_t i = 0; i < n; ++i) position[static_cast<size_t>(order[i])] = i;
   std::vector<int> pending(n, 0);
-  std::vector<std::vector<int>> consumers(n);
-  for (size_t i = 0; i < n; ++i) {
-    for (ir::TensorId t : g.nodes[i].inputs) {
-      if (!g.valid(t)) continue;
-      int p = producer[static_cast<size_t>(t)];
-      if (p >= 0) {
-        ++pending[i];
-        consumers[static_cast<size_t>(p)].push_back(static_cast<int>(i));
-      }
-    }
-  }
-  // Kahn's algorithm, always taking the lowest ready index so a valid order is kept.
-  std::priority_queue<int, std::vector<int>, std::greater<>> ready;
   for (size_t i = 0; i < n; ++i)
-    if (pending[i] == 0) ready.push(static_cast<int>(i));
-  std::vector<ir::Node> sorted;
+    for (ir::TensorId t : g.node(order[i]).inputs)
+      if (g.producer(t) != ir::kNoNode) ++pending[i];
+  // Kahn's algorithm, always taking the lowest ready position so a valid order is kept.
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+  for (size_t i = 0; i < n; ++i)
+    if (pending[i] == 0) ready.push(i);
+  std::vector<ir::NodeId> sorted;
   sorted.reserve(n);
   std::vector<bool> done(n, false);
   while (!ready.empty()) {
-    int i = ready.top();
+    if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
+    const size_t i = ready.top();
     ready.pop();
-    done[static_cast<size_t>(i)] = true;
-    for (int c : consumers[static_cast<size_t>(i)])
-      if (--pending[static_cast<size_t>(c)] == 0) ready.push(c);
-    sorted.push_back(std::move(g.nodes[static_cast<size_t>(i)]));
+    done[i] = true;
+    sorted.push_back(order[i]);
+    for (ir::TensorId t : g.node(order[i]).outputs)
+      for (const ir::Use& u : g.uses(t))
+        if (--pending[position[static_cast<size_t>(u.node)]] == 0)
+          ready.push(position[static_cast<size_t>(u.node)]);
   }
   if (sorted.size() != n) {
     for (size_t i = 0; i < n; ++i) {
       if (done[i]) continue;
-      Error e = make_error(ErrorCode::kInvalidModel,
-                           "cyclic graph: op " + std::to_string(g.nodes[i].source_op) + " (" +
-                               g.nodes[i].op + ") depends on its own output");
-      e.op_index = g.nodes[i].source_op;
+      const ir::Node& node = g.node(order[i]);
+      Error e = make_error(ErrorCode::kInvalidModel, "cyclic graph: op " +
+                                                         std::to_string(node.source_op) + " (" +
+                                                         node.op + ") depends on its own output");
+      e.op_index = node.source_op;
       return e;
     }
   }
-  g.nodes = std::move(sorted);
-  for (ir::TensorId t : g.outputs) {
+  g.reorder(sorted);
+  for (ir::TensorId t : g.outputs()) {
     const ir::Tensor& x = g.tensor(t);
-    if (producer[static_cast<size_t>(t)] < 0 && !x.is_const() && !g.is_graph_input(t))
+    if (g.producer(t) == ir::kNoNode && !x.is_const() && !g.is_graph_input(t))
       return make_error(ErrorCode::kInvalidModel,
                         "graph output '" + x.name + "' is never written by any op");
   }
@@ -60,6 +59,8 @@ Status sort_topologically(ir::Graph& g) {
 }
 
 namespace {
+
+Status check_reads(const ir::Graph& g, PassContext& ctx);
 
 // Every input a supported op always reads must be there (-1 marks an omitted
 // one), and it must have an output.
@@ -83,8 +84,9 @@ Status check_arity(const ir::Node& n) {
 
 }  // namespace
 
-Status validate(const ir::Graph& g) {
-  for (const auto& n : g.nodes) {
+Status validate(const ir::Graph& g, PassContext& ctx) {
+  for (const ir::Node& n : g.nodes()) {
+    if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
     for (auto list : {&n.inputs, &n.outputs})
       for (ir::TensorId t : *list)
         if (t != ir::kNoTensor && !g.valid(t))
@@ -94,7 +96,7 @@ Status validate(const ir::Graph& g) {
     if (n.dialect == ir::Dialect::kTflite && ops::lookup(n.builtin).supported())
       if (auto st = check_arity(n); !st) return st;
   }
-  return check_reads(g);
+  return check_reads(g, ctx);
 }
 
 Status check_created_bytes(const ir::Graph& g) {
@@ -105,16 +107,18 @@ Status check_created_bytes(const ir::Graph& g) {
                         g.created.exceeded_by() + "')");
 }
 
-Status check_reads(const ir::Graph& g) {
-  std::vector<int> producer = g.producers();
-  for (const auto& n : g.nodes) {
+namespace {
+
+Status check_reads(const ir::Graph& g, PassContext& ctx) {
+  for (const ir::Node& n : g.nodes()) {
+    if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
     // Custom and other unsupported ops may read scratch tensors; they are
     // reported by the preflight, and no pass looks into them.
     if (n.dialect == ir::Dialect::kTflite && !ops::lookup(n.builtin).supported()) continue;
     for (ir::TensorId t : n.inputs) {
       if (!g.valid(t)) continue;
       const ir::Tensor& x = g.tensor(t);
-      if (producer[static_cast<size_t>(t)] >= 0 || x.is_const() || g.is_graph_input(t)) continue;
+      if (g.producer(t) != ir::kNoNode || x.is_const() || g.is_graph_input(t)) continue;
       Error e = make_error(ErrorCode::kInvalidModel,
                            "op " + std::to_string(n.source_op) + " (" + n.op + ") reads tensor '" +
                                x.name +
@@ -128,19 +132,18 @@ Status check_reads(const ir::Graph& g) {
   return ok_status();
 }
 
-Status fold_constant_dequantize(ir::Graph& g) {
-  std::vector<ir::Node> kept;
-  kept.reserve(g.nodes.size());
-  for (auto& n : g.nodes) {
+}  // namespace
+
+Status fold_constant_dequantize(ir::Graph& g, PassContext& ctx) {
+  for (ir::NodeId k : g.order()) {
+    if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
+    const ir::Node& n = g.node(k);
     bool foldable = n.dialect == ir::Dialect::kTflite && n.builtin == ir::builtin::kDequantize &&
                     n.inputs.size() == 1 && n.outputs.size() == 1 && g.valid(n.inputs[0]) &&
                     g.tensor(n.inputs[0]).is_const() &&
                     g.tensor(n.inputs[0]).dtype == ir::DataType::kFloat16 &&
                     g.tensor(n.outputs[0]).dtype == ir::DataType::kFloat32;
-    if (!foldable) {
-      kept.push_back(std::move(n));
-      continue;
-    }
+    if (!foldable) continue;
     const ir::Tensor& in = g.tensor(n.inputs[0]);
     ir::Tensor& out = g.tensor(n.outputs[0]);
     if (in.shape != out.shape)
@@ -149,15 +152,16 @@ Status fold_constant_dequantize(ir::Graph& g) {
                             ir::to_string(in.shape) + " differs from output shape " +
                             ir::to_string(out.shape));
     out.data = in.data;  // float16 bytes; widened to float32 when written
+    g.remove_node(k);
   }
-  g.nodes = std::move(kept);
   return ok_status();
 }
 
-void keep_float16_constants(ir::Graph& g, Diagnostics& diag) {
+Status keep_float16_constants(ir::Graph& g, PassContext& ctx) {
+  std::vector<bool> done(g.tensor_count(), false);
   std::vector<ir::Node> casts;
-  std::vector<bool> done(g.tensors.size(), false);
-  for (const auto& n : g.nodes) {
+  for (const ir::Node& n : g.nodes()) {
+    if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
     for (ir::TensorId t : n.inputs) {
       if (!g.valid(t) || done[static_cast<size_t>(t)]) continue;
       ir::Tensor& x = g.tensor(t);
@@ -173,86 +177,86 @@ void keep_float16_constants(ir::Graph& g, Diagnostics& diag) {
       cast.dialect = ir::Dialect::kOnnx;
       cast.op = "Cast";
       cast.name = x.name;
-      cast.inputs = {g.add_tensor(std::move(half))};
       cast.outputs = {t};
       cast.attrs.set("to", int64_t{1});  // FLOAT
+      cast.inputs = {ir::kNoTensor};
       casts.push_back(std::move(cast));
-      diag.inserted.push_back({casts.back().name, "Cast", g.tensor(casts.back().inputs[0]).name,
-                               "--keep-float16-weights: float16 initializer widened at run time"});
+      casts.back().inputs[0] = g.add_tensor(std::move(half));
+      casts.back().inserted =
+          ir::Insertion{g.tensor(casts.back().inputs[0]).name,
+                        "--keep-float16-weights: float16 initializer widened at run time"};
     }
   }
-  g.nodes.insert(g.nodes.begin(), std::make_move_iterator(casts.begin()),
-                 std::make_move_iterator(casts.end()));
+  // At the front, in the order they were found.
+  const ir::NodeId front = g.first();
+  for (auto& c : casts) {
+    if (front == ir::kNoNode)
+      g.add_node(std::move(c));
+    else
+      g.add_node_before(front, std::move(c));
+  }
+  return ok_status();
 }
 
-void merge_reshapes(ir::Graph& g, Diagnostics& diag) {
+Status merge_reshapes(ir::Graph& g, PassContext& ctx) {
   // Reshape(Reshape(x, s1), s2) == Reshape(x, s2) when the middle tensor has no
   // other reader and is not a graph output (both targets are static here or
   // come from TFLite shapes, so s2 never refers back to s1 with 0s).
-  std::vector<int> producer = g.producers();
-  std::vector<int> uses = g.use_counts();
-  for (auto& n : g.nodes) {
+  for (ir::NodeId k : g.order()) {
+    if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
+    const ir::Node& n = g.node(k);
     if (n.dialect != ir::Dialect::kOnnx || n.op != "Reshape" || n.inputs.empty()) continue;
-    ir::TensorId mid = n.inputs[0];
-    if (!g.valid(mid) || uses[static_cast<size_t>(mid)] != 1 || g.is_graph_output(mid)) continue;
-    int p = producer[static_cast<size_t>(mid)];
-    if (p < 0) continue;
-    const ir::Node& first = g.nodes[static_cast<size_t>(p)];
+    const ir::TensorId mid = n.inputs[0];
+    if (!g.valid(mid) || g.use_count(mid) != 1 || g.is_graph_output(mid)) continue;
+    const ir::NodeId p = g.producer(mid);
+    if (p == ir::kNoNode) continue;
+    const ir::Node& first = g.node(p);
     if (first.dialect != ir::Dialect::kOnnx || first.op != "Reshape" || first.inputs.empty())
       continue;
     if (auto shape = n.inputs.size() > 1 ? n.inputs[1] : ir::kNoTensor;
         !g.valid(shape) || !g.tensor(shape).is_const())
       continue;
-    for (int64_t d : g.tensor(n.inputs[1]).data->as<int64_t>())
-      if (d == 0) goto next;  // 0 would copy a dimension of the intermediate
-    --uses[static_cast<size_t>(mid)];
-    n.inputs[0] = first.inputs[0];
+    const auto target = g.tensor(n.inputs[1]).data->as<int64_t>();
+    if (std::find(target.begin(), target.end(), int64_t{0}) != target.end())
+      continue;  // 0 would copy a dimension of the intermediate
+    g.set_input(k, 0, first.inputs[0]);
     // A Reshape the layout pass inserted takes over the model's own one: net,
     // nothing was inserted.
-    for (auto it = diag.inserted.begin(); it != diag.inserted.end(); ++it)
-      if (it->node == n.name) {
-        diag.inserted.erase(it);
-        n.name = first.name;
-        n.source_op = first.source_op;
-        break;
-      }
-  next:;
+    if (n.inserted) {
+      ir::NodeInfo& info = g.info(k);
+      info.inserted.reset();
+      info.name = first.name;
+      info.source_op = first.source_op;
+    }
   }
-  // Drop nodes whose outputs nobody reads any more (the bypassed Reshapes).
-  uses = g.use_counts();
-  std::vector<ir::Node> kept;
-  kept.reserve(g.nodes.size());
-  for (auto& n : g.nodes) {
-    bool dead = n.dialect == ir::Dialect::kOnnx && n.op == "Reshape" && n.outputs.size() == 1 &&
-                uses[static_cast<size_t>(n.outputs[0])] == 0 && !g.is_graph_output(n.outputs[0]);
-    if (!dead) kept.push_back(std::move(n));
+  // Drop Reshapes whose outputs nobody reads any more (the bypassed ones).
+  for (ir::NodeId k : g.order()) {
+    const ir::Node& n = g.node(k);
+    if (n.dialect == ir::Dialect::kOnnx && n.op == "Reshape" && n.outputs.size() == 1 &&
+        g.use_count(n.outputs[0]) == 0)
+      g.remove_node(k);
   }
-  g.nodes = std::move(kept);
+  return ok_status();
 }
 
-void remove_identities(ir::Graph& g) {
+Status remove_identities(ir::Graph& g, PassContext& ctx) {
   // Rewire readers of an Identity's output to its input, unless the output is
   // a graph output (its name is part of the model's interface) or requantizes
   // (QUANTIZE between two scales: its QuantizeLinear comes from the Identity).
-  std::vector<ir::TensorId> alias(g.tensors.size());
-  for (size_t i = 0; i < alias.size(); ++i) alias[i] = static_cast<ir::TensorId>(i);
-  std::vector<ir::Node> kept;
-  kept.reserve(g.nodes.size());
-  for (auto& n : g.nodes) {
-    for (auto& t : n.inputs)
-      if (g.valid(t)) t = alias[static_cast<size_t>(t)];
+  for (ir::NodeId k : g.order()) {
+    if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
+    const ir::Node& n = g.node(k);
     bool removable = n.dialect == ir::Dialect::kOnnx && n.op == "Identity" &&
                      n.inputs.size() == 1 && n.outputs.size() == 1 &&
                      !g.is_graph_output(n.outputs[0]) && !g.tensor(n.inputs[0]).is_const() &&
                      (!g.tensor(n.outputs[0]).quantized_type ||
                       same_quantization(g.tensor(n.inputs[0]), g.tensor(n.outputs[0])));
-    if (removable) {
-      alias[static_cast<size_t>(n.outputs[0])] = n.inputs[0];
-      continue;
-    }
-    kept.push_back(std::move(n));
+    if (!removable) continue;
+    const ir::TensorId in = n.inputs[0], out = n.outputs[0];
+    g.remove_node(k);
+    g.replace_uses(out, in);
   }
-  g.nodes = std::move(kept);
+  return ok_status();
 }
 
 }  // namespace lite2onnx::passes

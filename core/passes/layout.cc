@@ -37,28 +37,28 @@ struct Plan {
 
 class Planner {
  public:
-  Planner(const ir::Graph& g, const std::vector<ForcedLayout>& forced) : g_(g) {
-    forced_.resize(g.tensors.size());
+  // Plans are indexed by position in `order`.
+  Planner(const ir::Graph& g, const std::vector<ir::NodeId>& order,
+          const std::vector<ForcedLayout>& forced, Checkpoint& checkpoint)
+      : g_(g), order_(order), position_(g.node_id_bound(), 0), checkpoint_(checkpoint) {
+    forced_.resize(g.tensor_count());
     for (const auto& f : forced) forced_[static_cast<size_t>(f.tensor)] = &f;
-    readers_.resize(g.tensors.size());
-    for (size_t k = 0; k < g.nodes.size(); ++k)
-      for (size_t i = 0; i < g.nodes[k].inputs.size(); ++i)
-        if (TensorId t = g.nodes[k].inputs[i]; g.valid(t))
-          readers_[static_cast<size_t>(t)].push_back({static_cast<int>(k), static_cast<int>(i)});
+    for (size_t k = 0; k < order.size(); ++k) position_[static_cast<size_t>(order[k])] = k;
   }
 
   const ForcedLayout* forced(TensorId t) const { return forced_[static_cast<size_t>(t)]; }
 
   Result<Plan> make(const std::vector<Perm>& input_layouts) const {
     Plan plan;
-    plan.layout.assign(g_.tensors.size(), Perm{});
-    plan.produced.assign(g_.tensors.size(), Perm{});
-    plan.required.resize(g_.nodes.size());
-    plan.flatten_for_fc.assign(g_.nodes.size(), false);
-    for (size_t i = 0; i < g_.inputs.size(); ++i)
-      plan.layout[static_cast<size_t>(g_.inputs[i])] = input_layouts[i];
-    for (size_t k = 0; k < g_.nodes.size(); ++k) {
-      const ir::Node& n = g_.nodes[k];
+    plan.layout.assign(g_.tensor_count(), Perm{});
+    plan.produced.assign(g_.tensor_count(), Perm{});
+    plan.required.resize(order_.size());
+    plan.flatten_for_fc.assign(order_.size(), false);
+    for (size_t i = 0; i < g_.inputs().size(); ++i)
+      plan.layout[static_cast<size_t>(g_.inputs()[i])] = input_layouts[i];
+    for (size_t k = 0; k < order_.size(); ++k) {
+      if (checkpoint_.should_stop()) return checkpoint_.status().take_error();
+      const ir::Node& n = g_.node(order_[k]);
       std::vector<Perm> in;
       for (TensorId t : n.inputs)
         in.push_back(g_.valid(t) ? plan.layout[static_cast<size_t>(t)] : Perm{});
@@ -72,7 +72,8 @@ class Planner {
       for (size_t o = 0; o < n.outputs.size(); ++o) {
         auto t = static_cast<size_t>(n.outputs[o]);
         Perm q = ir::normalized(np.outputs[o]);
-        if (!q.empty() && q.size() != g_.tensors[t].rank()) return rank_error(n, t, q.size());
+        if (!q.empty() && q.size() != g_.tensor(static_cast<TensorId>(t)).rank())
+          return rank_error(n, t, q.size());
         plan.produced[t] = q;
         plan.layout[t] = forced_[t] ? forced_[t]->perm : q;
       }
@@ -85,8 +86,8 @@ class Planner {
   Perm wanted_by_readers(const Plan& plan, TensorId t) const {
     Perm want;
     bool any = false;
-    for (auto [k, i] : readers_[static_cast<size_t>(t)]) {
-      Perm r = ir::normalized(plan.required[static_cast<size_t>(k)][static_cast<size_t>(i)]);
+    for (const ir::Use& u : g_.uses(t)) {
+      Perm r = ir::normalized(plan.required[position_[static_cast<size_t>(u.node)]][u.slot]);
       if (r.size() != g_.tensor(t).rank() && !r.empty()) return {};  // a broadcast
       if (any && r != want) return {};
       want = r;
@@ -98,11 +99,11 @@ class Planner {
   // Backward hints: the layout an op downstream would like a tensor in, found
   // by walking back through ops that keep their input's layout.
   std::vector<Perm> backward_hints() const {
-    std::vector<Perm> want(g_.tensors.size());
+    std::vector<Perm> want(g_.tensor_count());
     for (size_t t = 0; t < forced_.size(); ++t)
       if (forced_[t]) want[t] = forced_[t]->perm;
-    for (size_t k = g_.nodes.size(); k-- > 0;) {
-      const ir::Node& n = g_.nodes[k];
+    for (size_t k = order_.size(); k-- > 0;) {
+      const ir::Node& n = g_.node(order_[k]);
       const ops::OpEntry& e = ops::lookup(n.builtin);
       if (n.dialect != ir::Dialect::kTflite || !e.supported()) continue;
       if (e.layout == LayoutClass::kImplicit) {
@@ -180,10 +181,10 @@ class Planner {
         !ir::element_count(y.shape) || y.shape[0] != x.shape[0] ||
         g_.is_graph_output(n.outputs[0]) || forced_[static_cast<size_t>(n.outputs[0])])
       return false;
-    const auto& readers = readers_[static_cast<size_t>(n.outputs[0])];
+    const auto readers = g_.uses(n.outputs[0]);
     if (readers.empty()) return false;
-    for (auto [k, slot] : readers) {
-      const ir::Node& fc = g_.nodes[static_cast<size_t>(k)];
+    for (const ir::Use& u : readers) {
+      const ir::Node& fc = g_.node(u.node);
       if (fc.builtin != builtin::kFullyConnected || fc.inputs.size() < 2 ||
           fc.inputs[0] != n.outputs[0] || fc.inputs[1] == n.outputs[0] || !g_.valid(fc.inputs[1]) ||
           !g_.tensor(fc.inputs[1]).is_const())
@@ -212,34 +213,37 @@ class Planner {
   }
 
   Error rank_error(const ir::Node& n, size_t t, size_t rank) const {
-    Error e =
-        make_error(ErrorCode::kInvalidModel,
-                   "op " + std::to_string(n.source_op) + " (" + n.op + "): output tensor '" +
-                       g_.tensors[t].name + "' has rank " + std::to_string(g_.tensors[t].rank()) +
-                       ", but the op gives rank " + std::to_string(rank));
+    Error e = make_error(ErrorCode::kInvalidModel,
+                         "op " + std::to_string(n.source_op) + " (" + n.op + "): output tensor '" +
+                             g_.tensor(static_cast<TensorId>(t)).name + "' has rank " +
+                             std::to_string(g_.tensor(static_cast<TensorId>(t)).rank()) +
+                             ", but the op gives rank " + std::to_string(rank));
     e.op_index = n.source_op;
-    e.tensor = g_.tensors[t].name;
+    e.tensor = g_.tensor(static_cast<TensorId>(t)).name;
     return e;
   }
 
   const ir::Graph& g_;
   std::vector<const ForcedLayout*> forced_;
-  std::vector<std::vector<std::pair<int, int>>> readers_;  // per tensor: (node, input slot)
+  const std::vector<ir::NodeId>& order_;
+  std::vector<size_t> position_;  // per node id: its position in order_
+  Checkpoint& checkpoint_;
 };
 
 // Inserts the reconciling nodes while rebuilding the node list.
 class Applier {
  public:
-  Applier(ir::Graph& g, const Plan& plan, const Planner& planner, Diagnostics& diag)
-      : g_(g), plan_(plan), planner_(planner), diag_(diag) {}
+  Applier(ir::Graph& g, const Plan& plan, const Planner& planner, Checkpoint& checkpoint)
+      : g_(g), plan_(plan), planner_(planner), checkpoint_(checkpoint) {}
 
-  void run() {
-    for (size_t t = 0; t < g_.tensors.size(); ++t)
-      if (!g_.tensors[t].is_const()) g_.tensors[t].layout = plan_.layout[t];
-    std::vector<ir::Node> old = std::move(g_.nodes);
-    g_.nodes.clear();
-    g_.nodes.reserve(old.size());
+  Status run() {
+    for (size_t t = 0; t < g_.tensor_count(); ++t)
+      if (!g_.tensor(static_cast<TensorId>(t)).is_const())
+        g_.tensor(static_cast<TensorId>(t)).layout = plan_.layout[t];
+    std::vector<ir::Node> old = g_.take_nodes();
+    out_.reserve(old.size());
     for (size_t k = 0; k < old.size(); ++k) {
+      if (checkpoint_.should_stop()) return checkpoint_.status();
       ir::Node n = std::move(old[k]);
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         TensorId t = n.inputs[i];
@@ -265,8 +269,8 @@ class Applier {
         o = r;
       }
       ir::Node producer = std::move(n);
-      g_.nodes.push_back(std::move(producer));
-      const ir::Node& p = g_.nodes.back();
+      out_.push_back(std::move(producer));
+      const ir::Node& p = out_.back();
       std::string pname = p.name;
       int source = p.source_op;
       for (size_t j = 0; j < fixes.size(); ++j) {
@@ -277,6 +281,8 @@ class Applier {
                           ir::to_string(full(g_.tensor(r).layout, g_.tensor(r).rank())));
       }
     }
+    g_.set_nodes(std::move(out_));
+    return ok_status();
   }
 
  private:
@@ -321,8 +327,8 @@ class Applier {
     r.source_op = source;
     r.inputs = {from, axes_constant(name + "/shape", target)};
     r.outputs = {to};
-    diag_.inserted.push_back({name, "Reshape", g_.tensor(from).name, why});
-    g_.nodes.push_back(std::move(r));
+    r.inserted = ir::Insertion{g_.tensor(from).name, why};
+    out_.push_back(std::move(r));
   }
 
   // A lower-rank operand of a broadcast op running in layout `need` (rank n):
@@ -355,11 +361,11 @@ class Applier {
     u.source_op = reader.source_op;
     u.inputs = {src, axes_constant(u.name + "/axes", axes)};
     u.outputs = {ex};
-    diag_.inserted.push_back({u.name, "Unsqueeze", g_.tensor(t).name,
-                              "rank-" + std::to_string(k) + " operand broadcast against rank " +
-                                  std::to_string(n) + " in layout " + ir::to_string(need) + " (" +
-                                  reader.op + ", op " + std::to_string(reader.source_op) + ")"});
-    g_.nodes.push_back(std::move(u));
+    u.inserted = ir::Insertion{g_.tensor(t).name,
+                               "rank-" + std::to_string(k) + " operand broadcast against rank " +
+                                   std::to_string(n) + " in layout " + ir::to_string(need) + " (" +
+                                   reader.op + ", op " + std::to_string(reader.source_op) + ")"};
+    out_.push_back(std::move(u));
     TensorId out = direct ? ex : in_layout(ex, need, reader, i);
     cache_.emplace(key, out);
     return out;
@@ -392,8 +398,8 @@ class Applier {
     tr.inputs = {from};
     tr.outputs = {to};
     tr.attrs.set("perm", std::vector<int64_t>(p.begin(), p.end()));
-    diag_.inserted.push_back({name, "Transpose", g_.tensor(from).name, why});
-    g_.nodes.push_back(std::move(tr));
+    tr.inserted = ir::Insertion{g_.tensor(from).name, why};
+    out_.push_back(std::move(tr));
   }
 
   std::string reason(const ir::Node& reader, const Perm& need, const Perm& have) const {
@@ -417,8 +423,9 @@ class Applier {
   ir::Graph& g_;
   const Plan& plan_;
   const Planner& planner_;
-  Diagnostics& diag_;
+  Checkpoint& checkpoint_;
   std::map<std::pair<TensorId, Perm>, TensorId> cache_;
+  std::vector<ir::Node> out_;  // the nodes with the reconciling ones, in order
 };
 
 }  // namespace
@@ -426,8 +433,8 @@ class Applier {
 Result<std::vector<ForcedLayout>> resolve_layouts(const ir::Graph& g,
                                                   const LayoutOptions& options) {
   std::map<std::string, TensorId> by_name;
-  for (size_t t = 0; t < g.tensors.size(); ++t)
-    by_name.emplace(g.tensors[t].name, static_cast<TensorId>(t));
+  for (TensorId t = 0; static_cast<size_t>(t) < g.tensor_count(); ++t)
+    by_name.emplace(g.tensor(t).name, t);
   std::vector<ForcedLayout> out;
   std::map<TensorId, size_t> seen;
   auto add = [&](const LayoutSpec& spec, const std::string& source, bool io) -> Status {
@@ -466,7 +473,7 @@ Result<std::vector<ForcedLayout>> resolve_layouts(const ir::Graph& g,
   for (const auto& s : options.io_layouts)
     if (auto st = add(s, "io layout " + s.text(), true); !st) return st.take_error();
   if (options.keep_io_layout) {
-    for (auto list : {&g.inputs, &g.outputs})
+    for (auto list : {&g.inputs(), &g.outputs()})
       for (TensorId t : *list)
         if (!seen.count(t) && !g.tensor(t).is_const()) {
           seen.emplace(t, out.size());
@@ -476,12 +483,13 @@ Result<std::vector<ForcedLayout>> resolve_layouts(const ir::Graph& g,
   return out;
 }
 
-Status propagate_layouts(ir::Graph& g, Diagnostics& diag, const std::vector<ForcedLayout>& forced) {
-  Planner planner(g, forced);
+Status propagate_layouts(ir::Graph& g, PassContext& ctx, const std::vector<ForcedLayout>& forced) {
+  const std::vector<ir::NodeId> order = g.order();
+  Planner planner(g, order, forced, ctx.checkpoint);
   // 1. Graph inputs start in their forced layout, else the one ops downstream want.
   std::vector<Perm> hints = planner.backward_hints();
   std::vector<Perm> input_layouts;
-  for (TensorId t : g.inputs) {
+  for (TensorId t : g.inputs()) {
     const Perm& h = hints[static_cast<size_t>(t)];
     bool fits = !g.is_graph_output(t) && h.size() == g.tensor(t).rank();
     const ForcedLayout* f = planner.forced(t);
@@ -492,8 +500,8 @@ Status propagate_layouts(ir::Graph& g, Diagnostics& diag, const std::vector<Forc
   // 2. An unforced input whose readers all want one other layout takes it
   //    (siblings of a Conv output in an Add, say); re-plan once.
   bool changed = false;
-  for (size_t i = 0; i < g.inputs.size(); ++i) {
-    TensorId t = g.inputs[i];
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    TensorId t = g.inputs()[i];
     if (planner.forced(t) || g.is_graph_output(t)) continue;
     Perm w = planner.wanted_by_readers(*plan, t);
     if (!w.empty() && w != input_layouts[i]) {
@@ -506,8 +514,7 @@ Status propagate_layouts(ir::Graph& g, Diagnostics& diag, const std::vector<Forc
     if (!plan) return plan.take_error();
   }
   // 3. Apply.
-  Applier(g, *plan, planner, diag).run();
-  return ok_status();
+  return Applier(g, *plan, planner, ctx.checkpoint).run();
 }
 
 }  // namespace lite2onnx::passes

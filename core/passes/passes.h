@@ -1,7 +1,18 @@
-// Graph passes. Each works on ir::Graph through its small public interface
-// (tensors, nodes, inputs, outputs) and is unit-tested on hand-built graphs.
+// Graph passes. Each edits ir::Graph through its editing API (see
+// core/ir/graph.h), polls the context's checkpoint in its loops (so a
+// cancelled conversion stops within about a millisecond), and is unit-tested
+// on hand-built graphs. The pipeline (core/pipeline.h) runs them in order and
+// compacts the graph between them, so a pass starts with dense node ids and
+// every tensor's readers in node order.
+//
+// Cost: n nodes, t tensors, e edges (input slots); every pass is O(n + t + e)
+// unless its comment says otherwise.
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include "core/checkpoint.h"
 #include "core/diagnostics.h"
 #include "core/ir/graph.h"
 #include "core/options.h"
@@ -9,28 +20,68 @@
 
 namespace lite2onnx::passes {
 
+// What every pass gets besides the graph.
+struct PassContext {
+  Diagnostics& diag;
+  const ConvertOptions& options;
+  Checkpoint& checkpoint;
+};
+
 // Runs first, right after reading: every supported op has the inputs it
 // always reads (an absent optional input is kNoTensor) and an output, and
 // every tensor a supported op reads is a graph input, a constant, or written
-// by an op. Every later pass may rely on that; patterns that need an absent
-// input simply do not match.
-Status validate(const ir::Graph& g);
+// by an op (unsupported ops, custom ones among them, may read scratch
+// tensors: the preflight reports them). Every later pass may rely on that;
+// patterns that need an absent input simply do not match.
+Status validate(const ir::Graph& g, PassContext& ctx);
 
 // kResourceLimit when the constants the conversion created so far
 // (g.created) passed Limits::max_created_bytes; passes call it after each op
-// they create constants for.
+// they create constants for. O(1).
 Status check_created_bytes(const ir::Graph& g);
 
-// Orders the nodes topologically; a cycle is an invalid model.
-Status sort_topologically(ir::Graph& g);
-
-// Every tensor a supported op reads is a graph input, a constant, or written
-// by an op (unsupported ops, custom ones among them, may read scratch tensors).
-Status check_reads(const ir::Graph& g);
+// Orders the nodes topologically (Kahn's algorithm, lowest position first, so
+// a valid order is kept); a cycle is an invalid model. O(n log n + e).
+Status sort_topologically(ir::Graph& g, PassContext& ctx);
 
 // Folds DEQUANTIZE of float16 constants into float32 constants (the node goes;
 // the emitter widens the data while writing it).
-Status fold_constant_dequantize(ir::Graph& g);
+Status fold_constant_dequantize(ir::Graph& g, PassContext& ctx);
+
+// Constant folding of shape arithmetic (TFLite dialect, before layout
+// propagation): nodes whose inputs are all constants (SHAPE: whose input has a
+// static shape) become constants — SHAPE, STRIDED_SLICE, PACK, UNPACK,
+// CONCATENATION, RESHAPE, SQUEEZE, EXPAND_DIMS, TRANSPOSE, GATHER, FILL, CAST
+// (integers), ADD/SUB/MUL/FLOOR_DIV/FLOOR_MOD/MAXIMUM/MINIMUM (int32, int64,
+// float32). Nodes writing graph outputs stay. Shape-arithmetic nodes left
+// without readers are removed. O(n + e + folded elements), each fold at most
+// 2^20 elements, all of them against Limits::max_created_bytes.
+Status fold_constants(ir::Graph& g, PassContext& ctx);
+
+// SPACE_TO_BATCH_ND -> CONV_2D / DEPTHWISE_CONV_2D (VALID) -> BATCH_TO_SPACE_ND
+// with constant blocks becomes one convolution with dilation = block, when the
+// paddings minus the crops are constants equal to SAME or VALID padding (they
+// may be computed at run time from the input shape, as TensorFlow writes them).
+// TFLite dialect; run after fold_constants. The padding arithmetic is
+// evaluated through at most 64 producers per operand (memoized).
+Status fuse_dilated_convolutions(ir::Graph& g, PassContext& ctx);
+
+// RFFT2D whose output reaches only COMPLEX_ABS (through reshapes) computes
+// the magnitude directly (TFLite dialect, before the preflight): ONNX Runtime
+// has no complex tensors.
+Status fuse_spectral_magnitude(ir::Graph& g, PassContext& ctx);
+
+// Quantization, QDQ form (TFLite dialect, after fold_constants): checks every
+// quantization parameter (an invalid one is an error naming the tensor), gives
+// int32 biases of integer CONV_2D / DEPTHWISE_CONV_2D / TRANSPOSE_CONV /
+// FULLY_CONNECTED the scale TFLite's kernel uses (input scale x filter scale;
+// a warning when the bias says otherwise), and turns each int8/uint8
+// quantized tensor into a float32 tensor with quantized_type set. DEQUANTIZE
+// of an integer constant and QUANTIZE of a float constant fold into a
+// quantized constant. int16 tensors are left for the preflight to report;
+// with options.quantization kDequantize they are planned too (and int64
+// biases).
+Status plan_qdq(ir::Graph& g, PassContext& ctx);
 
 // A layout a tensor must have, from the user's options.
 struct ForcedLayout {
@@ -45,81 +96,52 @@ struct ForcedLayout {
 // Resolves --explicit-layout / --io-layout / --keep-io-layout against the graph.
 Result<std::vector<ForcedLayout>> resolve_layouts(const ir::Graph& g, const LayoutOptions& options);
 
-// Layout propagation (DESIGN.md "Layout"): gives every non-constant tensor a
-// layout, seeded by Implicit ops and forced layouts and carried through
-// Transparent and Attribute ops; inserts one Transpose where a tensor meets an
-// op that needs another layout (an Unsqueeze for a lower-rank operand of a
-// broadcast). Graph inputs take the layout their consumers want unless forced.
-Status propagate_layouts(ir::Graph& g, Diagnostics& diag,
+// Layout propagation (docs/architecture.md, "Layouts"): gives every
+// non-constant tensor a layout, seeded by Implicit ops and forced layouts and
+// carried through Transparent and Attribute ops; inserts one Transpose where a
+// tensor meets an op that needs another layout (an Unsqueeze for a lower-rank
+// operand of a broadcast). Graph inputs take the layout their consumers want
+// unless forced. Plans at most twice.
+Status propagate_layouts(ir::Graph& g, PassContext& ctx,
                          const std::vector<ForcedLayout>& forced = {});
 
-// --keep-float16-weights (ONNX dialect, last): float16 constants the emitter
-// would widen stay float16 initializers, each read through one Cast to float32.
-void keep_float16_constants(ir::Graph& g, Diagnostics& diag);
-
-// ONNX-level cleanup after lowering: Reshape(Reshape(x)) becomes one Reshape.
-void merge_reshapes(ir::Graph& g, Diagnostics& diag);
+// Lowering: each TFLite-dialect node becomes the ONNX-dialect nodes its op
+// converter writes (core/ops), in its place.
+Status lower(ir::Graph& g, PassContext& ctx);
 
 // ONNX-level cleanup after lowering: drops Identity nodes that are not needed
 // for a graph output name.
-void remove_identities(ir::Graph& g);
+Status remove_identities(ir::Graph& g, PassContext& ctx);
+
+// ONNX-level cleanup after lowering: Reshape(Reshape(x)) becomes one Reshape.
+Status merge_reshapes(ir::Graph& g, PassContext& ctx);
 
 // ONNX-level cleanup after lowering (run after remove_identities): pushes
 // Transposes through elementwise ops, merges consecutive ones and folds those
 // of constants, wherever that leaves fewer Transposes (or as many moving fewer
-// bytes); keeps diag.inserted in step with the nodes that remain.
-void cleanup_transposes(ir::Graph& g, Diagnostics& diag);
-
-// Constant folding of shape arithmetic (TFLite dialect, before layout
-// propagation): nodes whose inputs are all constants (SHAPE: whose input has a
-// static shape) become constants — SHAPE, STRIDED_SLICE, PACK, UNPACK,
-// CONCATENATION, RESHAPE, SQUEEZE, EXPAND_DIMS, TRANSPOSE, GATHER, FILL, CAST
-// (integers), ADD/SUB/MUL/FLOOR_DIV/FLOOR_MOD/MAXIMUM/MINIMUM (int32, int64,
-// float32). Nodes writing graph outputs stay. Shape-arithmetic nodes left
-// without readers are removed.
-Status fold_constants(ir::Graph& g);
-
-// SPACE_TO_BATCH_ND -> CONV_2D / DEPTHWISE_CONV_2D (VALID) -> BATCH_TO_SPACE_ND
-// with constant blocks becomes one convolution with dilation = block, when the
-// paddings minus the crops are constants equal to SAME or VALID padding (they
-// may be computed at run time from the input shape, as TensorFlow writes them).
-// TFLite dialect; run after fold_constants.
-Status fuse_dilated_convolutions(ir::Graph& g, Diagnostics& diag);
-
-// Quantization, QDQ form (DESIGN.md "Quantization"; TFLite dialect, after
-// fold_constants): checks every quantization parameter (an invalid one is an
-// error naming the tensor), gives int32 biases of integer CONV_2D /
-// DEPTHWISE_CONV_2D / TRANSPOSE_CONV / FULLY_CONNECTED the scale TFLite's
-// kernel uses (input scale x filter scale; a warning when the bias says
-// otherwise), and turns each int8/uint8 quantized tensor into a float32 tensor
-// with quantized_type set. DEQUANTIZE of an integer constant and QUANTIZE of a
-// float constant fold into a quantized constant. int16 tensors are left for
-// the preflight to report.
-// In kDequantize mode int16 tensors (and int64 biases) are planned too.
-Status plan_qdq(ir::Graph& g, Diagnostics& diag, QuantizationMode mode = QuantizationMode::kQdq);
+// bytes). At most 16 sweeps, and the regions grown for sinking visit at most
+// 64 nodes per node of the graph in all.
+Status cleanup_transposes(ir::Graph& g, PassContext& ctx);
 
 // ONNX dialect, after every other pass: one DequantizeLinear per integer
 // constant (int8/uint8/int32 initializer, axis following its layout) and per
 // quantized graph input, one QuantizeLinear -> DequantizeLinear pair after
 // each quantized activation (a graph output keeps its integer type and name),
 // then DequantizeLinear -> QuantizeLinear pairs with equal parameters cancel.
-// kDequantize mode instead folds every integer constant to float32 and makes
-// no Q/DQ node: a pure float model.
-// Unless `keep_int8_activations`, int8 activations (and the non-weight int8
-// constants beside them) are written as uint8 with zero point + 128 inside the
-// graph, the form ONNX Runtime's x86 integer kernels take; graph inputs and
-// outputs stay int8.
-Status materialize_qdq(ir::Graph& g, Diagnostics& diag,
-                       QuantizationMode mode = QuantizationMode::kQdq,
-                       bool keep_int8_activations = false);
+// options.quantization kDequantize instead folds every integer constant to
+// float32 and makes no Q/DQ node: a pure float model.
+// Unless options.keep_int8_activations, int8 activations (and the non-weight
+// int8 constants beside them) are written as uint8 with zero point + 128
+// inside the graph, the form ONNX Runtime's x86 integer kernels take; graph
+// inputs and outputs stay int8.
+Status materialize_qdq(ir::Graph& g, PassContext& ctx);
+
+// --keep-float16-weights (ONNX dialect, last): float16 constants the emitter
+// would widen stay float16 initializers, each read through one Cast to float32.
+Status keep_float16_constants(ir::Graph& g, PassContext& ctx);
 
 // Whether two tensors hold the same quantized values for equal integers
 // (same integer type and parameters), or are both unquantized.
 bool same_quantization(const ir::Tensor& a, const ir::Tensor& b);
-
-// RFFT2D whose output reaches only COMPLEX_ABS (through reshapes) computes
-// the magnitude directly (TFLite dialect, before the preflight): ONNX Runtime
-// has no complex tensors.
-void fuse_spectral_magnitude(ir::Graph& g);
 
 }  // namespace lite2onnx::passes

@@ -40,8 +40,8 @@ int64_t zero_point(const ir::QuantParams& q, size_t i) {
 }
 
 bool int16_seen(const ir::Graph& g) {
-  for (const auto& t : g.tensors)
-    if (t.quantized_type == DataType::kInt16) return true;
+  for (TensorId t = 0; static_cast<size_t>(t) < g.tensor_count(); ++t)
+    if (g.tensor(t).quantized_type == DataType::kInt16) return true;
   return false;
 }
 
@@ -153,7 +153,8 @@ bool same_params(const ir::QuantParams& a, const ir::QuantParams& b) {
 // by the kernel, so this is what the model computes even when they are wrong.
 Status plan_biases(ir::Graph& g, Diagnostics& diag) {
   std::map<TensorId, TensorId> derived_alias;  // keeps one alias per bias when shared
-  for (auto& n : g.nodes) {
+  for (ir::NodeId k : g.order()) {
+    const ir::Node& n = g.node(k);
     auto slots = bias_slots(n.builtin);
     if (!slots || n.dialect != ir::Dialect::kTflite || n.inputs.size() <= slots->bias) continue;
     TensorId b = n.inputs[slots->bias];
@@ -195,14 +196,14 @@ Status plan_biases(ir::Graph& g, Diagnostics& diag) {
     // A bias shared by ops with different scales gets one alias per scale.
     if (auto it = derived_alias.find(b);
         it != derived_alias.end() && same_params(*g.tensor(it->second).quant, want)) {
-      n.inputs[slots->bias] = it->second;
+      g.set_input(k, slots->bias, it->second);
       continue;
     }
     ir::Tensor alias = g.tensor(b);
     alias.quant = want;
     TensorId a = g.add_tensor(std::move(alias));
     derived_alias[b] = a;
-    n.inputs[slots->bias] = a;
+    g.set_input(k, slots->bias, a);
   }
   return ok_status();
 }
@@ -232,9 +233,8 @@ void quantize_constant(ir::Graph& g, const ir::Tensor& in, ir::Tensor& out) {
 // DEQUANTIZE of an integer constant and QUANTIZE of a float one leave a
 // quantized constant (its DequantizeLinear comes at emission).
 void fold_constant_quantization(ir::Graph& g) {
-  std::vector<ir::Node> kept;
-  kept.reserve(g.nodes.size());
-  for (auto& n : g.nodes) {
+  for (ir::NodeId k : g.order()) {
+    const ir::Node& n = g.node(k);
     bool fold = false;
     if (n.dialect == ir::Dialect::kTflite && n.inputs.size() == 1 && n.outputs.size() == 1 &&
         g.valid(n.inputs[0]) && g.tensor(n.inputs[0]).is_const() &&
@@ -256,32 +256,28 @@ void fold_constant_quantization(ir::Graph& g) {
         fold = true;
       }
     }
-    if (!fold) kept.push_back(std::move(n));
+    if (fold) g.remove_node(k);
   }
-  g.nodes = std::move(kept);
 }
 
 }  // namespace
 
-Status plan_qdq(ir::Graph& g, Diagnostics& diag, QuantizationMode mode) {
-  const bool dequantize = mode == QuantizationMode::kDequantize;
+Status plan_qdq(ir::Graph& g, PassContext& ctx) {
+  Diagnostics& diag = ctx.diag;
+  const bool dequantize = ctx.options.quantization == QuantizationMode::kDequantize;
   if (auto st = plan_biases(g, diag); !st) return st;
   std::set<TensorId> biases;
-  for (const auto& n : g.nodes)
+  for (const ir::Node& n : g.nodes())
     if (auto slots = bias_slots(n.builtin); slots && n.inputs.size() > slots->bias)
       biases.insert(n.inputs[slots->bias]);
-  // Only tensors the graph uses: a model may carry unused ones.
-  std::vector<bool> used(g.tensors.size(), false);
-  for (const auto& n : g.nodes)
-    for (auto list : {&n.inputs, &n.outputs})
-      for (TensorId t : *list)
-        if (g.valid(t)) used[static_cast<size_t>(t)] = true;
-  for (auto list : {&g.inputs, &g.outputs})
-    for (TensorId t : *list) used[static_cast<size_t>(t)] = true;
   std::vector<std::string> zero_scale_activations;
-  for (size_t i = 0; i < g.tensors.size(); ++i) {
-    if (!used[i]) continue;
-    ir::Tensor& t = g.tensors[i];
+  for (TensorId i = 0; static_cast<size_t>(i) < g.tensor_count(); ++i) {
+    if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
+    // Only tensors the graph uses: a model may carry unused ones.
+    if (g.producer(i) == ir::kNoNode && g.uses(i).empty() && !g.is_graph_input(i) &&
+        !g.is_graph_output(i))
+      continue;
+    ir::Tensor& t = g.tensor(i);
     if (!t.quant || t.quantized_type) continue;
     bool bias = (t.dtype == DataType::kInt32 || t.dtype == DataType::kInt64) && t.is_const() &&
                 biases.count(static_cast<TensorId>(i));
@@ -322,18 +318,17 @@ namespace {
 // Writes the Q/DQ nodes; see materialize_qdq.
 class QdqWriter {
  public:
-  QdqWriter(ir::Graph& g, Diagnostics& diag) : g_(g), diag_(diag) {}
+  QdqWriter(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint)
+      : g_(g), diag_(diag), checkpoint_(checkpoint) {}
 
   Status run(bool keep_int8_activations) {
     if (!keep_int8_activations) store_int8_as_uint8();
-    readers_.assign(g_.tensors.size(), 0);
-    for (const auto& n : g_.nodes)
-      for (TensorId t : n.inputs)
-        if (g_.valid(t)) ++readers_[static_cast<size_t>(t)];
+    readers_.assign(g_.tensor_count(), 0);
+    for (TensorId t = 0; static_cast<size_t>(t) < g_.tensor_count(); ++t)
+      readers_[static_cast<size_t>(t)] = static_cast<int>(g_.uses(t).size());
     quantize_clamp_inputs();
-    std::vector<ir::Node> nodes = std::move(g_.nodes);
-    g_.nodes.clear();
-    replaced_.resize(g_.tensors.size());
+    std::vector<ir::Node> nodes = g_.take_nodes();
+    replaced_.resize(g_.tensor_count());
     for (size_t i = 0; i < replaced_.size(); ++i) replaced_[i] = static_cast<TensorId>(i);
 
     // Integer constants and graph inputs: one DequantizeLinear each, up front.
@@ -345,10 +340,11 @@ class QdqWriter {
             done.insert(t).second)
           if (auto st = dequantize_constant(t, n, i); !st) return st;
       }
-    for (TensorId t : g_.inputs)
+    for (TensorId t : g_.inputs())
       if (g_.tensor(t).quantized_type && !g_.tensor(t).is_const()) dequantize_input(t);
 
     for (auto& n : nodes) {
+      if (checkpoint_.should_stop()) return checkpoint_.status();
       if (!n.outputs.empty() && integer_clamps_.count(n.outputs[0])) {
         clamp_integers(n, n.inputs[0]);  // reads the integers, not their DequantizeLinear
         continue;
@@ -385,15 +381,16 @@ class QdqWriter {
         o = p;
       }
       ir::Node producer = std::move(n);
-      g_.nodes.push_back(std::move(producer));
+      out_.push_back(std::move(producer));
       std::vector<std::string> bases;
-      for (const auto& p : pending) bases.push_back(output_base(g_.nodes.back(), std::get<0>(p)));
-      const int source = g_.nodes.back().source_op;
+      for (const auto& p : pending) bases.push_back(output_base(out_.back(), std::get<0>(p)));
+      const int source = out_.back().source_op;
       for (size_t j = 0; j < pending.size(); ++j)
         quantize_output(source, bases[j], std::get<1>(pending[j]), std::get<2>(pending[j]));
     }
+    g_.set_nodes(std::move(out_));
     cancel_pairs();
-    for (const auto& n : g_.nodes)
+    for (const ir::Node& n : g_.nodes())
       if (auto it = why_.find(n.outputs[0]); it != why_.end())
         ++diag_.quantization.nodes[n.op + ": " + it->second];
     return ok_status();
@@ -433,13 +430,8 @@ class QdqWriter {
       n.outputs = {out};
       return n;
     };
-    auto reroute = [&](TensorId from, TensorId to) {
-      for (auto& n : g_.nodes)
-        for (auto& t : n.inputs)
-          if (t == from) t = to;
-    };
     bool any = false;
-    std::vector<bool> boundary(g_.tensors.size(), false);
+    std::vector<bool> boundary(g_.tensor_count(), false);
     std::vector<ir::Node> head;
     // The boundary requantization only where an integer kernel would meet the
     // interface tensor: an input read by an op writing a quantized activation,
@@ -447,41 +439,42 @@ class QdqWriter {
     auto quantized_value = [&](TensorId t) { return quantized_activation(t); };
     // Whether a node reading (writing) t writes (reads) a quantized activation.
     auto meets_integer_op = [&](TensorId t, bool reading) {
-      for (const auto& n : g_.nodes) {
-        const auto& own = reading ? n.inputs : n.outputs;
+      auto touches = [&](const ir::Node& n) {
         const auto& other = reading ? n.outputs : n.inputs;
-        if (std::count(own.begin(), own.end(), t) &&
-            std::any_of(other.begin(), other.end(), quantized_value))
-          return true;
-      }
+        return std::any_of(other.begin(), other.end(), quantized_value);
+      };
+      if (!reading) return g_.producer(t) != ir::kNoNode && touches(g_.node(g_.producer(t)));
+      for (const ir::Use& u : g_.uses(t))
+        if (touches(g_.node(u.node))) return true;
       return false;
     };
     // Graph inputs and outputs keep int8 whatever happens below.
-    for (TensorId t : g_.inputs) boundary[static_cast<size_t>(t)] = true;
-    for (TensorId t : g_.outputs) boundary[static_cast<size_t>(t)] = true;
-    for (TensorId in : g_.inputs) {
+    for (TensorId t : g_.inputs()) boundary[static_cast<size_t>(t)] = true;
+    for (TensorId t : g_.outputs()) boundary[static_cast<size_t>(t)] = true;
+    for (TensorId in : g_.inputs()) {
       if (!int8(in) || g_.tensor(in).is_const() || g_.is_graph_output(in) ||
           !meets_integer_op(in, /*reading=*/true))
         continue;
       TensorId c = uint8_copy(in);
-      reroute(in, c);
+      g_.replace_uses(in, c);
       head.push_back(identity(in, c, g_.tensor(in).name + "/to_uint8"));
       any = true;
     }
     std::vector<ir::Node> tail;
-    for (TensorId out : g_.outputs) {
+    for (TensorId out : g_.outputs()) {
       if (!int8(out) || g_.tensor(out).is_const() || g_.is_graph_input(out) ||
           !meets_integer_op(out, /*reading=*/false))
         continue;
       TensorId c = uint8_copy(out);
-      reroute(out, c);
-      for (auto& n : g_.nodes)
-        for (auto& t : n.outputs)
-          if (t == out) t = c;
+      g_.replace_uses(out, c);
+      const ir::NodeId p = g_.producer(out);
+      const auto& outs = g_.node(p).outputs;
+      g_.set_output(p, static_cast<size_t>(std::find(outs.begin(), outs.end(), out) - outs.begin()),
+                    c);
       tail.push_back(identity(c, out, g_.tensor(out).name + "/to_int8"));
       any = true;
     }
-    boundary.resize(g_.tensors.size(), false);
+    boundary.resize(g_.tensor_count(), false);
     // Activations, then the int8 constants read beside a quantized activation.
     for (size_t i = 0; i < boundary.size(); ++i) {
       ir::Tensor& t = g_.tensor(static_cast<TensorId>(i));
@@ -491,7 +484,7 @@ class QdqWriter {
       }
     }
     std::set<TensorId> keep, convert;
-    for (const auto& n : g_.nodes) {
+    for (const ir::Node& n : g_.nodes()) {
       bool integer_kernel = false;
       for (TensorId t : n.inputs) integer_kernel |= quantized_activation(t);
       for (TensorId t : n.outputs) integer_kernel |= quantized_activation(t);
@@ -521,11 +514,10 @@ class QdqWriter {
       widen(t);
     }
     if (!any) return;
-    head.insert(head.end(), std::make_move_iterator(g_.nodes.begin()),
-                std::make_move_iterator(g_.nodes.end()));
-    head.insert(head.end(), std::make_move_iterator(tail.begin()),
-                std::make_move_iterator(tail.end()));
-    g_.nodes = std::move(head);
+    const ir::NodeId front = g_.first();
+    for (auto& n : head)
+      front == ir::kNoNode ? g_.add_node(std::move(n)) : g_.add_node_before(front, std::move(n));
+    for (auto& n : tail) g_.add_node(std::move(n));
     diag_.quantization.int8_activations_as_uint8 = true;
   }
 
@@ -588,7 +580,7 @@ class QdqWriter {
   // integer kernel, QLinearConv say), and the clamp acts on dequantized
   // integers, which QuantizeLinear maps back exactly.
   void quantize_clamp_inputs() {
-    for (const auto& n : g_.nodes) {
+    for (const ir::Node& n : g_.nodes()) {
       if (!quantized_activation(n.outputs.empty() ? ir::kNoTensor : n.outputs[0]) ||
           !clamp_range(n) || clamp_implied(n))
         continue;
@@ -663,7 +655,7 @@ class QdqWriter {
     const std::vector<TensorId> outputs = n.outputs;
     const int source = n.source_op;
     why_[outputs[0]] = "copies integers";
-    g_.nodes.push_back(std::move(n));
+    out_.push_back(std::move(n));
     for (size_t k = 0; k < outputs.size(); ++k)
       dequantize_for_readers(source, bases[k], outputs[k], make_integer(outputs[k], bases[k]),
                              "quantized activation");
@@ -765,9 +757,9 @@ class QdqWriter {
     n.source_op = source_op;
     n.inputs = std::move(inputs);
     n.outputs = {output};
-    g_.nodes.push_back(std::move(n));
+    out_.push_back(std::move(n));
     why_[output] = why;
-    return g_.nodes.back();
+    return out_.back();
   }
 
   // ONNX axis of a per-axis constant: its TFLite axis through the layout,
@@ -866,42 +858,32 @@ class QdqWriter {
   // DequantizeLinear -> QuantizeLinear with the same parameters is the integer
   // tensor it started from.
   void cancel_pairs() {
-    std::vector<int> producer = g_.producers();
-    std::vector<TensorId> alias(g_.tensors.size());
-    for (size_t i = 0; i < alias.size(); ++i) alias[i] = static_cast<TensorId>(i);
-    std::vector<bool> drop(g_.nodes.size(), false);
-    for (size_t k = 0; k < g_.nodes.size(); ++k) {
-      const ir::Node& q = g_.nodes[k];
+    for (ir::NodeId k : g_.order()) {
+      const ir::Node& q = g_.node(k);
       if (q.op != "QuantizeLinear" || q.inputs.empty() || g_.is_graph_output(q.outputs[0]))
         continue;
-      int p = producer[static_cast<size_t>(q.inputs[0])];
-      if (p < 0 || g_.nodes[static_cast<size_t>(p)].op != "DequantizeLinear") continue;
-      const ir::Node& dq = g_.nodes[static_cast<size_t>(p)];
+      const ir::NodeId p = g_.producer(q.inputs[0]);
+      if (p == ir::kNoNode || g_.node(p).op != "DequantizeLinear") continue;
+      const ir::Node& dq = g_.node(p);
       if (params_of(dq) != params_of(q) ||
           g_.tensor(dq.inputs[0]).dtype != g_.tensor(q.outputs[0]).dtype)
         continue;
-      alias[static_cast<size_t>(q.outputs[0])] = dq.inputs[0];
-      drop[k] = true;
+      const TensorId integer = dq.inputs[0], out = q.outputs[0];
+      g_.remove_node(k);
+      g_.replace_uses(out, integer);
       ++diag_.quantization.cancelled_pairs;
     }
-    std::vector<ir::Node> kept;
-    for (size_t k = 0; k < g_.nodes.size(); ++k) {
-      if (drop[k]) continue;
-      for (auto& t : g_.nodes[k].inputs)
-        if (g_.valid(t)) t = alias[static_cast<size_t>(t)];
-      kept.push_back(std::move(g_.nodes[k]));
-    }
-    g_.nodes = std::move(kept);
     // DequantizeLinear nodes nobody reads any more.
-    std::vector<int> uses = g_.use_counts();
-    std::erase_if(g_.nodes, [&](const ir::Node& n) {
-      return n.op == "DequantizeLinear" && uses[static_cast<size_t>(n.outputs[0])] == 0 &&
-             !g_.is_graph_output(n.outputs[0]);
-    });
+    for (ir::NodeId k : g_.order()) {
+      const ir::Node& n = g_.node(k);
+      if (n.op == "DequantizeLinear" && g_.use_count(n.outputs[0]) == 0) g_.remove_node(k);
+    }
   }
 
   ir::Graph& g_;
   Diagnostics& diag_;
+  Checkpoint& checkpoint_;
+  std::vector<ir::Node> out_;            // the rewritten nodes, in order
   std::vector<TensorId> replaced_;       // readers of a tensor now read this one
   std::vector<int> readers_;             // nodes reading each tensor (graph outputs not counted)
   std::map<TensorId, std::string> why_;  // Q/DQ node output -> why the node exists
@@ -940,8 +922,9 @@ bool moves_values(const ir::Node& n) {
 // float model clamps there too (a Clip after the producer), unless the
 // producer only moves values of an input quantized the same way.
 void clamp_activations(ir::Graph& g, Diagnostics& diag) {
-  std::vector<ir::Node> nodes = std::move(g.nodes);
-  g.nodes.clear();
+  std::vector<ir::Node> nodes = g.take_nodes();
+  std::vector<ir::Node> rewritten;
+  rewritten.reserve(nodes.size());
   for (auto& n : nodes) {
     std::vector<std::pair<TensorId, TensorId>> clamps;  // (float value, clamped tensor)
     bool passthrough = moves_values(n) && !n.inputs.empty() && g.valid(n.inputs[0]);
@@ -959,7 +942,7 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag) {
     }
     const std::string producer_name = n.name;
     const int source_op = n.source_op;
-    g.nodes.push_back(std::move(n));
+    rewritten.push_back(std::move(n));
     for (auto [value, tensor] : clamps) {
       const ir::Tensor& t = g.tensor(tensor);
       const double s = t.quant->scale[0], zp = static_cast<double>(zero_point(*t.quant, 0));
@@ -987,7 +970,7 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag) {
         node.source_op = source_op;
         node.inputs = std::move(in);
         node.outputs = {out};
-        g.nodes.push_back(std::move(node));
+        rewritten.push_back(std::move(node));
       };
       auto temp = [&](const std::string& suffix) {
         ir::Tensor x = g.tensor(value);
@@ -1009,25 +992,24 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag) {
       diag.quantization.nodes["Div/Round/Clip/Mul: activation on its quantized grid"] += 1;
     }
   }
+  g.set_nodes(std::move(rewritten));
 }
 
 // --quantization dequantize: integer constants become float32 constants (the
 // layout is still applied when they are written), activations are clamped to
 // their quantized range, and no Q/DQ node is made.
-Status fold_to_float(ir::Graph& g, Diagnostics& diag) {
+Status fold_to_float(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint) {
   clamp_activations(g, diag);
-  std::vector<bool> read(g.tensors.size(), false);
-  for (const auto& n : g.nodes)
-    for (TensorId t : n.inputs)
-      if (g.valid(t)) read[static_cast<size_t>(t)] = true;
+
   // Aliases of one constant (layouts, broadcasts) share one float copy.
   using Source = std::tuple<const std::byte*, size_t, DataType, size_t, std::vector<float>,
                             std::vector<int64_t>>;
   std::map<Source, ir::ConstData> folded;
-  for (size_t i = 0; i < g.tensors.size(); ++i) {
-    ir::Tensor& t = g.tensors[i];
+  for (TensorId i = 0; static_cast<size_t>(i) < g.tensor_count(); ++i) {
+    if (checkpoint.should_stop()) return checkpoint.status();
+    ir::Tensor& t = g.tensor(i);
     if (!t.quantized_type) continue;
-    if (t.is_const() && read[i]) {
+    if (t.is_const() && !g.uses(i).empty()) {
       const ir::QuantParams& q = *t.quant;
       if (q.scale.size() > 1 &&
           (q.axis < 0 || static_cast<size_t>(q.axis) >= t.rank() ||
@@ -1080,10 +1062,10 @@ Status fold_to_float(ir::Graph& g, Diagnostics& diag) {
 
 }  // namespace
 
-Status materialize_qdq(ir::Graph& g, Diagnostics& diag, QuantizationMode mode,
-                       bool keep_int8_activations) {
-  Status st = mode == QuantizationMode::kDequantize ? fold_to_float(g, diag)
-                                                    : QdqWriter(g, diag).run(keep_int8_activations);
+Status materialize_qdq(ir::Graph& g, PassContext& ctx) {
+  Status st = ctx.options.quantization == QuantizationMode::kDequantize
+                  ? fold_to_float(g, ctx.diag, ctx.checkpoint)
+                  : QdqWriter(g, ctx.diag, ctx.checkpoint).run(ctx.options.keep_int8_activations);
   if (!st) return st;
   return check_created_bytes(g);
 }

@@ -510,33 +510,23 @@ bool is_pure_shape_op(int builtin) {
 }
 
 size_t remove_dead_shape_nodes(ir::Graph& g) {
-  std::vector<int> uses = g.use_counts();
-  std::vector<bool> dead(g.nodes.size(), false);
   size_t removed = 0;
   bool changed = true;
   while (changed) {
     changed = false;
-    for (size_t k = g.nodes.size(); k-- > 0;) {
-      const ir::Node& n = g.nodes[k];
-      if (dead[k] || n.dialect != ir::Dialect::kTflite || !is_pure_shape_op(n.builtin)) continue;
+    std::vector<ir::NodeId> order = g.order();
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const ir::Node& n = g.node(*it);
+      if (n.dialect != ir::Dialect::kTflite || !is_pure_shape_op(n.builtin)) continue;
       bool unused = true;
       for (ir::TensorId t : n.outputs)
-        if (g.valid(t) && (uses[static_cast<size_t>(t)] > 0 || g.tensor(t).is_variable))
-          unused = false;
+        if (g.valid(t) && (g.use_count(t) > 0 || g.tensor(t).is_variable)) unused = false;
       if (!unused) continue;
-      dead[k] = true;
+      g.remove_node(*it);
       ++removed;
       changed = true;
-      for (ir::TensorId t : n.inputs)
-        if (g.valid(t)) --uses[static_cast<size_t>(t)];
     }
   }
-  if (!removed) return 0;
-  std::vector<ir::Node> kept;
-  kept.reserve(g.nodes.size() - removed);
-  for (size_t k = 0; k < g.nodes.size(); ++k)
-    if (!dead[k]) kept.push_back(std::move(g.nodes[k]));
-  g.nodes = std::move(kept);
   return removed;
 }
 

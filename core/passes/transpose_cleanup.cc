@@ -20,6 +20,7 @@
 #include <string>
 #include <tuple>
 
+#include "core/ir/names.h"
 #include "core/passes/passes.h"
 
 namespace lite2onnx::passes {
@@ -101,42 +102,41 @@ int64_t transposed_bytes(const ir::Tensor& t) {
 struct Region {
   Perm perm;
   size_t rank = 0;
-  std::vector<size_t> nodes;  // in graph order
-  std::set<size_t> members;
+  std::vector<ir::NodeId> nodes;  // in graph order
+  std::set<ir::NodeId> members;
   std::set<TensorId> moved;
-  std::set<size_t> entries;  // Transposes with `perm` whose outputs region nodes read
+  std::set<ir::NodeId> entries;  // Transposes with `perm` whose outputs region nodes read
 };
 
 // Position of a node in the final order: an original node i is (i, 0); a node
 // inserted after node k is (k's first, n) for the n-th insertion of the pass.
 using OrderKey = std::pair<size_t, size_t>;
 
-// The rewrites edit g.nodes in place and keep a producer/readers index in step,
-// so each costs only its neighbourhood: removed nodes are marked dead and new
-// ones appended with an order key; the nodes are put in order once, at the end.
+// The rewrites edit the graph through its editing API (which keeps the
+// producer/readers index in step), so each costs only its neighbourhood. New
+// nodes are appended with an order key; the nodes are put in order once, at
+// the end. Node ids are the positions the graph had when the pass started
+// (the pipeline compacts it) and grow with every node added.
 class Cleanup {
  public:
-  Cleanup(ir::Graph& g, Diagnostics& diag) : g_(g), diag_(diag) {
-    producer_.assign(g_.tensors.size(), -1);
-    readers_.assign(g_.tensors.size(), {});
-    for (size_t k = 0; k < g_.nodes.size(); ++k) {
-      node_names_.insert(g_.nodes[k].name);
-      order_.push_back({k, 0});
-      dead_.push_back(false);
-      link(k);
-    }
+  Cleanup(ir::Graph& g, Checkpoint& checkpoint) : g_(g), checkpoint_(checkpoint) {
+    order_.assign(g_.node_id_bound(), {0, 0});
+    size_t position = 0;
+    for (const ir::Node& n : g_.nodes()) names_.insert(n.name);
+    for (ir::NodeId k : g_.order()) order_[static_cast<size_t>(k)] = {position++, 0};
   }
 
-  void run() {
+  Status run() {
     // Sweep until nothing changes; a rewritten node is looked at again. Most
     // graphs settle in one or two sweeps; the bound (and the budget for
     // growing regions) keeps a hostile graph from making the pass quadratic.
     constexpr int kMaxSweeps = 16;
-    region_budget_ = 64 * g_.nodes.size() + 1024;
+    region_budget_ = 64 * g_.node_count() + 1024;
     bool changed = true;
     for (int sweep = 0; changed && sweep < kMaxSweeps; ++sweep) {
       changed = false;
-      for (size_t i = 0; i < g_.nodes.size();) {
+      for (ir::NodeId i = 0; static_cast<size_t>(i) < g_.node_id_bound();) {
+        if (checkpoint_.should_stop()) return checkpoint_.status();
         if (rewrite_at(i))
           changed = true;
         else
@@ -145,26 +145,27 @@ class Cleanup {
     }
     fold_output_identities();
     put_in_order();
+    return ok_status();
   }
 
  private:
-  bool rewrite_at(size_t i) {
-    if (dead_[i]) return false;
-    auto p = transpose_perm(g_, g_.nodes[i]);
+  bool rewrite_at(ir::NodeId i) {
+    if (!g_.alive(i)) return false;
+    auto p = transpose_perm(g_, g_.node(i));
     return p && (drop_identity(i, *p) || fold_into_constant(i, *p) || merge_with_readers(i, *p) ||
                  sink(i, *p));
   }
 
   // ---- the rewrites ----------------------------------------------------------
 
-  bool drop_identity(size_t i, const Perm& p) {
+  bool drop_identity(ir::NodeId i, const Perm& p) {
     if (!ir::is_identity(p)) return false;
-    cancel(i, g_.nodes[i].inputs[0], "it does nothing");
+    cancel(i, g_.node(i).inputs[0], "it does nothing");
     return true;
   }
 
-  bool fold_into_constant(size_t i, const Perm& p) {
-    const TensorId c = g_.nodes[i].inputs[0], t = g_.nodes[i].outputs[0];
+  bool fold_into_constant(ir::NodeId i, const Perm& p) {
+    const TensorId c = g_.node(i).inputs[0], t = g_.node(i).outputs[0];
     const ir::Tensor& x = g_.tensor(c);
     if (!x.is_const() || g_.is_graph_output(t)) return false;
     TensorId alias = constant_in_layout(c, transposed_layout(x, p), x.shape);
@@ -175,21 +176,21 @@ class Cleanup {
 
   // T(p) -> Tc(q) becomes Tc(p then q) reading x. Cancelled pairs always go;
   // the others are merged only when that lets T go.
-  bool merge_with_readers(size_t i, const Perm& p) {
-    const TensorId x = g_.nodes[i].inputs[0], t = g_.nodes[i].outputs[0];
-    const std::string name = g_.nodes[i].name;
-    const std::vector<size_t> readers = readers_[static_cast<size_t>(t)];
+  bool merge_with_readers(ir::NodeId i, const Perm& p) {
+    const TensorId x = g_.node(i).inputs[0], t = g_.node(i).outputs[0];
+    const std::string name = g_.node(i).name;
+    const std::vector<ir::NodeId> readers = g_.readers(t);
     bool only_transposes = !g_.is_graph_output(t) && !readers.empty();
     bool any_cancel = false;
-    for (size_t k : readers) {
-      auto q = transpose_perm(g_, g_.nodes[k]);
+    for (ir::NodeId k : readers) {
+      auto q = transpose_perm(g_, g_.node(k));
       only_transposes &= q.has_value();
       any_cancel |= q && ir::is_identity(ir::compose(p, *q));
     }
     if (!only_transposes && !any_cancel) return false;
 
-    for (size_t k : readers) {
-      auto q = transpose_perm(g_, g_.nodes[k]);
+    for (ir::NodeId k : readers) {
+      auto q = transpose_perm(g_, g_.node(k));
       if (!q) continue;
       Perm pq = ir::compose(p, *q);
       if (ir::is_identity(pq))
@@ -201,7 +202,7 @@ class Cleanup {
     return true;
   }
 
-  bool sink(size_t i, const Perm& p) {
+  bool sink(ir::NodeId i, const Perm& p) {
     Region r = grow_region(i, p);
     if (r.nodes.empty() || !sink_cost(r).improves()) return false;
     move_past(r, i);
@@ -210,51 +211,51 @@ class Cleanup {
 
   // ---- sinking a Transpose past elementwise nodes -----------------------------
 
-  Region grow_region(size_t seed, const Perm& p) {
+  Region grow_region(ir::NodeId seed, const Perm& p) {
     Region r;
     r.perm = p;
     r.rank = p.size();
     r.entries.insert(seed);
     // Visiting candidates in graph order decides every producer before its
     // readers.
-    std::map<OrderKey, size_t> todo;
-    std::set<size_t> seen;
+    std::map<OrderKey, ir::NodeId> todo;
+    std::set<ir::NodeId> seen;
     auto enqueue_readers = [&](TensorId t) {
-      for (size_t k : readers_[static_cast<size_t>(t)])
-        if (seen.insert(k).second) todo.emplace(order_[k], k);
+      for (ir::NodeId k : g_.readers(t))
+        if (seen.insert(k).second) todo.emplace(order_[static_cast<size_t>(k)], k);
     };
-    enqueue_readers(g_.nodes[seed].outputs[0]);
+    enqueue_readers(g_.node(seed).outputs[0]);
     while (!todo.empty()) {
       if (region_budget_ == 0) return Region{};
       --region_budget_;
-      size_t k = todo.begin()->second;
+      ir::NodeId k = todo.begin()->second;
       todo.erase(todo.begin());
       if (!joins_region(k, r)) continue;
       r.nodes.push_back(k);
       r.members.insert(k);
-      r.moved.insert(g_.nodes[k].outputs[0]);
-      enqueue_readers(g_.nodes[k].outputs[0]);
+      r.moved.insert(g_.node(k).outputs[0]);
+      enqueue_readers(g_.node(k).outputs[0]);
     }
     return r;
   }
 
   // The producer of `t` if it is a Transpose with the region's perm whose input
   // is not itself computed in the region.
-  std::optional<size_t> entry_of(TensorId t, const Region& r) const {
-    int k = producer_[static_cast<size_t>(t)];
-    if (k < 0) return std::nullopt;
-    const ir::Node& n = g_.nodes[static_cast<size_t>(k)];
+  std::optional<ir::NodeId> entry_of(TensorId t, const Region& r) const {
+    const ir::NodeId k = g_.producer(t);
+    if (k == ir::kNoNode) return std::nullopt;
+    const ir::Node& n = g_.node(k);
     auto q = transpose_perm(g_, n);
     if (!q || *q != r.perm || r.moved.count(n.inputs[0])) return std::nullopt;
-    return static_cast<size_t>(k);
+    return k;
   }
 
-  bool joins_region(size_t k, Region& r) const {
-    const ir::Node& n = g_.nodes[k];
+  bool joins_region(ir::NodeId k, Region& r) const {
+    const ir::Node& n = g_.node(k);
     if (!is_elementwise(n) || !g_.valid(n.outputs[0])) return false;
     const ir::Tensor& y = g_.tensor(n.outputs[0]);
     if (!y.has_rank || y.rank() != r.rank) return false;
-    std::vector<size_t> entries;
+    std::vector<ir::NodeId> entries;
     for (TensorId t : n.inputs) {
       if (!g_.valid(t)) continue;  // omitted optional input
       const ir::Tensor& x = g_.tensor(t);
@@ -271,10 +272,10 @@ class Cleanup {
     return true;
   }
 
-  bool removable_entry(size_t e, const Region& r) const {
-    TensorId out = g_.nodes[e].outputs[0];
+  bool removable_entry(ir::NodeId e, const Region& r) const {
+    TensorId out = g_.node(e).outputs[0];
     if (g_.is_graph_output(out)) return false;
-    for (size_t k : readers_[static_cast<size_t>(out)])
+    for (ir::NodeId k : g_.readers(out))
       if (!r.members.count(k)) return false;
     return true;
   }
@@ -283,8 +284,8 @@ class Cleanup {
   // graph output, or read by something other than a region node or a Transpose).
   bool needs_old_layout(TensorId v, const Region& r) const {
     if (g_.is_graph_output(v)) return true;
-    for (size_t k : readers_[static_cast<size_t>(v)])
-      if (!r.members.count(k) && !transpose_perm(g_, g_.nodes[k])) return true;
+    for (ir::NodeId k : g_.readers(v))
+      if (!r.members.count(k) && !transpose_perm(g_, g_.node(k))) return true;
     return false;
   }
 
@@ -297,10 +298,10 @@ class Cleanup {
   };
   Cost sink_cost(const Region& r) const {
     Cost c;
-    for (size_t e : r.entries)
+    for (ir::NodeId e : r.entries)
       if (removable_entry(e, r)) {
         --c.transposes;
-        c.bytes -= transposed_bytes(g_.tensor(g_.nodes[e].inputs[0]));
+        c.bytes -= transposed_bytes(g_.tensor(g_.node(e).inputs[0]));
       }
     for (TensorId v : r.moved) {
       const int64_t bytes = transposed_bytes(g_.tensor(v));
@@ -308,9 +309,9 @@ class Cleanup {
         ++c.transposes;
         c.bytes += bytes;
       }
-      for (size_t k : readers_[static_cast<size_t>(v)]) {
+      for (ir::NodeId k : g_.readers(v)) {
         if (r.members.count(k)) continue;
-        auto q = transpose_perm(g_, g_.nodes[k]);
+        auto q = transpose_perm(g_, g_.node(k));
         if (q && ir::is_identity(ir::compose(r.perm, *q))) {
           --c.transposes;
           c.bytes -= bytes;
@@ -320,18 +321,18 @@ class Cleanup {
     return c;
   }
 
-  void move_past(const Region& r, size_t seed) {
+  void move_past(const Region& r, ir::NodeId seed) {
     const Perm back = ir::inverse(r.perm);  // moved values in the untransposed layout
-    const std::string seed_name = g_.nodes[seed].name;
+    const std::string seed_name = g_.node(seed).name;
     // Decided before any node changes: which entries go, which moved values
     // keep a Transpose back to their old layout (after the node making them).
-    std::vector<size_t> gone_entries;
-    for (size_t k : r.entries)
+    std::vector<ir::NodeId> gone_entries;
+    for (ir::NodeId k : r.entries)
       if (removable_entry(k, r)) gone_entries.push_back(k);
-    std::vector<std::pair<TensorId, size_t>> keep_old;
-    for (size_t k : r.nodes)
-      if (needs_old_layout(g_.nodes[k].outputs[0], r))
-        keep_old.push_back({g_.nodes[k].outputs[0], k});
+    std::vector<std::pair<TensorId, ir::NodeId>> keep_old;
+    for (ir::NodeId k : r.nodes)
+      if (needs_old_layout(g_.node(k).outputs[0], r))
+        keep_old.push_back({g_.node(k).outputs[0], k});
     const int removed = static_cast<int>(keep_old.size()) - sink_cost(r).transposes;
 
     // New tensors for the moved values; the old ones stay for readers outside.
@@ -342,13 +343,13 @@ class Cleanup {
       copy.name = layout_name(copy.name, copy.layout);
       relaid[v] = add_tensor(std::move(copy));
     }
-    for (size_t k : r.nodes) rewire_moved_node(k, r, relaid, back);
+    for (ir::NodeId k : r.nodes) rewire_moved_node(k, r, relaid, back);
     // Transposes reading moved values (now the only readers of the old
     // tensors, with the readers that need the old layout) take the new ones.
     for (TensorId v : r.moved) {
-      const std::vector<size_t> readers = readers_[static_cast<size_t>(v)];
-      for (size_t k : readers) {
-        auto q = transpose_perm(g_, g_.nodes[k]);
+      const std::vector<ir::NodeId> readers = g_.readers(v);
+      for (ir::NodeId k : readers) {
+        auto q = transpose_perm(g_, g_.node(k));
         if (!q) continue;
         Perm pq = ir::compose(r.perm, *q);
         if (ir::is_identity(pq))
@@ -361,27 +362,27 @@ class Cleanup {
                                " moved through " + node_list(r.nodes) + ", removing " +
                                std::to_string(removed) + " Transposes";
     for (auto [v, k] : keep_old)
-      add_node_after(k, new_transpose(relaid.at(v), v, r.perm, g_.nodes[k], reason));
-    for (size_t k : gone_entries) remove_node(k);
+      add_node_after(k, new_transpose(relaid.at(v), v, r.perm, g_.node(k), reason));
+    for (ir::NodeId k : gone_entries) remove_node(k);
   }
 
   // A region node now reads its inputs in the untransposed layout: moved values
   // in their new tensors, entry Transposes' inputs, constants re-laid out.
-  void rewire_moved_node(size_t k, const Region& r, const std::map<TensorId, TensorId>& relaid,
+  void rewire_moved_node(ir::NodeId k, const Region& r, const std::map<TensorId, TensorId>& relaid,
                          const Perm& back) {
-    for (size_t slot = 0; slot < g_.nodes[k].inputs.size(); ++slot) {
-      TensorId t = g_.nodes[k].inputs[slot];
+    for (size_t slot = 0; slot < g_.node(k).inputs.size(); ++slot) {
+      TensorId t = g_.node(k).inputs[slot];
       if (!g_.valid(t)) continue;
-      int p = producer_[static_cast<size_t>(t)];
+      const ir::NodeId p = g_.producer(t);
       if (auto it = relaid.find(t); it != relaid.end()) {
         set_input(k, slot, it->second);
-      } else if (p >= 0 && r.entries.count(static_cast<size_t>(p))) {
-        set_input(k, slot, g_.nodes[static_cast<size_t>(p)].inputs[0]);
+      } else if (p != ir::kNoNode && r.entries.count(p)) {
+        set_input(k, slot, g_.node(p).inputs[0]);
       } else if (!layout_free(g_.tensor(t), r.rank)) {
         set_input(k, slot, constant_relaid(t, back, r.rank));
       }
     }
-    set_output(k, g_.nodes[k].outputs[0], relaid.at(g_.nodes[k].outputs[0]));
+    set_output(k, g_.node(k).outputs[0], relaid.at(g_.node(k).outputs[0]));
   }
 
   // ---- constants ---------------------------------------------------------------
@@ -421,34 +422,29 @@ class Cleanup {
 
   // ---- Transpose nodes -----------------------------------------------------------
 
-  void merge(size_t k, TensorId input, const Perm& perm, const std::string& with) {
+  void merge(ir::NodeId k, TensorId input, const Perm& perm, const std::string& with) {
     set_input(k, 0, input);
-    ir::Node& n = g_.nodes[k];
+    ir::NodeInfo& n = g_.info(k);
     n.attrs.set("perm", std::vector<int64_t>(perm.begin(), perm.end()));
-    for (auto& entry : diag_.inserted)
-      if (entry.node == n.name) entry.reason += "; merged with " + with;
+    if (n.inserted) n.inserted->reason += "; merged with " + with;
   }
 
   // Transpose k goes; its readers read `replacement` (same ONNX shape). A graph
   // output keeps its name through an Identity, folded away at the end if the
   // replacement's producer can write the output itself.
-  void cancel(size_t k, TensorId replacement, const std::string& why) {
-    const TensorId out = g_.nodes[k].outputs[0];
+  void cancel(ir::NodeId k, TensorId replacement, const std::string& why) {
+    const TensorId out = g_.node(k).outputs[0];
     if (!g_.is_graph_output(out)) {
       remove_node(k);
       reroute(out, replacement);
       return;
     }
     set_input(k, 0, replacement);
-    ir::Node& n = g_.nodes[k];
+    ir::NodeInfo& n = g_.info(k);
     n.op = "Identity";
     n.attrs = ir::Attributes{};
     output_identities_.insert(k);
-    for (auto& entry : diag_.inserted)
-      if (entry.node == n.name) {
-        entry.op_type = "Identity";
-        entry.reason += "; became an Identity (keeps the output name): " + why;
-      }
+    if (n.inserted) n.inserted->reason += "; became an Identity (keeps the output name): " + why;
   }
 
   ir::Node new_transpose(TensorId in, TensorId out, const Perm& perm, const ir::Node& after,
@@ -456,26 +452,19 @@ class Cleanup {
     ir::Node n;
     n.dialect = ir::Dialect::kOnnx;
     n.op = "Transpose";
-    n.name = unique_name(after.name + "/Transpose_out");
+    n.name = names_.take(after.name + "/Transpose_out");
     n.source_op = after.source_op;
     n.inputs = {in};
     n.outputs = {out};
     n.attrs.set("perm", std::vector<int64_t>(perm.begin(), perm.end()));
-    diag_.inserted.push_back({n.name, "Transpose", g_.tensor(out).name, reason});
+    n.inserted = ir::Insertion{g_.tensor(out).name, reason};
     return n;
   }
 
-  std::string unique_name(const std::string& base) {
-    std::string name = base;
-    for (int k = 2; node_names_.count(name); ++k) name = base + "_" + std::to_string(k);
-    node_names_.insert(name);
-    return name;
-  }
-
-  std::string node_list(const std::vector<size_t>& nodes) const {
+  std::string node_list(const std::vector<ir::NodeId>& nodes) const {
     std::string s;
     for (size_t i = 0; i < nodes.size() && i < 3; ++i)
-      s += (i ? ", " : "") + g_.nodes[nodes[i]].name;
+      s += (i ? ", " : "") + g_.node(nodes[i]).name;
     if (nodes.size() > 3) s += " and " + std::to_string(nodes.size() - 3) + " more";
     return s;
   }
@@ -483,15 +472,14 @@ class Cleanup {
   // An Identity this pass left for a graph output goes when the producer of
   // its input can write the output directly (nothing else reads that input).
   void fold_output_identities() {
-    for (size_t k : output_identities_) {
-      const ir::Node& n = g_.nodes[k];
-      if (dead_[k] || n.op != "Identity" || !g_.is_graph_output(n.outputs[0])) continue;
+    for (ir::NodeId k : output_identities_) {
+      const ir::Node& n = g_.node(k);
+      if (!g_.alive(k) || n.op != "Identity" || !g_.is_graph_output(n.outputs[0])) continue;
       const TensorId in = n.inputs[0], out = n.outputs[0];
-      int p = producer_[static_cast<size_t>(in)];
-      if (p < 0 || g_.is_graph_output(in) || readers_[static_cast<size_t>(in)].size() != 1)
-        continue;
+      const ir::NodeId p = g_.producer(in);
+      if (p == ir::kNoNode || g_.is_graph_output(in) || g_.readers(in).size() != 1) continue;
       remove_node(k);
-      set_output(static_cast<size_t>(p), in, out);
+      set_output(p, in, out);
     }
   }
 
@@ -502,97 +490,48 @@ class Cleanup {
   // after the one making its input, ahead of that tensor's readers.
 
   void put_in_order() {
-    std::vector<size_t> alive;
-    for (size_t k = 0; k < g_.nodes.size(); ++k)
-      if (!dead_[k]) alive.push_back(k);
-    std::sort(alive.begin(), alive.end(),
-              [&](size_t a, size_t b) { return order_[a] < order_[b]; });
-    std::vector<ir::Node> nodes;
-    nodes.reserve(alive.size());
-    for (size_t k : alive) nodes.push_back(std::move(g_.nodes[k]));
-    g_.nodes = std::move(nodes);
+    std::vector<ir::NodeId> alive = g_.order();
+    std::stable_sort(alive.begin(), alive.end(), [&](ir::NodeId a, ir::NodeId b) {
+      return order_[static_cast<size_t>(a)] < order_[static_cast<size_t>(b)];
+    });
+    g_.reorder(alive);
   }
 
-  TensorId add_tensor(ir::Tensor t) {
-    TensorId id = g_.add_tensor(std::move(t));
-    producer_.push_back(-1);
-    readers_.emplace_back();
-    return id;
+  TensorId add_tensor(ir::Tensor t) { return g_.add_tensor(std::move(t)); }
+
+  void add_node_after(ir::NodeId k, ir::Node n) {
+    order_.push_back({order_[static_cast<size_t>(k)].first, ++insertions_});
+    g_.add_node(std::move(n));
   }
 
-  void add_node_after(size_t k, ir::Node n) {
-    order_.push_back({order_[k].first, ++insertions_});
-    dead_.push_back(false);
-    g_.nodes.push_back(std::move(n));
-    link(g_.nodes.size() - 1);
-  }
+  void remove_node(ir::NodeId k) { g_.remove_node(k); }
 
-  void remove_node(size_t k) {
-    dead_[k] = true;
-    for (TensorId t : g_.nodes[k].inputs)
-      if (g_.valid(t)) std::erase(readers_[static_cast<size_t>(t)], k);
-    for (TensorId t : g_.nodes[k].outputs)
-      if (g_.valid(t) && producer_[static_cast<size_t>(t)] == static_cast<int>(k))
-        producer_[static_cast<size_t>(t)] = -1;
-    const std::string& name = g_.nodes[k].name;
-    std::erase_if(diag_.inserted, [&](const InsertedNode& n) { return n.node == name; });
-  }
+  void set_input(ir::NodeId k, size_t slot, TensorId t) { g_.set_input(k, slot, t); }
 
-  void set_input(size_t k, size_t slot, TensorId t) {
-    auto& inputs = g_.nodes[k].inputs;
-    const TensorId old = inputs[slot];
-    inputs[slot] = t;
-    if (g_.valid(old) && std::find(inputs.begin(), inputs.end(), old) == inputs.end())
-      std::erase(readers_[static_cast<size_t>(old)], k);
-    if (g_.valid(t) && std::count(inputs.begin(), inputs.end(), t) == 1)
-      readers_[static_cast<size_t>(t)].push_back(k);
-  }
-
-  void set_output(size_t k, TensorId old, TensorId t) {
-    std::replace(g_.nodes[k].outputs.begin(), g_.nodes[k].outputs.end(), old, t);
-    producer_[static_cast<size_t>(old)] = -1;
-    producer_[static_cast<size_t>(t)] = static_cast<int>(k);
+  void set_output(ir::NodeId k, TensorId old, TensorId t) {
+    const auto& outputs = g_.node(k).outputs;
+    g_.set_output(
+        k, static_cast<size_t>(std::find(outputs.begin(), outputs.end(), old) - outputs.begin()),
+        t);
   }
 
   // Readers of `from` read `to` instead.
-  void reroute(TensorId from, TensorId to) {
-    const std::vector<size_t> readers = readers_[static_cast<size_t>(from)];
-    for (size_t k : readers)
-      for (size_t slot = 0; slot < g_.nodes[k].inputs.size(); ++slot)
-        if (g_.nodes[k].inputs[slot] == from) set_input(k, slot, to);
-  }
-
-  void link(size_t k) {
-    for (TensorId t : g_.nodes[k].inputs) add_reader(t, k);
-    for (TensorId t : g_.nodes[k].outputs)
-      if (g_.valid(t)) producer_[static_cast<size_t>(t)] = static_cast<int>(k);
-  }
-
-  // Lists node k as a reader of t, once however many of its slots read t:
-  // link() adds all of a node's slots in one go, so a node already listed is
-  // the last entry; set_input() adds a reader only for a tensor that no other
-  // slot of the node reads.
-  void add_reader(TensorId t, size_t k) {
-    if (!g_.valid(t)) return;
-    auto& r = readers_[static_cast<size_t>(t)];
-    if (r.empty() || r.back() != k) r.push_back(k);
-  }
+  void reroute(TensorId from, TensorId to) { g_.replace_uses(from, to); }
 
   ir::Graph& g_;
-  Diagnostics& diag_;
-  std::vector<OrderKey> order_;  // per node
-  std::vector<bool> dead_;       // per node
+  Checkpoint& checkpoint_;
+  std::vector<OrderKey> order_;  // per node id
   size_t insertions_ = 0;
-  size_t region_budget_ = 0;                  // candidate visits left for growing regions
-  std::vector<int> producer_;                 // per tensor: node index, -1 if none
-  std::vector<std::vector<size_t>> readers_;  // per tensor: node indices
-  std::set<std::string> node_names_;
-  std::set<size_t> output_identities_;
+  size_t region_budget_ = 0;  // candidate visits left for growing regions
+  ir::UniqueNames names_;
+  std::set<ir::NodeId> output_identities_;
   std::map<std::tuple<TensorId, Perm, ir::Shape>, TensorId> aliases_;
 };
 
 }  // namespace
 
-void cleanup_transposes(ir::Graph& g, Diagnostics& diag) { Cleanup(g, diag).run(); }
+Status cleanup_transposes(ir::Graph& g, PassContext& ctx) {
+  return Cleanup(g, ctx.checkpoint).run();
+}
 
 }  // namespace lite2onnx::passes

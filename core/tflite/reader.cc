@@ -177,7 +177,8 @@ Result<int> builtin_code(const tflite::OperatorCode* code, size_t index) {
 
 }  // namespace
 
-Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
+Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
+                       Checkpoint& checkpoint) {
   if (bytes.empty()) return invalid("empty input: expected a TFLite model");
   if (bytes.size() < 8)
     return invalid("input of " + std::to_string(bytes.size()) +
@@ -243,6 +244,7 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
 
   uint64_t budget = 4 * static_cast<uint64_t>(bytes.size()) + (64u << 10);
   for (size_t i = 0; i < num_tensors; ++i) {
+    if (checkpoint.should_stop()) return checkpoint.status().take_error();
     auto t = read_tensor(tensors->Get(static_cast<flatbuffers::uoffset_t>(i)), i, *buffers, limits,
                          budget);
     if (!t) {
@@ -252,7 +254,7 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
                      : "";
       return e;
     }
-    g.tensors.push_back(std::move(t.value()));
+    g.add_tensor(std::move(t.value()));
   }
 
   auto check_index = [&](int32_t index, const std::string& where) -> Status {
@@ -264,14 +266,14 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
   if (sg->inputs())
     for (int32_t i : *sg->inputs()) {
       if (auto st = check_index(i, "subgraph input"); !st) return st.take_error();
-      if (g.inputs.contains(i))
+      if (g.is_graph_input(i))
         return invalid("subgraph input: tensor " + std::to_string(i) + " is listed twice");
-      g.inputs.push_back(i);
+      g.add_input(i);
     }
   if (sg->outputs())
     for (int32_t i : *sg->outputs()) {
       if (auto st = check_index(i, "subgraph output"); !st) return st.take_error();
-      g.outputs.push_back(i);
+      g.add_output(i);
     }
 
   const auto* ops = sg->operators();
@@ -281,8 +283,8 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
                       std::to_string(num_ops) + " operators exceed the limit of " +
                           std::to_string(limits.max_operators) + " (max_operators)");
   std::vector<int> producer(num_tensors, -1);
-  g.nodes.reserve(num_ops);
   for (size_t k = 0; k < num_ops; ++k) {
+    if (checkpoint.should_stop()) return checkpoint.status().take_error();
     const tflite::Operator* op = ops->Get(static_cast<flatbuffers::uoffset_t>(k));
     if (!op) return invalid("op " + std::to_string(k) + " is null");
     uint32_t ci = op->opcode_index();
@@ -344,24 +346,24 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
                                  " is already produced by op " + std::to_string(producer[o]));
         if (g.is_graph_input(o))
           return op_error(k, where + ": output tensor " + std::to_string(o) + " '" +
-                                 g.tensors[o].name + "' is a graph input");
-        if (g.tensors[o].is_const())
+                                 g.tensor(o).name + "' is a graph input");
+        if (g.tensor(o).is_const())
           return op_error(k, where + ": output tensor " + std::to_string(o) + " '" +
-                                 g.tensors[o].name + "' is a constant");
+                                 g.tensor(o).name + "' is a constant");
         producer[o] = static_cast<int>(k);
         n.outputs.push_back(o);
       }
     const ops::OpEntry& entry = ops::lookup(*code);
     if (entry.read_options) entry.read_options(*op, n.attrs);
-    g.nodes.push_back(std::move(n));
+    g.add_node(std::move(n));
   }
   // A constant with no elements (a RESHAPE's shape [0], for a scalar) has an
   // empty buffer, like an activation: one that no op writes and that is no
   // graph input is that constant.
   for (size_t i = 0; i < num_tensors; ++i) {
-    ir::Tensor& t = g.tensors[i];
+    ir::Tensor& t = g.tensor(static_cast<TensorId>(i));
     const auto count = ir::element_count(t.shape);
-    if (!t.is_const() && producer[i] < 0 && !g.inputs.contains(static_cast<TensorId>(i)) &&
+    if (!t.is_const() && producer[i] < 0 && !g.is_graph_input(static_cast<TensorId>(i)) &&
         tensors->Get(static_cast<flatbuffers::uoffset_t>(i))->buffer() != 0 && count &&
         *count == 0 && ir::element_size(t.dtype)) {
       ir::ConstData empty;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/checkpoint.h"
 #include "core/ir/graph.h"
 #include "core/options.h"
 #include "core/status.h"
@@ -22,6 +23,12 @@ struct ReadModel {
   std::vector<ir::SubgraphSummary> subgraphs;  // all of them, primary included
 };
 
-Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits);
+// Polls `checkpoint` while it reads (large models take a while).
+Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
+                       Checkpoint& checkpoint);
+inline Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
+  Checkpoint never;
+  return read(bytes, limits, never);
+}
 
 }  // namespace lite2onnx::tflite_reader

@@ -1106,18 +1106,36 @@ TEST(Hostile, CancellationHook) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kCancelled);
   EXPECT_THAT(r.error().message, HasSubstr("cancelled"));
-  // Cancelled midway: the hook is polled between operators.
+  // Never cancelled: converts; the hook is asked at most once per millisecond.
   int calls = 0;
-  o.cancelled = [&calls] { return ++calls == 3; };
-  r = run(view(b), o);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().code, ErrorCode::kCancelled);
-  EXPECT_EQ(calls, 3);
-  // Never cancelled: converts, polling at least once per operator.
-  calls = 0;
   o.cancelled = [&calls] { return ++calls < 0; };
   EXPECT_TRUE(run(view(b), o).ok());
-  EXPECT_GE(calls, 8);
+  EXPECT_GE(calls, 1);
+}
+
+// Every phase polls: cancelled midway through a conversion that takes a while
+// (20,000 ops), convert() returns soon after the hook says so, whatever phase
+// it was in (the hook is asked at most once per millisecond).
+TEST(Hostile, CancellationStopsAConversionMidway) {
+  const Bytes b = testing::abs_chain(20'000);
+  for (int stop_at : {2, 5, 20, 60}) {
+    SCOPED_TRACE(stop_at);
+    int calls = 0;
+    std::chrono::steady_clock::time_point flipped;
+    ConvertOptions o;
+    o.cancelled = [&] {
+      if (++calls != stop_at) return calls > stop_at;
+      flipped = std::chrono::steady_clock::now();
+      return true;
+    };
+    auto r = run(view(b), o);
+    const auto after = std::chrono::steady_clock::now();
+    if (r.ok()) continue;  // finished before the stop_at-th poll
+    EXPECT_EQ(r.error().code, ErrorCode::kCancelled);
+    EXPECT_EQ(calls, stop_at);
+    const double ms = std::chrono::duration<double, std::milli>(after - flipped).count();
+    EXPECT_LT(ms, 100 * kSlowdown) << "ms from the hook saying stop to convert() returning";
+  }
 }
 
 // ---- operators with bad attributes or operands --------------------------------

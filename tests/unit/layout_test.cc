@@ -6,6 +6,7 @@
 #include "core/ir/builtins.h"
 #include "core/ir/graph.h"
 #include "core/passes/passes.h"
+#include "graph_builder.h"
 
 namespace lite2onnx {
 namespace {
@@ -18,68 +19,33 @@ const Perm kNchw = {0, 3, 1, 2};
 
 using namespace ir::builtin;  // NOLINT: builtin codes by name
 
-class GraphBuilder {
+// TFLite-dialect graphs for the layout pass, on the shared builder.
+class GraphBuilder : public testing::GraphBuilder {
  public:
-  TensorId input(const std::string& name, Shape shape) {
-    TensorId t = tensor(name, std::move(shape));
-    g.inputs.push_back(t);
-    return t;
-  }
-  TensorId tensor(const std::string& name, Shape shape) {
-    ir::Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    return g.add_tensor(std::move(t));
-  }
   TensorId const_i32(const std::string& name, std::vector<int32_t> values, Shape shape) {
-    std::vector<std::byte> bytes(values.size() * 4);
-    std::memcpy(bytes.data(), values.data(), bytes.size());
-    ir::Tensor t;
-    t.name = name;
-    t.dtype = ir::DataType::kInt32;
-    t.shape = std::move(shape);
-    t.data = ir::ConstData::owned(std::move(bytes), ir::DataType::kInt32);
-    return g.add_tensor(std::move(t));
+    return i32(name, values, std::move(shape));
   }
-  TensorId const_f32(const std::string& name, Shape shape) {
-    size_t n = static_cast<size_t>(ir::element_count(shape).value());
-    ir::Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    t.data = ir::ConstData::owned(std::vector<std::byte>(n * 4), ir::DataType::kFloat32);
-    return g.add_tensor(std::move(t));
-  }
-  ir::Node& op(int code, std::vector<TensorId> in, std::vector<TensorId> out) {
-    ir::Node n;
-    n.builtin = code;
-    n.op = ir::builtin_name(code);
-    n.source_op = static_cast<int>(g.nodes.size());
-    n.name = ir::camel_name(n.op) + "_" + std::to_string(n.source_op);
-    n.inputs = std::move(in);
-    n.outputs = std::move(out);
-    g.nodes.push_back(std::move(n));
-    return g.nodes.back();
+  TensorId const_f32(const std::string& name, Shape shape) { return zeros(name, std::move(shape)); }
+  ir::NodeInfo& op(int code, std::vector<TensorId> in, std::vector<TensorId> out) {
+    return g.info(tflite(code, std::move(in), std::move(out)));
   }
   // Conv2D [1,h,w,cin] -> [1,h,w,cout], 3x3 SAME.
   TensorId conv(TensorId x, int64_t cout, const std::string& name) {
     const Shape& xs = g.tensor(x).shape;
     TensorId w = const_f32(name + "/w", {cout, 3, 3, xs[3]});
     TensorId y = tensor(name, {xs[0], xs[1], xs[2], cout});
-    ir::Node& n = op(kConv2d, {x, w}, {y});
-    n.attrs.set("padding", std::string("SAME"));
+    op(kConv2d, {x, w}, {y}).attrs.set("padding", std::string("SAME"));
     return y;
   }
   size_t transposes() const {
     size_t k = 0;
-    for (const auto& n : g.nodes) k += n.dialect == ir::Dialect::kOnnx && n.op == "Transpose";
+    for (const ir::Node& n : g.nodes()) k += n.dialect == ir::Dialect::kOnnx && n.op == "Transpose";
     return k;
   }
   void run() {
-    Diagnostics d;
-    ASSERT_TRUE(passes::propagate_layouts(g, d).ok());
-    inserted = d.inserted;
+    ASSERT_TRUE(passes::propagate_layouts(g, ctx()).ok());
+    inserted = testing::GraphBuilder::inserted();
   }
-  ir::Graph g;
   std::vector<InsertedNode> inserted;
 };
 
@@ -90,7 +56,7 @@ TEST(Layout, PlainCnnNeedsNoTranspose) {
   TensorId r = b.tensor("r", {1, 5, 7, 4});
   b.op(kRelu, {c1}, {r});
   TensorId c2 = b.conv(r, 6, "c2");
-  b.g.outputs = {c2};
+  b.g.set_outputs({c2});
   b.run();
   EXPECT_EQ(b.transposes(), 0u);
   EXPECT_EQ(b.g.tensor(x).layout, kNchw);  // the interface became NCHW
@@ -104,11 +70,11 @@ TEST(Layout, RegroupingReshapeGetsOneTranspose) {
   TensorId c = b.conv(x, 4, "c");
   TensorId flat = b.tensor("flat", {1, 140});
   b.op(kReshape, {c}, {flat});  // regroups H, W, C: TFLite memory order matters
-  b.g.outputs = {flat};
+  b.g.set_outputs({flat});
   b.run();
   ASSERT_EQ(b.transposes(), 1u);
-  EXPECT_EQ(b.g.nodes[1].op, "Transpose");
-  EXPECT_EQ(b.g.nodes[1].attrs.get_ints("perm"), (std::vector<int64_t>{0, 2, 3, 1}));
+  EXPECT_EQ(b.at(1).op, "Transpose");
+  EXPECT_EQ(b.at(1).attrs.get_ints("perm"), (std::vector<int64_t>{0, 2, 3, 1}));
   EXPECT_TRUE(b.g.tensor(flat).layout.empty());
   ASSERT_EQ(b.inserted.size(), 1u);
   EXPECT_NE(b.inserted[0].reason.find("RESHAPE"), std::string::npos);
@@ -122,7 +88,7 @@ TEST(Layout, FlattenIntoFullyConnectedNeedsNoTranspose) {
   b.op(kReshape, {c}, {flat});
   TensorId y = b.tensor("y", {1, 2});
   b.op(kFullyConnected, {flat, b.const_f32("fc/w", {2, 140})}, {y});
-  b.g.outputs = {y};
+  b.g.set_outputs({y});
   b.run();
   EXPECT_EQ(b.transposes(), 0u);
   // The flattened axis holds H, W, C read in NCHW order: C, H, W.
@@ -141,7 +107,7 @@ TEST(Layout, FlattenFeedingSomethingElseKeepsTheTranspose) {
   b.op(kFullyConnected, {flat, b.const_f32("fc/w", {2, 140})}, {y});
   TensorId r = b.tensor("r", {1, 140});
   b.op(kRelu, {flat}, {r});
-  b.g.outputs = {y, r};
+  b.g.set_outputs({y, r});
   b.run();
   EXPECT_EQ(b.transposes(), 1u);
   EXPECT_FALSE(b.g.tensor(flat).flattened.has_value());
@@ -153,7 +119,7 @@ TEST(Layout, ClassifierHeadReshapeKeepsOrder) {
   TensorId c = b.conv(x, 10, "c");
   TensorId logits = b.tensor("logits", {1, 10});
   b.op(kReshape, {c, b.const_i32("shape", {1, 10}, {2})}, {logits});
-  b.g.outputs = {logits};
+  b.g.set_outputs({logits});
   b.run();
   EXPECT_EQ(b.transposes(), 0u);
   EXPECT_TRUE(b.g.tensor(logits).layout.empty());
@@ -165,7 +131,7 @@ TEST(Layout, SqueezeDropsAxesFromLayout) {
   TensorId c = b.conv(x, 10, "c");
   TensorId s = b.tensor("s", {1, 10});
   b.op(kSqueeze, {c}, {s}).attrs.set("squeeze_dims", std::vector<int64_t>{1, 2});
-  b.g.outputs = {s};
+  b.g.set_outputs({s});
   b.run();
   EXPECT_EQ(b.transposes(), 0u);
   EXPECT_TRUE(b.g.tensor(s).layout.empty());
@@ -177,7 +143,7 @@ TEST(Layout, MeanWithoutKeepDimsLeavesChannelsLast) {
   TensorId c = b.conv(x, 4, "c");
   TensorId m = b.tensor("m", {1, 4});
   b.op(kMean, {c, b.const_i32("axes", {1, 2}, {2})}, {m}).attrs.set("keep_dims", int64_t{0});
-  b.g.outputs = {m};
+  b.g.set_outputs({m});
   b.run();
   EXPECT_EQ(b.transposes(), 0u);
   EXPECT_TRUE(b.g.tensor(m).layout.empty());
@@ -189,7 +155,7 @@ TEST(Layout, MeanKeepDimsKeepsLayout) {
   TensorId c = b.conv(x, 4, "c");
   TensorId m = b.tensor("m", {1, 1, 1, 4});
   b.op(kMean, {c, b.const_i32("axes", {1, 2}, {2})}, {m}).attrs.set("keep_dims", int64_t{1});
-  b.g.outputs = {m};
+  b.g.set_outputs({m});
   b.run();
   EXPECT_EQ(b.g.tensor(m).layout, kNchw);
 }
@@ -200,7 +166,7 @@ TEST(Layout, InputBeforePadTakesConvLayout) {
   TensorId p = b.tensor("p", {1, 7, 9, 3});
   b.op(kPad, {x, b.const_i32("pads", {0, 0, 1, 1, 1, 1, 0, 0}, {4, 2})}, {p});
   TensorId c = b.conv(p, 4, "c");
-  b.g.outputs = {c};
+  b.g.set_outputs({c});
   b.run();
   EXPECT_EQ(b.transposes(), 0u);
   EXPECT_EQ(b.g.tensor(x).layout, kNchw);
@@ -213,7 +179,7 @@ TEST(Layout, SiblingInputOfAddFollowsConv) {
   TensorId c = b.conv(x, 4, "c");
   TensorId s = b.tensor("s", {1, 5, 7, 4});
   b.op(kAdd, {c, z}, {s});
-  b.g.outputs = {s};
+  b.g.set_outputs({s});
   b.run();
   EXPECT_EQ(b.transposes(), 0u);
   EXPECT_EQ(b.g.tensor(z).layout, kNchw);
@@ -227,7 +193,7 @@ TEST(Layout, ConcatOfConvAndInput) {
   TensorId c = b.conv(x, 4, "c");
   TensorId cat = b.tensor("cat", {1, 5, 7, 6});
   b.op(kConcatenation, {c, z}, {cat}).attrs.set("axis", int64_t{3});
-  b.g.outputs = {cat};
+  b.g.set_outputs({cat});
   b.run();
   EXPECT_EQ(b.transposes(), 0u);
   EXPECT_EQ(b.g.tensor(cat).layout, kNchw);
@@ -240,7 +206,7 @@ TEST(Layout, ConcatOfInputThenConvRunsInNchw) {
   TensorId c = b.conv(x, 4, "c");
   TensorId cat = b.tensor("cat", {1, 5, 7, 6});
   b.op(kConcatenation, {z, c}, {cat}).attrs.set("axis", int64_t{3});  // the graph input comes first
-  b.g.outputs = {cat};
+  b.g.set_outputs({cat});
   b.run();
   EXPECT_EQ(b.transposes(), 0u);
   EXPECT_EQ(b.g.tensor(z).layout, kNchw);
@@ -252,7 +218,7 @@ TEST(Layout, SingleChannelInputGetsAReshapeNotATranspose) {
   TensorId r = b.tensor("r", {1, 5, 7, 1});
   b.op(kReshape, {x}, {r});  // regroups: runs in TFLite order
   TensorId c = b.conv(r, 4, "c");
-  b.g.outputs = {c};
+  b.g.set_outputs({c});
   b.run();
   EXPECT_EQ(b.transposes(), 0u);  // [1,5,7,1] -> [1,1,5,7] moves no data
   ASSERT_EQ(b.inserted.size(), 1u);
@@ -265,7 +231,7 @@ TEST(Layout, LayoutFreeModelIsUntouched) {
   TensorId y = b.input("y", {2, 3, 4, 5});
   TensorId s = b.tensor("s", {2, 3, 4, 5});
   b.op(kAdd, {x, y}, {s});
-  b.g.outputs = {s};
+  b.g.set_outputs({s});
   b.run();
   EXPECT_EQ(b.transposes(), 0u);
   for (TensorId t : {x, y, s}) EXPECT_TRUE(b.g.tensor(t).layout.empty());
@@ -278,15 +244,15 @@ TEST(Layout, LowerRankDataOperandIsUnsqueezedIntoTheLayout) {
   TensorId c = b.conv(x, 4, "c");
   TensorId s = b.tensor("s", {1, 5, 7, 4});
   b.op(kAdd, {c, bias}, {s});
-  b.g.outputs = {s};
+  b.g.set_outputs({s});
   b.run();
   EXPECT_EQ(b.transposes(), 0u);
   EXPECT_EQ(b.g.tensor(s).layout, kNchw);
   // [4] -> [1, 4, 1, 1]: one Unsqueeze puts the channels in place.
   size_t unsqueezes = 0;
-  for (const auto& n : b.g.nodes) unsqueezes += n.op == "Unsqueeze";
+  for (const ir::Node& n : b.g.nodes()) unsqueezes += n.op == "Unsqueeze";
   EXPECT_EQ(unsqueezes, 1u);
-  const ir::Node& add = b.g.nodes.back();
+  const ir::Node& add = b.last();
   EXPECT_EQ(b.g.tensor(add.inputs[1]).onnx_shape(), (Shape{1, 4, 1, 1}));
 }
 
@@ -297,10 +263,10 @@ TEST(Layout, LowerRankOperandWhoseAxesReorderGetsUnsqueezeAndTranspose) {
   TensorId c = b.conv(x, 4, "c");
   TensorId s = b.tensor("s", {1, 5, 7, 4});
   b.op(kAdd, {c, hwc}, {s});
-  b.g.outputs = {s};
+  b.g.set_outputs({s});
   b.run();
   EXPECT_EQ(b.transposes(), 1u);
-  const ir::Node& add = b.g.nodes.back();
+  const ir::Node& add = b.last();
   EXPECT_EQ(b.g.tensor(add.inputs[1]).onnx_shape(), (Shape{1, 4, 5, 7}));
 }
 
@@ -310,11 +276,10 @@ TEST(Layout, ExplicitLayoutsSeedPropagation) {
   TensorId y = b.input("y", {2, 3, 4, 5});
   TensorId s = b.tensor("s", {2, 3, 4, 5});
   b.op(kAdd, {x, y}, {s});
-  b.g.outputs = {s};
+  b.g.set_outputs({s});
   std::vector<passes::ForcedLayout> forced = {
       {x, kNchw, "x", true}, {y, kNchw, "y", true}, {s, kNchw, "s", true}};
-  Diagnostics d;
-  ASSERT_TRUE(passes::propagate_layouts(b.g, d, forced).ok());
+  ASSERT_TRUE(passes::propagate_layouts(b.g, b.ctx(), forced).ok());
   EXPECT_EQ(b.transposes(), 0u);
   for (TensorId t : {x, y, s}) EXPECT_EQ(b.g.tensor(t).layout, kNchw);
 }
@@ -323,15 +288,14 @@ TEST(Layout, ForcedOutputLayoutGetsATransposeAfterItsProducer) {
   GraphBuilder b;
   TensorId x = b.input("x", {1, 5, 7, 3});
   TensorId c = b.conv(x, 4, "c");
-  b.g.outputs = {c};
+  b.g.set_outputs({c});
   std::vector<passes::ForcedLayout> forced = {{x, {}, "keep", false}, {c, {}, "keep", false}};
-  Diagnostics d;
-  ASSERT_TRUE(passes::propagate_layouts(b.g, d, forced).ok());
+  ASSERT_TRUE(passes::propagate_layouts(b.g, b.ctx(), forced).ok());
   EXPECT_EQ(b.transposes(), 2u);  // into the conv and out of it
   EXPECT_TRUE(b.g.tensor(c).layout.empty());
   EXPECT_TRUE(b.g.tensor(x).layout.empty());
-  EXPECT_EQ(b.g.nodes.back().op, "Transpose");
-  EXPECT_EQ(b.g.nodes.back().outputs[0], c);  // the output keeps its tensor (and name)
+  EXPECT_EQ(b.last().op, "Transpose");
+  EXPECT_EQ(b.last().outputs[0], c);  // the output keeps its tensor (and name)
 }
 
 TEST(Layout, OneTransposePerTensorAndLayout) {
@@ -341,7 +305,7 @@ TEST(Layout, OneTransposePerTensorAndLayout) {
   TensorId f1 = b.tensor("f1", {1, 140}), f2 = b.tensor("f2", {1, 140});
   b.op(kReshape, {c}, {f1});
   b.op(kReshape, {c}, {f2});
-  b.g.outputs = {f1, f2};
+  b.g.set_outputs({f1, f2});
   b.run();
   EXPECT_EQ(b.transposes(), 1u);
 }

@@ -11,6 +11,7 @@
 #include "core/ir/builtins.h"
 #include "core/ir/graph.h"
 #include "core/passes/passes.h"
+#include "graph_builder.h"
 #include "model_builder.h"
 
 namespace lite2onnx {
@@ -23,100 +24,40 @@ using ir::TensorId;
 using ::testing::HasSubstr;
 
 ir::QuantParams params(std::vector<float> scale, std::vector<int64_t> zero_point, int axis = 0) {
-  ir::QuantParams q;
-  q.scale = std::move(scale);
-  q.zero_point = std::move(zero_point);
-  q.axis = axis;
-  return q;
+  return testing::GraphBuilder::params(std::move(scale), std::move(zero_point), axis);
 }
 
-class QdqGraph {
+// ONNX-dialect graphs as lowering leaves them, for the Q/DQ writer.
+class QdqGraph : public testing::GraphBuilder {
  public:
-  // A quantized activation, as plan_qdq leaves it: float32 remembering its type.
-  TensorId activation(const std::string& name, Shape shape, ir::QuantParams q,
-                      DataType type = DataType::kInt8) {
-    ir::Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    t.quant = std::move(q);
-    t.quantized_type = type;
-    return g.add_tensor(std::move(t));
-  }
   TensorId float_tensor(const std::string& name, Shape shape) {
-    ir::Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    return g.add_tensor(std::move(t));
+    return tensor(name, std::move(shape));
   }
-  // A quantized constant (int8 bytes 0, 1, 2, ...), seen in `layout`.
-  TensorId weight(const std::string& name, Shape shape, ir::QuantParams q, Perm layout = {}) {
-    size_t n = static_cast<size_t>(ir::element_count(shape).value());
-    std::vector<std::byte> bytes(n);
-    for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<std::byte>(i);
-    ir::Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    t.layout = std::move(layout);
-    t.quant = std::move(q);
-    t.quantized_type = DataType::kInt8;
-    t.data = ir::ConstData::owned(std::move(bytes), DataType::kInt8);
-    return g.add_tensor(std::move(t));
-  }
-  TensorId const_f32(const std::string& name, float v) {
-    std::vector<std::byte> bytes(4);
-    std::memcpy(bytes.data(), &v, 4);
-    ir::Tensor t;
-    t.name = name;
-    t.data = ir::ConstData::owned(std::move(bytes), DataType::kFloat32);
-    return g.add_tensor(std::move(t));
-  }
-  ir::Node& onnx(const std::string& op, std::vector<TensorId> in, std::vector<TensorId> out) {
-    ir::Node n;
-    n.dialect = ir::Dialect::kOnnx;
-    n.op = op;
-    n.name = op + "_" + std::to_string(g.nodes.size());
-    n.source_op = static_cast<int>(g.nodes.size());
-    n.inputs = std::move(in);
-    n.outputs = std::move(out);
-    g.nodes.push_back(std::move(n));
-    return g.nodes.back();
+  TensorId const_f32(const std::string& name, float v) { return scalar(name, v); }
+  ir::NodeInfo& onnx(const std::string& op, std::vector<TensorId> in, std::vector<TensorId> out) {
+    return g.info(testing::GraphBuilder::onnx(op, std::move(in), std::move(out)));
   }
   // Most tests look at the Q/DQ structure with the TFLite types (int8 kept);
   // the uint8 form is tested on its own below.
   void materialize(bool keep_int8_activations = true) {
-    ASSERT_TRUE(
-        passes::materialize_qdq(g, diag, QuantizationMode::kQdq, keep_int8_activations).ok());
+    options.keep_int8_activations = keep_int8_activations;
+    ASSERT_TRUE(passes::materialize_qdq(g, ctx()).ok());
   }
 
-  std::vector<const ir::Node*> nodes(const std::string& op) const {
-    std::vector<const ir::Node*> out;
-    for (const auto& n : g.nodes)
-      if (n.op == op) out.push_back(&n);
-    return out;
-  }
-  const ir::Node* producer(TensorId t) const {
-    for (const auto& n : g.nodes)
-      for (TensorId o : n.outputs)
-        if (o == t) return &n;
-    return nullptr;
-  }
   float scale_of(const ir::Node& n) const { return g.tensor(n.inputs[1]).data->as<float>()[0]; }
-
-  ir::Graph g;
-  Diagnostics diag;
 };
 
 TEST(Qdq, ActivationGetsOneQdqPairWhateverItsReaders) {
   QdqGraph b;
   TensorId x = b.float_tensor("x", {1, 4});
-  b.g.inputs = {x};
+  b.g.set_inputs({x});
   TensorId a = b.activation("a", {1, 4}, params({0.5f}, {3}));
   TensorId y1 = b.float_tensor("y1", {1, 4});
   TensorId y2 = b.float_tensor("y2", {1, 4});
   b.onnx("Sigmoid", {x}, {a});
   b.onnx("Abs", {a}, {y1});
   b.onnx("Neg", {a}, {y2});
-  b.g.outputs = {y1, y2};
+  b.g.set_outputs({y1, y2});
   b.materialize();
   ASSERT_EQ(b.nodes("QuantizeLinear").size(), 1u);
   ASSERT_EQ(b.nodes("DequantizeLinear").size(), 1u);
@@ -139,8 +80,8 @@ TEST(Qdq, GraphInputAndOutputKeepIntegerTypes) {
   QdqGraph b;
   TensorId x = b.activation("x", {1, 8}, params({0.1f}, {-2}));
   TensorId y = b.activation("y", {1, 8}, params({0.2f}, {5}), DataType::kUInt8);
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   b.onnx("Tanh", {x}, {y});
   b.materialize();
   EXPECT_EQ(b.g.tensor(x).dtype, DataType::kInt8);
@@ -174,8 +115,8 @@ TEST_P(WeightAxis, FollowsTheLayout) {
   TensorId w = b.weight("w", c.shape,
                         params(scales, std::vector<int64_t>(channels, 0), c.tflite_axis), c.layout);
   TensorId y = b.float_tensor("y", {1, 1, 1, 1});
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   b.onnx("Conv", {x, w}, {y});
   b.materialize();
   ASSERT_EQ(b.nodes("DequantizeLinear").size(), 1u) << c.what;
@@ -206,8 +147,8 @@ TEST(Qdq, BroadcastOperandShiftsItsAxis) {
   TensorId w = b.weight("w", {1, 1, 1, 3}, params({0.1f, 0.2f, 0.3f}, {0, 0, 0}, 3), {0, 3, 1, 2});
   TensorId x = b.float_tensor("x", {1, 2, 2, 3});
   TensorId y = b.float_tensor("y", {1, 2, 2, 3});
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   b.onnx("Mul", {x, w}, {y});
   b.materialize();
   EXPECT_EQ(b.nodes("DequantizeLinear")[0]->attrs.get_int("axis", -1), 1);
@@ -218,8 +159,8 @@ TEST(Qdq, RequantizeIsDequantizeThenQuantize) {
   TensorId x = b.activation("x", {4}, params({0.1f}, {0}));
   TensorId y = b.activation("y", {4}, params({0.3f}, {7}));
   TensorId z = b.float_tensor("z", {4});
-  b.g.inputs = {x};
-  b.g.outputs = {z};
+  b.g.set_inputs({x});
+  b.g.set_outputs({z});
   b.onnx("Identity", {x}, {y});  // QUANTIZE int8 -> int8 between two scales
   b.onnx("Relu", {y}, {z});
   b.materialize();
@@ -240,8 +181,8 @@ TEST(Qdq, DequantizeQuantizeWithEqualParametersCancels) {
   TensorId f = b.float_tensor("f", {4});
   TensorId y = b.activation("y", {4}, params({0.25f}, {1}));
   TensorId z = b.float_tensor("z", {4});
-  b.g.inputs = {x};
-  b.g.outputs = {z};
+  b.g.set_inputs({x});
+  b.g.set_outputs({z});
   b.onnx("Abs", {x}, {f});       // something float in between keeps f alive...
   b.onnx("Identity", {x}, {y});  // ...and DEQUANTIZE -> QUANTIZE with equal params
   b.onnx("Add", {f, y}, {z});
@@ -264,8 +205,8 @@ TEST(Qdq, Int8ActivationsAreUint8InsideWithInt8Interface) {
   TensorId x = b.activation("x", {1, 4}, params({0.1f}, {-2}));
   TensorId a = b.activation("a", {1, 4}, params({0.5f}, {3}));
   TensorId y = b.activation("y", {1, 4}, params({0.25f}, {-7}));
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   b.onnx("Sigmoid", {x}, {a});
   b.onnx("Add", {a, a}, {y});  // read twice, like a residual
   b.materialize(/*keep_int8_activations=*/false);
@@ -309,8 +250,8 @@ TEST(Qdq, Int8InterfaceMeetingNoIntegerKernelIsNotRequantized) {
   TensorId x = b.activation("x", {4}, params({0.1f}, {-2}));
   TensorId f = b.float_tensor("f", {4});
   TensorId y = b.activation("y", {4}, params({0.2f}, {3}));
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   b.onnx("Abs", {x}, {f});
   b.onnx("Identity", {f}, {y});  // QUANTIZE float -> int8
   b.materialize(/*keep_int8_activations=*/false);
@@ -330,8 +271,8 @@ TEST(Qdq, Int8ConstantsBesideUint8ActivationsFollowButWeightsStayInt8) {
   TensorId c = b.activation("c", {1, 2, 1, 1}, params({0.2f}, {1}));
   TensorId k = b.weight("k", {2}, params({0.5f}, {-1}));
   TensorId y = b.activation("y", {1, 2, 1, 1}, params({0.3f}, {4}));
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   b.onnx("Conv", {x, w}, {c});
   b.onnx("Add", {c, k}, {y});
   b.materialize(/*keep_int8_activations=*/false);
@@ -355,8 +296,8 @@ TEST(Qdq, CopyingOpsRunOnTheIntegers) {
   TensorId t = b.activation("t", {1, 2, 2, 1}, params({0.5f}, {3}));
   TensorId p = b.activation("p", {1, 4, 4, 1}, params({0.5f}, {3}));
   TensorId y = b.float_tensor("y", {1, 4, 4, 1});
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   b.onnx("Sigmoid", {x}, {a});
   b.onnx("Transpose", {a}, {t});
   ir::Tensor pads;
@@ -386,8 +327,8 @@ TEST(Qdq, ClampWithANanBoundStaysAFloatClip) {
   QdqGraph b;
   TensorId x = b.float_tensor("x", {4});
   TensorId y = b.activation("y", {4}, params({0.1f}, {-128}));
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   b.onnx("Clip", {x, b.const_f32("lo", std::nanf("")), b.const_f32("hi", 6.f)}, {y});
   b.materialize();
   ASSERT_EQ(b.nodes("Clip").size(), 1u);
@@ -401,8 +342,8 @@ TEST(Qdq, ClampImpliedByTheQuantizedRangeIsDropped) {
   TensorId pre = b.float_tensor("pre", {4});
   // RELU6 into [0, 6] in uint8: scale 6/255, zero point 0.
   TensorId y = b.activation("y", {4}, params({6.0f / 255.0f}, {0}), DataType::kUInt8);
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   b.onnx("Abs", {x}, {pre});
   b.onnx("Clip", {pre, b.const_f32("lo", 0.f), b.const_f32("hi", 6.f)}, {y});
   b.materialize();
@@ -415,8 +356,8 @@ TEST(Qdq, ClampNarrowerThanTheQuantizedRangeStays) {
   QdqGraph b;
   TensorId x = b.float_tensor("x", {4});
   TensorId y = b.activation("y", {4}, params({0.1f}, {-128}));  // [0, 25.5]
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   TensorId pre = b.float_tensor("pre", {4});
   b.onnx("Abs", {x}, {pre});
   b.onnx("Clip", {pre, b.const_f32("lo", 0.f), b.const_f32("hi", 6.f)}, {y});
@@ -444,43 +385,18 @@ TEST(Qdq, ClampNarrowerThanTheQuantizedRangeStays) {
 
 class PlanGraph : public QdqGraph {
  public:
-  TensorId tflite_tensor(const std::string& name, Shape shape, DataType type,
-                         std::optional<ir::QuantParams> q) {
-    ir::Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    t.dtype = type;
-    t.quant = std::move(q);
-    return g.add_tensor(std::move(t));
+  ir::NodeInfo& tflite(int code, std::vector<TensorId> in, std::vector<TensorId> out) {
+    return g.info(testing::GraphBuilder::tflite(code, std::move(in), std::move(out)));
   }
-  TensorId tflite_const(const std::string& name, Shape shape, DataType type,
-                        std::optional<ir::QuantParams> q) {
-    TensorId t = tflite_tensor(name, std::move(shape), type, std::move(q));
-    size_t n = static_cast<size_t>(ir::element_count(g.tensor(t).shape).value());
-    g.tensor(t).data =
-        ir::ConstData::owned(std::vector<std::byte>(n * ir::element_size(type)), type);
-    return t;
-  }
-  ir::Node& tflite(int code, std::vector<TensorId> in, std::vector<TensorId> out) {
-    ir::Node n;
-    n.builtin = code;
-    n.op = ir::builtin_name(code);
-    n.source_op = static_cast<int>(g.nodes.size());
-    n.name = ir::camel_name(n.op) + "_" + std::to_string(n.source_op);
-    n.inputs = std::move(in);
-    n.outputs = std::move(out);
-    g.nodes.push_back(std::move(n));
-    return g.nodes.back();
-  }
-  Status plan() { return passes::plan_qdq(g, diag); }
+  Status plan() { return passes::plan_qdq(g, ctx()); }
 };
 
 TEST(PlanQdq, QuantizedTensorsBecomeFloatRememberingTheirType) {
   PlanGraph b;
   TensorId x = b.tflite_tensor("x", {1, 4}, DataType::kUInt8, params({0.5f}, {128}));
   TensorId y = b.tflite_tensor("y", {1, 4}, DataType::kUInt8, params({0.5f}, {128}));
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   b.tflite(ir::builtin::kRelu, {x}, {y});
   ASSERT_TRUE(b.plan().ok());
   for (TensorId t : {x, y}) {
@@ -498,11 +414,11 @@ TEST(PlanQdq, BiasTakesInputTimesFilterScaleWithAWarningWhenItSaysOtherwise) {
   // Per-axis scales on an axis a 1-D bias does not have (as in person_detect).
   TensorId bias = b.tflite_const("bias", {2}, DataType::kInt32, params({1.f, 1.f}, {0, 0}, 3));
   TensorId y = b.tflite_tensor("y", {1, 2, 2, 2}, DataType::kInt8, params({0.1f}, {0}));
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   b.tflite(ir::builtin::kConv2d, {x, w, bias}, {y});
   ASSERT_TRUE(b.plan().ok());
-  const ir::Tensor& used = b.g.tensor(b.g.nodes[0].inputs[2]);
+  const ir::Tensor& used = b.g.tensor(b.at(0).inputs[2]);
   ASSERT_TRUE(used.quant);
   EXPECT_EQ(used.quant->scale, (std::vector<float>{0.125f, 0.0625f}));
   EXPECT_EQ(used.quant->axis, 0);
@@ -516,8 +432,8 @@ TEST(PlanQdq, InvalidScaleIsAnErrorNamingTheTensor) {
   PlanGraph b;
   TensorId x = b.tflite_tensor("x", {4}, DataType::kInt8, params({-0.5f}, {0}));
   TensorId y = b.tflite_tensor("y", {4}, DataType::kInt8, params({0.1f}, {0}));
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   b.tflite(ir::builtin::kRelu, {x}, {y});
   auto st = b.plan();
   ASSERT_FALSE(st.ok());
@@ -538,12 +454,12 @@ TEST(PlanQdq, ZeroAndInfiniteScalesOfDeadChannelsAreAccepted) {
   TensorId bias =
       b.tflite_const("bias", {3}, DataType::kInt32, params({0.125f, 0.f, inf}, {0, 0, 0}, 0));
   TensorId y = b.tflite_tensor("y", {1, 2, 2, 3}, DataType::kInt8, params({0.f}, {-128}));
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   b.tflite(ir::builtin::kConv2d, {x, w, bias}, {y});
   ASSERT_TRUE(b.plan().ok());
   EXPECT_EQ(b.g.tensor(w).quant->scale, (std::vector<float>{0.25f, 0.f, 0.f}));
-  const ir::Tensor& used_bias = b.g.tensor(b.g.nodes[0].inputs[2]);
+  const ir::Tensor& used_bias = b.g.tensor(b.at(0).inputs[2]);
   EXPECT_EQ(used_bias.quant->scale, (std::vector<float>{0.125f, 0.f, 0.f}));
   EXPECT_EQ(b.g.tensor(y).quantized_type, DataType::kInt8);
   std::string warnings;
@@ -556,10 +472,11 @@ TEST(Dequantize, ActivationOfScaleZeroIsZeroWithoutADivision) {
   QdqGraph b;
   TensorId x = b.float_tensor("x", {4});
   TensorId y = b.activation("y", {4}, params({0.f}, {-128}));
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   b.onnx("Relu", {x}, {y});
-  ASSERT_TRUE(passes::materialize_qdq(b.g, b.diag, QuantizationMode::kDequantize, false).ok());
+  b.options.quantization = QuantizationMode::kDequantize;
+  ASSERT_TRUE(passes::materialize_qdq(b.g, b.ctx()).ok());
   EXPECT_TRUE(b.nodes("Div").empty());
   auto muls = b.nodes("Mul");
   ASSERT_EQ(muls.size(), 1u);
@@ -572,8 +489,8 @@ TEST(PlanQdq, PerAxisScalesMatchingNoDimensionAreAnError) {
   TensorId x = b.tflite_tensor("x", {1, 3}, DataType::kInt8, params({0.1f}, {0}));
   TensorId w = b.tflite_const("w", {1, 3}, DataType::kInt8, params({0.1f, 0.2f}, {0, 0}, 1));
   TensorId y = b.tflite_tensor("y", {1, 3}, DataType::kInt8, params({0.1f}, {0}));
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   b.tflite(ir::builtin::kAdd, {x, w}, {y});
   auto st = b.plan();
   ASSERT_FALSE(st.ok());
@@ -584,8 +501,8 @@ TEST(PlanQdq, PerAxisScalesMatchingNoDimensionAreAnError) {
 TEST(PlanQdq, ZeroPointOutsideTheTypeIsAnError) {
   PlanGraph b;
   TensorId x = b.tflite_tensor("x", {4}, DataType::kUInt8, params({0.1f}, {300}));
-  b.g.inputs = {x};
-  b.g.outputs = {x};
+  b.g.set_inputs({x});
+  b.g.set_outputs({x});
   auto st = b.plan();
   ASSERT_FALSE(st.ok());
   EXPECT_THAT(st.error().message, HasSubstr("zero point 300 is outside UINT8"));
@@ -597,12 +514,12 @@ TEST(PlanQdq, DequantizeOfAnIntegerConstantFoldsIntoAQuantizedConstant) {
   TensorId wf = b.tflite_tensor("w_float", {3}, DataType::kFloat32, std::nullopt);
   TensorId x = b.tflite_tensor("x", {3}, DataType::kFloat32, std::nullopt);
   TensorId y = b.tflite_tensor("y", {3}, DataType::kFloat32, std::nullopt);
-  b.g.inputs = {x};
-  b.g.outputs = {y};
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
   b.tflite(ir::builtin::kDequantize, {w}, {wf});
   b.tflite(ir::builtin::kAdd, {x, wf}, {y});
   ASSERT_TRUE(b.plan().ok());
-  ASSERT_EQ(b.g.nodes.size(), 1u);
+  ASSERT_EQ(b.g.node_count(), 1u);
   const ir::Tensor& folded = b.g.tensor(wf);
   EXPECT_TRUE(folded.is_const());
   EXPECT_EQ(folded.quantized_type, DataType::kInt8);  // still integer bytes + a DequantizeLinear

@@ -14,6 +14,7 @@
 #include "core/convert.h"
 #include "core/ops/registry.h"
 #include "core/tflite/reader.h"
+#include "graph_builder.h"
 #include "model_builder.h"
 
 namespace lite2onnx {
@@ -152,7 +153,7 @@ TEST(Reader, TensorNamesTypesAndShapes) {
   TensorZoo z;
   auto model = read_ok(z.m.bytes());
   const ir::Graph& g = model.graph;
-  ASSERT_EQ(g.tensors.size(), 12u);
+  ASSERT_EQ(g.tensor_count(), 12u);
   EXPECT_EQ(g.tensor(z.image).name, "image");
   EXPECT_EQ(g.tensor(z.image).dtype, DataType::kFloat32);
   EXPECT_EQ(g.tensor(z.filter).name, "conv/filter");
@@ -163,8 +164,8 @@ TEST(Reader, TensorNamesTypesAndShapes) {
   EXPECT_EQ(g.tensor(z.q).dtype, DataType::kInt8);
   EXPECT_EQ(g.tensor(z.seq).dtype, DataType::kInt64);
   EXPECT_EQ(ir::to_string(g.tensor(z.half).dtype), std::string("FLOAT16"));
-  EXPECT_THAT(g.inputs, ElementsAre(z.image));
-  EXPECT_THAT(g.outputs, ElementsAre(z.image));
+  EXPECT_THAT(g.inputs(), ElementsAre(z.image));
+  EXPECT_THAT(g.outputs(), ElementsAre(z.image));
   EXPECT_EQ(g.name, "main");
 }
 
@@ -330,40 +331,41 @@ TEST(Reader, NodeNamesAreCamelCaseWithTheOpIndex) {
   OpZoo z;
   auto model = read_ok(z.m.bytes());
   std::vector<std::string> names;
-  for (const auto& n : model.graph.nodes) names.push_back(n.name);
+  for (const ir::Node& n : model.graph.nodes()) names.push_back(n.name);
   EXPECT_THAT(names, ElementsAre("Conv2D_0", "DepthwiseConv2D_1", "MaxPool2D_2", "FullyConnected_3",
                                  "Concatenation_4", "StridedSlice_5", "Reshape_6", "Softmax_7",
                                  "Mean_8", "LeakyRelu_9", "MirrorPad_10", "Add_11", "Squeeze_12",
                                  "ResizeBilinear_13", "HardSwish_14"));
-  for (size_t k = 0; k < model.graph.nodes.size(); ++k) {
-    const ir::Node& n = model.graph.nodes[k];
+  for (size_t k = 0; k < model.graph.node_count(); ++k) {
+    const ir::Node& n = testing::node_at(model.graph, k);
     EXPECT_EQ(n.source_op, static_cast<int>(k));
     EXPECT_EQ(n.dialect, ir::Dialect::kTflite);
   }
-  EXPECT_EQ(model.graph.nodes[0].op, "CONV_2D");
-  EXPECT_EQ(model.graph.nodes[0].builtin, 3);
-  EXPECT_EQ(model.graph.nodes[14].op, "HARD_SWISH");
-  EXPECT_EQ(model.graph.nodes[14].builtin, 117);
+  EXPECT_EQ(testing::node_at(model.graph, 0).op, "CONV_2D");
+  EXPECT_EQ(testing::node_at(model.graph, 0).builtin, 3);
+  EXPECT_EQ(testing::node_at(model.graph, 14).op, "HARD_SWISH");
+  EXPECT_EQ(testing::node_at(model.graph, 14).builtin, 117);
 }
 
 TEST(Reader, OperatorInputsAndOutputsKeepOmittedInputs) {
   OpZoo z;
   auto model = read_ok(z.m.bytes());
-  const ir::Node& conv = model.graph.nodes[0];
+  const ir::Node& conv = testing::node_at(model.graph, 0);
   ASSERT_EQ(conv.inputs.size(), 3u);
   EXPECT_EQ(conv.inputs[0], 0);
   EXPECT_EQ(model.graph.tensor(conv.inputs[1]).name.substr(0, 1), "t");
   EXPECT_EQ(conv.inputs[2], ir::kNoTensor);  // bias omitted
   ASSERT_EQ(conv.outputs.size(), 1u);
   EXPECT_NE(conv.outputs[0], conv.inputs[1]);
-  EXPECT_THAT(model.graph.nodes[4].inputs, ElementsAre(0, 0));  // one tensor, read twice
+  EXPECT_THAT(testing::node_at(model.graph, 4).inputs,
+              ElementsAre(0, 0));  // one tensor, read twice
 }
 
 TEST(Reader, OperatorOptionsBecomeAttributes) {
   OpZoo z;
   auto model = read_ok(z.m.bytes());
-  const auto& n = model.graph.nodes;
-  const ir::Attributes& conv = n[0].attrs;
+  const auto n = [&](size_t i) -> const ir::Node& { return testing::node_at(model.graph, i); };
+  const ir::Attributes& conv = n(0).attrs;
   EXPECT_EQ(conv.get_string("padding"), "VALID");
   EXPECT_EQ(conv.get_int("stride_h"), 2);
   EXPECT_EQ(conv.get_int("stride_w"), 1);
@@ -371,23 +373,23 @@ TEST(Reader, OperatorOptionsBecomeAttributes) {
   EXPECT_EQ(conv.get_int("dilation_w_factor"), 3);
   EXPECT_EQ(conv.get_string("fused_activation_function"), "RELU6");
 
-  const ir::Attributes& dw = n[1].attrs;
+  const ir::Attributes& dw = n(1).attrs;
   EXPECT_EQ(dw.get_string("padding"), "SAME");
   EXPECT_EQ(dw.get_int("stride_h"), 2);
   EXPECT_EQ(dw.get_string("fused_activation_function"), "RELU");
 
-  const ir::Attributes& pool = n[2].attrs;
+  const ir::Attributes& pool = n(2).attrs;
   EXPECT_EQ(pool.get_int("filter_height"), 6);
   EXPECT_EQ(pool.get_int("filter_width"), 5);
   EXPECT_EQ(pool.get_int("stride_h"), 3);
   EXPECT_EQ(pool.get_string("fused_activation_function"), "RELU_N1_TO_1");
 
-  EXPECT_EQ(n[3].attrs.get_int("keep_num_dims"), 1);
-  EXPECT_EQ(n[3].attrs.get_int("weights_format"), 0);
-  EXPECT_EQ(n[3].attrs.get_string("fused_activation_function"), "TANH");
-  EXPECT_EQ(n[4].attrs.get_int("axis"), -1);
+  EXPECT_EQ(n(3).attrs.get_int("keep_num_dims"), 1);
+  EXPECT_EQ(n(3).attrs.get_int("weights_format"), 0);
+  EXPECT_EQ(n(3).attrs.get_string("fused_activation_function"), "TANH");
+  EXPECT_EQ(n(4).attrs.get_int("axis"), -1);
 
-  const ir::Attributes& slice = n[5].attrs;
+  const ir::Attributes& slice = n(5).attrs;
   EXPECT_EQ(slice.get_int("begin_mask"), 1);
   EXPECT_EQ(slice.get_int("end_mask"), 2);
   EXPECT_EQ(slice.get_int("ellipsis_mask"), 4);
@@ -395,15 +397,15 @@ TEST(Reader, OperatorOptionsBecomeAttributes) {
   EXPECT_EQ(slice.get_int("shrink_axis_mask"), 16);
   EXPECT_EQ(slice.get_int("offset"), 1);
 
-  EXPECT_THAT(n[6].attrs.get_ints("new_shape"), ElementsAre(1, -1));
-  EXPECT_FLOAT_EQ(n[7].attrs.get_float("beta"), 0.5f);
-  EXPECT_EQ(n[8].attrs.get_int("keep_dims"), 1);
-  EXPECT_FLOAT_EQ(n[9].attrs.get_float("alpha"), 0.25f);
-  EXPECT_EQ(n[10].attrs.get_string("mode"), "SYMMETRIC");
-  EXPECT_EQ(n[11].attrs.get_string("fused_activation_function"), "RELU");
-  EXPECT_THAT(n[12].attrs.get_ints("squeeze_dims"), ElementsAre(0, -2));
-  EXPECT_EQ(n[13].attrs.get_int("half_pixel_centers"), 1);
-  EXPECT_EQ(n[13].attrs.get_int("align_corners"), 0);
+  EXPECT_THAT(n(6).attrs.get_ints("new_shape"), ElementsAre(1, -1));
+  EXPECT_FLOAT_EQ(n(7).attrs.get_float("beta"), 0.5f);
+  EXPECT_EQ(n(8).attrs.get_int("keep_dims"), 1);
+  EXPECT_FLOAT_EQ(n(9).attrs.get_float("alpha"), 0.25f);
+  EXPECT_EQ(n(10).attrs.get_string("mode"), "SYMMETRIC");
+  EXPECT_EQ(n(11).attrs.get_string("fused_activation_function"), "RELU");
+  EXPECT_THAT(n(12).attrs.get_ints("squeeze_dims"), ElementsAre(0, -2));
+  EXPECT_EQ(n(13).attrs.get_int("half_pixel_centers"), 1);
+  EXPECT_EQ(n(13).attrs.get_int("align_corners"), 0);
 }
 
 TEST(Reader, MissingOptionsTakeTheDefaults) {
@@ -417,13 +419,13 @@ TEST(Reader, MissingOptionsTakeTheDefaults) {
   m.op(leaky, {b}, {c});
   m.io({x}, {c});
   auto model = read_ok(m.bytes());
-  const auto& n = model.graph.nodes;
-  EXPECT_EQ(n[0].attrs.get_string("padding"), "SAME");
-  EXPECT_EQ(n[0].attrs.get_int("stride_h"), 1);
-  EXPECT_EQ(n[0].attrs.get_int("dilation_w_factor"), 1);
-  EXPECT_EQ(n[0].attrs.get_string("fused_activation_function"), "NONE");
-  EXPECT_EQ(n[1].attrs.get_string("fused_activation_function"), "NONE");
-  EXPECT_FLOAT_EQ(n[2].attrs.get_float("alpha"), 0.2f);
+  const auto n = [&](size_t i) -> const ir::Node& { return testing::node_at(model.graph, i); };
+  EXPECT_EQ(n(0).attrs.get_string("padding"), "SAME");
+  EXPECT_EQ(n(0).attrs.get_int("stride_h"), 1);
+  EXPECT_EQ(n(0).attrs.get_int("dilation_w_factor"), 1);
+  EXPECT_EQ(n(0).attrs.get_string("fused_activation_function"), "NONE");
+  EXPECT_EQ(n(1).attrs.get_string("fused_activation_function"), "NONE");
+  EXPECT_FLOAT_EQ(n(2).attrs.get_float("alpha"), 0.2f);
 }
 
 TEST(Reader, BuiltinCodesAbove127ComeFromBuiltinCode) {
@@ -436,14 +438,14 @@ TEST(Reader, BuiltinCodesAbove127ComeFromBuiltinCode) {
   m.op(gelu, {y}, {z});
   m.io({x}, {z});
   auto model = read_ok(m.bytes());
-  const auto& n = model.graph.nodes;
-  ASSERT_EQ(n.size(), 2u);
-  EXPECT_EQ(n[0].builtin, 3);
-  EXPECT_EQ(n[0].op, "CONV_2D");
-  EXPECT_EQ(n[0].name, "Conv2D_0");
-  EXPECT_EQ(n[1].builtin, 150);
-  EXPECT_EQ(n[1].op, "GELU");
-  EXPECT_EQ(n[1].name, "Gelu_1");
+  const auto n = [&](size_t i) -> const ir::Node& { return testing::node_at(model.graph, i); };
+  ASSERT_EQ(model.graph.node_count(), 2u);
+  EXPECT_EQ(n(0).builtin, 3);
+  EXPECT_EQ(n(0).op, "CONV_2D");
+  EXPECT_EQ(n(0).name, "Conv2D_0");
+  EXPECT_EQ(n(1).builtin, 150);
+  EXPECT_EQ(n(1).op, "GELU");
+  EXPECT_EQ(n(1).name, "Gelu_1");
 }
 
 TEST(Reader, CustomOperatorsKeepTheirCode) {
@@ -454,8 +456,8 @@ TEST(Reader, CustomOperatorsKeepTheirCode) {
   m.op(custom, {x}, {y});
   m.io({x}, {y});
   auto model = read_ok(m.bytes());
-  ASSERT_EQ(model.graph.nodes.size(), 1u);
-  const ir::Node& n = model.graph.nodes[0];
+  ASSERT_EQ(model.graph.node_count(), 1u);
+  const ir::Node& n = testing::node_at(model.graph, 0);
   EXPECT_EQ(n.builtin, 32);
   EXPECT_EQ(n.op, "TFLite_Detection_PostProcess");
   EXPECT_EQ(n.name, "Custom_0");
@@ -498,8 +500,8 @@ TEST(Reader, EverySubgraphIsReportedAndTheFirstIsRead) {
   EXPECT_EQ(model.subgraphs[2].operators, 0u);
   // The graph is subgraph 0's.
   EXPECT_EQ(model.graph.name, "main");
-  EXPECT_EQ(model.graph.tensors.size(), 2u);
-  EXPECT_EQ(model.graph.nodes.size(), 1u);
+  EXPECT_EQ(model.graph.tensor_count(), 2u);
+  EXPECT_EQ(model.graph.node_count(), 1u);
 
   // convert() converts the primary one and says so; inspect() lists all.
   Diagnostics d;
@@ -522,14 +524,14 @@ TEST(Reader, ReadsTheAbsOpModel) {
   Bytes bytes = read_file(op_model("abs"));
   auto model = read_ok(bytes);
   EXPECT_EQ(model.version, 3u);
-  ASSERT_EQ(model.graph.tensors.size(), 2u);
+  ASSERT_EQ(model.graph.tensor_count(), 2u);
   EXPECT_EQ(model.graph.tensor(0).name, "input");
   EXPECT_EQ(model.graph.tensor(0).shape, (Shape{1, 5, 7, 3}));
   EXPECT_EQ(model.graph.tensor(1).name, "output");
-  ASSERT_EQ(model.graph.nodes.size(), 1u);
-  EXPECT_EQ(model.graph.nodes[0].name, "Abs_0");
-  EXPECT_THAT(model.graph.inputs, ElementsAre(0));
-  EXPECT_THAT(model.graph.outputs, ElementsAre(1));
+  ASSERT_EQ(model.graph.node_count(), 1u);
+  EXPECT_EQ(testing::node_at(model.graph, 0).name, "Abs_0");
+  EXPECT_THAT(model.graph.inputs(), ElementsAre(0));
+  EXPECT_THAT(model.graph.outputs(), ElementsAre(1));
 }
 
 TEST(Inspect, ListsOpsAndTensorsOfMiniMobilenet) {

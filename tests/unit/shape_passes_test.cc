@@ -15,6 +15,7 @@
 #include "core/ops/registry.h"
 #include "core/passes/passes.h"
 #include "core/tflite/reader.h"
+#include "graph_builder.h"
 #include "model_builder.h"
 
 namespace lite2onnx {
@@ -26,60 +27,10 @@ using ir::TensorId;
 
 using namespace ir::builtin;  // NOLINT: builtin codes by name
 
-class Builder {
+class Builder : public testing::GraphBuilder {
  public:
-  ir::Graph g;
-
-  TensorId input(const std::string& name, Shape shape, DataType type = DataType::kFloat32) {
-    TensorId t = tensor(name, std::move(shape), type);
-    g.inputs.push_back(t);
-    return t;
-  }
-  TensorId tensor(const std::string& name, Shape shape, DataType type = DataType::kFloat32) {
-    ir::Tensor t;
-    t.name = name;
-    t.dtype = type;
-    t.shape = std::move(shape);
-    return g.add_tensor(std::move(t));
-  }
-  template <class T>
-  TensorId constant(const std::string& name, DataType type, std::vector<T> values, Shape shape) {
-    std::vector<std::byte> bytes(values.size() * sizeof(T));
-    if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-    ir::Tensor t;
-    t.name = name;
-    t.dtype = type;
-    t.shape = std::move(shape);
-    t.data = ir::ConstData::owned(std::move(bytes), type);
-    return g.add_tensor(std::move(t));
-  }
-  TensorId i32(const std::string& name, std::vector<int32_t> v, Shape shape) {
-    return constant(name, DataType::kInt32, std::move(v), std::move(shape));
-  }
-  TensorId i32(const std::string& name, std::vector<int32_t> v) {
-    Shape s = {static_cast<int64_t>(v.size())};
-    return i32(name, std::move(v), s);
-  }
-  TensorId i64(const std::string& name, std::vector<int64_t> v, Shape shape) {
-    return constant(name, DataType::kInt64, std::move(v), std::move(shape));
-  }
-  TensorId f32(const std::string& name, std::vector<float> v, Shape shape) {
-    return constant(name, DataType::kFloat32, std::move(v), std::move(shape));
-  }
-  TensorId zeros(const std::string& name, Shape shape) {
-    return f32(name, std::vector<float>(static_cast<size_t>(ir::element_count(shape).value())),
-               shape);
-  }
-  ir::Node& op(int code, std::vector<TensorId> in, std::vector<TensorId> out) {
-    ir::Node n;
-    n.builtin = code;
-    n.op = ir::builtin_name(code);
-    n.source_op = static_cast<int>(g.nodes.size());
-    n.name = ir::camel_name(n.op) + "_" + std::to_string(n.source_op);
-    n.inputs = std::move(in);
-    n.outputs = std::move(out);
-    g.nodes.push_back(std::move(n));
-    return g.nodes.back();
+  ir::NodeInfo& op(int code, std::vector<TensorId> in, std::vector<TensorId> out) {
+    return g.info(tflite(code, std::move(in), std::move(out)));
   }
   // One op with one new int32 output of the given shape.
   TensorId int_op(int code, std::vector<TensorId> in, const std::string& name, Shape shape,
@@ -91,9 +42,9 @@ class Builder {
   TensorId strided_slice(TensorId x, std::vector<int32_t> begin, std::vector<int32_t> end,
                          std::vector<int32_t> strides, Shape out, int64_t shrink = 0,
                          int64_t begin_mask = 0, int64_t end_mask = 0) {
-    std::string name = "slice_" + std::to_string(g.nodes.size());
+    std::string name = "slice_" + std::to_string(g.node_count());
     TensorId y = tensor(name, std::move(out), g.tensor(x).dtype);
-    ir::Node& n = op(
+    ir::NodeInfo& n = op(
         kStridedSlice,
         {x, i32(name + "/begin", begin), i32(name + "/end", end), i32(name + "/strides", strides)},
         {y});
@@ -104,13 +55,13 @@ class Builder {
   }
   TensorId pack(std::vector<TensorId> xs, int64_t axis, Shape out) {
     TensorId y =
-        tensor("pack_" + std::to_string(g.nodes.size()), std::move(out), g.tensor(xs[0]).dtype);
-    ir::Node& n = op(kPack, std::move(xs), {y});
+        tensor("pack_" + std::to_string(g.node_count()), std::move(out), g.tensor(xs[0]).dtype);
+    ir::NodeInfo& n = op(kPack, std::move(xs), {y});
     n.attrs.set("axis", axis);
     return y;
   }
   bool has_op(int code) const {
-    for (const auto& n : g.nodes)
+    for (const ir::Node& n : g.nodes())
       if (n.builtin == code) return true;
     return false;
   }
@@ -137,15 +88,15 @@ TEST(FoldConstants, ShapeOfAStaticTensorBecomesAConstant) {
   b.op(kReshape, {x, s}, {y});
   TensorId z = b.tensor("z", {2, 3, 5});
   b.op(kReshape, {x, s64}, {z});
-  b.g.outputs = {y, z};
-  ASSERT_TRUE(passes::fold_constants(b.g).ok());
+  b.g.set_outputs({y, z});
+  ASSERT_TRUE(passes::fold_constants(b.g, b.ctx()).ok());
   EXPECT_FALSE(b.has_op(kShape));
   ASSERT_TRUE(b.g.tensor(s).is_const());
   EXPECT_EQ(b.g.tensor(s).data->stored_type, DataType::kInt32);
   EXPECT_EQ(ints(b.g, s), (std::vector<int64_t>{2, 3, 5}));
   EXPECT_EQ(b.g.tensor(s64).data->stored_type, DataType::kInt64);
   EXPECT_EQ(ints(b.g, s64), (std::vector<int64_t>{2, 3, 5}));
-  EXPECT_EQ(b.g.nodes.size(), 2u);  // the two RESHAPEs
+  EXPECT_EQ(b.g.node_count(), 2u);  // the two RESHAPEs
 }
 
 TEST(FoldConstants, ShapeOfADynamicTensorStays) {
@@ -154,9 +105,9 @@ TEST(FoldConstants, ShapeOfADynamicTensorStays) {
   TensorId s = b.int_op(kShape, {x}, "shape", {2});
   TensorId d = b.strided_slice(s, {1}, {2}, {1}, {}, /*shrink=*/1);
   TensorId y = b.int_op(kAdd, {d, b.i32("one", {1}, {})}, "y", {});
-  b.g.outputs = {y};
-  ASSERT_TRUE(passes::fold_constants(b.g).ok());
-  EXPECT_EQ(b.g.nodes.size(), 3u);
+  b.g.set_outputs({y});
+  ASSERT_TRUE(passes::fold_constants(b.g, b.ctx()).ok());
+  EXPECT_EQ(b.g.node_count(), 3u);
   EXPECT_FALSE(b.g.tensor(s).is_const());
 }
 
@@ -172,11 +123,11 @@ TEST(FoldConstants, ShapeChainIntoReshapeFoldsAndDeadNodesGo) {
   TensorId target = b.pack({rows, d2}, 0, {2});
   TensorId y = b.tensor("y", {6, 4});
   b.op(kReshape, {x, target}, {y});
-  b.g.outputs = {y};
-  ASSERT_TRUE(passes::fold_constants(b.g).ok());
-  ASSERT_EQ(b.g.nodes.size(), 1u);
-  EXPECT_EQ(b.g.nodes[0].builtin, kReshape);
-  EXPECT_EQ(ints(b.g, b.g.nodes[0].inputs[1]), (std::vector<int64_t>{6, 4}));
+  b.g.set_outputs({y});
+  ASSERT_TRUE(passes::fold_constants(b.g, b.ctx()).ok());
+  ASSERT_EQ(b.g.node_count(), 1u);
+  EXPECT_EQ(b.at(0).builtin, kReshape);
+  EXPECT_EQ(ints(b.g, b.at(0).inputs[1]), (std::vector<int64_t>{6, 4}));
 }
 
 TEST(FoldConstants, IntegerArithmeticFollowsTflite) {
@@ -195,8 +146,8 @@ TEST(FoldConstants, IntegerArithmeticFollowsTflite) {
   TensorId wrap_out = b.int_op(kSub, {wrap, b.i32("zero", {0})}, "wrap_out", {1});
   TensorId y = b.tensor("y", {12, 3}, DataType::kInt32);
   b.op(kConcatenation, {div, mod, mx, mn, sub, relu}, {y}).attrs.set("axis", int64_t{0});
-  b.g.outputs = {y, wrap_out};
-  ASSERT_TRUE(passes::fold_constants(b.g).ok());
+  b.g.set_outputs({y, wrap_out});
+  ASSERT_TRUE(passes::fold_constants(b.g, b.ctx()).ok());
   EXPECT_EQ(ints(b.g, div), (std::vector<int64_t>{4, 2, 4, -2, -2, -2}));
   EXPECT_EQ(ints(b.g, mod), (std::vector<int64_t>{1, -1, 3, 1, -1, 3}));
   EXPECT_EQ(ints(b.g, mx), (std::vector<int64_t>{17, -4, 23, 4, 7, 5}));
@@ -205,17 +156,17 @@ TEST(FoldConstants, IntegerArithmeticFollowsTflite) {
   EXPECT_EQ(ints(b.g, relu), (std::vector<int64_t>{21, 0, 28, 0, 3, 0}));
   EXPECT_EQ(ints(b.g, wrap), (std::vector<int64_t>{-2147483648LL}));  // int32 wraps
   // The nodes writing graph outputs stay, reading constants.
-  ASSERT_EQ(b.g.nodes.size(), 2u);
-  EXPECT_EQ(b.g.nodes[0].builtin, kSub);
-  EXPECT_EQ(b.g.nodes[1].builtin, kConcatenation);
+  ASSERT_EQ(b.g.node_count(), 2u);
+  EXPECT_EQ(b.at(0).builtin, kSub);
+  EXPECT_EQ(b.at(1).builtin, kConcatenation);
 }
 
 TEST(FoldConstants, GraphOutputsStayProducedByANode) {
   Builder b;
   TensorId y = b.int_op(kAdd, {b.i32("a", {1, 2}), b.i32("b", {3, 4})}, "y", {2});
-  b.g.outputs = {y};
-  ASSERT_TRUE(passes::fold_constants(b.g).ok());
-  EXPECT_EQ(b.g.nodes.size(), 1u);
+  b.g.set_outputs({y});
+  ASSERT_TRUE(passes::fold_constants(b.g, b.ctx()).ok());
+  EXPECT_EQ(b.g.node_count(), 1u);
   EXPECT_FALSE(b.g.tensor(y).is_const());
 }
 
@@ -225,9 +176,9 @@ TEST(FoldConstants, DivisionByZeroIsLeftToTheRuntime) {
   TensorId r = b.int_op(kFloorMod, {b.i32("c", {1, 2}), b.i32("d", {0, 1})}, "r", {2});
   TensorId y = b.tensor("y", {2}, DataType::kInt32);
   b.op(kAdd, {q, r}, {y});
-  b.g.outputs = {y};
-  ASSERT_TRUE(passes::fold_constants(b.g).ok());
-  EXPECT_EQ(b.g.nodes.size(), 3u);
+  b.g.set_outputs({y});
+  ASSERT_TRUE(passes::fold_constants(b.g, b.ctx()).ok());
+  EXPECT_EQ(b.g.node_count(), 3u);
 }
 
 TEST(FoldConstants, FloatArithmetic) {
@@ -240,8 +191,8 @@ TEST(FoldConstants, FloatArithmetic) {
   b.op(kMul, {a, d}, {relu6}).attrs.set("fused_activation_function", std::string("RELU6"));
   TensorId y = b.tensor("y", {12});
   b.op(kConcatenation, {mod, div, relu6}, {y}).attrs.set("axis", int64_t{0});
-  b.g.outputs = {y};
-  ASSERT_TRUE(passes::fold_constants(b.g).ok());
+  b.g.set_outputs({y});
+  ASSERT_TRUE(passes::fold_constants(b.g, b.ctx()).ok());
   EXPECT_EQ(floats(b.g, mod), (std::vector<float>{1.5f, 0.5f, -2.f, -0.25f}));
   EXPECT_EQ(floats(b.g, div), (std::vector<float>{2.f, -3.f, -3.f, 1.f}));
   EXPECT_EQ(floats(b.g, relu6), (std::vector<float>{6.f, 0.f, 0.f, 0.75f}));
@@ -276,8 +227,8 @@ TEST(FoldConstants, DataMovementOps) {
     flat.push_back(r);
   }
   b.op(kConcatenation, flat, {y}).attrs.set("axis", int64_t{0});
-  b.g.outputs = {y, cast};
-  ASSERT_TRUE(passes::fold_constants(b.g).ok());
+  b.g.set_outputs({y, cast});
+  ASSERT_TRUE(passes::fold_constants(b.g, b.ctx()).ok());
   EXPECT_EQ(ints(b.g, gat), (std::vector<int64_t>{2, 0, 5, 3}));
   EXPECT_EQ(ints(b.g, tr), (std::vector<int64_t>{0, 3, 1, 4, 2, 5}));
   EXPECT_EQ(ints(b.g, ex), (std::vector<int64_t>{3, 4, 5}));
@@ -286,7 +237,7 @@ TEST(FoldConstants, DataMovementOps) {
   EXPECT_EQ(ints(b.g, ss), (std::vector<int64_t>{5, 2}));
   EXPECT_EQ(b.g.tensor(flat[0]).shape, (Shape{4}));  // dynamic dim resolved
   // `cast` is a graph output; only the two graph-output nodes stay.
-  ASSERT_EQ(b.g.nodes.size(), 2u);
+  ASSERT_EQ(b.g.node_count(), 2u);
 }
 
 TEST(FoldConstants, HostileValuesNeitherCrashNorBlowUp) {
@@ -296,10 +247,10 @@ TEST(FoldConstants, HostileValuesNeitherCrashNorBlowUp) {
   TensorId m = b.i32("m", {0, 1, 2, 3, 4, 5}, {2, 3});
   // Extreme begin/end/strides (int64) with the offset attribute.
   TensorId ss = b.tensor("ss", {-1, -1}, DataType::kInt32);
-  ir::Node& n = b.op(kStridedSlice,
-                     {m, b.i64("b", {kMin, kMax}, {2}), b.i64("e", {kMax, kMin}, {2}),
-                      b.i64("s", {kMax, kMin}, {2})},
-                     {ss});
+  ir::NodeInfo& n = b.op(kStridedSlice,
+                         {m, b.i64("b", {kMin, kMax}, {2}), b.i64("e", {kMax, kMin}, {2}),
+                          b.i64("s", {kMax, kMin}, {2})},
+                         {ss});
   n.attrs.set("offset", int64_t{1});
   TensorId ss2 = b.tensor("ss2", {-1, -1}, DataType::kInt32);
   b.op(kStridedSlice,
@@ -316,8 +267,8 @@ TEST(FoldConstants, HostileValuesNeitherCrashNorBlowUp) {
   TensorId packed = b.pack({empty, empty}, 2, {1 << 30, 1 << 30, 2, 0});
   TensorId y = b.tensor("y", {-1}, DataType::kInt32);
   b.op(kConcatenation, {ss, ss2, fill, packed}, {y}).attrs.set("axis", int64_t{0});
-  b.g.outputs = {y};
-  ASSERT_TRUE(passes::fold_constants(b.g).ok());
+  b.g.set_outputs({y});
+  ASSERT_TRUE(passes::fold_constants(b.g, b.ctx()).ok());
   EXPECT_FALSE(b.g.tensor(fill).is_const());
   EXPECT_TRUE(b.g.tensor(packed).is_const());
   EXPECT_TRUE(b.g.tensor(ss2).is_const());
@@ -345,7 +296,7 @@ Atrous atrous(std::vector<int32_t> pads, std::vector<int32_t> crops, int conv_op
   const int64_t channels = conv_op == kConv2d ? 4 : 3;
   TensorId w = b.zeros("w", conv_op == kConv2d ? Shape{4, 3, 3, 3} : Shape{1, 3, 3, 3});
   a.conv_out = b.tensor("conv", {6, sh - 2, sw - 2, channels});
-  ir::Node& c = b.op(conv_op, {a.s2b_out, w, b.zeros("bias", {channels})}, {a.conv_out});
+  ir::NodeInfo& c = b.op(conv_op, {a.s2b_out, w, b.zeros("bias", {channels})}, {a.conv_out});
   c.attrs.set("padding", std::string("VALID"));
   c.attrs.set("stride_h", int64_t{1});
   c.attrs.set("stride_w", int64_t{1});
@@ -355,7 +306,7 @@ Atrous atrous(std::vector<int32_t> pads, std::vector<int32_t> crops, int conv_op
       "y", {1, (sh - 2) * 2 - crops[0] - crops[1], (sw - 2) * 3 - crops[2] - crops[3], channels});
   b.op(kBatchToSpaceNd, {a.conv_out, b.i32("block_b", block_b), b.i32("crops", crops, {2, 2})},
        {a.y});
-  b.g.outputs = {a.y};
+  b.g.set_outputs({a.y});
   return a;
 }
 
@@ -364,9 +315,9 @@ TEST(FuseDilatedConv, SamePaddingBecomesOneDilatedConv) {
   // to a multiple of the block and crops that again.
   Atrous a = atrous({2, 3, 3, 4}, {0, 1, 0, 1});
   Diagnostics d;
-  ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, d).ok());
-  ASSERT_EQ(a.b.g.nodes.size(), 1u);
-  const ir::Node& c = a.b.g.nodes[0];
+  ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, a.b.ctx()).ok());
+  ASSERT_EQ(a.b.g.node_count(), 1u);
+  const ir::Node& c = a.b.at(0);
   EXPECT_EQ(c.builtin, kConv2d);
   EXPECT_EQ(c.inputs[0], a.x);
   EXPECT_EQ(c.outputs[0], a.y);
@@ -380,46 +331,46 @@ TEST(FuseDilatedConv, SamePaddingBecomesOneDilatedConv) {
 TEST(FuseDilatedConv, ValidPaddingAndDepthwise) {
   Atrous a = atrous({0, 1, 0, 1}, {0, 1, 0, 1}, kDepthwiseConv2d);
   Diagnostics d;
-  ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, d).ok());
-  ASSERT_EQ(a.b.g.nodes.size(), 1u);
-  EXPECT_EQ(a.b.g.nodes[0].builtin, kDepthwiseConv2d);
-  EXPECT_EQ(a.b.g.nodes[0].attrs.get_string("padding"), "VALID");
-  EXPECT_EQ(a.b.g.nodes[0].attrs.get_int("dilation_w_factor"), 3);
+  ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, a.b.ctx()).ok());
+  ASSERT_EQ(a.b.g.node_count(), 1u);
+  EXPECT_EQ(a.b.at(0).builtin, kDepthwiseConv2d);
+  EXPECT_EQ(a.b.at(0).attrs.get_string("padding"), "VALID");
+  EXPECT_EQ(a.b.at(0).attrs.get_int("dilation_w_factor"), 3);
 }
 
 TEST(FuseDilatedConv, OtherPaddingsAreLeftAlone) {
   Diagnostics d;
   for (auto pads : {std::vector<int32_t>{1, 2, 3, 4}, std::vector<int32_t>{2, 3, 2, 5}}) {
     Atrous a = atrous(pads, {0, 1, 0, 1});
-    ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, d).ok());
-    EXPECT_EQ(a.b.g.nodes.size(), 3u);
+    ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, a.b.ctx()).ok());
+    EXPECT_EQ(a.b.g.node_count(), 3u);
   }
   // Blocks that differ between the two ends.
   Atrous a = atrous({2, 3, 3, 4}, {0, 1, 0, 1}, kConv2d, {3, 2});
-  ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, d).ok());
-  EXPECT_EQ(a.b.g.nodes.size(), 3u);
+  ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, a.b.ctx()).ok());
+  EXPECT_EQ(a.b.g.node_count(), 3u);
 }
 
 TEST(FuseDilatedConv, NotWhenTheIntermediateIsReadElsewhereOrStrided) {
   Diagnostics d;
   {
     Atrous a = atrous({2, 3, 3, 4}, {0, 1, 0, 1});
-    a.b.g.outputs.push_back(a.conv_out);
-    ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, d).ok());
-    EXPECT_EQ(a.b.g.nodes.size(), 3u);
+    a.b.g.add_output(a.conv_out);
+    ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, a.b.ctx()).ok());
+    EXPECT_EQ(a.b.g.node_count(), 3u);
   }
   {
     Atrous a = atrous({2, 3, 3, 4}, {0, 1, 0, 1});
     TensorId r = a.b.tensor("relu", a.b.g.tensor(a.s2b_out).shape);
     a.b.op(kRelu, {a.s2b_out}, {r});
-    ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, d).ok());
-    EXPECT_EQ(a.b.g.nodes.size(), 4u);
+    ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, a.b.ctx()).ok());
+    EXPECT_EQ(a.b.g.node_count(), 4u);
   }
   {
     Atrous a = atrous({2, 3, 3, 4}, {0, 1, 0, 1});
-    a.b.g.nodes[1].attrs.set("stride_h", int64_t{2});
-    ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, d).ok());
-    EXPECT_EQ(a.b.g.nodes.size(), 3u);
+    a.b.info_at(1).attrs.set("stride_h", int64_t{2});
+    ASSERT_TRUE(passes::fuse_dilated_convolutions(a.b.g, a.b.ctx()).ok());
+    EXPECT_EQ(a.b.g.node_count(), 3u);
   }
 }
 
@@ -445,32 +396,32 @@ Builder runtime_atrous(bool other_crops) {
   TensorId s2b = b.tensor("s2b", {6, -1, -1, 3});
   b.op(kSpaceToBatchNd, {x, b.i32("block_s", {2, 3}), pads}, {s2b});
   TensorId c = b.tensor("conv", {6, -1, -1, 4});
-  ir::Node& conv = b.op(kConv2d, {s2b, b.zeros("w", {4, 3, 3, 3}), b.zeros("bias", {4})}, {c});
+  ir::NodeInfo& conv = b.op(kConv2d, {s2b, b.zeros("w", {4, 3, 3, 3}), b.zeros("bias", {4})}, {c});
   conv.attrs.set("padding", std::string("VALID"));
   TensorId y = b.tensor("y", {1, -1, -1, 4});
   b.op(kBatchToSpaceNd, {c, b.i32("block_b", {2, 3}), crops}, {y});
-  b.g.outputs = {y};
+  b.g.set_outputs({y});
   return b;
 }
 
 TEST(FuseDilatedConv, RunTimePaddingsThatCancelWithTheCrops) {
   Builder b = runtime_atrous(false);
-  ASSERT_TRUE(passes::fold_constants(b.g).ok());
+  ASSERT_TRUE(passes::fold_constants(b.g, b.ctx()).ok());
   Diagnostics d;
-  ASSERT_TRUE(passes::fuse_dilated_convolutions(b.g, d).ok());
+  ASSERT_TRUE(passes::fuse_dilated_convolutions(b.g, b.ctx()).ok());
   // Dynamic spatial size: still one SAME conv (at stride 1 its pads are static).
-  ASSERT_EQ(b.g.nodes.size(), 1u);
-  EXPECT_EQ(b.g.nodes[0].builtin, kConv2d);
-  EXPECT_EQ(b.g.nodes[0].attrs.get_string("padding"), "SAME");
-  EXPECT_EQ(b.g.nodes[0].attrs.get_int("dilation_h_factor"), 2);
+  ASSERT_EQ(b.g.node_count(), 1u);
+  EXPECT_EQ(b.at(0).builtin, kConv2d);
+  EXPECT_EQ(b.at(0).attrs.get_string("padding"), "SAME");
+  EXPECT_EQ(b.at(0).attrs.get_int("dilation_h_factor"), 2);
 }
 
 TEST(FuseDilatedConv, RunTimePaddingsThatDoNotCancelAreLeftAlone) {
   Builder b = runtime_atrous(true);
-  const size_t before = b.g.nodes.size();
+  const size_t before = b.g.node_count();
   Diagnostics d;
-  ASSERT_TRUE(passes::fuse_dilated_convolutions(b.g, d).ok());
-  EXPECT_EQ(b.g.nodes.size(), before);
+  ASSERT_TRUE(passes::fuse_dilated_convolutions(b.g, b.ctx()).ok());
+  EXPECT_EQ(b.g.node_count(), before);
 }
 
 // ---- tflite-support/dilated_conv.tflite -----------------------------------------
@@ -483,7 +434,7 @@ std::string dilated_conv_path() {
 
 std::vector<std::string> node_ops(const ir::Graph& g) {
   std::vector<std::string> out;
-  for (const auto& n : g.nodes) out.push_back(n.op);
+  for (const ir::Node& n : g.nodes()) out.push_back(n.op);
   return out;
 }
 
@@ -494,16 +445,17 @@ TEST(DilatedConvModel, StaticInputFoldsThePaddingsAndFuses) {
   auto read = tflite_reader::read(testing::view(bytes), Limits{});
   ASSERT_TRUE(read.ok());
   ir::Graph& g = read->graph;
-  ASSERT_TRUE(passes::sort_topologically(g).ok());
+  testing::PassFixture f;
+  ASSERT_TRUE(passes::sort_topologically(g, f.ctx()).ok());
   // Give the input a static 13x11 size: SHAPE folds, and with it the whole
   // required_space_to_batch_paddings chain (rate 6, 3x3 filter: base 12).
-  g.tensor(g.inputs[0]).shape = {1, 13, 11, 3};
+  g.tensor(g.inputs()[0]).shape = {1, 13, 11, 3};
   TensorId paddings = ir::kNoTensor, crops = ir::kNoTensor;
-  for (const auto& n : g.nodes) {
+  for (const ir::Node& n : g.nodes()) {
     if (n.op == "SPACE_TO_BATCH_ND") paddings = n.inputs[2];
     if (n.op == "BATCH_TO_SPACE_ND") crops = n.inputs[2];
   }
-  ASSERT_TRUE(passes::fold_constants(g).ok());
+  ASSERT_TRUE(passes::fold_constants(g, f.ctx()).ok());
   ASSERT_TRUE(g.tensor(paddings).is_const());
   ASSERT_TRUE(g.tensor(crops).is_const());
   // 13 + 12 = 25 -> 5 more to reach 30; 11 + 12 = 23 -> 1 more to reach 24.
@@ -512,12 +464,12 @@ TEST(DilatedConvModel, StaticInputFoldsThePaddingsAndFuses) {
   EXPECT_EQ(node_ops(g),
             (std::vector<std::string>{"SPACE_TO_BATCH_ND", "CONV_2D", "BATCH_TO_SPACE_ND", "ADD"}));
   Diagnostics d;
-  ASSERT_TRUE(passes::fuse_dilated_convolutions(g, d).ok());
+  ASSERT_TRUE(passes::fuse_dilated_convolutions(g, f.ctx()).ok());
   ASSERT_EQ(node_ops(g), (std::vector<std::string>{"CONV_2D", "ADD"}));
-  EXPECT_EQ(g.nodes[0].inputs[0], g.inputs[0]);
-  EXPECT_EQ(g.nodes[0].attrs.get_int("dilation_h_factor"), 6);
-  EXPECT_EQ(g.nodes[0].attrs.get_int("dilation_w_factor"), 6);
-  EXPECT_EQ(g.nodes[0].attrs.get_string("padding"), "SAME");
+  EXPECT_EQ(g.node(g.order()[0]).inputs[0], g.inputs()[0]);
+  EXPECT_EQ(g.node(g.order()[0]).attrs.get_int("dilation_h_factor"), 6);
+  EXPECT_EQ(g.node(g.order()[0]).attrs.get_int("dilation_w_factor"), 6);
+  EXPECT_EQ(g.node(g.order()[0]).attrs.get_string("padding"), "SAME");
 }
 
 TEST(DilatedConvModel, DynamicInputFusesThroughTheShapeArithmetic) {
@@ -527,16 +479,17 @@ TEST(DilatedConvModel, DynamicInputFusesThroughTheShapeArithmetic) {
   auto read = tflite_reader::read(testing::view(bytes), Limits{});
   ASSERT_TRUE(read.ok());
   ir::Graph& g = read->graph;
-  ASSERT_EQ(g.tensor(g.inputs[0]).shape, (Shape{-1, -1, -1, 3}));
-  ASSERT_TRUE(passes::sort_topologically(g).ok());
-  const size_t before = g.nodes.size();
-  ASSERT_TRUE(passes::fold_constants(g).ok());
-  EXPECT_EQ(g.nodes.size(), before);  // everything hangs off the dynamic SHAPE
+  testing::PassFixture f;
+  ASSERT_EQ(g.tensor(g.inputs()[0]).shape, (Shape{-1, -1, -1, 3}));
+  ASSERT_TRUE(passes::sort_topologically(g, f.ctx()).ok());
+  const size_t before = g.node_count();
+  ASSERT_TRUE(passes::fold_constants(g, f.ctx()).ok());
+  EXPECT_EQ(g.node_count(), before);  // everything hangs off the dynamic SHAPE
   Diagnostics d;
-  ASSERT_TRUE(passes::fuse_dilated_convolutions(g, d).ok());
+  ASSERT_TRUE(passes::fuse_dilated_convolutions(g, f.ctx()).ok());
   ASSERT_EQ(node_ops(g), (std::vector<std::string>{"CONV_2D", "ADD"}));
-  EXPECT_EQ(g.nodes[0].attrs.get_string("padding"), "SAME");
-  EXPECT_EQ(g.nodes[0].attrs.get_int("dilation_h_factor"), 6);
+  EXPECT_EQ(g.node(g.order()[0]).attrs.get_string("padding"), "SAME");
+  EXPECT_EQ(g.node(g.order()[0]).attrs.get_int("dilation_h_factor"), 6);
 }
 
 // ---- end to end -----------------------------------------------------------------

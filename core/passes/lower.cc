@@ -1,0 +1,27 @@
+// Lowering: every TFLite-dialect node becomes the ONNX-dialect nodes its op
+// converter (core/ops, through ops::LowerContext) writes, in its place.
+#include "core/ops/registry.h"
+#include "core/passes/passes.h"
+
+namespace lite2onnx::passes {
+
+Status lower(ir::Graph& g, PassContext& ctx) {
+  std::vector<ir::Node> out;
+  out.reserve(g.node_count() * 2);
+  ops::LowerContext lowering(g, out, ctx.options, ctx.diag);
+  std::vector<ir::Node> nodes = g.take_nodes();
+  for (const auto& n : nodes) {
+    if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
+    if (n.dialect == ir::Dialect::kOnnx) {
+      out.push_back(n);
+      continue;
+    }
+    if (auto st = ops::lookup(n.builtin).lower(lowering, n); !st) return st;
+    lowering.finish();
+    if (auto st = check_created_bytes(g); !st) return st;
+  }
+  g.set_nodes(std::move(out));
+  return ok_status();
+}
+
+}  // namespace lite2onnx::passes

@@ -1,0 +1,215 @@
+#include "core/pipeline.h"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "core/onnx/emit.h"
+#include "core/ops/registry.h"
+#include "core/passes/passes.h"
+#include "core/preflight.h"
+#include "core/tflite/reader.h"
+#include "core/version.h"
+
+namespace lite2onnx {
+namespace {
+
+// The phase of the diagnostics' timings a stage counts in.
+const char* phase(Stage s) {
+  switch (s) {
+    case Stage::kRead:
+      return "read";
+    case Stage::kValidate:
+    case Stage::kSort:
+    case Stage::kFold:
+    case Stage::kFuse:
+    case Stage::kPlanQuantization:
+    case Stage::kPreflight:
+      return "check";
+    case Stage::kLayout:
+      return "layout";
+    case Stage::kLower:
+      return "lower";
+    case Stage::kCleanup:
+      return "cleanup";
+    case Stage::kQuantize:
+      return "quantization";
+  }
+  return "?";
+}
+
+void add_time(Diagnostics& d, const char* name, std::chrono::steady_clock::time_point start) {
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!d.timings.empty() && d.timings.back().phase == name)
+    d.timings.back().ms += ms;
+  else
+    d.timings.push_back({name, ms});
+}
+
+int count_transposes(const ir::Graph& g) {
+  int count = 0;
+  for (const ir::Node& n : g.nodes()) count += n.op == "Transpose";
+  return count;
+}
+
+std::string io_layouts_json(const ir::Graph& g) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (auto list : {&g.inputs(), &g.outputs()})
+    for (ir::TensorId t : *list)
+      if (!g.tensor(t).layout.empty()) j[g.tensor(t).name] = g.tensor(t).layout;
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+}  // namespace
+
+const char* to_string(Stage s) {
+  switch (s) {
+    case Stage::kRead:
+      return "read";
+    case Stage::kValidate:
+      return "validate";
+    case Stage::kSort:
+      return "sort";
+    case Stage::kFold:
+      return "fold";
+    case Stage::kFuse:
+      return "fuse";
+    case Stage::kPlanQuantization:
+      return "plan_quantization";
+    case Stage::kPreflight:
+      return "preflight";
+    case Stage::kLayout:
+      return "layout";
+    case Stage::kLower:
+      return "lower";
+    case Stage::kCleanup:
+      return "cleanup";
+    case Stage::kQuantize:
+      return "quantize";
+  }
+  return "?";
+}
+
+Pipeline::Pipeline(std::span<const std::byte> model, const ConvertOptions& options,
+                   Diagnostics& diagnostics)
+    : model_(model),
+      options_(options),
+      diag_(diagnostics),
+      limits_(options.limits.resolved(model.size())),
+      checkpoint_(options.cancelled) {}
+
+Status Pipeline::run_until(Stage last) {
+  for (int s = done_ ? static_cast<int>(*done_) + 1 : 0; s <= static_cast<int>(last); ++s) {
+    if (failed_) return *failed_;
+    const auto stage = static_cast<Stage>(s);
+    const auto start = std::chrono::steady_clock::now();
+    Status st = run(stage);
+    add_time(diag_, phase(stage), start);
+    if (!st) {
+      failed_ = st.error();
+      return st;
+    }
+    graph_.compact();
+    done_ = stage;
+  }
+  if (failed_) return *failed_;
+  return ok_status();
+}
+
+Status Pipeline::run(Stage s) {
+  passes::PassContext ctx{diag_, options_, checkpoint_};
+  if (checkpoint_.should_stop()) return checkpoint_.status();
+  switch (s) {
+    case Stage::kRead: {
+      auto read = tflite_reader::read(model_, limits_, checkpoint_);
+      if (!read) return read.take_error();
+      graph_ = std::move(read->graph);
+      graph_.created.set_limit(limits_.max_created_bytes);
+      version_ = read->version;
+      description_ = std::move(read->description);
+      subgraphs_ = std::move(read->subgraphs);
+      for (const auto& sub : subgraphs_)
+        diag_.subgraphs.push_back(std::to_string(sub.index) + " '" + sub.name + "' (" +
+                                  std::to_string(sub.operators) + " ops" +
+                                  (sub.index == 0 ? ", converted)" : ", not converted)"));
+      if (subgraphs_.size() > 1)
+        diag_.warnings.push_back("model has " + std::to_string(subgraphs_.size()) +
+                                 " subgraphs; only subgraph 0 is converted");
+      for (const ir::Node& n : graph_.nodes()) ++diag_.source_ops[n.op];
+      return ok_status();
+    }
+    case Stage::kValidate:
+      return passes::validate(graph_, ctx);
+    case Stage::kSort:
+      return passes::sort_topologically(graph_, ctx);
+    case Stage::kFold:
+      if (auto st = passes::fold_constant_dequantize(graph_, ctx); !st) return st;
+      graph_.compact();
+      return passes::fold_constants(graph_, ctx);
+    case Stage::kFuse:
+      if (auto st = passes::fuse_dilated_convolutions(graph_, ctx); !st) return st;
+      graph_.compact();
+      return passes::fuse_spectral_magnitude(graph_, ctx);
+    case Stage::kPlanQuantization:
+      return passes::plan_qdq(graph_, ctx);
+    case Stage::kPreflight: {
+      diag_.unsupported = preflight(graph_);
+      if (diag_.unsupported.empty()) return ok_status();
+      Error e = make_error(ErrorCode::kUnsupported, unsupported_message(diag_.unsupported));
+      e.unsupported = diag_.unsupported;
+      return e;
+    }
+    case Stage::kLayout: {
+      auto forced = passes::resolve_layouts(graph_, options_.layout);
+      if (!forced) return forced.take_error();
+      return passes::propagate_layouts(graph_, ctx, *forced);
+    }
+    case Stage::kLower:
+      if (auto st = passes::lower(graph_, ctx); !st) return st;
+      graph_.compact();
+      if (auto st = passes::remove_identities(graph_, ctx); !st) return st;
+      graph_.compact();
+      return passes::merge_reshapes(graph_, ctx);
+    case Stage::kCleanup: {
+      diag_.transposes_before_cleanup = count_transposes(graph_);
+      if (auto st = passes::cleanup_transposes(graph_, ctx); !st) return st;
+      diag_.transposes_after_cleanup = count_transposes(graph_);
+      return ok_status();
+    }
+    case Stage::kQuantize:
+      if (auto st = passes::materialize_qdq(graph_, ctx); !st) return st;
+      graph_.compact();
+      if (options_.keep_float16_weights)
+        if (auto st = passes::keep_float16_constants(graph_, ctx); !st) return st;
+      for (auto [list, is_input] :
+           {std::pair{&graph_.inputs(), true}, std::pair{&graph_.outputs(), false}})
+        for (ir::TensorId t : *list)
+          diag_.io_layouts.push_back({graph_.tensor(t).name, is_input, graph_.tensor(t).layout});
+      return ok_status();
+  }
+  return ok_status();
+}
+
+Result<std::string> Pipeline::emit() {
+  if (auto st = run_until(Stage::kQuantize); !st) return st.take_error();
+  if (checkpoint_.should_stop()) return checkpoint_.status().take_error();
+  const auto start = std::chrono::steady_clock::now();
+  onnx_emit::EmitOptions eo;
+  eo.opset = options_.opset;
+  eo.producer_version = version();
+  eo.checkpoint = &checkpoint_;
+  eo.max_output_bytes = limits_.max_output_bytes;
+  eo.metadata.emplace_back("lite2onnx.io_layouts", io_layouts_json(graph_));
+  Result<std::string> onnx = onnx_emit::emit(graph_, eo);
+  add_time(diag_, "emit", start);
+  if (!onnx) return onnx;
+  for (const ir::Node& n : graph_.nodes()) {
+    ++diag_.emitted_nodes[n.op];
+    if (n.inserted)
+      diag_.inserted.push_back({n.name, n.op, n.inserted->tensor, n.inserted->reason});
+  }
+  diag_.onnx_bytes = onnx->size();
+  return onnx;
+}
+
+}  // namespace lite2onnx

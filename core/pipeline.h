@@ -1,0 +1,69 @@
+// The conversion pipeline: named stages run in order on one graph, the same
+// for convert(), inspect() and the tests (run_until a stage, then look at the
+// graph). Between stages the graph is compacted (dense node ids, readers in
+// node order), every stage polls the options' cancellation hook through one
+// Checkpoint, and its time goes into the diagnostics' phase timings.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "core/checkpoint.h"
+#include "core/diagnostics.h"
+#include "core/ir/graph.h"
+#include "core/options.h"
+#include "core/status.h"
+
+namespace lite2onnx {
+
+enum class Stage {
+  kRead,              // bytes -> TFLite-dialect graph (indices, shapes and sizes checked)
+  kValidate,          // arity, absent inputs, reads: later stages rely on them
+  kSort,              // topological order; a cycle is an invalid model
+  kFold,              // float16 DEQUANTIZE, shape arithmetic
+  kFuse,              // dilated convolutions, spectral magnitude
+  kPlanQuantization,  // quantization parameters checked, biases' scales, Q/DQ planned
+  kPreflight,         // every unsupported operator, listed at once
+  kLayout,            // layout propagation
+  kLower,             // op converters: ONNX-dialect nodes; Identity and Reshape cleanup
+  kCleanup,           // Transpose cleanup
+  kQuantize,          // Q/DQ nodes (or the dequantized float model), float16 Casts
+};
+const char* to_string(Stage s);
+
+class Pipeline {
+ public:
+  // `model` must outlive the pipeline (constants are views into it).
+  Pipeline(std::span<const std::byte> model, const ConvertOptions& options,
+           Diagnostics& diagnostics);
+
+  // Runs the stages after the last one run, up to and including `last`; an
+  // error stops the pipeline for good.
+  Status run_until(Stage last);
+  // Serializes the graph as ONNX (after kQuantize).
+  Result<std::string> emit();
+
+  ir::Graph& graph() { return graph_; }
+  uint32_t model_version() const { return version_; }
+  const std::string& description() const { return description_; }
+  const std::vector<ir::SubgraphSummary>& subgraphs() const { return subgraphs_; }
+
+ private:
+  Status run(Stage s);
+
+  std::span<const std::byte> model_;
+  const ConvertOptions& options_;
+  Diagnostics& diag_;
+  Limits limits_;
+  Checkpoint checkpoint_;
+  ir::Graph graph_;
+  uint32_t version_ = 0;
+  std::string description_;
+  std::vector<ir::SubgraphSummary> subgraphs_;
+  std::optional<Stage> done_;  // the last stage run
+  std::optional<Error> failed_;
+};
+
+}  // namespace lite2onnx

@@ -1,0 +1,103 @@
+// The preflight: every operator that cannot be converted, found before any
+// converter runs, so an error lists all of them at once.
+#include "core/preflight.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/ir/builtins.h"
+#include "core/ops/registry.h"
+#include "core/passes/passes.h"
+
+namespace lite2onnx {
+namespace {
+
+std::string quant_text(const ir::Tensor& t) {
+  const ir::QuantParams& q = *t.quant;
+  std::string s = q.scale.size() == 1 ? "scale " + std::to_string(q.scale[0]) : "per-axis scales";
+  if (q.scale.size() == 1 && !q.zero_point.empty())
+    s += ", zero point " + std::to_string(q.zero_point[0]);
+  return s;
+}
+
+// Why the op's integer kernel cannot be expressed in QDQ, or "".
+std::string quantized_kernel_problem(const ir::Graph& g, const ir::Node& n,
+                                     ops::QuantizedKernel kind) {
+  std::vector<const ir::Tensor*> ins, outs;
+  for (ir::TensorId t : n.inputs)
+    if (g.valid(t) && g.tensor(t).quantized_type) ins.push_back(&g.tensor(t));
+  for (ir::TensorId t : n.outputs)
+    if (g.valid(t) && g.tensor(t).quantized_type) outs.push_back(&g.tensor(t));
+  if (kind == ops::QuantizedKernel::kNoQuantized && !(ins.empty() && outs.empty()))
+    return "TFLite's kernel reads the raw integers of quantized tensor '" +
+           (ins.empty() ? outs[0] : ins[0])->name +
+           "', ignoring its quantization, which QuantizeLinear/DequantizeLinear cannot express";
+  if (kind == ops::QuantizedKernel::kSameScale)
+    for (const ir::Tensor* o : outs)
+      for (const ir::Tensor* i : ins)
+        if (!passes::same_quantization(*i, *o))
+          return "input '" + i->name + "' (" + quant_text(*i) + ") and output '" + o->name + "' (" +
+                 quant_text(*o) +
+                 ") differ in quantization, but TFLite's kernel copies the integers unchanged";
+  return "";
+}
+
+// Why a node cannot be converted, or "" if it can.
+std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
+  const ops::OpEntry& e = ops::lookup(n.builtin);
+  if (n.builtin == ir::builtin::kCustom) return "custom operator";
+  if (!e.supported()) return "";
+  for (auto list : {&n.inputs, &n.outputs}) {
+    for (ir::TensorId t : *list) {
+      if (!g.valid(t)) continue;
+      const ir::Tensor& x = g.tensor(t);
+      if (x.quant && x.dtype == ir::DataType::kInt16)
+        return "int16 quantized tensor '" + x.name +
+               "' (16x8 quantization): ONNX QuantizeLinear/DequantizeLinear take int16 only "
+               "from opset 21, and lite2onnx emits opsets 13..17";
+      if (!ir::onnx_representable(x.dtype) || x.dtype == ir::DataType::kString)
+        return "tensor '" + x.name + "' has type " + ir::to_string(x.dtype);
+      if (!x.has_rank) return "tensor '" + x.name + "' has unknown rank";
+    }
+  }
+  if (n.outputs.empty()) return "operator has no outputs";
+  for (ir::TensorId t : n.inputs)
+    if (g.valid(t) && g.tensor(t).is_variable) return "stateful operator (variable tensors)";
+  if (auto r = quantized_kernel_problem(g, n, e.quantized); !r.empty()) return r;
+  return e.check ? e.check(g, n) : "";
+}
+
+}  // namespace
+
+std::vector<UnsupportedOp> preflight(const ir::Graph& g) {
+  std::vector<UnsupportedOp> out;
+  for (const ir::Node& n : g.nodes()) {
+    std::string reason = unsupported_reason(g, n);
+    if (!ops::lookup(n.builtin).supported() || !reason.empty())
+      out.push_back({n.source_op, n.op, reason});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const UnsupportedOp& a, const UnsupportedOp& b) { return a.op_index < b.op_index; });
+  return out;
+}
+
+std::string unsupported_message(const std::vector<UnsupportedOp>& ops) {
+  std::map<std::string, int> by_name;
+  for (const auto& u : ops) ++by_name[u.op];
+  std::string msg = std::to_string(ops.size()) + " operator" + (ops.size() == 1 ? "" : "s") +
+                    " cannot be converted:";
+  bool first = true;
+  for (const auto& [name, count] : by_name) {
+    msg += (first ? " " : ", ") + name + (count > 1 ? " x" + std::to_string(count) : "");
+    first = false;
+  }
+  for (const auto& u : ops)
+    if (!u.reason.empty()) {
+      msg +=
+          " (first reason: op " + std::to_string(u.op_index) + " " + u.op + ": " + u.reason + ")";
+      break;
+    }
+  return msg;
+}
+
+}  // namespace lite2onnx

@@ -1,0 +1,21 @@
+// The preflight: every operator the conversion cannot handle, with the reason,
+// found before any op converter runs (after quantization planning, which
+// decides what the quantized ops are).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/ir/graph.h"
+#include "core/status.h"
+
+namespace lite2onnx {
+
+// Every unsupported operator of the graph, by op index.
+std::vector<UnsupportedOp> preflight(const ir::Graph& g);
+
+// One line for an error: "3 operators cannot be converted: A x2, B (first
+// reason: ...)".
+std::string unsupported_message(const std::vector<UnsupportedOp>& ops);
+
+}  // namespace lite2onnx
