@@ -91,6 +91,16 @@ export function f16Bits(value) {
   return sign | half;
 }
 
+// The float16 nearest to `value` (as a number).
+export function roundF16(value) {
+  const h = f16Bits(value);
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >>> 10) & 0x1f;
+  const mant = h & 0x3ff;
+  if (exp === 0x1f) return mant ? NaN : sign * Infinity;
+  return sign * (exp ? (1 + mant / 1024) * 2 ** (exp - 15) : (mant / 1024) * 2 ** -14);
+}
+
 // Bytes per element of the tensor types the encoder writes.
 export const TYPE_SIZE = {
   FLOAT32: 4, FLOAT16: 2, FLOAT64: 8, INT8: 1, UINT8: 1, INT16: 2, UINT16: 2, INT32: 4, UINT32: 4,
@@ -126,8 +136,8 @@ export function le(type, values) {
 //
 // flexbuffer(value) encodes a JS value the way flexbuffers::Builder lays it out:
 // objects are maps (keys sorted), arrays untyped vectors, strings strings,
-// booleans bools, null null, integers INT and other numbers FLOAT (64-bit unless
-// the value is exact in float32). flex.int / flex.uint / flex.float force a type;
+// booleans bools, null null, safe integers INT and other numbers FLOAT (64-bit
+// unless the value is exact in float32). flex.int / flex.uint / flex.float force a type;
 // flex.blob(bytes) is a blob. Every value gets the narrowest width that holds it.
 
 const FBT = {
@@ -189,7 +199,7 @@ class FlexWriter {
     if (typeof v === 'boolean') return { type: FBT.BOOL, width: 0, value: v ? 1 : 0, inline: true };
     if (typeof v === 'bigint') return { type: FBT.INT, width: widthI(v), value: v, inline: true };
     if (typeof v === 'number') {
-      if (Number.isInteger(v)) return { type: FBT.INT, width: widthI(v), value: v, inline: true };
+      if (Number.isSafeInteger(v)) return { type: FBT.INT, width: widthI(v), value: v, inline: true };
       return { type: FBT.FLOAT, width: widthF(v), value: v, inline: true };
     }
     if (typeof v === 'string') return this.blob(FBT.STRING, [...new TextEncoder().encode(v)], 1);
@@ -380,6 +390,7 @@ export class Graph {
     this.ops = [];
     this.inputs = [];
     this.outputs = [];
+    this.constants = {}; // tensor -> the values constant() encoded
   }
 
   shape(t) { return this.tensors[t].shape; }
@@ -408,7 +419,9 @@ export class Graph {
   // A constant: `values` encoded as `type` (le), in a buffer of its own.
   constant(name, shape, type, values) {
     if (values.length !== count(shape)) throw new Error(`${this.model.name}: ${name}: ${values.length} values for ${shape}`);
-    return this.constantBytes(name, shape, type, le(type, values));
+    const t = this.constantBytes(name, shape, type, le(type, values));
+    this.constants[t] = [...values];
+    return t;
   }
 
   f32(name, shape, values) { return this.constant(name, shape, 'FLOAT32', values); }
