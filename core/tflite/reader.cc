@@ -130,6 +130,11 @@ Result<ir::Tensor> read_tensor(const tflite::Tensor* t, size_t index,
   if (esize && static_cast<uint64_t>(*count) > std::numeric_limits<uint64_t>::max() / esize)
     return invalid(tensor_label(t, index) + ": byte size overflows");
 
+  // A sparse tensor's buffer holds only the values its SparsityParameters
+  // place: it is not dense data (DENSIFY or a sparse-aware kernel reads it).
+  if (t->sparsity())
+    return make_error(ErrorCode::kUnsupported,
+                      tensor_label(t, index) + ": sparse tensor (TFLite SparsityParameters)");
   uint32_t buffer = t->buffer();
   if (buffer >= buffers.size() && !(buffer == 0 && buffers.empty()))
     return invalid(tensor_label(t, index) + ": buffer index " + std::to_string(buffer) +

@@ -9,217 +9,23 @@
 //   flatc -b -o OUTDIR core/tflite/schema.fbs tests/models/json/NAME.json
 // into NAME.tflite. Output is deterministic: weights come from a seeded PRNG
 // whose seed is derived from the model name, so adding a model changes no
-// other file. Node >= 18, no dependencies.
+// other file. The builder is lib/model.mjs. Node >= 18, no dependencies.
 
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bcast, count, formatWrapped, writeModels } from './lib/model.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const JSON_DIR = join(HERE, 'json');
 const SPECS_FILE = join(HERE, 'specs.json');
 
 // ---------------------------------------------------------------------------
-// Numbers and bytes
-
-// mulberry32: a tiny 32-bit PRNG, good enough for test weights.
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-// FNV-1a hash of a string, used to seed each model's PRNG from its name.
-function hashString(s) {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
-}
+// Op helpers: each adds one operator and its output tensor, computing the
+// output shape the way TFLite does, and returns the output tensor index.
 
 // Name prefix for an op's parameter tensors: the op's output name, or the op
 // kind when the output is just called 'output'.
 const scope = (name, kind) => (name === 'output' ? kind : name);
-
-const numElements = (shape) => shape.reduce((a, b) => a * b, 1);
-
-function bytesOf(typedArray) {
-  // Typed arrays are little-endian on every platform Node runs on; make it
-  // explicit anyway by going through a DataView.
-  const n = typedArray.length;
-  const size = typedArray.BYTES_PER_ELEMENT;
-  const out = new Uint8Array(n * size);
-  const view = new DataView(out.buffer);
-  for (let i = 0; i < n; i++) {
-    const v = typedArray[i];
-    if (typedArray instanceof Float32Array) view.setFloat32(i * 4, v, true);
-    else if (typedArray instanceof Int32Array) view.setInt32(i * 4, v, true);
-    else if (typedArray instanceof BigInt64Array) view.setBigInt64(i * 8, v, true);
-    else if (typedArray instanceof Uint16Array) view.setUint16(i * 2, v, true);
-    else if (typedArray instanceof Uint8Array) view.setUint8(i, v);
-    else throw new Error('unsupported typed array');
-  }
-  return Array.from(out);
-}
-
-// IEEE 754 binary32 -> binary16 bits, round to nearest even.
-function f32ToF16Bits(value) {
-  const f = new Float32Array([value]);
-  const x = new Uint32Array(f.buffer)[0];
-  const sign = (x >>> 16) & 0x8000;
-  const exp = (x >>> 23) & 0xff;
-  let mant = x & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0); // inf / nan
-  const e = exp - 127 + 15;
-  if (e >= 0x1f) return sign | 0x7c00; // overflow -> inf
-  if (e <= 0) {
-    // subnormal half (or zero)
-    if (e < -10) return sign;
-    mant |= 0x800000;
-    const shift = 14 - e;
-    let half = mant >>> shift;
-    const rem = mant & ((1 << shift) - 1);
-    const mid = 1 << (shift - 1);
-    if (rem > mid || (rem === mid && (half & 1))) half++;
-    return sign | half;
-  }
-  let half = (e << 10) | (mant >>> 13);
-  const rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem === 0x1000 && (half & 1))) half++; // may carry into exp
-  return sign | half;
-}
-
-// ---------------------------------------------------------------------------
-// Model builder
-
-const OP_CODES = {
-  ADD: 0, AVERAGE_POOL_2D: 1, CONCATENATION: 2, CONV_2D: 3, DEPTHWISE_CONV_2D: 4,
-  DEQUANTIZE: 6, FULLY_CONNECTED: 9, LOGISTIC: 14, MAX_POOL_2D: 17, MUL: 18,
-  RELU: 19, RELU_N1_TO_1: 20, RELU6: 21, RESHAPE: 22, RESIZE_BILINEAR: 23,
-  SOFTMAX: 25, TANH: 28, PAD: 34, TRANSPOSE: 39, MEAN: 40, SUB: 41, DIV: 42,
-  SQUEEZE: 43, STRIDED_SLICE: 45, SPLIT: 49, PRELU: 54, PADV2: 60,
-  TRANSPOSE_CONV: 67, SQRT: 75, RSQRT: 76, POW: 78, RESIZE_NEAREST_NEIGHBOR: 97,
-  LEAKY_RELU: 98, SQUARED_DIFFERENCE: 99, MIRROR_PAD: 100, ABS: 101,
-  SPLIT_V: 102, HARD_SWISH: 117,
-};
-
-class Graph {
-  constructor(name, description) {
-    this.name = name;
-    this.description = description;
-    this.rand = mulberry32(hashString(name));
-    this.tensors = [];
-    this.buffers = [{}]; // buffer 0: the empty buffer, by TFLite convention
-    this.opcodes = [];
-    this.operators = [];
-    this.inputs = [];
-    this.outputs = [];
-    this.ranges = {}; // input tensor name -> [lo, hi], for specs.json
-  }
-
-  shape(t) { return this.tensors[t].shape; }
-  type(t) { return this.tensors[t].type; }
-
-  // An activation tensor (no data): buffer 0.
-  tensor(name, shape, type = 'FLOAT32') {
-    if (this.tensors.some((t) => t.name === name)) throw new Error(`${this.name}: duplicate tensor ${name}`);
-    this.tensors.push({ shape: [...shape], type, buffer: 0, name });
-    return this.tensors.length - 1;
-  }
-
-  input(name, shape, type = 'FLOAT32', range = undefined) {
-    const t = this.tensor(name, shape, type);
-    this.inputs.push(t);
-    if (range) this.ranges[name] = range;
-    return t;
-  }
-
-  output(...ts) { this.outputs.push(...ts); }
-
-  constant(name, shape, type, bytes) {
-    this.buffers.push({ data: bytes });
-    const t = this.tensor(name, shape, type);
-    this.tensors[t].buffer = this.buffers.length - 1;
-    return t;
-  }
-
-  constF32(name, shape, values) {
-    if (values.length !== numElements(shape)) throw new Error(`${this.name}: ${name} has ${values.length} values for shape ${shape}`);
-    return this.constant(name, shape, 'FLOAT32', bytesOf(Float32Array.from(values)));
-  }
-
-  constI32(name, shape, values) {
-    if (values.length !== numElements(shape)) throw new Error(`${this.name}: ${name} has ${values.length} values for shape ${shape}`);
-    return this.constant(name, shape, 'INT32', bytesOf(Int32Array.from(values)));
-  }
-
-  constF16(name, shape, values) {
-    if (values.length !== numElements(shape)) throw new Error(`${this.name}: ${name} has ${values.length} values for shape ${shape}`);
-    return this.constant(name, shape, 'FLOAT16', bytesOf(Uint16Array.from(values.map(f32ToF16Bits))));
-  }
-
-  // Uniform values in [-scale, scale), rounded to 1/1024 so that they print
-  // and compare cleanly (and are exact in float16).
-  randomValues(n, scale) {
-    const out = [];
-    for (let i = 0; i < n; i++) out.push(Math.round((this.rand() * 2 - 1) * scale * 1024) / 1024);
-    return out;
-  }
-
-  randF32(name, shape, scale = 0.5) {
-    return this.constF32(name, shape, this.randomValues(numElements(shape), scale));
-  }
-
-  randI32(name, shape, lo, hi) {
-    const v = [];
-    for (let i = 0; i < numElements(shape); i++) v.push(lo + Math.floor(this.rand() * (hi - lo + 1)));
-    return this.constI32(name, shape, v);
-  }
-
-  op(opName, inputs, outputs, optionsType = undefined, options = undefined) {
-    const code = OP_CODES[opName];
-    if (code === undefined) throw new Error(`unknown op ${opName}`);
-    let index = this.opcodes.findIndex((c) => c.builtin_code === opName);
-    if (index < 0) {
-      this.opcodes.push({ deprecated_builtin_code: code, builtin_code: opName });
-      index = this.opcodes.length - 1;
-    }
-    const op = { opcode_index: index, inputs, outputs };
-    if (optionsType) {
-      op.builtin_options_type = optionsType;
-      op.builtin_options = options || {};
-    }
-    this.operators.push(op);
-  }
-
-  toJSON() {
-    if (!this.inputs.length || !this.outputs.length) throw new Error(`${this.name}: no inputs or outputs`);
-    return {
-      version: 3,
-      description: `lite2onnx test model ${this.name}: ${this.description}`,
-      operator_codes: this.opcodes,
-      subgraphs: [{
-        tensors: this.tensors,
-        inputs: this.inputs,
-        outputs: this.outputs,
-        operators: this.operators,
-        name: 'main',
-      }],
-      buffers: this.buffers,
-    };
-  }
-}
-
-// ---------------------------------------------------------------------------
-// Op helpers: each adds one operator and its output tensor, computing the
-// output shape the way TFLite does, and returns the output tensor index.
 
 // Output size of a windowed op (conv, pool) along one axis.
 function windowOut(size, k, stride, dilation, padding) {
@@ -229,8 +35,8 @@ function windowOut(size, k, stride, dilation, padding) {
 
 function conv2d(g, x, name, { filters, kh, kw, stride = [1, 1], padding = 'SAME', dilation = [1, 1], act = 'NONE', bias = true, weight = undefined }) {
   const [n, h, w, c] = g.shape(x);
-  const wt = weight ?? g.randF32(`${scope(name, 'conv')}/weights`, [filters, kh, kw, c], 1 / Math.sqrt(kh * kw * c));
-  const b = bias ? g.randF32(`${scope(name, 'conv')}/bias`, [filters], 0.1) : -1;
+  const wt = weight ?? g.rand32(`${scope(name, 'conv')}/weights`, [filters, kh, kw, c], 1 / Math.sqrt(kh * kw * c));
+  const b = bias ? g.rand32(`${scope(name, 'conv')}/bias`, [filters], 0.1) : -1;
   const y = g.tensor(name, [n, windowOut(h, kh, stride[0], dilation[0], padding), windowOut(w, kw, stride[1], dilation[1], padding), filters]);
   g.op('CONV_2D', [x, wt, b], [y], 'Conv2DOptions', {
     padding, stride_h: stride[0], stride_w: stride[1],
@@ -242,8 +48,8 @@ function conv2d(g, x, name, { filters, kh, kw, stride = [1, 1], padding = 'SAME'
 
 function depthwise(g, x, name, { kh, kw, multiplier = 1, stride = [1, 1], padding = 'SAME', act = 'NONE' }) {
   const [n, h, w, c] = g.shape(x);
-  const wt = g.randF32(`${scope(name, 'depthwise')}/weights`, [1, kh, kw, c * multiplier], 1 / Math.sqrt(kh * kw));
-  const b = g.randF32(`${scope(name, 'depthwise')}/bias`, [c * multiplier], 0.1);
+  const wt = g.rand32(`${scope(name, 'depthwise')}/weights`, [1, kh, kw, c * multiplier], 1 / Math.sqrt(kh * kw));
+  const b = g.rand32(`${scope(name, 'depthwise')}/bias`, [c * multiplier], 0.1);
   const y = g.tensor(name, [n, windowOut(h, kh, stride[0], 1, padding), windowOut(w, kw, stride[1], 1, padding), c * multiplier]);
   g.op('DEPTHWISE_CONV_2D', [x, wt, b], [y], 'DepthwiseConv2DOptions', {
     padding, stride_h: stride[0], stride_w: stride[1], depth_multiplier: multiplier,
@@ -268,10 +74,10 @@ function transposeConv(g, x, name, { filters, kh, kw, stride, padding, bias = fa
     ? [h * stride[0], w * stride[1]]
     : [(h - 1) * stride[0] + kh, (w - 1) * stride[1] + kw];
   const outShape = [n, ...outHW, filters];
-  const shapeT = g.constI32(`${scope(name, 'transpose_conv')}/output_shape`, [4], outShape);
-  const wt = g.randF32(`${scope(name, 'transpose_conv')}/weights`, [filters, kh, kw, c], 1 / Math.sqrt(kh * kw * c));
+  const shapeT = g.i32(`${scope(name, 'transpose_conv')}/output_shape`, [4], outShape);
+  const wt = g.rand32(`${scope(name, 'transpose_conv')}/weights`, [filters, kh, kw, c], 1 / Math.sqrt(kh * kw * c));
   const inputs = [shapeT, wt, x];
-  if (bias) inputs.push(g.randF32(`${scope(name, 'transpose_conv')}/bias`, [filters], 0.1));
+  if (bias) inputs.push(g.rand32(`${scope(name, 'transpose_conv')}/bias`, [filters], 0.1));
   const y = g.tensor(name, outShape);
   g.op('TRANSPOSE_CONV', inputs, [y], 'TransposeConvOptions', { padding, stride_h: stride[0], stride_w: stride[1] });
   return y;
@@ -280,9 +86,9 @@ function transposeConv(g, x, name, { filters, kh, kw, stride, padding, bias = fa
 function fullyConnected(g, x, name, { units, bias = true, act = 'NONE', keepNumDims = false }) {
   const inShape = g.shape(x);
   const k = inShape[inShape.length - 1];
-  const wt = g.randF32(`${scope(name, 'fc')}/weights`, [units, k], 1 / Math.sqrt(k));
-  const b = bias ? g.randF32(`${scope(name, 'fc')}/bias`, [units], 0.1) : -1;
-  const outShape = keepNumDims ? [...inShape.slice(0, -1), units] : [numElements(inShape) / k, units];
+  const wt = g.rand32(`${scope(name, 'fc')}/weights`, [units, k], 1 / Math.sqrt(k));
+  const b = bias ? g.rand32(`${scope(name, 'fc')}/bias`, [units], 0.1) : -1;
+  const outShape = keepNumDims ? [...inShape.slice(0, -1), units] : [count(inShape) / k, units];
   const y = g.tensor(name, outShape);
   g.op('FULLY_CONNECTED', [x, wt, b], [y], 'FullyConnectedOptions', {
     fused_activation_function: act, keep_num_dims: keepNumDims,
@@ -290,23 +96,10 @@ function fullyConnected(g, x, name, { units, bias = true, act = 'NONE', keepNumD
   return y;
 }
 
-// Broadcast shape of two shapes (numpy rules).
-function broadcastShape(a, b) {
-  const n = Math.max(a.length, b.length);
-  const out = [];
-  for (let i = 0; i < n; i++) {
-    const da = a[a.length - n + i] ?? 1;
-    const db = b[b.length - n + i] ?? 1;
-    if (da !== db && da !== 1 && db !== 1) throw new Error(`cannot broadcast ${a} and ${b}`);
-    out.push(da === 1 ? db : da);
-  }
-  return out;
-}
-
 const BINARY_OPTIONS = { ADD: 'AddOptions', SUB: 'SubOptions', MUL: 'MulOptions', DIV: 'DivOptions' };
 
 function binary(g, opName, a, b, name, act = undefined) {
-  const y = g.tensor(name, broadcastShape(g.shape(a), g.shape(b)), g.type(a));
+  const y = g.tensor(name, bcast(g.shape(a), g.shape(b)), g.type(a));
   const optionsType = BINARY_OPTIONS[opName];
   if (optionsType) g.op(opName, [a, b], [y], optionsType, { fused_activation_function: act ?? 'NONE' });
   else g.op(opName, [a, b], [y]);
@@ -320,12 +113,12 @@ function unary(g, opName, x, name, optionsType = undefined, options = undefined)
 }
 
 function reshape(g, x, name, newShape, { shapeInput = true, option = false } = {}) {
-  const inCount = numElements(g.shape(x));
+  const inCount = count(g.shape(x));
   const known = newShape.filter((d) => d !== -1);
-  const outShape = newShape.map((d) => (d === -1 ? inCount / numElements(known) : d));
-  if (numElements(outShape) !== inCount) throw new Error(`${g.name}: bad reshape to ${newShape}`);
+  const outShape = newShape.map((d) => (d === -1 ? inCount / count(known) : d));
+  if (count(outShape) !== inCount) throw new Error(`${g.name}: bad reshape to ${newShape}`);
   const inputs = [x];
-  if (shapeInput) inputs.push(g.constI32(`${scope(name, 'reshape')}/shape`, [newShape.length], newShape));
+  if (shapeInput) inputs.push(g.i32(`${scope(name, 'reshape')}/shape`, [newShape.length], newShape));
   const y = g.tensor(name, outShape, g.type(x));
   if (option) g.op('RESHAPE', inputs, [y], 'ReshapeOptions', { new_shape: newShape });
   else g.op('RESHAPE', inputs, [y]);
@@ -352,7 +145,7 @@ function mean(g, x, name, axes, keepDims) {
     if (!norm.includes(i)) out.push(d);
     else if (keepDims) out.push(1);
   });
-  const axesT = g.constI32(`${scope(name, 'mean')}/axes`, [axes.length], axes);
+  const axesT = g.i32(`${scope(name, 'mean')}/axes`, [axes.length], axes);
   const y = g.tensor(name, out);
   g.op('MEAN', [x, axesT], [y], 'ReducerOptions', { keep_dims: keepDims });
   return y;
@@ -360,12 +153,12 @@ function mean(g, x, name, axes, keepDims) {
 
 function padOp(g, opName, x, name, paddings, { value = undefined, mode = undefined } = {}) {
   const inShape = g.shape(x);
-  const padT = g.constI32(`${scope(name, 'pad')}/paddings`, [inShape.length, 2], paddings.flat());
+  const padT = g.i32(`${scope(name, 'pad')}/paddings`, [inShape.length, 2], paddings.flat());
   const out = inShape.map((d, i) => d + paddings[i][0] + paddings[i][1]);
   const y = g.tensor(name, out, g.type(x));
   if (opName === 'PAD') g.op('PAD', [x, padT], [y], 'PadOptions', {});
   else if (opName === 'PADV2') {
-    const v = g.constF32(`${scope(name, 'pad')}/constant_value`, [], [value]);
+    const v = g.f32(`${scope(name, 'pad')}/constant_value`, [], [value]);
     g.op('PADV2', [x, padT, v], [y], 'PadV2Options', {});
   } else g.op('MIRROR_PAD', [x, padT], [y], 'MirrorPadOptions', { mode });
   return y;
@@ -373,7 +166,7 @@ function padOp(g, opName, x, name, paddings, { value = undefined, mode = undefin
 
 function transpose(g, x, name, perm) {
   const inShape = g.shape(x);
-  const permT = g.constI32(`${scope(name, 'transpose')}/perm`, [perm.length], perm);
+  const permT = g.i32(`${scope(name, 'transpose')}/perm`, [perm.length], perm);
   const y = g.tensor(name, perm.map((p) => inShape[p]), g.type(x));
   g.op('TRANSPOSE', [x, permT], [y], 'TransposeOptions', {});
   return y;
@@ -381,7 +174,7 @@ function transpose(g, x, name, perm) {
 
 function resize(g, opName, x, name, size, { alignCorners = false, halfPixelCenters = false }) {
   const [n, , , c] = g.shape(x);
-  const sizeT = g.constI32(`${scope(name, 'resize')}/size`, [2], size);
+  const sizeT = g.i32(`${scope(name, 'resize')}/size`, [2], size);
   const y = g.tensor(name, [n, size[0], size[1], c]);
   const optionsType = opName === 'RESIZE_BILINEAR' ? 'ResizeBilinearOptions' : 'ResizeNearestNeighborOptions';
   g.op(opName, [x, sizeT], [y], optionsType, { align_corners: alignCorners, half_pixel_centers: halfPixelCenters });
@@ -395,7 +188,7 @@ function softmax(g, x, name, beta = 1.0) {
 function split(g, x, name, axis, numSplits) {
   const inShape = g.shape(x);
   const ax = axis < 0 ? axis + inShape.length : axis;
-  const axisT = g.constI32(`${scope(name, 'split')}/axis`, [], [axis]);
+  const axisT = g.i32(`${scope(name, 'split')}/axis`, [], [axis]);
   const part = [...inShape];
   part[ax] = inShape[ax] / numSplits;
   const ys = [];
@@ -409,8 +202,8 @@ function splitV(g, x, name, axis, sizes) {
   const ax = axis < 0 ? axis + inShape.length : axis;
   const known = sizes.filter((s) => s !== -1).reduce((a, b) => a + b, 0);
   const resolved = sizes.map((s) => (s === -1 ? inShape[ax] - known : s));
-  const sizesT = g.constI32(`${scope(name, 'split_v')}/size_splits`, [sizes.length], sizes);
-  const axisT = g.constI32(`${scope(name, 'split_v')}/axis`, [], [axis]);
+  const sizesT = g.i32(`${scope(name, 'split_v')}/size_splits`, [sizes.length], sizes);
+  const axisT = g.i32(`${scope(name, 'split_v')}/axis`, [], [axis]);
   const ys = resolved.map((s, i) => {
     const sh = [...inShape];
     sh[ax] = s;
@@ -433,9 +226,9 @@ function squeeze(g, x, name, dims) {
 // checked against the runtime by the verification run).
 function stridedSlice(g, x, name, { begin, end, strides, outShape, masks = {} }) {
   const n = begin.length;
-  const bT = g.constI32(`${scope(name, 'slice')}/begin`, [n], begin);
-  const eT = g.constI32(`${scope(name, 'slice')}/end`, [n], end);
-  const sT = g.constI32(`${scope(name, 'slice')}/strides`, [n], strides);
+  const bT = g.i32(`${scope(name, 'slice')}/begin`, [n], begin);
+  const eT = g.i32(`${scope(name, 'slice')}/end`, [n], end);
+  const sT = g.i32(`${scope(name, 'slice')}/strides`, [n], strides);
   const y = g.tensor(name, outShape, g.type(x));
   g.op('STRIDED_SLICE', [x, bT, eT, sT], [y], 'StridedSliceOptions', {
     begin_mask: masks.begin ?? 0, end_mask: masks.end ?? 0, ellipsis_mask: masks.ellipsis ?? 0,
@@ -503,10 +296,10 @@ def('add_relu', 'ADD of two graph inputs with fused RELU', (g) => {
   g.output(binary(g, 'ADD', g.input('input_a', NHWC), g.input('input_b', NHWC), 'output', 'RELU'));
 });
 def('add_bcast_c', 'ADD of [1,5,7,3] and a constant [3]', (g) => {
-  g.output(binary(g, 'ADD', g.input('input', NHWC), g.randF32('bias', [3]), 'output'));
+  g.output(binary(g, 'ADD', g.input('input', NHWC), g.rand32('bias', [3]), 'output'));
 });
 def('add_bcast_111c', 'ADD of [1,5,7,3] and a constant [1,1,1,3]', (g) => {
-  g.output(binary(g, 'ADD', g.input('input', NHWC), g.randF32('bias', [1, 1, 1, 3]), 'output'));
+  g.output(binary(g, 'ADD', g.input('input', NHWC), g.rand32('bias', [1, 1, 1, 3]), 'output'));
 });
 def('add_bcast_inputs', 'ADD of graph inputs [1,5,7,3] and [7,1] (rank-changing broadcast)', (g) => {
   g.output(binary(g, 'ADD', g.input('input_a', NHWC), g.input('input_b', [7, 1]), 'output'));
@@ -518,7 +311,7 @@ def('sub_relu', 'SUB of two graph inputs with fused RELU', (g) => {
   g.output(binary(g, 'SUB', g.input('input_a', NHWC), g.input('input_b', NHWC), 'output', 'RELU'));
 });
 def('sub_bcast_w', 'SUB of [1,5,7,3] minus a constant [1,1,7,1] (broadcast along W)', (g) => {
-  g.output(binary(g, 'SUB', g.input('input', NHWC), g.randF32('offset', [1, 1, 7, 1]), 'output'));
+  g.output(binary(g, 'SUB', g.input('input', NHWC), g.rand32('offset', [1, 1, 7, 1]), 'output'));
 });
 def('sub_i32', 'SUB of two int32 graph inputs [2,3,4]', (g) => {
   g.output(binary(g, 'SUB', g.input('input_a', [2, 3, 4], 'INT32', I32_RANGE), g.input('input_b', [2, 3, 4], 'INT32', I32_RANGE), 'output'));
@@ -527,7 +320,7 @@ def('mul_relu6', 'MUL of two graph inputs with fused RELU6', (g) => {
   g.output(binary(g, 'MUL', g.input('input_a', NHWC, 'FLOAT32', [-4, 4]), g.input('input_b', NHWC, 'FLOAT32', [-4, 4]), 'output', 'RELU6'));
 });
 def('mul_bcast_hw', 'MUL of [1,5,7,3] and a constant [1,5,7,1] (broadcast along C)', (g) => {
-  g.output(binary(g, 'MUL', g.input('input', NHWC), g.randF32('scale', [1, 5, 7, 1], 2), 'output'));
+  g.output(binary(g, 'MUL', g.input('input', NHWC), g.rand32('scale', [1, 5, 7, 1], 2), 'output'));
 });
 def('mul_i32', 'MUL of an int32 graph input [2,3,4] and an int32 constant [4]', (g) => {
   g.output(binary(g, 'MUL', g.input('input', [2, 3, 4], 'INT32', I32_RANGE), g.randI32('scale', [4], -5, 5), 'output'));
@@ -543,11 +336,11 @@ def('squared_difference', 'SQUARED_DIFFERENCE of two graph inputs [1,5,7,3]', (g
 });
 def('prelu_alpha_11c', 'PRELU on [1,5,7,3] with alpha [1,1,3]', (g) => {
   const x = g.input('input', NHWC);
-  g.output(binary(g, 'PRELU', x, g.constF32('alpha', [1, 1, 3], [0.1, 0.25, 0.5]), 'output'));
+  g.output(binary(g, 'PRELU', x, g.f32('alpha', [1, 1, 3], [0.1, 0.25, 0.5]), 'output'));
 });
 def('prelu_alpha_c', 'PRELU on [1,5,7,3] with alpha [3]', (g) => {
   const x = g.input('input', NHWC);
-  g.output(binary(g, 'PRELU', x, g.constF32('alpha', [3], [0.2, -0.5, 0.75]), 'output'));
+  g.output(binary(g, 'PRELU', x, g.f32('alpha', [3], [0.2, -0.5, 0.75]), 'output'));
 });
 
 // --- Convolutions -----------------------------------------------------------
@@ -593,7 +386,7 @@ for (const act of ['RELU', 'RELU6', 'RELU_N1_TO_1', 'TANH']) {
 // weights are covered by fully_connected_nobias and the transpose_conv_* models.
 def('dequantize_f16_conv', 'float16 constant weights -> DEQUANTIZE -> CONV_2D, [1,7,9,4] -> [1,7,9,6]', (g) => {
   const x = g.input('input', [1, 7, 9, 4]);
-  const w16 = g.constF16('conv/weights_f16', [6, 3, 3, 4], g.randomValues(6 * 3 * 3 * 4, 1 / 6));
+  const w16 = g.f16('conv/weights_f16', [6, 3, 3, 4], g.randomValues(6 * 3 * 3 * 4, 1 / 6));
   const w = g.tensor('conv/weights', [6, 3, 3, 4]);
   g.op('DEQUANTIZE', [w16], [w]);
   g.output(conv2d(g, x, 'output', { filters: 6, kh: 3, kw: 3, weight: w }));
@@ -675,7 +468,7 @@ def('concat_axis_neg1', 'CONCATENATION axis -1 of graph inputs [2,3,4] and [2,3,
 });
 def('concat_rank2_axis1', 'CONCATENATION axis 1 of rank-2 [3,4], a constant [3,2] and [3,6]', (g) => {
   const a = g.input('input_a', [3, 4]);
-  const c = g.randF32('middle', [3, 2]);
+  const c = g.rand32('middle', [3, 2]);
   const b = g.input('input_b', [3, 6]);
   g.output(concat(g, [a, c, b], 'output', 1));
 });
@@ -887,17 +680,6 @@ def('cnn_chain', 'conv -> pad -> max pool, conv s2; concat -> mean -> fully_conn
 
 // --- Shape arithmetic, stacking, gathering, space/depth/batch ---------------
 
-Object.assign(OP_CODES, {
-  DEPTH_TO_SPACE: 5, SPACE_TO_DEPTH: 26, GATHER: 36, BATCH_TO_SPACE_ND: 37, SPACE_TO_BATCH_ND: 38,
-  CAST: 53, MAXIMUM: 55, MINIMUM: 57, EXPAND_DIMS: 70, SHAPE: 77, PACK: 83, UNPACK: 88,
-  FLOOR_DIV: 90, FILL: 94, FLOOR_MOD: 95,
-});
-
-function constI64(g, name, shape, values) {
-  if (values.length !== numElements(shape)) throw new Error(`${g.name}: ${name} has ${values.length} values for shape ${shape}`);
-  return g.constant(name, shape, 'INT64', bytesOf(BigInt64Array.from(values.map(BigInt))));
-}
-
 function shapeOp(g, x, name, outType = 'INT32') {
   const y = g.tensor(name, [g.shape(x).length], outType);
   g.op('SHAPE', [x], [y], 'ShapeOptions', { out_type: outType });
@@ -938,7 +720,7 @@ function expandDims(g, x, name, axis) {
   const ax = axis < 0 ? axis + inShape.length + 1 : axis;
   const out = [...inShape];
   out.splice(ax, 0, 1);
-  const axisT = g.constI32(`${scope(name, 'expand_dims')}/axis`, [], [axis]);
+  const axisT = g.i32(`${scope(name, 'expand_dims')}/axis`, [], [axis]);
   const y = g.tensor(name, out, g.type(x));
   g.op('EXPAND_DIMS', [x, axisT], [y], 'ExpandDimsOptions', {});
   return y;
@@ -963,8 +745,8 @@ function spaceToDepth(g, opName, x, name, block) {
 // paddings / crops: a constant [[top, bottom], [left, right]], or a tensor.
 function spaceToBatch(g, x, name, block, paddings, outShape = undefined) {
   const [n, h, w, c] = g.shape(x);
-  const blockT = g.constI32(`${scope(name, 'space_to_batch')}/block_shape`, [2], block);
-  const padT = Array.isArray(paddings) ? g.constI32(`${scope(name, 'space_to_batch')}/paddings`, [2, 2], paddings.flat()) : paddings;
+  const blockT = g.i32(`${scope(name, 'space_to_batch')}/block_shape`, [2], block);
+  const padT = Array.isArray(paddings) ? g.i32(`${scope(name, 'space_to_batch')}/paddings`, [2, 2], paddings.flat()) : paddings;
   const pads = Array.isArray(paddings) ? paddings : [[0, 0], [0, 0]];
   const out = outShape ?? [n * block[0] * block[1], (h + pads[0][0] + pads[0][1]) / block[0], (w + pads[1][0] + pads[1][1]) / block[1], c];
   const y = g.tensor(name, out, g.type(x));
@@ -974,8 +756,8 @@ function spaceToBatch(g, x, name, block, paddings, outShape = undefined) {
 
 function batchToSpace(g, x, name, block, crops, outShape = undefined) {
   const [n, h, w, c] = g.shape(x);
-  const blockT = g.constI32(`${scope(name, 'batch_to_space')}/block_shape`, [2], block);
-  const cropT = Array.isArray(crops) ? g.constI32(`${scope(name, 'batch_to_space')}/crops`, [2, 2], crops.flat()) : crops;
+  const blockT = g.i32(`${scope(name, 'batch_to_space')}/block_shape`, [2], block);
+  const cropT = Array.isArray(crops) ? g.i32(`${scope(name, 'batch_to_space')}/crops`, [2, 2], crops.flat()) : crops;
   const cr = Array.isArray(crops) ? crops : [[0, 0], [0, 0]];
   const out = outShape ?? [n / (block[0] * block[1]), h * block[0] - cr[0][0] - cr[0][1], w * block[1] - cr[1][0] - cr[1][1], c];
   const y = g.tensor(name, out, g.type(x));
@@ -1048,7 +830,7 @@ def('pack_after_conv', 'two CONV_2D [1,5,7,3] -> [1,5,7,4] -> PACK axis 1 -> [1,
 });
 def('pack_after_conv_axis4', 'CONV_2D -> [1,5,7,4] and a constant -> PACK axis 4 -> [1,5,7,4,2]', (g) => {
   const c = conv2d(g, g.input('input', NHWC), 'conv', { filters: 4, kh: 3, kw: 3 });
-  g.output(pack(g, [c, g.randF32('pack/values', [1, 5, 7, 4])], 'output', 4));
+  g.output(pack(g, [c, g.rand32('pack/values', [1, 5, 7, 4])], 'output', 4));
 });
 def('unpack_axis1', 'UNPACK axis 1 of [2,3,4] -> 3 x [2,4]', (g) => {
   g.output(...unpack(g, g.input('input', [2, 3, 4]), 'output', 1));
@@ -1065,25 +847,25 @@ def('unpack_after_conv_channels', 'CONV_2D [1,5,7,3] -> [1,5,7,2] -> UNPACK axis
 // --- GATHER
 
 def('gather_axis1', 'GATHER axis 1 of [3,7,4] with constant indices [5] -> [3,5,4]', (g) => {
-  g.output(gather(g, g.input('input', [3, 7, 4]), g.constI32('gather/indices', [5], [6, 0, 3, 3, 1]), 'output', 1));
+  g.output(gather(g, g.input('input', [3, 7, 4]), g.i32('gather/indices', [5], [6, 0, 3, 3, 1]), 'output', 1));
 });
 def('gather_indices_2d', 'GATHER axis -1 of [5,8] with constant int64 indices [2,3] -> [5,2,3]', (g) => {
-  g.output(gather(g, g.input('input', [5, 8]), constI64(g, 'gather/indices', [2, 3], [7, 0, 2, 2, 5, 1]), 'output', -1));
+  g.output(gather(g, g.input('input', [5, 8]), g.i64('gather/indices', [2, 3], [7, 0, 2, 2, 5, 1]), 'output', -1));
 });
 def('gather_embedding', 'GATHER axis 0 of a constant table [10,6] with int32 index input [2,3] -> [2,3,6]', (g) => {
-  g.output(gather(g, g.randF32('embedding', [10, 6]), g.input('input', [2, 3], 'INT32'), 'output', 0));
+  g.output(gather(g, g.rand32('embedding', [10, 6]), g.input('input', [2, 3], 'INT32'), 'output', 0));
 });
 def('gather_after_conv', 'CONV_2D [1,5,7,3] -> [1,5,7,6] -> GATHER axis 3 (channels) indices [4] -> [1,5,7,4]', (g) => {
   const c = conv2d(g, g.input('input', NHWC), 'conv', { filters: 6, kh: 3, kw: 3 });
-  g.output(gather(g, c, g.constI32('gather/indices', [4], [5, 1, 1, 3]), 'output', 3));
+  g.output(gather(g, c, g.i32('gather/indices', [4], [5, 1, 1, 3]), 'output', 3));
 });
 def('gather_scalar_after_conv', 'CONV_2D [1,5,7,3] -> [1,5,7,4] -> GATHER axis 1 (H) scalar index 3 -> [1,7,4]', (g) => {
   const c = conv2d(g, g.input('input', NHWC), 'conv', { filters: 4, kh: 3, kw: 3 });
-  g.output(gather(g, c, g.constI32('gather/index', [], [3]), 'output', 1));
+  g.output(gather(g, c, g.i32('gather/index', [], [3]), 'output', 1));
 });
 def('gather_2d_after_conv', 'CONV_2D [1,5,7,3] -> [1,5,7,4] -> GATHER axis 2 (W) indices [2,3] -> [1,5,2,3,4]', (g) => {
   const c = conv2d(g, g.input('input', NHWC), 'conv', { filters: 4, kh: 3, kw: 3 });
-  g.output(gather(g, c, g.constI32('gather/indices', [2, 3], [6, 0, 2, 2, 5, 1]), 'output', 2));
+  g.output(gather(g, c, g.i32('gather/indices', [2, 3], [6, 0, 2, 2, 5, 1]), 'output', 2));
 });
 
 // --- EXPAND_DIMS
@@ -1106,13 +888,13 @@ def('expand_dims_after_conv_axis0', 'CONV_2D [1,5,7,3] -> [1,5,7,4] -> EXPAND_DI
 // --- FILL
 
 def('fill', 'FILL constant dims [2,3,4] with a scalar float graph input', (g) => {
-  g.output(fill(g, g.constI32('fill/dims', [3], [2, 3, 4]), g.input('input', []), 'output', [2, 3, 4]));
+  g.output(fill(g, g.i32('fill/dims', [3], [2, 3, 4]), g.input('input', []), 'output', [2, 3, 4]));
 });
 def('fill_i32', 'FILL constant int64 dims [4,5] with a scalar int32 graph input', (g) => {
-  g.output(fill(g, constI64(g, 'fill/dims', [2], [4, 5]), g.input('input', [], 'INT32'), 'output', [4, 5]));
+  g.output(fill(g, g.i64('fill/dims', [2], [4, 5]), g.input('input', [], 'INT32'), 'output', [4, 5]));
 });
 def('fill_const_add', 'ADD of [1,5,7,3] and FILL([1,1,7,1], 0.75) (constant inputs: folded)', (g) => {
-  const f = fill(g, g.constI32('fill/dims', [4], [1, 1, 7, 1]), g.constF32('fill/value', [], [0.75]), 'fill', [1, 1, 7, 1]);
+  const f = fill(g, g.i32('fill/dims', [4], [1, 1, 7, 1]), g.f32('fill/value', [], [0.75]), 'fill', [1, 1, 7, 1]);
   g.output(binary(g, 'ADD', g.input('input', NHWC), f, 'output'));
 });
 
@@ -1122,14 +904,14 @@ def('floor_mod', 'FLOOR_MOD of two float graph inputs [2,3,4], divisor in [0.5, 
   g.output(binary(g, 'FLOOR_MOD', g.input('input_a', [2, 3, 4], 'FLOAT32', [-10, 10]), g.input('input_b', [2, 3, 4], 'FLOAT32', [0.5, 3]), 'output'));
 });
 def('floor_mod_signs', 'FLOOR_MOD of float [2,3,4] by a constant [4] of mixed signs', (g) => {
-  g.output(binary(g, 'FLOOR_MOD', g.input('input', [2, 3, 4], 'FLOAT32', [-10, 10]), g.constF32('divisor', [4], [1.5, -2.25, 3, -0.75]), 'output'));
+  g.output(binary(g, 'FLOOR_MOD', g.input('input', [2, 3, 4], 'FLOAT32', [-10, 10]), g.f32('divisor', [4], [1.5, -2.25, 3, -0.75]), 'output'));
 });
 def('floor_mod_i32', 'FLOOR_MOD of int32 [2,3,4] by an int32 constant [4] of mixed signs', (g) => {
-  g.output(binary(g, 'FLOOR_MOD', g.input('input', [2, 3, 4], 'INT32', [-50, 50]), g.constI32('divisor', [4], [3, -4, 5, -7]), 'output'));
+  g.output(binary(g, 'FLOOR_MOD', g.input('input', [2, 3, 4], 'INT32', [-50, 50]), g.i32('divisor', [4], [3, -4, 5, -7]), 'output'));
 });
 def('floor_mod_after_conv', 'CONV_2D [1,5,7,3] -> [1,5,7,4] -> FLOOR_MOD by a constant [4]', (g) => {
   const c = conv2d(g, g.input('input', NHWC, 'FLOAT32', [-4, 4]), 'conv', { filters: 4, kh: 3, kw: 3 });
-  g.output(binary(g, 'FLOOR_MOD', c, g.constF32('divisor', [4], [0.25, -0.5, 0.75, -0.375]), 'output'));
+  g.output(binary(g, 'FLOOR_MOD', c, g.f32('divisor', [4], [0.25, -0.5, 0.75, -0.375]), 'output'));
 });
 
 // --- SPACE_TO_DEPTH / DEPTH_TO_SPACE
@@ -1192,15 +974,15 @@ function atrousConvShapeChain(g, x, name, { filters, k, rate, dynamic }) {
   const end = base.map((t, i) => t - start[i]);
   const shape = shapeOp(g, x, `${name}/shape`);
   const hw = stridedSlice(g, shape, `${name}/input_hw`, { begin: [1], end: [3], strides: [1], outShape: [2] });
-  const full = binary(g, 'ADD', hw, g.constI32(`${name}/base_paddings_sum`, [2], base), `${name}/full`);
-  const blockT = g.constI32(`${name}/block`, [2], rate);
+  const full = binary(g, 'ADD', hw, g.i32(`${name}/base_paddings_sum`, [2], base), `${name}/full`);
+  const blockT = g.i32(`${name}/block`, [2], rate);
   const mod = binary(g, 'FLOOR_MOD', full, blockT, `${name}/mod`);
   const sub = binary(g, 'SUB', blockT, mod, `${name}/sub`);
   const extra = binary(g, 'FLOOR_MOD', sub, blockT, `${name}/extra`);
-  const padEnd = binary(g, 'ADD', extra, g.constI32(`${name}/base_end`, [2], end), `${name}/pad_end`);
+  const padEnd = binary(g, 'ADD', extra, g.i32(`${name}/base_end`, [2], end), `${name}/pad_end`);
   const elem = (t, i, label) => stridedSlice(g, t, `${name}/${label}`, { begin: [i], end: [i + 1], strides: [1], masks: { shrink: 1 }, outShape: [] });
-  const zero = g.constI32(`${name}/zero`, [], [0]);
-  const rows = [0, 1].map((i) => pack(g, [g.constI32(`${name}/start_${i}`, [], [start[i]]), elem(padEnd, i, `pad_end_${i}`)], `${name}/paddings_${i}`, 0));
+  const zero = g.i32(`${name}/zero`, [], [0]);
+  const rows = [0, 1].map((i) => pack(g, [g.i32(`${name}/start_${i}`, [], [start[i]]), elem(padEnd, i, `pad_end_${i}`)], `${name}/paddings_${i}`, 0));
   const paddings = pack(g, rows, `${name}/paddings`, 0);
   const cropRows = [0, 1].map((i) => pack(g, [zero, elem(extra, i, `extra_${i}`)], `${name}/crops_${i}`, 0));
   const crops = pack(g, cropRows, `${name}/crops`, 0);
@@ -1242,89 +1024,29 @@ def('fold_shape_reshape', 'SHAPE -> STRIDED_SLICE (shrink) x3 -> MUL -> PACK -> 
 def('fold_shape_after_conv', 'CONV_2D -> [1,5,7,4]; SHAPE -> GATHER [0,3] -> UNPACK -> EXPAND_DIMS -> CONCATENATION with -1 -> RESHAPE [1,-1,4] -> [1,35,4] -> RELU', (g) => {
   const c = conv2d(g, g.input('input', NHWC), 'conv', { filters: 4, kh: 3, kw: 3 });
   const s = shapeOp(g, c, 'shape');
-  const nc = gather(g, s, g.constI32('shape/indices', [2], [0, 3]), 'batch_channels', 0);
+  const nc = gather(g, s, g.i32('shape/indices', [2], [0, 3]), 'batch_channels', 0);
   const parts = unpack(g, nc, 'part', 0);
-  const middle = g.constI32('middle', [1], [-1]);
+  const middle = g.i32('middle', [1], [-1]);
   const target = concat(g, [expandDims(g, parts[0], 'batch', 0), middle, expandDims(g, parts[1], 'channels', 0)], 'target_shape', 0);
   const y = g.tensor('reshaped', [1, 35, 4]);
   g.op('RESHAPE', [c, target], [y]);
   g.output(unary(g, 'RELU', y, 'output'));
 });
 def('fold_int_arith', 'FLOOR_DIV, FLOOR_MOD, MAXIMUM, MINIMUM, SUB, CAST of constants -> FILL dims [4,3,5] -> ADD to [4,3,5] (all folded)', (g) => {
-  const a = g.constI32('a', [3], [17, -9, 23]);
-  const b = g.constI32('b', [3], [4, -4, 5]);
+  const a = g.i32('a', [3], [17, -9, 23]);
+  const b = g.i32('b', [3], [4, -4, 5]);
   const q = binary(g, 'FLOOR_DIV', a, b, 'quotient');           // [4, 2, 4]
   const r = binary(g, 'FLOOR_MOD', a, b, 'remainder');          // [1, -1, 3]
   const hi = binary(g, 'MAXIMUM', q, r, 'maximum');              // [4, 2, 4]
-  const lo = binary(g, 'MINIMUM', hi, g.constI32('cap', [3], [9, 3, 5]), 'minimum');  // [4, 2, 4]
-  const d = binary(g, 'SUB', lo, g.constI32('offset', [3], [0, -1, -1]), 'dims32');  // [4, 3, 5]
+  const lo = binary(g, 'MINIMUM', hi, g.i32('cap', [3], [9, 3, 5]), 'minimum');  // [4, 2, 4]
+  const d = binary(g, 'SUB', lo, g.i32('offset', [3], [0, -1, -1]), 'dims32');  // [4, 3, 5]
   const d64 = g.tensor('dims', [3], 'INT64');
   g.op('CAST', [d], [d64], 'CastOptions', { in_data_type: 'INT32', out_data_type: 'INT64' });
-  const f = fill(g, d64, g.constF32('fill/value', [], [0.5]), 'fill', [4, 3, 5]);
+  const f = fill(g, d64, g.f32('fill/value', [], [0.5]), 'fill', [4, 3, 5]);
   const x = g.input('input', [4, 3, 5]);
   g.output(binary(g, 'ADD', x, f, 'output'));
 });
 
 // ---------------------------------------------------------------------------
-// JSON output: compact and stable. Arrays of plain values are written inline
-// (wrapped), everything else one entry per line.
 
-function format(value, indent = '') {
-  const inner = indent + '  ';
-  if (Array.isArray(value)) {
-    if (value.length === 0) return '[]';
-    if (value.every((v) => v === null || typeof v !== 'object')) {
-      const items = value.map((v) => JSON.stringify(v));
-      const oneLine = `[${items.join(', ')}]`;
-      if (oneLine.length + indent.length <= 100) return oneLine;
-      const lines = [];
-      let line = '';
-      for (const item of items) {
-        if (line && inner.length + line.length + item.length + 2 > 100) {
-          lines.push(line);
-          line = '';
-        }
-        line += (line ? ', ' : '') + item;
-      }
-      lines.push(line);
-      return `[\n${lines.map((l) => inner + l).join(',\n')}\n${indent}]`;
-    }
-    return `[\n${value.map((v) => inner + format(v, inner)).join(',\n')}\n${indent}]`;
-  }
-  if (value !== null && typeof value === 'object') {
-    const keys = Object.keys(value).filter((k) => value[k] !== undefined);
-    if (keys.length === 0) return '{}';
-    const simple = keys.every((k) => value[k] === null || typeof value[k] !== 'object' || (Array.isArray(value[k]) && value[k].length <= 6 && value[k].every((v) => typeof v !== 'object')));
-    if (simple) {
-      const oneLine = `{ ${keys.map((k) => `${JSON.stringify(k)}: ${format(value[k], inner)}`).join(', ')} }`;
-      if (oneLine.length + indent.length <= 100) return oneLine;
-    }
-    return `{\n${keys.map((k) => `${inner}${JSON.stringify(k)}: ${format(value[k], inner)}`).join(',\n')}\n${indent}}`;
-  }
-  return JSON.stringify(value);
-}
-
-// Model name prefixes of the other generators (make_models_<prefix>.mjs); their
-// files are theirs to rewrite.
-const OTHER_GENERATORS = ['math_', 'reduce_', 'data_', 'extra_'];
-
-function main() {
-  mkdirSync(JSON_DIR, { recursive: true });
-  for (const f of readdirSync(JSON_DIR))
-    if (f.endsWith('.json') && !OTHER_GENERATORS.some((p) => f.startsWith(p))) rmSync(join(JSON_DIR, f));
-  const specs = {};
-  for (const { name, description, build } of MODELS) {
-    const g = new Graph(name, description);
-    build(g);
-    writeFileSync(join(JSON_DIR, `${name}.json`), format(g.toJSON()) + '\n');
-    if (Object.keys(g.ranges).length) {
-      const inputs = {};
-      for (const [tensor, range] of Object.entries(g.ranges)) inputs[tensor] = { range };
-      specs[`${name}.tflite`] = { inputs };
-    }
-  }
-  writeFileSync(SPECS_FILE, JSON.stringify(specs, null, 2) + '\n');
-  console.log(`wrote ${MODELS.length} models to ${JSON_DIR} and ${Object.keys(specs).length} specs to ${SPECS_FILE}`);
-}
-
-main();
+writeModels({ dir: JSON_DIR, prefix: '', models: MODELS, specsFile: SPECS_FILE, style: formatWrapped });

@@ -6,137 +6,22 @@
 //
 //   node tests/models/make_models_data.mjs      # from the repository root
 //
-// Standalone (no dependencies, Node >= 18), same JSON format and seeding as
-// make_models.mjs: weights come from mulberry32 seeded with the FNV-1a hash of
-// the model name. It only touches data_*.json files and specs_data.json.
+// Built with lib/model.mjs (Node >= 18, no dependencies): weights come from a
+// PRNG seeded by the model name. It only touches data_*.json files and
+// specs_data.json.
 
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { conv3x3 as conv, formatFlat, writeModels } from './lib/model.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const JSON_DIR = join(HERE, 'json');
 const SPECS_FILE = join(HERE, 'specs_data.json');
 
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function fnv1a(s) {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
-}
-
-const count = (shape) => shape.reduce((a, b) => a * b, 1);
-
-function le(values, type) {
-  const size = type === 'FLOAT32' || type === 'INT32' ? 4 : 8;
-  const view = new DataView(new ArrayBuffer(values.length * size));
-  values.forEach((v, i) => {
-    if (type === 'FLOAT32') view.setFloat32(i * 4, v, true);
-    else if (type === 'INT32') view.setInt32(i * 4, v, true);
-    else view.setBigInt64(i * 8, BigInt(v), true);
-  });
-  return Array.from(new Uint8Array(view.buffer));
-}
-
-// Builtin codes above 126 are stored as 127 (PLACEHOLDER_FOR_GREATER_OP_CODES)
-// in the deprecated field.
-const CODES = {
-  ADD: 0, CONV_2D: 3, SLICE: 65, TILE: 69, RANGE: 96, REVERSE_V2: 105, GATHER_ND: 107,
-  WHERE: 109, BATCH_MATMUL: 126, BROADCAST_TO: 130,
-};
-
 // TFLite registers BROADCAST_TO from version 2 (version 1 was the Flex op).
-const MIN_VERSION = { BROADCAST_TO: 2 };
-
-class Model {
-  constructor(name, description) {
-    Object.assign(this, { name, description, tensors: [], buffers: [{}], codes: [], ops: [], inputs: [], outputs: [] });
-    this.rand = mulberry32(fnv1a(name));
-    this.spec = {};
-  }
-
-  shape(t) { return this.tensors[t].shape; }
-
-  tensor(name, shape, type = 'FLOAT32') {
-    if (this.tensors.some((t) => t.name === name)) throw new Error(`${this.name}: duplicate tensor ${name}`);
-    this.tensors.push({ shape: [...shape], type, buffer: 0, name });
-    return this.tensors.length - 1;
-  }
-
-  // A graph input; `spec` goes to specs_data.json ({range} or {value}).
-  input(name, shape, type = 'FLOAT32', spec = undefined) {
-    const t = this.tensor(name, shape, type);
-    this.inputs.push(t);
-    if (spec) (this.spec.inputs ??= {})[name] = spec;
-    return t;
-  }
-
-  constant(name, shape, type, values) {
-    if (values.length !== count(shape)) throw new Error(`${this.name}: ${name}: ${values.length} values for ${shape}`);
-    const t = this.tensor(name, shape, type);
-    this.buffers.push({ data: le(values, type) });
-    this.tensors[t].buffer = this.buffers.length - 1;
-    return t;
-  }
-
-  i32(name, shape, values) { return this.constant(name, shape, 'INT32', values); }
-  f32(name, shape, values) { return this.constant(name, shape, 'FLOAT32', values); }
-
-  randF32(name, shape, scale = 0.5) {
-    const v = [];
-    for (let i = 0; i < count(shape); i++) v.push(Math.round((this.rand() * 2 - 1) * scale * 1024) / 1024);
-    return this.f32(name, shape, v);
-  }
-
-  op(opName, inputs, outputs, optionsType = undefined, options = {}) {
-    let index = this.codes.findIndex((c) => c.builtin_code === opName);
-    if (index < 0) {
-      const code = { deprecated_builtin_code: Math.min(CODES[opName], 127), builtin_code: opName };
-      if (MIN_VERSION[opName]) code.version = MIN_VERSION[opName];
-      this.codes.push(code);
-      index = this.codes.length - 1;
-    }
-    const o = { opcode_index: index, inputs, outputs };
-    if (optionsType) Object.assign(o, { builtin_options_type: optionsType, builtin_options: options });
-    this.ops.push(o);
-  }
-
-  json() {
-    return {
-      version: 3,
-      description: `lite2onnx test model ${this.name}: ${this.description}`,
-      operator_codes: this.codes,
-      subgraphs: [{ tensors: this.tensors, inputs: this.inputs, outputs: this.outputs, operators: this.ops, name: 'main' }],
-      buffers: this.buffers,
-    };
-  }
-}
+const VERSIONS = { BROADCAST_TO: 2 };
 
 // ---- op helpers (output shapes computed as TFLite does) -------------------------
-
-function conv(m, x, name, filters) {
-  const [n, h, w, c] = m.shape(x);
-  const wt = m.randF32(`${name}/weights`, [filters, 3, 3, c], 1 / Math.sqrt(9 * c));
-  const b = m.randF32(`${name}/bias`, [filters], 0.1);
-  const y = m.tensor(name, [n, h, w, filters]);
-  m.op('CONV_2D', [x, wt, b], [y], 'Conv2DOptions', {
-    padding: 'SAME', stride_h: 1, stride_w: 1, dilation_h_factor: 1, dilation_w_factor: 1, fused_activation_function: 'NONE',
-  });
-  return y;
-}
 
 function slice(m, x, name, begin, size) {
   const xs = m.shape(x);
@@ -234,7 +119,7 @@ model('broadcast_to', 'BROADCAST_TO of [3,1,5] to constant [2,3,4,5]', (m) => {
 
 model('broadcast_to_const_input', 'BROADCAST_TO of a constant [4,1] to [3,4,6], plus a run-time input', (m) => {
   const y = m.tensor('broadcast', [3, 4, 6]);
-  m.op('BROADCAST_TO', [m.randF32('table', [4, 1]), m.i32('shape', [3], [3, 4, 6])], [y], 'BroadcastToOptions');
+  m.op('BROADCAST_TO', [m.rand32('table', [4, 1]), m.i32('shape', [3], [3, 4, 6])], [y], 'BroadcastToOptions');
   m.outputs.push(add(m, y, m.input('input', [3, 4, 6]), 'output'));
 });
 
@@ -257,7 +142,7 @@ model('gather_nd', 'GATHER_ND of [4,5,6] with constant int32 indices [3,2]', (m)
 
 model('gather_nd_runtime_indices', 'GATHER_ND of a constant [5,4,3] with run-time int32 indices [2,4,3]', (m) => {
   const y = m.tensor('output', [2, 4]);
-  m.op('GATHER_ND', [m.randF32('params', [5, 4, 3]), m.input('indices', [2, 4, 3], 'INT32', { range: [0, 3] })], [y], 'GatherNdOptions');
+  m.op('GATHER_ND', [m.rand32('params', [5, 4, 3]), m.input('indices', [2, 4, 3], 'INT32', { range: [0, 3] })], [y], 'GatherNdOptions');
   m.outputs.push(y);
 });
 
@@ -312,40 +197,20 @@ model('batch_matmul_adj', 'BATCH_MATMUL adj_x adj_y: run-time [3,5,2] x run-time
 });
 
 model('batch_matmul_const_adj_y', 'BATCH_MATMUL [2,1,3,4] x constant [5,6,4] adj_y (broadcast batch) -> [2,5,3,6]', (m) => {
-  m.outputs.push(batchMatmul(m, m.input('lhs', [2, 1, 3, 4]), m.randF32('rhs', [5, 6, 4]), 'output', false, true));
+  m.outputs.push(batchMatmul(m, m.input('lhs', [2, 1, 3, 4]), m.rand32('rhs', [5, 6, 4]), 'output', false, true));
 });
 
 model('batch_matmul_const_adj_x', 'BATCH_MATMUL constant [7,3] adj_x x run-time [2,7,5] -> [2,3,5]', (m) => {
-  m.outputs.push(batchMatmul(m, m.randF32('lhs', [7, 3]), m.input('rhs', [2, 7, 5]), 'output', true, false));
+  m.outputs.push(batchMatmul(m, m.rand32('lhs', [7, 3]), m.input('rhs', [2, 7, 5]), 'output', true, false));
 });
 
 model('batch_matmul_after_conv', 'CONV_2D [1,4,5,3]->6 then BATCH_MATMUL with a constant [6,7] (TFLite order)', (m) => {
   const c = conv(m, m.input('input', [1, 4, 5, 3]), 'conv', 6);
-  m.outputs.push(batchMatmul(m, c, m.randF32('rhs', [6, 7]), 'output'));
+  m.outputs.push(batchMatmul(m, c, m.rand32('rhs', [6, 7]), 'output'));
 });
 
-// ---- output ---------------------------------------------------------------------------
+writeModels({
+  dir: JSON_DIR, prefix: 'data_', models: MODELS, specsFile: SPECS_FILE, style: formatFlat,
+  modelOptions: { versions: VERSIONS },
+});
 
-function format(value, indent = '') {
-  // Short arrays and flat objects on one line, like make_models.mjs.
-  const flat = JSON.stringify(value);
-  if (typeof value !== 'object' || value === null || flat.length <= 100 || (Array.isArray(value) && value.every((v) => typeof v === 'number'))) return flat;
-  const inner = indent + '  ';
-  if (Array.isArray(value)) return `[\n${value.map((v) => inner + format(v, inner)).join(',\n')}\n${indent}]`;
-  return `{\n${Object.entries(value).map(([k, v]) => `${inner}${JSON.stringify(k)}: ${format(v, inner)}`).join(',\n')}\n${indent}}`;
-}
-
-function main() {
-  for (const f of readdirSync(JSON_DIR)) if (f.startsWith('data_') && f.endsWith('.json')) rmSync(join(JSON_DIR, f));
-  const specs = {};
-  for (const { name, description, build } of MODELS) {
-    const m = new Model(name, description);
-    build(m);
-    writeFileSync(join(JSON_DIR, `${name}.json`), format(m.json()) + '\n');
-    if (Object.keys(m.spec).length) specs[`${name}.tflite`] = m.spec;
-  }
-  writeFileSync(SPECS_FILE, JSON.stringify(specs, null, 2) + '\n');
-  console.log(`wrote ${MODELS.length} models to ${JSON_DIR} and ${Object.keys(specs).length} specs to ${SPECS_FILE}`);
-}
-
-main();

@@ -10,38 +10,19 @@
 // Deterministic: constants come from a PRNG seeded by the model name.
 // Node >= 18, no dependencies.
 
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Model, bcast, count, format, le, seeded } from './lib/model.mjs';
+import { conv3x3 as conv, writeModels } from './lib/model.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const JSON_DIR = join(HERE, 'json');
 const SPECS_FILE = join(HERE, 'specs_extra.json');
-
-const CODES = {
-  CONV_2D: 3, EMBEDDING_LOOKUP: 7, L2_POOL_2D: 12, REVERSE_SEQUENCE: 112, CUMSUM: 128,
-  RELU_0_TO_1: 152, SIGN: 158,
-};
-
 
 // ---- op helpers: add one op and its output tensor, return the output ------
 
 function unary(m, op, x, name = 'output') {
   const y = m.tensor(name, m.shape(x), m.type(x));
   m.op(op, [x], [y]);
-  return y;
-}
-
-function conv(m, x, name, filters) {
-  const [n, h, w, c] = m.shape(x);
-  const wt = m.rand32(`${name}/weights`, [filters, 3, 3, c], 1 / Math.sqrt(9 * c));
-  const b = m.rand32(`${name}/bias`, [filters], 0.1);
-  const y = m.tensor(name, [n, h, w, filters]);
-  m.op('CONV_2D', [x, wt, b], [y], 'Conv2DOptions', {
-    padding: 'SAME', stride_h: 1, stride_w: 1, dilation_h_factor: 1, dilation_w_factor: 1,
-    fused_activation_function: 'NONE',
-  });
   return y;
 }
 
@@ -144,21 +125,4 @@ def('reverse_sequence_i32', 'REVERSE_SEQUENCE of int32 [2,5] with seq_dim 1, bat
   m.output(reverseSequence(m, m.input('input', [2, 5], 'INT32', { range: [-50, 50] }),
     m.constant('seq_lengths', [2], 'INT32', [4, 1]), 1, 0)));
 
-// ---- output ------------------------------------------------------------------
-
-// Compact JSON: arrays of plain values and small objects on one line.
-function main() {
-  mkdirSync(JSON_DIR, { recursive: true });
-  for (const f of readdirSync(JSON_DIR)) if (f.startsWith('extra_')) rmSync(join(JSON_DIR, f));
-  const specs = {};
-  for (const { name, description, build } of MODELS) {
-    const m = new Model(name, description, CODES);
-    build(m);
-    writeFileSync(join(JSON_DIR, `${name}.json`), format(m.toJSON()) + '\n');
-    if (Object.keys(m.spec).length) specs[`${name}.tflite`] = { inputs: m.spec };
-  }
-  writeFileSync(SPECS_FILE, JSON.stringify(specs, null, 2) + '\n');
-  console.log(`wrote ${MODELS.length} models and ${Object.keys(specs).length} specs`);
-}
-
-main();
+writeModels({ dir: JSON_DIR, prefix: 'extra_', models: MODELS, specsFile: SPECS_FILE });

@@ -13,25 +13,15 @@
 // those with the FlatBuffers builder.
 // Node >= 18, no dependencies.
 
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Model, format } from './lib/model.mjs';
+import { writeModels } from './lib/model.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const OUT_DIR = join(HERE, 'hostile');
 
-const CODES = {
-  CONV_2D: 3, RESHAPE: 22, BATCH_TO_SPACE_ND: 37, SPACE_TO_BATCH_ND: 38, RFFT2D: 131,
-  COMPLEX_ABS: 135,
-};
-
-const models = [];
-function def(name, description, build) {
-  const m = new Model(name, description, CODES);
-  build(m);
-  models.push(m);
-}
+const MODELS = [];
+const def = (name, description, build) => MODELS.push({ name, description, build });
 
 // SPACE_TO_BATCH_ND whose data input is absent (-1) -> CONV_2D (VALID, stride
 // 1) -> BATCH_TO_SPACE_ND: the dilated-convolution pattern, with nothing to
@@ -70,7 +60,5 @@ def('rfft_reshape_double_reads', 'RFFT2D -> 34 x RESHAPE(x, x) -> COMPLEX_ABS', 
   m.output(y);
 });
 
-rmSync(OUT_DIR, { recursive: true, force: true });
-mkdirSync(OUT_DIR, { recursive: true });
-for (const m of models) writeFileSync(join(OUT_DIR, `${m.name}.json`), `${format(m.toJSON())}\n`);
-process.stdout.write(`wrote ${readdirSync(OUT_DIR).length} models to ${OUT_DIR}\n`);
+// Its own directory: every file in it is this generator's (prefix '').
+writeModels({ dir: OUT_DIR, prefix: '', models: MODELS });

@@ -10,23 +10,13 @@
 // Deterministic: constants come from a PRNG seeded by the model name.
 // Node >= 18, no dependencies.
 
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Model, bcast, count, format, le, seeded } from './lib/model.mjs';
+import { conv3x3 as conv, bcast, writeModels } from './lib/model.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const JSON_DIR = join(HERE, 'json');
 const SPECS_FILE = join(HERE, 'specs_math.json');
-
-const CODES = {
-  CONV_2D: 3, FLOOR: 8, EXP: 47, CAST: 53, MAXIMUM: 55, MINIMUM: 57, LESS: 58, NEG: 59,
-  GREATER: 61, GREATER_EQUAL: 62, LESS_EQUAL: 63, SELECT: 64, SIN: 66, EQUAL: 71,
-  NOT_EQUAL: 72, LOG: 73, LOGICAL_OR: 84, LOGICAL_AND: 86, LOGICAL_NOT: 87, FLOOR_DIV: 90,
-  SQUARE: 92, ZEROS_LIKE: 93, CEIL: 104, ADD_N: 106, COS: 108, ELU: 111, ROUND: 116,
-  SELECT_V2: 123, GELU: 150,
-};
-
 
 // ---- op helpers: add one op and its output tensor, return the output ------
 
@@ -41,18 +31,6 @@ const BOOL_OUT = new Set(['EQUAL', 'NOT_EQUAL', 'GREATER', 'GREATER_EQUAL', 'LES
 function binary(m, op, a, b, name = 'output') {
   const y = m.tensor(name, bcast(m.shape(a), m.shape(b)), BOOL_OUT.has(op) ? 'BOOL' : m.type(a));
   m.op(op, [a, b], [y]);
-  return y;
-}
-
-function conv(m, x, name, filters) {
-  const [n, h, w, c] = m.shape(x);
-  const wt = m.rand32(`${name}/weights`, [filters, 3, 3, c], 1 / Math.sqrt(9 * c));
-  const b = m.rand32(`${name}/bias`, [filters], 0.1);
-  const y = m.tensor(name, [n, h, w, filters]);
-  m.op('CONV_2D', [x, wt, b], [y], 'Conv2DOptions', {
-    padding: 'SAME', stride_h: 1, stride_w: 1, dilation_h_factor: 1, dilation_w_factor: 1,
-    fused_activation_function: 'NONE',
-  });
   return y;
 }
 
@@ -255,21 +233,4 @@ def('zeros_like_after_conv', 'CONV_2D -> ZEROS_LIKE (NCHW)', (m) => {
   m.output(unary(m, 'ZEROS_LIKE', c));
 });
 
-// ---- output ------------------------------------------------------------------
-
-// Compact JSON: arrays of plain values and small objects on one line.
-function main() {
-  mkdirSync(JSON_DIR, { recursive: true });
-  for (const f of readdirSync(JSON_DIR)) if (f.startsWith('math_')) rmSync(join(JSON_DIR, f));
-  const specs = {};
-  for (const { name, description, build } of MODELS) {
-    const m = new Model(name, description, CODES);
-    build(m);
-    writeFileSync(join(JSON_DIR, `${name}.json`), format(m.toJSON()) + '\n');
-    if (Object.keys(m.spec).length) specs[`${name}.tflite`] = { inputs: m.spec };
-  }
-  writeFileSync(SPECS_FILE, JSON.stringify(specs, null, 2) + '\n');
-  console.log(`wrote ${MODELS.length} models and ${Object.keys(specs).length} specs`);
-}
-
-main();
+writeModels({ dir: JSON_DIR, prefix: 'math_', models: MODELS, specsFile: SPECS_FILE });

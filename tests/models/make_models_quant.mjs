@@ -25,25 +25,13 @@
 // Deterministic: constants come from a PRNG seeded by the model name.
 // Node >= 18, no dependencies.
 
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Model, bcast, count, format, le } from './lib/model.mjs';
+import { bcast, count, writeModels } from './lib/model.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const JSON_DIR = join(HERE, 'json');
 const SPECS_FILE = join(HERE, 'specs_quant.json');
-
-const CODES = {
-  ADD: 0, AVERAGE_POOL_2D: 1, CONCATENATION: 2, CONV_2D: 3, DEPTHWISE_CONV_2D: 4, DEPTH_TO_SPACE: 5,
-  DEQUANTIZE: 6, FULLY_CONNECTED: 9, LOGISTIC: 14, MAX_POOL_2D: 17, MUL: 18, RELU: 19,
-  RELU_N1_TO_1: 20, RELU6: 21, RESHAPE: 22, RESIZE_BILINEAR: 23, SOFTMAX: 25, SPACE_TO_DEPTH: 26,
-  TANH: 28, PAD: 34, GATHER: 36, BATCH_TO_SPACE_ND: 37, SPACE_TO_BATCH_ND: 38, TRANSPOSE: 39,
-  MEAN: 40, SUB: 41, SQUEEZE: 43, STRIDED_SLICE: 45, SPLIT: 49, PRELU: 54, MAXIMUM: 55,
-  ARG_MAX: 56, MINIMUM: 57, PADV2: 60, SLICE: 65, TRANSPOSE_CONV: 67, SUM: 74, REDUCE_MAX: 82,
-  PACK: 83, UNPACK: 88, RESIZE_NEAREST_NEIGHBOR: 97, LEAKY_RELU: 98, SPLIT_V: 102, QUANTIZE: 114,
-  HARD_SWISH: 117, BATCH_MATMUL: 126,
-};
 
 // ---- quantization parameters ---------------------------------------------------
 
@@ -127,11 +115,7 @@ function qin(m, name, shape, q) {
 
 // A constant of integers in the type of q (INT8, UINT8 or INT32).
 function qconst(m, name, shape, q, ints) {
-  if (ints.length !== count(shape)) throw new Error(`${m.name}: ${name}: ${ints.length} values for ${shape}`);
-  const data = q.type === 'INT32' ? le('INT32', ints) : ints.map((v) => v & 0xff);
-  m.buffers.push({ data });
-  const t = m.tensor(name, shape, q.type);
-  m.tensors[t].buffer = m.buffers.length - 1;
+  const t = m.constant(name, shape, q.type, ints);
   m.tensors[t].quantization = quantization(q);
   return t;
 }
@@ -611,8 +595,9 @@ def('dequantize_u8', 'DEQUANTIZE uint8 [2,3,5] -> float32', (m) => m.output(dequ
 // with the dequantized rule.
 const F32 = [1, 5, 7, 3];
 function hybridInput(m, shape) {
-  m.outSpec = { output: { mode: 'dequantized' } };
-  return m.input('input', shape, 'FLOAT32', { range: [-1, 1] });
+  const x = m.input('input', shape, 'FLOAT32', { range: [-1, 1] });
+  m.spec.outputs = { output: { mode: 'dequantized' } };
+  return x;
 }
 function floatOutput(m, name, shape) {
   return m.tensor(name, shape);
@@ -674,7 +659,7 @@ def('weight_only_conv2d', 'int8 per-channel filter -> DEQUANTIZE -> float CONV_2
 // -- small graphs --
 def('float_io_chain', 'float32 -> QUANTIZE -> CONV_2D (RELU6) -> DEPTHWISE_CONV_2D -> ADD -> AVERAGE_POOL_2D -> DEQUANTIZE -> float32', (m) => {
   const x = m.input('input', NHWC, 'FLOAT32', { range: [-2, 2] });
-  m.outSpec = { output: { mode: 'dequantized' } };
+  m.spec.outputs = { output: { mode: 'dequantized' } };
   const q = quantizeOp(m, x, 'quantize', fit('INT8', -2, 2));
   const c = conv(m, q, 'conv', { filters: 4, act: 'RELU6' });
   const d = depthwise(m, c, 'depthwise', {});
@@ -698,24 +683,4 @@ def('mini_mobilenet', 'int8 CONV_2D s2 (RELU6) -> DEPTHWISE_CONV_2D (RELU6) -> g
   m.output(unary(m, 'SOFTMAX', t, 'output', undefined, 'SoftmaxOptions', { beta: 1 }, i8(1 / 256, -128)));
 });
 
-// ---- output ------------------------------------------------------------------------
-
-function main() {
-  mkdirSync(JSON_DIR, { recursive: true });
-  for (const f of readdirSync(JSON_DIR)) if (f.startsWith('q_')) rmSync(join(JSON_DIR, f));
-  const specs = {};
-  for (const { name, description, build } of MODELS) {
-    const m = new Model(name, description, CODES);
-    build(m);
-    const json = m.toJSON();
-    writeFileSync(join(JSON_DIR, `${name}.json`), format(json) + '\n');
-    const spec = {};
-    if (Object.keys(m.spec).length) spec.inputs = m.spec;
-    if (m.outSpec) spec.outputs = m.outSpec;
-    if (Object.keys(spec).length) specs[`${name}.tflite`] = spec;
-  }
-  writeFileSync(SPECS_FILE, JSON.stringify(specs, null, 2) + '\n');
-  console.log(`wrote ${MODELS.length} models and ${Object.keys(specs).length} specs`);
-}
-
-main();
+writeModels({ dir: JSON_DIR, prefix: 'q_', models: MODELS, specsFile: SPECS_FILE });

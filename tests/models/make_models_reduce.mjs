@@ -6,127 +6,18 @@
 //
 //   node tests/models/make_models_reduce.mjs     # from the repository root
 //
-// Same conventions as make_models.mjs (see tests/models/README.md); only the
-// reduce_* files are touched. Note: make_models.mjs clears json/ as a whole,
-// so run this one after it. Node >= 18, no dependencies.
+// Same conventions as make_models.mjs (see tests/models/README.md), built with
+// lib/model.mjs; only the reduce_* files are touched. Node >= 18, no
+// dependencies.
 
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { formatIndented, writeModels } from './lib/model.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const JSON_DIR = join(HERE, 'json');
 const SPECS_FILE = join(HERE, 'specs_reduce.json');
 const PREFIX = 'reduce_';
-
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function fnv1a(s) {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
-
-const count = (shape) => shape.reduce((a, b) => a * b, 1);
-
-function leBytes(values, type) {
-  const size = type === 'FLOAT32' || type === 'INT32' ? 4 : 8;
-  const view = new DataView(new ArrayBuffer(values.length * size));
-  values.forEach((v, i) => {
-    if (type === 'FLOAT32') view.setFloat32(i * 4, v, true);
-    else if (type === 'INT32') view.setInt32(i * 4, v, true);
-    else view.setBigInt64(i * 8, BigInt(v), true);
-  });
-  return Array.from(new Uint8Array(view.buffer));
-}
-
-const CODES = {
-  CONV_2D: 3, L2_NORMALIZATION: 11, LOCAL_RESPONSE_NORMALIZATION: 13, TOPK_V2: 48,
-  LOG_SOFTMAX: 50, ARG_MAX: 56, SUM: 74, ARG_MIN: 79, REDUCE_PROD: 81, REDUCE_MAX: 82,
-  REDUCE_MIN: 89,
-};
-
-class Model {
-  constructor(name, description) {
-    this.name = name;
-    this.description = description;
-    this.rand = mulberry32(fnv1a(name));
-    this.tensors = [];
-    this.buffers = [{}];
-    this.codes = [];
-    this.operators = [];
-    this.inputs = [];
-    this.outputs = [];
-    this.ranges = {};
-  }
-
-  shape(t) { return this.tensors[t].shape; }
-
-  tensor(name, shape, type = 'FLOAT32', buffer = 0) {
-    if (this.tensors.some((t) => t.name === name)) throw new Error(`${this.name}: duplicate ${name}`);
-    this.tensors.push({ shape: [...shape], type, buffer, name });
-    return this.tensors.length - 1;
-  }
-
-  input(name, shape, range = undefined, type = 'FLOAT32') {
-    const t = this.tensor(name, shape, type);
-    this.inputs.push(t);
-    if (range) this.ranges[name] = range;
-    return t;
-  }
-
-  output(...ts) { this.outputs.push(...ts); }
-
-  constant(name, shape, type, values) {
-    if (values.length !== count(shape)) throw new Error(`${this.name}: ${name}: bad value count`);
-    this.buffers.push({ data: leBytes(values, type) });
-    return this.tensor(name, shape, type, this.buffers.length - 1);
-  }
-
-  // Uniform in [-scale, scale), multiples of 1/1024.
-  values(n, scale) {
-    const v = [];
-    for (let i = 0; i < n; i++) v.push(Math.round((this.rand() * 2 - 1) * scale * 1024) / 1024);
-    return v;
-  }
-
-  random(name, shape, scale) {
-    return this.constant(name, shape, 'FLOAT32', this.values(count(shape), scale));
-  }
-
-  op(kind, inputs, outputs, optionsType = undefined, options = {}) {
-    let index = this.codes.findIndex((c) => c.builtin_code === kind);
-    if (index < 0) {
-      this.codes.push({ deprecated_builtin_code: CODES[kind], builtin_code: kind });
-      index = this.codes.length - 1;
-    }
-    const o = { opcode_index: index, inputs, outputs };
-    if (optionsType) Object.assign(o, { builtin_options_type: optionsType, builtin_options: options });
-    this.operators.push(o);
-  }
-
-  toJSON() {
-    return {
-      version: 3,
-      description: `lite2onnx test model ${this.name}: ${this.description}`,
-      operator_codes: this.codes,
-      subgraphs: [{
-        tensors: this.tensors, inputs: this.inputs, outputs: this.outputs,
-        operators: this.operators, name: 'main',
-      }],
-      buffers: this.buffers,
-    };
-  }
-}
 
 // ---- op helpers (output shapes as TFLite computes them) ---------------------
 
@@ -134,8 +25,8 @@ class Model {
 // `biasOffset` moves the outputs away from 0 (for products).
 function conv(m, x, filters, k = 1, biasOffset = 0) {
   const [n, h, w, c] = m.shape(x);
-  const wt = m.random('conv/weights', [filters, k, k, c], 1 / Math.sqrt(k * k * c));
-  const b = m.constant('conv/bias', [filters], 'FLOAT32', m.values(filters, 0.1).map((v) => v + biasOffset));
+  const wt = m.rand32('conv/weights', [filters, k, k, c], 1 / Math.sqrt(k * k * c));
+  const b = m.constant('conv/bias', [filters], 'FLOAT32', m.randomValues(filters, 0.1).map((v) => v + biasOffset));
   const y = m.tensor('conv', [n, h, w, filters]);
   m.op('CONV_2D', [x, wt, b], [y], 'Conv2DOptions', {
     padding: 'SAME', stride_h: 1, stride_w: 1, dilation_h_factor: 1, dilation_w_factor: 1,
@@ -211,10 +102,10 @@ def('sum_after_conv', 'CONV_2D -> SUM over [1,2] keep_dims false, [1,5,7,4] -> [
   m.output(reduce(m, 'SUM', conv(m, m.input('input', NHWC), 4), [1, 2], false));
 });
 def('sum_i32', 'SUM of int32 over axis [0] keep_dims false, [3,4] -> [4]', (m) => {
-  m.output(reduce(m, 'SUM', m.input('input', [3, 4], [-1000, 1000], 'INT32'), [0], false));
+  m.output(reduce(m, 'SUM', m.input('input', [3, 4], 'INT32', [-1000, 1000]), [0], false));
 });
 def('reduce_max_i32', 'REDUCE_MAX of int32 over axis [-1] keep_dims true, [3,4,5] -> [3,4,1]', (m) => {
-  m.output(reduce(m, 'REDUCE_MAX', m.input('input', [3, 4, 5], [-1000, 1000], 'INT32'), [-1], true));
+  m.output(reduce(m, 'REDUCE_MAX', m.input('input', [3, 4, 5], 'INT32', [-1000, 1000]), [-1], true));
 });
 def('reduce_max_keep', 'REDUCE_MAX over axis [2] keep_dims true, [2,5,7,3] -> [2,5,1,3]', (m) => {
   m.output(reduce(m, 'REDUCE_MAX', m.input('input', [2, 5, 7, 3]), [2], true));
@@ -229,10 +120,10 @@ def('reduce_min_after_conv', 'CONV_2D -> REDUCE_MIN over [1] keep_dims true, [1,
   m.output(reduce(m, 'REDUCE_MIN', conv(m, m.input('input', NHWC), 4), [1], true));
 });
 def('reduce_prod', 'REDUCE_PROD over axis [1] keep_dims false, [3,4,5] -> [3,5]', (m) => {
-  m.output(reduce(m, 'REDUCE_PROD', m.input('input', [3, 4, 5], [0.5, 1.5]), [1], false));
+  m.output(reduce(m, 'REDUCE_PROD', m.input('input', [3, 4, 5], 'FLOAT32', [0.5, 1.5]), [1], false));
 });
 def('reduce_prod_after_conv', 'CONV_2D (bias near 1) -> REDUCE_PROD over [-1, 2] keep_dims true, [1,5,7,4] -> [1,5,1,1]', (m) => {
-  m.output(reduce(m, 'REDUCE_PROD', conv(m, m.input('input', NHWC, [-0.5, 0.5]), 4, 1, 1), [-1, 2], true));
+  m.output(reduce(m, 'REDUCE_PROD', conv(m, m.input('input', NHWC, 'FLOAT32', [-0.5, 0.5]), 4, 1, 1), [-1, 2], true));
 });
 def('arg_max', 'ARG_MAX axis 1, int32 output, [3,8,5] -> [3,5]', (m) => {
   m.output(argReduce(m, 'ARG_MAX', m.input('input', [3, 8, 5]), 1));
@@ -250,7 +141,7 @@ def('arg_min_after_conv', 'CONV_2D -> ARG_MIN axis -3 (height), [1,5,7,6] -> [1,
   m.output(argReduce(m, 'ARG_MIN', conv(m, m.input('input', NHWC), 6), -3));
 });
 def('log_softmax', 'LOG_SOFTMAX on rank-2 [3,10]', (m) => {
-  m.output(sameShape(m, 'LOG_SOFTMAX', m.input('input', [3, 10], [-4, 4]), 'LogSoftmaxOptions', {}));
+  m.output(sameShape(m, 'LOG_SOFTMAX', m.input('input', [3, 10], 'FLOAT32', [-4, 4]), 'LogSoftmaxOptions', {}));
 });
 def('log_softmax_after_conv', 'CONV_2D -> LOG_SOFTMAX on rank-4 [1,5,7,6] (channels)', (m) => {
   m.output(sameShape(m, 'LOG_SOFTMAX', conv(m, m.input('input', NHWC), 6), 'LogSoftmaxOptions', {}));
@@ -260,7 +151,7 @@ def('l2_norm', 'L2_NORMALIZATION on rank-2 [3,10] (last axis)', (m) => {
     { fused_activation_function: 'NONE' }));
 });
 def('l2_norm_tiny', 'L2_NORMALIZATION of inputs in [-1e-7, 1e-7): the norm is below epsilon 1e-6, [3,10]', (m) => {
-  m.output(sameShape(m, 'L2_NORMALIZATION', m.input('input', [3, 10], [-1e-7, 1e-7]), 'L2NormOptions',
+  m.output(sameShape(m, 'L2_NORMALIZATION', m.input('input', [3, 10], 'FLOAT32', [-1e-7, 1e-7]), 'L2NormOptions',
     { fused_activation_function: 'NONE' }));
 });
 def('l2_norm_after_conv', 'CONV_2D -> L2_NORMALIZATION on rank-4 [1,5,7,6] (channels)', (m) => {
@@ -268,7 +159,7 @@ def('l2_norm_after_conv', 'CONV_2D -> L2_NORMALIZATION on rank-4 [1,5,7,6] (chan
     { fused_activation_function: 'NONE' }));
 });
 def('lrn', 'LOCAL_RESPONSE_NORMALIZATION radius 2, bias 1, alpha 0.5, beta 0.75 on [1,5,7,6]', (m) => {
-  m.output(sameShape(m, 'LOCAL_RESPONSE_NORMALIZATION', m.input('input', [1, 5, 7, 6], [-2, 2]),
+  m.output(sameShape(m, 'LOCAL_RESPONSE_NORMALIZATION', m.input('input', [1, 5, 7, 6], 'FLOAT32', [-2, 2]),
     'LocalResponseNormalizationOptions', { radius: 2, bias: 1.0, alpha: 0.5, beta: 0.75 }));
 });
 def('lrn_after_conv', 'CONV_2D -> LOCAL_RESPONSE_NORMALIZATION radius 1, bias 2, alpha 0.25, beta 0.5 on [1,5,7,8]', (m) => {
@@ -282,23 +173,4 @@ def('topk_after_conv', 'CONV_2D -> TOPK_V2 k 3 along channels of [1,5,7,8] -> [1
   m.output(...topk(m, conv(m, m.input('input', NHWC), 8), 3));
 });
 
-// ---- output -------------------------------------------------------------------
-
-function main() {
-  mkdirSync(JSON_DIR, { recursive: true });
-  for (const f of readdirSync(JSON_DIR))
-    if (f.startsWith(PREFIX) && f.endsWith('.json')) rmSync(join(JSON_DIR, f));
-  const specs = {};
-  for (const { name, description, build } of MODELS) {
-    const m = new Model(name, description);
-    build(m);
-    writeFileSync(join(JSON_DIR, `${name}.json`), JSON.stringify(m.toJSON(), null, 2) + '\n');
-    const inputs = {};
-    for (const [t, range] of Object.entries(m.ranges)) inputs[t] = { range };
-    if (Object.keys(inputs).length) specs[`${name}.tflite`] = { inputs };
-  }
-  writeFileSync(SPECS_FILE, JSON.stringify(specs, null, 2) + '\n');
-  console.log(`wrote ${MODELS.length} models and ${Object.keys(specs).length} specs`);
-}
-
-main();
+writeModels({ dir: JSON_DIR, prefix: PREFIX, models: MODELS, specsFile: SPECS_FILE, style: formatIndented });

@@ -662,6 +662,23 @@ TEST(ReaderUnsupported, UnsupportedOpsWithReasonsAreAllListed) {
 // A constant with no elements has an empty buffer, like an activation: when no
 // op writes it and it is no graph input, it is that constant (RESHAPE to a
 // scalar reads the shape [0] this way: tflite-support/2022IDDetectorWithMetadata).
+// Sparse constants (tests/models/make_models_formats.mjs: CSR, block-sparse and
+// CSC; float32, float16 and int8) hold only some values: unsupported, not
+// misread as dense data nor called invalid.
+TEST(ReaderUnsupported, SparseTensorsAreUnsupported) {
+  for (const char* name : {"formats_sparse_csr_f32", "formats_sparse_block_f32",
+                           "formats_sparse_csc_f16", "formats_sparse_i8"}) {
+    SCOPED_TRACE(name);
+    const Bytes bytes = read_file(op_model(name));
+    Diagnostics d;
+    auto r = convert(view(bytes), {}, d);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::kUnsupported) << r.error().message;
+    EXPECT_THAT(r.error().message, HasSubstr("sparse tensor"));
+    EXPECT_EQ(r.error().tensor, "weights/sparse");
+  }
+}
+
 TEST(Reader, ZeroElementTensorNobodyWritesIsAnEmptyConstant) {
   ModelJson m;
   int reshape = m.builtin("RESHAPE", 22);
