@@ -28,10 +28,10 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
   const auto start = std::chrono::steady_clock::now();
   Pipeline pipeline(tflite, options, diag);
   Result<std::string> onnx = pipeline.emit();
-  if (onnx)
-    diag.timings.push_back({"total", std::chrono::duration<double, std::milli>(
-                                         std::chrono::steady_clock::now() - start)
-                                         .count()});
+  // Every conversion that ran has a total, also one that failed.
+  diag.timings.push_back(
+      {"total", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count()});
   return onnx;
 }
 

@@ -29,6 +29,7 @@ namespace lite2onnx::server {
 struct ServiceLimits {
   uint64_t max_unary_bytes = 0;
   uint64_t max_stream_bytes = 0;
+  Limits conversion;  // what one conversion may cost
 };
 
 // The server's parts a call uses; they outlive every call.

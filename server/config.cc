@@ -123,6 +123,23 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
   option(app, "--max-stream-bytes", c.limits.max_stream_bytes,
          "largest model sent through ConvertStream, at most 1GiB")
       ->transform(CLI::AsSizeValue(true));
+  const char* kLimits = "Conversion limits (beyond one: RESOURCE_EXHAUSTED, reason RESOURCE_LIMIT)";
+  option(app, "--max-operators", c.limits.conversion.max_operators, "operators in one model")
+      ->group(kLimits);
+  option(app, "--max-tensors", c.limits.conversion.max_tensors, "tensors in one model")
+      ->group(kLimits);
+  option(app, "--max-inputs-per-op", c.limits.conversion.max_inputs_per_op,
+         "inputs of one operator")
+      ->group(kLimits);
+  option(app, "--max-created-bytes", c.limits.conversion.max_created_bytes,
+         "bytes of constants one conversion may create (folded values, DFT matrices, converted "
+         "weights); 0: 256MiB + 4 x the model")
+      ->transform(CLI::AsSizeValue(true))
+      ->group(kLimits);
+  option(app, "--max-output-bytes", c.limits.conversion.max_output_bytes,
+         "bytes of one ONNX model; 0: 512MiB + 8 x the model, at most 2GiB - 1")
+      ->transform(CLI::AsSizeValue(true))
+      ->group(kLimits);
   option(app, "--tls-cert", c.tls.cert_file, "PEM server certificate chain: serve TLS");
   option(app, "--tls-key", c.tls.key_file, "PEM private key of --tls-cert");
   option(app, "--tls-client-ca", c.tls.client_ca_file,

@@ -6,6 +6,8 @@
 #include <string>
 #include <variant>
 
+#include "core/options.h"
+
 namespace lite2onnx::server {
 
 inline constexpr uint64_t kMiB = uint64_t{1} << 20;
@@ -33,6 +35,7 @@ struct LimitOptions {
   uint64_t max_unary_bytes = 64 * kMiB;    // model bytes in one Convert/Inspect message
   uint64_t max_stream_bytes = kGiB;        // model bytes in one ConvertStream, at most kGiB
   uint64_t max_inflight_bytes = 2 * kGiB;  // model bytes held by all accepted requests
+  Limits conversion;                       // what one conversion may cost (core/options.h)
 };
 
 enum class LogFormat { kText, kJson };

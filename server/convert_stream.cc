@@ -66,6 +66,7 @@ class ConvertStreamCall final : public Reactor {
     auto options = to_core(in_.options());
     if (!options) return finish(to_status(from_core(options.error(), false)));
     options_ = std::move(*options);
+    options_.limits = env_.limits.conversion;
     declared_bytes_ = in_.total_bytes();
     if (declared_bytes_ > env_.limits.max_stream_bytes) {
       trace_.model_bytes = declared_bytes_;

@@ -144,6 +144,7 @@ class ConvertCall final : public PooledCall {
     auto options = to_core(request_.options());
     if (!options) return finish(to_status(from_core(options.error(), false)));
     options_ = std::move(*options);
+    options_.limits = env_.limits.conversion;
     admit(request_.model().size());
   }
 
@@ -185,7 +186,7 @@ class InspectCall final : public PooledCall {
 
  private:
   grpc::Status run() override {
-    auto info = lite2onnx::inspect(as_bytes(request_->model()));
+    auto info = lite2onnx::inspect(as_bytes(request_->model()), env_.limits.conversion);
     if (!info) return to_status(from_core(info.error(), false));
     to_proto(*info, response_);
     return grpc::Status::OK;

@@ -72,8 +72,9 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
                       [&metrics](uint64_t used) { metrics.set_inflight_bytes(used); });
   WorkerPool pool(config.pool.workers, config.pool.queue_size,
                   [&metrics](size_t queued, size_t busy) { metrics.set_pool_load(queued, busy); });
-  ConverterService service({config.limits.max_unary_bytes, config.limits.max_stream_bytes}, pool,
-                           budget, metrics, log);
+  ConverterService service(
+      {config.limits.max_unary_bytes, config.limits.max_stream_bytes, config.limits.conversion},
+      pool, budget, metrics, log);
 
   MetricsEndpoint metrics_endpoint;
   if (!config.metrics.listen.empty()) {
@@ -102,7 +103,9 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
                          {"queue_size", uint64_t{config.pool.queue_size}},
                          {"max_inflight_bytes", config.limits.max_inflight_bytes},
                          {"max_unary_bytes", config.limits.max_unary_bytes},
-                         {"max_stream_bytes", config.limits.max_stream_bytes}});
+                         {"max_stream_bytes", config.limits.max_stream_bytes},
+                         {"max_operators", uint64_t{config.limits.conversion.max_operators}},
+                         {"max_tensors", uint64_t{config.limits.conversion.max_tensors}}});
 
   const int sig = wait_for_stop_signal(stop_signals);
   log.info("draining", {{"signal", std::string_view(sig == SIGTERM ? "SIGTERM" : "SIGINT")},

@@ -24,7 +24,9 @@ const std::string& slow_model() {
 class LimitsTest : public ::testing::Test {
  protected:
   void start(std::vector<std::string> args) {
-    args.insert(args.end(), {"--metrics-listen", "127.0.0.1:0"});
+    // The slow models are chains of hundreds of thousands of ops: above the default limit.
+    args.insert(args.end(), {"--metrics-listen", "127.0.0.1:0", "--max-operators", "1000000",
+                             "--max-tensors", "1000000"});
     server_ = ServerProcess::start(args);
     ASSERT_TRUE(server_);
     channel_ = server_->channel();

@@ -43,8 +43,9 @@ TEST(OperationsTest, ReflectionDescribesEveryService) {
 }
 
 TEST(OperationsTest, MetricsCountKnownTraffic) {
-  auto server = ServerProcess::start(
-      {"--metrics-listen", "127.0.0.1:0", "--workers", "2", "--max-inflight-bytes", "100MiB"});
+  auto server = ServerProcess::start({"--metrics-listen", "127.0.0.1:0", "--workers", "2",
+                                      "--max-inflight-bytes", "100MiB", "--max-operators",
+                                      "1000000", "--max-tensors", "1000000"});
   ASSERT_TRUE(server);
   ASSERT_GT(server->metrics_port(), 0);
   auto channel = server->channel();
@@ -141,7 +142,8 @@ TEST(OperationsTest, JsonLogsAreOneObjectPerLine) {
 }
 
 TEST(OperationsTest, SigtermDrainsInFlightWorkThenExitsZero) {
-  auto server = ServerProcess::start({"--workers", "1", "--metrics-listen", "127.0.0.1:0"});
+  auto server = ServerProcess::start({"--workers", "1", "--metrics-listen", "127.0.0.1:0",
+                                      "--max-operators", "1000000", "--max-tensors", "1000000"});
   ASSERT_TRUE(server);
   const std::string model = abs_chain_model(200000);  // about 2 s to convert
   auto in_flight = std::async(std::launch::async,
@@ -172,8 +174,9 @@ TEST(OperationsTest, SigtermDrainsInFlightWorkThenExitsZero) {
 }
 
 TEST(OperationsTest, DrainGracePeriodIsBounded) {
-  auto server = ServerProcess::start(
-      {"--workers", "1", "--drain-seconds", "0.1", "--metrics-listen", "127.0.0.1:0"});
+  auto server = ServerProcess::start({"--workers", "1", "--drain-seconds", "0.1",
+                                      "--metrics-listen", "127.0.0.1:0", "--max-operators",
+                                      "1000000", "--max-tensors", "1000000"});
   ASSERT_TRUE(server);
   const std::string model = abs_chain_model(200000);
   auto in_flight = std::async(std::launch::async,
