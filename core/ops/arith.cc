@@ -60,13 +60,13 @@ Status lower_floor_mod(LowerContext& ctx, const ir::Node& n) {
 
 OpEntry floor_mod() {
   OpEntry e;
-  e.name = "FLOOR_MOD";
   e.layout = LayoutClass::kTransparent;
   e.check = check_floor_mod;
   e.lower = lower_floor_mod;
   e.onnx = "Mod (fmod=0); floats: Mod (fmod=1) + sign correction";
   e.dtypes = "float32, int32, int64, int8, int16";
   e.notes = "constant operands are folded";
+  e.quantized = QuantizedKernel::kNoQuantized;
   return e;
 }
 

@@ -225,10 +225,8 @@ std::string check_pool(const ir::Graph& g, const ir::Node& n) {
   return check_activation(g, n);
 }
 
-OpEntry implicit(const char* name, const char* onnx, ReadOptionsFn read, CheckFn check,
-                 LowerFn lower) {
+OpEntry implicit(const char* onnx, ReadOptionsFn read, CheckFn check, LowerFn lower) {
   OpEntry e;
-  e.name = name;
   e.layout = LayoutClass::kImplicit;
   e.read_options = read;
   e.check = check;
@@ -241,7 +239,7 @@ OpEntry implicit(const char* name, const char* onnx, ReadOptionsFn read, CheckFn
 
 OpEntry conv2d() {
   OpEntry e = implicit(
-      "CONV_2D", "Conv", read_conv_options,
+      "Conv", read_conv_options,
       [](const ir::Graph& g, const ir::Node& n) { return check_conv_common(g, n, 0, 1); },
       [](LowerContext& ctx, const ir::Node& n) { return lower_conv(ctx, n, false); });
   e.notes = "filter OHWI -> OIHW in the initializer; grouped convolution from the filter shape";
@@ -251,7 +249,7 @@ OpEntry conv2d() {
 
 OpEntry depthwise_conv2d() {
   OpEntry e = implicit(
-      "DEPTHWISE_CONV_2D", "Conv (group = C)", read_depthwise_options,
+      "Conv (group = C)", read_depthwise_options,
       [](const ir::Graph& g, const ir::Node& n) { return check_conv_common(g, n, 0, 1); },
       [](LowerContext& ctx, const ir::Node& n) { return lower_conv(ctx, n, true); });
   e.notes = "filter 1HW(C*M) -> (C*M)1HW; any multiplier, taken from the shapes";
@@ -261,7 +259,7 @@ OpEntry depthwise_conv2d() {
 
 OpEntry transpose_conv() {
   OpEntry e = implicit(
-      "TRANSPOSE_CONV", "ConvTranspose", read_transpose_conv_options,
+      "ConvTranspose", read_transpose_conv_options,
       [](const ir::Graph& g, const ir::Node& n) -> std::string {
         if (auto r = require_const(g, n, 0, "output_shape"); !r.empty())
           return r + "; ONNX ConvTranspose cannot take a run-time output shape";
@@ -276,16 +274,19 @@ OpEntry transpose_conv() {
 
 OpEntry average_pool2d() {
   OpEntry e = implicit(
-      "AVERAGE_POOL_2D", "AveragePool", read_pool_options, check_pool,
+      "AveragePool", read_pool_options, check_pool,
       [](LowerContext& ctx, const ir::Node& n) { return lower_pool(ctx, n, "AveragePool"); });
   e.notes = "padding excluded from the average, as in TFLite";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry max_pool2d() {
-  return implicit(
-      "MAX_POOL_2D", "MaxPool", read_pool_options, check_pool,
-      [](LowerContext& ctx, const ir::Node& n) { return lower_pool(ctx, n, "MaxPool"); });
+  OpEntry e =
+      implicit("MaxPool", read_pool_options, check_pool,
+               [](LowerContext& ctx, const ir::Node& n) { return lower_pool(ctx, n, "MaxPool"); });
+  e.quantized = QuantizedKernel::kSameScale;
+  return e;
 }
 
 }  // namespace lite2onnx::ops::conv

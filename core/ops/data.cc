@@ -21,10 +21,9 @@ constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kOnnxInt64 = 7;
 
-OpEntry entry(const char* name, LayoutClass layout, const char* onnx, PropagateFn propagate,
-              CheckFn check, LowerFn lower, int min_inputs) {
+OpEntry entry(LayoutClass layout, const char* onnx, PropagateFn propagate, CheckFn check,
+              LowerFn lower, int min_inputs) {
   OpEntry e;
-  e.name = name;
   e.layout = layout;
   e.propagate = propagate;
   e.check = check;
@@ -358,64 +357,69 @@ Status lower_batch_matmul(LowerContext& ctx, const ir::Node& n) {
 }  // namespace
 
 OpEntry slice() {
-  OpEntry e = entry("SLICE", LayoutClass::kAttribute, "Slice", propagate_data_input, check_slice,
-                    lower_slice, 3);
+  OpEntry e =
+      entry(LayoutClass::kAttribute, "Slice", propagate_data_input, check_slice, lower_slice, 3);
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant begin/size (size -1: to the end); axes follow the layout";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry tile() {
-  OpEntry e = entry("TILE", LayoutClass::kAttribute, "Tile", propagate_data_input, check_tile,
-                    lower_tile, 2);
+  OpEntry e =
+      entry(LayoutClass::kAttribute, "Tile", propagate_data_input, check_tile, lower_tile, 2);
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant multiples, permuted by the layout";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry reverse_v2() {
-  OpEntry e = entry("REVERSE_V2", LayoutClass::kAttribute, "Slice (step -1)", propagate_data_input,
-                    check_reverse, lower_reverse, 2);
+  OpEntry e = entry(LayoutClass::kAttribute, "Slice (step -1)", propagate_data_input, check_reverse,
+                    lower_reverse, 2);
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant axis; axes follow the layout";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry broadcast_to() {
-  OpEntry e = entry("BROADCAST_TO", LayoutClass::kTerminate, "Expand", nullptr, check_broadcast_to,
-                    lower_broadcast_to, 2);
+  OpEntry e =
+      entry(LayoutClass::kTerminate, "Expand", nullptr, check_broadcast_to, lower_broadcast_to, 2);
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant or run-time shape";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry gather_nd() {
-  OpEntry e = entry("GATHER_ND", LayoutClass::kTerminate, "GatherND (+ Cast of int32 indices)",
-                    nullptr, check_gather_nd, lower_gather_nd, 2);
+  OpEntry e = entry(LayoutClass::kTerminate, "GatherND (+ Cast of int32 indices)", nullptr,
+                    check_gather_nd, lower_gather_nd, 2);
   e.dtypes = "float32, int32, int64";
   e.notes = "batch_dims 0";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry range() {
-  OpEntry e =
-      entry("RANGE", LayoutClass::kTerminate, "Range", nullptr, check_range, lower_range, 3);
+  OpEntry e = entry(LayoutClass::kTerminate, "Range", nullptr, check_range, lower_range, 3);
   e.dtypes = "float32, int32, int64";
+  e.quantized = QuantizedKernel::kNoQuantized;
   return e;
 }
 
 OpEntry where() {
-  OpEntry e = entry("WHERE", LayoutClass::kTerminate, "NonZero + Transpose", nullptr, check_where,
-                    lower_where, 1);
+  OpEntry e =
+      entry(LayoutClass::kTerminate, "NonZero + Transpose", nullptr, check_where, lower_where, 1);
   e.dtypes = "bool, float32, int32, int64 (-> int32/int64)";
   e.notes = "one input only (coordinates of the true elements)";
   return e;
 }
 
 OpEntry batch_matmul() {
-  OpEntry e = entry("BATCH_MATMUL", LayoutClass::kTerminate,
-                    "MatMul (+ Transpose of the last two axes for adj_x/adj_y)", nullptr,
-                    check_batch_matmul, lower_batch_matmul, 2);
+  OpEntry e =
+      entry(LayoutClass::kTerminate, "MatMul (+ Transpose of the last two axes for adj_x/adj_y)",
+            nullptr, check_batch_matmul, lower_batch_matmul, 2);
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_BatchMatMulOptions();
     a.set("adj_x", int64_t{o && o->adj_x() ? 1 : 0});

@@ -84,7 +84,6 @@ std::optional<LayoutPlan> propagate_fc(const ir::Graph& g, const ir::Node& n,
 
 OpEntry fully_connected() {
   OpEntry e;
-  e.name = "FULLY_CONNECTED";
   e.layout = LayoutClass::kTerminate;
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_FullyConnectedOptions();

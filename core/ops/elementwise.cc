@@ -66,9 +66,8 @@ Status lower_binary(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-OpEntry transparent(const char* name, const char* onnx, LowerFn lower) {
+OpEntry transparent(const char* onnx, LowerFn lower) {
   OpEntry e;
-  e.name = name;
   e.layout = LayoutClass::kTransparent;
   e.lower = lower;
   e.onnx = onnx;
@@ -77,23 +76,20 @@ OpEntry transparent(const char* name, const char* onnx, LowerFn lower) {
 
 }  // namespace
 
-OpEntry unary(const char* name, const char* onnx_op) {
-  return transparent(name, onnx_op, lower_unary);
-}
+OpEntry unary(const char* onnx_op) { return transparent(onnx_op, lower_unary); }
 
 OpEntry relu6() {
-  return transparent("RELU6", "Clip",
+  return transparent("Clip",
                      [](LowerContext& ctx, const ir::Node& n) { return lower_clip(ctx, n, 0, 6); });
 }
 
 OpEntry relu_n1_to_1() {
-  return transparent("RELU_N1_TO_1", "Clip", [](LowerContext& ctx, const ir::Node& n) {
-    return lower_clip(ctx, n, -1, 1);
-  });
+  return transparent(
+      "Clip", [](LowerContext& ctx, const ir::Node& n) { return lower_clip(ctx, n, -1, 1); });
 }
 
 OpEntry rsqrt() {
-  return transparent("RSQRT", "Sqrt + Reciprocal", [](LowerContext& ctx, const ir::Node& n) {
+  return transparent("Sqrt + Reciprocal", [](LowerContext& ctx, const ir::Node& n) {
     const ir::Graph& g = ctx.graph();
     TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
     TensorId s = ctx.temp_like(n.outputs[0], "sqrt");
@@ -104,7 +100,7 @@ OpEntry rsqrt() {
 }
 
 OpEntry hard_swish() {
-  OpEntry e = transparent("HARD_SWISH", "HardSwish (opset 14+); x * HardSigmoid(x) below",
+  OpEntry e = transparent("HardSwish (opset 14+); x * HardSigmoid(x) below",
                           [](LowerContext& ctx, const ir::Node& n) {
                             const ir::Graph& g = ctx.graph();
                             TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
@@ -123,7 +119,7 @@ OpEntry hard_swish() {
 }
 
 OpEntry leaky_relu() {
-  OpEntry e = transparent("LEAKY_RELU", "LeakyRelu", [](LowerContext& ctx, const ir::Node& n) {
+  OpEntry e = transparent("LeakyRelu", [](LowerContext& ctx, const ir::Node& n) {
     const ir::Graph& g = ctx.graph();
     TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
     ir::Node& r = ctx.emit(n, "LeakyRelu", {x}, {n.outputs[0]});
@@ -137,8 +133,8 @@ OpEntry leaky_relu() {
   return e;
 }
 
-OpEntry binary(const char* name, const char* onnx_op, const char* dtypes) {
-  OpEntry e = transparent(name, onnx_op, lower_binary);
+OpEntry binary(const char* onnx_op, const char* dtypes) {
+  OpEntry e = transparent(onnx_op, lower_binary);
   e.dtypes = dtypes;
   e.read_options = read_binary_options;
   e.check = check_binary;
@@ -148,18 +144,17 @@ OpEntry binary(const char* name, const char* onnx_op, const char* dtypes) {
 }
 
 OpEntry squared_difference() {
-  OpEntry e =
-      transparent("SQUARED_DIFFERENCE", "Sub + Mul", [](LowerContext& ctx, const ir::Node& n) {
-        const ir::Graph& g = ctx.graph();
-        const ir::Perm& p = out_layout(g, n);
-        size_t rank = out_rank(g, n);
-        TensorId a = ctx.operand(n, 0, p, rank);
-        TensorId b = ctx.operand(n, 1, p, rank);
-        TensorId d = ctx.temp_like(n.outputs[0], "diff");
-        ctx.emit(n, "Sub", {a, b}, {d}, "Sub");
-        ctx.emit(n, "Mul", {d, d}, {n.outputs[0]});
-        return ok_status();
-      });
+  OpEntry e = transparent("Sub + Mul", [](LowerContext& ctx, const ir::Node& n) {
+    const ir::Graph& g = ctx.graph();
+    const ir::Perm& p = out_layout(g, n);
+    size_t rank = out_rank(g, n);
+    TensorId a = ctx.operand(n, 0, p, rank);
+    TensorId b = ctx.operand(n, 1, p, rank);
+    TensorId d = ctx.temp_like(n.outputs[0], "diff");
+    ctx.emit(n, "Sub", {a, b}, {d}, "Sub");
+    ctx.emit(n, "Mul", {d, d}, {n.outputs[0]});
+    return ok_status();
+  });
   e.dtypes = "float32, int32";
   e.check = check_binary;
   e.min_inputs = 2;
@@ -167,7 +162,7 @@ OpEntry squared_difference() {
 }
 
 OpEntry prelu() {
-  OpEntry e = transparent("PRELU", "PRelu", [](LowerContext& ctx, const ir::Node& n) {
+  OpEntry e = transparent("PRelu", [](LowerContext& ctx, const ir::Node& n) {
     const ir::Graph& g = ctx.graph();
     const ir::Perm& p = out_layout(g, n);
     size_t rank = out_rank(g, n);
@@ -217,8 +212,8 @@ std::string check_quantization_copy(const ir::Graph& g, const ir::Node& n) {
 }  // namespace
 
 OpEntry dequantize() {
-  OpEntry e = transparent("DEQUANTIZE", "Identity (DequantizeLinear at the input) / Cast",
-                          lower_quantization_copy);
+  OpEntry e =
+      transparent("Identity (DequantizeLinear at the input) / Cast", lower_quantization_copy);
   e.dtypes = "int8, uint8 (-> float32), float16 (-> float32)";
   e.check = check_quantization_copy;
   e.notes =
@@ -228,9 +223,8 @@ OpEntry dequantize() {
 }
 
 OpEntry quantize() {
-  OpEntry e =
-      transparent("QUANTIZE", "QuantizeLinear (requantize: DequantizeLinear -> QuantizeLinear)",
-                  lower_quantization_copy);
+  OpEntry e = transparent("QuantizeLinear (requantize: DequantizeLinear -> QuantizeLinear)",
+                          lower_quantization_copy);
   e.dtypes = "float32, int8, uint8 (-> int8, uint8)";
   e.check = check_quantization_copy;
   e.notes = "float -> int, and int -> int requantization between two scales";

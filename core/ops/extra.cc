@@ -14,10 +14,9 @@ using ir::TensorId;
 
 constexpr int64_t kOnnxInt64 = 7;
 
-OpEntry make(const char* name, LayoutClass layout, const char* onnx, CheckFn check, LowerFn lower,
+OpEntry make(LayoutClass layout, const char* onnx, CheckFn check, LowerFn lower,
              int min_inputs = 1) {
   OpEntry e;
-  e.name = name;
   e.layout = layout;
   e.check = check;
   e.lower = lower;
@@ -222,19 +221,20 @@ Status lower_reverse_sequence(LowerContext& ctx, const ir::Node& n) {
 
 OpEntry sign() {
   OpEntry e = make(
-      "SIGN", LayoutClass::kTransparent, "Sign",
+      LayoutClass::kTransparent, "Sign",
       [](const ir::Graph& g, const ir::Node& n) -> std::string {
         if (auto r = check_arity(n, 1); !r.empty()) return r;
         return check_type(g, n, 0, {DataType::kFloat32, DataType::kInt32});
       },
       lower_sign);
   e.dtypes = "float32, int32";
+  e.quantized = QuantizedKernel::kNoQuantized;
   return e;
 }
 
 OpEntry relu_0_to_1() {
   OpEntry e = make(
-      "RELU_0_TO_1", LayoutClass::kTransparent, "Clip",
+      LayoutClass::kTransparent, "Clip",
       [](const ir::Graph& g, const ir::Node& n) -> std::string {
         if (auto r = check_arity(n, 1); !r.empty()) return r;
         return check_type(g, n, 0, {DataType::kFloat32});
@@ -244,15 +244,15 @@ OpEntry relu_0_to_1() {
 }
 
 OpEntry embedding_lookup() {
-  OpEntry e = make("EMBEDDING_LOOKUP", LayoutClass::kTerminate, "Gather (axis 0)",
-                   check_embedding_lookup, lower_embedding_lookup, 2);
+  OpEntry e = make(LayoutClass::kTerminate, "Gather (axis 0)", check_embedding_lookup,
+                   lower_embedding_lookup, 2);
   e.dtypes = "float32, int32";
   e.notes = "int32 ids";
   return e;
 }
 
 OpEntry cumsum() {
-  OpEntry e = make("CUMSUM", LayoutClass::kAttribute, "CumSum", check_cumsum, lower_cumsum, 2);
+  OpEntry e = make(LayoutClass::kAttribute, "CumSum", check_cumsum, lower_cumsum, 2);
   e.propagate = propagate_same;
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_CumsumOptions();
@@ -265,8 +265,8 @@ OpEntry cumsum() {
 }
 
 OpEntry l2_pool2d() {
-  OpEntry e = make("L2_POOL_2D", LayoutClass::kImplicit, "Mul + AveragePool + Sqrt", check_l2_pool,
-                   lower_l2_pool);
+  OpEntry e =
+      make(LayoutClass::kImplicit, "Mul + AveragePool + Sqrt", check_l2_pool, lower_l2_pool);
   e.read_options = read_pool_options;
   e.data_input = 0;
   e.notes = "sqrt of the mean square over in-bounds elements (padding excluded)";
@@ -274,8 +274,8 @@ OpEntry l2_pool2d() {
 }
 
 OpEntry reverse_sequence() {
-  OpEntry e = make("REVERSE_SEQUENCE", LayoutClass::kTerminate, "ReverseSequence (+ Cast)",
-                   check_reverse_sequence, lower_reverse_sequence, 2);
+  OpEntry e = make(LayoutClass::kTerminate, "ReverseSequence (+ Cast)", check_reverse_sequence,
+                   lower_reverse_sequence, 2);
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_ReverseSequenceOptions();
     a.set("seq_dim", int64_t{o ? o->seq_dim() : 0});
@@ -283,6 +283,7 @@ OpEntry reverse_sequence() {
   };
   e.dtypes = "float32, int32, int64";
   e.notes = "seq_dim/batch_dim must be 0/1 or 1/0 (ONNX limit)";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 

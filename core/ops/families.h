@@ -6,13 +6,13 @@
 namespace lite2onnx::ops {
 
 namespace elementwise {
-OpEntry unary(const char* name, const char* onnx_op);
+OpEntry unary(const char* onnx_op);
 OpEntry relu6();
 OpEntry relu_n1_to_1();
 OpEntry rsqrt();
 OpEntry hard_swish();
 OpEntry leaky_relu();
-OpEntry binary(const char* name, const char* onnx_op, const char* dtypes);
+OpEntry binary(const char* onnx_op, const char* dtypes);
 OpEntry squared_difference();
 OpEntry prelu();
 OpEntry dequantize();
@@ -96,17 +96,17 @@ OpEntry batch_matmul();
 }  // namespace data
 
 namespace math {
-OpEntry float_unary(const char* name, const char* onnx_op);
+OpEntry float_unary(const char* onnx_op);
 OpEntry neg();
 OpEntry square();
 OpEntry zeros_like();
 OpEntry gelu();
 OpEntry cast();
-OpEntry compare(const char* name, const char* onnx_op);
+OpEntry compare(const char* onnx_op);
 OpEntry not_equal();
-OpEntry logical_binary(const char* name, const char* onnx_op);
+OpEntry logical_binary(const char* onnx_op);
 OpEntry logical_not();
-OpEntry min_max(const char* name, const char* onnx_op);
+OpEntry min_max(const char* onnx_op);
 OpEntry floor_div();
 OpEntry select();
 OpEntry select_v2();

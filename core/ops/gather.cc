@@ -15,10 +15,9 @@ using ir::TensorId;
 constexpr int64_t kOnnxInt32 = 6;
 constexpr int64_t kOnnxInt64 = 7;
 
-OpEntry entry(const char* name, LayoutClass layout, const char* onnx, PropagateFn propagate,
-              CheckFn check, LowerFn lower) {
+OpEntry entry(LayoutClass layout, const char* onnx, PropagateFn propagate, CheckFn check,
+              LowerFn lower) {
   OpEntry e;
-  e.name = name;
   e.layout = layout;
   e.propagate = propagate;
   e.check = check;
@@ -380,7 +379,7 @@ Status lower_fill(LowerContext& ctx, const ir::Node& n) {
 }  // namespace
 
 OpEntry shape_op() {
-  OpEntry e = entry("SHAPE", LayoutClass::kAttribute, "Shape (+ Gather to TFLite order, Cast)",
+  OpEntry e = entry(LayoutClass::kAttribute, "Shape (+ Gather to TFLite order, Cast)",
                     propagate_shape, check_shape, lower_shape);
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_ShapeOptions();
@@ -392,8 +391,8 @@ OpEntry shape_op() {
 }
 
 OpEntry pack() {
-  OpEntry e = entry("PACK", LayoutClass::kAttribute, "Unsqueeze + Concat", propagate_pack,
-                    check_pack, lower_pack);
+  OpEntry e =
+      entry(LayoutClass::kAttribute, "Unsqueeze + Concat", propagate_pack, check_pack, lower_pack);
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_PackOptions();
     a.set("values_count", int64_t{o ? o->values_count() : 0});
@@ -401,12 +400,13 @@ OpEntry pack() {
   };
   e.dtypes = "float32, int32, int64";
   e.notes = "the new axis is inserted into the input layout";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry unpack() {
-  OpEntry e = entry("UNPACK", LayoutClass::kAttribute, "Split + Squeeze", propagate_unpack,
-                    check_unpack, lower_unpack);
+  OpEntry e = entry(LayoutClass::kAttribute, "Split + Squeeze", propagate_unpack, check_unpack,
+                    lower_unpack);
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_UnpackOptions();
     a.set("num", int64_t{o ? o->num() : 0});
@@ -414,12 +414,13 @@ OpEntry unpack() {
   };
   e.dtypes = "float32, int32";
   e.notes = "the unpacked axis leaves the layout";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry gather() {
-  OpEntry e = entry("GATHER", LayoutClass::kAttribute, "Gather", propagate_gather, check_gather,
-                    lower_gather);
+  OpEntry e =
+      entry(LayoutClass::kAttribute, "Gather", propagate_gather, check_gather, lower_gather);
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_GatherOptions();
     a.set("axis", int64_t{o ? o->axis() : 0});
@@ -427,19 +428,21 @@ OpEntry gather() {
   };
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "axis follows the layout; int32/int64 indices; batch_dims 0 only";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry expand_dims() {
-  OpEntry e = entry("EXPAND_DIMS", LayoutClass::kAttribute, "Unsqueeze", propagate_expand_dims,
-                    check_expand_dims, lower_expand_dims);
+  OpEntry e = entry(LayoutClass::kAttribute, "Unsqueeze", propagate_expand_dims, check_expand_dims,
+                    lower_expand_dims);
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant axis; the new axis is inserted into the input layout";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry fill() {
-  OpEntry e = entry("FILL", LayoutClass::kTerminate, "Expand", nullptr, check_fill, lower_fill);
+  OpEntry e = entry(LayoutClass::kTerminate, "Expand", nullptr, check_fill, lower_fill);
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant dims are folded into an initializer";
   return e;

@@ -17,9 +17,8 @@ namespace {
 using ir::DataType;
 using ir::TensorId;
 
-OpEntry make(const char* name, const char* onnx, LowerFn lower, CheckFn check, int min_inputs = 1) {
+OpEntry make(const char* onnx, LowerFn lower, CheckFn check, int min_inputs = 1) {
   OpEntry e;
-  e.name = name;
   e.layout = LayoutClass::kTransparent;
   e.lower = lower;
   e.check = check;
@@ -319,37 +318,38 @@ Status lower_select(LowerContext& ctx, const ir::Node& n) {
 
 }  // namespace
 
-OpEntry float_unary(const char* name, const char* onnx_op) {
-  OpEntry e = make(name, onnx_op, lower_direct, check_float_unary);
+OpEntry float_unary(const char* onnx_op) {
+  OpEntry e = make(onnx_op, lower_direct, check_float_unary);
   return e;
 }
 
 OpEntry neg() {
-  OpEntry e = make("NEG", "Neg", lower_direct, check_neg);
+  OpEntry e = make("Neg", lower_direct, check_neg);
   e.dtypes = "float32, int32, int64";
+  e.quantized = QuantizedKernel::kNoQuantized;
   return e;
 }
 
 OpEntry square() {
-  OpEntry e = make("SQUARE", "Mul", lower_square, check_float_unary);
+  OpEntry e = make("Mul", lower_square, check_float_unary);
   e.notes = "x * x";
   return e;
 }
 
 OpEntry zeros_like() {
   OpEntry e = make(
-      "ZEROS_LIKE", "Shape + Expand", lower_zeros_like,
-      [](const ir::Graph& g, const ir::Node& n) -> std::string {
+      "Shape + Expand", lower_zeros_like, [](const ir::Graph& g, const ir::Node& n) -> std::string {
         if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
         return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt64});
       });
   e.dtypes = "float32, int32, int64";
+  e.quantized = QuantizedKernel::kNoQuantized;
   return e;
 }
 
 OpEntry gelu() {
-  OpEntry e = make("GELU", "Erf form (approximate=false) / Tanh form (approximate=true)",
-                   lower_gelu, check_float_unary);
+  OpEntry e = make("Erf form (approximate=false) / Tanh form (approximate=true)", lower_gelu,
+                   check_float_unary);
   e.read_options = [](const tflite::Operator& op, ir::Attributes& attrs) {
     const auto* o = op.builtin_options_as_GeluOptions();
     attrs.set("approximate", int64_t{o && o->approximate() ? 1 : 0});
@@ -359,16 +359,16 @@ OpEntry gelu() {
 }
 
 OpEntry cast() {
-  OpEntry e = make("CAST", "Cast", lower_cast, check_cast);
+  OpEntry e = make("Cast", lower_cast, check_cast);
   e.dtypes = "float32, int32, int64, int16, int8, uint8, bool";
   e.notes = "types taken from the input and output tensors";
+  e.quantized = QuantizedKernel::kNoQuantized;
   return e;
 }
 
-OpEntry compare(const char* name, const char* onnx_op) {
+OpEntry compare(const char* onnx_op) {
   bool equality = std::string(onnx_op) == "Equal";
-  OpEntry e =
-      make(name, onnx_op, lower_direct, equality ? check_equality : check_numeric_binary, 2);
+  OpEntry e = make(onnx_op, lower_direct, equality ? check_equality : check_numeric_binary, 2);
   e.dtypes = equality ? "float32, int32, int64, int8, int16, uint8, bool (-> bool)"
                       : "float32, int32, int64, int8, int16, uint8 (-> bool)";
   e.notes = "numpy broadcasting";
@@ -376,59 +376,61 @@ OpEntry compare(const char* name, const char* onnx_op) {
 }
 
 OpEntry not_equal() {
-  OpEntry e = make("NOT_EQUAL", "Equal + Not", lower_not_equal, check_equality, 2);
+  OpEntry e = make("Equal + Not", lower_not_equal, check_equality, 2);
   e.dtypes = "float32, int32, int64, int8, int16, uint8, bool (-> bool)";
   e.notes = "numpy broadcasting";
   return e;
 }
 
-OpEntry logical_binary(const char* name, const char* onnx_op) {
-  OpEntry e = make(name, onnx_op, lower_direct, check_bool_binary, 2);
+OpEntry logical_binary(const char* onnx_op) {
+  OpEntry e = make(onnx_op, lower_direct, check_bool_binary, 2);
   e.dtypes = "bool";
   e.notes = "numpy broadcasting";
   return e;
 }
 
 OpEntry logical_not() {
-  OpEntry e = make("LOGICAL_NOT", "Not", lower_direct, check_bool_unary);
+  OpEntry e = make("Not", lower_direct, check_bool_unary);
   e.dtypes = "bool";
   return e;
 }
 
-OpEntry min_max(const char* name, const char* onnx_op) {
-  OpEntry e = make(name, onnx_op, lower_direct, check_numeric_binary, 2);
+OpEntry min_max(const char* onnx_op) {
+  OpEntry e = make(onnx_op, lower_direct, check_numeric_binary, 2);
   e.dtypes = "float32, int32, int64, int8, int16, uint8";
   e.notes = "numpy broadcasting";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry floor_div() {
-  OpEntry e = make("FLOOR_DIV", "Div + Floor; integers: Mod + Sub + Div", lower_floor_div,
-                   check_floor_div, 2);
+  OpEntry e = make("Div + Floor; integers: Mod + Sub + Div", lower_floor_div, check_floor_div, 2);
   e.dtypes = "float32, int32, int16, int8";
   e.notes = "floored toward -inf like TFLite";
+  e.quantized = QuantizedKernel::kNoQuantized;
   return e;
 }
 
 OpEntry select() {
-  OpEntry e =
-      make("SELECT", "Where (+ Reshape of a rank-1 condition)", lower_select, check_select, 3);
+  OpEntry e = make("Where (+ Reshape of a rank-1 condition)", lower_select, check_select, 3);
   e.layout = LayoutClass::kAttribute;
   e.propagate = propagate_select;
   e.dtypes = "float32, int32, int64, int8, int16, uint8, bool (bool condition)";
   e.notes = "a rank-1 condition selects whole rows (first axis)";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry select_v2() {
-  OpEntry e = make("SELECT_V2", "Where", lower_select, check_select, 3);
+  OpEntry e = make("Where", lower_select, check_select, 3);
   e.dtypes = "float32, int32, int64, int8, int16, uint8, bool (bool condition)";
   e.notes = "numpy broadcasting";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry add_n() {
-  OpEntry e = make("ADD_N", "Sum; int32: Add chain", lower_add_n, check_add_n, -1);
+  OpEntry e = make("Sum; int32: Add chain", lower_add_n, check_add_n, -1);
   e.dtypes = "float32, int32";
   return e;
 }

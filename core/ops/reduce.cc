@@ -85,7 +85,6 @@ void read_reducer(const tflite::Operator& op, ir::Attributes& a) {
 
 OpEntry mean() {
   OpEntry e;
-  e.name = "MEAN";
   e.layout = LayoutClass::kAttribute;
   e.read_options = read_reducer;
   e.propagate = propagate_reduce;
@@ -99,7 +98,6 @@ OpEntry mean() {
 
 OpEntry softmax() {
   OpEntry e;
-  e.name = "SOFTMAX";
   e.layout = LayoutClass::kAttribute;
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_SoftmaxOptions();
@@ -141,9 +139,8 @@ std::string check_typed_reduce(const ir::Graph& g, const ir::Node& n) {
   return check_reduce(g, n);
 }
 
-OpEntry reducer(const char* name, const char* onnx, LowerFn lower) {
+OpEntry reducer(const char* onnx, LowerFn lower) {
   OpEntry e;
-  e.name = name;
   e.layout = LayoutClass::kAttribute;
   e.read_options = read_reducer;
   e.propagate = propagate_reduce;
@@ -219,9 +216,8 @@ Status lower_arg(LowerContext& ctx, const ir::Node& n, const char* op) {
   return ok_status();
 }
 
-OpEntry arg(const char* name, const char* onnx, LowerFn lower) {
+OpEntry arg(const char* onnx, LowerFn lower) {
   OpEntry e;
-  e.name = name;
   e.layout = LayoutClass::kAttribute;
   e.propagate = propagate_arg;
   e.check = check_arg;
@@ -243,42 +239,45 @@ std::string check_float_rank1(const ir::Graph& g, const ir::Node& n) {
 }  // namespace
 
 OpEntry sum() {
-  return reducer("SUM", "ReduceSum", [](LowerContext& ctx, const ir::Node& n) {
+  return reducer("ReduceSum", [](LowerContext& ctx, const ir::Node& n) {
     return lower_reduce(ctx, n, "ReduceSum", 13);
   });
 }
 
 OpEntry reduce_max() {
-  return reducer("REDUCE_MAX", "ReduceMax", [](LowerContext& ctx, const ir::Node& n) {
+  OpEntry e = reducer("ReduceMax", [](LowerContext& ctx, const ir::Node& n) {
     return lower_reduce(ctx, n, "ReduceMax");
   });
+  e.quantized = QuantizedKernel::kSameScale;
+  return e;
 }
 
 OpEntry reduce_min() {
-  return reducer("REDUCE_MIN", "ReduceMin", [](LowerContext& ctx, const ir::Node& n) {
+  OpEntry e = reducer("ReduceMin", [](LowerContext& ctx, const ir::Node& n) {
     return lower_reduce(ctx, n, "ReduceMin");
   });
+  e.quantized = QuantizedKernel::kSameScale;
+  return e;
 }
 
 OpEntry reduce_prod() {
-  return reducer("REDUCE_PROD", "ReduceProd", [](LowerContext& ctx, const ir::Node& n) {
+  return reducer("ReduceProd", [](LowerContext& ctx, const ir::Node& n) {
     return lower_reduce(ctx, n, "ReduceProd");
   });
 }
 
 OpEntry arg_max() {
-  return arg("ARG_MAX", "ArgMax (+ Cast to int32)",
+  return arg("ArgMax (+ Cast to int32)",
              [](LowerContext& ctx, const ir::Node& n) { return lower_arg(ctx, n, "ArgMax"); });
 }
 
 OpEntry arg_min() {
-  return arg("ARG_MIN", "ArgMin (+ Cast to int32)",
+  return arg("ArgMin (+ Cast to int32)",
              [](LowerContext& ctx, const ir::Node& n) { return lower_arg(ctx, n, "ArgMin"); });
 }
 
 OpEntry log_softmax() {
   OpEntry e;
-  e.name = "LOG_SOFTMAX";
   e.layout = LayoutClass::kAttribute;
   e.propagate = propagate_same;
   e.check = check_float_rank1;
@@ -296,7 +295,6 @@ OpEntry log_softmax() {
 // (reference_ops::L2Normalization), which ONNX LpNormalization lacks.
 OpEntry l2_normalization() {
   OpEntry e;
-  e.name = "L2_NORMALIZATION";
   e.layout = LayoutClass::kAttribute;
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     store_activation(op.builtin_options_as_L2NormOptions(), a);
@@ -335,7 +333,6 @@ OpEntry l2_normalization() {
 // divides alpha by size, so alpha_onnx = alpha * size with size = 2r + 1.
 OpEntry local_response_normalization() {
   OpEntry e;
-  e.name = "LOCAL_RESPONSE_NORMALIZATION";
   e.layout = LayoutClass::kImplicit;
   e.data_input = 0;
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
@@ -371,7 +368,6 @@ OpEntry local_response_normalization() {
 
 OpEntry topk_v2() {
   OpEntry e;
-  e.name = "TOPK_V2";
   e.layout = LayoutClass::kAttribute;
   e.propagate = propagate_same;
   e.min_inputs = 2;
@@ -406,6 +402,7 @@ OpEntry topk_v2() {
   e.onnx = "TopK (+ Cast of the indices to int32)";
   e.dtypes = "float32, int32, int64 (int32/int64 indices)";
   e.notes = "over the last TFLite axis; k must be a constant";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 

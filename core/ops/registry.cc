@@ -14,42 +14,42 @@ using Table = std::array<OpEntry, kNumBuiltins>;
 
 Table make_table() {
   Table t{};
-  t[builtin::kAdd] = elementwise::binary("ADD", "Add", "float32, int32, int64");
+  t[builtin::kAdd] = elementwise::binary("Add", "float32, int32, int64");
   t[builtin::kAveragePool2d] = conv::average_pool2d();
   t[builtin::kConcatenation] = shape::concatenation();
   t[builtin::kConv2d] = conv::conv2d();
   t[builtin::kDepthwiseConv2d] = conv::depthwise_conv2d();
   t[builtin::kDequantize] = elementwise::dequantize();
   t[builtin::kFullyConnected] = dense::fully_connected();
-  t[builtin::kLogistic] = elementwise::unary("LOGISTIC", "Sigmoid");
+  t[builtin::kLogistic] = elementwise::unary("Sigmoid");
   t[builtin::kMaxPool2d] = conv::max_pool2d();
-  t[builtin::kMul] = elementwise::binary("MUL", "Mul", "float32, int32, int64");
-  t[builtin::kRelu] = elementwise::unary("RELU", "Relu");
+  t[builtin::kMul] = elementwise::binary("Mul", "float32, int32, int64");
+  t[builtin::kRelu] = elementwise::unary("Relu");
   t[builtin::kReluN1To1] = elementwise::relu_n1_to_1();
   t[builtin::kRelu6] = elementwise::relu6();
   t[builtin::kReshape] = shape::reshape();
   t[builtin::kResizeBilinear] = resize::bilinear();
   t[builtin::kSoftmax] = reduce::softmax();
-  t[builtin::kTanh] = elementwise::unary("TANH", "Tanh");
+  t[builtin::kTanh] = elementwise::unary("Tanh");
   t[builtin::kPad] = shape::pad();
   t[builtin::kTranspose] = shape::transpose();
   t[builtin::kMean] = reduce::mean();
-  t[builtin::kSub] = elementwise::binary("SUB", "Sub", "float32, int32, int64");
-  t[builtin::kDiv] = elementwise::binary("DIV", "Div", "float32, int32");
+  t[builtin::kSub] = elementwise::binary("Sub", "float32, int32, int64");
+  t[builtin::kDiv] = elementwise::binary("Div", "float32, int32");
   t[builtin::kSqueeze] = shape::squeeze();
   t[builtin::kStridedSlice] = shape::strided_slice();
   t[builtin::kSplit] = shape::split();
   t[builtin::kPrelu] = elementwise::prelu();
   t[builtin::kPadv2] = shape::padv2();
   t[builtin::kTransposeConv] = conv::transpose_conv();
-  t[builtin::kSqrt] = elementwise::unary("SQRT", "Sqrt");
+  t[builtin::kSqrt] = elementwise::unary("Sqrt");
   t[builtin::kRsqrt] = elementwise::rsqrt();
-  t[builtin::kPow] = elementwise::binary("POW", "Pow", "float32, int32");
+  t[builtin::kPow] = elementwise::binary("Pow", "float32, int32");
   t[builtin::kResizeNearestNeighbor] = resize::nearest_neighbor();
   t[builtin::kLeakyRelu] = elementwise::leaky_relu();
   t[builtin::kSquaredDifference] = elementwise::squared_difference();
   t[builtin::kMirrorPad] = shape::mirror_pad();
-  t[builtin::kAbs] = elementwise::unary("ABS", "Abs");
+  t[builtin::kAbs] = elementwise::unary("Abs");
   t[builtin::kSplitV] = shape::split_v();
   t[builtin::kHardSwish] = elementwise::hard_swish();
   t[builtin::kDepthToSpace] = space::depth_to_space();
@@ -71,30 +71,30 @@ Table make_table() {
   t[builtin::kRange] = data::range();
   t[builtin::kWhere] = data::where();
   t[builtin::kBatchMatmul] = data::batch_matmul();
-  t[builtin::kCeil] = math::float_unary("CEIL", "Ceil");
-  t[builtin::kCos] = math::float_unary("COS", "Cos");
-  t[builtin::kElu] = math::float_unary("ELU", "Elu");
-  t[builtin::kExp] = math::float_unary("EXP", "Exp");
-  t[builtin::kFloor] = math::float_unary("FLOOR", "Floor");
-  t[builtin::kLog] = math::float_unary("LOG", "Log");
-  t[builtin::kRound] = math::float_unary("ROUND", "Round");
-  t[builtin::kSin] = math::float_unary("SIN", "Sin");
+  t[builtin::kCeil] = math::float_unary("Ceil");
+  t[builtin::kCos] = math::float_unary("Cos");
+  t[builtin::kElu] = math::float_unary("Elu");
+  t[builtin::kExp] = math::float_unary("Exp");
+  t[builtin::kFloor] = math::float_unary("Floor");
+  t[builtin::kLog] = math::float_unary("Log");
+  t[builtin::kRound] = math::float_unary("Round");
+  t[builtin::kSin] = math::float_unary("Sin");
   t[builtin::kNeg] = math::neg();
   t[builtin::kSquare] = math::square();
   t[builtin::kZerosLike] = math::zeros_like();
   t[builtin::kGelu] = math::gelu();
   t[builtin::kCast] = math::cast();
-  t[builtin::kEqual] = math::compare("EQUAL", "Equal");
+  t[builtin::kEqual] = math::compare("Equal");
   t[builtin::kNotEqual] = math::not_equal();
-  t[builtin::kGreater] = math::compare("GREATER", "Greater");
-  t[builtin::kGreaterEqual] = math::compare("GREATER_EQUAL", "GreaterOrEqual");
-  t[builtin::kLess] = math::compare("LESS", "Less");
-  t[builtin::kLessEqual] = math::compare("LESS_EQUAL", "LessOrEqual");
-  t[builtin::kLogicalAnd] = math::logical_binary("LOGICAL_AND", "And");
-  t[builtin::kLogicalOr] = math::logical_binary("LOGICAL_OR", "Or");
+  t[builtin::kGreater] = math::compare("Greater");
+  t[builtin::kGreaterEqual] = math::compare("GreaterOrEqual");
+  t[builtin::kLess] = math::compare("Less");
+  t[builtin::kLessEqual] = math::compare("LessOrEqual");
+  t[builtin::kLogicalAnd] = math::logical_binary("And");
+  t[builtin::kLogicalOr] = math::logical_binary("Or");
   t[builtin::kLogicalNot] = math::logical_not();
-  t[builtin::kMaximum] = math::min_max("MAXIMUM", "Max");
-  t[builtin::kMinimum] = math::min_max("MINIMUM", "Min");
+  t[builtin::kMaximum] = math::min_max("Max");
+  t[builtin::kMinimum] = math::min_max("Min");
   t[builtin::kFloorDiv] = math::floor_div();
   t[builtin::kSelect] = math::select();
   t[builtin::kSelectV2] = math::select_v2();
@@ -119,47 +119,6 @@ Table make_table() {
   t[builtin::kRfft2d] = spectral::rfft2d();
   t[builtin::kComplexAbs] = spectral::complex_abs();
 
-  // TFLite's integer kernels of these ops move or pick integers without
-  // rescaling them: QDQ matches only when input and output share quantization.
-  for (int code : {builtin::kReshape,
-                   builtin::kSqueeze,
-                   builtin::kExpandDims,
-                   builtin::kTranspose,
-                   builtin::kGather,
-                   builtin::kGatherNd,
-                   builtin::kSlice,
-                   builtin::kStridedSlice,
-                   builtin::kSpaceToDepth,
-                   builtin::kDepthToSpace,
-                   builtin::kSpaceToBatchNd,
-                   builtin::kBatchToSpaceNd,
-                   builtin::kSplit,
-                   builtin::kSplitV,
-                   builtin::kPack,
-                   builtin::kUnpack,
-                   builtin::kMaxPool2d,
-                   builtin::kAveragePool2d,
-                   builtin::kPad,
-                   builtin::kPadv2,
-                   builtin::kMirrorPad,
-                   builtin::kTile,
-                   builtin::kBroadcastTo,
-                   builtin::kReverseV2,
-                   builtin::kMaximum,
-                   builtin::kMinimum,
-                   builtin::kReduceMax,
-                   builtin::kReduceMin,
-                   builtin::kResizeNearestNeighbor,
-                   builtin::kResizeBilinear,
-                   builtin::kSelect,
-                   builtin::kSelectV2,
-                   builtin::kTopkV2,
-                   builtin::kReverseSequence})
-    t[static_cast<size_t>(code)].quantized = QuantizedKernel::kSameScale;
-  // These read raw integers whatever the quantization says.
-  for (int code : {builtin::kCast, builtin::kZerosLike, builtin::kNeg, builtin::kRange,
-                   builtin::kFloorDiv, builtin::kFloorMod, builtin::kSign})
-    t[static_cast<size_t>(code)].quantized = QuantizedKernel::kNoQuantized;
   return t;
 }
 

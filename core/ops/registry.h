@@ -59,7 +59,6 @@ using CheckFn = std::string (*)(const ir::Graph& g, const ir::Node& n);
 using LowerFn = Status (*)(LowerContext& ctx, const ir::Node& n);
 
 struct OpEntry {
-  const char* name = nullptr;  // TFLite builtin name; null for unsupported ops
   LayoutClass layout = LayoutClass::kTerminate;
   int data_input = 0;  // kImplicit: the activation input
   int min_inputs = 1;  // inputs [0, min_inputs) must be present; -1: every input

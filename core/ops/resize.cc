@@ -47,9 +47,8 @@ Status lower_resize(LowerContext& ctx, const ir::Node& n, bool bilinear) {
   return ok_status();
 }
 
-OpEntry entry(const char* name, bool bilinear) {
+OpEntry entry(bool bilinear) {
   OpEntry e;
-  e.name = name;
   e.layout = LayoutClass::kImplicit;
   e.check = check_resize;
   e.min_inputs = 2;
@@ -75,7 +74,15 @@ OpEntry entry(const char* name, bool bilinear) {
 
 }  // namespace
 
-OpEntry bilinear() { return entry("RESIZE_BILINEAR", true); }
-OpEntry nearest_neighbor() { return entry("RESIZE_NEAREST_NEIGHBOR", false); }
+OpEntry bilinear() {
+  OpEntry e = entry(true);
+  e.quantized = QuantizedKernel::kSameScale;
+  return e;
+}
+OpEntry nearest_neighbor() {
+  OpEntry e = entry(false);
+  e.quantized = QuantizedKernel::kSameScale;
+  return e;
+}
 
 }  // namespace lite2onnx::ops::resize

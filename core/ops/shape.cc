@@ -19,11 +19,10 @@ using ir::TensorId;
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
-OpEntry attribute(const char* name, const char* onnx, PropagateFn propagate, LowerFn lower,
-                  CheckFn check = nullptr, int min_inputs = 1) {
+OpEntry attribute(const char* onnx, PropagateFn propagate, LowerFn lower, CheckFn check = nullptr,
+                  int min_inputs = 1) {
   OpEntry e;
   e.min_inputs = min_inputs;
-  e.name = name;
   e.layout = LayoutClass::kAttribute;
   e.propagate = propagate;
   e.lower = lower;
@@ -553,7 +552,7 @@ Status lower_mirror_pad(LowerContext& ctx, const ir::Node& n) {
 }  // namespace
 
 OpEntry reshape() {
-  OpEntry e = attribute("RESHAPE", "Reshape", propagate_reshape, lower_reshape);
+  OpEntry e = attribute("Reshape", propagate_reshape, lower_reshape);
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_ReshapeOptions();
     if (o && o->new_shape() && o->new_shape()->size() > 0)
@@ -561,11 +560,12 @@ OpEntry reshape() {
   };
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "layout kept when only unit dimensions move (classifier heads)";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry squeeze() {
-  OpEntry e = attribute("SQUEEZE", "Squeeze", propagate_squeeze, lower_squeeze);
+  OpEntry e = attribute("Squeeze", propagate_squeeze, lower_squeeze);
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_SqueezeOptions();
     if (o && o->squeeze_dims())
@@ -574,20 +574,22 @@ OpEntry squeeze() {
   };
   e.check = check_squeeze;
   e.dtypes = "float32, int32, int64, bool";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry transpose() {
-  OpEntry e = attribute("TRANSPOSE", "Transpose (composed with the input layout)",
-                        propagate_transpose, lower_transpose);
+  OpEntry e =
+      attribute("Transpose (composed with the input layout)", propagate_transpose, lower_transpose);
   e.check = check_transpose;
   e.min_inputs = 2;
   e.dtypes = "float32, int32, int64, bool";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry concatenation() {
-  OpEntry e = attribute("CONCATENATION", "Concat", propagate_same, lower_concat);
+  OpEntry e = attribute("Concat", propagate_same, lower_concat);
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_ConcatenationOptions();
     a.set("axis", int64_t{o ? o->axis() : 0});
@@ -603,20 +605,22 @@ OpEntry concatenation() {
 }
 
 OpEntry split() {
-  OpEntry e = attribute("SPLIT", "Split", propagate_split, lower_split, check_split, 2);
+  OpEntry e = attribute("Split", propagate_split, lower_split, check_split, 2);
   e.dtypes = "float32, int32";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry split_v() {
-  OpEntry e = attribute("SPLIT_V", "Split", propagate_split, lower_split, check_split, 3);
+  OpEntry e = attribute("Split", propagate_split, lower_split, check_split, 3);
   e.dtypes = "float32, int32";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry strided_slice() {
-  OpEntry e = attribute("STRIDED_SLICE", "Slice (+ Squeeze/Unsqueeze for shrink/new axes)",
-                        propagate_strided_slice, lower_strided_slice);
+  OpEntry e = attribute("Slice (+ Squeeze/Unsqueeze for shrink/new axes)", propagate_strided_slice,
+                        lower_strided_slice);
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_StridedSliceOptions();
     a.set("begin_mask", int64_t{o ? o->begin_mask() : 0});
@@ -630,24 +634,27 @@ OpEntry strided_slice() {
   e.min_inputs = 4;
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant begin/end/strides; every mask";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry pad() {
-  OpEntry e = attribute("PAD", "Pad", propagate_same, lower_pad, check_pad, 2);
+  OpEntry e = attribute("Pad", propagate_same, lower_pad, check_pad, 2);
   e.dtypes = "float32, int32, int64";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry padv2() {
-  OpEntry e = attribute("PADV2", "Pad", propagate_same, lower_pad, check_pad, 2);
+  OpEntry e = attribute("Pad", propagate_same, lower_pad, check_pad, 2);
   e.dtypes = "float32, int32, int64";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry mirror_pad() {
-  OpEntry e = attribute("MIRROR_PAD", "Pad (reflect) / Slice + Concat (symmetric)", propagate_same,
-                        lower_mirror_pad);
+  OpEntry e =
+      attribute("Pad (reflect) / Slice + Concat (symmetric)", propagate_same, lower_mirror_pad);
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_MirrorPadOptions();
     a.set("mode", std::string(o && o->mode() == tflite::MirrorPadMode::SYMMETRIC ? "SYMMETRIC"
@@ -656,6 +663,7 @@ OpEntry mirror_pad() {
   e.check = check_pad;
   e.min_inputs = 2;
   e.dtypes = "float32, int32, int64";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 

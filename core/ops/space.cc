@@ -14,9 +14,8 @@ namespace {
 using ir::Perm;
 using ir::TensorId;
 
-OpEntry implicit(const char* name, const char* onnx, CheckFn check, LowerFn lower) {
+OpEntry implicit(const char* onnx, CheckFn check, LowerFn lower) {
   OpEntry e;
-  e.name = name;
   e.layout = LayoutClass::kImplicit;
   e.data_input = 0;
   e.check = check;
@@ -177,40 +176,44 @@ Status lower_depth_space(LowerContext& ctx, const ir::Node& n, bool to_depth) {
 }  // namespace
 
 OpEntry space_to_batch_nd() {
-  OpEntry e = implicit("SPACE_TO_BATCH_ND", "Pad + Reshape + Transpose + Reshape",
-                       check_space_to_batch, lower_space_to_batch);
+  OpEntry e =
+      implicit("Pad + Reshape + Transpose + Reshape", check_space_to_batch, lower_space_to_batch);
   e.notes = "4-D, constant block_shape and paddings, static H/W/C";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry batch_to_space_nd() {
-  OpEntry e = implicit("BATCH_TO_SPACE_ND", "Reshape + Transpose + Reshape + Slice",
-                       check_batch_to_space, lower_batch_to_space);
+  OpEntry e =
+      implicit("Reshape + Transpose + Reshape + Slice", check_batch_to_space, lower_batch_to_space);
   e.notes = "4-D, constant block_shape and crops, static H/W/C";
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry space_to_depth() {
   OpEntry e = implicit(
-      "SPACE_TO_DEPTH", "SpaceToDepth",
+      "SpaceToDepth",
       [](const ir::Graph& g, const ir::Node& n) { return check_depth_space(g, n, true); },
       [](LowerContext& ctx, const ir::Node& n) { return lower_depth_space(ctx, n, true); });
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_SpaceToDepthOptions();
     a.set("block_size", int64_t{o ? o->block_size() : 0});
   };
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 
 OpEntry depth_to_space() {
   OpEntry e = implicit(
-      "DEPTH_TO_SPACE", "DepthToSpace (DCR)",
+      "DepthToSpace (DCR)",
       [](const ir::Graph& g, const ir::Node& n) { return check_depth_space(g, n, false); },
       [](LowerContext& ctx, const ir::Node& n) { return lower_depth_space(ctx, n, false); });
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_DepthToSpaceOptions();
     a.set("block_size", int64_t{o ? o->block_size() : 0});
   };
+  e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
 

@@ -95,7 +95,6 @@ Status lower_rfft2d(LowerContext& ctx, const ir::Node& n) {
 
 OpEntry rfft2d() {
   OpEntry e;
-  e.name = "RFFT2D";
   e.layout = LayoutClass::kTerminate;
   e.min_inputs = 2;
   e.check = check_rfft2d;
@@ -108,7 +107,6 @@ OpEntry rfft2d() {
 
 OpEntry complex_abs() {
   OpEntry e;
-  e.name = "COMPLEX_ABS";
   e.layout = LayoutClass::kTerminate;
   e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
     if (n.attrs.get_int("magnitude_input") != 1 ||
