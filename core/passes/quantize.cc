@@ -953,7 +953,10 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag) {
     const std::string producer_name = n.name;
     const int source_op = n.source_op;
     g.nodes.push_back(std::move(n));
-    for (auto [value, tensor] : clamps) {
+    for (const auto& clamp : clamps) {
+      // Named variables, not a structured binding: clang 14 (the fuzz build)
+      // cannot capture a binding in the lambdas below.
+      const TensorId value = clamp.first, tensor = clamp.second;
       const ir::Tensor& t = g.tensor(tensor);
       const double s = t.quant->scale[0], zp = static_cast<double>(zero_point(*t.quant, 0));
       const auto range = integer_range(*t.quantized_type);
