@@ -738,8 +738,13 @@ class QdqWriter {
     s.data = ir::ConstData::owned(std::move(scale), DataType::kFloat32);
     std::vector<TensorId> out = {g_.add_tensor(std::move(s))};
     if (type == DataType::kInt32) return out;
-    std::vector<std::byte> zp(channels);
-    for (size_t c = 0; c < channels; ++c) zp[c] = static_cast<std::byte>(zero_point(q, c));
+    // One element of `type` per channel (an int64 bias takes 8 bytes each).
+    const size_t size = ir::element_size(type);
+    std::vector<std::byte> zp(channels * size);
+    for (size_t c = 0; c < channels; ++c) {
+      int64_t v = zero_point(q, c);
+      std::memcpy(&zp[c * size], &v, std::min(size, sizeof v));  // little-endian: the low bytes
+    }
     ir::Tensor z;
     z.name = base + "/zero_point";
     z.dtype = type;
