@@ -37,7 +37,14 @@ constexpr unsigned kSlowdown = 1;
 // still replayed, and reported as skipped while they fail. Once one passes,
 // the test fails until it is removed from here.
 const std::map<std::string, std::string>& known_failures() {
-  static const std::map<std::string, std::string> known = {};
+  static const std::map<std::string, std::string> known = {
+      {"convert/internal_finding1b_int64_bias_qdq",
+       "finding 1b: an int64 quantized bias in QDQ mode becomes DequantizeLinear of int64, "
+       "which ONNX rejects (kInternal); plan_qdq or the preflight should report it"},
+      {"convert/internal_finding3_unranked_unused_input",
+       "finding 3: a graph input of unknown rank that no op reads reaches the emitter, whose "
+       "value_info has no shape (kInternal); the preflight checks only tensors ops touch"},
+  };
   return known;
 }
 
@@ -88,6 +95,8 @@ std::string run_isolated(unsigned seconds, Body body) {
   return "exited with code " + std::to_string(WEXITSTATUS(status)) + " (sanitizer report?)";
 }
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.target << "/" << c.file; }
+
 class FuzzRegression : public ::testing::TestWithParam<Case> {};
 
 TEST_P(FuzzRegression, EndsInAValue) {
@@ -95,7 +104,12 @@ TEST_P(FuzzRegression, EndsInAValue) {
   fuzz::Target target = fuzz::target_named(c.target);
   ASSERT_NE(target, nullptr) << "unknown fuzz target directory '" << c.target << "'";
   std::vector<uint8_t> input = read_bytes(c.path);
-  std::string died = run_isolated(30 * kSlowdown, [&] { target(input); });
+  // internal_* inputs found a kInternal error (strict mode): replayed strict.
+  bool strict = c.file.rfind("internal_", 0) == 0;
+  std::string died = run_isolated(30 * kSlowdown, [&] {
+    if (strict) ::setenv("LITE2ONNX_FUZZ_STRICT", "1", 1);
+    target(input);
+  });
   auto known = known_failures().find(c.target + "/" + c.file);
   if (known != known_failures().end()) {
     if (!died.empty()) GTEST_SKIP() << known->second << " (still " << died << ")";
@@ -182,7 +196,7 @@ TEST(GraphGenerator, ModelsReachThePasses) {
               errors.c_str());
   EXPECT_EQ(s.models, 300);
   EXPECT_GE(s.read, s.models * 9 / 10);
-  EXPECT_GE(s.converted, s.models / 4);
+  EXPECT_GE(s.converted, s.models / 3);
 }
 
 }  // namespace
