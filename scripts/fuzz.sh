@@ -84,8 +84,11 @@ for t in "${targets[@]}"; do
   grep -E '^#[0-9]+.*(DONE|pulse)|^stat::(number_of_executed_units|peak_rss_mb|new_units_added)' \
     "$B/fuzz_$t.log" | tail -n 4 || true
 done
+passed=$((${#targets[@]} - ${#failed[@]}))
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: FAILED: ${failed[*]} (inputs in $B/findings/, logs in $B/fuzz_<target>.log)"
+  echo "fuzz: $passed passed, ${#failed[@]} failed"
   exit 1
 fi
 echo "fuzz: ${#targets[@]} targets ran ${seconds} s each without a finding"
+echo "fuzz: $passed passed, 0 failed"
