@@ -232,6 +232,9 @@ class Generator {
     t.type = type;
     t.shape = std::move(shape);
     t.constant = true;
+    // Constants stay small, also where TILE or BROADCAST_TO grew the shape they copy.
+    for (size_t i = 0; elements(t.shape) > kMaxElements && i < t.shape.size(); ++i)
+      if (data.empty()) t.shape[i] = 1;
     t.data = data.empty() ? values(type, elements(t.shape)) : std::move(data);
     if (bend(50) && !t.data.empty()) t.data.pop_back();  // a wrong byte size
     // Reuse an identical constant's buffer now and then (shared buffers).
@@ -304,7 +307,8 @@ class Generator {
     }
     return new_input(make_shape(), type);
   }
-  // Any activation of rank r (any rank when r < 0) and numeric type.
+  // An activation of rank r (any rank when r < 0) and element type `type` (the
+  // model's activation type for FLOAT32), now and then of any type.
   int data_input(int r = -1, Type type = Type::FLOAT32) {
     bool any_type = in_.one_in(10);
     Type want = type == Type::FLOAT32 && quantized_ ? activation_type_ : type;
@@ -853,8 +857,8 @@ class Generator {
     else
       push(static_cast<int>(code), {x, w, b}, {y}, tflite::BuiltinOptions::DepthwiseConv2DOptions,
            [=](auto& fbb) {
-             return tflite::CreateDepthwiseConv2DOptions(fbb, pad, sw, sh, out_channels / channels,
-                                                         fn, dw, dh)
+             return tflite::CreateDepthwiseConv2DOptions(
+                        fbb, pad, sw, sh, channels ? out_channels / channels : 1, fn, dw, dh)
                  .Union();
            });
   }

@@ -158,7 +158,13 @@ void graph_target(std::span<const uint8_t> data) {
       std::fclose(f);
     }
   Diagnostics diag;
-  check_conversion(convert(bytes, ConvertOptions{}, diag));
+  auto first = convert(bytes, ConvertOptions{}, diag);
+  check_conversion(first);
+  // The same input and options give byte-identical output (README).
+  if (first) {
+    auto again = convert(bytes, ConvertOptions{}, diag);
+    if (!again || *again != *first) contract_broken("convert: a second conversion differs");
+  }
   ConvertOptions dequantize;
   dequantize.quantization = QuantizationMode::kDequantize;
   dequantize.opset = kMaxOpset;
