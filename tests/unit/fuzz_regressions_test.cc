@@ -38,12 +38,16 @@ constexpr unsigned kSlowdown = 1;
 // the test fails until it is removed from here.
 const std::map<std::string, std::string>& known_failures() {
   static const std::map<std::string, std::string> known = {
-      {"convert/internal_finding1b_int64_bias_qdq",
+      {"convert/strict_finding1b_int64_bias_qdq",
        "finding 1b: an int64 quantized bias in QDQ mode becomes DequantizeLinear of int64, "
        "which ONNX rejects (kInternal); plan_qdq or the preflight should report it"},
-      {"convert/internal_finding3_unranked_unused_input",
+      {"convert/strict_finding3_unranked_unused_input",
        "finding 3: a graph input of unknown rank that no op reads reaches the emitter, whose "
        "value_info has no shape (kInternal); the preflight checks only tensors ops touch"},
+      {"convert/strict_finding4_per_axis_activation_unsupported_without_ops",
+       "finding 4: plan_qdq reports a per-axis quantized non-constant tensor as kUnsupported "
+       "with no UnsupportedOp (the contract: every unsupported op listed), before the "
+       "preflight that lists them all"},
   };
   return known;
 }
@@ -104,8 +108,8 @@ TEST_P(FuzzRegression, EndsInAValue) {
   fuzz::Target target = fuzz::target_named(c.target);
   ASSERT_NE(target, nullptr) << "unknown fuzz target directory '" << c.target << "'";
   std::vector<uint8_t> input = read_bytes(c.path);
-  // internal_* inputs found a kInternal error (strict mode): replayed strict.
-  bool strict = c.file.rfind("internal_", 0) == 0;
+  // strict_* inputs broke the contract only in strict mode: replayed strict.
+  bool strict = c.file.rfind("strict_", 0) == 0;
   std::string died = run_isolated(30 * kSlowdown, [&] {
     if (strict) ::setenv("LITE2ONNX_FUZZ_STRICT", "1", 1);
     target(input);
