@@ -191,6 +191,11 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
     return make_error(ErrorCode::kResourceLimit,
                       "model of " + std::to_string(bytes.size()) + " bytes exceeds the limit of " +
                           std::to_string(limits.max_model_bytes) + " bytes");
+  // FlatBuffers reads fields in place, trusting the buffer's own alignment; a
+  // file read into memory (or mapped) always starts aligned.
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % 8 != 0)
+    return make_error(ErrorCode::kInvalidOption,
+                      "the model bytes must start at an 8-byte aligned address");
   const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
   if (!tflite::ModelBufferHasIdentifier(data)) {
     std::string id;

@@ -139,6 +139,31 @@ TEST(FuzzRegression, KnownFailuresHaveTheirInputs) {
         << name << " (" << why << ")";
 }
 
+// Finding 6 (the convert target's first version passed the model at offset 1):
+// FlatBuffers reads fields in place, so misaligned model bytes are refused
+// instead of read with misaligned loads.
+TEST(FuzzFindings, MisalignedModelBytesAreRefused) {
+  std::vector<uint8_t> file =
+      read_bytes((fs::path(LITE2ONNX_SOURCE_DIR) / "tests" / "fuzz_regressions" / "convert" /
+                  "finding5b_misaligned_int64_constant")
+                     .string());
+  ASSERT_GT(file.size(), 1u);  // a 0 byte, then the model
+  std::vector<uint64_t> storage(file.size() / 8 + 2);
+  auto* base = reinterpret_cast<std::byte*>(storage.data());
+  std::memcpy(base + 8, file.data() + 1, file.size() - 1);
+  std::span<const std::byte> aligned(base + 8, file.size() - 1);
+  Diagnostics d;
+  EXPECT_TRUE(convert(aligned, ConvertOptions{}, d).ok());
+  std::memmove(base + 9, base + 8, file.size() - 1);
+  std::span<const std::byte> misaligned(base + 9, file.size() - 1);
+  auto r = convert(misaligned, ConvertOptions{}, d);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidOption) << r.error().message;
+  auto info = inspect(misaligned);
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.error().code, ErrorCode::kInvalidOption);
+}
+
 // ---- the generator ----------------------------------------------------------
 
 struct GeneratorStats {
