@@ -21,6 +21,9 @@ APT_PACKAGES=(
   libssl-dev
   # Deployment checks (deploy/checks/): YAML lint.
   yamllint
+  # libFuzzer targets (fuzz/, scripts/fuzz.sh): clang, its runtime libraries
+  # (libFuzzer, ASan, UBSan) and llvm-symbolizer for readable reports.
+  clang libclang-rt-14-dev llvm
 )
 
 missing=()

@@ -2,7 +2,8 @@
 # Runs the whole test suite: installs missing dependencies, builds (Release),
 # runs CTest (unit tests, the numeric suite on the op models at opset 13 and 17,
 # and the third-party corpus), then the unit tests again under
-# AddressSanitizer + UndefinedBehaviorSanitizer.
+# AddressSanitizer + UndefinedBehaviorSanitizer, then each libFuzzer target for a
+# bounded time (scripts/fuzz.sh; a finding fails the run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
@@ -17,3 +18,7 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLITE2ONNX_SANITIZE=
 cmake --build build-asan -j "$jobs" --target unit_tests
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ./build-asan/tests/unit_tests --gtest_brief=1
+
+# libFuzzer targets (clang, ASan + UBSan; fuzz/README.md), seeded from the
+# generated and the corpus models: LITE2ONNX_FUZZ_SECONDS each (default 30).
+./scripts/fuzz.sh --seconds "${LITE2ONNX_FUZZ_SECONDS:-30}"

@@ -40,7 +40,9 @@ Status lower_fc(LowerContext& ctx, const ir::Node& n) {
   }
   bool reshape_out = y.rank() != 2;
   TensorId gemm_out = reshape_out ? ctx.temp(n.name + "/gemm", y.dtype) : n.outputs[0];
-  auto act = ctx.fused_activation(n, gemm_out);
+  // The fused activation node comes after everything emitted here (finish()),
+  // so it must read the last node's output: the Reshape's when there is one.
+  auto act = ctx.fused_activation(n, n.outputs[0]);
   if (!act) return act.take_error();
   TensorId weights = n.inputs[1];
   if (const auto& f = g.tensor(a).flattened) {
@@ -56,11 +58,11 @@ Status lower_fc(LowerContext& ctx, const ir::Node& n) {
   }
   std::vector<TensorId> inputs = {a, weights};
   if (has_input(g, n, 2)) inputs.push_back(n.inputs[2]);
-  ir::Node& gemm = ctx.emit(n, "Gemm", inputs, {*act});
+  ir::Node& gemm = ctx.emit(n, "Gemm", inputs, {reshape_out ? gemm_out : *act});
   gemm.attrs.set("transB", int64_t{1});
   if (reshape_out) {
-    ctx.emit(n, "Reshape", {gemm_out, ctx.const_i64(n.name + "/out_shape", y.shape)},
-             {n.outputs[0]}, "unflatten")
+    ctx.emit(n, "Reshape", {gemm_out, ctx.const_i64(n.name + "/out_shape", y.shape)}, {*act},
+             "unflatten")
         .inserted = ir::Insertion{y.name, "keep_num_dims restores the input's leading dimensions"};
   }
   return ok_status();

@@ -737,8 +737,13 @@ class QdqWriter {
     s.data = g_.own(std::move(scale), DataType::kFloat32, s.name);
     std::vector<TensorId> out = {g_.add_tensor(std::move(s))};
     if (type == DataType::kInt32) return out;
-    std::vector<std::byte> zp(channels);
-    for (size_t c = 0; c < channels; ++c) zp[c] = static_cast<std::byte>(zero_point(q, c));
+    // One element of `type` per channel (an int64 bias takes 8 bytes each).
+    const size_t size = ir::element_size(type);
+    std::vector<std::byte> zp(channels * size);
+    for (size_t c = 0; c < channels; ++c) {
+      int64_t v = zero_point(q, c);
+      std::memcpy(&zp[c * size], &v, std::min(size, sizeof v));  // little-endian: the low bytes
+    }
     ir::Tensor z;
     z.name = base + "/zero_point";
     z.dtype = type;
@@ -943,7 +948,10 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag) {
     const std::string producer_name = n.name;
     const int source_op = n.source_op;
     rewritten.push_back(std::move(n));
-    for (auto [value, tensor] : clamps) {
+    for (const auto& clamp : clamps) {
+      // Named variables, not a structured binding: clang 14 (the fuzz build)
+      // cannot capture a binding in the lambdas below.
+      const TensorId value = clamp.first, tensor = clamp.second;
       const ir::Tensor& t = g.tensor(tensor);
       const double s = t.quant->scale[0], zp = static_cast<double>(zero_point(*t.quant, 0));
       const auto range = integer_range(*t.quantized_type);

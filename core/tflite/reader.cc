@@ -4,6 +4,7 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -154,14 +155,26 @@ Result<ir::Tensor> read_tensor(const tflite::Tensor* t, size_t index,
     ir::ConstData c;
     c.bytes = data;
     c.stored_type = out.dtype;
+    // The converter reads constants as typed spans. The verifier checks only
+    // that a vector's length is 4-byte aligned, so the data of an 8-byte type
+    // (or an external buffer's, at any offset) may be misaligned in a crafted
+    // file: such a constant is copied to aligned memory.
+    if (esize > 1 && reinterpret_cast<uintptr_t>(data.data()) % std::min<size_t>(esize, 8) != 0)
+      c = ir::ConstData::owned({data.begin(), data.end()}, out.dtype);
     out.data = c;
   }
 
   if (const auto* q = t->quantization(); q && q->scale() && q->scale()->size() > 0) {
     ir::QuantParams qp;
     for (float s : *q->scale()) qp.scale.push_back(s);
-    if (q->zero_point())
-      for (int64_t z : *q->zero_point()) qp.zero_point.push_back(z);
+    // Read byte-wise: the verifier checks that a vector's length is 4-byte
+    // aligned, not that its 8-byte elements are (a crafted file misaligns them).
+    if (const auto* zp = q->zero_point())
+      for (flatbuffers::uoffset_t i = 0; i < zp->size(); ++i) {
+        int64_t z;
+        std::memcpy(&z, zp->Data() + i * sizeof z, sizeof z);
+        qp.zero_point.push_back(flatbuffers::EndianScalar(z));
+      }
     qp.axis = q->quantized_dimension();
     if (!qp.zero_point.empty() && qp.zero_point.size() != qp.scale.size())
       return invalid(tensor_label(t, index) + ": " + std::to_string(qp.scale.size()) +
@@ -192,6 +205,11 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
     return make_error(ErrorCode::kResourceLimit,
                       "model of " + std::to_string(bytes.size()) + " bytes exceeds the limit of " +
                           std::to_string(limits.max_model_bytes) + " bytes (max_model_bytes)");
+  // FlatBuffers reads fields in place, trusting the buffer's own alignment; a
+  // file read into memory (or mapped) always starts aligned.
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % 8 != 0)
+    return make_error(ErrorCode::kInvalidOption,
+                      "the model bytes must start at an 8-byte aligned address");
   const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
   if (!tflite::ModelBufferHasIdentifier(data)) {
     std::string id;

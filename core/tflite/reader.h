@@ -1,7 +1,8 @@
 // Verified TFLite reader: FlatBuffer bytes -> ir::Graph of TFLite-dialect nodes.
 // Nothing is read before flatbuffers::Verifier accepts the buffer; every index,
 // shape, size and element-count product is checked. Constant data stays a view
-// into `bytes`, which must outlive the graph.
+// into `bytes`, which must outlive the graph and start 8-byte aligned (as a file
+// read into memory or mapped does; anything else is refused).
 #pragma once
 
 #include <cstddef>

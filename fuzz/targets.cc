@@ -1,0 +1,197 @@
+#include "fuzz/targets.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/convert.h"
+#include "core/layout_spec.h"
+#include "core/tflite/reader.h"
+#include "fuzz/fuzz_input.h"
+#include "fuzz/graph_generator.h"
+
+namespace lite2onnx::fuzz {
+namespace {
+
+std::span<const std::byte> as_bytes(std::span<const uint8_t> data) {
+  return {reinterpret_cast<const std::byte*>(data.data()), data.size()};
+}
+
+[[noreturn]] void contract_broken(const std::string& what) {
+  std::fprintf(stderr, "lite2onnx fuzz: contract broken: %s\n", what.c_str());
+  std::abort();
+}
+
+// LITE2ONNX_FUZZ_STRICT=1 also counts as findings what breaks the contract
+// without being unsafe: a kInternal error (the converter accepted the model but
+// its own ONNX output failed validation, or an invariant broke) and a
+// kUnsupported error that lists no unsupported op. Read each time: the
+// regression test sets it per input.
+bool strict() {
+  const char* v = std::getenv("LITE2ONNX_FUZZ_STRICT");
+  return v && *v && *v != '0';
+}
+
+void check_error(const Error& e, const char* where) {
+  if (e.message.empty()) contract_broken(std::string(where) + ": an error without a message");
+  if (!strict()) return;
+  if (e.code == ErrorCode::kUnsupported && e.unsupported.empty())
+    contract_broken(std::string(where) +
+                    ": kUnsupported without the unsupported ops: " + e.message);
+  if (e.code == ErrorCode::kInternal)
+    contract_broken(std::string(where) + ": internal error: " + e.message);
+}
+
+void check_conversion(const Result<std::string>& r) {
+  if (!r) return check_error(r.error(), "convert");
+  if (r->empty()) contract_broken("convert: succeeded with no bytes");
+}
+
+struct TensorName {
+  std::string name;
+  size_t rank = 0;
+};
+
+// Tensor names of a model (nothing if it does not read), so that layout
+// options can name real tensors.
+std::vector<TensorName> tensor_names(std::span<const uint8_t> model) {
+  std::vector<TensorName> out;
+  auto read = tflite_reader::read(as_bytes(model), Limits{});
+  if (!read) return out;
+  const ir::Graph& g = read->graph;
+  for (size_t i = 0; i < g.tensor_count(); ++i) {
+    const ir::Tensor& t = g.tensor(static_cast<ir::TensorId>(i));
+    out.push_back({t.name, t.rank()});
+  }
+  return out;
+}
+
+// "TENSOR=SRC:DST" (or "TENSOR=ORDER") naming a tensor of the model, mostly
+// well-formed, parsed as the CLI and the server parse it.
+void add_layout(FuzzInput& in, const std::vector<TensorName>& tensors,
+                std::vector<LayoutSpec>& specs, bool io) {
+  TensorName t{"no_such_tensor", 4};
+  if (!tensors.empty() && !in.one_in(10)) t = in.pick(std::span<const TensorName>(tensors));
+  std::string from = "NCHWDXYZABEFGIJKL";
+  from.resize(std::min<size_t>(t.rank, from.size()));
+  if (t.rank == 4 && in.flag()) from = in.flag() ? "NHWC" : "NCHW";
+  std::string to = from;
+  for (size_t i = to.size(); i > 1; --i)
+    std::swap(to[i - 1], to[static_cast<size_t>(in.range(0, static_cast<int>(i) - 1))]);
+  if (in.one_in(16) && !to.empty()) to[0] = in.flag() ? 'Q' : to.back();  // not a permutation
+  if (in.one_in(16)) from += "N";
+  std::string text = t.name + "=" + (io && in.one_in(3) ? to : from + ":" + to);
+  if (in.one_in(20)) text = in.flag() ? "=" : t.name + "=:";
+  auto spec = parse_layout_spec(text, io);
+  if (spec)
+    specs.push_back(*spec);
+  else
+    check_error(spec.error(), "parse_layout_spec");
+}
+
+// Options from the input's first bytes: opset 13..17 (now and then an invalid
+// one), quantization mode, the flags, a few layouts, small limits, and a
+// cancellation hook that fires after some polls.
+ConvertOptions decode_options(FuzzInput& in, const std::vector<TensorName>& tensors,
+                              int& polls_until_cancel) {
+  ConvertOptions o;
+  uint8_t flags = in.byte();
+  o.opset = kMinOpset + (flags & 7) % (kMaxOpset - kMinOpset + 1);
+  if ((flags & 7) == 7) o.opset = in.flag() ? 12 : 18;
+  o.quantization = flags & 8 ? QuantizationMode::kDequantize : QuantizationMode::kQdq;
+  o.layout.keep_io_layout = flags & 16;
+  o.keep_float16_weights = flags & 32;
+  o.keep_int8_activations = flags & 64;
+  if (flags & 128) {
+    uint8_t layouts = in.byte();
+    for (int i = 0; i < (layouts & 3); ++i)
+      add_layout(in, tensors, o.layout.explicit_layouts, false);
+    for (int i = 0; i < ((layouts >> 2) & 3); ++i)
+      add_layout(in, tensors, o.layout.io_layouts, true);
+    if (layouts & 16) {
+      o.limits.max_tensors = static_cast<uint32_t>(in.range(0, 64));
+      o.limits.max_operators = static_cast<uint32_t>(in.range(0, 64));
+      o.limits.max_rank = static_cast<uint32_t>(in.range(0, 6));
+      o.limits.max_model_bytes = static_cast<uint64_t>(in.range(0, 1 << 16));
+    }
+    if (layouts & 32) {
+      polls_until_cancel = in.range(0, 40);
+      o.cancelled = [&polls_until_cancel] { return polls_until_cancel-- <= 0; };
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+void read_target(std::span<const uint8_t> data) {
+  auto r = tflite_reader::read(as_bytes(data), Limits{});
+  if (!r) check_error(r.error(), "read");
+}
+
+void convert_target(std::span<const uint8_t> data) {
+  // Byte 0 says how many of the next bytes (0..15) hold the options; the
+  // model follows them (a seed model gets a 0 byte in front).
+  size_t start = data.empty() ? 0 : 1;
+  size_t option_bytes = data.empty() ? 0 : std::min<size_t>(data[0] % 16, data.size() - 1);
+  // A copy: FlatBuffers needs the model aligned as a file buffer would be.
+  std::span<const uint8_t> tail = data.subspan(start + option_bytes);
+  std::vector<uint8_t> model(tail.begin(), tail.end());
+  FuzzInput option_input(data.subspan(start, option_bytes));
+  int polls = 0;
+  ConvertOptions options = decode_options(option_input, tensor_names(model), polls);
+  Diagnostics diag;
+  check_conversion(convert(as_bytes(model), options, diag));
+}
+
+void inspect_target(std::span<const uint8_t> data) {
+  auto r = inspect(as_bytes(data));
+  if (!r) return check_error(r.error(), "inspect");
+  (void)r->to_text();
+  (void)r->to_json();
+}
+
+void graph_target(std::span<const uint8_t> data) {
+  // As in convert_target: byte 0 gives the option bytes (0..7), then the
+  // generator's decisions.
+  size_t start = data.empty() ? 0 : 1;
+  size_t option_bytes = data.empty() ? 0 : std::min<size_t>(data[0] % 8, data.size() - 1);
+  std::vector<uint8_t> model = generate_model(data.subspan(start + option_bytes));
+  std::span<const std::byte> bytes = as_bytes(model);
+  // Triage: LITE2ONNX_FUZZ_DUMP=FILE writes the generated model (fuzz/README.md).
+  if (const char* dump = std::getenv("LITE2ONNX_FUZZ_DUMP"); dump && *dump)
+    if (FILE* f = std::fopen(dump, "wb")) {
+      std::fwrite(model.data(), 1, model.size(), f);
+      std::fclose(f);
+    }
+  Diagnostics diag;
+  auto first = convert(bytes, ConvertOptions{}, diag);
+  check_conversion(first);
+  // The same input and options give byte-identical output (README).
+  if (first) {
+    auto again = convert(bytes, ConvertOptions{}, diag);
+    if (!again || *again != *first) contract_broken("convert: a second conversion differs");
+  }
+  ConvertOptions dequantize;
+  dequantize.quantization = QuantizationMode::kDequantize;
+  dequantize.opset = kMaxOpset;
+  dequantize.layout.keep_io_layout = true;
+  check_conversion(convert(bytes, dequantize, diag));
+  FuzzInput option_input(data.subspan(start, option_bytes));
+  int polls = 0;
+  ConvertOptions fuzzed = decode_options(option_input, tensor_names(model), polls);
+  check_conversion(convert(bytes, fuzzed, diag));
+  auto info = inspect(bytes);
+  if (!info) check_error(info.error(), "inspect");
+}
+
+Target target_named(const std::string& name) {
+  if (name == "read") return read_target;
+  if (name == "convert") return convert_target;
+  if (name == "inspect") return inspect_target;
+  if (name == "graph") return graph_target;
+  return nullptr;
+}
+
+}  // namespace lite2onnx::fuzz

@@ -1,0 +1,29 @@
+// The fuzz targets' bodies, shared by the libFuzzer entry points (fuzz/*_fuzzer.cc)
+// and the unit test that replays the committed regression inputs
+// (tests/unit/fuzz_regressions_test.cc). Each returns normally or aborts with
+// a message on stderr when the converter breaks its contract: every input
+// ends in a value (a result or an Error with a message), never a crash.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace lite2onnx::fuzz {
+
+// tflite_reader::read on raw bytes.
+void read_target(std::span<const uint8_t> data);
+// convert(): options from the first bytes, the rest is the model.
+void convert_target(std::span<const uint8_t> data);
+// inspect() on raw bytes.
+void inspect_target(std::span<const uint8_t> data);
+// A model made by the structure-aware generator, converted under several
+// option sets and inspected.
+void graph_target(std::span<const uint8_t> data);
+
+// The target of a regression directory name ("read", "convert", "inspect",
+// "graph"); nullptr for an unknown one.
+using Target = void (*)(std::span<const uint8_t>);
+Target target_named(const std::string& name);
+
+}  // namespace lite2onnx::fuzz
