@@ -154,7 +154,10 @@ Status Pipeline::run(Stage s) {
       return passes::plan_qdq(graph_, ctx);
     case Stage::kPreflight: {
       diag_.unsupported = preflight(graph_);
-      if (diag_.unsupported.empty()) return ok_status();
+      if (diag_.unsupported.empty()) {
+        if (auto e = interface_problem(graph_)) return *e;
+        return ok_status();
+      }
       Error e = make_error(ErrorCode::kUnsupported, unsupported_message(diag_.unsupported));
       e.unsupported = diag_.unsupported;
       return e;

@@ -81,6 +81,26 @@ std::vector<UnsupportedOp> preflight(const ir::Graph& g) {
   return out;
 }
 
+std::optional<Error> interface_problem(const ir::Graph& g) {
+  for (auto [list, role] : {std::pair{&g.inputs(), "input"}, std::pair{&g.outputs(), "output"}})
+    for (ir::TensorId t : *list) {
+      const ir::Tensor& x = g.tensor(t);
+      std::string why;
+      if (!x.has_rank)
+        why = "has unknown rank";
+      else if (!ir::onnx_representable(x.dtype) || x.dtype == ir::DataType::kString)
+        why = std::string("has type ") + ir::to_string(x.dtype);
+      if (why.empty()) continue;
+      Error e = make_error(ErrorCode::kUnsupported,
+                           std::string("graph ") + role + " '" + x.name + "' " + why +
+                               ": an ONNX model declares the type and shape of its " +
+                               std::string(role) + "s");
+      e.tensor = x.name;
+      return e;
+    }
+  return std::nullopt;
+}
+
 std::string unsupported_message(const std::vector<UnsupportedOp>& ops) {
   std::map<std::string, int> by_name;
   for (const auto& u : ops) ++by_name[u.op];

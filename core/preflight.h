@@ -3,6 +3,7 @@
 // decides what the quantized ops are).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,11 @@ namespace lite2onnx {
 
 // Every unsupported operator of the graph, by op index.
 std::vector<UnsupportedOp> preflight(const ir::Graph& g);
+
+// A graph input or output ONNX cannot declare (the main graph's interface needs
+// a type and a shape): unknown rank, or a type ONNX lacks. Ops that read such a
+// tensor are reported by preflight(); this catches the ones no op touches.
+std::optional<Error> interface_problem(const ir::Graph& g);
 
 // One line for an error: "3 operators cannot be converted: A x2, B (first
 // reason: ...)".

@@ -315,6 +315,61 @@ Status plan_qdq(ir::Graph& g, PassContext& ctx) {
 
 namespace {
 
+template <class T>
+void dequantize_values(std::span<const std::byte> bytes, const ir::QuantParams& q, size_t inner,
+                       std::vector<float>& out) {
+  const size_t count = bytes.size() / sizeof(T);
+  out.resize(count);
+  const size_t channels = q.scale.size();
+  for (size_t i = 0; i < count; ++i) {
+    T v;
+    std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
+    size_t c = channels > 1 ? (i / inner) % channels : 0;
+    out[i] = static_cast<float>(static_cast<double>(v) - static_cast<double>(zero_point(q, c))) *
+             q.scale[c];
+  }
+}
+
+// The float32 values of quantized constant `t` (scale x (q - zero point), per
+// channel), owned by the graph and charged to its created-bytes budget.
+Result<ir::ConstData> dequantized_copy(ir::Graph& g, const ir::Tensor& t) {
+  const ir::QuantParams& q = *t.quant;
+  if (q.scale.size() > 1 &&
+      (q.axis < 0 || static_cast<size_t>(q.axis) >= t.rank() ||
+       t.shape[static_cast<size_t>(q.axis)] != static_cast<int64_t>(q.scale.size())))
+    return quant_error(ErrorCode::kInternal, t, "per-axis scales do not match the shape");
+  const size_t inner = channel_stride(t, q);
+  const size_t float_bytes =
+      t.data->bytes.size() / std::max<size_t>(1, ir::element_size(*t.quantized_type)) * 4;
+  if (!g.created.fits(float_bytes)) {
+    g.created.charge(float_bytes, t.name);
+    return check_created_bytes(g).error();
+  }
+  std::vector<float> values;
+  switch (*t.quantized_type) {
+    case DataType::kInt8:
+      dequantize_values<int8_t>(t.data->bytes, q, inner, values);
+      break;
+    case DataType::kUInt8:
+      dequantize_values<uint8_t>(t.data->bytes, q, inner, values);
+      break;
+    case DataType::kInt16:
+      dequantize_values<int16_t>(t.data->bytes, q, inner, values);
+      break;
+    case DataType::kInt32:
+      dequantize_values<int32_t>(t.data->bytes, q, inner, values);
+      break;
+    case DataType::kInt64:
+      dequantize_values<int64_t>(t.data->bytes, q, inner, values);
+      break;
+    default:
+      return quant_error(ErrorCode::kInternal, t, "unexpected quantized type");
+  }
+  std::vector<std::byte> bytes(values.size() * sizeof(float));
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return g.own(std::move(bytes), DataType::kFloat32, t.name);
+}
+
 // Writes the Q/DQ nodes; see materialize_qdq.
 class QdqWriter {
  public:
@@ -787,6 +842,14 @@ class QdqWriter {
   Status dequantize_constant(TensorId c, const ir::Node& reader, size_t slot) {
     ir::Tensor& t = g_.tensor(c);
     const DataType type = *t.quantized_type;
+    if (type == DataType::kInt64) {  // DequantizeLinear takes no int64: folded to float
+      auto values = dequantized_copy(g_, t);
+      if (!values) return values.take_error();
+      t.data = *values;
+      t.quantized_type.reset();
+      ++diag_.quantization.nodes["folded to float32: int64 constant"];
+      return ok_status();
+    }
     size_t channels = t.quant->scale.size();
     std::optional<int> axis = 0;
     if (channels > 1) {
@@ -899,21 +962,6 @@ class QdqWriter {
 
 namespace {
 
-template <class T>
-void dequantize_values(std::span<const std::byte> bytes, const ir::QuantParams& q, size_t inner,
-                       std::vector<float>& out) {
-  const size_t count = bytes.size() / sizeof(T);
-  out.resize(count);
-  const size_t channels = q.scale.size();
-  for (size_t i = 0; i < count; ++i) {
-    T v;
-    std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
-    size_t c = channels > 1 ? (i / inner) % channels : 0;
-    out[i] = static_cast<float>(static_cast<double>(v) - static_cast<double>(zero_point(q, c))) *
-             q.scale[c];
-  }
-}
-
 // Ops that only move or pick values: their output stays within the range of
 // an input quantized like it, so no clamp is needed after them.
 bool moves_values(const ir::Node& n) {
@@ -1019,47 +1067,20 @@ Status fold_to_float(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint) {
     if (!t.quantized_type) continue;
     if (t.is_const() && !g.uses(i).empty()) {
       const ir::QuantParams& q = *t.quant;
-      if (q.scale.size() > 1 &&
-          (q.axis < 0 || static_cast<size_t>(q.axis) >= t.rank() ||
-           t.shape[static_cast<size_t>(q.axis)] != static_cast<int64_t>(q.scale.size())))
-        return quant_error(ErrorCode::kInternal, t, "per-axis scales do not match the shape");
-      const size_t inner = channel_stride(t, q);
-      Source source{t.data->bytes.data(), t.data->bytes.size(), *t.quantized_type, inner, q.scale,
+      Source source{t.data->bytes.data(),
+                    t.data->bytes.size(),
+                    *t.quantized_type,
+                    channel_stride(t, q),
+                    q.scale,
                     q.zero_point};
       if (auto it = folded.find(source); it != folded.end()) {
         t.data = it->second;
         t.quantized_type.reset();
         continue;
       }
-      const size_t float_bytes =
-          t.data->bytes.size() / std::max<size_t>(1, ir::element_size(*t.quantized_type)) * 4;
-      if (!g.created.fits(float_bytes)) {
-        g.created.charge(float_bytes, t.name);
-        return check_created_bytes(g);
-      }
-      std::vector<float> values;
-      switch (*t.quantized_type) {
-        case DataType::kInt8:
-          dequantize_values<int8_t>(t.data->bytes, q, inner, values);
-          break;
-        case DataType::kUInt8:
-          dequantize_values<uint8_t>(t.data->bytes, q, inner, values);
-          break;
-        case DataType::kInt16:
-          dequantize_values<int16_t>(t.data->bytes, q, inner, values);
-          break;
-        case DataType::kInt32:
-          dequantize_values<int32_t>(t.data->bytes, q, inner, values);
-          break;
-        case DataType::kInt64:
-          dequantize_values<int64_t>(t.data->bytes, q, inner, values);
-          break;
-        default:
-          return quant_error(ErrorCode::kInternal, t, "unexpected quantized type");
-      }
-      std::vector<std::byte> bytes(values.size() * sizeof(float));
-      if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-      t.data = g.own(std::move(bytes), DataType::kFloat32, t.name);
+      auto values = dequantized_copy(g, t);
+      if (!values) return values.take_error();
+      t.data = *values;
       folded.emplace(std::move(source), *t.data);
       ++diag.quantization.nodes["folded to float32: integer constant"];
     }

@@ -304,6 +304,31 @@ TEST(Convert, UnsupportedOpsAreAllListed) {
   EXPECT_THAT(r.error().message, HasSubstr("UNIDIRECTIONAL_SEQUENCE_LSTM"));
 }
 
+// ONNX's main graph declares each input's type and shape: an input of unknown
+// rank (no shape, has_rank false) that no op reads is reported by name.
+TEST(Convert, GraphInputOfUnknownRankIsUnsupportedNamingIt) {
+  auto bytes = testing::tflite_from_json(R"({
+    "version": 3,
+    "operator_codes": [{"deprecated_builtin_code": 101, "builtin_code": "ABS"}],
+    "subgraphs": [{
+      "tensors": [
+        {"shape": [2], "name": "x"},
+        {"name": "anything"},
+        {"shape": [2], "name": "y"}],
+      "inputs": [0, 1], "outputs": [2],
+      "operators": [{"opcode_index": 0, "inputs": [0], "outputs": [2]}]
+    }],
+    "buffers": [{}]
+  })");
+  ConvertOptions o;
+  Diagnostics d;
+  auto r = convert(view(bytes), o, d);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
+  EXPECT_EQ(r.error().tensor, "anything");
+  EXPECT_THAT(r.error().message, HasSubstr("graph input 'anything' has unknown rank"));
+}
+
 TEST(Convert, DynamicDimensionsStaySymbolic) {
   // Batch is dynamic (shape_signature -1): a 1x1 conv then a reshape to [-1, 20].
   std::string w = testing::f32_bytes(std::vector<float>(2 * 3, 0.5f));

@@ -37,14 +37,7 @@ constexpr unsigned kSlowdown = 1;
 // still replayed, and reported as skipped while they fail. Once one passes,
 // the test fails until it is removed from here.
 const std::map<std::string, std::string>& known_failures() {
-  static const std::map<std::string, std::string> known = {
-      {"convert/strict_finding1b_int64_bias_qdq",
-       "finding 1b: an int64 quantized bias in QDQ mode becomes DequantizeLinear of int64, "
-       "which ONNX rejects (kInternal); plan_qdq or the preflight should report it"},
-      {"convert/strict_finding3_unranked_unused_input",
-       "finding 3: a graph input of unknown rank that no op reads reaches the emitter, whose "
-       "value_info has no shape (kInternal); the preflight checks only tensors ops touch"},
-  };
+  static const std::map<std::string, std::string> known = {};
   return known;
 }
 

@@ -287,6 +287,31 @@ TEST(Qdq, Int8ConstantsBesideUint8ActivationsFollowButWeightsStayInt8) {
   EXPECT_EQ(b.g.tensor(b.producer(k)->inputs[2]).data->as<uint8_t>()[0], 127);
 }
 
+// DequantizeLinear takes no int64 (a 16x8 op's bias, or a crafted int8 op's):
+// such a constant is folded to its float values instead.
+TEST(Qdq, Int64ConstantIsFoldedToFloat) {
+  QdqGraph b;
+  TensorId x = b.activation("x", {1, 2, 1, 1}, params({0.1f}, {0}));
+  std::vector<int64_t> values = {-3, 40};
+  TensorId k = b.constant("k", DataType::kInt64, values, {2, 1, 1});
+  b.g.tensor(k).dtype = DataType::kFloat32;
+  b.g.tensor(k).quant = params({0.5f, 0.25f}, {0, 0}, 0);
+  b.g.tensor(k).quantized_type = DataType::kInt64;
+  TensorId y = b.float_tensor("y", {1, 2, 1, 1});
+  b.g.set_inputs({x});
+  b.g.set_outputs({y});
+  b.onnx("Add", {x, k}, {y});
+  b.materialize();
+  EXPECT_EQ(b.producer(k), nullptr);
+  const ir::Tensor& folded = b.g.tensor(k);
+  EXPECT_FALSE(folded.quantized_type);
+  ASSERT_EQ(folded.data->stored_type, DataType::kFloat32);
+  EXPECT_EQ(folded.data->as<float>()[0], -1.5f);
+  EXPECT_EQ(folded.data->as<float>()[1], 10.f);
+  for (const ir::Node& n : b.g.nodes())
+    for (TensorId t : n.inputs) EXPECT_NE(b.g.tensor(t).dtype, DataType::kInt64) << n.name;
+}
+
 // Ops that copy integers (same parameters in and out) run on the integer
 // tensors: no DequantizeLinear before them, no QuantizeLinear after them.
 TEST(Qdq, CopyingOpsRunOnTheIntegers) {
