@@ -19,6 +19,7 @@
 #include <tuple>
 
 #include "core/ir/builtins.h"
+#include "core/ir/onnx_ops.h"
 #include "core/passes/passes.h"
 
 namespace lite2onnx::passes {
@@ -543,8 +544,7 @@ class QdqWriter {
       bool integer_kernel = false;
       for (TensorId t : n.inputs) integer_kernel |= quantized_activation(t);
       for (TensorId t : n.outputs) integer_kernel |= quantized_activation(t);
-      const bool weighted =
-          n.op == "Conv" || n.op == "ConvTranspose" || n.op == "Gemm" || n.op == "MatMul";
+      const bool weighted = ir::onnx_traits(n).weighted;
       for (size_t k = 0; k < n.inputs.size(); ++k) {
         TensorId t = n.inputs[k];
         if (!int8(t) || !g_.tensor(t).is_const()) continue;
@@ -656,11 +656,7 @@ class QdqWriter {
   // themselves instead of between a DequantizeLinear and a QuantizeLinear.
   // Every one of them takes int8/uint8 in ONNX at opsets 13..17.
   bool copies_integers(const ir::Node& n) const {
-    static const std::set<std::string> kMovers = {
-        "Reshape", "Transpose", "Squeeze", "Unsqueeze",    "Flatten",
-        "Slice",   "Gather",    "Concat",  "Split",        "Tile",
-        "Expand",  "Pad",       "MaxPool", "DepthToSpace", "SpaceToDepth"};
-    if (n.dialect != ir::Dialect::kOnnx || !kMovers.count(n.op) || n.outputs.empty()) return false;
+    if (!ir::onnx_traits(n).copies_integers || n.outputs.empty()) return false;
     const ir::Tensor* first = nullptr;
     for (TensorId o : n.outputs) {
       if (!quantized_activation(o)) return false;
@@ -964,12 +960,7 @@ namespace {
 
 // Ops that only move or pick values: their output stays within the range of
 // an input quantized like it, so no clamp is needed after them.
-bool moves_values(const ir::Node& n) {
-  static const std::set<std::string> kOps = {
-      "Reshape",  "Transpose", "Squeeze", "Unsqueeze", "Identity", "MaxPool",      "Gather",
-      "GatherND", "Slice",     "Split",   "Tile",      "Expand",   "DepthToSpace", "SpaceToDepth"};
-  return n.dialect == ir::Dialect::kOnnx && kOps.count(n.op);
-}
+bool moves_values(const ir::Node& n) { return ir::onnx_traits(n).picks_values; }
 
 // A quantized activation saturates at the ends of its integer range: the
 // float model clamps there too (a Clip after the producer), unless the

@@ -21,6 +21,7 @@
 #include <tuple>
 
 #include "core/ir/names.h"
+#include "core/ir/onnx_ops.h"
 #include "core/passes/passes.h"
 
 namespace lite2onnx::passes {
@@ -29,19 +30,8 @@ namespace {
 using ir::Perm;
 using ir::TensorId;
 
-// ONNX ops that compute each output element from the same element of every
-// (broadcast) input, so a Transpose commutes with them.
 bool is_elementwise(const ir::Node& n) {
-  static const std::set<std::string> kOps = {
-      // unary
-      "Abs", "Cast", "Ceil", "Clip", "Cos", "Elu", "Erf", "Exp", "Floor", "HardSigmoid",
-      "HardSwish", "Identity", "LeakyRelu", "Log", "Neg", "Not", "Reciprocal", "Relu", "Round",
-      "Sigmoid", "Sign", "Sin", "Softplus", "Sqrt", "Tanh",
-      // numpy-broadcast binary and variadic
-      "Add", "And", "Div", "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Max",
-      "Mean", "Min", "Mod", "Mul", "Or", "Pow", "PRelu", "Sub", "Sum", "Where", "Xor"};
-  return n.dialect == ir::Dialect::kOnnx && n.domain.empty() && n.outputs.size() == 1 &&
-         kOps.count(n.op) > 0;
+  return n.outputs.size() == 1 && ir::onnx_traits(n).elementwise;
 }
 
 Perm full(const Perm& p, size_t rank) { return p.empty() ? ir::identity_perm(rank) : p; }

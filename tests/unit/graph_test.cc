@@ -1,0 +1,208 @@
+// The graph editing API on its own: every edit keeps each tensor's producer
+// and (node, slot) readers in step, the order is kept, and compaction
+// renumbers without changing meaning. Also the ONNX op traits table.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/ir/graph.h"
+#include "core/ir/onnx_ops.h"
+
+namespace lite2onnx::ir {
+namespace {
+
+using ::testing::ElementsAre;
+
+class GraphTest : public ::testing::Test {
+ protected:
+  TensorId tensor(const std::string& name) {
+    Tensor t;
+    t.name = name;
+    t.shape = {2};
+    return g.add_tensor(std::move(t));
+  }
+  static Node node(const std::string& name, std::vector<TensorId> in, std::vector<TensorId> out) {
+    Node n;
+    n.dialect = Dialect::kOnnx;
+    n.op = "Relu";
+    n.name = name;
+    n.inputs = std::move(in);
+    n.outputs = std::move(out);
+    return n;
+  }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const Node& n : g.nodes()) out.push_back(n.name);
+    return out;
+  }
+  // Readers of t as (node name, slot).
+  std::vector<std::pair<std::string, uint32_t>> readers(TensorId t) const {
+    std::vector<std::pair<std::string, uint32_t>> out;
+    for (const Use& u : g.uses(t)) out.emplace_back(g.node(u.node).name, u.slot);
+    return out;
+  }
+  std::string producer(TensorId t) const {
+    NodeId p = g.producer(t);
+    return p == kNoNode ? "" : g.node(p).name;
+  }
+
+  Graph g;
+};
+
+TEST_F(GraphTest, AddingNodesIndexesProducersAndReaders) {
+  TensorId x = tensor("x"), y = tensor("y"), z = tensor("z");
+  g.add_node(node("a", {x}, {y}));
+  g.add_node(node("b", {y, y, x}, {z}));
+  EXPECT_EQ(producer(y), "a");
+  EXPECT_EQ(producer(z), "b");
+  EXPECT_EQ(producer(x), "");
+  EXPECT_THAT(readers(y),
+              ElementsAre(std::pair{std::string("b"), 0u}, std::pair{std::string("b"), 1u}));
+  EXPECT_THAT(readers(x),
+              ElementsAre(std::pair{std::string("a"), 0u}, std::pair{std::string("b"), 2u}));
+  EXPECT_EQ(g.readers(y).size(), 1u);  // each node once
+  EXPECT_EQ(g.node_count(), 2u);
+}
+
+TEST_F(GraphTest, OmittedInputsAreNotIndexed) {
+  TensorId x = tensor("x"), y = tensor("y");
+  g.add_node(node("a", {x, kNoTensor}, {y}));
+  EXPECT_EQ(g.uses(x).size(), 1u);
+  EXPECT_TRUE(g.uses(kNoTensor).empty());
+}
+
+TEST_F(GraphTest, InsertBeforeAndAfterKeepTheOrder) {
+  TensorId x = tensor("x"), y = tensor("y"), z = tensor("z");
+  NodeId a = g.add_node(node("a", {x}, {y}));
+  NodeId c = g.add_node(node("c", {y}, {z}));
+  g.add_node_after(a, node("b", {y}, {tensor("b_out")}));
+  g.add_node_before(a, node("first", {x}, {tensor("f_out")}));
+  g.add_node_after(c, node("last", {z}, {tensor("l_out")}));
+  EXPECT_THAT(names(), ElementsAre("first", "a", "b", "c", "last"));
+  EXPECT_EQ(g.node(g.first()).name, "first");
+  EXPECT_EQ(g.node(g.last()).name, "last");
+}
+
+TEST_F(GraphTest, RemovingANodeUnlinksItsEdges) {
+  TensorId x = tensor("x"), y = tensor("y"), z = tensor("z");
+  NodeId a = g.add_node(node("a", {x}, {y}));
+  NodeId b = g.add_node(node("b", {y, x}, {z}));
+  g.remove_node(b);
+  EXPECT_FALSE(g.alive(b));
+  EXPECT_TRUE(g.uses(y).empty());
+  EXPECT_THAT(readers(x), ElementsAre(std::pair{std::string("a"), 0u}));
+  EXPECT_EQ(g.producer(z), kNoNode);
+  EXPECT_THAT(names(), ElementsAre("a"));
+  g.remove_node(a);
+  EXPECT_EQ(g.first(), kNoNode);
+  EXPECT_EQ(g.node_count(), 0u);
+}
+
+TEST_F(GraphTest, SetInputAndOutputMoveTheEdges) {
+  TensorId x = tensor("x"), y = tensor("y"), w = tensor("w"), z = tensor("z");
+  NodeId a = g.add_node(node("a", {x, x}, {y}));
+  g.set_input(a, 1, w);
+  EXPECT_THAT(readers(x), ElementsAre(std::pair{std::string("a"), 0u}));
+  EXPECT_THAT(readers(w), ElementsAre(std::pair{std::string("a"), 1u}));
+  g.set_output(a, 0, z);
+  EXPECT_EQ(g.producer(y), kNoNode);
+  EXPECT_EQ(producer(z), "a");
+  g.set_inputs(a, {w});
+  EXPECT_TRUE(g.uses(x).empty());
+  EXPECT_THAT(g.node(a).inputs, ElementsAre(w));
+}
+
+TEST_F(GraphTest, ReplaceUsesMovesEveryReaderButNotGraphOutputs) {
+  TensorId x = tensor("x"), y = tensor("y"), n = tensor("n");
+  g.add_output(x);
+  g.add_node(node("a", {x}, {y}));
+  g.add_node(node("b", {y, x}, {tensor("b_out")}));
+  g.replace_uses(x, n);
+  EXPECT_TRUE(g.uses(x).empty());
+  EXPECT_THAT(readers(n),
+              ElementsAre(std::pair{std::string("a"), 0u}, std::pair{std::string("b"), 1u}));
+  EXPECT_TRUE(g.is_graph_output(x));
+  EXPECT_EQ(g.use_count(x), 1u);  // the graph output
+}
+
+TEST_F(GraphTest, CompactRenumbersInOrderAndSortsReaders) {
+  TensorId x = tensor("x"), y = tensor("y");
+  NodeId a = g.add_node(node("a", {x}, {y}));
+  g.add_node_before(a, node("r1", {x}, {tensor("r1_out")}));
+  g.remove_node(a);
+  g.add_node(node("r2", {x}, {tensor("r2_out")}));
+  g.compact();
+  EXPECT_EQ(g.node_id_bound(), 2u);
+  EXPECT_EQ(g.order(), (std::vector<NodeId>{0, 1}));
+  EXPECT_THAT(readers(x),
+              ElementsAre(std::pair{std::string("r1"), 0u}, std::pair{std::string("r2"), 0u}));
+}
+
+TEST_F(GraphTest, ReorderAndRebuildKeepTheIndex) {
+  TensorId x = tensor("x"), y = tensor("y"), z = tensor("z");
+  NodeId b = g.add_node(node("b", {y}, {z}));
+  NodeId a = g.add_node(node("a", {x}, {y}));
+  g.reorder({a, b});
+  EXPECT_THAT(names(), ElementsAre("a", "b"));
+  std::vector<Node> nodes = g.take_nodes();
+  EXPECT_EQ(g.node_count(), 0u);
+  EXPECT_EQ(g.producer(y), kNoNode);
+  nodes.push_back(node("c", {z}, {tensor("c_out")}));
+  g.set_nodes(std::move(nodes));
+  EXPECT_THAT(names(), ElementsAre("a", "b", "c"));
+  EXPECT_EQ(producer(z), "b");
+  EXPECT_THAT(readers(z), ElementsAre(std::pair{std::string("c"), 0u}));
+}
+
+TEST_F(GraphTest, InfoEditsInPlaceAndSubgraphsCopyWithTheNode) {
+  TensorId x = tensor("x"), y = tensor("y");
+  Node n = node("if", {x}, {y});
+  Graph branch;
+  branch.name = "then";
+  n.subgraphs.emplace_back("then_branch", std::move(branch));
+  NodeId id = g.add_node(std::move(n));
+  g.info(id).op = "If";
+  Node copy = g.node(id);
+  ASSERT_EQ(copy.subgraphs.size(), 1u);
+  EXPECT_EQ(copy.subgraphs[0].attr(), "then_branch");
+  EXPECT_EQ(copy.subgraphs[0].graph().name, "then");
+  EXPECT_NE(&copy.subgraphs[0].graph(), &g.node(id).subgraphs[0].graph());  // a deep copy
+  EXPECT_EQ(g.node(id).op, "If");
+}
+
+TEST_F(GraphTest, InterfaceListsAnswerMembership) {
+  TensorId x = tensor("x"), y = tensor("y");
+  g.set_inputs({x});
+  g.set_outputs({y, y});
+  EXPECT_TRUE(g.is_graph_input(x));
+  EXPECT_FALSE(g.is_graph_input(y));
+  EXPECT_TRUE(g.is_graph_output(y));
+  EXPECT_EQ(g.outputs().size(), 2u);
+  EXPECT_FALSE(g.is_graph_output(12345));
+}
+
+TEST(OnnxTraits, TableAnswersByName) {
+  EXPECT_TRUE(onnx_traits("Add").elementwise);
+  EXPECT_FALSE(onnx_traits("Add").picks_values);
+  EXPECT_TRUE(onnx_traits("Reshape").picks_values);
+  EXPECT_TRUE(onnx_traits("Reshape").copies_integers);
+  EXPECT_TRUE(onnx_traits("Concat").copies_integers);
+  EXPECT_FALSE(onnx_traits("Concat").picks_values);  // values of several inputs
+  EXPECT_FALSE(onnx_traits("Identity").copies_integers);
+  EXPECT_TRUE(onnx_traits("Conv").weighted);
+  EXPECT_FALSE(onnx_traits("NoSuchOp").elementwise);
+  EXPECT_FALSE(onnx_traits("").picks_values);
+}
+
+TEST(OnnxTraits, OnlyDefaultDomainOnnxNodesHaveTraits) {
+  Node n;
+  n.op = "Add";
+  n.dialect = Dialect::kTflite;
+  EXPECT_FALSE(onnx_traits(n).elementwise);
+  n.dialect = Dialect::kOnnx;
+  EXPECT_TRUE(onnx_traits(n).elementwise);
+  n.domain = "com.microsoft";
+  EXPECT_FALSE(onnx_traits(n).elementwise);
+}
+
+}  // namespace
+}  // namespace lite2onnx::ir
