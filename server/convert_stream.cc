@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "server/converter_service.h"
-#include "server/translate.h"
+#include "common/translate.h"
 
 namespace lite2onnx::server {
 namespace {

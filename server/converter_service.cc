@@ -9,7 +9,7 @@
 
 #include <random>
 
-#include "server/translate.h"
+#include "common/translate.h"
 
 namespace lite2onnx::server {
 namespace {
