@@ -33,6 +33,18 @@ struct LimitOptions {
   uint64_t max_unary_bytes = 64 * kMiB;    // model bytes in one Convert/Inspect message
   uint64_t max_stream_bytes = kGiB;        // model bytes in one ConvertStream, at most kGiB
   uint64_t max_inflight_bytes = 2 * kGiB;  // model bytes held by all accepted requests
+  double stream_idle_seconds = 30;         // a ConvertStream silent this long is ended
+};
+
+// Where conversions run (server/conversion_runner.h).
+enum class Isolation { kProcess, kThread };
+
+struct IsolationOptions {
+  Isolation mode = Isolation::kProcess;
+  std::string worker_binary;                    // empty: lite2onnx-worker beside the server
+  uint64_t conversion_memory_limit = 2 * kGiB;  // per conversion, on top of a warm worker
+  double conversion_time_limit = 300;           // seconds of wall time per conversion; 0: none
+  bool test_fault_hooks = false;                // hidden: honour x-lite2onnx-test-fault
 };
 
 enum class LogFormat { kText, kJson };
@@ -50,6 +62,7 @@ struct ServerConfig {
   GrpcOptions grpc;
   TlsOptions tls;
   PoolOptions pool;
+  IsolationOptions isolation;
   LimitOptions limits;
   MetricsOptions metrics;
   LogOptions log;

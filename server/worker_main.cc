@@ -1,0 +1,232 @@
+// lite2onnx-worker: converts the models of one lite2onnx-server worker thread
+// in a process of its own, so that a hostile model can crash, exhaust or hang
+// only this process. The server starts it (posix_spawn) with the control
+// socket at descriptor 3 and replaces it when it fails (server/worker_process.cc).
+//
+//   lite2onnx-worker --parent-pid PID [--memory-limit BYTES] [--test-faults]
+//
+// Setup, then the loop: read a job, convert, write the answer, repeat.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "common/translate.h"
+#include "core/convert.h"
+#include "schema_generated.h"
+#include "server/sandbox.h"
+#include "server/worker_protocol.h"
+
+namespace lite2onnx::worker {
+namespace {
+
+struct Args {
+  pid_t parent = -1;
+  uint64_t memory_limit = 0;  // bytes a conversion may add to the warm process; 0: no limit
+  bool test_faults = false;
+};
+
+[[noreturn]] void die(const std::string& why) {
+  std::fprintf(stderr, "lite2onnx-worker: %s\n", why.c_str());
+  _exit(70);
+}
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--parent-pid" && has_value) {
+      a.parent = static_cast<pid_t>(std::atol(argv[++i]));
+    } else if (arg == "--memory-limit" && has_value) {
+      a.memory_limit = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--test-faults") {
+      a.test_faults = true;
+    } else {
+      die("unknown argument '" + arg + "'");
+    }
+  }
+  if (a.parent <= 0) die("--parent-pid is required");
+  return a;
+}
+
+// A one-operator model (ABS on a float32 [1, 8] tensor): converting it loads
+// what every conversion needs (the ONNX schemas: ~8 ms in a fresh process).
+std::string warm_up_model() {
+  flatbuffers::FlatBufferBuilder b;
+  const std::vector<int> shape{1, 8}, in{0}, out{1};
+  const std::vector<flatbuffers::Offset<tflite::OperatorCode>> codes{tflite::CreateOperatorCode(
+      b, static_cast<int8_t>(tflite::BuiltinOperator::ABS), 0, 1, tflite::BuiltinOperator::ABS)};
+  const std::vector<flatbuffers::Offset<tflite::Tensor>> tensors{
+      tflite::CreateTensor(b, b.CreateVector(shape), tflite::TensorType::FLOAT32, 0,
+                           b.CreateString("x")),
+      tflite::CreateTensor(b, b.CreateVector(shape), tflite::TensorType::FLOAT32, 0,
+                           b.CreateString("y"))};
+  const std::vector<flatbuffers::Offset<tflite::Operator>> ops{
+      tflite::CreateOperator(b, 0, b.CreateVector(in), b.CreateVector(out))};
+  const std::vector<flatbuffers::Offset<tflite::SubGraph>> subgraphs{tflite::CreateSubGraph(
+      b, b.CreateVector(tensors), b.CreateVector(in), b.CreateVector(out), b.CreateVector(ops))};
+  const std::vector<flatbuffers::Offset<tflite::Buffer>> buffers{tflite::CreateBuffer(b)};
+  tflite::FinishModelBuffer(
+      b, tflite::CreateModel(b, 3, b.CreateVector(codes), b.CreateVector(subgraphs), 0,
+                             b.CreateVector(buffers)));
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+void warm_up() {
+  const std::string model = warm_up_model();
+  Diagnostics d;
+  if (!convert(std::as_bytes(std::span(model.data(), model.size())), {}, d))
+    die("the warm-up conversion failed");
+}
+
+// Called by operator new when an allocation fails (the memory limit): tells
+// the server, whatever happens next (a bad_alloc caught below, or an abort).
+void note_out_of_memory() {
+  std::set_new_handler(nullptr);
+  AnswerFrame note;
+  note.kind = AnswerKind::kOutOfMemory;
+  send_frame(kControlFd, &note, sizeof note, -1);
+  throw std::bad_alloc();
+}
+
+// What the test hooks do instead of a job.
+void run_fault(const JobFrame& job) {
+  switch (job.fault) {
+    case Fault::kCrash:
+      raise(SIGSEGV);
+      break;
+    case Fault::kHang:
+      for (;;) sleep(1000);
+    case Fault::kAllocate: {
+      // In pieces, each touched: RLIMIT_DATA refuses one (operator new fails),
+      // or, under ASan, its RSS limit ends the process.
+      constexpr uint64_t kPiece = uint64_t{64} << 20;
+      std::vector<std::unique_ptr<char[]>> pieces;
+      for (uint64_t done = 0; done < job.fault_bytes; done += kPiece) {
+        pieces.emplace_back(new char[kPiece]);
+        for (uint64_t i = 0; i < kPiece; i += 4096) pieces.back()[i] = 1;
+      }
+      break;
+    }
+    case Fault::kNone:
+      break;
+  }
+}
+
+struct Answer {
+  std::string onnx, info, error;
+};
+
+Answer run_job(const JobFrame& job, std::span<const std::byte> model,
+               std::span<const std::byte> options_bytes) {
+  Answer a;
+  auto fail = [&a](ErrorCode code, const std::string& message) {
+    a.error = to_proto(make_error(code, message)).SerializeAsString();
+  };
+  v1::ConvertOptions wire;
+  if (!wire.ParseFromArray(options_bytes.data(), static_cast<int>(options_bytes.size()))) {
+    fail(ErrorCode::kInternal, "the worker could not read the options");
+    return a;
+  }
+  if (job.kind == JobKind::kInspect) {
+    auto info = inspect(model);
+    if (!info) {
+      a.error = to_proto(info.error()).SerializeAsString();
+    } else {
+      v1::InspectResponse response;
+      to_proto(*info, &response);
+      a.info = response.SerializeAsString();
+    }
+    return a;
+  }
+  auto options = to_core(wire);
+  if (!options) {
+    a.error = to_proto(options.error()).SerializeAsString();
+    return a;
+  }
+  Diagnostics diagnostics;
+  auto onnx = convert(model, *options, diagnostics);
+  v1::Diagnostics d;
+  to_proto(diagnostics, &d);
+  a.info = d.SerializeAsString();
+  if (onnx)
+    a.onnx = std::move(onnx).value();
+  else
+    a.error = to_proto(onnx.error()).SerializeAsString();
+  return a;
+}
+
+// One job: map the sealed input, run it, write the answer into a new memfd.
+void serve(const JobFrame& job, UniqueFd input, bool test_faults) {
+  struct stat st {};
+  if (job.magic != kMagic || fstat(input.get(), &st) != 0 ||
+      static_cast<uint64_t>(st.st_size) < job.model_bytes + job.options_bytes ||
+      job.options_bytes > (uint64_t{1} << 30))
+    die("a malformed job");
+  const Mapping in = Mapping::map(std::move(input), static_cast<size_t>(st.st_size), true);
+  if (!in.ok()) die("cannot map the job's memfd");
+  Answer a;
+  try {
+    if (test_faults && job.fault != Fault::kNone) run_fault(job);
+    a = run_job(job, in.bytes(0, job.model_bytes), in.bytes(job.model_bytes, job.options_bytes));
+  } catch (const std::bad_alloc&) {
+    a = Answer();
+    v1::ConversionError e;
+    e.set_reason(v1::ConversionError::REASON_MEMORY_LIMIT);
+    e.set_message("the conversion needed more memory than this server's per-conversion limit");
+    e.set_op_index(-1);
+    a.error = e.SerializeAsString();
+  } catch (const std::exception& e) {
+    a = Answer();
+    a.error = to_proto(make_error(ErrorCode::kInternal, e.what())).SerializeAsString();
+  }
+  UniqueFd out = make_memfd("lite2onnx-answer");
+  if (!out || !write_all(out.get(), a.onnx) || !write_all(out.get(), a.info) ||
+      !write_all(out.get(), a.error))
+    die("cannot write the answer");
+  AnswerFrame frame;
+  frame.onnx_bytes = a.onnx.size();
+  frame.info_bytes = a.info.size();
+  frame.error_bytes = a.error.size();
+  if (!send_frame(kControlFd, &frame, sizeof frame, out.get())) _exit(0);  // the server is gone
+}
+
+}  // namespace
+}  // namespace lite2onnx::worker
+
+int main(int argc, char** argv) {
+  using namespace lite2onnx::worker;
+  const Args args = parse_args(argc, argv);
+  if (auto problem = prepare_process(args.parent); !problem.empty()) die(problem);
+  warm_up();
+#if !defined(__SANITIZE_ADDRESS__)
+  // ASan reserves terabytes of address space: there the server passes
+  // ASAN_OPTIONS malloc_limit_mb instead.
+  if (args.memory_limit > 0)
+    if (auto problem = limit_data(data_bytes_in_use() + args.memory_limit); !problem.empty())
+      die(problem);
+#endif
+  std::set_new_handler(note_out_of_memory);
+  if (auto problem = install_seccomp(); !problem.empty()) die(problem);
+  warm_up();  // again, under the filter: a missing system call shows here, not in a request
+
+  AnswerFrame ready;
+  ready.kind = AnswerKind::kReady;
+  if (!send_frame(kControlFd, &ready, sizeof ready, -1)) _exit(0);
+  for (;;) {
+    JobFrame job;
+    UniqueFd input;
+    const int got = receive_frame(kControlFd, &job, sizeof job, &input);
+    if (got == 0) _exit(0);  // the server closed the socket: done
+    if (got < 0 || !input) die("a malformed job");
+    serve(job, std::move(input), args.test_faults);
+  }
+}
