@@ -153,8 +153,8 @@ grpc::ByteBuffer convert_response(const OnnxBytes& onnx, const Diagnostics& diag
   return grpc::ByteBuffer(slices, std::size(slices));
 }
 
-// The test hook a call asks for (x-lite2onnx-test-fault: crash, hang or
-// allocate=BYTES), honoured only by a server started with --test-fault-hooks.
+// The test hook a call asks for (x-lite2onnx-test-fault: crash, hang, syscall
+// or allocate=BYTES), honoured only by a server started with --test-fault-hooks.
 TestFault test_fault(const CallEnvironment& env, grpc::CallbackServerContext* ctx) {
   TestFault f;
   if (!env.limits.test_fault_hooks) return f;
@@ -164,6 +164,7 @@ TestFault test_fault(const CallEnvironment& env, grpc::CallbackServerContext* ct
   const std::string value(it->second.data(), it->second.size());
   if (value == "crash") f.fault = worker::Fault::kCrash;
   if (value == "hang") f.fault = worker::Fault::kHang;
+  if (value == "syscall") f.fault = worker::Fault::kSyscall;
   if (value.rfind("allocate=", 0) == 0) {
     f.fault = worker::Fault::kAllocate;
     f.bytes = std::strtoull(value.c_str() + 9, nullptr, 10);

@@ -323,7 +323,7 @@ JobResult WorkerProcess::run(const worker::JobFrame& job, UniqueFd input, StopSi
         eventfd_t ignored;
         eventfd_read(wake_.get(), &ignored);
         if (stop.cancelled()) {
-          result.end = JobEnd::kCancelled;
+          result.end = stop.deadline_passed() ? JobEnd::kDeadline : JobEnd::kCancelled;
           kill_and_reap(&result);
           break;
         }

@@ -29,7 +29,7 @@ enum class JobKind : uint32_t { kConvert = 1, kInspect = 2 };
 
 // Test hooks (the server's hidden --test-fault-hooks): what a job does instead
 // of converting, so that the crash, memory and hang paths stay tested.
-enum class Fault : uint32_t { kNone = 0, kCrash = 1, kHang = 2, kAllocate = 3 };
+enum class Fault : uint32_t { kNone = 0, kCrash = 1, kHang = 2, kAllocate = 3, kSyscall = 4 };
 
 // Server -> worker, with the input memfd (sealed: it cannot change): the model
 // in [0, model_bytes), then a serialized v1::ConvertOptions of options_bytes.
