@@ -17,6 +17,8 @@ APT_PACKAGES=(
   # makes the TLS tests' certificates, curl scrapes /metrics in the buf curl test.
   libgrpc++-dev protobuf-compiler-grpc grpc-proto prometheus-cpp-dev
   libspdlog-dev libfmt-dev openssl curl
+  # The worker processes' seccomp filter (server/sandbox.cc).
+  libseccomp-dev
   # Deployment checks (deploy/checks/): YAML lint.
   yamllint
 )

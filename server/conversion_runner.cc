@@ -248,10 +248,10 @@ class ProcessRunner final : public ConversionRunner {
                                     : "exited with " + std::to_string(WEXITSTATUS(status))) +
               ")");
     }
-    if (sig == SIGXCPU) {
-      worker_failed("time_limit", r, request_id);
-      return failure(ConversionError::REASON_TIME_LIMIT,
-                     "the conversion used more CPU time than this server's limit");
+    if (sig == SIGXFSZ) {  // its answer outgrew RLIMIT_FSIZE, the memory limit
+      worker_failed("memory_limit", r, request_id);
+      return failure(ConversionError::REASON_MEMORY_LIMIT,
+                     "the conversion's answer exceeded this server's per-conversion memory limit");
     }
     worker_failed("crashed", r, request_id);
     std::string why = signalled ? "was killed by " + signal_name(sig)

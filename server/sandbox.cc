@@ -107,9 +107,12 @@ uint64_t data_bytes_in_use() {
   return 0;
 }
 
-std::string limit_data(uint64_t bytes) {
-  const rlimit limit{bytes, bytes};
-  return setrlimit(RLIMIT_DATA, &limit) == 0 ? "" : failed("RLIMIT_DATA");
+std::string limit_resources(uint64_t data_bytes, uint64_t file_bytes) {
+  const rlimit data{data_bytes, data_bytes}, file{file_bytes, file_bytes}, files{16, 16};
+  if (data_bytes > 0 && setrlimit(RLIMIT_DATA, &data) != 0) return failed("RLIMIT_DATA");
+  if (file_bytes > 0 && setrlimit(RLIMIT_FSIZE, &file) != 0) return failed("RLIMIT_FSIZE");
+  if (setrlimit(RLIMIT_NOFILE, &files) != 0) return failed("RLIMIT_NOFILE");
+  return "";
 }
 
 std::string install_seccomp() {

@@ -19,8 +19,11 @@ std::string prepare_process(pid_t parent);
 
 // Private writable memory the process maps now (VmData), bytes; 0 if unknown.
 uint64_t data_bytes_in_use();
-// RLIMIT_DATA (soft and hard) at `bytes`: allocations beyond fail.
-std::string limit_data(uint64_t bytes);
+// RLIMIT_DATA (soft and hard) at `data_bytes` when not 0: allocations beyond
+// fail. RLIMIT_FSIZE at `file_bytes` when not 0: no memfd (the answer) grows
+// beyond (SIGXFSZ). RLIMIT_NOFILE at 16: a worker holds a few descriptors,
+// so it cannot hoard memfds either.
+std::string limit_resources(uint64_t data_bytes, uint64_t file_bytes);
 
 // A seccomp filter allowing only what a conversion needs (memory, the control
 // socket, memfds, futexes, clocks, exit); any other system call kills the

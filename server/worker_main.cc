@@ -211,13 +211,13 @@ int main(int argc, char** argv) {
   const Args args = parse_args(argc, argv);
   if (auto problem = prepare_process(args.parent); !problem.empty()) die(problem);
   warm_up();
-#if !defined(__SANITIZE_ADDRESS__)
-  // ASan reserves terabytes of address space: there the server passes
-  // ASAN_OPTIONS malloc_limit_mb instead.
-  if (args.memory_limit > 0)
-    if (auto problem = limit_data(data_bytes_in_use() + args.memory_limit); !problem.empty())
-      die(problem);
+  // The limit is on top of the warm process. (ASan reserves terabytes of
+  // address space: there the server passes ASan's own limits instead.)
+  uint64_t data_limit = args.memory_limit > 0 ? data_bytes_in_use() + args.memory_limit : 0;
+#if defined(__SANITIZE_ADDRESS__)
+  data_limit = 0;
 #endif
+  if (auto problem = limit_resources(data_limit, args.memory_limit); !problem.empty()) die(problem);
   std::set_new_handler(note_out_of_memory);
   if (auto problem = install_seccomp(); !problem.empty()) die(problem);
   warm_up();  // again, under the filter: a missing system call shows here, not in a request
