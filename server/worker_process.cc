@@ -257,7 +257,7 @@ void WorkerProcess::check_answer(JobResult* result, UniqueFd output) {
   const AnswerFrame& a = result->answer;
   // Sealed against shrinking, growing and writing before it is mapped: the
   // worker cannot change it under the server (no SIGBUS). Only a memfd takes seals.
-  constexpr int kSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
+  constexpr int kSeals = worker::kImmutable;
   struct stat st {};
   if (!output || fcntl(output.get(), F_ADD_SEALS, kSeals) != 0 ||
       (fcntl(output.get(), F_GET_SEALS) & kSeals) != kSeals || fstat(output.get(), &st) != 0) {

@@ -11,6 +11,7 @@
 // is mapped, and every length is checked against its size.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -91,7 +92,10 @@ int receive_frame(int socket, void* frame, size_t bytes, UniqueFd* fd);
 UniqueFd make_memfd(const char* name);
 bool write_all(int fd, std::span<const std::byte> bytes);
 bool write_all(int fd, const std::string& bytes);
-// Seals a finished input memfd: no write, shrink, grow or further seal.
+// The seals that make a memfd immutable: no write (F_SEAL_FUTURE_WRITE: no
+// write() and no new writable mapping), no shrinking, no growing.
+inline constexpr int kImmutable = F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW;
+// Seals a finished input memfd: immutable, and no further seal.
 bool seal_input(int fd);
 
 // A read-only shared mapping of a memfd, unmapped (and the memfd closed) when
