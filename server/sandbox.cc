@@ -53,6 +53,9 @@ constexpr int kAllowed[] = {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
     // The sanitizers' runtime: its allocator, stack traces and reports (test builds only).
     SCMP_SYS(read),
+    SCMP_SYS(ioctl),
+    SCMP_SYS(fcntl),
+    SCMP_SYS(open),
     SCMP_SYS(openat),
     SCMP_SYS(readlink),
     SCMP_SYS(sigaltstack),

@@ -55,8 +55,9 @@ std::vector<std::string> worker_environment([[maybe_unused]] uint64_t memory_lim
   // null: operator new fails; the whole process beyond baseline + limit dies).
   const char* inherited = std::getenv("ASAN_OPTIONS");
   const uint64_t mib = std::max<uint64_t>(1, memory_limit >> 20);
+  // (A crash is a plain signal, as in a release build: handle_segv=0.)
   std::string asan = std::string("ASAN_OPTIONS=") + (inherited ? inherited : "") +
-                     ":detect_leaks=0:allocator_may_return_null=1";
+                     ":detect_leaks=0:allocator_may_return_null=1:handle_segv=0";
   if (memory_limit > 0)
     asan += ":max_allocation_size_mb=" + std::to_string(mib) +
             ":hard_rss_limit_mb=" + std::to_string(mib + 512);
