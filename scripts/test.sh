@@ -20,4 +20,5 @@ export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_erro
 ./build-asan/tests/unit_tests --gtest_brief=1
 # The real server (its worker processes too) and the CLI, on loopback. (Formatting
 # and buf curl were checked above, against the same sources.)
-(cd build-asan && ctest -L server -E 'clang_format|buf_curl' --output-on-failure -j "$jobs")
+(cd build-asan && LSAN_OPTIONS=suppressions=$PWD/../tests/server/lsan.supp \
+  ctest -L server -E 'clang_format|buf_curl' --output-on-failure -j "$jobs")

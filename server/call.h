@@ -33,8 +33,7 @@ struct ServiceLimits {
   uint64_t max_unary_bytes = 0;
   uint64_t max_stream_bytes = 0;
   double stream_idle_seconds = 30;
-  Isolation isolation = Isolation::kProcess;  // where the models go: a string or a memfd
-  bool test_fault_hooks = false;              // honour x-lite2onnx-test-fault
+  bool test_fault_hooks = false;  // honour x-lite2onnx-test-fault
 };
 
 // The server's parts a call uses; they outlive every call.

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include "common/error_reasons.h"
@@ -78,6 +79,12 @@ bool worker_may_say(int reason) {
   }
 }
 
+// Bytes of a worker's answer, copied before they are parsed or kept: the
+// worker could change them meanwhile.
+std::string copy(std::span<const std::byte> bytes) {
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
 std::string seconds(std::chrono::milliseconds t) {
   char text[32];
   std::snprintf(text, sizeof text, "%g s", static_cast<double>(t.count()) / 1000);
@@ -116,15 +123,14 @@ class ProcessRunner final : public ConversionRunner {
     out.diagnostics.model_bytes = job.model.size();
     if (r.end == JobEnd::kAnswered) {
       v1::Diagnostics d;
-      const auto info = r.output.bytes(r.answer.onnx_bytes, r.answer.info_bytes);
-      if (!d.ParseFromArray(info.data(), static_cast<int>(info.size()))) {
+      if (!d.ParseFromString(copy(r.output.subspan(r.answer.onnx_bytes, r.answer.info_bytes)))) {
         out.failure = bad_answer("its diagnostics do not parse", job.request_id);
       } else {
         out.diagnostics = lite2onnx::from_proto(d);
         if (!out.failure) {
-          auto mapping = std::make_shared<worker::Mapping>(std::move(r.output));
-          out.onnx = {mapping, std::string_view(reinterpret_cast<const char*>(mapping->data()),
-                                                r.answer.onnx_bytes)};
+          // A copy: the worker rewrites its output memfd for its next job.
+          auto onnx = std::make_shared<std::string>(copy(r.output.first(r.answer.onnx_bytes)));
+          out.onnx = {onnx, *onnx};
         }
       }
     }
@@ -139,8 +145,8 @@ class ProcessRunner final : public ConversionRunner {
     InspectOutcome out;
     JobResult r = run(worker::JobKind::kInspect, model, "", stop, fault, request_id, &out.failure);
     if (r.end == JobEnd::kAnswered && !out.failure) {
-      const auto info = r.output.bytes(r.answer.onnx_bytes, r.answer.info_bytes);
-      if (!out.response.ParseFromArray(info.data(), static_cast<int>(info.size())))
+      if (!out.response.ParseFromString(
+              copy(r.output.subspan(r.answer.onnx_bytes, r.answer.info_bytes))))
         out.failure = bad_answer("its inspection does not parse", request_id);
     }
     return out;
@@ -176,12 +182,13 @@ class ProcessRunner final : public ConversionRunner {
     frame.fault_bytes = fault.bytes;
     frame.model_bytes = model.size();
     frame.options_bytes = options.size();
-    worker::UniqueFd input = model.seal(options);
-    if (!input) {
-      *failure = server::failure(ConversionError::REASON_INTERNAL, "cannot seal the model's memfd");
-      return {};
-    }
-    JobResult r = worker_->run(frame, std::move(input), stop);
+    JobResult r = worker_->run(
+        frame,
+        [&](std::byte* input) {
+          model.copy_to(input);
+          std::memcpy(input + model.size(), options.data(), options.size());
+        },
+        stop);
     model.clear();
     switch (r.end) {
       case JobEnd::kAnswered:
@@ -220,10 +227,9 @@ class ProcessRunner final : public ConversionRunner {
 
   // The error a worker answered with.
   Failure answered_failure(const JobResult& r, std::string_view request_id) {
-    const auto bytes =
-        r.output.bytes(r.answer.onnx_bytes + r.answer.info_bytes, r.answer.error_bytes);
     ConversionError e;
-    if (!e.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
+    if (!e.ParseFromString(copy(
+            r.output.subspan(r.answer.onnx_bytes + r.answer.info_bytes, r.answer.error_bytes))) ||
         !worker_may_say(e.reason()))
       return bad_answer("its error does not parse or has a reason it cannot have", request_id);
     return from_proto(e);
@@ -290,42 +296,38 @@ class ProcessRunner final : public ConversionRunner {
 
 }  // namespace
 
-std::optional<ModelBuffer> ModelBuffer::create(Isolation isolation) {
-  ModelBuffer b;
-  if (isolation == Isolation::kProcess) {
-    b.memfd_ = worker::make_memfd("lite2onnx-model");
-    if (!b.memfd_) return std::nullopt;
-  }
-  return b;
-}
-
-bool ModelBuffer::append(std::span<const std::byte> bytes) {
-  if (memfd_) {
-    if (!worker::write_all(memfd_.get(), bytes)) return false;
-  } else {
-    bytes_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  }
+void ModelBuffer::append(std::span<const std::byte> bytes) {
+  bytes_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   size_ += bytes.size();
-  return true;
 }
 
-void ModelBuffer::reserve(size_t bytes) {
-  if (!memfd_) bytes_.reserve(bytes);
+void ModelBuffer::refer(std::span<const std::byte> bytes) {
+  pieces_.push_back(bytes);
+  size_ += bytes.size();
 }
 
-std::span<const std::byte> ModelBuffer::bytes() const {
+std::span<const std::byte> ModelBuffer::bytes() {
+  if (!pieces_.empty()) {
+    bytes_.reserve(size_);
+    for (auto piece : pieces_)
+      bytes_.append(reinterpret_cast<const char*>(piece.data()), piece.size());
+    pieces_.clear();
+  }
   return std::as_bytes(std::span(bytes_.data(), bytes_.size()));
 }
 
-worker::UniqueFd ModelBuffer::seal(const std::string& tail) {
-  if (!memfd_ || !worker::write_all(memfd_.get(), tail) || !worker::seal_input(memfd_.get()))
-    return {};
-  return std::move(memfd_);
+void ModelBuffer::copy_to(std::byte* out) const {
+  std::memcpy(out, bytes_.data(), bytes_.size());
+  out += bytes_.size();
+  for (auto piece : pieces_) {
+    std::memcpy(out, piece.data(), piece.size());
+    out += piece.size();
+  }
 }
 
 void ModelBuffer::clear() {
   std::string().swap(bytes_);
-  memfd_.reset();
+  pieces_.clear();
 }
 
 std::unique_ptr<ConversionRunner> make_thread_runner() { return std::make_unique<ThreadRunner>(); }

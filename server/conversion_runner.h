@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/convert.h"
 #include "lite2onnx/v1/converter.pb.h"
@@ -24,33 +25,33 @@ namespace lite2onnx::server {
 class Logger;
 class Metrics;
 
-// Where a call's model waits for its conversion, filled as the request
-// arrives: a string (thread isolation), or a memfd that a worker process maps
-// (process isolation), so that the request's bytes are copied once.
+// A call's model, as its conversion will read it: pieces of the request
+// that gRPC holds (unary Convert: no copy until a worker takes the job) or
+// bytes copied as they arrived (ConvertStream, Inspect). A worker copies it
+// once, into its worker process's input memfd or into one string for the
+// core in this process.
 class ModelBuffer {
  public:
-  ModelBuffer() = default;
-  // Empty when a memfd cannot be made.
-  static std::optional<ModelBuffer> create(Isolation isolation);
-  bool append(std::span<const std::byte> bytes);  // false: the memfd could not take them
-  void reserve(size_t bytes);
-  size_t size() const { return size_; }
-  // The bytes (thread isolation only).
-  std::span<const std::byte> bytes() const;
-  // The memfd with `tail` (serialized options) after the model, sealed
-  // (process isolation only); empty on failure.
-  worker::UniqueFd seal(const std::string& tail);
+  // A copy of `bytes`, appended.
+  void append(std::span<const std::byte> bytes);
+  // `bytes` themselves, appended: they must outlive the conversion.
+  void refer(std::span<const std::byte> bytes);
+  void reserve(size_t bytes) { bytes_.reserve(bytes); }
+  size_t size() const { return size_; }  // also after clear()
+  // All of it, contiguous (referred pieces are copied into one buffer first).
+  std::span<const std::byte> bytes();
+  // Copies all of it to `out` (size() bytes).
+  void copy_to(std::byte* out) const;
   void clear();
 
  private:
-  std::string bytes_;
-  worker::UniqueFd memfd_;
+  std::string bytes_;  // appended bytes (then no pieces)
+  std::vector<std::span<const std::byte>> pieces_;
   size_t size_ = 0;
 };
 
-// The ONNX bytes of a conversion: the core's string (thread isolation) or the
-// mapping of a worker's sealed answer (process isolation); `owner` keeps them
-// alive, e.g. inside a gRPC slice.
+// The ONNX bytes of a conversion, owned by `owner` (the core's string, or
+// the copy of a worker's answer), which a gRPC slice keeps alive.
 struct OnnxBytes {
   std::shared_ptr<const void> owner;
   std::string_view bytes;

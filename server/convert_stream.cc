@@ -57,11 +57,7 @@ class ConvertStreamCall final : public Reactor, public IdleWatcher::Watched {
         lock.unlock();
         return finish(shed(env_, v1::ConversionError::REASON_MEMORY_BUDGET));
       }
-      if (!model_.append(std::as_bytes(std::span(chunk.data(), chunk.size())))) {
-        lock.unlock();
-        return fail(v1::ConversionError::REASON_MEMORY_BUDGET,
-                    "the server cannot hold the model now; retry later");
-      }
+      model_.append(std::as_bytes(std::span(chunk.data(), chunk.size())));
       trace_.model_bytes = model_.size();
     }
     env_.idle.watch(this);
@@ -110,17 +106,12 @@ class ConvertStreamCall final : public Reactor, public IdleWatcher::Watched {
       trace_.model_bytes = declared_bytes_;
       return too_large();
     }
-    auto buffer = ModelBuffer::create(env_.limits.isolation);
-    if (!buffer)
-      return fail(v1::ConversionError::REASON_MEMORY_BUDGET,
-                  "the server cannot hold the model now; retry later");
     {
       std::lock_guard lock(mu_);
       if (finished_) return;
       auto reservation = env_.budget.try_reserve(declared_bytes_);
       if (reservation) {
         reservation_ = std::move(*reservation);
-        model_ = std::move(*buffer);
         model_.reserve(declared_bytes_);
       }
     }

@@ -71,19 +71,19 @@ class ConvertRequestReader {
 
   uint64_t model_bytes() const { return model_bytes_; }
 
-  // Appends the model's bytes to `model`; false when it cannot take them.
-  bool copy_model(ModelBuffer& model) {
+  // Gives `model` the model's bytes where they are, in the request's slices
+  // (which this reader keeps alive).
+  void refer_model(ModelBuffer& model) {
     slice_ = model_slice_;
     offset_ = model_offset_;
     for (uint64_t left = model_bytes_; left > 0;) {
       const grpc::Slice& s = slices_[slice_];
       const size_t n = static_cast<size_t>(std::min<uint64_t>(left, s.size() - offset_));
-      if (!model.append(std::as_bytes(std::span(s.begin() + offset_, n)))) return false;
+      model.refer(std::as_bytes(std::span(s.begin() + offset_, n)));
       left -= n;
       offset_ += n;
       next_slice();
     }
-    return true;
   }
 
  private:
@@ -193,7 +193,7 @@ class PooledCall : public grpc::ServerUnaryReactor {
   }
 
   // Admits a model of `bytes`: its size, the memory budget; then `fill`
-  // copies it into model_ and run() is queued. Or finishes with the refusal.
+  // gives it to model_ and run() is queued. Or finishes with the refusal.
   template <class Fill>
   void admit(uint64_t bytes, Fill fill) {
     trace_.model_bytes = bytes;
@@ -206,13 +206,7 @@ class PooledCall : public grpc::ServerUnaryReactor {
     auto reservation = env_.budget.try_reserve(bytes);
     if (!reservation) return finish(shed(env_, v1::ConversionError::REASON_MEMORY_BUDGET));
     reservation_ = std::move(*reservation);
-    auto buffer = ModelBuffer::create(env_.limits.isolation);
-    if (!buffer || !fill(*buffer)) {
-      reservation_.release();
-      return finish(to_status(failure(v1::ConversionError::REASON_MEMORY_BUDGET,
-                                      "the server cannot hold the model now; retry later")));
-    }
-    model_ = std::move(*buffer);
+    fill(model_);
     queued_at_ = Clock::now();
     if (!env_.pool.try_submit([this](ConversionRunner& runner) { work(runner); })) {
       model_.clear();
@@ -268,7 +262,7 @@ class ConvertCall final : public PooledCall {
     auto options = to_core(wire_options_);
     if (!options) return finish(to_status(from_core(options.error(), false)));
     options_ = std::move(*options);
-    admit(reader_.model_bytes(), [this](ModelBuffer& model) { return reader_.copy_model(model); });
+    admit(reader_.model_bytes(), [this](ModelBuffer& model) { reader_.refer_model(model); });
   }
 
  private:
@@ -302,7 +296,7 @@ class InspectCall final : public PooledCall {
   void start() {
     if (refuse_if_draining()) return;
     admit(request_->model().size(),
-          [this](ModelBuffer& model) { return model.append(as_bytes(request_->model())); });
+          [this](ModelBuffer& model) { model.refer(as_bytes(request_->model())); });
   }
 
  private:

@@ -104,7 +104,6 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
   limits.max_unary_bytes = config.limits.max_unary_bytes;
   limits.max_stream_bytes = config.limits.max_stream_bytes;
   limits.stream_idle_seconds = config.limits.stream_idle_seconds;
-  limits.isolation = config.isolation.mode;
   limits.test_fault_hooks = config.isolation.test_fault_hooks;
   ConverterService service(limits, pool, budget, metrics, log);
 

@@ -32,6 +32,7 @@ constexpr int kAllowed[] = {
     SCMP_SYS(recvmsg),
     SCMP_SYS(sendmsg),
     SCMP_SYS(write),
+    SCMP_SYS(pwrite64),
     SCMP_SYS(memfd_create),
     SCMP_SYS(fstat),
     SCMP_SYS(newfstatat),

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -168,19 +169,35 @@ Answer run_job(const JobFrame& job, std::span<const std::byte> model,
   return a;
 }
 
-// One job: map the sealed input, run it, write the answer into a new memfd.
-void serve(const JobFrame& job, UniqueFd input, bool test_faults) {
-  struct stat st {};
-  if (job.magic != kMagic || fstat(input.get(), &st) != 0 ||
-      static_cast<uint64_t>(st.st_size) < job.model_bytes + job.options_bytes ||
-      job.options_bytes > (uint64_t{1} << 30))
+// The two memfds a worker keeps from job to job (server/worker_protocol.h).
+struct Buffers {
+  UniqueFd input;  // read-only; the server writes it
+  Mapping input_map;
+  UniqueFd output;  // ours; the server maps it read-only
+  uint64_t output_bytes = 0;
+};
+
+// One job: read it from the input memfd (a new one if the server sent it),
+// run it, write the answer into the output memfd (a new one when the last
+// outgrew kReuseBytes, sent with the answer).
+void serve(const JobFrame& job, UniqueFd new_input, Buffers& b, bool test_faults) {
+  if (new_input) {
+    struct stat st {};
+    if (fstat(new_input.get(), &st) != 0) die("cannot read the input memfd");
+    b.input_map = Mapping();
+    b.input = std::move(new_input);
+    b.input_map = Mapping::map(b.input.get(), static_cast<size_t>(st.st_size), false);
+    if (!b.input_map.ok()) die("cannot map the input memfd");
+  }
+  if (job.magic != kMagic || job.model_bytes > b.input_map.size() ||
+      job.options_bytes > b.input_map.size() - job.model_bytes)
     die("a malformed job");
-  const Mapping in = Mapping::map(std::move(input), static_cast<size_t>(st.st_size), true);
-  if (!in.ok()) die("cannot map the job's memfd");
+
   Answer a;
   try {
     if (test_faults && job.fault != Fault::kNone) run_fault(job);
-    a = run_job(job, in.bytes(0, job.model_bytes), in.bytes(job.model_bytes, job.options_bytes));
+    a = run_job(job, b.input_map.bytes(0, job.model_bytes),
+                b.input_map.bytes(job.model_bytes, job.options_bytes));
   } catch (const std::bad_alloc&) {
     a = Answer();
     v1::ConversionError e;
@@ -192,15 +209,23 @@ void serve(const JobFrame& job, UniqueFd input, bool test_faults) {
     a = Answer();
     a.error = to_proto(make_error(ErrorCode::kInternal, e.what())).SerializeAsString();
   }
-  UniqueFd out = make_memfd("lite2onnx-answer");
-  if (!out || !write_all(out.get(), a.onnx) || !write_all(out.get(), a.info) ||
-      !write_all(out.get(), a.error))
+  const bool fresh = !b.output || b.output_bytes > kReuseBytes;
+  if (fresh) {
+    b.output = make_memfd("lite2onnx-answer");
+    b.output_bytes = 0;
+  }
+  if (!b.output || !write_at(b.output.get(), 0, a.onnx) ||
+      !write_at(b.output.get(), a.onnx.size(), a.info) ||
+      !write_at(b.output.get(), a.onnx.size() + a.info.size(), a.error))
     die("cannot write the answer");
+  b.output_bytes =
+      std::max<uint64_t>(b.output_bytes, a.onnx.size() + a.info.size() + a.error.size());
   AnswerFrame frame;
   frame.onnx_bytes = a.onnx.size();
   frame.info_bytes = a.info.size();
   frame.error_bytes = a.error.size();
-  if (!send_frame(kControlFd, &frame, sizeof frame, out.get())) _exit(0);  // the server is gone
+  if (!send_frame(kControlFd, &frame, sizeof frame, fresh ? b.output.get() : -1))
+    _exit(0);  // the server is gone
 }
 
 }  // namespace
@@ -225,12 +250,13 @@ int main(int argc, char** argv) {
   AnswerFrame ready;
   ready.kind = AnswerKind::kReady;
   if (!send_frame(kControlFd, &ready, sizeof ready, -1)) _exit(0);
+  Buffers buffers;
   for (;;) {
     JobFrame job;
-    UniqueFd input;
-    const int got = receive_frame(kControlFd, &job, sizeof job, &input);
+    UniqueFd new_input;
+    const int got = receive_frame(kControlFd, &job, sizeof job, &new_input);
     if (got == 0) _exit(0);  // the server closed the socket: done
-    if (got < 0 || !input) die("a malformed job");
-    serve(job, std::move(input), args.test_faults);
+    if (got < 0 || (!new_input && !buffers.input)) die("a malformed job");
+    serve(job, std::move(new_input), buffers, args.test_faults);
   }
 }

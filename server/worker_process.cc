@@ -254,35 +254,85 @@ void WorkerProcess::read_notes(JobResult* result) {
   }
 }
 
-void WorkerProcess::check_answer(JobResult* result, UniqueFd output) {
+bool WorkerProcess::ensure_input(uint64_t bytes) {
+  if (input_ && bytes <= input_map_.size()) return true;
+  // A size of whole MiB, fixed by seals: only the server writes it (the
+  // worker's descriptor is read-only), and it never shrinks under the worker.
+  const uint64_t size = std::max<uint64_t>(1, (bytes + (1 << 20) - 1) >> 20) << 20;
+  input_map_ = worker::Mapping();
+  input_ = worker::make_memfd("lite2onnx-model");
+  if (!input_ || ftruncate(input_.get(), static_cast<off_t>(size)) != 0 ||
+      fcntl(input_.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    input_.reset();
+    return false;
+  }
+  input_map_ = worker::Mapping::map(input_.get(), static_cast<size_t>(size), true);
+  input_sent_ = false;
+  if (!input_map_.ok()) input_.reset();
+  return input_map_.ok();
+}
+
+void WorkerProcess::check_answer(JobResult* result, UniqueFd new_output) {
   const AnswerFrame& a = result->answer;
-  // Sealed against shrinking, growing and writing before it is mapped: the
-  // worker cannot change it under the server (no SIGBUS). Only a memfd takes seals.
-  constexpr int kSeals = worker::kImmutable;
+  // A new output memfd is sealed against shrinking before it is mapped: the
+  // worker cannot make the server's mapping point past its end (no SIGBUS).
+  // Only a memfd takes seals.
+  if (new_output) {
+    if (fcntl(new_output.get(), F_ADD_SEALS, F_SEAL_SHRINK) != 0 ||
+        !(fcntl(new_output.get(), F_GET_SEALS) & F_SEAL_SHRINK)) {
+      result->problem = "its answer came without a sealable memfd";
+      result->end = JobEnd::kBadAnswer;
+      return kill_and_reap(result);
+    }
+    output_map_ = worker::Mapping();
+    output_ = std::move(new_output);
+  }
   struct stat st {};
-  if (!output || fcntl(output.get(), F_ADD_SEALS, kSeals) != 0 ||
-      (fcntl(output.get(), F_GET_SEALS) & kSeals) != kSeals || fstat(output.get(), &st) != 0) {
-    result->problem = "its answer came without a sealable memfd";
+  if (!output_ || fstat(output_.get(), &st) != 0) {
+    result->problem = "its answer has no memfd";
   } else {
+    // It may grow: map what it holds now (the mapping stays valid, it cannot shrink).
     const uint64_t size = static_cast<uint64_t>(st.st_size);
-    if (a.onnx_bytes > size || a.info_bytes > size - a.onnx_bytes ||
-        a.error_bytes > size - a.onnx_bytes - a.info_bytes) {
+    if (size > output_map_.size()) {
+      output_map_ = worker::Mapping();
+      output_map_ = worker::Mapping::map(output_.get(), static_cast<size_t>(size), false);
+    }
+    const uint64_t mapped = output_map_.ok() ? output_map_.size() : 0;
+    if (a.onnx_bytes > mapped || a.info_bytes > mapped - a.onnx_bytes ||
+        a.error_bytes > mapped - a.onnx_bytes - a.info_bytes) {
       result->problem = "its answer's lengths exceed its memfd";
     } else {
-      result->output = worker::Mapping::map(std::move(output), static_cast<size_t>(size), true);
-      if (result->output.ok()) {
-        result->end = JobEnd::kAnswered;
-        return;
-      }
-      result->problem = "its answer could not be mapped";
+      result->output =
+          output_map_.bytes(0, static_cast<size_t>(a.onnx_bytes + a.info_bytes + a.error_bytes));
+      result->end = JobEnd::kAnswered;
+      return;
     }
   }
   result->end = JobEnd::kBadAnswer;
   kill_and_reap(result);
 }
 
-JobResult WorkerProcess::run(const worker::JobFrame& job, UniqueFd input, StopSignal& stop) {
+JobResult WorkerProcess::run(const worker::JobFrame& job,
+                             const std::function<void(std::byte* input)>& write_input,
+                             StopSignal& stop) {
   JobResult result;
+  if (!ensure_input(job.model_bytes + job.options_bytes)) {
+    result.problem = errno_text("cannot make its input memfd");
+    kill_and_reap(&result);
+    return result;
+  }
+  write_input(input_map_.data());
+  // The worker's descriptor of a new input memfd: read-only.
+  UniqueFd readonly;
+  if (!input_sent_) {
+    readonly.reset(
+        open(("/proc/self/fd/" + std::to_string(input_.get())).c_str(), O_RDONLY | O_CLOEXEC));
+    if (!readonly) {
+      result.problem = errno_text("cannot reopen its input memfd read-only");
+      kill_and_reap(&result);
+      return result;
+    }
+  }
   const auto started = SteadyClock::now();
   const auto time_limit = options_.time_limit.count() > 0 ? started + options_.time_limit
                                                           : SteadyClock::time_point::max();
@@ -299,11 +349,11 @@ JobResult WorkerProcess::run(const worker::JobFrame& job, UniqueFd input, StopSi
   }
   const double cpu_before = cpu_seconds();
   result.sent = true;
-  if (!worker::send_frame(socket_.get(), &job, sizeof job, input.get())) {
+  if (!worker::send_frame(socket_.get(), &job, sizeof job, readonly.get())) {
     result.problem = "it was gone before the job";
     reap(&result);
   } else {
-    input.reset();
+    input_sent_ = true;
     for (;;) {
       const auto now = SteadyClock::now();
       if (now >= deadline || now >= time_limit) {
@@ -362,6 +412,11 @@ JobResult WorkerProcess::run(const worker::JobFrame& job, UniqueFd input, StopSi
   stop.clear_waker();
   result.cpu_seconds = (alive_ ? cpu_seconds() : final_cpu_seconds_) - cpu_before;
   if (result.out_of_memory) usable_ = false;
+  // A large model's memfd is not kept for the next, small, ones.
+  if (input_map_.size() > worker::kReuseBytes) {
+    input_map_ = worker::Mapping();
+    input_.reset();
+  }
   return result;
 }
 

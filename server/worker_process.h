@@ -9,9 +9,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 
 #include "core/status.h"
@@ -64,8 +66,10 @@ enum class JobEnd {
 
 struct JobResult {
   JobEnd end = JobEnd::kDied;
-  worker::AnswerFrame answer;   // kAnswered
-  worker::Mapping output;       // kAnswered: the sealed output memfd, mapped read-only
+  worker::AnswerFrame answer;  // kAnswered
+  // kAnswered: the answer, in the worker's output memfd (mapped read-only):
+  // valid until the worker's next job, so copy what you keep.
+  std::span<const std::byte> output;
   bool out_of_memory = false;   // the worker said an allocation failed
   int wait_status = 0;          // kDied (and every kill): how the process ended
   uint64_t peak_rss_bytes = 0;  // of the whole process, once it ended
@@ -88,10 +92,12 @@ class WorkerProcess {
   // allocation failure: its owner replaces it.
   bool usable() const { return usable_; }
 
-  // Sends the job (its sealed input memfd) and waits for the answer, the
-  // worker's death, or a stop: `stop`'s deadline or cancellation, or the
-  // time limit.
-  JobResult run(const worker::JobFrame& job, worker::UniqueFd input, StopSignal& stop);
+  // Writes the job's bytes (model_bytes + options_bytes of `job`) into the
+  // worker's input memfd with `write_input`, sends the job and waits for the
+  // answer, the worker's death, or a stop: `stop`'s deadline or cancellation,
+  // or the time limit.
+  JobResult run(const worker::JobFrame& job,
+                const std::function<void(std::byte* input)>& write_input, StopSignal& stop);
 
  private:
   WorkerProcess(const WorkerOptions& options, ChildRegistry& children)
@@ -102,7 +108,9 @@ class WorkerProcess {
   void reap(JobResult* result);
   void read_notes(JobResult* result);
   double cpu_seconds() const;
-  void check_answer(JobResult* result, worker::UniqueFd output);
+  void check_answer(JobResult* result, worker::UniqueFd new_output);
+  // An input memfd of at least `bytes` (the current one, or a new one).
+  bool ensure_input(uint64_t bytes);
 
   WorkerOptions options_;
   ChildRegistry& children_;
@@ -111,6 +119,11 @@ class WorkerProcess {
   bool usable_ = false;
   double final_cpu_seconds_ = 0;  // the CPU time of its whole life, once reaped
   worker::UniqueFd socket_, pidfd_, wake_;
+  worker::UniqueFd input_;     // read-write; the worker has a read-only descriptor
+  worker::Mapping input_map_;  // writable
+  bool input_sent_ = false;    // the worker has the current input memfd
+  worker::UniqueFd output_;    // the worker's, sealed against shrinking
+  worker::Mapping output_map_;
 };
 
 // The path of lite2onnx-worker beside this program (/proc/self/exe).

@@ -82,49 +82,40 @@ UniqueFd make_memfd(const char* name) {
   return UniqueFd(memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
 }
 
-bool write_all(int fd, std::span<const std::byte> bytes) {
+bool write_at(int fd, uint64_t offset, std::span<const std::byte> bytes) {
   const std::byte* p = bytes.data();
   size_t left = bytes.size();
   while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
+    const ssize_t n = ::pwrite(fd, p, left, static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     p += n;
     left -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
   }
   return true;
 }
 
-bool write_all(int fd, const std::string& bytes) {
-  return write_all(fd, std::as_bytes(std::span(bytes.data(), bytes.size())));
+bool write_at(int fd, uint64_t offset, const std::string& bytes) {
+  return write_at(fd, offset, std::as_bytes(std::span(bytes.data(), bytes.size())));
 }
 
-bool seal_input(int fd) {
-  // F_SEAL_FUTURE_WRITE, not F_SEAL_WRITE: both stop every write from now on,
-  // but F_SEAL_WRITE first waits for the pages' transient references (it
-  // drains the page LRU caches of every CPU: 5-15 ms a call, measured).
-  return fcntl(fd, F_ADD_SEALS, kImmutable | F_SEAL_SEAL) == 0;
-}
-
-Mapping Mapping::map(UniqueFd fd, size_t size, bool populate) {
+Mapping Mapping::map(int fd, size_t size, bool writable) {
   Mapping m;
   if (size > 0) {
-    void* p =
-        mmap(nullptr, size, PROT_READ, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd.get(), 0);
+    void* p = mmap(nullptr, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) return m;
     m.data_ = p;
   }
   m.size_ = size;
   m.ok_ = true;
-  m.fd_ = std::move(fd);
   return m;
 }
 
 Mapping::Mapping(Mapping&& o) noexcept
     : data_(std::exchange(o.data_, nullptr)),
       size_(std::exchange(o.size_, 0)),
-      ok_(std::exchange(o.ok_, false)),
-      fd_(std::move(o.fd_)) {}
+      ok_(std::exchange(o.ok_, false)) {}
 
 Mapping& Mapping::operator=(Mapping&& o) noexcept {
   if (this != &o) {
@@ -132,7 +123,6 @@ Mapping& Mapping::operator=(Mapping&& o) noexcept {
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
     ok_ = std::exchange(o.ok_, false);
-    fd_ = std::move(o.fd_);
   }
   return *this;
 }
