@@ -82,24 +82,6 @@ UniqueFd make_memfd(const char* name) {
   return UniqueFd(memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
 }
 
-bool write_at(int fd, uint64_t offset, std::span<const std::byte> bytes) {
-  const std::byte* p = bytes.data();
-  size_t left = bytes.size();
-  while (left > 0) {
-    const ssize_t n = ::pwrite(fd, p, left, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    left -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return true;
-}
-
-bool write_at(int fd, uint64_t offset, const std::string& bytes) {
-  return write_at(fd, offset, std::as_bytes(std::span(bytes.data(), bytes.size())));
-}
-
 Mapping Mapping::map(int fd, size_t size, bool writable) {
   Mapping m;
   if (size > 0) {

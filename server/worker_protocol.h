@@ -101,9 +101,6 @@ int receive_frame(int socket, void* frame, size_t bytes, UniqueFd* fd);
 
 // A memfd that can be sealed.
 UniqueFd make_memfd(const char* name);
-// Writes all of `bytes` at `offset` of `fd`; false on failure.
-bool write_at(int fd, uint64_t offset, std::span<const std::byte> bytes);
-bool write_at(int fd, uint64_t offset, const std::string& bytes);
 
 // A shared mapping of [0, size) of a descriptor (which it does not own),
 // unmapped when destroyed.
