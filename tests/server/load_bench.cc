@@ -365,16 +365,17 @@ int compare_isolation(const std::string& model, const std::string& expected, int
   struct Side {
     const char* name;
     std::unique_ptr<ServerProcess> server;
-    std::vector<double> p50, inside, cpu, c4;
+    std::vector<double> p50, inside, conversion, cpu, c4;
   };
-  Side sides[2] = {{"thread", nullptr, {}, {}, {}, {}}, {"process", nullptr, {}, {}, {}, {}}};
+  Side sides[2] = {{"thread", nullptr, {}, {}, {}, {}, {}},
+                   {"process", nullptr, {}, {}, {}, {}, {}}};
   for (auto& side : sides) {
     side.server = ServerProcess::start({"--isolation", side.name});
     if (!side.server) return 1;
     run_level(*side.server, model, expected, 4, 40);  // warm-up
   }
-  std::printf("%-6s %-8s %12s %14s %13s %12s\n", "round", "side", "c1 p50 ms", "inside p50 ms",
-              "CPU ms/call", "c4 req/s");
+  std::printf("%-6s %-8s %12s %14s %14s %13s %12s\n", "round", "side", "c1 p50 ms", "inside p50 ms",
+              "convert p50 ms", "CPU ms/call", "c4 req/s");
   for (int round = 0; round < rounds; ++round) {
     for (int k = 0; k < 2; ++k) {
       Side& side = sides[(round + k) % 2];  // the order alternates
@@ -391,16 +392,17 @@ int compare_isolation(const std::string& model, const std::string& expected, int
       }
       side.p50.push_back(median(c1.latencies_ms));
       side.inside.push_back(inside);
+      side.conversion.push_back(median(c1.conversion_ms));
       side.cpu.push_back(cpu);
       side.c4.push_back(rps);
-      std::printf("%-6d %-8s %12.3f %14.3f %13.3f %12.1f\n", round + 1, side.name, side.p50.back(),
-                  inside, cpu, rps);
+      std::printf("%-6d %-8s %12.3f %14.3f %14.3f %13.3f %12.1f\n", round + 1, side.name,
+                  side.p50.back(), inside, side.conversion.back(), cpu, rps);
     }
   }
   std::printf("medians over %d rounds:\n", rounds);
   for (const auto& side : sides)
-    std::printf("%-15s %12.3f %14.3f %13.3f %12.1f\n", side.name, median(side.p50),
-                median(side.inside), median(side.cpu), median(side.c4));
+    std::printf("%-15s %12.3f %14.3f %14.3f %13.3f %12.1f\n", side.name, median(side.p50),
+                median(side.inside), median(side.conversion), median(side.cpu), median(side.c4));
   std::printf(
       "process - thread: c1 p50 %+.3f ms (target <= +0.3), inside %+.3f ms, CPU %+.3f ms/call; "
       "c4 throughput %.1f%% of thread (target >= 90%%)\n",
