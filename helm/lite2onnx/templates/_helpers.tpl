@@ -118,7 +118,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{/* The memory the server needs (docs/service.md, "Memory"): its own 64 MiB, each
-     worker's 32 MiB plus its conversion limit, three times the in-flight model bytes
+     worker's 48 MiB plus its conversion limit, three times the in-flight model bytes
      (gRPC's copy of each request, the copy its worker reads, the answers being sent)
      and 64 MiB of gRPC buffers. Fails when resources.limits.memory is below it. */}}
 {{- define "lite2onnx.checkMemory" -}}
@@ -135,10 +135,10 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- $mib := 1048576.0 }}
 {{- $inflight := include "lite2onnx.sizeBytes" .Values.config.maxInflightBytes | float64 }}
-{{- $need := addf (mulf 128 $mib) (mulf (float64 $workers) (addf (mulf 32 $mib) $perConversion)) (mulf 3 $inflight) }}
+{{- $need := addf (mulf 128 $mib) (mulf (float64 $workers) (addf (mulf 48 $mib) $perConversion)) (mulf 3 $inflight) }}
 {{- $have := include "lite2onnx.quantity" $limit | float64 }}
 {{- if lt $have $need }}
-{{- fail (printf "resources.limits.memory (%s = %.0f MiB) is below what the server needs: 64 MiB + %d workers x (32 MiB + config.conversionMemoryLimit %.0f MiB) + 3 x config.maxInflightBytes %.0f MiB + 64 MiB = %.0f MiB (docs/service.md, Memory)" (toString $limit) (divf $have $mib) $workers (divf $perConversion $mib) (divf $inflight $mib) (divf $need $mib)) }}
+{{- fail (printf "resources.limits.memory (%s = %.0f MiB) is below what the server needs: 64 MiB + %d workers x (48 MiB + config.conversionMemoryLimit %.0f MiB) + 3 x config.maxInflightBytes %.0f MiB + 64 MiB = %.0f MiB (docs/service.md, Memory)" (toString $limit) (divf $have $mib) $workers (divf $perConversion $mib) (divf $inflight $mib) (divf $need $mib)) }}
 {{- end }}
 {{- end }}
 {{- end }}
