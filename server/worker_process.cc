@@ -188,13 +188,10 @@ Status WorkerProcess::spawn() {
     return error("cannot start the worker '" + options_.binary +
                  "': " + std::strerror(spawn_error));
   alive_ = true;
+  // Where pidfd_open is missing (Linux < 5.3, or a container runtime's seccomp
+  // profile that refuses it) the end of the socket tells of the worker's death
+  // instead, and it is killed by pid (safe: no one else reaps it).
   pidfd_.reset(pidfd_open(pid_, 0));
-  if (!pidfd_) {
-    const std::string why = errno_text("pidfd_open");
-    kill(pid_, SIGKILL);
-    reap(nullptr);
-    return error(why);
-  }
   return ok_status();
 }
 
@@ -238,7 +235,10 @@ void WorkerProcess::reap(JobResult* result) {
 }
 
 void WorkerProcess::kill_and_reap(JobResult* result) {
-  pidfd_send_signal(pidfd_.get(), SIGKILL, nullptr, 0);
+  if (pidfd_)
+    pidfd_send_signal(pidfd_.get(), SIGKILL, nullptr, 0);
+  else
+    kill(pid_, SIGKILL);
   reap(result);
 }
 
@@ -393,14 +393,15 @@ JobResult WorkerProcess::run(const worker::JobFrame& job,
           check_answer(&result, std::move(output));
           break;
         }
-        if (got != 0) {  // 0: closed, it is ending: its pidfd tells how
+        if (got != 0) {
           result.end = JobEnd::kBadAnswer;
           result.problem = "it sent a malformed frame";
           kill_and_reap(&result);
           break;
         }
       }
-      if (fds[1].revents & POLLIN) {
+      // Its pidfd, or the end of its socket (got == 0 above): it died.
+      if ((fds[1].revents & POLLIN) || (fds[0].revents & (POLLIN | POLLHUP))) {
         read_notes(&result);
         result.end = JobEnd::kDied;
         reap(&result);

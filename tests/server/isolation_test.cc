@@ -7,9 +7,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <unistd.h>
 #include <atomic>
+
+#include <cstdlib>
 #include <fstream>
 #include <future>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -345,6 +349,72 @@ TEST_F(IsolationTest, DrainKillsAStuckWorkerAfterTheGracePeriod) {
     EXPECT_TRUE(stat.empty() || stat[stat.rfind(')') + 2] == 'Z')
         << "worker " << w << " outlived the server";
   }
+}
+
+// The children of `pid`, by name (comm).
+std::map<pid_t, std::string> children(pid_t pid) {
+  std::map<pid_t, std::string> out;
+  DIR* tasks = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
+  for (dirent* t; tasks && (t = readdir(tasks));) {
+    if (t->d_name[0] == '.') continue;
+    std::istringstream list(
+        read_file("/proc/" + std::to_string(pid) + "/task/" + t->d_name + "/children"));
+    for (pid_t child; list >> child;) {
+      std::string comm = read_file("/proc/" + std::to_string(child) + "/comm");
+      if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+      out[child] = comm;
+    }
+  }
+  if (tasks) closedir(tasks);
+  return out;
+}
+
+// As PID 1 (the container image's entry point) the server reaps orphans
+// re-parented to it, and leaves its workers' statuses to their owners. The
+// server runs as PID 1 of a new PID namespace (unshare: needs root).
+TEST(ReaperTest, AsPid1TheServerReapsOrphansButNotItsWorkers) {
+  if (geteuid() != 0 || access("/usr/bin/unshare", X_OK) != 0 ||
+      access("/usr/bin/nsenter", X_OK) != 0)
+    GTEST_SKIP() << "needs root, unshare and nsenter (util-linux) for a PID namespace";
+  auto wrapper =
+      ServerProcess::start({"--workers", "1", "--test-fault-hooks"}, {}, -1,
+                           {"/usr/bin/unshare", "--pid", "--fork", "--mount-proc", "--kill-child"});
+  ASSERT_TRUE(wrapper);
+  const auto servers = children(wrapper->pid());
+  ASSERT_EQ(servers.size(), 1u);
+  const pid_t server = servers.begin()->first;
+  auto channel = wrapper->channel();
+  const std::string model = read_file(mini_mobilenet_path());
+  ASSERT_TRUE(convert(*channel, model).status.ok());
+
+  // An orphan: a shell in the server's namespaces starts `sleep` and exits;
+  // `sleep` is re-parented to the namespace's PID 1, the server.
+  const std::string command = "/usr/bin/nsenter --target " + std::to_string(server) +
+                              " --pid --mount -- /bin/sh -c 'sleep 600 & exit 0'";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  pid_t orphan = -1;
+  for (auto end = Clock::now() + 5s; orphan < 0 && Clock::now() < end;) {
+    for (const auto& [pid, name] : children(server))
+      if (name == "sleep") orphan = pid;
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_GT(orphan, 0) << "sleep was not re-parented to the server";
+  ASSERT_EQ(kill(orphan, SIGKILL), 0);
+  bool reaped = false;
+  for (auto end = Clock::now() + 5s; !reaped && Clock::now() < end;) {
+    reaped = read_file("/proc/" + std::to_string(orphan) + "/stat").empty();
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(reaped) << "the orphan stayed a zombie";
+
+  // A worker's end is still its owner's to classify.
+  ConvertResult crash = convert(*channel, model, {}, 0ms, fault("crash"));
+  expect_reason(crash.status, grpc::StatusCode::INTERNAL, Reason::REASON_WORKER_CRASHED);
+  EXPECT_NE(crash.status.error_message().find("SIGSEGV"), std::string::npos)
+      << crash.status.error_message();
+  EXPECT_TRUE(convert(*channel, model).status.ok());
+  kill(server, SIGTERM);
+  EXPECT_EQ(wrapper->wait_exit(15s), 0) << wrapper->log();
 }
 
 }  // namespace
