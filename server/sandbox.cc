@@ -19,9 +19,10 @@ namespace {
 
 std::string failed(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-// The system calls of a conversion (found with strace on the corpus and the
-// tests, sanitizers included), beyond those allowed with argument checks in
-// install_seccomp().
+// The system calls of a conversion, beyond those allowed with argument checks
+// in install_seccomp(). Checked by converting the 101 models of the shared
+// corpus in both quantization modes and inspecting them, and by the tests,
+// with the kernel's audit log of seccomp kills (dmesg: type=1326 syscall=N).
 constexpr int kAllowed[] = {
     // memory
     SCMP_SYS(brk),
