@@ -40,7 +40,7 @@ std::string describe(int wait_status) {
   if (WIFEXITED(wait_status)) return "exited with " + std::to_string(WEXITSTATUS(wait_status));
   if (WIFSIGNALED(wait_status)) {
     const char* name = sigabbrev_np(WTERMSIG(wait_status));
-    return std::string("killed by SIG") + (name ? name : std::to_string(WTERMSIG(wait_status)));
+    return std::string("was killed by SIG") + (name ? name : std::to_string(WTERMSIG(wait_status)));
   }
   return "ended";
 }
