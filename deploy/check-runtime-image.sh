@@ -187,7 +187,12 @@ grep -q '^lite2onnx_requests_total{code="OK",method="Convert"} 2$' <<<"$metrics"
   fail_with_log "metrics: no OK Convert counted"
 grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert"} 1$' <<<"$metrics" ||
   fail_with_log "metrics: no INVALID_ARGUMENT Convert counted"
-echo "   /metrics: the calls counted"
+# The conversions ran in sandboxed worker processes (--isolation process, the default).
+workers=$(sed -n 's/^lite2onnx_worker_starts_total \([0-9]*\)$/\1/p' <<<"$metrics")
+[ "${workers:-0}" -ge 1 ] || fail_with_log "metrics: no worker process started"
+grep -q '^lite2onnx_worker_failures_total{cause="start"} 0$' <<<"$metrics" ||
+  fail_with_log "metrics: a worker process could not start"
+echo "   /metrics: the calls counted, $workers worker processes started"
 
 kill -TERM "$pid"
 rc=0
