@@ -165,7 +165,8 @@ TEST(OperationsTest, SigtermDrainsInFlightWorkThenExitsZero) {
   }
   // The conversion in flight completes; then the server exits 0.
   ConvertResult done = in_flight.get();
-  EXPECT_TRUE(done.status.ok()) << done.status.error_message();
+  ASSERT_TRUE(done.status.ok()) << done.status.error_message() << "\n" << server->log();
+  EXPECT_EQ(done.response.diagnostics().source_ops().count("ABS"), 1u);
   EXPECT_EQ(done.response.diagnostics().source_ops().at("ABS"), 200000);
   EXPECT_EQ(server->wait_exit(15s), 0) << server->log();
   const std::string log = server->log();
