@@ -153,8 +153,8 @@ grpc::ByteBuffer convert_response(const OnnxBytes& onnx, const Diagnostics& diag
   return grpc::ByteBuffer(slices, std::size(slices));
 }
 
-// The test hook a call asks for (x-lite2onnx-test-fault: crash, hang, syscall
-// or allocate=BYTES), honoured only by a server started with --test-fault-hooks.
+// The test hook a call asks for (x-lite2onnx-test-fault: crash, hang, syscall,
+// allocate=BYTES or delay=MS), honoured only by a server started with --test-fault-hooks.
 TestFault test_fault(const CallEnvironment& env, grpc::CallbackServerContext* ctx) {
   TestFault f;
   if (!env.limits.test_fault_hooks) return f;
@@ -165,6 +165,10 @@ TestFault test_fault(const CallEnvironment& env, grpc::CallbackServerContext* ct
   if (value == "crash") f.fault = worker::Fault::kCrash;
   if (value == "hang") f.fault = worker::Fault::kHang;
   if (value == "syscall") f.fault = worker::Fault::kSyscall;
+  if (value.rfind("delay=", 0) == 0) {
+    f.fault = worker::Fault::kDelay;
+    f.bytes = std::strtoull(value.c_str() + 6, nullptr, 10);
+  }
   if (value.rfind("allocate=", 0) == 0) {
     f.fault = worker::Fault::kAllocate;
     f.bytes = std::strtoull(value.c_str() + 9, nullptr, 10);

@@ -12,12 +12,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/translate.h"
@@ -118,6 +120,9 @@ void run_fault(const JobFrame& job) {
       }
       break;
     }
+    case Fault::kDelay:
+      std::this_thread::sleep_for(std::chrono::milliseconds(job.fault_bytes));
+      break;
     case Fault::kSyscall:  // outside the seccomp allow-list: the kernel kills the process
       socket(AF_INET, SOCK_STREAM, 0);
       break;

@@ -35,7 +35,14 @@ enum class JobKind : uint32_t { kConvert = 1, kInspect = 2 };
 
 // Test hooks (the server's hidden --test-fault-hooks): what a job does instead
 // of converting, so that the crash, memory and hang paths stay tested.
-enum class Fault : uint32_t { kNone = 0, kCrash = 1, kHang = 2, kAllocate = 3, kSyscall = 4 };
+enum class Fault : uint32_t {
+  kNone = 0,
+  kCrash = 1,
+  kHang = 2,
+  kAllocate = 3,
+  kSyscall = 4,
+  kDelay = 5,  // sleep fault_bytes milliseconds, then convert as usual
+};
 
 // A memfd up to this size is kept for the next job; a larger one is replaced.
 inline constexpr uint64_t kReuseBytes = uint64_t{16} << 20;
@@ -50,7 +57,7 @@ struct JobFrame {
   uint32_t reserved = 0;
   uint64_t model_bytes = 0;
   uint64_t options_bytes = 0;
-  uint64_t fault_bytes = 0;  // Fault::kAllocate: bytes to allocate and touch
+  uint64_t fault_bytes = 0;  // Fault::kAllocate: bytes to allocate and touch; kDelay: ms
 };
 
 enum class AnswerKind : uint32_t {
