@@ -21,7 +21,7 @@ RUN apt-get update \
       libflatbuffers-dev flatbuffers-compiler \
       nlohmann-json3-dev libcli11-dev \
       libgrpc++-dev protobuf-compiler-grpc grpc-proto prometheus-cpp-dev \
-      libspdlog-dev libfmt-dev libjemalloc-dev \
+      libspdlog-dev libfmt-dev libjemalloc-dev libseccomp-dev \
  && rm -rf /var/lib/apt/lists/*
 
 # The configure flags; deploy/checks/docker-context.sh configures the
@@ -31,10 +31,10 @@ ARG CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DLITE2ONNX_BUILD_TESTS=OFF -DLITE2ON
 WORKDIR /src
 COPY . .
 RUN cmake -S . -B /build -G Ninja ${CMAKE_ARGS} \
- && cmake --build /build --target lite2onnx-server lite2onnx \
- && strip /build/server/lite2onnx-server /build/lite2onnx \
+ && cmake --build /build --target lite2onnx-server lite2onnx-worker lite2onnx \
+ && strip /build/server/lite2onnx-server /build/server/lite2onnx-worker /build/lite2onnx \
  && deploy/derive-runtime-packages.sh --check deploy/runtime-packages.txt \
-      /build/server/lite2onnx-server /build/lite2onnx
+      /build/server/lite2onnx-server /build/server/lite2onnx-worker /build/lite2onnx
 
 # ---- runtime --------------------------------------------------------------------
 FROM debian:bookworm-slim AS runtime
@@ -53,7 +53,9 @@ RUN apt-get update \
  && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
       --shell /usr/sbin/nologin lite2onnx
 
-COPY --from=build /build/server/lite2onnx-server /build/lite2onnx /usr/local/bin/
+# The server starts lite2onnx-worker from beside itself (--isolation process).
+COPY --from=build /build/server/lite2onnx-server /build/server/lite2onnx-worker /build/lite2onnx \
+     /usr/local/bin/
 
 # Numeric, so Kubernetes' runAsNonRoot can verify it.
 USER 10001:10001

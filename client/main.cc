@@ -18,6 +18,7 @@
 #include <string>
 #include <variant>
 
+#include "common/error_reasons.h"
 #include "core/convert.h"
 #include "core/layout_spec.h"
 #ifdef LITE2ONNX_REMOTE
@@ -28,34 +29,9 @@ namespace {
 
 using namespace lite2onnx;
 
-// Exit codes, one per failure class (documented in the README).
-enum Exit : int {
-  kOk = 0,
-  kInternalError = 1,
-  kBadOptions = 2,
-  kInvalidModel = 3,
-  kUnsupported = 4,
-  kResourceLimit = 5,
-  kIoError = 6,
-  kUnavailable = 7,  // --server: not reachable, TLS refused, or shutting down
-};
-
-int exit_code(ErrorCode c) {
-  switch (c) {
-    case ErrorCode::kInvalidModel:
-      return kInvalidModel;
-    case ErrorCode::kUnsupported:
-      return kUnsupported;
-    case ErrorCode::kInvalidOption:
-      return kBadOptions;
-    case ErrorCode::kResourceLimit:
-      return kResourceLimit;
-    case ErrorCode::kCancelled:
-    case ErrorCode::kInternal:
-      return kInternalError;
-  }
-  return kInternalError;
-}
+// Exit codes and the names printed with them come from one table
+// (common/error_reasons.h); the core's codes are rows under their own names.
+int exit_code(ErrorCode c) { return reason_named(to_string(c)).exit_code; }
 
 // A read-only memory map of a file: the model is never copied.
 class MappedFile {
@@ -104,7 +80,7 @@ class MappedFile {
 // A failure as the CLI reports it: one line on stderr, `lite2onnx: CODE: message`,
 // and a distinct exit code.
 struct Failure {
-  int exit = kInternalError;
+  int exit = kExitInternal;
   std::string code;
   Error error;
 };
@@ -130,30 +106,13 @@ struct RemoteArgs {
   bool tls = false;
   std::string tls_ca, tls_cert, tls_key, tls_server_name;
   double deadline_seconds = 0;
+  int retries = 0;       // more attempts after a retryable failure
   bool verbose = false;  // convert -v
   bool enabled() const { return !server.empty(); }
 };
 
 #ifdef LITE2ONNX_REMOTE
-int exit_code(const remote::Failure& f) {
-  switch (f.kind) {
-    case remote::FailureKind::kConversion:
-      return exit_code(f.error.code);
-    case remote::FailureKind::kModelTooLarge:
-    case remote::FailureKind::kOverloaded:
-    case remote::FailureKind::kDeadlineExceeded:
-      return kResourceLimit;
-    case remote::FailureKind::kUnavailable:
-      return kUnavailable;
-    case remote::FailureKind::kIo:
-      return kIoError;
-    case remote::FailureKind::kProtocol:
-      return kInternalError;
-  }
-  return kInternalError;
-}
-
-Failure failure(const remote::Failure& f) { return {exit_code(f), f.name(), f.error}; }
+Failure failure(const remote::Failure& f) { return {f.reason->exit_code, f.name(), f.error}; }
 
 // A client of --server; the TLS files are read now, the connection is made by the first call.
 std::variant<remote::Client, Failure> connect(const RemoteArgs& r) {
@@ -168,6 +127,7 @@ std::variant<remote::Client, Failure> connect(const RemoteArgs& r) {
   options.tls.key_file = r.tls_key;
   options.tls.server_name = r.tls_server_name;
   options.deadline = std::chrono::milliseconds(std::llround(r.deadline_seconds * 1000));
+  options.retry.max_attempts = 1 + r.retries;
   auto client = remote::Client::create(options);
   if (!client) return failure(client.error());
   return std::move(client).value();
@@ -198,6 +158,12 @@ void add_remote_options(CLI::App* cmd, RemoteArgs& r) {
                   "seconds the server may take for the whole call (default: no deadline)")
       ->needs(server)
       ->check(CLI::Range(0.001, 1e6));
+  cmd->add_option("--retries", r.retries,
+                  "retry a call refused for a passing reason (queue_full, memory_budget, "
+                  "cancelled, shutting_down, unavailable) up to N times, with backoff "
+                  "(default 0; --deadline bounds all attempts together)")
+      ->needs(server)
+      ->check(CLI::Range(0, 100));
 }
 #endif
 
@@ -314,7 +280,7 @@ int run_convert(const ConvertArgs& args, const RemoteArgs& remote) {
   auto file = MappedFile::open(input, &err);
   if (!file) {
     std::cerr << "lite2onnx: io_error: " << err << "\n";
-    return kIoError;
+    return kExitIo;
   }
   if (output.empty()) {
     output = input;
@@ -342,7 +308,7 @@ int run_convert(const ConvertArgs& args, const RemoteArgs& remote) {
   out.close();
   if (!out) {
     std::cerr << "lite2onnx: io_error: cannot write '" << output << "'\n";
-    return kIoError;
+    return kExitIo;
   }
   if (json) {
     std::cout << diag.to_json() << "\n";
@@ -358,7 +324,7 @@ int run_convert(const ConvertArgs& args, const RemoteArgs& remote) {
     if (verbose) std::cout << diag.to_text() << remote_note;
     for (const auto& w : diag.warnings) std::cerr << "lite2onnx: warning: " << w << "\n";
   }
-  return kOk;
+  return kExitOk;
 }
 
 int run_inspect(const std::string& input, bool json, const Limits& limits,
@@ -367,7 +333,7 @@ int run_inspect(const std::string& input, bool json, const Limits& limits,
   auto file = MappedFile::open(input, &err);
   if (!file) {
     std::cerr << "lite2onnx: io_error: " << err << "\n";
-    return kIoError;
+    return kExitIo;
   }
   ModelInfo info;
   if (!remote.enabled()) {
@@ -384,7 +350,7 @@ int run_inspect(const std::string& input, bool json, const Limits& limits,
 #endif
   }
   std::cout << (json ? info.to_json() + "\n" : info.to_text());
-  return kOk;
+  return kExitOk;
 }
 
 // The support matrix as the Markdown of docs/operators.md (a test keeps that file current).
@@ -430,7 +396,7 @@ int run_ops(bool json, bool markdown, const RemoteArgs& remote) {
   }
   if (markdown) {
     std::cout << ops_markdown(matrix);
-    return kOk;
+    return kExitOk;
   }
   if (json) {
     nlohmann::ordered_json a = nlohmann::ordered_json::array();
@@ -454,7 +420,7 @@ int run_ops(bool json, bool markdown, const RemoteArgs& remote) {
       a.push_back(std::move(o));
     }
     std::cout << a.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
-    return kOk;
+    return kExitOk;
   }
   int supported = 0;
   for (const auto& s : matrix) {
@@ -464,7 +430,33 @@ int run_ops(bool json, bool markdown, const RemoteArgs& remote) {
                 s.dtypes.c_str(), s.notes.empty() ? "" : "  -- ", s.notes.c_str());
   }
   std::printf("%d TFLite builtin operators supported\n", supported);
-  return kOk;
+  return kExitOk;
+}
+
+// The error-reason table: what each `lite2onnx: <name>:` line and exit code means.
+int run_errors(bool json, bool markdown) {
+  if (markdown) {
+    std::cout << error_reasons_markdown();
+    return kExitOk;
+  }
+  if (json) {
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (const auto& r : error_reasons())
+      a.push_back({{"name", r.name},
+                   {"reason", r.proto_name},
+                   {"grpc_code", r.grpc_code_name},
+                   {"exit_code", r.exit_code},
+                   {"retryable", r.retryable},
+                   {"http_status", r.http_status},
+                   {"when", r.when}});
+    std::cout << a.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::printf("%-18s %-5s %-6s %s\n", "name", "exit", "retry", "when");
+  for (const auto& r : error_reasons())
+    std::printf("%-18s %-5d %-6s %.*s\n", std::string(r.name).c_str(), r.exit_code,
+                r.retryable ? "yes" : "no", static_cast<int>(r.when.size()), r.when.data());
+  return kExitOk;
 }
 
 }  // namespace
@@ -515,6 +507,10 @@ int main(int argc, char** argv) {
   ops_cmd->add_flag("--json", json, "print as JSON");
   bool markdown = false;
   ops_cmd->add_flag("--markdown", markdown, "print the Markdown of docs/operators.md");
+  auto* errors_cmd = app.add_subcommand(
+      "errors", "print the error reasons: the names of error lines, exit codes, what to retry");
+  errors_cmd->add_flag("--json", json, "print as JSON");
+  errors_cmd->add_flag("--markdown", markdown, "print the Markdown table of docs/service.md");
 #ifdef LITE2ONNX_REMOTE
   for (auto* cmd : {convert_cmd, inspect_cmd, ops_cmd}) add_remote_options(cmd, remote);
 #endif
@@ -527,16 +523,17 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "lite2onnx: invalid_option: " << e.what() << " (see --help)\n";
-    return kBadOptions;
+    return kExitBadOptions;
   }
   try {
     remote.verbose = args.verbose;
     if (*convert_cmd) return run_convert(args, remote);
     if (*inspect_cmd) return run_inspect(input, json, args.limits, remote);
     if (*ops_cmd) return run_ops(json, markdown, remote);
+    if (*errors_cmd) return run_errors(json, markdown);
   } catch (const std::exception& e) {
     std::cerr << "lite2onnx: internal: " << e.what() << "\n";
-    return kInternalError;
+    return kExitInternal;
   }
-  return kBadOptions;
+  return kExitBadOptions;
 }

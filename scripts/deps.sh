@@ -19,6 +19,8 @@ APT_PACKAGES=(
   libspdlog-dev libfmt-dev openssl curl
   # SHA-256 of the golden outputs (tests/golden).
   libssl-dev
+  # The worker processes' seccomp filter (server/sandbox.cc).
+  libseccomp-dev
   # Deployment checks (deploy/checks/): YAML lint.
   yamllint
   # libFuzzer targets (fuzz/, scripts/fuzz.sh): clang, its runtime libraries

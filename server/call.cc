@@ -1,6 +1,7 @@
 #include "server/call.h"
 
 #include <grpcpp/server_context.h>
+#include <sys/eventfd.h>
 
 #include <utility>
 
@@ -49,6 +50,23 @@ Failure StopSignal::failure() const {
                                              "the client cancelled the call");
 }
 
+void StopSignal::cancel() {
+  std::lock_guard lock(mu_);
+  cancelled_.store(true);
+  if (waker_ >= 0) eventfd_write(waker_, 1);
+}
+
+bool StopSignal::set_waker(int fd) {
+  std::lock_guard lock(mu_);
+  waker_ = fd;
+  return cancelled_.load();
+}
+
+void StopSignal::clear_waker() {
+  std::lock_guard lock(mu_);
+  waker_ = -1;
+}
+
 CallTrace::CallTrace(CallEnvironment& env, grpc::CallbackServerContext* ctx,
                      std::string_view method)
     : env_(env),
@@ -80,6 +98,7 @@ CallRecord CallTrace::complete(const grpc::Status& status) {
   r.model_bytes_ = model_bytes;
   r.onnx_bytes_ = onnx_bytes;
   r.queue_seconds_ = queue_seconds_;
+  r.cpu_seconds_ = cpu_seconds_;
   r.conversion_ = std::move(conversion_);
   r.outcome_ = outcome_;
   return r;
@@ -98,6 +117,7 @@ CallRecord::CallRecord(CallRecord&& o) noexcept
       onnx_bytes_(o.onnx_bytes_),
       queue_seconds_(o.queue_seconds_),
       seconds_(o.seconds_),
+      cpu_seconds_(o.cpu_seconds_),
       conversion_(std::move(o.conversion_)),
       outcome_(o.outcome_) {}
 
@@ -106,6 +126,7 @@ void CallRecord::write() {
   pending_ = false;
   const std::string_view code = status_code_name(code_);
   if (conversion_) env_->metrics.record_conversion(*conversion_, outcome_);
+  if (cpu_seconds_ >= 0) env_->metrics.record_conversion_cpu(cpu_seconds_);
   env_->metrics.add_inflight_requests(-1);
   env_->metrics.record_request(method_, code, seconds_);
   const LogLevel level = code_ == grpc::StatusCode::INTERNAL ? LogLevel::kError : LogLevel::kInfo;
@@ -119,6 +140,7 @@ void CallRecord::write() {
                  {"status", code},
                  {"error", std::string_view(error_)},
                  {"queue_ms", queue_seconds_ * 1000},
+                 {"cpu_ms", cpu_seconds_ >= 0 ? cpu_seconds_ * 1000 : 0.0},
                  {"duration_ms", seconds_ * 1000}});
   env_->call_ended();
 }
@@ -129,9 +151,11 @@ void CallTrace::dequeued(std::chrono::steady_clock::time_point queued_at) {
   env_.metrics.record_queue_wait(queue_seconds_);
 }
 
-void CallTrace::conversion_ran(Diagnostics diagnostics, std::string_view outcome) {
+void CallTrace::conversion_ran(Diagnostics diagnostics, std::string_view outcome,
+                               double cpu_seconds) {
   conversion_ = std::move(diagnostics);
   outcome_ = outcome;
+  cpu_seconds_ = cpu_seconds;
 }
 
 grpc::Status shed(CallEnvironment& env, Reason reason) {

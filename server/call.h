@@ -14,10 +14,13 @@
 #include <string>
 #include <string_view>
 
+#include "server/config.h"
 #include "server/error_mapping.h"
+#include "server/idle_watcher.h"
 #include "server/logger.h"
 #include "server/memory_budget.h"
 #include "server/metrics.h"
+#include "server/stop_signal.h"
 #include "server/worker_pool.h"
 
 namespace grpc {
@@ -29,7 +32,8 @@ namespace lite2onnx::server {
 struct ServiceLimits {
   uint64_t max_unary_bytes = 0;
   uint64_t max_stream_bytes = 0;
-  Limits conversion;  // what one conversion may cost
+  double stream_idle_seconds = 30;
+  bool test_fault_hooks = false;  // honour x-lite2onnx-test-fault
 };
 
 // The server's parts a call uses; they outlive every call.
@@ -41,7 +45,8 @@ struct CallEnvironment {
         budget(budget),
         metrics(metrics),
         log(log),
-        id_prefix(std::move(id_prefix)) {}
+        id_prefix(std::move(id_prefix)),
+        idle(std::chrono::milliseconds(static_cast<int64_t>(limits.stream_idle_seconds * 1000))) {}
 
   const ServiceLimits limits;
   WorkerPool& pool;
@@ -51,6 +56,7 @@ struct CallEnvironment {
   std::atomic<bool> draining{false};
   std::string id_prefix;  // random per process: request ids are unique across restarts
   std::atomic<uint64_t> next_id{1};
+  IdleWatcher idle;  // ends streams that upload nothing for --stream-idle-timeout
 
   // Calls in progress (every CallTrace not yet completed), for the drain.
   void call_started();
@@ -62,23 +68,6 @@ struct CallEnvironment {
   std::mutex active_mu_;
   std::condition_variable idle_;
   int active_ = 0;
-};
-
-// Set when the client cancels; read by the core's cancellation hook.
-class StopSignal {
- public:
-  explicit StopSignal(std::chrono::system_clock::time_point deadline) : deadline_(deadline) {}
-  void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
-  bool deadline_passed() const { return std::chrono::system_clock::now() >= deadline_; }
-  bool stop_requested() const {
-    return cancelled_.load(std::memory_order_relaxed) || deadline_passed();
-  }
-  // Why the call stopped: its deadline, or the client.
-  Failure failure() const;
-
- private:
-  std::chrono::system_clock::time_point deadline_;
-  std::atomic<bool> cancelled_{false};
 };
 
 // What is left of a call once its status is known: its metrics and its request
@@ -106,7 +95,7 @@ class CallRecord {
   std::string id_, peer_, options_, error_;
   grpc::StatusCode code_ = grpc::StatusCode::OK;
   uint64_t model_bytes_ = 0, onnx_bytes_ = 0;
-  double queue_seconds_ = 0, seconds_ = 0;
+  double queue_seconds_ = 0, seconds_ = 0, cpu_seconds_ = -1;
   std::optional<Diagnostics> conversion_;
   std::string_view outcome_;
 };
@@ -129,8 +118,9 @@ class CallTrace {
 
   // The request was queued at `queued_at` and a worker takes it now.
   void dequeued(std::chrono::steady_clock::time_point queued_at);
-  // A conversion ran, with `outcome` (outcome_name()); counted with the call.
-  void conversion_ran(Diagnostics diagnostics, std::string_view outcome);
+  // A conversion ran, with `outcome` ("ok" or an error reason's name) and its
+  // CPU time (< 0: not measured); counted with the call.
+  void conversion_ran(Diagnostics diagnostics, std::string_view outcome, double cpu_seconds = -1);
 
  private:
   CallEnvironment& env_;
@@ -138,7 +128,7 @@ class CallTrace {
   std::string id_;
   std::string peer_;
   std::chrono::steady_clock::time_point start_;
-  double queue_seconds_ = 0;
+  double queue_seconds_ = 0, cpu_seconds_ = -1;
   std::optional<Diagnostics> conversion_;
   std::string_view outcome_;
   bool completed_ = false;

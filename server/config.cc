@@ -74,6 +74,13 @@ std::string validate(const ServerConfig& c) {
   if (c.limits.max_inflight_bytes < c.limits.max_unary_bytes)
     return "--max-inflight-bytes: must be at least --max-unary-bytes (" +
            std::to_string(c.limits.max_unary_bytes) + "), or no model of the allowed size fits";
+  if (c.limits.stream_idle_seconds <= 0 || c.limits.stream_idle_seconds > 3600)
+    return "--stream-idle-timeout: must be above 0 and at most 3600";
+  if (c.isolation.conversion_time_limit < 0 || c.isolation.conversion_time_limit > 86400)
+    return "--conversion-time-limit: must be between 0 (none) and 86400";
+  if (c.isolation.mode == Isolation::kProcess && c.isolation.conversion_memory_limit != 0 &&
+      c.isolation.conversion_memory_limit < 16 * kMiB)
+    return "--conversion-memory-limit: must be 0 (none) or at least 16MiB";
   if (c.drain_seconds < 0 || c.drain_seconds > 3600)
     return "--drain-seconds: must be between 0 and 3600";
   if (!c.tls.key_file.empty() && c.tls.cert_file.empty()) return "--tls-key: needs --tls-cert";
@@ -113,6 +120,24 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
   option(app, "--queue-size", c.pool.queue_size,
          "accepted requests waiting for a worker; beyond: RESOURCE_EXHAUSTED at once")
       ->check(CLI::Range(0u, 100000u));
+  std::string isolation = "process";
+  option(app, "--isolation", isolation,
+         "process: each conversion runs in a sandboxed worker process (lite2onnx-worker: "
+         "seccomp, memory and time limits), which a crash, a memory blow-up or a hang of a "
+         "hostile model only replaces; thread: in this process (trusted input only)")
+      ->check(CLI::IsMember({"process", "thread"}));
+  option(app, "--worker-binary", c.isolation.worker_binary,
+         "the lite2onnx-worker program (default: beside this server's)");
+  option(app, "--conversion-memory-limit", c.isolation.conversion_memory_limit,
+         "--isolation process: memory one conversion may use in its worker process (on top of "
+         "the worker's own ~30 MiB); beyond, RESOURCE_EXHAUSTED (memory_limit); 0: none")
+      ->transform(CLI::AsSizeValue(true));
+  option(app, "--conversion-time-limit", c.isolation.conversion_time_limit,
+         "--isolation process: seconds of wall time one conversion may take; beyond, its worker "
+         "is killed and the call answered RESOURCE_EXHAUSTED (time_limit); 0: none");
+  app.add_flag("--test-fault-hooks", c.isolation.test_fault_hooks,
+               "tests only: honour the x-lite2onnx-test-fault request header")
+      ->group("");
   option(app, "--max-inflight-bytes", c.limits.max_inflight_bytes,
          "budget of model bytes held by all accepted requests together; beyond: "
          "RESOURCE_EXHAUSTED at once (sizes take b, kb, kib, mb, mib, gb, gib)")
@@ -123,6 +148,9 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
   option(app, "--max-stream-bytes", c.limits.max_stream_bytes,
          "largest model sent through ConvertStream, at most 1GiB")
       ->transform(CLI::AsSizeValue(true));
+  option(app, "--stream-idle-timeout", c.limits.stream_idle_seconds,
+         "seconds a ConvertStream may send nothing while it uploads; then it is ended "
+         "(INVALID_ARGUMENT, bad_stream) and its memory budget freed");
   const char* kLimits = "Conversion limits (beyond one: RESOURCE_EXHAUSTED, reason RESOURCE_LIMIT)";
   option(app, "--max-operators", c.limits.conversion.max_operators, "operators in one model")
       ->group(kLimits);
@@ -165,6 +193,7 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
                           " (from a flag or its LITE2ONNX_* variable; see --help)\n"};
   }
   c.log.format = log_format == "json" ? LogFormat::kJson : LogFormat::kText;
+  c.isolation.mode = isolation == "thread" ? Isolation::kThread : Isolation::kProcess;
   // CLI11 skips an empty variable, but "empty: no metrics endpoint" holds for
   // LITE2ONNX_METRICS_LISTEN= as for --metrics-listen "".
   if (const char* v = std::getenv(env_name("--metrics-listen").c_str());

@@ -36,6 +36,18 @@ struct LimitOptions {
   uint64_t max_stream_bytes = kGiB;        // model bytes in one ConvertStream, at most kGiB
   uint64_t max_inflight_bytes = 2 * kGiB;  // model bytes held by all accepted requests
   Limits conversion;                       // what one conversion may cost (core/options.h)
+  double stream_idle_seconds = 30;         // a ConvertStream silent this long is ended
+};
+
+// Where conversions run (server/conversion_runner.h).
+enum class Isolation { kProcess, kThread };
+
+struct IsolationOptions {
+  Isolation mode = Isolation::kProcess;
+  std::string worker_binary;                    // empty: lite2onnx-worker beside the server
+  uint64_t conversion_memory_limit = 2 * kGiB;  // per conversion, on top of a warm worker
+  double conversion_time_limit = 300;           // seconds of wall time per conversion; 0: none
+  bool test_fault_hooks = false;                // hidden: honour x-lite2onnx-test-fault
 };
 
 enum class LogFormat { kText, kJson };
@@ -53,6 +65,7 @@ struct ServerConfig {
   GrpcOptions grpc;
   TlsOptions tls;
   PoolOptions pool;
+  IsolationOptions isolation;
   LimitOptions limits;
   MetricsOptions metrics;
   LogOptions log;

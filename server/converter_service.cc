@@ -7,9 +7,11 @@
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/proto_buffer_reader.h>
 
+#include <cstdlib>
 #include <random>
 
-#include "server/translate.h"
+#include "common/translate.h"
+#include "server/conversion_runner.h"
 
 namespace lite2onnx::server {
 namespace {
@@ -27,20 +29,109 @@ std::string random_prefix() {
   return buf;
 }
 
-// A message of the wire, parsed as gRPC parses the generated methods' requests
-// (the buffer's slices are shared, not copied, until the parse copies the model).
-bool parse(const grpc::ByteBuffer& raw, google::protobuf::Message* message) {
-  grpc::ByteBuffer shared(raw);
-  grpc::ProtoBufferReader reader(&shared);
-  return message->ParseFromZeroCopyStream(&reader);
-}
+// Reads a lite2onnx.v1.ConvertRequest from the wire without a parse into a
+// message: the options (field 2) are parsed, the model (field 1) is found in
+// place and copied once, straight to where its conversion reads it (a memfd,
+// with --isolation process). The buffer's slices are shared, not copied.
+class ConvertRequestReader {
+ public:
+  // False: not a ConvertRequest.
+  bool read(const grpc::ByteBuffer& raw, v1::ConvertOptions* options) {
+    if (!raw.Dump(&slices_).ok()) return false;
+    bool have_model = false;
+    while (!at_end()) {
+      uint64_t tag = 0, length = 0;
+      if (!varint(&tag)) return false;
+      const uint64_t field = tag >> 3, wire_type = tag & 7;
+      if (wire_type == 0) {
+        if (!varint(&length)) return false;  // an unknown varint field
+      } else if (wire_type == 1 || wire_type == 5) {
+        if (!skip(wire_type == 1 ? 8 : 4, nullptr)) return false;
+      } else if (wire_type == 2) {
+        if (!varint(&length)) return false;
+        if (field == 1) {  // the model: found, copied later (last one wins, as in protobuf)
+          model_slice_ = slice_;
+          model_offset_ = offset_;
+          model_bytes_ = length;
+          have_model = true;
+          if (!skip(length, nullptr)) return false;
+        } else if (field == 2) {  // the options: merged, as protobuf merges repeated messages
+          std::string bytes;
+          if (!skip(length, &bytes) || !options->MergeFromString(bytes)) return false;
+        } else if (!skip(length, nullptr)) {
+          return false;
+        }
+      } else {
+        return false;  // groups: not in this message
+      }
+    }
+    if (!have_model) model_bytes_ = 0;
+    return true;
+  }
+
+  uint64_t model_bytes() const { return model_bytes_; }
+
+  // Gives `model` the model's bytes where they are, in the request's slices
+  // (which this reader keeps alive).
+  void refer_model(ModelBuffer& model) {
+    slice_ = model_slice_;
+    offset_ = model_offset_;
+    for (uint64_t left = model_bytes_; left > 0;) {
+      const grpc::Slice& s = slices_[slice_];
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(left, s.size() - offset_));
+      model.refer(std::as_bytes(std::span(s.begin() + offset_, n)));
+      left -= n;
+      offset_ += n;
+      next_slice();
+    }
+  }
+
+ private:
+  bool at_end() {
+    next_slice();
+    return slice_ >= slices_.size();
+  }
+  void next_slice() {
+    while (slice_ < slices_.size() && offset_ >= slices_[slice_].size()) {
+      ++slice_;
+      offset_ = 0;
+    }
+  }
+  bool varint(uint64_t* value) {
+    *value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (at_end()) return false;
+      const uint8_t b = slices_[slice_].begin()[offset_++];
+      *value |= uint64_t{b & 0x7fu} << shift;
+      if (!(b & 0x80)) return true;
+    }
+    return false;
+  }
+  // Moves past `n` bytes, appending them to `out` if given.
+  bool skip(uint64_t n, std::string* out) {
+    while (n > 0) {
+      if (at_end()) return false;
+      const grpc::Slice& s = slices_[slice_];
+      const size_t k = static_cast<size_t>(std::min<uint64_t>(n, s.size() - offset_));
+      if (out) out->append(reinterpret_cast<const char*>(s.begin()) + offset_, k);
+      offset_ += k;
+      n -= k;
+    }
+    return true;
+  }
+
+  std::vector<grpc::Slice> slices_;
+  size_t slice_ = 0, offset_ = 0;
+  size_t model_slice_ = 0, model_offset_ = 0;
+  uint64_t model_bytes_ = 0;
+};
 
 // A serialized lite2onnx.v1.ConvertResponse whose onnx_model is `onnx` itself,
 // not a copy. A message's wire form is the sequence of its fields, so field 1
-// (its tag and length, then the ONNX bytes, owned by their slice) followed by
-// a ConvertResponse holding only field 2 (the diagnostics) is one
-// ConvertResponse.
-grpc::ByteBuffer convert_response(std::string onnx, const Diagnostics& diagnostics) {
+// (its tag and length, then the ONNX bytes, in a slice that keeps their owner
+// alive: the core's string, or the mapping of a worker's answer) followed by
+// a ConvertResponse holding only field 2 (the diagnostics) is one ConvertResponse.
+grpc::ByteBuffer convert_response(const OnnxBytes& onnx, const Diagnostics& diagnostics) {
   using google::protobuf::internal::WireFormatLite;
   std::string head;
   {
@@ -48,17 +139,41 @@ grpc::ByteBuffer convert_response(std::string onnx, const Diagnostics& diagnosti
     google::protobuf::io::CodedOutputStream out(&stream);
     out.WriteTag(WireFormatLite::MakeTag(v1::ConvertResponse::kOnnxModelFieldNumber,
                                          WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
-    out.WriteVarint64(onnx.size());
+    out.WriteVarint64(onnx.bytes.size());
   }
   v1::ConvertResponse rest;
   to_proto(diagnostics, rest.mutable_diagnostics());
-  auto* owned = new std::string(std::move(onnx));
-  const grpc::Slice slices[] = {grpc::Slice(head),
-                                grpc::Slice(
-                                    owned->data(), owned->size(),
-                                    [](void* s) { delete static_cast<std::string*>(s); }, owned),
-                                grpc::Slice(rest.SerializeAsString())};
+  auto* owner = new std::shared_ptr<const void>(onnx.owner);
+  const grpc::Slice slices[] = {
+      grpc::Slice(head),
+      grpc::Slice(
+          const_cast<char*>(onnx.bytes.data()), onnx.bytes.size(),
+          [](void* o) { delete static_cast<std::shared_ptr<const void>*>(o); }, owner),
+      grpc::Slice(rest.SerializeAsString())};
   return grpc::ByteBuffer(slices, std::size(slices));
+}
+
+// The test hook a call asks for (x-lite2onnx-test-fault: crash, hang, syscall,
+// allocate=BYTES or delay=MS), honoured only by a server started with --test-fault-hooks.
+TestFault test_fault(const CallEnvironment& env, grpc::CallbackServerContext* ctx) {
+  TestFault f;
+  if (!env.limits.test_fault_hooks) return f;
+  const auto& md = ctx->client_metadata();
+  auto it = md.find("x-lite2onnx-test-fault");
+  if (it == md.end()) return f;
+  const std::string value(it->second.data(), it->second.size());
+  if (value == "crash") f.fault = worker::Fault::kCrash;
+  if (value == "hang") f.fault = worker::Fault::kHang;
+  if (value == "syscall") f.fault = worker::Fault::kSyscall;
+  if (value.rfind("delay=", 0) == 0) {
+    f.fault = worker::Fault::kDelay;
+    f.bytes = std::strtoull(value.c_str() + 6, nullptr, 10);
+  }
+  if (value.rfind("allocate=", 0) == 0) {
+    f.fault = worker::Fault::kAllocate;
+    f.bytes = std::strtoull(value.c_str() + 9, nullptr, 10);
+  }
+  return f;
 }
 
 // A unary call whose work runs on the worker pool: admitted by size, memory
@@ -66,13 +181,13 @@ grpc::ByteBuffer convert_response(std::string onnx, const Diagnostics& diagnosti
 class PooledCall : public grpc::ServerUnaryReactor {
  public:
   PooledCall(CallEnvironment& env, grpc::CallbackServerContext* ctx, std::string_view method)
-      : env_(env), trace_(env, ctx, method), stop_(ctx->deadline()) {}
+      : env_(env), trace_(env, ctx, method), stop_(ctx->deadline()), fault_(test_fault(env, ctx)) {}
   void OnCancel() override { stop_.cancel(); }
   void OnDone() override { delete this; }
 
  protected:
-  // The call's work, on a worker thread; returns its status.
-  virtual grpc::Status run() = 0;
+  // The call's work, on a worker thread with its runner; returns its status.
+  virtual grpc::Status run(ConversionRunner& runner) = 0;
 
   // Finishes the call; nothing may touch the call afterwards.
   void finish(grpc::Status status) {
@@ -81,8 +196,10 @@ class PooledCall : public grpc::ServerUnaryReactor {
     record.write();
   }
 
-  // Admits a model of `bytes` and queues run(), or finishes with the refusal.
-  void admit(uint64_t bytes) {
+  // Admits a model of `bytes`: its size, the memory budget; then `fill`
+  // gives it to model_ and run() is queued. Or finishes with the refusal.
+  template <class Fill>
+  void admit(uint64_t bytes, Fill fill) {
     trace_.model_bytes = bytes;
     if (bytes > env_.limits.max_unary_bytes)
       return finish(to_status(failure(v1::ConversionError::REASON_MODEL_TOO_LARGE,
@@ -93,8 +210,10 @@ class PooledCall : public grpc::ServerUnaryReactor {
     auto reservation = env_.budget.try_reserve(bytes);
     if (!reservation) return finish(shed(env_, v1::ConversionError::REASON_MEMORY_BUDGET));
     reservation_ = std::move(*reservation);
+    fill(model_);
     queued_at_ = Clock::now();
-    if (!env_.pool.try_submit([this] { work(); })) {
+    if (!env_.pool.try_submit([this](ConversionRunner& runner) { work(runner); })) {
+      model_.clear();
       reservation_.release();
       finish(shed(env_, v1::ConversionError::REASON_QUEUE_FULL));
     }
@@ -110,16 +229,19 @@ class PooledCall : public grpc::ServerUnaryReactor {
   CallEnvironment& env_;
   CallTrace trace_;
   StopSignal stop_;
+  TestFault fault_;
+  ModelBuffer model_;
 
  private:
-  void work() {
+  void work(ConversionRunner& runner) {
     trace_.dequeued(queued_at_);
     grpc::Status status;
     try {
-      status = stop_.stop_requested() ? to_status(stop_.failure()) : run();
+      status = stop_.stop_requested() ? to_status(stop_.failure()) : run(runner);
     } catch (const std::exception& e) {
       status = to_status(failure(v1::ConversionError::REASON_INTERNAL, e.what()));
     }
+    model_.clear();
     reservation_.release();
     finish(std::move(status));
   }
@@ -136,41 +258,36 @@ class ConvertCall final : public PooledCall {
 
   void start() {
     if (refuse_if_draining()) return;
-    if (!parse(*raw_request_, &request_))
+    if (!reader_.read(*raw_request_, &wire_options_))
       return finish(to_status(failure(v1::ConversionError::REASON_INVALID_MODEL,
                                       "the request is not a lite2onnx.v1.ConvertRequest")));
-    trace_.model_bytes = request_.model().size();
-    trace_.options = summary(request_.options());
-    auto options = to_core(request_.options());
+    trace_.model_bytes = reader_.model_bytes();
+    trace_.options = summary(wire_options_);
+    auto options = to_core(wire_options_);
     if (!options) return finish(to_status(from_core(options.error(), false)));
     options_ = std::move(*options);
-    options_.limits = env_.limits.conversion;
-    admit(request_.model().size());
+    admit(reader_.model_bytes(), [this](ModelBuffer& model) { reader_.refer_model(model); });
   }
 
  private:
-  grpc::Status run() override {
-    options_.cancelled = [this] { return stop_.stop_requested(); };
-    Diagnostics diagnostics;
-    auto onnx = lite2onnx::convert(as_bytes(request_.model()), options_, diagnostics);
-    std::string().swap(*request_.mutable_model());  // free the model before answering
-    const std::string_view outcome = outcome_name(onnx);
+  grpc::Status run(ConversionRunner& runner) override {
+    ConvertJob job{model_, wire_options_, options_, stop_, fault_, trace_.id()};
+    ConvertOutcome out = runner.convert(job);
     grpc::Status status = grpc::Status::OK;
-    if (!onnx) {
-      status = to_status(from_core(onnx.error(), stop_.deadline_passed()));
-    } else if (stop_.stop_requested()) {
-      status = to_status(stop_.failure());
+    if (out.failure) {
+      status = to_status(*out.failure);
     } else {
-      trace_.onnx_bytes = onnx->size();
-      *response_ = convert_response(std::move(onnx).value(), diagnostics);
+      trace_.onnx_bytes = out.onnx.bytes.size();
+      *response_ = convert_response(out.onnx, out.diagnostics);
     }
-    trace_.conversion_ran(std::move(diagnostics), outcome);
+    if (out.ran) trace_.conversion_ran(std::move(out.diagnostics), out.outcome, out.cpu_seconds);
     return status;
   }
 
   const grpc::ByteBuffer* raw_request_;
   grpc::ByteBuffer* response_;
-  v1::ConvertRequest request_;
+  ConvertRequestReader reader_;
+  v1::ConvertOptions wire_options_;
   ConvertOptions options_;
 };
 
@@ -181,14 +298,16 @@ class InspectCall final : public PooledCall {
       : PooledCall(env, ctx, "Inspect"), request_(request), response_(response) {}
 
   void start() {
-    if (!refuse_if_draining()) admit(request_->model().size());
+    if (refuse_if_draining()) return;
+    admit(request_->model().size(),
+          [this](ModelBuffer& model) { model.refer(as_bytes(request_->model())); });
   }
 
  private:
-  grpc::Status run() override {
-    auto info = lite2onnx::inspect(as_bytes(request_->model()), env_.limits.conversion);
-    if (!info) return to_status(from_core(info.error(), false));
-    to_proto(*info, response_);
+  grpc::Status run(ConversionRunner& runner) override {
+    InspectOutcome out = runner.inspect(model_, stop_, fault_, trace_.id());
+    if (out.failure) return to_status(*out.failure);
+    response_->Swap(&out.response);
     return grpc::Status::OK;
   }
 

@@ -1,5 +1,7 @@
 #include "server/error_mapping.h"
 
+#include "common/error_reasons.h"
+#include "common/translate.h"
 #include "google/rpc/status.pb.h"
 
 namespace lite2onnx::server {
@@ -8,22 +10,9 @@ namespace {
 // Status messages stay short; the full list of unsupported ops is in the details.
 constexpr size_t kMaxMessageChars = 1024;
 
+// The core's codes are rows of the table under their own names.
 Reason reason_of(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalidModel:
-      return v1::ConversionError::REASON_INVALID_MODEL;
-    case ErrorCode::kUnsupported:
-      return v1::ConversionError::REASON_UNSUPPORTED;
-    case ErrorCode::kInvalidOption:
-      return v1::ConversionError::REASON_INVALID_OPTION;
-    case ErrorCode::kResourceLimit:
-      return v1::ConversionError::REASON_RESOURCE_LIMIT;
-    case ErrorCode::kCancelled:
-      return v1::ConversionError::REASON_CANCELLED;
-    case ErrorCode::kInternal:
-      return v1::ConversionError::REASON_INTERNAL;
-  }
-  return v1::ConversionError::REASON_INTERNAL;
+  return static_cast<Reason>(reason_named(to_string(code)).proto_reason);
 }
 
 }  // namespace
@@ -48,28 +37,17 @@ Failure from_core(const Error& error, bool deadline_passed) {
 }
 
 grpc::StatusCode status_code(Reason reason) {
-  switch (reason) {
-    case v1::ConversionError::REASON_INVALID_MODEL:
-    case v1::ConversionError::REASON_INVALID_OPTION:
-    case v1::ConversionError::REASON_BAD_STREAM:
-      return grpc::StatusCode::INVALID_ARGUMENT;
-    case v1::ConversionError::REASON_UNSUPPORTED:
-      return grpc::StatusCode::UNIMPLEMENTED;
-    case v1::ConversionError::REASON_RESOURCE_LIMIT:
-    case v1::ConversionError::REASON_MODEL_TOO_LARGE:
-    case v1::ConversionError::REASON_QUEUE_FULL:
-    case v1::ConversionError::REASON_MEMORY_BUDGET:
-      return grpc::StatusCode::RESOURCE_EXHAUSTED;
-    case v1::ConversionError::REASON_CANCELLED:
-      return grpc::StatusCode::CANCELLED;
-    case v1::ConversionError::REASON_DEADLINE_EXCEEDED:
-      return grpc::StatusCode::DEADLINE_EXCEEDED;
-    case v1::ConversionError::REASON_SHUTTING_DOWN:
-      return grpc::StatusCode::UNAVAILABLE;
-    case v1::ConversionError::REASON_INTERNAL:
-    default:  // the proto enum's sentinels
-      return grpc::StatusCode::INTERNAL;
-  }
+  return static_cast<grpc::StatusCode>(reason_of_proto(reason).grpc_code);
+}
+
+Failure from_proto(const v1::ConversionError& error) {
+  Failure f;
+  f.reason = error.reason();
+  f.message = error.message();
+  f.op_index = error.op_index();
+  f.tensor = error.tensor();
+  f.unsupported = lite2onnx::from_proto(error.unsupported());
+  return f;
 }
 
 grpc::Status to_status(const Failure& f) {

@@ -32,6 +32,11 @@ Failure failure(Reason reason, std::string message);
 // call's deadline is what stopped the conversion.
 Failure from_core(const Error& error, bool deadline_passed);
 
+// A failure a worker process described (its reason is checked by status_code()).
+Failure from_proto(const v1::ConversionError& error);
+
+// The gRPC code of a reason, from common/error_reasons.h (INTERNAL for a number
+// it does not know).
 grpc::StatusCode status_code(Reason reason);
 grpc::Status to_status(const Failure& failure);
 

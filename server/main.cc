@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <iostream>
 
 #include "server/config.h"
+#include "server/conversion_runner.h"
 #include "server/converter_service.h"
 #include "server/grpc_endpoint.h"
 #include "server/logger.h"
@@ -22,13 +24,15 @@ namespace {
 
 using namespace lite2onnx::server;
 
-// Blocks SIGTERM and SIGINT in this thread and every thread started after it,
-// so that only wait_for_stop_signal() receives them.
+// Blocks SIGTERM, SIGINT and SIGCHLD in this thread and every thread started
+// after it, so that only wait_for_stop_signal() receives them. (Worker
+// processes start with nothing blocked.)
 sigset_t block_stop_signals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGCHLD);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
   return set;
@@ -65,16 +69,45 @@ bool write_port_file(const std::string& path, int grpc_port, int metrics_port) {
   return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
+// The runner factory of the pool's threads: a worker process each, or the
+// core in this process.
+WorkerPool::RunnerFactory runners(const ServerConfig& config, ChildRegistry& children,
+                                  Metrics& metrics, const Logger& log) {
+  if (config.isolation.mode == Isolation::kThread)
+    return [limits = config.limits.conversion] {
+      return lite2onnx::Result<std::unique_ptr<ConversionRunner>>(make_thread_runner(limits));
+    };
+  WorkerOptions worker;
+  worker.binary = config.isolation.worker_binary.empty() ? default_worker_binary()
+                                                         : config.isolation.worker_binary;
+  worker.memory_limit = config.isolation.conversion_memory_limit;
+  worker.time_limit = std::chrono::milliseconds(
+      static_cast<int64_t>(config.isolation.conversion_time_limit * 1000));
+  worker.test_faults = config.isolation.test_fault_hooks;
+  worker.conversion_limits = config.limits.conversion;
+  return [worker, &children, &metrics, &log] {
+    return make_process_runner(worker, children, metrics, log);
+  };
+}
+
 int serve(const ServerConfig& config, const sigset_t& stop_signals) {
   Logger log(config.log);
   Metrics metrics(builtin_operator_names(), config.pool.workers, config.limits.max_inflight_bytes);
   MemoryBudget budget(config.limits.max_inflight_bytes,
                       [&metrics](uint64_t used) { metrics.set_inflight_bytes(used); });
+  ChildRegistry children;
   WorkerPool pool(config.pool.workers, config.pool.queue_size,
                   [&metrics](size_t queued, size_t busy) { metrics.set_pool_load(queued, busy); });
-  ConverterService service(
-      {config.limits.max_unary_bytes, config.limits.max_stream_bytes, config.limits.conversion},
-      pool, budget, metrics, log);
+  if (auto st = pool.start(runners(config, children, metrics, log)); !st) {
+    log.error("cannot start", {{"error", std::string_view(st.error().message)}});
+    return 1;
+  }
+  ServiceLimits limits;
+  limits.max_unary_bytes = config.limits.max_unary_bytes;
+  limits.max_stream_bytes = config.limits.max_stream_bytes;
+  limits.stream_idle_seconds = config.limits.stream_idle_seconds;
+  limits.test_fault_hooks = config.isolation.test_fault_hooks;
+  ConverterService service(limits, pool, budget, metrics, log);
 
   MetricsEndpoint metrics_endpoint;
   if (!config.metrics.listen.empty()) {
@@ -95,19 +128,26 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
     log.error("cannot write the port file", {{"path", std::string_view(config.grpc.port_file)}});
     return 1;
   }
-  log.info("listening", {{"grpc_port", int64_t{grpc_endpoint.port()}},
-                         {"metrics_port", int64_t{metrics_endpoint.port()}},
-                         {"tls", config.tls.enabled()},
-                         {"mutual_tls", config.tls.mutual()},
-                         {"workers", uint64_t{config.pool.workers}},
-                         {"queue_size", uint64_t{config.pool.queue_size}},
-                         {"max_inflight_bytes", config.limits.max_inflight_bytes},
-                         {"max_unary_bytes", config.limits.max_unary_bytes},
-                         {"max_stream_bytes", config.limits.max_stream_bytes},
-                         {"max_operators", uint64_t{config.limits.conversion.max_operators}},
-                         {"max_tensors", uint64_t{config.limits.conversion.max_tensors}}});
+  log.info("listening",
+           {{"grpc_port", int64_t{grpc_endpoint.port()}},
+            {"metrics_port", int64_t{metrics_endpoint.port()}},
+            {"tls", config.tls.enabled()},
+            {"mutual_tls", config.tls.mutual()},
+            {"workers", uint64_t{config.pool.workers}},
+            {"isolation",
+             std::string_view(config.isolation.mode == Isolation::kThread ? "thread" : "process")},
+            {"queue_size", uint64_t{config.pool.queue_size}},
+            {"max_inflight_bytes", config.limits.max_inflight_bytes},
+            {"max_unary_bytes", config.limits.max_unary_bytes},
+            {"max_stream_bytes", config.limits.max_stream_bytes},
+            {"max_operators", uint64_t{config.limits.conversion.max_operators}},
+            {"max_tensors", uint64_t{config.limits.conversion.max_tensors}}});
 
-  const int sig = wait_for_stop_signal(stop_signals);
+  // As PID 1 (the container image's entry point) the server also reaps the
+  // orphans re-parented to it, leaving its workers to their owners.
+  int sig;
+  while ((sig = wait_for_stop_signal(stop_signals)) == SIGCHLD)
+    if (getpid() == 1) children.reap_orphans();
   log.info("draining", {{"signal", std::string_view(sig == SIGTERM ? "SIGTERM" : "SIGINT")},
                         {"drain_seconds", config.drain_seconds}});
   // Health says NOT_SERVING and new calls are refused while the server still

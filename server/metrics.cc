@@ -34,10 +34,6 @@ const Histogram::BucketBoundaries& size_buckets() {  // 1 KiB .. 1 GiB
 
 }  // namespace
 
-std::string_view outcome_name(const Result<std::string>& conversion) {
-  return conversion.ok() ? "ok" : to_string(conversion.error().code);
-}
-
 struct Metrics::Families {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   Family<Counter>& requests = prometheus::BuildCounter()
@@ -120,6 +116,24 @@ struct Metrics::Families {
                                   .Name("lite2onnx_build_info")
                                   .Help("Always 1; the converter version as a label")
                                   .Register(*registry);
+  Family<Counter>& worker_starts = prometheus::BuildCounter()
+                                       .Name("lite2onnx_worker_starts_total")
+                                       .Help("Worker processes started (--isolation process)")
+                                       .Register(*registry);
+  Family<Counter>& worker_failures =
+      prometheus::BuildCounter()
+          .Name("lite2onnx_worker_failures_total")
+          .Help(
+              "Worker processes that stopped serving and were replaced, by cause (crashed, "
+              "memory_limit, time_limit, deadline, cancelled, bad_answer; start: could not start)")
+          .Register(*registry);
+  Family<Histogram>& conversion_cpu =
+      prometheus::BuildHistogram()
+          .Name("lite2onnx_conversion_cpu_seconds")
+          .Help("CPU time of one conversion in its worker process, measured by the server")
+          .Register(*registry);
+  Counter& starts = worker_starts.Add({});
+  Histogram& cpu = conversion_cpu.Add({}, latency_buckets());
   Gauge& queued = queue_depth.Add({});
   Gauge& busy = workers_busy.Add({});
   Gauge& inflight = inflight_requests.Add({});
@@ -134,6 +148,7 @@ Metrics::Metrics(std::set<std::string> builtin_ops, unsigned workers, uint64_t i
   f_->workers.Add({}).Set(workers);
   f_->inflight_limit.Add({}).Set(static_cast<double>(inflight_limit));
   f_->build_info.Add({{"version", version()}}).Set(1);
+  for (auto cause : kWorkerFailureCauses) f_->worker_failures.Add({{"cause", std::string(cause)}});
 }
 
 Metrics::~Metrics() = default;
@@ -165,6 +180,14 @@ void Metrics::record_queue_wait(double seconds) { f_->queue_wait.Observe(seconds
 void Metrics::record_shed(std::string_view reason) {
   f_->shed.Add({{"reason", std::string(reason)}}).Increment();
 }
+
+void Metrics::record_worker_start() { f_->starts.Increment(); }
+
+void Metrics::record_worker_failure(std::string_view cause) {
+  f_->worker_failures.Add({{"cause", std::string(cause)}}).Increment();
+}
+
+void Metrics::record_conversion_cpu(double seconds) { f_->cpu.Observe(seconds); }
 
 void Metrics::set_pool_load(size_t queued, size_t busy) {
   f_->queued.Set(static_cast<double>(queued));

@@ -20,9 +20,9 @@ class Registry;
 
 namespace lite2onnx::server {
 
-// The outcome label of a conversion: "ok" or the core's error code name
-// ("invalid_model", "unsupported", ..., "cancelled").
-std::string_view outcome_name(const Result<std::string>& conversion);
+// Why a worker process stopped serving: the `cause` label's values.
+inline constexpr std::string_view kWorkerFailureCauses[] = {
+    "crashed", "memory_limit", "time_limit", "deadline", "cancelled", "bad_answer", "start"};
 
 class Metrics {
  public:
@@ -41,6 +41,14 @@ class Metrics {
   void record_queue_wait(double seconds);
   // A call refused because the server was full: "queue_full", "memory_budget", "shutting_down".
   void record_shed(std::string_view reason);
+
+  // A worker process started (and warmed up), or stopped serving for `cause`:
+  // "crashed", "memory_limit", "time_limit", "deadline", "cancelled",
+  // "bad_answer", "start" (kWorkerFailureCauses).
+  void record_worker_start();
+  void record_worker_failure(std::string_view cause);
+  // CPU time of one conversion, as the server measured its worker process.
+  void record_conversion_cpu(double seconds);
 
   void set_pool_load(size_t queued, size_t busy);
   void set_inflight_bytes(uint64_t bytes);

@@ -9,10 +9,15 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <optional>
+#include <random>
 #include <sstream>
+#include <thread>
+#include <type_traits>
 
 #include "client/remote/wire.h"
+#include "common/translate.h"
 #include "lite2onnx/v1/converter.grpc.pb.h"
 
 namespace lite2onnx::remote {
@@ -20,87 +25,68 @@ namespace {
 
 using Clock = std::chrono::system_clock;
 
-Failure make_failure(FailureKind kind, ErrorCode code, std::string message) {
+// The core's code of a reason that is one of the core's, else kInternal.
+ErrorCode core_code(std::string_view name) {
+  for (ErrorCode c : {ErrorCode::kInvalidModel, ErrorCode::kUnsupported, ErrorCode::kInvalidOption,
+                      ErrorCode::kResourceLimit, ErrorCode::kCancelled})
+    if (name == to_string(c)) return c;
+  return ErrorCode::kInternal;
+}
+
+Failure make_failure(const ErrorReason& reason, std::string message) {
   Failure f;
-  f.kind = kind;
-  f.error = make_error(code, std::move(message));
+  f.reason = &reason;
+  f.error = make_error(core_code(reason.name), std::move(message));
   return f;
 }
 
-// How the CLI tells a ConversionError's reason apart.
-std::pair<FailureKind, ErrorCode> classify(v1::ConversionError::Reason reason) {
-  using E = v1::ConversionError;
-  switch (reason) {
-    case E::REASON_INVALID_MODEL:
-      return {FailureKind::kConversion, ErrorCode::kInvalidModel};
-    case E::REASON_UNSUPPORTED:
-      return {FailureKind::kConversion, ErrorCode::kUnsupported};
-    case E::REASON_INVALID_OPTION:
-      return {FailureKind::kConversion, ErrorCode::kInvalidOption};
-    case E::REASON_RESOURCE_LIMIT:
-      return {FailureKind::kConversion, ErrorCode::kResourceLimit};
-    case E::REASON_CANCELLED:
-      return {FailureKind::kConversion, ErrorCode::kCancelled};
-    case E::REASON_INTERNAL:
-      return {FailureKind::kConversion, ErrorCode::kInternal};
-    case E::REASON_MODEL_TOO_LARGE:
-      return {FailureKind::kModelTooLarge, ErrorCode::kResourceLimit};
-    case E::REASON_QUEUE_FULL:
-    case E::REASON_MEMORY_BUDGET:
-      return {FailureKind::kOverloaded, ErrorCode::kResourceLimit};
-    case E::REASON_DEADLINE_EXCEEDED:
-      return {FailureKind::kDeadlineExceeded, ErrorCode::kCancelled};
-    case E::REASON_SHUTTING_DOWN:
-      return {FailureKind::kUnavailable, ErrorCode::kInternal};
-    default:  // REASON_BAD_STREAM (this client's fault) and reasons it does not know
-      return {FailureKind::kProtocol, ErrorCode::kInternal};
-  }
-}
-
-// A failure the server described with a ConversionError.
-Failure from_detail(const v1::ConversionError& e) {
-  const auto [kind, code] = classify(e.reason());
-  Failure f = make_failure(kind, code, e.message());
-  f.error.op_index = e.op_index();
-  f.error.tensor = e.tensor();
-  f.error.unsupported = from_proto(e.unsupported());
-  return f;
+// "UNAVAILABLE", ...: the names of the codes the table knows, else the number.
+std::string status_code_name(grpc::StatusCode code) {
+  for (const auto& r : error_reasons())
+    if (r.grpc_code == static_cast<int>(code)) return std::string(r.grpc_code_name);
+  return std::to_string(static_cast<int>(code));
 }
 
 // The one place where a failed call's status becomes a Failure.
 Failure to_failure(const grpc::Status& status, const std::string& address) {
   Failure f;
   if (auto detail = conversion_error(status)) {
-    f = from_detail(*detail);
+    // A reason this client does not know (a newer server) reads as internal.
+    f = make_failure(reason_of_proto(detail->reason()), detail->message());
+    f.error.op_index = detail->op_index();
+    f.error.tensor = detail->tensor();
+    f.error.unsupported = from_proto(detail->unsupported());
   } else {
     // Statuses without details come from gRPC itself, or from something else
     // listening at the address.
+    const ErrorReason& reason = reason_of_bare_grpc_code(status.error_code());
     const std::string& why = status.error_message();
+    std::string message;
     switch (status.error_code()) {
       case grpc::StatusCode::UNAVAILABLE:
-        f = make_failure(FailureKind::kUnavailable, ErrorCode::kInternal,
-                         "cannot reach a lite2onnx server at " + address + ": " + why);
+        message = "cannot reach a lite2onnx server at " + address + ": " + why;
         break;
       case grpc::StatusCode::UNAUTHENTICATED:
       case grpc::StatusCode::PERMISSION_DENIED:
-        f = make_failure(FailureKind::kUnavailable, ErrorCode::kInternal,
-                         "the server at " + address + " refused this client: " + why);
+        message = "the server at " + address + " refused this client: " + why;
         break;
       case grpc::StatusCode::DEADLINE_EXCEEDED:
-        f = make_failure(FailureKind::kDeadlineExceeded, ErrorCode::kCancelled,
-                         "no answer from " + address + " before the deadline");
+        message = "no answer from " + address + " before the deadline";
         break;
       case grpc::StatusCode::RESOURCE_EXHAUSTED:  // e.g. gRPC's own message size limit
-        f = make_failure(FailureKind::kModelTooLarge, ErrorCode::kResourceLimit,
-                         "the server at " + address + " refused the message: " + why);
+        message = "the server at " + address + " refused the message: " + why;
+        break;
+      case grpc::StatusCode::CANCELLED:
+        message = "the call to " + address + " was cancelled: " + why;
         break;
       default:
-        f = make_failure(FailureKind::kProtocol, ErrorCode::kInternal,
-                         "unexpected answer from " + address + " (gRPC status " +
-                             std::to_string(static_cast<int>(status.error_code())) + "): " + why);
+        message = "unexpected answer from " + address + " (gRPC status " +
+                  std::to_string(static_cast<int>(status.error_code())) + "): " + why;
         break;
     }
+    f = make_failure(reason, std::move(message));
   }
+  f.grpc_code = status_code_name(status.error_code());
   return f;
 }
 
@@ -109,7 +95,7 @@ Outcome<std::string> read_pem(const std::string& path, const char* flag) {
   std::ostringstream s;
   if (f) s << f.rdbuf();
   if (!f || s.str().empty())
-    return make_failure(FailureKind::kIo, ErrorCode::kInternal,
+    return make_failure(reason_named("io_error"),
                         std::string("cannot read ") + flag + " '" + path + "'");
   return s.str();
 }
@@ -141,26 +127,6 @@ std::string request_id(const grpc::ClientContext& ctx) {
 
 }  // namespace
 
-std::string Failure::name() const {
-  switch (kind) {
-    case FailureKind::kConversion:
-      return to_string(error.code);
-    case FailureKind::kModelTooLarge:
-      return "model_too_large";
-    case FailureKind::kOverloaded:
-      return "overloaded";
-    case FailureKind::kDeadlineExceeded:
-      return "deadline_exceeded";
-    case FailureKind::kUnavailable:
-      return "unavailable";
-    case FailureKind::kIo:
-      return "io_error";
-    case FailureKind::kProtocol:
-      break;
-  }
-  return "internal";
-}
-
 void silence_grpc_logging() {
   gpr_set_log_function([](gpr_log_func_args*) {});
 }
@@ -169,6 +135,8 @@ struct Client::Impl {
   std::string address;
   std::chrono::milliseconds deadline{0};
   uint64_t stream_threshold_bytes = kStreamThresholdBytes;
+  RetryOptions retry;
+  std::mt19937_64 random{std::random_device{}()};
   std::unique_ptr<v1::Converter::Stub> stub;
 
   // Every call of one operation shares the deadline taken when it started.
@@ -178,6 +146,31 @@ struct Client::Impl {
   }
   static void prepare(grpc::ClientContext& ctx, std::optional<Clock::time_point> deadline) {
     if (deadline) ctx.set_deadline(*deadline);
+  }
+
+  // Runs `call` until it succeeds, fails for a reason that is not retryable,
+  // or retry.max_attempts are used; waits between attempts, and never starts
+  // one past `deadline`.
+  template <class T>
+  Outcome<T> with_retries(std::optional<Clock::time_point> deadline,
+                          const std::function<Outcome<T>()>& call) {
+    auto backoff = retry.initial_backoff;
+    for (int attempt = 1;; ++attempt) {
+      Outcome<T> outcome = call();
+      if (outcome) {
+        if constexpr (std::is_same_v<T, Conversion>) outcome->attempts = attempt;
+        return outcome;
+      }
+      Failure failure = outcome.take_error();
+      failure.attempts = attempt;
+      if (!failure.reason->retryable || attempt >= retry.max_attempts) return failure;
+      // Full jitter in [backoff / 2, backoff]: clients refused together do not return together.
+      std::uniform_int_distribution<int64_t> pick(backoff.count() / 2, backoff.count());
+      const std::chrono::milliseconds wait(pick(random));
+      if (deadline && Clock::now() + wait >= *deadline) return failure;
+      std::this_thread::sleep_for(wait);
+      backoff = std::min(backoff * 2, retry.max_backoff);
+    }
   }
 
   Outcome<Conversion> convert_unary(std::span<const std::byte> model,
@@ -252,14 +245,12 @@ Outcome<Conversion> Client::Impl::convert_stream(std::span<const std::byte> mode
   }
   if (!bad_answer.empty()) ctx.TryCancel();
   const grpc::Status status = stream->Finish();
-  if (!bad_answer.empty())
-    return make_failure(FailureKind::kProtocol, ErrorCode::kInternal, bad_answer);
+  if (!bad_answer.empty()) return make_failure(reason_named("internal"), bad_answer);
   if (!status.ok()) return to_failure(status, address);
   if (!have_diagnostics || c.onnx.size() != total)
-    return make_failure(FailureKind::kProtocol, ErrorCode::kInternal,
-                        "the server's ConvertStream answer ended after " +
-                            std::to_string(c.onnx.size()) + " of " + std::to_string(total) +
-                            " ONNX bytes");
+    return make_failure(reason_named("internal"), "the server's ConvertStream answer ended after " +
+                                                      std::to_string(c.onnx.size()) + " of " +
+                                                      std::to_string(total) + " ONNX bytes");
   c.request_id = request_id(ctx);
   return c;
 }
@@ -277,6 +268,7 @@ Outcome<Client> Client::create(const ClientOptions& options) {
   impl->address = options.address;
   impl->deadline = options.deadline;
   impl->stream_threshold_bytes = options.stream_threshold_bytes;
+  impl->retry = options.retry;
   impl->stub = v1::Converter::NewStub(grpc::CreateCustomChannel(options.address, *creds, args));
   return Client(std::move(impl));
 }
@@ -290,34 +282,43 @@ Outcome<Conversion> Client::convert(std::span<const std::byte> model,
                                     const ConvertOptions& options) {
   const v1::ConvertOptions wire = to_proto(options);
   const auto deadline = impl_->call_deadline();
-  if (model.size() > impl_->stream_threshold_bytes)
-    return impl_->convert_stream(model, wire, deadline);
-  auto unary = impl_->convert_unary(model, wire, deadline);
-  // The server's unary limit may be below the threshold: stream instead.
-  if (!unary && unary.error().kind == FailureKind::kModelTooLarge)
-    return impl_->convert_stream(model, wire, deadline);
-  return unary;
+  return impl_->with_retries<Conversion>(deadline, [&]() -> Outcome<Conversion> {
+    if (model.size() > impl_->stream_threshold_bytes)
+      return impl_->convert_stream(model, wire, deadline);
+    auto unary = impl_->convert_unary(model, wire, deadline);
+    // The server's unary limit may be below the threshold: stream instead.
+    if (!unary && unary.error().reason->name == "model_too_large")
+      return impl_->convert_stream(model, wire, deadline);
+    return unary;
+  });
 }
 
 Outcome<ModelInfo> Client::inspect(std::span<const std::byte> model) {
-  grpc::ClientContext ctx;
-  Impl::prepare(ctx, impl_->call_deadline());
   v1::InspectRequest request;
   request.set_model(reinterpret_cast<const char*>(model.data()), model.size());
-  v1::InspectResponse response;
-  const grpc::Status status = impl_->stub->Inspect(&ctx, request, &response);
-  if (!status.ok()) return to_failure(status, impl_->address);
-  return from_proto(response);
+  const auto deadline = impl_->call_deadline();
+  return impl_->with_retries<ModelInfo>(deadline, [&]() -> Outcome<ModelInfo> {
+    grpc::ClientContext ctx;
+    Impl::prepare(ctx, deadline);
+    v1::InspectResponse response;
+    const grpc::Status status = impl_->stub->Inspect(&ctx, request, &response);
+    if (!status.ok()) return to_failure(status, impl_->address);
+    return from_proto(response);
+  });
 }
 
 Outcome<std::vector<OpSupport>> Client::operators() {
-  grpc::ClientContext ctx;
-  Impl::prepare(ctx, impl_->call_deadline());
-  v1::ListOperatorsResponse response;
-  const grpc::Status status =
-      impl_->stub->ListOperators(&ctx, v1::ListOperatorsRequest(), &response);
-  if (!status.ok()) return to_failure(status, impl_->address);
-  return from_proto(response);
+  const auto deadline = impl_->call_deadline();
+  return impl_->with_retries<std::vector<OpSupport>>(
+      deadline, [&]() -> Outcome<std::vector<OpSupport>> {
+        grpc::ClientContext ctx;
+        Impl::prepare(ctx, deadline);
+        v1::ListOperatorsResponse response;
+        const grpc::Status status =
+            impl_->stub->ListOperators(&ctx, v1::ListOperatorsRequest(), &response);
+        if (!status.ok()) return to_failure(status, impl_->address);
+        return from_proto(response);
+      });
 }
 
 }  // namespace lite2onnx::remote

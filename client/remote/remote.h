@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/error_reasons.h"
 #include "core/convert.h"
 
 namespace lite2onnx::remote {
@@ -36,36 +37,38 @@ struct TlsOptions {
   std::string server_name;  // the name to verify instead of the address's host
 };
 
+// Retries of calls that failed for a reason the table marks retryable
+// (common/error_reasons.h: queue_full, memory_budget, cancelled, shutting_down,
+// unavailable), with exponential backoff and jitter. Off by default. Every
+// attempt of one operation shares its deadline: no attempt starts after it.
+struct RetryOptions {
+  int max_attempts = 1;  // 1: no retry
+  std::chrono::milliseconds initial_backoff{250};
+  std::chrono::milliseconds max_backoff{8000};
+};
+
 struct ClientOptions {
   std::string address;  // HOST:PORT, or any gRPC target (dns:///host:port, unix:/path)
   TlsOptions tls;
   // Each call's deadline, from its start (a stream fallback included); zero: none.
   std::chrono::milliseconds deadline{0};
   uint64_t stream_threshold_bytes = kStreamThresholdBytes;
+  RetryOptions retry;
 };
 
-// Why a call failed, as the CLI distinguishes it (exit codes).
-enum class FailureKind {
-  kConversion,        // the converter refused the model or the options: Error::code says why
-  kModelTooLarge,     // beyond the server's size limits (RESOURCE_EXHAUSTED)
-  kOverloaded,        // queue full or memory budget used up (RESOURCE_EXHAUSTED): retry later
-  kDeadlineExceeded,  // the call's deadline passed (DEADLINE_EXCEEDED)
-  kUnavailable,       // server unreachable, TLS refused, or shutting down (UNAVAILABLE)
-  kIo,                // a local file (TLS material) could not be read
-  kProtocol,          // an answer this client does not understand: a bug on one side
-};
-
+// Why a call failed: a row of common/error_reasons.h (the name the CLI prints,
+// its exit code, whether a retry may pass) and the message.
 struct Failure {
-  FailureKind kind = FailureKind::kProtocol;
+  const ErrorReason* reason = &reason_named("internal");  // never null
   // The message and, from the server's ConversionError, op_index, tensor and
-  // every unsupported operator. For kConversion, code is the core's code.
+  // every unsupported operator. `code` is the core's code when the reason is
+  // one of the core's (invalid_model, unsupported, ...), else kInternal.
   Error error;
-  std::string grpc_code;  // "UNAVAILABLE", ...: the call's status code; empty for kIo
+  std::string grpc_code;  // "UNAVAILABLE", ...: the call's status code; empty for io_error
+  int attempts = 1;       // calls made, retries included
 
-  // The name the CLI prints: the core's code name ("invalid_model", ...) for
-  // kConversion, else "model_too_large", "overloaded", "deadline_exceeded",
-  // "unavailable", "io_error" or "internal".
-  std::string name() const;
+  // "invalid_model", "queue_full", "unavailable", ...: reason->name.
+  std::string name() const { return std::string(reason->name); }
 };
 
 // A value or a Failure.
@@ -77,6 +80,7 @@ struct Conversion {
   Diagnostics diagnostics;  // what the server's conversion did
   bool streamed = false;    // sent through ConvertStream
   std::string request_id;   // the server's x-request-id for this call (its log names it)
+  int attempts = 1;         // calls made, retries included
 };
 
 // gRPC logs some failures itself (e.g. a failed TLS handshake) on stderr; a

@@ -9,9 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 
 #include "certificates.h"
+#include "client.h"
 #include "server_process.h"
 #include "test_models.h"
 
@@ -182,6 +184,28 @@ TEST_F(CliTest, ModelsBeyondTheUnaryLimitAreStreamed) {
   EXPECT_EQ(r.err.rfind("lite2onnx: model_too_large: the model is larger than this server's", 0),
             0u)
       << r.err;
+}
+
+// A full queue is exit 8 (retry later); --retries waits it out.
+TEST(CliRetryTest, AFullQueueIsExit8AndRetriesWaitItOut) {
+  auto server = ServerProcess::start({"--workers", "1", "--queue-size", "0", "--metrics-listen",
+                                      "127.0.0.1:0", "--test-fault-hooks"});
+  ASSERT_TRUE(server);
+  // The one worker hangs until the call's deadline, 1 s.
+  auto busy = std::async(std::launch::async, [&] {
+    return convert(*server->channel(), read_file(mini_mobilenet_path()), {},
+                   std::chrono::milliseconds(1000), {{"x-lite2onnx-test-fault", "hang"}});
+  });
+  ASSERT_EQ(wait_for_metric(server->metrics_port(), "lite2onnx_workers_busy", 1), 1);
+  TempDir dir;
+  const Args convert_mini{"convert",  mini_mobilenet_path(), "-o", dir.file("m.onnx"),
+                          "--server", server->address()};
+  CliResult refused = run_cli(convert_mini);
+  EXPECT_EQ(refused.exit_code, 8) << refused.err;
+  EXPECT_EQ(refused.err.rfind("lite2onnx: queue_full: ", 0), 0u) << refused.err;
+  CliResult retried = run_cli(convert_mini + Args{"--retries", "6"});
+  EXPECT_EQ(retried.exit_code, 0) << retried.err;
+  EXPECT_EQ(busy.get().status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
 }
 
 TEST(CliTlsTest, TlsAndMutualTlsThroughTheFlags) {

@@ -12,24 +12,37 @@
 namespace lite2onnx::server_test {
 
 ConvertResult convert(grpc::Channel& channel, const std::string& model,
-                      const v1::ConvertOptions& options, std::chrono::milliseconds timeout) {
+                      const v1::ConvertOptions& options, std::chrono::milliseconds timeout,
+                      const Metadata& metadata) {
   v1::ConvertRequest request;
   request.set_model(model);
   *request.mutable_options() = options;
-  return convert(channel, request, timeout);
+  return convert(channel, request, timeout, metadata);
 }
 
 ConvertResult convert(grpc::Channel& channel, const v1::ConvertRequest& request,
-                      std::chrono::milliseconds timeout) {
+                      std::chrono::milliseconds timeout, const Metadata& metadata) {
   auto stub = v1::Converter::NewStub(std::shared_ptr<grpc::Channel>(&channel, [](auto*) {}));
   grpc::ClientContext ctx;
   if (timeout.count() > 0) ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+  for (const auto& [k, v] : metadata) ctx.AddMetadata(k, v);
   ConvertResult r;
   r.status = stub->Convert(&ctx, request, &r.response);
   const auto& md = ctx.GetServerInitialMetadata();
   if (auto it = md.find("x-request-id"); it != md.end())
     r.request_id.assign(it->second.data(), it->second.size());
   return r;
+}
+
+grpc::Status inspect_status(grpc::Channel& channel, const std::string& model,
+                            const Metadata& metadata) {
+  auto stub = v1::Converter::NewStub(std::shared_ptr<grpc::Channel>(&channel, [](auto*) {}));
+  grpc::ClientContext ctx;
+  for (const auto& [k, v] : metadata) ctx.AddMetadata(k, v);
+  v1::InspectRequest request;
+  request.set_model(model);
+  v1::InspectResponse response;
+  return stub->Inspect(&ctx, request, &response);
 }
 
 StreamResult convert_stream(grpc::Channel& channel, const std::string& model,

@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,13 +21,22 @@ struct ConvertResult {
   std::string request_id;  // the x-request-id the server answered with
 };
 
+// Request metadata, e.g. {"x-lite2onnx-test-fault", "crash"} (--test-fault-hooks).
+using Metadata = std::map<std::string, std::string>;
+
 // One unary Convert; `timeout` zero means no deadline.
 ConvertResult convert(grpc::Channel& channel, const std::string& model,
                       const v1::ConvertOptions& options = {},
-                      std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+                      std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
+                      const Metadata& metadata = {});
 // The same with a request built once (the load benchmark reuses it).
 ConvertResult convert(grpc::Channel& channel, const v1::ConvertRequest& request,
-                      std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+                      std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
+                      const Metadata& metadata = {});
+
+// One Inspect; its status.
+grpc::Status inspect_status(grpc::Channel& channel, const std::string& model,
+                            const Metadata& metadata = {});
 
 struct StreamResult {
   grpc::Status status;

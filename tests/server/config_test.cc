@@ -25,7 +25,9 @@ TEST(ConfigTest, HelpDocumentsEveryFlagAndVariable) {
   for (const char* flag :
        {"--listen", "--metrics-listen", "--workers", "--queue-size", "--max-inflight-bytes",
         "--max-unary-bytes", "--max-stream-bytes", "--tls-cert", "--tls-key", "--tls-client-ca",
-        "--log-level", "--log-format", "--drain-seconds", "--port-file"}) {
+        "--log-level", "--log-format", "--drain-seconds", "--port-file", "--isolation",
+        "--worker-binary", "--conversion-memory-limit", "--conversion-time-limit",
+        "--stream-idle-timeout"}) {
     EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
     std::string env = "LITE2ONNX_";
     for (const char* c = flag + 2; *c; ++c) env += *c == '-' ? '_' : static_cast<char>(toupper(*c));
@@ -48,6 +50,24 @@ TEST(ConfigTest, BadValuesAreClearStartupErrors) {
                       {}, "cannot read '/nonexistent/cert.pem'");
   expect_config_error({"--tls-client-ca", "/nonexistent/ca.pem"}, {}, "--tls-client-ca");
   expect_config_error({"--no-such-flag"}, {}, "--no-such-flag");
+  expect_config_error({"--isolation", "container"}, {}, "--isolation");
+  expect_config_error({"--conversion-memory-limit", "1MiB"}, {}, "--conversion-memory-limit");
+  expect_config_error({"--conversion-time-limit", "-1"}, {}, "--conversion-time-limit");
+  expect_config_error({"--stream-idle-timeout", "0"}, {}, "--stream-idle-timeout");
+}
+
+TEST(ConfigTest, TheTestHooksAreHidden) {
+  RunResult r = run_server({"--help"});
+  EXPECT_EQ(r.output.find("test-fault"), std::string::npos) << r.output;
+}
+
+TEST(ConfigTest, AMissingWorkerProgramIsAStartupError) {
+  RunResult r = run_server({"--listen", "127.0.0.1:0", "--metrics-listen", "", "--worker-binary",
+                            "/nonexistent/lite2onnx-worker"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("cannot start the worker '/nonexistent/lite2onnx-worker'"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(ConfigTest, BadEnvironmentValuesAreStartupErrorsToo) {

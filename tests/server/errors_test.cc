@@ -158,5 +158,32 @@ TEST_F(ErrorsTest, InspectMapsErrorsTheSameWay) {
                Reason::REASON_INVALID_MODEL);
 }
 
+// The conversion limits (--max-*) reach the conversions wherever they run: in
+// worker processes (the default) and in the server's threads, for Convert,
+// ConvertStream and Inspect.
+TEST(ConversionLimitsTest, ReachEveryCallInBothIsolationModes) {
+  const std::string model = abs_chain_model(50);
+  for (const char* isolation : {"process", "thread"}) {
+    SCOPED_TRACE(isolation);
+    auto server = ServerProcess::start({"--isolation", isolation, "--max-operators", "40"});
+    ASSERT_TRUE(server);
+    auto channel = server->channel();
+    auto e = expect_error(convert(*channel, model).status, grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          Reason::REASON_RESOURCE_LIMIT);
+    EXPECT_NE(e.message().find("50 operators"), std::string::npos) << e.message();
+    expect_error(convert_stream(*channel, model, {}, 1024, true).status,
+                 grpc::StatusCode::RESOURCE_EXHAUSTED, Reason::REASON_RESOURCE_LIMIT);
+    auto stub = v1::Converter::NewStub(channel);
+    grpc::ClientContext ctx;
+    v1::InspectRequest request;
+    request.set_model(model);
+    v1::InspectResponse response;
+    expect_error(stub->Inspect(&ctx, request, &response), grpc::StatusCode::RESOURCE_EXHAUSTED,
+                 Reason::REASON_RESOURCE_LIMIT);
+    // Within the limit, the same server converts.
+    EXPECT_TRUE(convert(*channel, abs_chain_model(40)).status.ok());
+  }
+}
+
 }  // namespace
 }  // namespace lite2onnx::server_test

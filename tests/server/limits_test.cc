@@ -138,6 +138,9 @@ TEST_F(LimitsTest, ClientCancellationStopsARunningConversion) {
   stub->async()->Convert(&ctx, &request, &response,
                          [&done](grpc::Status s) { done.set_value(std::move(s)); });
   ASSERT_EQ(wait_for_metric(server_->metrics_port(), "lite2onnx_workers_busy", 1), 1);
+  // A worker thread has it; give its worker process the job (about 2 s of work):
+  // a call cancelled before that is refused, not counted as a conversion.
+  std::this_thread::sleep_for(300ms);
   ctx.TryCancel();
   EXPECT_EQ(done.get_future().get().error_code(), grpc::StatusCode::CANCELLED);
   EXPECT_EQ(wait_for_metric(server_->metrics_port(),

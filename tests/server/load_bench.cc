@@ -3,8 +3,16 @@
 // server's peak RSS, the in-process baseline, and an overload run (2 workers,
 // queue 4, 200 calls at concurrency 16). See docs/service.md for the figures.
 //
-//   server_load_bench [MODEL.tflite] [REQUESTS_PER_LEVEL]
+//   server_load_bench [--isolation process|thread] [MODEL.tflite] [REQUESTS_PER_LEVEL]
+//   server_load_bench --compare-isolation ROUNDS [MODEL.tflite] [REQUESTS_PER_LEVEL]
+//
+// --compare-isolation runs a server of each isolation side by side and, in
+// ROUNDS interleaved rounds (the order alternating), measures each at
+// concurrency 1 (client p50, time inside the server, CPU per call of the server
+// and its worker processes) and 4 (throughput); it prints every round and the
+// medians.
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/proto_buffer_reader.h>
@@ -55,6 +63,23 @@ long proc_status_kib(pid_t pid, const std::string& field) {
   for (std::string line; std::getline(f, line);)
     if (line.rfind(field + ":", 0) == 0) return std::stol(line.substr(field.size() + 1));
   return -1;
+}
+
+// CPU time (user + system) a process used so far, in milliseconds.
+double cpu_ms(pid_t pid);
+
+// The same for a process and its children (the server and its worker
+// processes; a worker replaced meanwhile is missed).
+double tree_cpu_ms(pid_t pid) {
+  double total = cpu_ms(pid);
+  DIR* tasks = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
+  for (dirent* t; tasks && (t = readdir(tasks));) {
+    if (t->d_name[0] == '.') continue;
+    std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + t->d_name + "/children");
+    for (pid_t child; children >> child;) total += cpu_ms(child);
+  }
+  if (tasks) closedir(tasks);
+  return total;
 }
 
 // CPU time (user + system) a process used so far, in milliseconds.
@@ -332,6 +357,61 @@ std::vector<double> logged_ms(const std::string& log, const std::string& field) 
   return v;
 }
 
+double median(std::vector<double> v) { return percentile(std::move(v), 0.5); }
+
+// --compare-isolation: a server of each isolation, measured in interleaved rounds.
+int compare_isolation(const std::string& model, const std::string& expected, int rounds,
+                      int per_level) {
+  struct Side {
+    const char* name;
+    std::unique_ptr<ServerProcess> server;
+    std::vector<double> p50, inside, conversion, cpu, c4;
+  };
+  Side sides[2] = {{"thread", nullptr, {}, {}, {}, {}, {}},
+                   {"process", nullptr, {}, {}, {}, {}, {}}};
+  for (auto& side : sides) {
+    side.server = ServerProcess::start({"--isolation", side.name});
+    if (!side.server) return 1;
+    run_level(*side.server, model, expected, 4, 40);  // warm-up
+  }
+  std::printf("%-6s %-8s %12s %14s %14s %13s %12s\n", "round", "side", "c1 p50 ms", "inside p50 ms",
+              "convert p50 ms", "CPU ms/call", "c4 req/s");
+  for (int round = 0; round < rounds; ++round) {
+    for (int k = 0; k < 2; ++k) {
+      Side& side = sides[(round + k) % 2];  // the order alternates
+      const size_t log_start = side.server->log().size();
+      const double cpu_before = tree_cpu_ms(side.server->pid());
+      LevelResult c1 = run_level(*side.server, model, expected, 1, per_level, 8);
+      const double cpu = (tree_cpu_ms(side.server->pid()) - cpu_before) / per_level;
+      const double inside = median(logged_ms(side.server->log().substr(log_start), "duration_ms="));
+      LevelResult c4 = run_level(*side.server, model, expected, 4, per_level, 8);
+      const double rps = c4.latencies_ms.size() / c4.seconds;
+      if (c1.mismatches + c4.mismatches > 0 || c1.latencies_ms.size() != size_t(per_level)) {
+        std::fprintf(stderr, "%s: failed or different answers\n", side.name);
+        return 1;
+      }
+      side.p50.push_back(median(c1.latencies_ms));
+      side.inside.push_back(inside);
+      side.conversion.push_back(median(c1.conversion_ms));
+      side.cpu.push_back(cpu);
+      side.c4.push_back(rps);
+      std::printf("%-6d %-8s %12.3f %14.3f %14.3f %13.3f %12.1f\n", round + 1, side.name,
+                  side.p50.back(), inside, side.conversion.back(), cpu, rps);
+    }
+  }
+  std::printf("medians over %d rounds:\n", rounds);
+  for (const auto& side : sides)
+    std::printf("%-15s %12.3f %14.3f %14.3f %13.3f %12.1f\n", side.name, median(side.p50),
+                median(side.inside), median(side.conversion), median(side.cpu), median(side.c4));
+  std::printf(
+      "process - thread: c1 p50 %+.3f ms (target <= +0.3), inside %+.3f ms, CPU %+.3f ms/call; "
+      "c4 throughput %.1f%% of thread (target >= 90%%)\n",
+      median(sides[1].p50) - median(sides[0].p50),
+      median(sides[1].inside) - median(sides[0].inside),
+      median(sides[1].cpu) - median(sides[0].cpu), 100 * median(sides[1].c4) / median(sides[0].c4));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -343,10 +423,22 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
 #endif
   EchoServer echo;  // first: it forks
-  const std::string path = argc > 1 ? argv[1]
-                                    : LITE2ONNX_SHARED_MODELS_DIR
+  std::string isolation = "process";
+  int compare_rounds = 0;
+  std::vector<std::string> positional;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--isolation" && i + 1 < argc)
+      isolation = argv[++i];
+    else if (arg == "--compare-isolation" && i + 1 < argc)
+      compare_rounds = std::atoi(argv[++i]);
+    else
+      positional.push_back(arg);
+  }
+  const std::string path = positional.size() > 0 ? positional[0]
+                                                 : LITE2ONNX_SHARED_MODELS_DIR
                                "/tflite-support/mobilenet_v1_0.25_224_1_default_1.tflite";
-  const int per_level = argc > 2 ? std::atoi(argv[2]) : 200;
+  const int per_level = positional.size() > 1 ? std::atoi(positional[1].c_str()) : 200;
   const std::string model = read_file(path);
   if (model.empty()) {
     std::fprintf(stderr, "cannot read %s\n", path.c_str());
@@ -359,6 +451,8 @@ int main(int argc, char** argv) {
   }
   std::printf("model %s: %zu bytes -> %zu bytes ONNX\n", path.c_str(), model.size(),
               expected.size());
+
+  if (compare_rounds > 0) return compare_isolation(model, expected, compare_rounds, per_level);
 
   // In-process baseline: median latency, and two-thread scaling S.
   std::vector<double> local;
@@ -377,10 +471,11 @@ int main(int argc, char** argv) {
   std::printf("in-process: p50 %.2f ms; throughput 1 thread %.1f/s, 2 threads %.1f/s: S = %.2f\n",
               percentile(local, 0.5), one, two, two / one);
 
-  auto server = ServerProcess::start({});
+  auto server = ServerProcess::start({"--isolation", isolation});
   if (!server) return 1;
   const long idle_kib = proc_status_kib(server->pid(), "VmRSS");
-  std::printf("server (workers = cores, queue 16): idle RSS %.1f MiB\n", idle_kib / 1024.0);
+  std::printf("server (--isolation %s, workers = cores, queue 16): idle RSS %.1f MiB\n",
+              isolation.c_str(), idle_kib / 1024.0);
   std::printf("%-12s %10s %10s %10s %8s %9s\n", "concurrency", "req/s", "p50 ms", "p99 ms",
               "errors", "verified");
   double c1 = 0, c4 = 0, p50_c1 = 0, server_p50_c1 = 0, queue_p50_c1 = 0, conversion_p50_c1 = 0,
@@ -388,9 +483,9 @@ int main(int argc, char** argv) {
   for (int concurrency : {1, 4, 16}) {
     run_level(*server, model, expected, concurrency, concurrency * 4);  // warm-up
     const size_t log_start = server->log().size();
-    const double cpu_before = cpu_ms(server->pid());
+    const double cpu_before = tree_cpu_ms(server->pid());
     LevelResult r = run_level(*server, model, expected, concurrency, per_level, 8);
-    if (concurrency == 1) server_cpu_c1 = (cpu_ms(server->pid()) - cpu_before) / per_level;
+    if (concurrency == 1) server_cpu_c1 = (tree_cpu_ms(server->pid()) - cpu_before) / per_level;
     if (concurrency == 1) {
       const std::string log = server->log().substr(log_start);
       server_p50_c1 = percentile(logged_ms(log, "duration_ms="), 0.5);
@@ -438,7 +533,7 @@ int main(int argc, char** argv) {
   const uint64_t budget = 64ull << 20;
   auto small = ServerProcess::start({"--workers", "2", "--queue-size", "4", "--max-inflight-bytes",
                                      std::to_string(budget), "--metrics-listen", "127.0.0.1:0",
-                                     "--log-level", "warn"});
+                                     "--log-level", "warn", "--isolation", isolation});
   if (!small) return 1;
   run_level(*small, model, expected, 1, 2);  // warm-up
   const long small_idle = proc_status_kib(small->pid(), "VmRSS");

@@ -99,7 +99,8 @@ TempDir::~TempDir() {
 }
 
 std::unique_ptr<ServerProcess> ServerProcess::start(const std::vector<std::string>& args,
-                                                    const Env& env, int cpu) {
+                                                    const Env& env, int cpu,
+                                                    const std::vector<std::string>& wrapper) {
   std::unique_ptr<ServerProcess> s(new ServerProcess());
   const std::string port_file = s->dir_.file("ports");
   std::vector<std::string> all{"--listen", "127.0.0.1:0", "--port-file", port_file};
@@ -107,7 +108,14 @@ std::unique_ptr<ServerProcess> ServerProcess::start(const std::vector<std::strin
       !env.count("LITE2ONNX_METRICS_LISTEN"))
     all.insert(all.end(), {"--metrics-listen", ""});
   all.insert(all.end(), args.begin(), args.end());
-  s->pid_ = spawn(all, env, s->dir_.file("log"), "", LITE2ONNX_SERVER_BIN, cpu);
+  if (wrapper.empty()) {
+    s->pid_ = spawn(all, env, s->dir_.file("log"), "", LITE2ONNX_SERVER_BIN, cpu);
+  } else {
+    std::vector<std::string> wrapped(wrapper.begin() + 1, wrapper.end());
+    wrapped.push_back(LITE2ONNX_SERVER_BIN);
+    wrapped.insert(wrapped.end(), all.begin(), all.end());
+    s->pid_ = spawn(wrapped, env, s->dir_.file("log"), "", wrapper[0].c_str(), cpu);
+  }
   const auto end = Clock::now() + std::chrono::seconds(20);
   while (Clock::now() < end) {
     const std::string ports = read_file(port_file);

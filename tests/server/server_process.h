@@ -47,8 +47,12 @@ class ServerProcess {
   // environment are not passed on; `env` adds variables; `cpu` >= 0 pins the
   // process to that CPU. Fails the test (and returns null) when the server
   // does not come up.
+  // `wrapper`, if given, is a command that runs the server (its arguments
+  // follow), e.g. {"/usr/bin/unshare", "--pid", "--fork"}; pid() is then the
+  // wrapper's.
   static std::unique_ptr<ServerProcess> start(const std::vector<std::string>& args,
-                                              const Env& env = {}, int cpu = -1);
+                                              const Env& env = {}, int cpu = -1,
+                                              const std::vector<std::string>& wrapper = {});
   ~ServerProcess();  // SIGKILL if still running
 
   int grpc_port() const { return grpc_port_; }

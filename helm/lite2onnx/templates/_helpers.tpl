@@ -88,8 +88,64 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
+{{/* A size of config.* (a byte count, or "512MiB", "64kb", ... as the server reads
+     it: k/m/g/t/p/e are powers of 1000, with "i" of 1024, a trailing "b" is ignored)
+     in bytes, as a float. */}}
+{{- define "lite2onnx.sizeBytes" -}}
+{{- $s := toString . | lower | replace " " "" | trimSuffix "b" }}
+{{- $number := regexFind "^[0-9]+" $s | float64 }}
+{{- $unit := trimPrefix (regexFind "^[0-9]+" $s) $s }}
+{{- $base := ternary 1024.0 1000.0 (hasSuffix "i" $unit) }}
+{{- $power := index (dict "" 0 "k" 1 "m" 2 "g" 3 "t" 4 "p" 5 "e" 6) (trimSuffix "i" $unit) | int }}
+{{- range until $power }}{{ $number = mulf $number $base }}{{ end }}
+{{- $number }}
+{{- end }}
+
+{{/* A Kubernetes quantity ("2Gi", "1500M", "2", "500m", "1e9") as a float. */}}
+{{- define "lite2onnx.quantity" -}}
+{{- $s := toString . | trimPrefix "+" }}
+{{- $number := regexFind "^([0-9]+(\\.[0-9]*)?|\\.[0-9]+)" $s }}
+{{- $suffix := trimPrefix $number $s }}
+{{- $value := float64 $number }}
+{{- if regexMatch "^[eE]" $suffix }}
+{{- $exponent := trimPrefix "e" (lower $suffix) | int }}
+{{- range until (max $exponent (sub 0 $exponent) | int) }}{{ $value = ternary (mulf $value 10) (divf $value 10) (gt $exponent 0) }}{{ end }}
+{{- else }}
+{{- $factors := dict "" 1.0 "n" 1e-9 "u" 1e-6 "m" 1e-3 "k" 1e3 "M" 1e6 "G" 1e9 "T" 1e12 "P" 1e15 "E" 1e18 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 }}
+{{- $value = mulf $value (index $factors $suffix) }}
+{{- end }}
+{{- $value }}
+{{- end }}
+
+{{/* The memory the server needs (docs/service.md, "Memory"): its own 64 MiB, each
+     worker's 48 MiB plus its conversion limit, three times the in-flight model bytes
+     (gRPC's copy of each request, the copy its worker reads, the answers being sent)
+     and 64 MiB of gRPC buffers. Fails when resources.limits.memory is below it. */}}
+{{- define "lite2onnx.checkMemory" -}}
+{{- $limit := dig "limits" "memory" "" .Values.resources }}
+{{- $perConversion := include "lite2onnx.sizeBytes" .Values.config.conversionMemoryLimit | float64 }}
+{{- if and $limit (gt $perConversion 0.0) }}
+{{- $workers := .Values.config.workers | int }}
+{{- if eq $workers 0 }}
+{{- $cpu := dig "limits" "cpu" "" .Values.resources }}
+{{- if not $cpu }}
+{{- fail "config.workers 0 (one per CPU) needs resources.limits.cpu, or the chart cannot check resources.limits.memory" }}
+{{- end }}
+{{- $workers = include "lite2onnx.quantity" $cpu | float64 | ceil | int }}
+{{- end }}
+{{- $mib := 1048576.0 }}
+{{- $inflight := include "lite2onnx.sizeBytes" .Values.config.maxInflightBytes | float64 }}
+{{- $need := addf (mulf 128 $mib) (mulf (float64 $workers) (addf (mulf 48 $mib) $perConversion)) (mulf 3 $inflight) }}
+{{- $have := include "lite2onnx.quantity" $limit | float64 }}
+{{- if lt $have $need }}
+{{- fail (printf "resources.limits.memory (%s = %.0f MiB) is below what the server needs: 64 MiB + %d workers x (48 MiB + config.conversionMemoryLimit %.0f MiB) + 3 x config.maxInflightBytes %.0f MiB + 64 MiB = %.0f MiB (docs/service.md, Memory)" (toString $limit) (divf $have $mib) $workers (divf $perConversion $mib) (divf $inflight $mib) (divf $need $mib)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{/* Fails on combinations the schema cannot express. */}}
 {{- define "lite2onnx.validate" -}}
+{{- include "lite2onnx.checkMemory" . }}
 {{- if and .Values.tls.enabled (not .Values.tls.secretName) }}
 {{- fail "tls.enabled needs tls.secretName: a Secret with the certificate chain and key" }}
 {{- end }}

@@ -1,0 +1,108 @@
+// Where conversions run. Each pool thread owns one ConversionRunner: with
+// --isolation process, one worker process it forwards its jobs to (and
+// replaces when it fails); with --isolation thread, the core in this process
+// (for trusted input). Calls hand it their model, options and stop signal,
+// and get back the ONNX bytes, the diagnostics or a Failure.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/convert.h"
+#include "lite2onnx/v1/converter.pb.h"
+#include "server/config.h"
+#include "server/error_mapping.h"
+#include "server/stop_signal.h"
+#include "server/worker_process.h"
+
+namespace lite2onnx::server {
+
+class Logger;
+class Metrics;
+
+// A call's model, as its conversion will read it: pieces of the request
+// that gRPC holds (unary Convert: no copy until a worker takes the job) or
+// bytes copied as they arrived (ConvertStream, Inspect). A worker copies it
+// once, into its worker process's input memfd or into one string for the
+// core in this process.
+class ModelBuffer {
+ public:
+  // A copy of `bytes`, appended.
+  void append(std::span<const std::byte> bytes);
+  // `bytes` themselves, appended: they must outlive the conversion.
+  void refer(std::span<const std::byte> bytes);
+  void reserve(size_t bytes) { bytes_.reserve(bytes); }
+  size_t size() const { return size_; }  // also after clear()
+  // All of it, contiguous (referred pieces are copied into one buffer first).
+  std::span<const std::byte> bytes();
+  // Copies all of it to `out` (size() bytes).
+  void copy_to(std::byte* out) const;
+  void clear();
+
+ private:
+  std::string bytes_;  // appended bytes (then no pieces)
+  std::vector<std::span<const std::byte>> pieces_;
+  size_t size_ = 0;
+};
+
+// The ONNX bytes of a conversion, owned by `owner` (the core's string, or
+// the copy of a worker's answer), which a gRPC slice keeps alive.
+struct OnnxBytes {
+  std::shared_ptr<const void> owner;
+  std::string_view bytes;
+};
+
+// A test hook's fault (--test-fault-hooks): what the worker does instead.
+struct TestFault {
+  worker::Fault fault = worker::Fault::kNone;
+  uint64_t bytes = 0;  // kAllocate
+};
+
+struct ConvertJob {
+  ModelBuffer& model;
+  const v1::ConvertOptions& wire_options;  // what a worker process reads
+  const ConvertOptions& options;           // what the core in this process reads
+  StopSignal& stop;
+  TestFault fault;
+  std::string_view request_id;  // for the log of a worker failure
+};
+
+struct ConvertOutcome {
+  std::optional<Failure> failure;
+  OnnxBytes onnx;
+  Diagnostics diagnostics;   // as far as the conversion got
+  bool ran = false;          // a conversion ran: metrics count it with `outcome`
+  std::string_view outcome;  // "ok" or an error reason's name
+  double cpu_seconds = -1;   // the conversion's CPU time; < 0: not measured
+};
+
+struct InspectOutcome {
+  std::optional<Failure> failure;
+  v1::InspectResponse response;
+};
+
+class ConversionRunner {
+ public:
+  virtual ~ConversionRunner() = default;
+  virtual ConvertOutcome convert(ConvertJob& job) = 0;
+  virtual InspectOutcome inspect(ModelBuffer& model, StopSignal& stop, TestFault fault,
+                                 std::string_view request_id) = 0;
+  // After each job, once its answer left: a failed worker process is replaced here.
+  virtual void after_job() {}
+};
+
+// The core in this process, converting under `limits`.
+std::unique_ptr<ConversionRunner> make_thread_runner(const Limits& limits);
+
+// Starts the runner's worker process (converting under options.conversion_limits); counts worker starts and failures in
+// `metrics` and logs failures.
+Result<std::unique_ptr<ConversionRunner>> make_process_runner(const WorkerOptions& options,
+                                                              ChildRegistry& children,
+                                                              Metrics& metrics, const Logger& log);
+
+}  // namespace lite2onnx::server
