@@ -124,6 +124,8 @@ Perm identity_perm(size_t rank) {
   return p;
 }
 
+Perm full_perm(const Perm& p, size_t rank) { return p.empty() ? identity_perm(rank) : p; }
+
 Perm normalized(Perm p) { return is_identity(p) ? Perm{} : p; }
 
 Perm inverse(const Perm& p) {

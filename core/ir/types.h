@@ -51,6 +51,8 @@ using Perm = std::vector<int>;
 
 bool is_identity(const Perm& p);
 Perm identity_perm(size_t rank);
+// The layout with the identity written out: p, or 0..rank-1 when p is empty.
+Perm full_perm(const Perm& p, size_t rank);
 // Canonical form: identity permutations become empty.
 Perm normalized(Perm p);
 Perm inverse(const Perm& p);

@@ -67,6 +67,7 @@ OpEntry floor_mod() {
   e.dtypes = "float32, int32, int64, int8, int16";
   e.notes = "constant operands are folded";
   e.quantized = QuantizedKernel::kNoQuantized;
+  e.arithmetic = Arithmetic::kFloorMod;
   return e;
 }
 

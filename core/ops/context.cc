@@ -198,27 +198,6 @@ Error LowerContext::error(const ir::Node& n, const std::string& message) const {
   return e;
 }
 
-std::optional<std::vector<int64_t>> const_ints(const ir::Graph& g, TensorId id) {
-  if (!g.valid(id)) return std::nullopt;
-  const ir::Tensor& t = g.tensor(id);
-  if (!t.is_const()) return std::nullopt;
-  std::vector<int64_t> v;
-  if (t.data->stored_type == DataType::kInt32) {
-    for (int32_t x : t.data->as<int32_t>()) v.push_back(x);
-  } else if (t.data->stored_type == DataType::kInt64) {
-    for (int64_t x : t.data->as<int64_t>()) v.push_back(x);
-  } else {
-    return std::nullopt;
-  }
-  return v;
-}
-
-std::optional<int> resolve_axis(int64_t axis, size_t rank) {
-  int64_t r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= r) return std::nullopt;
-  return static_cast<int>(axis < 0 ? axis + r : axis);
-}
-
 const char* activation_name(int a) {
   switch (a) {
     case 0:

@@ -1,4 +1,5 @@
 // Convolutions and pools: the Implicit ops that turn NHWC into NCHW.
+#include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
 
@@ -161,7 +162,7 @@ Status lower_conv(LowerContext& ctx, const ir::Node& n, bool depthwise) {
 
 Status lower_transpose_conv(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
-  auto out_shape = const_ints(g, n.inputs[0]);
+  auto out_shape = ir::const_ints(g, n.inputs[0]);
   const ir::Tensor& w = g.tensor(n.inputs[1]);
   const ir::Tensor& x = g.tensor(n.inputs[2]);
   if (!out_shape || out_shape->size() != 4)
@@ -244,6 +245,7 @@ OpEntry conv2d() {
       [](LowerContext& ctx, const ir::Node& n) { return lower_conv(ctx, n, false); });
   e.notes = "filter OHWI -> OIHW in the initializer; grouped convolution from the filter shape";
   e.min_inputs = 2;
+  e.bias = BiasSlots{2, 0, 1};
   return e;
 }
 
@@ -254,6 +256,7 @@ OpEntry depthwise_conv2d() {
       [](LowerContext& ctx, const ir::Node& n) { return lower_conv(ctx, n, true); });
   e.notes = "filter 1HW(C*M) -> (C*M)1HW; any multiplier, taken from the shapes";
   e.min_inputs = 2;
+  e.bias = BiasSlots{2, 0, 1};
   return e;
 }
 
@@ -269,6 +272,7 @@ OpEntry transpose_conv() {
   e.data_input = 2;
   e.min_inputs = 3;
   e.notes = "filter OHWI -> IOHW; explicit pads and output_padding from output_shape";
+  e.bias = BiasSlots{3, 2, 1};
   return e;
 }
 

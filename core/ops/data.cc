@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
 
@@ -55,7 +56,7 @@ std::string check_const_vector(const ir::Graph& g, const ir::Node& n, size_t i, 
   if (auto r = require_const(g, n, i, what); !r.empty()) return r;
   if (!is_index_type(g.tensor(n.inputs[i]).dtype))
     return std::string(what) + " of type " + type_name(g.tensor(n.inputs[i]).dtype);
-  auto v = const_ints(g, n.inputs[i]);
+  auto v = ir::const_ints(g, n.inputs[i]);
   if (!v || v->size() != count)
     return std::string(what) + " must hold " + std::to_string(count) +
            " values (one per dimension)";
@@ -70,8 +71,8 @@ std::string check_slice(const ir::Graph& g, const ir::Node& n) {
   const size_t rank = x.rank();
   if (auto r = check_const_vector(g, n, 1, "begin", rank); !r.empty()) return r;
   if (auto r = check_const_vector(g, n, 2, "size", rank); !r.empty()) return r;
-  auto begin = *const_ints(g, n.inputs[1]);
-  auto size = *const_ints(g, n.inputs[2]);
+  auto begin = *ir::const_ints(g, n.inputs[1]);
+  auto size = *ir::const_ints(g, n.inputs[2]);
   for (size_t d = 0; d < rank; ++d) {
     if (begin[d] < 0) return "negative begin " + std::to_string(begin[d]);
     if (size[d] < -1) return "size " + std::to_string(size[d]) + " (>= -1 expected)";
@@ -87,8 +88,8 @@ Status lower_slice(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const Perm& p = x.layout;
-  auto begin = *const_ints(g, n.inputs[1]);
-  auto size = *const_ints(g, n.inputs[2]);
+  auto begin = *ir::const_ints(g, n.inputs[1]);
+  auto size = *ir::const_ints(g, n.inputs[2]);
   std::vector<int64_t> starts, ends, axes;
   for (size_t d = 0; d < begin.size(); ++d) {
     const bool to_end = size[d] == -1 || (x.shape[d] >= 0 && begin[d] + size[d] == x.shape[d]);
@@ -114,7 +115,7 @@ std::string check_tile(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   if (!x.has_rank) return "input of unknown rank";
   if (auto r = check_const_vector(g, n, 1, "multiples", x.rank()); !r.empty()) return r;
-  const std::vector<int64_t> multiples = *const_ints(g, n.inputs[1]);
+  const std::vector<int64_t> multiples = *ir::const_ints(g, n.inputs[1]);
   for (int64_t m : multiples)
     if (m < 0) return "negative multiple " + std::to_string(m);
   return "";
@@ -123,7 +124,7 @@ std::string check_tile(const ir::Graph& g, const ir::Node& n) {
 Status lower_tile(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   const Perm& p = g.tensor(n.inputs[0]).layout;
-  auto m = *const_ints(g, n.inputs[1]);
+  auto m = *ir::const_ints(g, n.inputs[1]);
   // ONNX axis i is TFLite axis p[i].
   std::vector<int64_t> repeats(m.size());
   for (size_t i = 0; i < m.size(); ++i) repeats[i] = m[p.empty() ? i : static_cast<size_t>(p[i])];
@@ -134,11 +135,11 @@ Status lower_tile(LowerContext& ctx, const ir::Node& n) {
 // ---- REVERSE_V2 ---------------------------------------------------------------
 
 std::optional<std::vector<int>> reverse_axes(const ir::Graph& g, const ir::Node& n) {
-  auto v = const_ints(g, n.inputs[1]);
+  auto v = ir::const_ints(g, n.inputs[1]);
   if (!v) return std::nullopt;
   std::set<int> axes;
   for (int64_t a : *v) {
-    auto r = resolve_axis(a, g.tensor(n.inputs[0]).rank());
+    auto r = ir::resolve_axis(a, g.tensor(n.inputs[0]).rank());
     if (!r) return std::nullopt;
     axes.insert(*r);
   }
@@ -182,7 +183,8 @@ TensorId as_int64(LowerContext& ctx, const ir::Node& n, size_t i, const std::str
   ir::Graph& g = ctx.graph();
   const ir::Tensor& t = g.tensor(n.inputs[i]);
   if (t.dtype == DataType::kInt64) return n.inputs[i];
-  if (auto v = const_ints(g, n.inputs[i])) return ctx.const_i64(n.name + "/" + tag, *v, t.shape);
+  if (auto v = ir::const_ints(g, n.inputs[i]))
+    return ctx.const_i64(n.name + "/" + tag, *v, t.shape);
   TensorId out = ctx.temp(n.name + "/" + tag + "_i64", DataType::kInt64);
   ir::Node& c = ctx.emit(n, "Cast", {n.inputs[i]}, {out}, "Cast_" + tag);
   c.attrs.set("to", kOnnxInt64);
@@ -195,7 +197,7 @@ std::string check_broadcast_to(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& s = g.tensor(n.inputs[1]);
   if (!is_index_type(s.dtype)) return "shape of type " + type_name(s.dtype);
   if (s.rank() != 1) return "shape must be a vector";
-  if (auto v = const_ints(g, n.inputs[1])) {
+  if (auto v = ir::const_ints(g, n.inputs[1])) {
     const Shape& xs = g.tensor(n.inputs[0]).shape;
     if (xs.size() > v->size()) return "shape has lower rank than the input";
     for (size_t i = 0; i < xs.size(); ++i) {
@@ -252,7 +254,7 @@ std::string check_range(const ir::Graph& g, const ir::Node& n) {
   if (g.tensor(n.inputs[2]).is_const() && g.tensor(n.inputs[2]).data->stored_type == t) {
     const ir::Tensor& d = g.tensor(n.inputs[2]);
     bool zero = t == DataType::kFloat32 ? d.data->as<float>()[0] == 0.0f
-                                        : (*const_ints(g, n.inputs[2]))[0] == 0;
+                                        : (*ir::const_ints(g, n.inputs[2]))[0] == 0;
     if (zero) return "delta is 0";
   }
   return "";

@@ -133,8 +133,9 @@ OpEntry leaky_relu() {
   return e;
 }
 
-OpEntry binary(const char* onnx_op, const char* dtypes) {
+OpEntry binary(const char* onnx_op, const char* dtypes, Arithmetic arithmetic) {
   OpEntry e = transparent(onnx_op, lower_binary);
+  e.arithmetic = arithmetic;
   e.dtypes = dtypes;
   e.read_options = read_binary_options;
   e.check = check_binary;

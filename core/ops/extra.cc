@@ -3,6 +3,7 @@
 // the input layout) and L2_POOL_2D (Implicit: Mul + AveragePool + Sqrt).
 #include <initializer_list>
 
+#include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
 
@@ -88,9 +89,9 @@ Status lower_embedding_lookup(LowerContext& ctx, const ir::Node& n) {
 
 std::optional<int> cumsum_axis(const ir::Graph& g, const ir::Node& n) {
   if (!has_input(g, n, 0) || !has_input(g, n, 1)) return std::nullopt;
-  auto v = const_ints(g, n.inputs[1]);
+  auto v = ir::const_ints(g, n.inputs[1]);
   if (!v || v->size() != 1) return std::nullopt;
-  return resolve_axis((*v)[0], g.tensor(n.inputs[0]).rank());
+  return ir::resolve_axis((*v)[0], g.tensor(n.inputs[0]).rank());
 }
 
 std::string check_cumsum(const ir::Graph& g, const ir::Node& n) {
@@ -190,8 +191,8 @@ std::string check_reverse_sequence(const ir::Graph& g, const ir::Node& n) {
   if (auto r = check_type(g, n, 1, {DataType::kInt32, DataType::kInt64}); !r.empty()) return r;
   const size_t rank = g.tensor(n.inputs[0]).rank();
   if (rank < 2) return "input must have rank >= 2";
-  auto seq = resolve_axis(n.attrs.get_int("seq_dim"), rank);
-  auto batch = resolve_axis(n.attrs.get_int("batch_dim"), rank);
+  auto seq = ir::resolve_axis(n.attrs.get_int("seq_dim"), rank);
+  auto batch = ir::resolve_axis(n.attrs.get_int("batch_dim"), rank);
   if (!seq || !batch) return "seq_dim or batch_dim out of range";
   if (!((*seq == 0 && *batch == 1) || (*seq == 1 && *batch == 0)))
     return "seq_dim " + std::to_string(*seq) + " with batch_dim " + std::to_string(*batch) +
@@ -202,8 +203,8 @@ std::string check_reverse_sequence(const ir::Graph& g, const ir::Node& n) {
 Status lower_reverse_sequence(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   const size_t rank = g.tensor(n.inputs[0]).rank();
-  const int seq = *resolve_axis(n.attrs.get_int("seq_dim"), rank);
-  const int batch = *resolve_axis(n.attrs.get_int("batch_dim"), rank);
+  const int seq = *ir::resolve_axis(n.attrs.get_int("seq_dim"), rank);
+  const int batch = *ir::resolve_axis(n.attrs.get_int("batch_dim"), rank);
   TensorId lens = n.inputs[1];
   if (g.tensor(lens).dtype != DataType::kInt64) {
     TensorId cast = ctx.temp(n.name + "/seq_lengths_i64", DataType::kInt64);
@@ -254,6 +255,7 @@ OpEntry embedding_lookup() {
 OpEntry cumsum() {
   OpEntry e = make(LayoutClass::kAttribute, "CumSum", check_cumsum, lower_cumsum, 2);
   e.propagate = propagate_same;
+  e.keeps_layout = true;
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_CumsumOptions();
     a.set("exclusive", int64_t{o && o->exclusive() ? 1 : 0});

@@ -12,7 +12,8 @@ OpEntry relu_n1_to_1();
 OpEntry rsqrt();
 OpEntry hard_swish();
 OpEntry leaky_relu();
-OpEntry binary(const char* onnx_op, const char* dtypes);
+// `arithmetic`: what constant folding computes (kNone: not folded).
+OpEntry binary(const char* onnx_op, const char* dtypes, Arithmetic arithmetic = Arithmetic::kNone);
 OpEntry squared_difference();
 OpEntry prelu();
 OpEntry dequantize();
@@ -106,7 +107,7 @@ OpEntry compare(const char* onnx_op);
 OpEntry not_equal();
 OpEntry logical_binary(const char* onnx_op);
 OpEntry logical_not();
-OpEntry min_max(const char* onnx_op);
+OpEntry min_max(const char* onnx_op, Arithmetic arithmetic);
 OpEntry floor_div();
 OpEntry select();
 OpEntry select_v2();

@@ -2,7 +2,9 @@
 // EXPAND_DIMS, FILL. The Attribute ones follow their input's layout: PACK and
 // EXPAND_DIMS insert an axis into it, UNPACK removes one, GATHER replaces its
 // axis by the indices' axes; SHAPE reads any layout and reports TFLite order.
+#include "core/ir/shape.h"
 #include "core/ops/common.h"
+#include "core/ops/evaluate.h"
 #include "core/ops/families.h"
 
 namespace lite2onnx::ops::gather {
@@ -10,6 +12,7 @@ namespace {
 
 using ir::DataType;
 using ir::Perm;
+using ir::Shape;
 using ir::TensorId;
 
 constexpr int64_t kOnnxInt32 = 6;
@@ -28,15 +31,13 @@ OpEntry entry(LayoutClass layout, const char* onnx, PropagateFn propagate, Check
 
 bool is_index_type(DataType t) { return t == DataType::kInt32 || t == DataType::kInt64; }
 
-Perm full(const Perm& p, size_t rank) { return p.empty() ? ir::identity_perm(rank) : p; }
-
 // The layout after TFLite axis `a` is inserted into a rank-`rank` tensor of
 // layout `p`: the new axis follows its TFLite predecessor in ONNX order (it
 // comes first when a == 0), the other axes keep their ONNX order.
 Perm insert_axis(const Perm& p, int a, size_t rank) {
   Perm out;
   if (a == 0) out.push_back(0);
-  for (int x : full(p, rank)) {
+  for (int x : ir::full_perm(p, rank)) {
     out.push_back(x >= a ? x + 1 : x);
     if (x == a - 1) out.push_back(a);
   }
@@ -48,7 +49,7 @@ Perm insert_axis(const Perm& p, int a, size_t rank) {
 Perm replace_axis(const Perm& p, int a, size_t rank, size_t count) {
   Perm out;
   const int k = static_cast<int>(count);
-  for (int x : full(p, rank)) {
+  for (int x : ir::full_perm(p, rank)) {
     if (x < a) {
       out.push_back(x);
     } else if (x == a) {
@@ -128,7 +129,7 @@ Status lower_shape(LowerContext& ctx, const ir::Node& n) {
 
 std::optional<int> pack_axis(const ir::Graph& g, const ir::Node& n) {
   if (n.inputs.empty() || !has_input(g, n, 0)) return std::nullopt;
-  return resolve_axis(n.attrs.get_int("axis"), g.tensor(n.inputs[0]).rank() + 1);
+  return ir::resolve_axis(n.attrs.get_int("axis"), g.tensor(n.inputs[0]).rank() + 1);
 }
 
 std::string check_pack(const ir::Graph& g, const ir::Node& n) {
@@ -197,7 +198,7 @@ Status lower_pack(LowerContext& ctx, const ir::Node& n) {
 
 std::optional<int> unpack_axis(const ir::Graph& g, const ir::Node& n) {
   if (!has_input(g, n, 0)) return std::nullopt;
-  return resolve_axis(n.attrs.get_int("axis"), g.tensor(n.inputs[0]).rank());
+  return ir::resolve_axis(n.attrs.get_int("axis"), g.tensor(n.inputs[0]).rank());
 }
 
 std::string check_unpack(const ir::Graph& g, const ir::Node& n) {
@@ -253,7 +254,7 @@ Status lower_unpack(LowerContext& ctx, const ir::Node& n) {
 
 std::optional<int> gather_axis(const ir::Graph& g, const ir::Node& n) {
   if (!has_input(g, n, 0)) return std::nullopt;
-  return resolve_axis(n.attrs.get_int("axis"), g.tensor(n.inputs[0]).rank());
+  return ir::resolve_axis(n.attrs.get_int("axis"), g.tensor(n.inputs[0]).rank());
 }
 
 std::string check_gather(const ir::Graph& g, const ir::Node& n) {
@@ -298,9 +299,9 @@ Status lower_gather(LowerContext& ctx, const ir::Node& n) {
 
 std::optional<int> expand_axis(const ir::Graph& g, const ir::Node& n) {
   if (!has_input(g, n, 0) || !has_input(g, n, 1)) return std::nullopt;
-  auto v = const_ints(g, n.inputs[1]);
+  auto v = ir::const_ints(g, n.inputs[1]);
   if (!v || v->size() != 1) return std::nullopt;
-  return resolve_axis((*v)[0], g.tensor(n.inputs[0]).rank() + 1);
+  return ir::resolve_axis((*v)[0], g.tensor(n.inputs[0]).rank() + 1);
 }
 
 std::string check_expand_dims(const ir::Graph& g, const ir::Node& n) {
@@ -348,7 +349,7 @@ std::string check_fill(const ir::Graph& g, const ir::Node& n) {
 Status lower_fill(LowerContext& ctx, const ir::Node& n) {
   ir::Graph& g = ctx.graph();
   TensorId dims;
-  if (auto v = const_ints(g, n.inputs[0])) {
+  if (auto v = ir::const_ints(g, n.inputs[0])) {
     dims = ctx.const_i64(n.name + "/dims", *v);
   } else if (auto st = check_shape_operand(ctx, n, 0); !st) {
     return st;
@@ -376,6 +377,139 @@ Status lower_fill(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// ---- evaluation at conversion time ------------------------------------------
+
+// SHAPE of a tensor with a static shape is a constant.
+std::optional<std::vector<Folded>> fold_shape(const ir::Graph& g, const ir::Node& n, int64_t) {
+  if (n.inputs.empty() || !g.valid(n.inputs[0]) || n.outputs.size() != 1) return std::nullopt;
+  auto xs = ir::static_shape(g.tensor(n.inputs[0]));
+  DataType type = g.tensor(n.outputs[0]).dtype;
+  if (!xs || !is_index_type(type)) return std::nullopt;
+  Folded f;
+  f.shape = {static_cast<int64_t>(xs->size())};
+  f.data = ir::ConstData::owned(encode_ints(type, *xs), type);
+  return std::vector<Folded>{std::move(f)};
+}
+
+std::optional<std::vector<OutputMap>> expand_dims_sources(const ir::Graph& g, const ir::Node& n,
+                                                          int64_t) {
+  auto xs = input_shape(g, n, 0);
+  if (!xs || !ir::element_count(*xs) || n.outputs.size() != 1) return std::nullopt;
+  auto axis = input_ints(g, n, 1);
+  if (!axis || axis->size() != 1) return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(xs->size());
+  int64_t a = (*axis)[0];
+  if (a < 0) a += rank + 1;
+  if (a < 0 || a > rank) return std::nullopt;
+  Shape ys = *xs;
+  ys.insert(ys.begin() + a, 1);
+  return in_order(std::move(ys));
+}
+
+std::optional<std::vector<OutputMap>> pack_sources(const ir::Graph& g, const ir::Node& n,
+                                                   int64_t max) {
+  if (n.inputs.empty()) return std::nullopt;
+  auto xs = input_shape(g, n, 0);
+  if (!xs) return std::nullopt;
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (input_shape(g, n, i) != xs) return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(xs->size());
+  int64_t axis = n.attrs.get_int("axis");
+  if (axis < 0) axis += rank + 1;
+  if (axis < 0 || axis > rank) return std::nullopt;
+  const size_t a = static_cast<size_t>(axis);
+  Shape ys = *xs;
+  const int64_t k = static_cast<int64_t>(n.inputs.size());
+  ys.insert(ys.begin() + axis, k);
+  auto count = bounded_count(ys, max);
+  if (!count) return std::nullopt;
+  if (*count == 0) return empty_result(ys, n.outputs.size());
+  const int64_t outer = product(*xs, 0, a), inner = product(*xs, a, xs->size());
+  OutputMap out;
+  out.shape = ys;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < k; ++j)
+      for (int64_t i = 0; i < inner; ++i)
+        out.sources.push_back(ElementSource{static_cast<uint32_t>(j), o * inner + i});
+  return std::vector<OutputMap>{std::move(out)};
+}
+
+std::optional<std::vector<OutputMap>> unpack_sources(const ir::Graph& g, const ir::Node& n,
+                                                     int64_t max) {
+  auto xs = input_shape(g, n, 0);
+  if (!xs || xs->empty()) return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(xs->size());
+  int64_t axis = n.attrs.get_int("axis");
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return std::nullopt;
+  const size_t a = static_cast<size_t>(axis);
+  const int64_t num = (*xs)[a];
+  if (num != static_cast<int64_t>(n.outputs.size())) return std::nullopt;
+  Shape ys = *xs;
+  ys.erase(ys.begin() + axis);
+  auto count = bounded_count(ys, max);
+  if (!count) return std::nullopt;
+  if (*count == 0) return empty_result(ys, n.outputs.size());
+  const int64_t outer = product(*xs, 0, a), inner = product(*xs, a + 1, xs->size());
+  std::vector<OutputMap> outs;
+  for (int64_t j = 0; j < num; ++j) {
+    OutputMap out;
+    out.shape = ys;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i)
+        out.sources.push_back(ElementSource{0, (o * num + j) * inner + i});
+    outs.push_back(std::move(out));
+  }
+  return outs;
+}
+
+std::optional<std::vector<OutputMap>> gather_sources(const ir::Graph& g, const ir::Node& n,
+                                                     int64_t max) {
+  if (n.attrs.get_int("batch_dims") != 0) return std::nullopt;
+  auto ps = input_shape(g, n, 0);
+  auto is = input_shape(g, n, 1);
+  auto indices = input_ints(g, n, 1);
+  if (!ps || !is || !indices || ps->empty()) return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(ps->size());
+  int64_t axis = n.attrs.get_int("axis");
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return std::nullopt;
+  const size_t a = static_cast<size_t>(axis);
+  const int64_t dim = (*ps)[a];
+  for (int64_t v : *indices)
+    if (v < 0 || v >= dim) return std::nullopt;
+  Shape ys(ps->begin(), ps->begin() + axis);
+  ys.insert(ys.end(), is->begin(), is->end());
+  ys.insert(ys.end(), ps->begin() + axis + 1, ps->end());
+  auto count = bounded_count(ys, max);
+  if (!count) return std::nullopt;
+  if (*count == 0) return empty_result(ys, n.outputs.size());
+  const int64_t outer = product(*ps, 0, a), inner = product(*ps, a + 1, ps->size());
+  OutputMap out;
+  out.shape = ys;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t v : *indices)
+      for (int64_t i = 0; i < inner; ++i)
+        out.sources.push_back(ElementSource{0, (o * dim + v) * inner + i});
+  return std::vector<OutputMap>{std::move(out)};
+}
+
+std::optional<std::vector<OutputMap>> fill_sources(const ir::Graph& g, const ir::Node& n,
+                                                   int64_t max) {
+  auto dims = input_ints(g, n, 0);
+  auto vs = input_shape(g, n, 1);
+  if (!dims || !vs || ir::element_count(*vs) != 1) return std::nullopt;
+  Shape ys(dims->begin(), dims->end());
+  for (int64_t d : ys)
+    if (d < 0) return std::nullopt;
+  auto count = bounded_count(ys, max);
+  if (!count) return std::nullopt;
+  OutputMap out;
+  out.shape = ys;
+  out.sources.assign(static_cast<size_t>(*count), ElementSource{1, 0});
+  return std::vector<OutputMap>{std::move(out)};
+}
+
 }  // namespace
 
 OpEntry shape_op() {
@@ -387,6 +521,7 @@ OpEntry shape_op() {
   };
   e.dtypes = "float32, int32, int64, bool (-> int32/int64)";
   e.notes = "reads any layout (no Transpose) and reports TFLite order; static shapes are folded";
+  e.fold = fold_shape;
   return e;
 }
 
@@ -401,6 +536,7 @@ OpEntry pack() {
   e.dtypes = "float32, int32, int64";
   e.notes = "the new axis is inserted into the input layout";
   e.quantized = QuantizedKernel::kSameScale;
+  e.element_sources = pack_sources;
   return e;
 }
 
@@ -415,6 +551,7 @@ OpEntry unpack() {
   e.dtypes = "float32, int32";
   e.notes = "the unpacked axis leaves the layout";
   e.quantized = QuantizedKernel::kSameScale;
+  e.element_sources = unpack_sources;
   return e;
 }
 
@@ -429,6 +566,7 @@ OpEntry gather() {
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "axis follows the layout; int32/int64 indices; batch_dims 0 only";
   e.quantized = QuantizedKernel::kSameScale;
+  e.element_sources = gather_sources;
   return e;
 }
 
@@ -438,6 +576,7 @@ OpEntry expand_dims() {
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant axis; the new axis is inserted into the input layout";
   e.quantized = QuantizedKernel::kSameScale;
+  e.element_sources = expand_dims_sources;
   return e;
 }
 
@@ -445,6 +584,7 @@ OpEntry fill() {
   OpEntry e = entry(LayoutClass::kTerminate, "Expand", nullptr, check_fill, lower_fill);
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant dims are folded into an initializer";
+  e.element_sources = fill_sources;
   return e;
 }
 

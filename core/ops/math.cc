@@ -9,6 +9,7 @@
 
 #include "core/ir/builtins.h"
 #include "core/ops/common.h"
+#include "core/ops/evaluate.h"
 #include "core/ops/families.h"
 
 namespace lite2onnx::ops::math {
@@ -316,6 +317,21 @@ Status lower_select(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// CAST of an integer constant to an integer type (wrapping like TFLite).
+std::optional<std::vector<Folded>> fold_cast(const ir::Graph& g, const ir::Node& n,
+                                             int64_t max_elements) {
+  if (n.inputs.size() != 1 || n.outputs.size() != 1) return std::nullopt;
+  const ir::Tensor* x = plain_const(g, n.inputs[0]);
+  DataType type = g.tensor(n.outputs[0]).dtype;
+  if (!x || !is_integer(x->dtype) || x->data->stored_type != x->dtype || !is_integer(type))
+    return std::nullopt;
+  auto count = ir::element_count(x->shape);
+  if (!count || *count > max_elements) return std::nullopt;
+  std::vector<int64_t> values(static_cast<size_t>(*count));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = read_int(*x->data, i);
+  return std::vector<Folded>{{x->shape, ir::ConstData::owned(encode_ints(type, values), type)}};
+}
+
 }  // namespace
 
 OpEntry float_unary(const char* onnx_op) {
@@ -363,6 +379,7 @@ OpEntry cast() {
   e.dtypes = "float32, int32, int64, int16, int8, uint8, bool";
   e.notes = "types taken from the input and output tensors";
   e.quantized = QuantizedKernel::kNoQuantized;
+  e.fold = fold_cast;
   return e;
 }
 
@@ -395,11 +412,12 @@ OpEntry logical_not() {
   return e;
 }
 
-OpEntry min_max(const char* onnx_op) {
+OpEntry min_max(const char* onnx_op, Arithmetic arithmetic) {
   OpEntry e = make(onnx_op, lower_direct, check_numeric_binary, 2);
   e.dtypes = "float32, int32, int64, int8, int16, uint8";
   e.notes = "numpy broadcasting";
   e.quantized = QuantizedKernel::kSameScale;
+  e.arithmetic = arithmetic;
   return e;
 }
 
@@ -408,6 +426,7 @@ OpEntry floor_div() {
   e.dtypes = "float32, int32, int16, int8";
   e.notes = "floored toward -inf like TFLite";
   e.quantized = QuantizedKernel::kNoQuantized;
+  e.arithmetic = Arithmetic::kFloorDiv;
   return e;
 }
 

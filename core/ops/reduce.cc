@@ -4,6 +4,7 @@
 // (Implicit: NHWC in TFLite, ONNX LRN on NCHW).
 #include <algorithm>
 
+#include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
 
@@ -16,9 +17,9 @@ using ir::TensorId;
 std::vector<int> reduced_axes(const ir::Graph& g, const ir::Node& n) {
   std::vector<int> axes;
   size_t rank = g.tensor(n.inputs[0]).rank();
-  if (auto v = const_ints(g, n.inputs[1]))
+  if (auto v = ir::const_ints(g, n.inputs[1]))
     for (int64_t a : *v)
-      if (auto r = resolve_axis(a, rank)) axes.push_back(*r);
+      if (auto r = ir::resolve_axis(a, rank)) axes.push_back(*r);
   std::sort(axes.begin(), axes.end());
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   return axes;
@@ -36,10 +37,10 @@ std::string check_reduce(const ir::Graph& g, const ir::Node& n) {
   if (empty_axes(g, n)) return "";
   if (auto r = require_const(g, n, 1, "axes"); !r.empty()) return r;
   size_t rank = g.tensor(n.inputs[0]).rank();
-  auto axes = const_ints(g, n.inputs[1]);
+  auto axes = ir::const_ints(g, n.inputs[1]);
   if (!axes) return "axes must be an int32 or int64 constant";
   for (int64_t a : *axes)
-    if (!resolve_axis(a, rank)) return "axis " + std::to_string(a) + " out of range";
+    if (!ir::resolve_axis(a, rank)) return "axis " + std::to_string(a) + " out of range";
   return "";
 }
 
@@ -104,6 +105,7 @@ OpEntry softmax() {
     a.set("beta", o ? o->beta() : 1.0f);
   };
   e.propagate = propagate_same;
+  e.keeps_layout = true;
   e.lower = [](LowerContext& ctx, const ir::Node& n) {
     const ir::Graph& g = ctx.graph();
     const ir::Tensor& x = g.tensor(n.inputs[0]);
@@ -177,9 +179,9 @@ void cast_int32(LowerContext& ctx, const ir::Node& n, TensorId from, TensorId ou
 
 std::optional<int> arg_axis(const ir::Graph& g, const ir::Node& n) {
   if (!has_input(g, n, 1)) return std::nullopt;
-  auto v = const_ints(g, n.inputs[1]);
+  auto v = ir::const_ints(g, n.inputs[1]);
   if (!v || v->size() != 1) return std::nullopt;
-  return resolve_axis((*v)[0], g.tensor(n.inputs[0]).rank());
+  return ir::resolve_axis((*v)[0], g.tensor(n.inputs[0]).rank());
 }
 
 std::string check_arg(const ir::Graph& g, const ir::Node& n) {
@@ -280,6 +282,7 @@ OpEntry log_softmax() {
   OpEntry e;
   e.layout = LayoutClass::kAttribute;
   e.propagate = propagate_same;
+  e.keeps_layout = true;
   e.check = check_float_rank1;
   e.lower = [](LowerContext& ctx, const ir::Node& n) {
     ir::Node& s = ctx.emit(n, "LogSoftmax", {n.inputs[0]}, {n.outputs[0]});
@@ -300,6 +303,7 @@ OpEntry l2_normalization() {
     store_activation(op.builtin_options_as_L2NormOptions(), a);
   };
   e.propagate = propagate_same;
+  e.keeps_layout = true;
   e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
     if (auto r = check_float_rank1(g, n); !r.empty()) return r;
     return check_activation(g, n);
@@ -370,12 +374,13 @@ OpEntry topk_v2() {
   OpEntry e;
   e.layout = LayoutClass::kAttribute;
   e.propagate = propagate_same;
+  e.keeps_layout = true;
   e.min_inputs = 2;
   e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
     if (auto r = require_const(g, n, 1, "k"); !r.empty()) return r;
     const ir::Tensor& x = g.tensor(n.inputs[0]);
     if (x.rank() < 1) return "input must have at least one dimension";
-    auto k = const_ints(g, n.inputs[1]);
+    auto k = ir::const_ints(g, n.inputs[1]);
     if (!k || k->size() != 1 || (*k)[0] < 0) return "k must be one non-negative integer";
     int64_t last = x.shape.back();
     if (last >= 0 && (*k)[0] > last)
@@ -389,7 +394,7 @@ OpEntry topk_v2() {
   };
   e.lower = [](LowerContext& ctx, const ir::Node& n) {
     const ir::Graph& g = ctx.graph();
-    int64_t k = (*const_ints(g, n.inputs[1]))[0];
+    int64_t k = (*ir::const_ints(g, n.inputs[1]))[0];
     TensorId idx = int64_result(ctx, n, n.outputs[1], "indices");
     ir::Node& t =
         ctx.emit(n, "TopK", {n.inputs[0], ctx.const_i64(n.name + "/k", {k})}, {n.outputs[0], idx});

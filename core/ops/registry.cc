@@ -14,7 +14,7 @@ using Table = std::array<OpEntry, kNumBuiltins>;
 
 Table make_table() {
   Table t{};
-  t[builtin::kAdd] = elementwise::binary("Add", "float32, int32, int64");
+  t[builtin::kAdd] = elementwise::binary("Add", "float32, int32, int64", Arithmetic::kAdd);
   t[builtin::kAveragePool2d] = conv::average_pool2d();
   t[builtin::kConcatenation] = shape::concatenation();
   t[builtin::kConv2d] = conv::conv2d();
@@ -23,7 +23,7 @@ Table make_table() {
   t[builtin::kFullyConnected] = dense::fully_connected();
   t[builtin::kLogistic] = elementwise::unary("Sigmoid");
   t[builtin::kMaxPool2d] = conv::max_pool2d();
-  t[builtin::kMul] = elementwise::binary("Mul", "float32, int32, int64");
+  t[builtin::kMul] = elementwise::binary("Mul", "float32, int32, int64", Arithmetic::kMul);
   t[builtin::kRelu] = elementwise::unary("Relu");
   t[builtin::kReluN1To1] = elementwise::relu_n1_to_1();
   t[builtin::kRelu6] = elementwise::relu6();
@@ -34,7 +34,7 @@ Table make_table() {
   t[builtin::kPad] = shape::pad();
   t[builtin::kTranspose] = shape::transpose();
   t[builtin::kMean] = reduce::mean();
-  t[builtin::kSub] = elementwise::binary("Sub", "float32, int32, int64");
+  t[builtin::kSub] = elementwise::binary("Sub", "float32, int32, int64", Arithmetic::kSub);
   t[builtin::kDiv] = elementwise::binary("Div", "float32, int32");
   t[builtin::kSqueeze] = shape::squeeze();
   t[builtin::kStridedSlice] = shape::strided_slice();
@@ -93,8 +93,8 @@ Table make_table() {
   t[builtin::kLogicalAnd] = math::logical_binary("And");
   t[builtin::kLogicalOr] = math::logical_binary("Or");
   t[builtin::kLogicalNot] = math::logical_not();
-  t[builtin::kMaximum] = math::min_max("Max");
-  t[builtin::kMinimum] = math::min_max("Min");
+  t[builtin::kMaximum] = math::min_max("Max", Arithmetic::kMaximum);
+  t[builtin::kMinimum] = math::min_max("Min", Arithmetic::kMinimum);
   t[builtin::kFloorDiv] = math::floor_div();
   t[builtin::kSelect] = math::select();
   t[builtin::kSelectV2] = math::select_v2();

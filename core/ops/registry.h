@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/ir/graph.h"
+#include "core/ops/evaluate.h"
 #include "core/status.h"
 
 namespace tflite {
@@ -48,6 +49,12 @@ enum class QuantizedKernel {
   kNoQuantized,  // reads raw integers, ignoring quantization (CAST): cannot be expressed in QDQ
 };
 
+// Inputs of an op whose bias TFLite's integer kernel adds straight into the
+// accumulator, at scale input scale x filter scale.
+struct BiasSlots {
+  size_t bias, data, weight;
+};
+
 class LowerContext;
 
 using ReadOptionsFn = void (*)(const tflite::Operator& op, ir::Attributes& attrs);
@@ -72,8 +79,21 @@ struct OpEntry {
   // allows them (for the support matrix).
   const char* dtypes = "float32";
   QuantizedKernel quantized = QuantizedKernel::kRescale;
+  std::optional<BiasSlots> bias;  // conv / fully connected: see BiasSlots
+  // kAttribute ops whose outputs take input 0's layout unchanged
+  // (propagate_same): layout hints walk back through them.
+  bool keeps_layout = false;
+
+  // Evaluation at conversion time (ops/evaluate.h): constant folding and the
+  // dilated-convolution fusion use whichever is set.
+  ElementSourcesFn element_sources = nullptr;  // ops that only copy elements
+  Arithmetic arithmetic = Arithmetic::kNone;   // binary arithmetic
+  FoldFn fold = nullptr;                       // any other (SHAPE, CAST)
 
   bool supported() const { return lower != nullptr; }
+  bool evaluable() const {
+    return element_sources != nullptr || arithmetic != Arithmetic::kNone || fold != nullptr;
+  }
 };
 
 // The entry of a builtin code; a default (unsupported) entry for unknown codes.
@@ -150,10 +170,6 @@ class LowerContext {
 };
 
 // Helpers for converters.
-// Reads a constant integer tensor (int32 or int64) as int64 values.
-std::optional<std::vector<int64_t>> const_ints(const ir::Graph& g, ir::TensorId id);
-// Resolves a possibly negative axis against a rank; nullopt if out of range.
-std::optional<int> resolve_axis(int64_t axis, size_t rank);
 const char* activation_name(int tflite_activation);
 
 }  // namespace lite2onnx::ops

@@ -1,4 +1,5 @@
 // RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR: Implicit (NHWC spatial resize).
+#include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
 
@@ -10,7 +11,7 @@ using ir::TensorId;
 std::string check_resize(const ir::Graph& g, const ir::Node& n) {
   if (auto r = require_rank(g, n, 0, 4); !r.empty()) return r;
   if (auto r = require_const(g, n, 1, "size"); !r.empty()) return r;
-  auto size = const_ints(g, n.inputs[1]);
+  auto size = ir::const_ints(g, n.inputs[1]);
   if (!size || size->size() != 2 || (*size)[0] < 1 || (*size)[1] < 1)
     return "size must be two positive values";
   const ir::Shape& xs = g.tensor(n.inputs[0]).shape;
@@ -24,7 +25,7 @@ std::string check_resize(const ir::Graph& g, const ir::Node& n) {
 Status lower_resize(LowerContext& ctx, const ir::Node& n, bool bilinear) {
   const ir::Graph& g = ctx.graph();
   const ir::Shape& xs = g.tensor(n.inputs[0]).shape;
-  auto size = *const_ints(g, n.inputs[1]);
+  auto size = *ir::const_ints(g, n.inputs[1]);
   bool align = n.attrs.get_int("align_corners") != 0;
   bool half = n.attrs.get_int("half_pixel_centers") != 0;
   TensorId none = ir::kNoTensor;

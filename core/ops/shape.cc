@@ -6,7 +6,9 @@
 #include <set>
 
 #include "core/ir/builtins.h"
+#include "core/ir/shape.h"
 #include "core/ops/common.h"
+#include "core/ops/evaluate.h"
 #include "core/ops/families.h"
 
 namespace lite2onnx::ops::shape {
@@ -85,7 +87,7 @@ Status lower_reshape(LowerContext& ctx, const ir::Node& n) {
   TensorId shape;
   if (ir::element_count(y.shape)) {
     shape = ctx.const_i64(n.name + "/shape", y.shape);
-  } else if (auto v = has_input(g, n, 1) ? const_ints(g, n.inputs[1]) : std::nullopt) {
+  } else if (auto v = has_input(g, n, 1) ? ir::const_ints(g, n.inputs[1]) : std::nullopt) {
     shape = ctx.const_i64(n.name + "/shape", *v);
   } else if (n.attrs.has("new_shape")) {
     shape = ctx.const_i64(n.name + "/shape", n.attrs.get_ints("new_shape"));
@@ -112,7 +114,7 @@ std::vector<int> squeezed_axes(const ir::Graph& g, const ir::Node& n) {
       if (xs[i] == 1) axes.push_back(static_cast<int>(i));
   } else {
     for (int64_t d : dims)
-      if (auto a = resolve_axis(d, xs.size())) axes.push_back(*a);
+      if (auto a = ir::resolve_axis(d, xs.size())) axes.push_back(*a);
   }
   std::sort(axes.begin(), axes.end());
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
@@ -122,7 +124,7 @@ std::vector<int> squeezed_axes(const ir::Graph& g, const ir::Node& n) {
 std::string check_squeeze(const ir::Graph& g, const ir::Node& n) {
   const Shape& xs = g.tensor(n.inputs[0]).shape;
   for (int64_t d : n.attrs.get_ints("squeeze_dims")) {
-    auto a = resolve_axis(d, xs.size());
+    auto a = ir::resolve_axis(d, xs.size());
     if (!a) return "squeeze dimension " + std::to_string(d) + " is out of range";
     if (xs[static_cast<size_t>(*a)] != 1)
       return "squeeze dimension " + std::to_string(d) + " has size " +
@@ -155,7 +157,7 @@ Status lower_squeeze(LowerContext& ctx, const ir::Node& n) {
 
 std::string check_transpose(const ir::Graph& g, const ir::Node& n) {
   if (auto r = require_const(g, n, 1, "perm"); !r.empty()) return r;
-  auto perm = const_ints(g, n.inputs[1]);
+  auto perm = ir::const_ints(g, n.inputs[1]);
   size_t rank = g.tensor(n.inputs[0]).rank();
   if (!perm || perm->size() != rank) return "perm must hold one entry per input dimension";
   Perm p(perm->begin(), perm->end());
@@ -171,7 +173,7 @@ std::optional<LayoutPlan> propagate_transpose(const ir::Graph& g, const ir::Node
   // output is seen channels-first: it becomes an Identity, and the Implicit
   // ops after it get the layout they want. (Not for a graph output, whose
   // axis order is the model's interface.)
-  auto perm = const_ints(g, n.inputs[1]);
+  auto perm = ir::const_ints(g, n.inputs[1]);
   const size_t rank = g.tensor(n.outputs[0]).rank();
   if (perm && perm->size() == rank && rank >= 3 && !g.is_graph_output(n.outputs[0])) {
     Perm p(perm->begin(), perm->end());
@@ -187,7 +189,7 @@ std::optional<LayoutPlan> propagate_transpose(const ir::Graph& g, const ir::Node
 
 Status lower_transpose(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
-  auto perm = const_ints(g, n.inputs[1]);
+  auto perm = ir::const_ints(g, n.inputs[1]);
   const Perm& in_layout = g.tensor(n.inputs[0]).layout;
   const Perm& out_layout = g.tensor(n.outputs[0]).layout;
   Perm p(perm->begin(), perm->end());
@@ -215,7 +217,7 @@ Status lower_concat(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   const Perm& p = out_layout(g, n);
   size_t rank = out_rank(g, n);
-  auto axis = resolve_axis(n.attrs.get_int("axis"), rank);
+  auto axis = ir::resolve_axis(n.attrs.get_int("axis"), rank);
   if (!axis)
     return ctx.error(n, "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range");
   std::vector<TensorId> inputs;
@@ -254,11 +256,12 @@ std::string check_split(const ir::Graph& g, const ir::Node& n) {
   size_t axis_input = n.builtin == ir::builtin::kSplit ? 0 : 2;
   if (auto r = require_const(g, n, axis_input, "axis"); !r.empty()) return r;
   if (!has_input(g, n, data)) return "data input is missing";
-  auto axis = const_ints(g, n.inputs[axis_input]);
+  auto axis = ir::const_ints(g, n.inputs[axis_input]);
   size_t rank = g.tensor(n.inputs[data]).rank();
-  if (!axis || axis->size() != 1 || !resolve_axis((*axis)[0], rank)) return "axis is out of range";
+  if (!axis || axis->size() != 1 || !ir::resolve_axis((*axis)[0], rank))
+    return "axis is out of range";
   int64_t dim =
-      g.tensor(n.inputs[data]).shape[static_cast<size_t>(*resolve_axis((*axis)[0], rank))];
+      g.tensor(n.inputs[data]).shape[static_cast<size_t>(*ir::resolve_axis((*axis)[0], rank))];
   if (n.builtin == ir::builtin::kSplit) {
     if (dim >= 0 && (n.outputs.empty() || dim % static_cast<int64_t>(n.outputs.size()) != 0))
       return "dimension " + std::to_string(dim) + " does not split into " +
@@ -266,7 +269,7 @@ std::string check_split(const ir::Graph& g, const ir::Node& n) {
     return "";
   }
   if (auto r = require_const(g, n, 1, "size_splits"); !r.empty()) return r;
-  auto sizes = const_ints(g, n.inputs[1]);
+  auto sizes = ir::const_ints(g, n.inputs[1]);
   if (!sizes || sizes->size() != n.outputs.size())
     return "size_splits must have one entry per output";
   if (std::count(sizes->begin(), sizes->end(), -1) > 1) return "size_splits has more than one -1";
@@ -289,11 +292,11 @@ Status lower_split(LowerContext& ctx, const ir::Node& n) {
   bool is_v = n.builtin != ir::builtin::kSplit;
   size_t data = is_v ? 0 : 1;
   const ir::Tensor& x = g.tensor(n.inputs[data]);
-  int axis = *resolve_axis((*const_ints(g, n.inputs[is_v ? 2 : 0]))[0], x.rank());
+  int axis = *ir::resolve_axis((*ir::const_ints(g, n.inputs[is_v ? 2 : 0]))[0], x.rank());
   int64_t dim = x.shape[static_cast<size_t>(axis)];
   std::vector<int64_t> sizes;
   if (is_v) {
-    sizes = *const_ints(g, n.inputs[1]);
+    sizes = *ir::const_ints(g, n.inputs[1]);
     int64_t known = 0;
     for (int64_t s : sizes) known += s >= 0 ? s : 0;
     for (auto& s : sizes)
@@ -304,160 +307,11 @@ Status lower_split(LowerContext& ctx, const ir::Node& n) {
   return emit_split(ctx, n, data, axis, sizes);
 }
 
-// ---- STRIDED_SLICE ----------------------------------------------------------
-
-struct SliceDim {
-  bool full = true;  // whole range, nothing to emit
-  int64_t begin = 0, end = 0, stride = 1;
-  bool shrink = false;
-};
-
-struct SliceSpec {
-  std::vector<SliceDim> dims;     // one per input dimension
-  std::vector<int> shrink_axes;   // input dimensions removed
-  std::vector<int64_t> new_axes;  // positions of inserted unit dims in the output
-};
-
-// TensorFlow's sparse -> dense slice spec (ellipsis, new-axis and shrink masks).
-std::optional<SliceSpec> slice_spec(const ir::Graph& g, const ir::Node& n, std::string* why) {
-  auto begin = const_ints(g, n.inputs[1]);
-  auto end = const_ints(g, n.inputs[2]);
-  auto strides = const_ints(g, n.inputs[3]);
-  if (!begin || !end || !strides || begin->size() != end->size() ||
-      begin->size() != strides->size()) {
-    *why = "begin, end and strides must be constants of equal length";
-    return std::nullopt;
-  }
-  const Shape& xs = g.tensor(n.inputs[0]).shape;
-  const size_t rank = xs.size();
-  const size_t m = begin->size();
-  auto bit = [&](const char* mask, size_t i) -> int64_t {
-    return i < 32 ? (n.attrs.get_int(mask) >> i) & 1 : 0;  // TFLite masks are int32
-  };
-  bool offset = n.attrs.get_int("offset") != 0;
-  SliceSpec spec;
-  spec.dims.resize(rank);
-  size_t dense = 0;
-  int64_t out_pos = 0;
-  bool saw_ellipsis = false;
-  for (size_t i = 0; i < m; ++i) {
-    if (bit("ellipsis_mask", i) && !saw_ellipsis) {
-      saw_ellipsis = true;
-      size_t later = 0;
-      for (size_t j = i + 1; j < m; ++j) later += !bit("new_axis_mask", j);
-      size_t cover = rank >= dense + later ? rank - dense - later : 0;
-      dense += cover;
-      out_pos += static_cast<int64_t>(cover);
-      continue;
-    }
-    if (bit("new_axis_mask", i)) {
-      spec.new_axes.push_back(out_pos++);
-      continue;
-    }
-    if (dense >= rank) {
-      *why = "slice spec has more entries than the input has dimensions";
-      return std::nullopt;
-    }
-    SliceDim d;
-    int64_t s = (*strides)[i];
-    if (s == 0) {
-      *why = "stride 0";
-      return std::nullopt;
-    }
-    int64_t b = (*begin)[i], e = (*end)[i];
-    if (offset) e += b;
-    if (bit("shrink_axis_mask", i)) {
-      int64_t dim = xs[dense];
-      if (b < 0 && dim >= 0) b += dim;
-      if (dim >= 0 && (b < 0 || b >= dim)) {
-        *why = "shrink index " + std::to_string((*begin)[i]) + " out of range for dimension " +
-               std::to_string(dense);
-        return std::nullopt;
-      }
-      d = {false, b, b == -1 ? kMax : b + 1, 1, true};
-      spec.shrink_axes.push_back(static_cast<int>(dense));
-    } else {
-      bool bfull = bit("begin_mask", i), efull = bit("end_mask", i);
-      d.full = bfull && efull && s == 1;
-      d.begin = bfull ? (s > 0 ? 0 : kMax) : b;
-      d.end = efull ? (s > 0 ? kMax : kMin) : e;
-      d.stride = s;
-      ++out_pos;
-    }
-    spec.dims[dense++] = d;
-  }
-  return spec;
-}
-
-std::string check_strided_slice(const ir::Graph& g, const ir::Node& n) {
-  for (size_t i = 1; i <= 3; ++i)
-    if (auto r = require_const(g, n, i, i == 1 ? "begin" : i == 2 ? "end" : "strides"); !r.empty())
-      return r;
-  std::string why;
-  if (!slice_spec(g, n, &why)) return why;
-  return "";
-}
-
-std::optional<LayoutPlan> propagate_strided_slice(const ir::Graph& g, const ir::Node& n,
-                                                  std::span<const Perm> in) {
-  std::string why;
-  auto spec = slice_spec(g, n, &why);
-  Perm p = in.empty() ? Perm{} : in[0];
-  if (!spec || (!spec->new_axes.empty() && !p.empty())) return std::nullopt;
-  return plan_for(n, p, 0, ir::drop_axes(p, spec->shrink_axes, g.tensor(n.inputs[0]).rank()));
-}
-
-Status lower_strided_slice(LowerContext& ctx, const ir::Node& n) {
-  const ir::Graph& g = ctx.graph();
-  std::string why;
-  auto spec = slice_spec(g, n, &why);
-  if (!spec) return ctx.error(n, why);
-  const Perm& p = g.tensor(n.inputs[0]).layout;
-  std::vector<int64_t> starts, ends, axes, steps;
-  for (size_t d = 0; d < spec->dims.size(); ++d) {
-    const SliceDim& s = spec->dims[d];
-    if (s.full) continue;
-    starts.push_back(s.begin);
-    ends.push_back(s.end);
-    axes.push_back(ir::onnx_axis(p, static_cast<int>(d)));
-    steps.push_back(s.stride);
-  }
-  bool squeeze = !spec->shrink_axes.empty();
-  bool unsqueeze = !spec->new_axes.empty();
-  TensorId cur = n.inputs[0];
-  auto next = [&](bool last, const char* what) {
-    return last ? n.outputs[0] : ctx.temp(n.name + "/" + what, g.tensor(n.outputs[0]).dtype);
-  };
-  if (!starts.empty()) {
-    TensorId out = next(!squeeze && !unsqueeze, "sliced");
-    ctx.emit(n, "Slice",
-             {cur, ctx.const_i64(n.name + "/starts", starts), ctx.const_i64(n.name + "/ends", ends),
-              ctx.const_i64(n.name + "/axes", axes), ctx.const_i64(n.name + "/steps", steps)},
-             {out});
-    cur = out;
-  }
-  if (squeeze) {
-    std::vector<int64_t> sq;
-    for (int a : spec->shrink_axes) sq.push_back(ir::onnx_axis(p, a));
-    std::sort(sq.begin(), sq.end());
-    TensorId out = next(!unsqueeze, "squeezed");
-    ctx.emit(n, "Squeeze", {cur, ctx.const_i64(n.name + "/squeeze_axes", sq)}, {out}, "Squeeze");
-    cur = out;
-  }
-  if (unsqueeze) {
-    ctx.emit(n, "Unsqueeze", {cur, ctx.const_i64(n.name + "/unsqueeze_axes", spec->new_axes)},
-             {n.outputs[0]}, "Unsqueeze");
-    cur = n.outputs[0];
-  }
-  if (cur != n.outputs[0]) ctx.emit(n, "Identity", {cur}, {n.outputs[0]});
-  return ok_status();
-}
-
 // ---- PAD / PADV2 / MIRROR_PAD ----------------------------------------------
 
 std::string check_pad(const ir::Graph& g, const ir::Node& n) {
   if (auto r = require_const(g, n, 1, "paddings"); !r.empty()) return r;
-  auto pads = const_ints(g, n.inputs[1]);
+  auto pads = ir::const_ints(g, n.inputs[1]);
   size_t rank = g.tensor(n.inputs[0]).rank();
   if (!pads || pads->size() != 2 * rank)
     return "paddings must be a [" + std::to_string(rank) + ", 2] constant";
@@ -473,7 +327,7 @@ std::string check_pad(const ir::Graph& g, const ir::Node& n) {
 
 // TFLite [rank, 2] paddings -> ONNX [begins..., ends...] in ONNX axis order.
 std::vector<int64_t> onnx_pads(const ir::Graph& g, const ir::Node& n) {
-  auto pads = *const_ints(g, n.inputs[1]);
+  auto pads = *ir::const_ints(g, n.inputs[1]);
   const Perm& p = g.tensor(n.inputs[0]).layout;
   size_t rank = pads.size() / 2;
   std::vector<int64_t> out(2 * rank);
@@ -549,6 +403,133 @@ Status lower_mirror_pad(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// ---- evaluation at conversion time (OpEntry::element_sources) ------------
+
+// RESHAPE: input 0's elements in order, in the target shape (from the shape
+// input, else new_shape, else the static output shape; one -1 inferred).
+std::optional<std::vector<OutputMap>> reshape_sources(const ir::Graph& g, const ir::Node& n,
+                                                      int64_t) {
+  auto xs = input_shape(g, n, 0);
+  auto count = xs ? ir::element_count(*xs) : std::nullopt;
+  if (!count || n.outputs.size() != 1) return std::nullopt;
+  std::optional<std::vector<int64_t>> target;
+  if (has_input(g, n, 1)) {
+    target = input_ints(g, n, 1);  // a shape computed at run time: unknown here
+    if (!target) return std::nullopt;
+  } else if (n.attrs.has("new_shape")) {
+    target = n.attrs.get_ints("new_shape");
+  } else {
+    auto ys = ir::static_shape(g.tensor(n.outputs[0]));
+    if (!ys) return std::nullopt;
+    target = *ys;
+  }
+  Shape ys(target->begin(), target->end());
+  int64_t known = 1;
+  int unknown = -1;
+  for (size_t i = 0; i < ys.size(); ++i) {
+    if (ys[i] == -1 && unknown < 0) {
+      unknown = static_cast<int>(i);
+    } else if (ys[i] < 0) {
+      return std::nullopt;
+    } else {
+      auto k = ir::element_count({known, ys[i]});
+      if (!k) return std::nullopt;
+      known = *k;
+    }
+  }
+  if (unknown >= 0) {
+    if (known == 0 || *count % known != 0) return std::nullopt;
+    ys[static_cast<size_t>(unknown)] = *count / known;
+  }
+  if (ir::element_count(ys) != count) return std::nullopt;
+  return in_order(std::move(ys));
+}
+
+std::optional<std::vector<OutputMap>> squeeze_sources(const ir::Graph& g, const ir::Node& n,
+                                                      int64_t) {
+  auto xs = input_shape(g, n, 0);
+  if (!xs || !ir::element_count(*xs) || n.outputs.size() != 1) return std::nullopt;
+  std::vector<int64_t> dims = n.attrs.get_ints("squeeze_dims");
+  std::vector<bool> drop(xs->size(), false);
+  if (dims.empty()) {
+    for (size_t i = 0; i < xs->size(); ++i) drop[i] = (*xs)[i] == 1;
+  }
+  for (int64_t d : dims) {
+    auto a = ir::resolve_axis(d, xs->size());
+    if (!a || (*xs)[static_cast<size_t>(*a)] != 1) return std::nullopt;
+    drop[static_cast<size_t>(*a)] = true;
+  }
+  Shape ys;
+  for (size_t i = 0; i < xs->size(); ++i)
+    if (!drop[i]) ys.push_back((*xs)[i]);
+  return in_order(std::move(ys));
+}
+
+std::optional<std::vector<OutputMap>> transpose_sources(const ir::Graph& g, const ir::Node& n,
+                                                        int64_t max) {
+  auto xs = input_shape(g, n, 0);
+  auto perm = input_ints(g, n, 1);
+  if (!xs || !perm || perm->size() != xs->size()) return std::nullopt;
+  ir::Perm p(perm->begin(), perm->end());
+  if (!ir::is_permutation(p, xs->size())) return std::nullopt;
+  Shape ys = ir::permute_shape(*xs, p);
+  auto count = bounded_count(ys, max);
+  if (!count) return std::nullopt;
+  std::vector<int64_t> in_strides = ir::row_strides(*xs);
+  const size_t rank = ys.size();
+  OutputMap out;
+  out.shape = ys;
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t k = 0; k < *count; ++k) {
+    int64_t src = 0;
+    for (size_t d = 0; d < rank; ++d) src += idx[d] * in_strides[static_cast<size_t>(p[d])];
+    out.sources.push_back(ElementSource{0, src});
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < ys[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return std::vector<OutputMap>{std::move(out)};
+}
+
+std::optional<std::vector<OutputMap>> concatenation_sources(const ir::Graph& g, const ir::Node& n,
+                                                            int64_t max) {
+  if (n.inputs.empty()) return std::nullopt;
+  if (n.attrs.get_string("fused_activation_function", "NONE") != "NONE") return std::nullopt;
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    auto s = input_shape(g, n, i);
+    if (!s) return std::nullopt;
+    shapes.push_back(*s);
+  }
+  const int64_t rank = static_cast<int64_t>(shapes[0].size());
+  int64_t axis = n.attrs.get_int("axis");
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return std::nullopt;
+  const size_t a = static_cast<size_t>(axis);
+  Shape ys = shapes[0];
+  ys[a] = 0;
+  for (const auto& s : shapes) {
+    if (s.size() != shapes[0].size()) return std::nullopt;
+    for (size_t d = 0; d < s.size(); ++d)
+      if (d != a && s[d] != shapes[0][d]) return std::nullopt;
+    ys[a] += s[a];
+  }
+  auto count = bounded_count(ys, max);
+  if (!count) return std::nullopt;
+  if (*count == 0) return empty_result(ys, n.outputs.size());
+  const int64_t outer = product(ys, 0, a), inner = product(ys, a + 1, ys.size());
+  OutputMap out;
+  out.shape = ys;
+  for (int64_t o = 0; o < outer; ++o)
+    for (size_t j = 0; j < shapes.size(); ++j) {
+      const int64_t block = shapes[j][a] * inner;
+      for (int64_t i = 0; i < block; ++i)
+        out.sources.push_back(ElementSource{static_cast<uint32_t>(j), o * block + i});
+    }
+  return std::vector<OutputMap>{std::move(out)};
+}
+
 }  // namespace
 
 OpEntry reshape() {
@@ -561,6 +542,7 @@ OpEntry reshape() {
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "layout kept when only unit dimensions move (classifier heads)";
   e.quantized = QuantizedKernel::kSameScale;
+  e.element_sources = reshape_sources;
   return e;
 }
 
@@ -575,6 +557,7 @@ OpEntry squeeze() {
   e.check = check_squeeze;
   e.dtypes = "float32, int32, int64, bool";
   e.quantized = QuantizedKernel::kSameScale;
+  e.element_sources = squeeze_sources;
   return e;
 }
 
@@ -585,22 +568,25 @@ OpEntry transpose() {
   e.min_inputs = 2;
   e.dtypes = "float32, int32, int64, bool";
   e.quantized = QuantizedKernel::kSameScale;
+  e.element_sources = transpose_sources;
   return e;
 }
 
 OpEntry concatenation() {
   OpEntry e = attribute("Concat", propagate_same, lower_concat);
+  e.keeps_layout = true;
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_ConcatenationOptions();
     a.set("axis", int64_t{o ? o->axis() : 0});
     store_activation(o, a);
   };
   e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
-    if (!resolve_axis(n.attrs.get_int("axis"), out_rank(g, n))) return "axis out of range";
+    if (!ir::resolve_axis(n.attrs.get_int("axis"), out_rank(g, n))) return "axis out of range";
     return check_activation(g, n);
   };
   e.min_inputs = -1;
   e.dtypes = "float32, int32, int64, bool";
+  e.element_sources = concatenation_sources;
   return e;
 }
 
@@ -618,28 +604,9 @@ OpEntry split_v() {
   return e;
 }
 
-OpEntry strided_slice() {
-  OpEntry e = attribute("Slice (+ Squeeze/Unsqueeze for shrink/new axes)", propagate_strided_slice,
-                        lower_strided_slice);
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_StridedSliceOptions();
-    a.set("begin_mask", int64_t{o ? o->begin_mask() : 0});
-    a.set("end_mask", int64_t{o ? o->end_mask() : 0});
-    a.set("ellipsis_mask", int64_t{o ? o->ellipsis_mask() : 0});
-    a.set("new_axis_mask", int64_t{o ? o->new_axis_mask() : 0});
-    a.set("shrink_axis_mask", int64_t{o ? o->shrink_axis_mask() : 0});
-    a.set("offset", int64_t{o && o->offset() ? 1 : 0});
-  };
-  e.check = check_strided_slice;
-  e.min_inputs = 4;
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes = "constant begin/end/strides; every mask";
-  e.quantized = QuantizedKernel::kSameScale;
-  return e;
-}
-
 OpEntry pad() {
   OpEntry e = attribute("Pad", propagate_same, lower_pad, check_pad, 2);
+  e.keeps_layout = true;
   e.dtypes = "float32, int32, int64";
   e.quantized = QuantizedKernel::kSameScale;
   return e;
@@ -647,6 +614,7 @@ OpEntry pad() {
 
 OpEntry padv2() {
   OpEntry e = attribute("Pad", propagate_same, lower_pad, check_pad, 2);
+  e.keeps_layout = true;
   e.dtypes = "float32, int32, int64";
   e.quantized = QuantizedKernel::kSameScale;
   return e;
@@ -655,6 +623,7 @@ OpEntry padv2() {
 OpEntry mirror_pad() {
   OpEntry e =
       attribute("Pad (reflect) / Slice + Concat (symmetric)", propagate_same, lower_mirror_pad);
+  e.keeps_layout = true;
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_MirrorPadOptions();
     a.set("mode", std::string(o && o->mode() == tflite::MirrorPadMode::SYMMETRIC ? "SYMMETRIC"

@@ -5,6 +5,7 @@
 // before it gets here: passes::fuse_dilated_convolutions.)
 #include <limits>
 
+#include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
 
@@ -46,8 +47,8 @@ std::string read_blocks(const ir::Graph& g, const ir::Node& n, const char* what,
     return r + " (only 4-D NHWC inputs are supported)";
   if (auto r = require_const(g, n, 1, "block_shape"); !r.empty()) return r;
   if (auto r = require_const(g, n, 2, what); !r.empty()) return r;
-  auto block = const_ints(g, n.inputs[1]);
-  auto pads = const_ints(g, n.inputs[2]);
+  auto block = ir::const_ints(g, n.inputs[1]);
+  auto pads = ir::const_ints(g, n.inputs[2]);
   if (!block || block->size() != 2) return "block_shape must hold 2 values";
   if (!pads || pads->size() != 4) return std::string(what) + " must be a [2, 2] constant";
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
 
@@ -23,7 +24,7 @@ std::string check_rfft2d(const ir::Graph& g, const ir::Node& n) {
     return "complex outputs cannot be expressed in ONNX (only RFFT2D read by COMPLEX_ABS, "
            "a magnitude spectrum, converts)";
   if (auto r = require_const(g, n, 1, "fft_length"); !r.empty()) return r;
-  auto len = const_ints(g, n.inputs[1]);
+  auto len = ir::const_ints(g, n.inputs[1]);
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   if (!len || len->size() != 2) return "fft_length must hold 2 values";
   if (x.dtype != DataType::kFloat32) return "input must be float32";
@@ -40,7 +41,7 @@ std::string check_rfft2d(const ir::Graph& g, const ir::Node& n) {
 Status lower_rfft2d(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   const ir::Tensor& x = g.tensor(n.inputs[0]);
-  const int64_t fft = (*const_ints(g, n.inputs[1]))[1];
+  const int64_t fft = (*ir::const_ints(g, n.inputs[1]))[1];
   const size_t r = x.rank();
   const int64_t rows = x.shape[r - 2], width = x.shape[r - 1];
   const int64_t used =

@@ -14,15 +14,15 @@
 #include <limits>
 #include <map>
 
+#include "core/ir/builtins.h"
+#include "core/ir/shape.h"
 #include "core/ops/registry.h"
 #include "core/passes/passes.h"
-#include "core/passes/shape_eval.h"
 
 namespace lite2onnx::passes {
 namespace {
 
 using ir::TensorId;
-namespace se = shape_eval;
 
 constexpr int64_t kMaxElements = 64;  // paddings and crops are [2, 2]
 constexpr int kMaxDepth = 64;
@@ -91,11 +91,11 @@ class Evaluator {
   Values compute(TensorId t, int depth) {
     const ir::Tensor& x = g_.tensor(t);
     if (x.dtype != ir::DataType::kInt32 && x.dtype != ir::DataType::kInt64) return std::nullopt;
-    auto shape = se::static_shape(x);
+    auto shape = ir::static_shape(x);
     auto count = shape ? ir::element_count(*shape) : std::nullopt;
     if (!count || *count > kMaxElements) return std::nullopt;
     if (x.is_const()) {
-      auto ints = ops::const_ints(g_, t);
+      auto ints = ir::const_ints(g_, t);
       if (!ints || static_cast<int64_t>(ints->size()) != *count) return std::nullopt;
       std::vector<Linear> out(ints->size());
       for (size_t i = 0; i < ints->size(); ++i) out[i].c = (*ints)[i];
@@ -111,11 +111,13 @@ class Evaluator {
 
   // The value of output `t` of node `n` from the values of its inputs.
   Values through(const ir::Node& n, TensorId t, int depth) {
-    if (se::is_data_movement(n.builtin)) {
-      auto maps = se::element_sources(g_, n, kMaxElements);
-      if (!maps || maps->size() != n.outputs.size()) return std::nullopt;
+    const ops::OpEntry& e = ops::lookup(n.builtin);
+    if (e.element_sources) {
+      auto maps = ops::element_sources(g_, n, kMaxElements);
+      if (!maps) return std::nullopt;
       for (size_t o = 0; o < n.outputs.size(); ++o) {
         if (n.outputs[o] != t) continue;
+        if ((*maps)[o].in_order) return eval(n.inputs[0], depth + 1);
         std::vector<Linear> out;
         for (const auto& s : (*maps)[o].sources) {
           Values in = eval(n.inputs[s.input], depth + 1);
@@ -126,28 +128,30 @@ class Evaluator {
       }
       return std::nullopt;
     }
-    bool arith = n.builtin == se::kAdd || n.builtin == se::kSub || n.builtin == se::kMul;
-    if (!arith || n.inputs.size() != 2 || n.outputs.size() != 1 ||
+    const ops::Arithmetic op = e.arithmetic;
+    bool linear =
+        op == ops::Arithmetic::kAdd || op == ops::Arithmetic::kSub || op == ops::Arithmetic::kMul;
+    if (!linear || n.inputs.size() != 2 || n.outputs.size() != 1 ||
         n.attrs.get_string("fused_activation_function", "NONE") != "NONE")
       return std::nullopt;
     Values a = eval(n.inputs[0], depth + 1);
     Values b = eval(n.inputs[1], depth + 1);
     if (!a || !b) return std::nullopt;
-    auto as = se::static_shape(g_.tensor(n.inputs[0]));
-    auto bs = se::static_shape(g_.tensor(n.inputs[1]));
+    auto as = ir::static_shape(g_.tensor(n.inputs[0]));
+    auto bs = ir::static_shape(g_.tensor(n.inputs[1]));
     if (!as || !bs) return std::nullopt;
-    auto ys = se::broadcast_shape(*as, *bs);
+    auto ys = ir::broadcast_shape(*as, *bs);
     if (!ys) return std::nullopt;
-    std::vector<int64_t> ia = se::broadcast_sources(*ys, *as);
-    std::vector<int64_t> ib = se::broadcast_sources(*ys, *bs);
+    std::vector<int64_t> ia = ir::broadcast_sources(*ys, *as);
+    std::vector<int64_t> ib = ir::broadcast_sources(*ys, *bs);
     std::vector<Linear> out;
     for (size_t i = 0; i < ia.size(); ++i) {
       const Linear& x = (*a)[static_cast<size_t>(ia[i])];
       const Linear& y = (*b)[static_cast<size_t>(ib[i])];
       std::optional<Linear> r;
-      if (n.builtin == se::kAdd) {
+      if (op == ops::Arithmetic::kAdd) {
         r = combine(x, y, 1);
-      } else if (n.builtin == se::kSub) {
+      } else if (op == ops::Arithmetic::kSub) {
         r = combine(x, y, -1);
       } else if (x.terms.empty()) {
         r = combine(Linear{}, y, x.c);
@@ -189,8 +193,8 @@ std::optional<Fusion> match(const ir::Graph& g, Evaluator& eval, const ir::Node&
   if (!x.has_rank || x.rank() != 4 || !g.valid(conv.inputs[1])) return std::nullopt;
   const ir::Tensor& w = g.tensor(conv.inputs[1]);
   if (!w.has_rank || w.rank() != 4 || w.shape[1] < 1 || w.shape[2] < 1) return std::nullopt;
-  auto block = ops::const_ints(g, s.inputs[1]);
-  auto block_b = ops::const_ints(g, b.inputs[1]);
+  auto block = ir::const_ints(g, s.inputs[1]);
+  auto block_b = ir::const_ints(g, b.inputs[1]);
   if (!block || block->size() != 2 || block != block_b || (*block)[0] < 1 || (*block)[1] < 1)
     return std::nullopt;
   Values pads = eval.eval(s.inputs[2]);
@@ -219,20 +223,21 @@ Status fuse_dilated_convolutions(ir::Graph& g, PassContext& ctx) {
     if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
     if (!g.alive(k)) continue;
     const ir::Node& s = g.node(k);
-    if (s.dialect != ir::Dialect::kTflite || s.builtin != se::kSpaceToBatchNd ||
+    if (s.dialect != ir::Dialect::kTflite || s.builtin != ir::builtin::kSpaceToBatchNd ||
         s.outputs.size() != 1 || s.inputs.empty())
       continue;
     const ir::NodeId c = only_reader(g, s.outputs[0], 0);
     if (c == ir::kNoNode) continue;
     const ir::Node& conv = g.node(c);
     if (conv.dialect != ir::Dialect::kTflite ||
-        (conv.builtin != se::kConv2d && conv.builtin != se::kDepthwiseConv2d) ||
+        (conv.builtin != ir::builtin::kConv2d && conv.builtin != ir::builtin::kDepthwiseConv2d) ||
         conv.outputs.empty())
       continue;
     const ir::NodeId b = only_reader(g, conv.outputs[0], 0);
     if (b == ir::kNoNode) continue;
     const ir::Node& bts = g.node(b);
-    if (bts.dialect != ir::Dialect::kTflite || bts.builtin != se::kBatchToSpaceNd) continue;
+    if (bts.dialect != ir::Dialect::kTflite || bts.builtin != ir::builtin::kBatchToSpaceNd)
+      continue;
     auto f = match(g, eval, s, conv, bts);
     if (!f) continue;
     const TensorId in = s.inputs[0], out = bts.outputs[0];
@@ -248,7 +253,7 @@ Status fuse_dilated_convolutions(ir::Graph& g, PassContext& ctx) {
   }
   if (!fused) return ok_status();
   // The paddings / crops arithmetic now feeds nothing.
-  shape_eval::remove_dead_shape_nodes(g);
+  remove_dead_shape_nodes(g);
   return ok_status();
 }
 

@@ -26,8 +26,6 @@ namespace builtin = ir::builtin;
 
 bool is_data(const ir::Graph& g, TensorId t) { return g.valid(t) && !g.tensor(t).is_const(); }
 
-Perm full(const Perm& p, size_t rank) { return p.empty() ? ir::identity_perm(rank) : p; }
-
 struct Plan {
   std::vector<Perm> layout;                 // per tensor: what readers see
   std::vector<Perm> produced;               // per tensor: what its producer writes
@@ -113,8 +111,7 @@ class Planner {
               ir::channels_first(g_.tensor(n.inputs[d]).rank());
         continue;
       }
-      bool keeps = e.layout == LayoutClass::kTransparent ||
-                   (e.layout == LayoutClass::kAttribute && e.propagate == ops::propagate_same);
+      bool keeps = e.layout == LayoutClass::kTransparent || e.keeps_layout;
       if (!keeps || n.outputs.empty()) continue;
       const Perm& w = want[static_cast<size_t>(n.outputs[0])];
       size_t rank = g_.tensor(n.outputs[0]).rank();
@@ -201,12 +198,12 @@ class Planner {
     const ForcedLayout* f = forced_[static_cast<size_t>(n.inputs[d])];
     Perm need = ir::normalized(np.inputs[d]);
     if (!f || !f->strict || ir::normalized(f->perm) == need) return ok_status();
-    Error err =
-        make_error(ErrorCode::kInvalidOption,
-                   f->source + " gives tensor '" + g_.tensor(n.inputs[d]).name + "' layout " +
-                       ir::to_string(full(f->perm, g_.tensor(n.inputs[d]).rank())) + ", but op " +
-                       std::to_string(n.source_op) + " (" + n.op + ", Implicit) reads it as " +
-                       ir::to_string(full(need, g_.tensor(n.inputs[d]).rank())));
+    Error err = make_error(
+        ErrorCode::kInvalidOption,
+        f->source + " gives tensor '" + g_.tensor(n.inputs[d]).name + "' layout " +
+            ir::to_string(ir::full_perm(f->perm, g_.tensor(n.inputs[d]).rank())) + ", but op " +
+            std::to_string(n.source_op) + " (" + n.op + ", Implicit) reads it as " +
+            ir::to_string(ir::full_perm(need, g_.tensor(n.inputs[d]).rank())));
     err.op_index = n.source_op;
     err.tensor = g_.tensor(n.inputs[d]).name;
     return err;
@@ -278,7 +275,7 @@ class Applier {
         const ForcedLayout* f = planner_.forced(o);
         add_transpose(r, o, pname + "/Transpose_out" + std::to_string(fixed_index[j]), source,
                       (f ? f->source : std::string("forced layout")) + ": op writes " +
-                          ir::to_string(full(g_.tensor(r).layout, g_.tensor(r).rank())));
+                          ir::to_string(ir::full_perm(g_.tensor(r).layout, g_.tensor(r).rank())));
       }
     }
     g_.set_nodes(std::move(out_));
@@ -313,7 +310,8 @@ class Applier {
     const ir::Tensor& a = g_.tensor(from);
     if (!ir::element_count(a.shape)) return false;
     size_t rank = a.rank();
-    Perm p = ir::compose(ir::inverse(full(a.layout, rank)), full(g_.tensor(to).layout, rank));
+    Perm p = ir::compose(ir::inverse(ir::full_perm(a.layout, rank)),
+                         ir::full_perm(g_.tensor(to).layout, rank));
     return ir::keeps_memory_order(a.onnx_shape(), p);
   }
 
@@ -387,9 +385,9 @@ class Applier {
                      const std::string& why) {
     size_t rank = g_.tensor(from).rank();
     // ONNX value in layout `have` -> layout `need`: perm = inverse(have), then need.
-    Perm p = full(ir::compose(ir::inverse(full(g_.tensor(from).layout, rank)),
-                              full(g_.tensor(to).layout, rank)),
-                  rank);
+    Perm p = ir::full_perm(ir::compose(ir::inverse(ir::full_perm(g_.tensor(from).layout, rank)),
+                                       ir::full_perm(g_.tensor(to).layout, rank)),
+                           rank);
     ir::Node tr;
     tr.dialect = ir::Dialect::kOnnx;
     tr.op = "Transpose";

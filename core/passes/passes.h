@@ -57,6 +57,10 @@ Status fold_constant_dequantize(ir::Graph& g, PassContext& ctx);
 // without readers are removed. O(n + e + folded elements), each fold at most
 // 2^20 elements, all of them against Limits::max_created_bytes.
 Status fold_constants(ir::Graph& g, PassContext& ctx);
+// Deletes TFLite-dialect nodes of ops the table can evaluate (pure shape
+// arithmetic) none of whose outputs is read, repeatedly; returns how many.
+// O(n) per round, two rounds as nodes are in order.
+size_t remove_dead_shape_nodes(ir::Graph& g);
 
 // SPACE_TO_BATCH_ND -> CONV_2D / DEPTHWISE_CONV_2D (VALID) -> BATCH_TO_SPACE_ND
 // with constant blocks becomes one convolution with dilation = block, when the

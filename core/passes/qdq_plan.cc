@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/ir/builtins.h"
+#include "core/ops/registry.h"
 #include "core/passes/passes.h"
 #include "core/passes/qdq.h"
 
@@ -41,24 +42,6 @@ void read_non_finite_scales_as_zero(ir::Tensor& t, Diagnostics& diag) {
                             " read as 0 (no defined value in TFLite's integer kernels)");
 }
 
-// Inputs (bias, data, weight) of the ops whose int32 bias TFLite adds straight
-// into the integer accumulator, whose scale is input scale x filter scale.
-struct BiasSlots {
-  size_t bias, data, weight;
-};
-std::optional<BiasSlots> bias_slots(int builtin) {
-  switch (builtin) {
-    case ir::builtin::kConv2d:
-    case ir::builtin::kDepthwiseConv2d:
-    case ir::builtin::kFullyConnected:
-      return BiasSlots{2, 0, 1};
-    case ir::builtin::kTransposeConv:
-      return BiasSlots{3, 2, 1};
-    default:
-      return std::nullopt;
-  }
-}
-
 // The scale TFLite's integer kernel gives an int32 bias: input scale x filter
 // scale, per output channel. The bias tensor's own parameters are never read
 // by the kernel, so this is what the model computes even when they are wrong.
@@ -66,7 +49,7 @@ Status plan_biases(ir::Graph& g, Diagnostics& diag) {
   std::map<TensorId, TensorId> derived_alias;  // keeps one alias per bias when shared
   for (ir::NodeId k : g.order()) {
     const ir::Node& n = g.node(k);
-    auto slots = bias_slots(n.builtin);
+    const auto& slots = ops::lookup(n.builtin).bias;
     if (!slots || n.dialect != ir::Dialect::kTflite || n.inputs.size() <= slots->bias) continue;
     TensorId b = n.inputs[slots->bias];
     if (!g.valid(b) || g.tensor(b).dtype != DataType::kInt32 || !g.tensor(b).is_const()) continue;
@@ -179,7 +162,7 @@ Status plan_qdq(ir::Graph& g, PassContext& ctx) {
   if (auto st = plan_biases(g, diag); !st) return st;
   std::set<TensorId> biases;
   for (const ir::Node& n : g.nodes())
-    if (auto slots = bias_slots(n.builtin); slots && n.inputs.size() > slots->bias)
+    if (const auto& slots = ops::lookup(n.builtin).bias; slots && n.inputs.size() > slots->bias)
       biases.insert(n.inputs[slots->bias]);
   std::vector<std::string> zero_scale_activations;
   for (TensorId i = 0; static_cast<size_t>(i) < g.tensor_count(); ++i) {

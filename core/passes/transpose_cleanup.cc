@@ -34,8 +34,6 @@ bool is_elementwise(const ir::Node& n) {
   return n.outputs.size() == 1 && ir::onnx_traits(n).elementwise;
 }
 
-Perm full(const Perm& p, size_t rank) { return p.empty() ? ir::identity_perm(rank) : p; }
-
 // The perm of a well-formed ONNX Transpose node, or nullopt for any other node.
 std::optional<Perm> transpose_perm(const ir::Graph& g, const ir::Node& n) {
   if (n.dialect != ir::Dialect::kOnnx || n.op != "Transpose" || !n.domain.empty() ||
@@ -59,7 +57,7 @@ std::optional<Perm> transpose_perm(const ir::Graph& g, const ir::Node& n) {
 
 // Layout of a tensor's data after an ONNX Transpose with perm q.
 Perm transposed_layout(const ir::Tensor& t, const Perm& q) {
-  return ir::normalized(ir::compose(full(t.layout, t.rank()), q));
+  return ir::normalized(ir::compose(ir::full_perm(t.layout, t.rank()), q));
 }
 
 // Same naming as layout propagation uses for a tensor seen in another layout.
@@ -406,7 +404,7 @@ class Cleanup {
     ir::Shape shape(extra, 1);
     shape.insert(shape.end(), x.shape.begin(), x.shape.end());
     Perm layout = ir::identity_perm(extra);
-    for (int a : full(x.layout, x.rank())) layout.push_back(a + static_cast<int>(extra));
+    for (int a : ir::full_perm(x.layout, x.rank())) layout.push_back(a + static_cast<int>(extra));
     return constant_in_layout(c, ir::normalized(ir::compose(layout, q)), shape);
   }
 

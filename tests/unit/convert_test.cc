@@ -3,13 +3,17 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "core/convert.h"
+#include "core/ir/builtins.h"
+#include "core/ops/registry.h"
 #include "model_builder.h"
 
 namespace lite2onnx {
@@ -329,6 +333,62 @@ TEST(Convert, GraphInputOfUnknownRankIsUnsupportedNamingIt) {
   EXPECT_THAT(r.error().message, HasSubstr("graph input 'anything' has unknown rank"));
 }
 
+// STRIDED_SLICE with offset: the Slice bounds are the ones TFLite resolves
+// (end = resolved begin + end); on a dimension of unknown size that cannot be
+// written, and the op is reported.
+std::vector<std::byte> offset_slice_model(const std::string& input_shape_signature) {
+  return testing::tflite_from_json(R"({
+    "version": 3,
+    "operator_codes": [{"deprecated_builtin_code": 45, "builtin_code": "STRIDED_SLICE"}],
+    "subgraphs": [{
+      "tensors": [
+        {"shape": [4, 6], "shape_signature": )" +
+                                   input_shape_signature + R"(, "name": "x"},
+        {"shape": [2], "type": "INT32", "buffer": 1, "name": "begin"},
+        {"shape": [2], "type": "INT32", "buffer": 2, "name": "end"},
+        {"shape": [2], "type": "INT32", "buffer": 3, "name": "strides"},
+        {"shape": [2, 2], "name": "y"}],
+      "inputs": [0], "outputs": [4],
+      "operators": [{"opcode_index": 0, "inputs": [0, 1, 2, 3], "outputs": [4],
+                     "builtin_options_type": "StridedSliceOptions",
+                     "builtin_options": {"offset": true}}]
+    }],
+    "buffers": [{}, {"data": )" + testing::i32_bytes({-3, -20}) +
+                                   R"(},
+                {"data": )" + testing::i32_bytes({2, 2}) +
+                                   R"(},
+                {"data": )" + testing::i32_bytes({1, 1}) +
+                                   R"(}]
+  })");
+}
+
+TEST(Convert, StridedSliceOffsetWritesTheResolvedBounds) {
+  onnx::ModelProto m = convert_ok(offset_slice_model("[4, 6]"));
+  const onnx::NodeProto* slice = nullptr;
+  for (const auto& n : m.graph().node())
+    if (n.op_type() == "Slice") slice = &n;
+  ASSERT_NE(slice, nullptr);
+  auto values = [&](int i) {
+    const auto& t = *std::find_if(m.graph().initializer().begin(), m.graph().initializer().end(),
+                                  [&](const auto& x) { return x.name() == slice->input(i); });
+    std::vector<int64_t> v(static_cast<size_t>(t.raw_data().size() / 8));
+    std::memcpy(v.data(), t.raw_data().data(), t.raw_data().size());
+    return v;
+  };
+  EXPECT_EQ(values(1), (std::vector<int64_t>{1, 0}));  // starts: -3 + 4, -20 clamped to 0
+  EXPECT_EQ(values(2), (std::vector<int64_t>{3, 2}));  // ends: start + 2
+}
+
+TEST(Convert, StridedSliceOffsetOnADynamicDimensionIsUnsupported) {
+  ConvertOptions o;
+  Diagnostics d;
+  auto r = convert(view(offset_slice_model("[-1, 6]")), o, d);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
+  ASSERT_EQ(r.error().unsupported.size(), 1u);
+  EXPECT_THAT(r.error().unsupported[0].reason, HasSubstr("offset slicing of dimension 0"));
+}
+
 TEST(Convert, DynamicDimensionsStaySymbolic) {
   // Batch is dynamic (shape_signature -1): a 1x1 conv then a reshape to [-1, 20].
   std::string w = testing::f32_bytes(std::vector<float>(2 * 3, 0.5f));
@@ -365,6 +425,31 @@ TEST(Convert, DynamicDimensionsStaySymbolic) {
   ASSERT_EQ(out.dim_size(), 2);
   EXPECT_FALSE(out.dim(0).has_dim_value());
   EXPECT_EQ(out.dim(1).dim_value(), 20);
+}
+
+// Per-op data in the table agrees with itself: every op that propagates
+// its input's layout unchanged says so (layout hints walk back through it),
+// and the ops constant folding evaluates are the pure shape-arithmetic ones.
+TEST(OpTable, EntriesAreConsistent) {
+  for (const auto& [code, e] : ops::all_entries()) {
+    SCOPED_TRACE(ir::builtin_name(code));
+    EXPECT_EQ(e->keeps_layout, e->propagate == ops::propagate_same);
+    if (e->keeps_layout) {
+      EXPECT_EQ(e->layout, ops::LayoutClass::kAttribute);
+    }
+    if (e->bias) {
+      EXPECT_NE(e->bias->bias, e->bias->data);
+      EXPECT_NE(e->bias->bias, e->bias->weight);
+    }
+    if (e->evaluable()) {
+      EXPECT_TRUE(e->supported());
+    }
+  }
+  EXPECT_TRUE(ops::lookup(ir::builtin::kStridedSlice).element_sources);
+  EXPECT_EQ(ops::lookup(ir::builtin::kAdd).arithmetic, ops::Arithmetic::kAdd);
+  EXPECT_EQ(ops::lookup(ir::builtin::kDiv).arithmetic, ops::Arithmetic::kNone);
+  EXPECT_TRUE(ops::lookup(ir::builtin::kShape).fold);
+  EXPECT_TRUE(ops::lookup(ir::builtin::kConv2d).bias);
 }
 
 TEST(Convert, SupportMatrixComesFromTheRegistry) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/convert.h"
+#include "core/ir/shape.h"
 #include "core/ops/registry.h"
 #include "core/tflite/reader.h"
 #include "graph_builder.h"
@@ -215,7 +216,7 @@ TEST(Reader, ConstantsAreViewsIntoTheModelBytes) {
   for (int t : {z.image, z.flag, z.unranked, z.state, z.q, z.seq})
     EXPECT_FALSE(g.tensor(t).is_const()) << g.tensor(t).name;
   // The int32 constant reads back through the converters' helper.
-  EXPECT_THAT(*ops::const_ints(g, z.ids), ElementsAre(7, -8, 9));
+  EXPECT_THAT(*ir::const_ints(g, z.ids), ElementsAre(7, -8, 9));
 }
 
 TEST(Reader, BufferAddressedByOffsetIsAViewOfTheFile) {

@@ -12,6 +12,7 @@
 #include "core/convert.h"
 #include "core/ir/builtins.h"
 #include "core/ir/graph.h"
+#include "core/ir/shape.h"
 #include "core/ops/registry.h"
 #include "core/passes/passes.h"
 #include "core/tflite/reader.h"
@@ -68,7 +69,7 @@ class Builder : public testing::GraphBuilder {
 };
 
 std::vector<int64_t> ints(const ir::Graph& g, TensorId t) {
-  auto v = ops::const_ints(g, t);
+  auto v = ir::const_ints(g, t);
   return v ? *v : std::vector<int64_t>{-999};
 }
 
@@ -238,6 +239,24 @@ TEST(FoldConstants, DataMovementOps) {
   EXPECT_EQ(b.g.tensor(flat[0]).shape, (Shape{4}));  // dynamic dim resolved
   // `cast` is a graph output; only the two graph-output nodes stay.
   ASSERT_EQ(b.g.node_count(), 2u);
+}
+
+// offset (StridedSliceOptions): end = begin + end from the begin TFLite
+// resolves (strided_slice_logic.h): negative, clamped or masked.
+TEST(FoldConstants, StridedSliceOffsetEndsCountFromTheResolvedBegin) {
+  Builder b;
+  std::vector<int32_t> values(4 * 6);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<int32_t>(i);
+  TensorId m = b.i32("m", values, {4, 6});
+  // dim 0: begin -3 -> 1, end 1 + 2 = 3; dim 1: begin -20 -> clamped 0, end 0 + 2.
+  TensorId a = b.strided_slice(m, {-3, -20}, {2, 2}, {1, 1}, {2, 2});
+  b.g.info(b.g.producer(a)).attrs.set("offset", int64_t{1});
+  // dim 0 begin masked -> 0, end 0 + 1; dim 1: begin 4, end 4 + 9 -> clamped 6.
+  TensorId c = b.strided_slice(m, {3, 4}, {1, 9}, {1, 1}, {1, 2}, 0, /*begin_mask=*/1);
+  b.g.info(b.g.producer(c)).attrs.set("offset", int64_t{1});
+  ASSERT_TRUE(passes::fold_constants(b.g, b.ctx()).ok());
+  EXPECT_EQ(ints(b.g, a), (std::vector<int64_t>{6, 7, 12, 13}));
+  EXPECT_EQ(ints(b.g, c), (std::vector<int64_t>{4, 5}));
 }
 
 TEST(FoldConstants, HostileValuesNeitherCrashNorBlowUp) {
