@@ -93,6 +93,45 @@ bool onnx_representable(DataType t) {
   }
 }
 
+int onnx_type_code(DataType t) {
+  switch (t) {  // onnx.proto's TensorProto.DataType
+    case DataType::kFloat32:
+      return 1;
+    case DataType::kUInt8:
+      return 2;
+    case DataType::kInt8:
+      return 3;
+    case DataType::kUInt16:
+      return 4;
+    case DataType::kInt16:
+      return 5;
+    case DataType::kInt32:
+      return 6;
+    case DataType::kInt64:
+      return 7;
+    case DataType::kString:
+      return 8;
+    case DataType::kBool:
+      return 9;
+    case DataType::kFloat16:
+      return 10;
+    case DataType::kFloat64:
+      return 11;
+    case DataType::kUInt32:
+      return 12;
+    case DataType::kUInt64:
+      return 13;
+    case DataType::kComplex64:
+      return 14;
+    case DataType::kComplex128:
+      return 15;
+    case DataType::kBFloat16:
+      return 16;
+    default:
+      return 0;
+  }
+}
+
 std::optional<int64_t> element_count(const Shape& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {

@@ -37,6 +37,9 @@ const char* to_string(DataType t);
 size_t element_size(DataType t);
 // Whether the ONNX emitter can represent the type.
 bool onnx_representable(DataType t);
+// The ONNX TensorProto.DataType number of a type (FLOAT = 1, ... BFLOAT16 =
+// 16); 0 (UNDEFINED) for types ONNX lacks.
+int onnx_type_code(DataType t);
 
 // Dimensions in TFLite order; -1 is a dynamic dimension.
 using Shape = std::vector<int64_t>;

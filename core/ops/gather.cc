@@ -15,9 +15,6 @@ using ir::Perm;
 using ir::Shape;
 using ir::TensorId;
 
-constexpr int64_t kOnnxInt32 = 6;
-constexpr int64_t kOnnxInt64 = 7;
-
 OpEntry entry(LayoutClass layout, const char* onnx, PropagateFn propagate, CheckFn check,
               LowerFn lower) {
   OpEntry e;
@@ -120,7 +117,7 @@ Status lower_shape(LowerContext& ctx, const ir::Node& n) {
   }
   if (cast) {
     ir::Node& c = ctx.emit(n, "Cast", {cur}, {n.outputs[0]});
-    c.attrs.set("to", kOnnxInt32);
+    c.attrs.set("to", int64_t{ir::onnx_type_code(DataType::kInt32)});
   }
   return ok_status();
 }
@@ -358,7 +355,7 @@ Status lower_fill(LowerContext& ctx, const ir::Node& n) {
   } else {
     dims = ctx.temp(n.name + "/dims_i64", DataType::kInt64);
     ir::Node& c = ctx.emit(n, "Cast", {n.inputs[0]}, {dims}, "Cast");
-    c.attrs.set("to", kOnnxInt64);
+    c.attrs.set("to", int64_t{ir::onnx_type_code(DataType::kInt64)});
   }
   TensorId value = n.inputs[1];
   if (g.tensor(value).rank() != 0) {

@@ -154,44 +154,17 @@ Status lower_gelu(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-// ONNX TensorProto.DataType codes.
-int64_t onnx_type_code(DataType t) {
-  switch (t) {
-    case DataType::kFloat32:
-      return 1;
-    case DataType::kUInt8:
-      return 2;
-    case DataType::kInt8:
-      return 3;
-    case DataType::kUInt16:
-      return 4;
-    case DataType::kInt16:
-      return 5;
-    case DataType::kInt32:
-      return 6;
-    case DataType::kInt64:
-      return 7;
-    case DataType::kBool:
-      return 9;
-    case DataType::kFloat16:
-      return 10;
-    case DataType::kFloat64:
-      return 11;
-    case DataType::kUInt32:
-      return 12;
-    case DataType::kUInt64:
-      return 13;
-    default:
-      return 0;
-  }
-}
-
 std::string check_cast(const ir::Graph& g, const ir::Node& n) {
   if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
-  for (TensorId t : {n.inputs[0], n.outputs[0]})
-    if (onnx_type_code(g.tensor(t).dtype) == 0)
-      return "type " + std::string(ir::to_string(g.tensor(t).dtype)) + " of '" + g.tensor(t).name +
+  for (TensorId t : {n.inputs[0], n.outputs[0]}) {
+    const DataType type = g.tensor(t).dtype;
+    // ONNX Cast takes every numeric type and bool; not strings here, nor complex.
+    if (ir::onnx_type_code(type) == 0 || type == DataType::kString ||
+        type == DataType::kComplex64 || type == DataType::kComplex128 ||
+        type == DataType::kBFloat16)
+      return "type " + std::string(ir::to_string(type)) + " of '" + g.tensor(t).name +
              "' cannot be cast in ONNX";
+  }
   return "";
 }
 
@@ -199,7 +172,7 @@ std::string check_cast(const ir::Graph& g, const ir::Node& n) {
 // as ONNX Cast does. The types come from the tensors, as the kernel takes them.
 Status lower_cast(LowerContext& ctx, const ir::Node& n) {
   ir::Node& c = ctx.emit(n, "Cast", {in(ctx, n, 0)}, {n.outputs[0]});
-  c.attrs.set("to", onnx_type_code(ctx.tensor(n.outputs[0]).dtype));
+  c.attrs.set("to", int64_t{ir::onnx_type_code(ctx.tensor(n.outputs[0]).dtype)});
   return ok_status();
 }
 

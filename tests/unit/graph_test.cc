@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <onnx/onnx_pb.h>
+
 #include "core/ir/graph.h"
 #include "core/ir/onnx_ops.h"
 
@@ -202,6 +204,26 @@ TEST(OnnxTraits, OnlyDefaultDomainOnnxNodesHaveTraits) {
   EXPECT_TRUE(onnx_traits(n).elementwise);
   n.domain = "com.microsoft";
   EXPECT_FALSE(onnx_traits(n).elementwise);
+}
+
+TEST(OnnxTypeCode, MatchesOnnxProto) {
+  EXPECT_EQ(onnx_type_code(DataType::kFloat32), onnx::TensorProto::FLOAT);
+  EXPECT_EQ(onnx_type_code(DataType::kUInt8), onnx::TensorProto::UINT8);
+  EXPECT_EQ(onnx_type_code(DataType::kInt8), onnx::TensorProto::INT8);
+  EXPECT_EQ(onnx_type_code(DataType::kUInt16), onnx::TensorProto::UINT16);
+  EXPECT_EQ(onnx_type_code(DataType::kInt16), onnx::TensorProto::INT16);
+  EXPECT_EQ(onnx_type_code(DataType::kInt32), onnx::TensorProto::INT32);
+  EXPECT_EQ(onnx_type_code(DataType::kInt64), onnx::TensorProto::INT64);
+  EXPECT_EQ(onnx_type_code(DataType::kString), onnx::TensorProto::STRING);
+  EXPECT_EQ(onnx_type_code(DataType::kBool), onnx::TensorProto::BOOL);
+  EXPECT_EQ(onnx_type_code(DataType::kFloat16), onnx::TensorProto::FLOAT16);
+  EXPECT_EQ(onnx_type_code(DataType::kFloat64), onnx::TensorProto::DOUBLE);
+  EXPECT_EQ(onnx_type_code(DataType::kUInt32), onnx::TensorProto::UINT32);
+  EXPECT_EQ(onnx_type_code(DataType::kUInt64), onnx::TensorProto::UINT64);
+  EXPECT_EQ(onnx_type_code(DataType::kComplex64), onnx::TensorProto::COMPLEX64);
+  EXPECT_EQ(onnx_type_code(DataType::kComplex128), onnx::TensorProto::COMPLEX128);
+  EXPECT_EQ(onnx_type_code(DataType::kBFloat16), onnx::TensorProto::BFLOAT16);
+  EXPECT_EQ(onnx_type_code(DataType::kResource), onnx::TensorProto::UNDEFINED);
 }
 
 }  // namespace
