@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "core/convert.h"
 
 namespace lite2onnx {
 

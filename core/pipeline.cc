@@ -121,7 +121,7 @@ Status Pipeline::run(Stage s) {
   if (checkpoint_.should_stop()) return checkpoint_.status();
   switch (s) {
     case Stage::kRead: {
-      auto read = tflite_reader::read(model_, limits_, checkpoint_);
+      auto read = tflite_reader::read(model_, limits_, ops::read_options, checkpoint_);
       if (!read) return read.take_error();
       graph_ = std::move(read->graph);
       graph_.created.set_limit(limits_.max_created_bytes);

@@ -7,6 +7,7 @@
 
 #include "core/convert.h"
 #include "core/layout_spec.h"
+#include "core/ops/registry.h"
 #include "core/tflite/reader.h"
 #include "fuzz/fuzz_input.h"
 #include "fuzz/graph_generator.h"
@@ -57,7 +58,7 @@ struct TensorName {
 // options can name real tensors.
 std::vector<TensorName> tensor_names(std::span<const uint8_t> model) {
   std::vector<TensorName> out;
-  auto read = tflite_reader::read(as_bytes(model), Limits{});
+  auto read = tflite_reader::read(as_bytes(model), Limits{}, ops::read_options);
   if (!read) return out;
   const ir::Graph& g = read->graph;
   for (size_t i = 0; i < g.tensor_count(); ++i) {
@@ -126,7 +127,7 @@ ConvertOptions decode_options(FuzzInput& in, const std::vector<TensorName>& tens
 }  // namespace
 
 void read_target(std::span<const uint8_t> data) {
-  auto r = tflite_reader::read(as_bytes(data), Limits{});
+  auto r = tflite_reader::read(as_bytes(data), Limits{}, ops::read_options);
   if (!r) check_error(r.error(), "read");
 }
 

@@ -149,6 +149,10 @@ const OpEntry& lookup(int builtin) {
   return table()[static_cast<size_t>(builtin)];
 }
 
+void read_options(int builtin, const tflite::Operator& op, ir::Attributes& attrs) {
+  if (ReadOptionsFn read = lookup(builtin).read_options) read(op, attrs);
+}
+
 std::vector<std::pair<int, const OpEntry*>> all_entries() {
   std::vector<std::pair<int, const OpEntry*>> out;
   for (int i = 0; i < kNumBuiltins; ++i) out.emplace_back(i, &table()[static_cast<size_t>(i)]);

@@ -98,6 +98,9 @@ struct OpEntry {
 
 // The entry of a builtin code; a default (unsupported) entry for unknown codes.
 const OpEntry& lookup(int builtin);
+// Reads an op's builtin options into node attributes through its entry (the
+// reader's OptionsReader).
+void read_options(int builtin, const tflite::Operator& op, ir::Attributes& attrs);
 // Every builtin code with its entry, in code order (the support matrix).
 std::vector<std::pair<int, const OpEntry*>> all_entries();
 

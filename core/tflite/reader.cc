@@ -8,7 +8,6 @@
 #include <limits>
 #include <string>
 
-#include "core/ops/registry.h"
 #include "schema_generated.h"
 
 namespace lite2onnx::tflite_reader {
@@ -196,7 +195,7 @@ Result<int> builtin_code(const tflite::OperatorCode* code, size_t index) {
 }  // namespace
 
 Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
-                       Checkpoint& checkpoint) {
+                       OptionsReader read_options, Checkpoint& checkpoint) {
   if (bytes.empty()) return invalid("empty input: expected a TFLite model");
   if (bytes.size() < 8)
     return invalid("input of " + std::to_string(bytes.size()) +
@@ -376,8 +375,7 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
         producer[o] = static_cast<int>(k);
         n.outputs.push_back(o);
       }
-    const ops::OpEntry& entry = ops::lookup(*code);
-    if (entry.read_options) entry.read_options(*op, n.attrs);
+    if (read_options) read_options(*code, *op, n.attrs);
     g.add_node(std::move(n));
   }
   // A constant with no elements (a RESHAPE's shape [0], for a scalar) has an

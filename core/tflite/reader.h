@@ -15,7 +15,16 @@
 #include "core/options.h"
 #include "core/status.h"
 
+namespace tflite {
+struct Operator;
+}
+
 namespace lite2onnx::tflite_reader {
+
+// Reads a node's builtin options into its attributes. The reader knows no op:
+// the layer above passes the op table's (ops::read_options); without one,
+// nodes get no attributes.
+using OptionsReader = void (*)(int builtin, const tflite::Operator& op, ir::Attributes& attrs);
 
 struct ReadModel {
   ir::Graph graph;  // the primary subgraph (index 0)
@@ -26,10 +35,11 @@ struct ReadModel {
 
 // Polls `checkpoint` while it reads (large models take a while).
 Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
-                       Checkpoint& checkpoint);
-inline Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits) {
+                       OptionsReader options, Checkpoint& checkpoint);
+inline Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
+                              OptionsReader options = nullptr) {
   Checkpoint never;
-  return read(bytes, limits, never);
+  return read(bytes, limits, options, never);
 }
 
 }  // namespace lite2onnx::tflite_reader

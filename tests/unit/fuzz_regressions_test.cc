@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/convert.h"
+#include "core/ops/registry.h"
 #include "core/tflite/reader.h"
 #include "fuzz/graph_generator.h"
 #include "fuzz/targets.h"
@@ -176,7 +177,7 @@ GeneratorStats generate_and_convert(int models) {
       std::span<const std::byte> bytes{reinterpret_cast<const std::byte*>(model.data()),
                                        model.size()};
       ++s.models;
-      if (tflite_reader::read(bytes, Limits{})) ++s.read;
+      if (tflite_reader::read(bytes, Limits{}, ops::read_options)) ++s.read;
       Diagnostics d;
       auto r = convert(bytes, ConvertOptions{}, d);
       if (r)

@@ -108,7 +108,7 @@ class ModelJson {
 };
 
 tflite_reader::ReadModel read_ok(const Bytes& bytes) {
-  auto r = tflite_reader::read(view(bytes), Limits{});
+  auto r = tflite_reader::read(view(bytes), Limits{}, ops::read_options);
   if (!r.ok()) {
     ADD_FAILURE() << r.error().message;
     return {};

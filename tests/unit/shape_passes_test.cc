@@ -461,7 +461,7 @@ TEST(DilatedConvModel, StaticInputFoldsThePaddingsAndFuses) {
   std::string path = dilated_conv_path();
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
   auto bytes = testing::read_file(path);
-  auto read = tflite_reader::read(testing::view(bytes), Limits{});
+  auto read = tflite_reader::read(testing::view(bytes), Limits{}, ops::read_options);
   ASSERT_TRUE(read.ok());
   ir::Graph& g = read->graph;
   testing::PassFixture f;
@@ -495,7 +495,7 @@ TEST(DilatedConvModel, DynamicInputFusesThroughTheShapeArithmetic) {
   std::string path = dilated_conv_path();
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
   auto bytes = testing::read_file(path);
-  auto read = tflite_reader::read(testing::view(bytes), Limits{});
+  auto read = tflite_reader::read(testing::view(bytes), Limits{}, ops::read_options);
   ASSERT_TRUE(read.ok());
   ir::Graph& g = read->graph;
   testing::PassFixture f;
