@@ -6,6 +6,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
@@ -241,7 +242,11 @@ class Emitter {
   Result<std::string> run() {
     if (auto st = check_output_size(); !st) return st.take_error();
     assign_names();
-    onnx::ModelProto model;
+    // The message lives in an arena: a graph of 200,000 nodes is as many
+    // NodeProtos and ValueInfoProtos, each several allocations, which the arena
+    // makes cheap to create and frees at once.
+    google::protobuf::Arena arena;
+    onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
     model.set_ir_version(opt_.opset >= 14 ? 8 : 7);
     model.set_producer_name("lite2onnx");
     model.set_producer_version(opt_.producer_version);
@@ -262,11 +267,13 @@ class Emitter {
     }
     for (TensorId t : g_.outputs()) fill_value_info(graph->add_output(), t, true);
 
-    std::set<TensorId> seen_const;
-    std::set<TensorId> io(g_.inputs().begin(), g_.inputs().end());
-    io.insert(g_.outputs().begin(), g_.outputs().end());
-    std::set<TensorId> described;
+    // Per tensor: written as an initializer, or described (graph input or
+    // output, or given a value_info).
+    std::vector<uint8_t> seen_const(g_.tensor_count(), 0), described(g_.tensor_count(), 0);
+    for (TensorId t : g_.inputs()) described[static_cast<size_t>(t)] = 1;
+    for (TensorId t : g_.outputs()) described[static_cast<size_t>(t)] = 1;
     ir::UniqueNames node_names("__", 1);
+    node_names.reserve(g_.node_count());
     for (const ir::Node& n : g_.nodes()) {
       if (stop()) return cancelled();
       onnx::NodeProto* np = graph->add_node();
@@ -277,13 +284,17 @@ class Emitter {
       if (!n.domain.empty()) np->set_domain(n.domain);
       for (TensorId t : n.inputs) {
         np->add_input(g_.valid(t) ? names_[static_cast<size_t>(t)] : "");
-        if (g_.valid(t) && g_.tensor(t).is_const() && seen_const.insert(t).second)
+        if (g_.valid(t) && g_.tensor(t).is_const() && !seen_const[static_cast<size_t>(t)]) {
+          seen_const[static_cast<size_t>(t)] = 1;
           add_initializer(graph, t);
+        }
       }
       for (TensorId t : n.outputs) {
         np->add_output(names_[static_cast<size_t>(t)]);
-        if (!io.count(t) && g_.tensor(t).has_rank && described.insert(t).second)
+        if (!described[static_cast<size_t>(t)] && g_.tensor(t).has_rank) {
+          described[static_cast<size_t>(t)] = 1;
           fill_value_info(graph->add_value_info(), t, false);
+        }
       }
       for (const auto& a : n.attrs.list()) add_attribute(np, a);
     }
@@ -448,7 +459,8 @@ class Emitter {
   // Protobuf accepts a message's fields in any order and merges repeated
   // fields, so the model is written as: everything but the graph, then the
   // graph without the spliced initializers, then each of those with its bytes
-  // written directly into the output.
+  // written directly into the output. `model` is allocated on an arena (its
+  // graph is taken out without a copy).
   Result<std::string> serialize(onnx::ModelProto& model) {
     using google::protobuf::io::CodedOutputStream;
     constexpr int kModelGraph = 7, kGraphInitializer = 5, kTensorRawData = 9;
@@ -456,23 +468,25 @@ class Emitter {
 
     std::set<std::string> spliced_names;
     for (TensorId t : spliced_) spliced_names.insert(names_[static_cast<size_t>(t)]);
-    onnx::GraphProto graph = std::move(*model.mutable_graph());
-    model.clear_graph();
+    // Still owned by the arena.
+    onnx::GraphProto& graph = *model.unsafe_arena_release_graph();
 
-    // Pull the spliced initializers out, keeping their order.
+    // Pull the spliced initializers out, keeping the order of both kinds.
     std::vector<std::string> headers;
     {
       auto* inits = graph.mutable_initializer();
-      google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
-      for (auto& tp : *inits) {
+      int kept = 0;
+      for (int i = 0; i < inits->size(); ++i) {
+        onnx::TensorProto& tp = *inits->Mutable(i);
         if (spliced_names.count(tp.name())) {
           tp.clear_raw_data();
           headers.push_back(tp.SerializeAsString());
         } else {
-          *kept.Add() = std::move(tp);
+          if (i != kept) inits->SwapElements(i, kept);
+          ++kept;
         }
       }
-      inits->Swap(&kept);
+      inits->DeleteSubrange(kept, inits->size() - kept);
     }
     std::string head = model.SerializeAsString();
     std::string graph_bytes = graph.SerializeAsString();
