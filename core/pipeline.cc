@@ -240,6 +240,7 @@ Result<std::string> Pipeline::emit() {
   eo.producer_version = version();
   eo.checkpoint = &checkpoint_;
   eo.max_output_bytes = limits_.max_output_bytes;
+  eo.max_subgraph_depth = limits_.max_subgraph_depth;
   eo.metadata.emplace_back("lite2onnx.io_layouts", io_layouts_json(graph_));
   Result<std::string> onnx = onnx_emit::emit(graph_, eo);
   add_time(diag_, "emit", start);
