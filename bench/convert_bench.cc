@@ -1,7 +1,10 @@
 // Conversion benchmark: TFLite bytes in memory -> ONNX bytes in memory, through
 // lite2onnx::convert (reading, checks, layout, lowering, ONNX validation and
 // serialization). Real models come from the model corpus; the large float CNN is
-// generated here, in memory, with the FlatBuffers builder and our TFLite schema.
+// generated here, in memory, with the FlatBuffers builder and our TFLite schema;
+// the Synthetic/* graphs (200k-op chain, one tensor read by 200k ops, one op
+// with 100k inputs) come from the hostile-model generators of the unit tests
+// (tests/unit/hostile_graphs.h), converted with the count limits raised.
 //
 // Counters: model_MB and onnx_MB (MiB), peak_rss_MB (getrusage ru_maxrss, MiB,
 // process-wide: run each benchmark in its own process, see bench/run.sh),
@@ -29,6 +32,7 @@
 #include <vector>
 
 #include "core/convert.h"
+#include "hostile_graphs.h"
 #include "schema_generated.h"
 
 #ifndef LITE2ONNX_SOURCE_DIR
@@ -192,7 +196,16 @@ const ModelBytes& model_for(const std::string& name, const ModelSource& source) 
   return *slot;
 }
 
-void BM_Convert(benchmark::State& state, const std::string& name, const ModelSource& source) {
+ModelSource generated(std::function<std::vector<std::byte>()> build) {
+  return [build = std::move(build)] {
+    ModelBytes m;
+    m.file = build();
+    return m;
+  };
+}
+
+void BM_Convert(benchmark::State& state, const std::string& name, const ModelSource& source,
+                const lite2onnx::Limits& limits) {
   const ModelBytes& model = model_for(name, source);
   if (!model.error.empty()) {
     state.SkipWithError(model.error.c_str());
@@ -201,6 +214,7 @@ void BM_Convert(benchmark::State& state, const std::string& name, const ModelSou
   const std::span<const std::byte> bytes = model.bytes();
   const double rss_before = current_rss_mib();
   lite2onnx::ConvertOptions options;
+  options.limits = limits;
 
   // Sanity check, outside the timed loop. In a fresh process this is also the
   // cold conversion (ONNX schema registry built on first use): reported as first_ms.
@@ -264,14 +278,16 @@ void register_all() {
     std::string name = m.name;
     std::string path = m.path;
     benchmark::RegisterBenchmark(("BM_Convert/" + name).c_str(), BM_Convert, name,
-                                 ModelSource([path] { return read_corpus_model(path); }))
+                                 ModelSource([path] { return read_corpus_model(path); }),
+                                 lite2onnx::Limits{})
         ->Unit(benchmark::kMillisecond);
   }
   // ~108 MiB of weights: 12 x (512x3x3x512 + 512) float32.
   benchmark::RegisterBenchmark("BM_Convert/large_cnn", BM_Convert, std::string("large_cnn"),
                                ModelSource([] {
                                  return build_cnn(CnnSpec{12, 512, 32});
-                               }))
+                               }),
+                               lite2onnx::Limits{})
       ->Unit(benchmark::kMillisecond)
       ->Iterations(5);
   // The same graph at 1/16 of the weights (~6.8 MiB): for profiling under
@@ -279,8 +295,39 @@ void register_all() {
   benchmark::RegisterBenchmark("BM_Convert/medium_cnn", BM_Convert, std::string("medium_cnn"),
                                ModelSource([] {
                                  return build_cnn(CnnSpec{12, 128, 32});
-                               }))
+                               }),
+                               lite2onnx::Limits{})
       ->Unit(benchmark::kMillisecond);
+
+  // Graphs of 200k ops (issue 14): every pass must stay linear in the graph.
+  // Default options except the count limits, raised past these graphs (the
+  // defaults stop at 30,000 operators, 200,000 tensors and 65,536 inputs per
+  // op); the byte budgets keep their defaults, which these models stay far
+  // below. One conversion per repetition (plus the untimed first one).
+  lite2onnx::Limits large;
+  large.max_operators = 1'000'000;
+  large.max_tensors = 1'000'000;
+  large.max_inputs_per_op = 1'000'000;
+  struct SyntheticModel {
+    const char* name;
+    std::function<std::vector<std::byte>()> build;
+  };
+  for (const SyntheticModel& m : {
+           // input -> 200,000 x ABS -> output.
+           SyntheticModel{"chain_200k", [] { return lite2onnx::testing::abs_chain(200'000); }},
+           // input read by 200,000 ABS, whose outputs one CONCATENATION joins.
+           SyntheticModel{"fan_out_200k",
+                          [] { return lite2onnx::testing::fan_out_concat(200'000); }},
+           // 100,000 graph inputs -> one CONCATENATION.
+           SyntheticModel{"wide_op_100k",
+                          [] { return lite2onnx::testing::many_graph_inputs(100'000); }},
+       }) {
+    std::string name = std::string("Synthetic/") + m.name;
+    benchmark::RegisterBenchmark(("BM_Convert/" + name).c_str(), BM_Convert, name,
+                                 generated(m.build), large)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(1);
+  }
 }
 
 }  // namespace

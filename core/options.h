@@ -24,7 +24,9 @@ struct Limits {
   uint32_t max_operators = 30'000;  // operators in the subgraph converted
   uint32_t max_inputs_per_op = 65'536;
   uint32_t max_rank = 16;
-  // Subgraphs nested inside one another (control flow).
+  // Subgraphs nested inside one another (control flow): checked when the
+  // ONNX model is written (node subgraphs as GRAPH attributes; the main
+  // graph's nodes' subgraphs are at depth 1).
   uint32_t max_subgraph_depth = 16;
   // Bytes of constants the conversion creates (folded values, lowering
   // matrices, converted copies of weights); 0: 256 MiB + 4 x the model.

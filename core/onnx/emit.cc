@@ -6,6 +6,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <set>
 #include <string_view>
@@ -239,9 +241,17 @@ class Emitter {
   Emitter(const ir::Graph& g, const EmitOptions& o) : g_(g), opt_(o) {}
 
   Result<std::string> run() {
-    if (auto st = check_output_size(); !st) return st.take_error();
-    assign_names();
-    onnx::ModelProto model;
+    if (auto st = check_graphs(); !st) return st.take_error();
+    Scope& main = scopes_.emplace_back();
+    main.g = &g_;
+    tensor_names_.reserve(g_.tensor_count());
+    node_names_.reserve(g_.node_count());
+    assign_names(main);
+    // The message lives in an arena: a graph of 200,000 nodes is as many
+    // NodeProtos and ValueInfoProtos, each several allocations, which the arena
+    // makes cheap to create and frees at once.
+    google::protobuf::Arena arena;
+    onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
     model.set_ir_version(opt_.opset >= 14 ? 8 : 7);
     model.set_producer_name("lite2onnx");
     model.set_producer_version(opt_.producer_version);
@@ -253,40 +263,14 @@ class Emitter {
       e->set_key(k);
       e->set_value(v);
     }
-    onnx::GraphProto* graph = model.mutable_graph();
-    graph->set_name(g_.name.empty() ? "main" : g_.name);
-
-    for (TensorId t : g_.inputs()) {
-      if (g_.tensor(t).is_const()) continue;
-      fill_value_info(graph->add_input(), t, true);
-    }
-    for (TensorId t : g_.outputs()) fill_value_info(graph->add_output(), t, true);
-
-    std::set<TensorId> seen_const;
-    std::set<TensorId> io(g_.inputs().begin(), g_.inputs().end());
-    io.insert(g_.outputs().begin(), g_.outputs().end());
-    std::set<TensorId> described;
-    ir::UniqueNames node_names("__", 1);
-    for (const ir::Node& n : g_.nodes()) {
-      if (stop()) return cancelled();
-      onnx::NodeProto* np = graph->add_node();
-      // Names are unique by construction; make sure anyway (ONNX Runtime
-      // refuses duplicates), deterministically.
-      np->set_name(node_names.take(n.name));
-      np->set_op_type(n.op);
-      if (!n.domain.empty()) np->set_domain(n.domain);
-      for (TensorId t : n.inputs) {
-        np->add_input(g_.valid(t) ? names_[static_cast<size_t>(t)] : "");
-        if (g_.valid(t) && g_.tensor(t).is_const() && seen_const.insert(t).second)
-          add_initializer(graph, t);
-      }
-      for (TensorId t : n.outputs) {
-        np->add_output(names_[static_cast<size_t>(t)]);
-        if (!io.count(t) && g_.tensor(t).has_rank && described.insert(t).second)
-          fill_value_info(graph->add_value_info(), t, false);
-      }
-      for (const auto& a : n.attrs.list()) add_attribute(np, a);
-    }
+    main.proto = model.mutable_graph();
+    main.proto->set_name(g_.name.empty() ? "main" : g_.name);
+    if (auto st = emit_graph(main); !st) return st.take_error();
+    // Node subgraphs, breadth-first (emit_graph queues them): each after every
+    // name of the graphs enclosing it is taken, so that the names of a graph
+    // never depend on the graphs nested in it.
+    for (size_t i = 0; i < pending_.size(); ++i)
+      if (auto st = emit_subgraph(pending_[i]); !st) return st.take_error();
 
     if (stop()) return cancelled();
     if (auto st = validate(model); !st) return st.take_error();
@@ -295,73 +279,246 @@ class Emitter {
   }
 
  private:
+  // One graph being written: the main graph or a node's subgraph.
+  struct Scope {
+    const ir::Graph* g = nullptr;
+    Scope* parent = nullptr;  // the enclosing graph; null for the main graph
+    onnx::GraphProto* proto = nullptr;
+    std::vector<std::string> names;  // per tensor: its ONNX name, "" if it has none
+    std::vector<uint8_t> written;    // per tensor: its initializer is written
+    // For outer-scope references into this graph, built on first use (only
+    // models with subgraphs need them): ONNX name -> tensor, and name -> the
+    // first constant of that name that had no ONNX name (no node of this
+    // graph reads it).
+    std::unordered_map<std::string, TensorId> by_name, unread_constants;
+    bool indexed = false;
+  };
+  // A subgraph attribute added to a node, to be filled.
+  struct Pending {
+    Scope* parent;
+    const ir::Subgraph* sub;
+    std::string node;  // the ONNX name of the node
+    onnx::GraphProto* proto;
+  };
+
   bool stop() { return opt_.checkpoint && opt_.checkpoint->should_stop(); }
   static Error cancelled() { return make_error(ErrorCode::kCancelled, "conversion cancelled"); }
 
-  // The ONNX model must stay within Limits::max_output_bytes: its
-  // initializers (constants written once per layout they are read in) are
-  // added up before anything is written.
-  Status check_output_size() const {
-    uint64_t bytes = 0;
-    std::vector<bool> seen(g_.tensor_count(), false);
-    for (const ir::Node& n : g_.nodes())
-      for (TensorId t : n.inputs)
-        if (g_.valid(t) && g_.tensor(t).is_const() && !seen[static_cast<size_t>(t)]) {
-          seen[static_cast<size_t>(t)] = true;
-          bytes += onnx_byte_size(g_.tensor(t));
+  // Inputs, outputs, nodes (and their initializers and value_info) of one
+  // graph; its nodes' subgraphs are queued in pending_.
+  Status emit_graph(Scope& s) {
+    const ir::Graph& g = *s.g;
+    onnx::GraphProto* graph = s.proto;
+    for (TensorId t : g.inputs()) {
+      if (g.tensor(t).is_const()) continue;
+      fill_value_info(s, graph->add_input(), t, true);
+    }
+    for (TensorId t : g.outputs()) fill_value_info(s, graph->add_output(), t, true);
+
+    // Per tensor: described (graph input or output, or given a value_info).
+    s.written.resize(g.tensor_count(), 0);
+    std::vector<uint8_t> described(g.tensor_count(), 0);
+    for (TensorId t : g.inputs()) described[static_cast<size_t>(t)] = 1;
+    for (TensorId t : g.outputs()) described[static_cast<size_t>(t)] = 1;
+    for (const ir::Node& n : g.nodes()) {
+      if (stop()) return cancelled();
+      onnx::NodeProto* np = graph->add_node();
+      // Names are unique by construction; make sure anyway (ONNX Runtime
+      // refuses duplicates), deterministically.
+      np->set_name(node_names_.take(n.name));
+      np->set_op_type(n.op);
+      if (!n.domain.empty()) np->set_domain(n.domain);
+      for (TensorId t : n.inputs) {
+        np->add_input(g.valid(t) ? s.names[static_cast<size_t>(t)] : "");
+        if (g.valid(t) && g.tensor(t).is_const() && !s.written[static_cast<size_t>(t)])
+          add_initializer(s, t);
+      }
+      for (TensorId t : n.outputs) {
+        np->add_output(s.names[static_cast<size_t>(t)]);
+        if (!described[static_cast<size_t>(t)] && g.tensor(t).has_rank) {
+          described[static_cast<size_t>(t)] = 1;
+          fill_value_info(s, graph->add_value_info(), t, false);
         }
+      }
+      for (const auto& a : n.attrs.list()) add_attribute(np, a);
+      for (const ir::Subgraph& sub : n.subgraphs) {
+        auto* ap = np->add_attribute();
+        ap->set_name(sub.attr());
+        ap->set_type(onnx::AttributeProto::GRAPH);
+        pending_.push_back({&s, &sub, np->name(), ap->mutable_g()});
+      }
+    }
+    return ok_status();
+  }
+
+  // `p` by value: emit_graph() adds to pending_.
+  Status emit_subgraph(Pending p) {
+    Scope& s = scopes_.emplace_back();
+    s.g = &p.sub->graph();
+    s.parent = p.parent;
+    s.proto = p.proto;
+    s.proto->set_name(s.g->name.empty() ? p.node + "/" + p.sub->attr() : s.g->name);
+    if (auto st = assign_names(s, p); !st) return st;
+    return emit_graph(s);
+  }
+
+  // Within the limits: the ONNX model's initializers (constants written once
+  // per layout they are read in, in every graph) against
+  // Limits::max_output_bytes, added up before anything is written, and the
+  // nesting of subgraphs against Limits::max_subgraph_depth.
+  Status check_graphs() const {
+    uint64_t bytes = 0;
+    if (auto st = add_up(g_, 0, bytes); !st) return st;
     if (bytes <= opt_.max_output_bytes) return ok_status();
     return make_error(ErrorCode::kResourceLimit,
                       "the ONNX model would hold " + std::to_string(bytes) +
                           " bytes of initializers, more than the limit of " +
                           std::to_string(opt_.max_output_bytes) + " (max_output_bytes)");
   }
-
-  void assign_names() {
-    names_.assign(g_.tensor_count(), "");
-    ir::UniqueNames used("__", 1);
-    used.reserve(g_.tensor_count());
-    auto take = [&](TensorId t) {
-      std::string& slot = names_[static_cast<size_t>(t)];
-      if (!slot.empty()) return;
-      slot =
-          used.take(g_.tensor(t).name.empty() ? "tensor_" + std::to_string(t) : g_.tensor(t).name);
-    };
-    for (TensorId t : g_.inputs()) take(t);
-    for (TensorId t : g_.outputs()) take(t);
-    for (const ir::Node& n : g_.nodes()) {
+  Status add_up(const ir::Graph& g, uint32_t depth, uint64_t& bytes) const {
+    std::vector<bool> seen(g.tensor_count(), false);
+    for (const ir::Node& n : g.nodes()) {
       for (TensorId t : n.inputs)
-        if (g_.valid(t)) take(t);
+        if (g.valid(t) && g.tensor(t).is_const() && !seen[static_cast<size_t>(t)]) {
+          seen[static_cast<size_t>(t)] = true;
+          bytes += onnx_byte_size(g.tensor(t));
+        }
+      for (const ir::Subgraph& sub : n.subgraphs) {
+        if (depth + 1 > opt_.max_subgraph_depth)
+          return make_error(ErrorCode::kResourceLimit,
+                            "subgraph '" + sub.attr() + "' of node '" + n.name +
+                                "' is at nesting depth " + std::to_string(depth + 1) +
+                                ", more than the limit of " +
+                                std::to_string(opt_.max_subgraph_depth) + " (max_subgraph_depth)");
+        if (auto st = add_up(sub.graph(), depth + 1, bytes); !st) return st;
+      }
+    }
+    return ok_status();
+  }
+
+  // ONNX names, unique across the model: the main graph's tensors take
+  // theirs first (a model without subgraphs is named as it always was), each
+  // subgraph's own tensors theirs when it is written. A subgraph's tensor that
+  // is not its own (no input of it, no constant, no node of it writes it) is an
+  // outer-scope reference and takes the name it refers to (resolve()).
+  static std::string wanted_name(const ir::Graph& g, TensorId t) {
+    return g.tensor(t).name.empty() ? "tensor_" + std::to_string(t) : g.tensor(t).name;
+  }
+  void assign_names(Scope& s) {
+    const ir::Graph& g = *s.g;
+    s.names.assign(g.tensor_count(), "");
+    auto take = [&](TensorId t) {
+      std::string& slot = s.names[static_cast<size_t>(t)];
+      if (slot.empty()) slot = tensor_names_.take(wanted_name(g, t));
+    };
+    for (TensorId t : g.inputs()) take(t);
+    for (TensorId t : g.outputs()) take(t);
+    for (const ir::Node& n : g.nodes()) {
+      for (TensorId t : n.inputs)
+        if (g.valid(t)) take(t);
       for (TensorId t : n.outputs) take(t);
     }
   }
+  Status assign_names(Scope& s, const Pending& p) {
+    const ir::Graph& g = *s.g;
+    s.names.assign(g.tensor_count(), "");
+    auto take = [&](TensorId t) -> Status {
+      std::string& slot = s.names[static_cast<size_t>(t)];
+      if (!slot.empty()) return ok_status();
+      const bool own =
+          g.is_graph_input(t) || g.tensor(t).is_const() || g.producer(t) != ir::kNoNode;
+      if (own) {
+        slot = tensor_names_.take(wanted_name(g, t));
+        return ok_status();
+      }
+      auto name = resolve(s, t, p);
+      if (!name) return name.take_error();
+      slot = std::move(*name);
+      return ok_status();
+    };
+    for (TensorId t : g.inputs())
+      if (auto st = take(t); !st) return st;
+    for (TensorId t : g.outputs())
+      if (auto st = take(t); !st) return st;
+    for (const ir::Node& n : g.nodes()) {
+      for (TensorId t : n.inputs)
+        if (g.valid(t))
+          if (auto st = take(t); !st) return st;
+      for (TensorId t : n.outputs)
+        if (auto st = take(t); !st) return st;
+    }
+    return ok_status();
+  }
 
-  void fill_value_info(onnx::ValueInfoProto* vi, TensorId t, bool interface) {
-    const ir::Tensor& x = g_.tensor(t);
-    vi->set_name(names_[static_cast<size_t>(t)]);
+  // The ONNX name of the outer-scope value a subgraph's tensor refers to: the
+  // value of the nearest enclosing graph whose ONNX name is the tensor's name,
+  // or else a constant of that graph of that name that no node of the graph
+  // reads (it becomes an initializer of that graph).
+  Result<std::string> resolve(const Scope& s, TensorId t, const Pending& p) {
+    const std::string& name = s.g->tensor(t).name;
+    if (!name.empty())
+      for (Scope* outer = s.parent; outer; outer = outer->parent) {
+        index_names(*outer);
+        if (outer->by_name.count(name)) return name;
+        auto c = outer->unread_constants.find(name);
+        if (c == outer->unread_constants.end()) continue;
+        std::string& taken = outer->names[static_cast<size_t>(c->second)];
+        if (taken.empty()) {
+          taken = tensor_names_.take(name);
+          outer->by_name.emplace(taken, c->second);
+          add_initializer(*outer, c->second);
+        }
+        return taken;
+      }
+    return make_error(ErrorCode::kInternal,
+                      "subgraph '" + p.sub->attr() + "' of node '" + p.node + "' reads '" + name +
+                          "', which is no input, constant or node output of it and no value of an "
+                          "enclosing graph");
+  }
+  void index_names(Scope& s) {
+    if (s.indexed) return;
+    s.indexed = true;
+    s.by_name.reserve(s.names.size());
+    for (size_t t = 0; t < s.names.size(); ++t) {
+      const auto id = static_cast<TensorId>(t);
+      if (!s.names[t].empty())
+        s.by_name.emplace(s.names[t], id);
+      else if (s.g->tensor(id).is_const())
+        s.unread_constants.emplace(s.g->tensor(id).name, id);
+    }
+  }
+
+  void fill_value_info(const Scope& s, onnx::ValueInfoProto* vi, TensorId t, bool interface) {
+    const ir::Tensor& x = s.g->tensor(t);
+    const std::string& name = s.names[static_cast<size_t>(t)];
+    vi->set_name(name);
     auto* tt = vi->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(onnx_type(x.dtype));
     if (!x.has_rank) return;
     auto* shape = tt->mutable_shape();
-    ir::Shape s = x.onnx_shape();
-    for (size_t i = 0; i < s.size(); ++i) {
+    ir::Shape sh = x.onnx_shape();
+    for (size_t i = 0; i < sh.size(); ++i) {
       auto* d = shape->add_dim();
-      if (s[i] >= 0) {
-        d->set_dim_value(s[i]);
+      if (sh[i] >= 0) {
+        d->set_dim_value(sh[i]);
       } else if (interface) {
-        d->set_dim_param(names_[static_cast<size_t>(t)] + "_dim" + std::to_string(i));
+        d->set_dim_param(name + "_dim" + std::to_string(i));
       }
     }
   }
 
-  void add_initializer(onnx::GraphProto* graph, TensorId t) {
-    const ir::Tensor& x = g_.tensor(t);
-    onnx::TensorProto* tp = graph->add_initializer();
-    tp->set_name(names_[static_cast<size_t>(t)]);
+  // The main graph's large constants are spliced into the output bytes by
+  // serialize(); a subgraph's constants are written into the message.
+  void add_initializer(Scope& s, TensorId t) {
+    s.written.resize(s.g->tensor_count(), 0);
+    s.written[static_cast<size_t>(t)] = 1;
+    const ir::Tensor& x = s.g->tensor(t);
+    onnx::TensorProto* tp = s.proto->add_initializer();
+    tp->set_name(s.names[static_cast<size_t>(t)]);
     tp->set_data_type(onnx_type(x.dtype));
     for (int64_t d : x.onnx_shape()) tp->add_dims(d);
     size_t size = onnx_byte_size(x);
-    if (size >= kSpliceBytes) {
+    if (size >= kSpliceBytes && !s.parent) {
       // Validated with a one-byte raw_data (the checker does not read the bytes);
       // serialize() writes the real bytes in place.
       tp->set_raw_data(std::string(1, '\0'));
@@ -448,31 +605,34 @@ class Emitter {
   // Protobuf accepts a message's fields in any order and merges repeated
   // fields, so the model is written as: everything but the graph, then the
   // graph without the spliced initializers, then each of those with its bytes
-  // written directly into the output.
+  // written directly into the output. `model` is allocated on an arena (its
+  // graph is taken out without a copy).
   Result<std::string> serialize(onnx::ModelProto& model) {
     using google::protobuf::io::CodedOutputStream;
     constexpr int kModelGraph = 7, kGraphInitializer = 5, kTensorRawData = 9;
     constexpr uint32_t kLen = 2;  // wire type: length-delimited
 
     std::set<std::string> spliced_names;
-    for (TensorId t : spliced_) spliced_names.insert(names_[static_cast<size_t>(t)]);
-    onnx::GraphProto graph = std::move(*model.mutable_graph());
-    model.clear_graph();
+    for (TensorId t : spliced_) spliced_names.insert(scopes_.front().names[static_cast<size_t>(t)]);
+    // Still owned by the arena.
+    onnx::GraphProto& graph = *model.unsafe_arena_release_graph();
 
-    // Pull the spliced initializers out, keeping their order.
+    // Pull the spliced initializers out, keeping the order of both kinds.
     std::vector<std::string> headers;
     {
       auto* inits = graph.mutable_initializer();
-      google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
-      for (auto& tp : *inits) {
+      int kept = 0;
+      for (int i = 0; i < inits->size(); ++i) {
+        onnx::TensorProto& tp = *inits->Mutable(i);
         if (spliced_names.count(tp.name())) {
           tp.clear_raw_data();
           headers.push_back(tp.SerializeAsString());
         } else {
-          *kept.Add() = std::move(tp);
+          if (i != kept) inits->SwapElements(i, kept);
+          ++kept;
         }
       }
-      inits->Swap(&kept);
+      inits->DeleteSubrange(kept, inits->size() - kept);
     }
     std::string head = model.SerializeAsString();
     std::string graph_bytes = graph.SerializeAsString();
@@ -531,8 +691,12 @@ class Emitter {
 
   const ir::Graph& g_;
   const EmitOptions& opt_;
-  std::vector<std::string> names_;
-  std::vector<TensorId> spliced_;
+  // The main graph first; a deque, so that scopes stay where they are.
+  std::deque<Scope> scopes_;
+  std::vector<Pending> pending_;
+  ir::UniqueNames tensor_names_{"__", 1};
+  ir::UniqueNames node_names_{"__", 1};
+  std::vector<TensorId> spliced_;  // main-graph constants, written by serialize()
 };
 
 }  // namespace

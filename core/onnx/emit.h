@@ -2,6 +2,24 @@
 // ONNX checker and strict shape inference. Large constants are written once,
 // straight from the model buffer into the output bytes (permuted or widened on
 // the way), never copied into the protobuf message first.
+//
+// Node subgraphs (ir::Node::subgraphs: If branches, Loop bodies) become GRAPH
+// attributes, recursively. A subgraph is a self-contained ir::Graph: its
+// inputs and outputs become the GraphProto's (with types and shapes), its
+// constants its initializers (written into the message, never spliced), its
+// other tensors value_info. A tensor of a subgraph that is none of its inputs,
+// none of its constants and written by none of its nodes is an outer-scope
+// reference: it carries the name of the value it reads, as that value is
+// named in the ONNX model (for a tensor of the enclosing graph, its own name,
+// unless an earlier tensor took that name and it got a suffix). It resolves
+// to the nearest enclosing graph with a value of that ONNX name, or else a
+// constant of that name no node of that graph reads (then written as that
+// graph's initializer); a reference that resolves nowhere is kInternal.
+// Tensor names (and node names) are unique across the whole model, as ONNX
+// requires: the main graph is named first, exactly as without subgraphs, then
+// each subgraph, breadth-first. Subgraphs nested deeper than
+// max_subgraph_depth (a node's subgraph of the main graph is at depth 1) are
+// kResourceLimit.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +44,8 @@ struct EmitOptions {
   Checkpoint* checkpoint = nullptr;
   // The largest model emit() writes (Limits::max_output_bytes, resolved).
   uint64_t max_output_bytes = (uint64_t{1} << 31) - 1;
+  // The deepest nesting of node subgraphs (Limits::max_subgraph_depth).
+  uint32_t max_subgraph_depth = 16;
 };
 
 Result<std::string> emit(const ir::Graph& g, const EmitOptions& options);

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -1734,6 +1735,71 @@ TEST(Hostile, ManyTensorsWithOneNameGetUniqueNames) {
   for (const auto& n : m.graph().node())
     for (const auto& o : n.output()) EXPECT_TRUE(names.insert(o).second) << o;
   EXPECT_EQ(names.size(), 2000u);
+}
+
+// ---- the benchmark's 200k-op graphs (bench/convert_bench.cc, Synthetic/*) ----------
+
+// The count limits raised past them, as the benchmark does; the rest default.
+ConvertOptions large_graph_options() {
+  ConvertOptions o;
+  o.limits.max_operators = 1'000'000;
+  o.limits.max_tensors = 1'000'000;
+  o.limits.max_inputs_per_op = 1'000'000;
+  return o;
+}
+
+// Under ASan a conversion is several times slower: the same graphs, smaller.
+constexpr int kLargeGraphOps = kSlowdown > 1 ? 25'000 : 200'000;
+
+onnx::ModelProto convert_large(const Bytes& bytes) {
+  onnx::ModelProto m;
+  auto r = run(view(bytes), large_graph_options());
+  if (!r.ok()) {
+    ADD_FAILURE() << to_string(r.error().code) << ": " << r.error().message;
+    return m;
+  }
+  EXPECT_TRUE(m.ParseFromString(*r));
+  return m;
+}
+
+std::map<std::string, int> op_counts(const onnx::ModelProto& m) {
+  std::map<std::string, int> counts;
+  for (const auto& n : m.graph().node()) ++counts[n.op_type()];
+  return counts;
+}
+
+TEST(LargeGraph, ChainOf200kOps) {
+  const onnx::ModelProto m = convert_large(testing::abs_chain(kLargeGraphOps));
+  EXPECT_EQ(op_counts(m), (std::map<std::string, int>{{"Abs", kLargeGraphOps}}));
+  ASSERT_EQ(m.graph().input_size(), 1);
+  ASSERT_EQ(m.graph().output_size(), 1);
+  EXPECT_EQ(m.graph().output(0).name(), "output");
+  EXPECT_EQ(m.graph().value_info_size(), kLargeGraphOps - 1);
+  // A chain: each node reads what the one before it wrote.
+  for (int i = 1; i < m.graph().node_size(); ++i)
+    if (m.graph().node(i).input(0) != m.graph().node(i - 1).output(0)) {
+      ADD_FAILURE() << "node " << i << " does not read node " << i - 1;
+      break;
+    }
+}
+
+TEST(LargeGraph, OneTensorReadBy200kOps) {
+  const onnx::ModelProto m = convert_large(testing::fan_out_concat(kLargeGraphOps));
+  EXPECT_EQ(op_counts(m), (std::map<std::string, int>{{"Abs", kLargeGraphOps}, {"Concat", 1}}));
+  ASSERT_EQ(m.graph().node_size(), kLargeGraphOps + 1);
+  int readers = 0;
+  for (const auto& n : m.graph().node()) readers += n.op_type() == "Abs" && n.input(0) == "input";
+  EXPECT_EQ(readers, kLargeGraphOps);
+  EXPECT_EQ(m.graph().node(kLargeGraphOps).input_size(), kLargeGraphOps);
+}
+
+TEST(LargeGraph, OneOpWith100kInputs) {
+  const int inputs = kLargeGraphOps / 2;
+  const onnx::ModelProto m = convert_large(testing::many_graph_inputs(inputs));
+  EXPECT_EQ(op_counts(m), (std::map<std::string, int>{{"Concat", 1}}));
+  ASSERT_EQ(m.graph().node_size(), 1);
+  EXPECT_EQ(m.graph().node(0).input_size(), inputs);
+  EXPECT_EQ(m.graph().input_size(), inputs);
 }
 
 }  // namespace
