@@ -60,44 +60,6 @@ std::string io_layouts_json(const ir::Graph& g) {
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-// Whether g.compact() would leave g as it is: node ids dense and in order,
-// every tensor's producer the last node in order writing it, and its readers
-// listed in node order (slots in order within a node). Most stages change
-// nothing or little, and compact() moves every node twice and rebuilds the
-// index (on a 200,000-op graph about 60 ms each time, 16 times a conversion);
-// this check only reads the index.
-bool is_compact(const ir::Graph& g) {
-  const auto n = static_cast<ir::NodeId>(g.node_count());
-  if (g.node_id_bound() != g.node_count()) return false;
-  if (n > 0 && (g.first() != 0 || g.last() != n - 1)) return false;
-  std::vector<ir::NodeId> producer(g.tensor_count(), ir::kNoNode);
-  std::vector<uint32_t> seen(g.tensor_count(), 0);  // per tensor: readers matched so far
-  for (ir::NodeId id = 0; id < n; ++id) {
-    if (g.next(id) != (id + 1 < n ? id + 1 : ir::kNoNode)) return false;
-    const ir::Node& node = g.node(id);
-    for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
-      const ir::TensorId t = node.inputs[slot];
-      if (!g.valid(t)) continue;
-      const auto uses = g.uses(t);
-      uint32_t& k = seen[static_cast<size_t>(t)];
-      if (k >= uses.size() || uses[k].node != id || uses[k].slot != slot) return false;
-      ++k;
-    }
-    for (ir::TensorId t : node.outputs)
-      if (g.valid(t)) producer[static_cast<size_t>(t)] = id;
-  }
-  for (size_t t = 0; t < g.tensor_count(); ++t) {
-    const auto id = static_cast<ir::TensorId>(t);
-    if (g.producer(id) != producer[t] || g.uses(id).size() != seen[t]) return false;
-  }
-  return true;
-}
-
-// g.compact(), skipped when it would change nothing.
-void compact(ir::Graph& g) {
-  if (!is_compact(g)) g.compact();
-}
-
 }  // namespace
 
 const char* to_string(Stage s) {
@@ -147,7 +109,7 @@ Status Pipeline::run_until(Stage last) {
       failed_ = st.error();
       return st;
     }
-    compact(graph_);
+    graph_.compact();
     done_ = stage;
   }
   if (failed_) return *failed_;
@@ -182,11 +144,11 @@ Status Pipeline::run(Stage s) {
       return passes::sort_topologically(graph_, ctx);
     case Stage::kFold:
       if (auto st = passes::fold_constant_dequantize(graph_, ctx); !st) return st;
-      compact(graph_);
+      graph_.compact();
       return passes::fold_constants(graph_, ctx);
     case Stage::kFuse:
       if (auto st = passes::fuse_dilated_convolutions(graph_, ctx); !st) return st;
-      compact(graph_);
+      graph_.compact();
       return passes::fuse_spectral_magnitude(graph_, ctx);
     case Stage::kPlanQuantization:
       return passes::plan_qdq(graph_, ctx);
@@ -207,9 +169,9 @@ Status Pipeline::run(Stage s) {
     }
     case Stage::kLower:
       if (auto st = passes::lower(graph_, ctx); !st) return st;
-      compact(graph_);
+      graph_.compact();
       if (auto st = passes::remove_identities(graph_, ctx); !st) return st;
-      compact(graph_);
+      graph_.compact();
       return passes::merge_reshapes(graph_, ctx);
     case Stage::kCleanup: {
       diag_.transposes_before_cleanup = count_transposes(graph_);
@@ -219,7 +181,7 @@ Status Pipeline::run(Stage s) {
     }
     case Stage::kQuantize:
       if (auto st = passes::materialize_qdq(graph_, ctx); !st) return st;
-      compact(graph_);
+      graph_.compact();
       if (options_.keep_float16_weights)
         if (auto st = passes::keep_float16_constants(graph_, ctx); !st) return st;
       for (auto [list, is_input] :

@@ -144,12 +144,14 @@ NodeId Graph::add_node(Node n) {
 }
 
 NodeId Graph::add_node_before(NodeId at, Node n) {
+  compact_ = false;
   NodeId id = store(std::move(n));
   place(id, at);
   return id;
 }
 
 NodeId Graph::add_node_after(NodeId at, Node n) {
+  compact_ = false;
   NodeId id = store(std::move(n));
   place(id, next_[static_cast<size_t>(at)]);
   return id;
@@ -158,6 +160,7 @@ NodeId Graph::add_node_after(NodeId at, Node n) {
 void Graph::remove_node(NodeId id) {
   const auto i = static_cast<size_t>(id);
   if (!alive(id)) return;
+  compact_ = false;
   unlink(id);
   if (prev_[i] != kNoNode)
     next_[static_cast<size_t>(prev_[i])] = next_[i];
@@ -216,12 +219,14 @@ void Graph::set_input(NodeId id, size_t slot, TensorId t) {
   Node& n = nodes_[static_cast<size_t>(id)];
   if (slot >= n.inputs.size()) n.inputs.resize(slot + 1, kNoTensor);
   if (n.inputs[slot] == t) return;
+  compact_ = false;
   remove_use(n.inputs[slot], id, static_cast<uint32_t>(slot));
   n.inputs[slot] = t;
   add_use(t, id, static_cast<uint32_t>(slot));
 }
 
 void Graph::set_inputs(NodeId id, std::vector<TensorId> inputs) {
+  compact_ = false;
   Node& n = nodes_[static_cast<size_t>(id)];
   for (size_t s = 0; s < n.inputs.size(); ++s)
     remove_use(n.inputs[s], id, static_cast<uint32_t>(s));
@@ -230,6 +235,7 @@ void Graph::set_inputs(NodeId id, std::vector<TensorId> inputs) {
 }
 
 void Graph::set_output(NodeId id, size_t slot, TensorId t) {
+  compact_ = false;
   Node& n = nodes_[static_cast<size_t>(id)];
   const TensorId old = n.outputs[slot];
   if (valid(old) && producer_[static_cast<size_t>(old)] == id)
@@ -240,6 +246,7 @@ void Graph::set_output(NodeId id, size_t slot, TensorId t) {
 
 void Graph::replace_uses(TensorId from, TensorId to) {
   if (!valid(from) || from == to) return;
+  compact_ = false;
   std::vector<Use> moved = std::move(uses_[static_cast<size_t>(from)]);
   uses_[static_cast<size_t>(from)].clear();
   for (const Use& u : moved) {
@@ -264,9 +271,13 @@ std::vector<NodeId> Graph::readers(TensorId t) const {
 
 // ---- wholesale ----
 
-void Graph::compact() { set_nodes(take_nodes()); }
+void Graph::compact() {
+  if (compact_) return;  // nothing to renumber or reorder
+  set_nodes(take_nodes());
+}
 
 void Graph::reorder(const std::vector<NodeId>& order) {
+  compact_ = false;
   head_ = tail_ = kNoNode;
   for (NodeId id : order) place(id, kNoNode);
 }
@@ -284,6 +295,7 @@ std::vector<Node> Graph::take_nodes() {
   live_ = 0;
   std::fill(producer_.begin(), producer_.end(), kNoNode);
   for (auto& u : uses_) u.clear();
+  compact_ = true;
   return out;
 }
 

@@ -237,7 +237,9 @@ struct Use {
 //   producer, uses, node, info                         O(1)
 // Removed nodes leave a hole until compact(), which renumbers the nodes in
 // order and lists every tensor's readers in node order (the pipeline runs it
-// between passes, so ids are dense and readers ordered when a pass starts).
+// between passes, so ids are dense and readers ordered when a pass starts);
+// it does nothing when no edit since the last one moved an id or a reader
+// (adding nodes at the end keeps that order).
 // take_nodes()/set_nodes() rebuild the node list wholesale, for passes that
 // rewrite every node.
 class Graph {
@@ -339,6 +341,7 @@ class Graph {
   std::vector<NodeId> prev_, next_;
   NodeId head_ = kNoNode, tail_ = kNoNode;
   size_t live_ = 0;
+  bool compact_ = true;                 // ids dense and in order, readers in node order
   std::vector<NodeId> producer_;        // per tensor
   std::vector<std::vector<Use>> uses_;  // per tensor
 };

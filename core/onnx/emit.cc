@@ -30,45 +30,6 @@ using ir::TensorId;
 // Constants at least this big are spliced into the output bytes directly.
 constexpr size_t kSpliceBytes = 4096;
 
-int onnx_type(DataType t) {
-  switch (t) {
-    case DataType::kFloat32:
-      return onnx::TensorProto::FLOAT;
-    case DataType::kUInt8:
-      return onnx::TensorProto::UINT8;
-    case DataType::kInt8:
-      return onnx::TensorProto::INT8;
-    case DataType::kUInt16:
-      return onnx::TensorProto::UINT16;
-    case DataType::kInt16:
-      return onnx::TensorProto::INT16;
-    case DataType::kInt32:
-      return onnx::TensorProto::INT32;
-    case DataType::kInt64:
-      return onnx::TensorProto::INT64;
-    case DataType::kString:
-      return onnx::TensorProto::STRING;
-    case DataType::kBool:
-      return onnx::TensorProto::BOOL;
-    case DataType::kFloat16:
-      return onnx::TensorProto::FLOAT16;
-    case DataType::kFloat64:
-      return onnx::TensorProto::DOUBLE;
-    case DataType::kUInt32:
-      return onnx::TensorProto::UINT32;
-    case DataType::kUInt64:
-      return onnx::TensorProto::UINT64;
-    case DataType::kComplex64:
-      return onnx::TensorProto::COMPLEX64;
-    case DataType::kComplex128:
-      return onnx::TensorProto::COMPLEX128;
-    case DataType::kBFloat16:
-      return onnx::TensorProto::BFLOAT16;
-    default:
-      return onnx::TensorProto::UNDEFINED;
-  }
-}
-
 float half_to_float(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
@@ -493,7 +454,7 @@ class Emitter {
     const std::string& name = s.names[static_cast<size_t>(t)];
     vi->set_name(name);
     auto* tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(onnx_type(x.dtype));
+    tt->set_elem_type(ir::onnx_type_code(x.dtype));
     if (!x.has_rank) return;
     auto* shape = tt->mutable_shape();
     ir::Shape sh = x.onnx_shape();
@@ -515,7 +476,7 @@ class Emitter {
     const ir::Tensor& x = s.g->tensor(t);
     onnx::TensorProto* tp = s.proto->add_initializer();
     tp->set_name(s.names[static_cast<size_t>(t)]);
-    tp->set_data_type(onnx_type(x.dtype));
+    tp->set_data_type(ir::onnx_type_code(x.dtype));
     for (int64_t d : x.onnx_shape()) tp->add_dims(d);
     size_t size = onnx_byte_size(x);
     if (size >= kSpliceBytes && !s.parent) {
