@@ -20,7 +20,6 @@ using ir::TensorId;
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-constexpr int64_t kOnnxInt64 = 7;
 
 OpEntry entry(LayoutClass layout, const char* onnx, PropagateFn propagate, CheckFn check,
               LowerFn lower, int min_inputs) {
@@ -187,7 +186,7 @@ TensorId as_int64(LowerContext& ctx, const ir::Node& n, size_t i, const std::str
     return ctx.const_i64(n.name + "/" + tag, *v, t.shape);
   TensorId out = ctx.temp(n.name + "/" + tag + "_i64", DataType::kInt64);
   ir::Node& c = ctx.emit(n, "Cast", {n.inputs[i]}, {out}, "Cast_" + tag);
-  c.attrs.set("to", kOnnxInt64);
+  c.attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt64)});
   return out;
 }
 
@@ -312,7 +311,7 @@ Status lower_where(LowerContext& ctx, const ir::Node& n) {
   t.attrs.set("perm", std::vector<int64_t>{1, 0});
   if (cast) {
     ir::Node& c = ctx.emit(n, "Cast", {tr}, {n.outputs[0]});
-    c.attrs.set("to", int64_t{6});  // INT32
+    c.attrs.set("to", int64_t{ir::onnx_type_code(DataType::kInt32)});
   }
   return ok_status();
 }

@@ -186,7 +186,7 @@ Status lower_quantization_copy(LowerContext& ctx, const ir::Node& n) {
   TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
   if (g.tensor(x).dtype == ir::DataType::kFloat16) {
     ir::Node& c = ctx.emit(n, "Cast", {x}, {n.outputs[0]});
-    c.attrs.set("to", int64_t{1});  // FLOAT
+    c.attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kFloat32)});
   } else {
     ctx.emit(n, "Identity", {x}, {n.outputs[0]});
   }

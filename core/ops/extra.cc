@@ -13,8 +13,6 @@ namespace {
 using ir::DataType;
 using ir::TensorId;
 
-constexpr int64_t kOnnxInt64 = 7;
-
 OpEntry make(LayoutClass layout, const char* onnx, CheckFn check, LowerFn lower,
              int min_inputs = 1) {
   OpEntry e;
@@ -209,7 +207,7 @@ Status lower_reverse_sequence(LowerContext& ctx, const ir::Node& n) {
   if (g.tensor(lens).dtype != DataType::kInt64) {
     TensorId cast = ctx.temp(n.name + "/seq_lengths_i64", DataType::kInt64);
     ir::Node& c = ctx.emit(n, "Cast", {lens}, {cast}, "Cast");
-    c.attrs.set("to", kOnnxInt64);
+    c.attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt64)});
     lens = cast;
   }
   ir::Node& r = ctx.emit(n, "ReverseSequence", {n.inputs[0], lens}, {n.outputs[0]});

@@ -130,8 +130,6 @@ OpEntry softmax() {
 
 namespace {
 
-constexpr int64_t kOnnxInt32 = 6;
-
 // The types every ONNX reduction (ReduceSum/Max/Min/Prod) takes.
 std::string check_typed_reduce(const ir::Graph& g, const ir::Node& n) {
   ir::DataType t = g.tensor(n.inputs[0]).dtype;
@@ -172,7 +170,7 @@ TensorId int64_result(LowerContext& ctx, const ir::Node& n, TensorId out, const 
 void cast_int32(LowerContext& ctx, const ir::Node& n, TensorId from, TensorId out) {
   if (from == out) return;
   ir::Node& c = ctx.emit(n, "Cast", {from}, {out}, "Cast");
-  c.attrs.set("to", kOnnxInt32);
+  c.attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt32)});
 }
 
 // ---- ARG_MAX / ARG_MIN -------------------------------------------------------

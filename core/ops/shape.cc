@@ -95,7 +95,7 @@ Status lower_reshape(LowerContext& ctx, const ir::Node& n) {
     if (auto st = check_shape_operand(ctx, n, 1); !st) return st;
     shape = ctx.temp(n.name + "/shape_i64", ir::DataType::kInt64);
     ir::Node& c = ctx.emit(n, "Cast", {n.inputs[1]}, {shape}, "Cast");
-    c.attrs.set("to", int64_t{7});  // INT64
+    c.attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt64)});
   } else {
     return ctx.error(n, "no target shape (neither a shape input, new_shape, nor a static output)");
   }

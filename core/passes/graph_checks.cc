@@ -178,7 +178,7 @@ Status keep_float16_constants(ir::Graph& g, PassContext& ctx) {
       cast.op = "Cast";
       cast.name = x.name;
       cast.outputs = {t};
-      cast.attrs.set("to", int64_t{1});  // FLOAT
+      cast.attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kFloat32)});
       cast.inputs = {ir::kNoTensor};
       casts.push_back(std::move(cast));
       casts.back().inputs[0] = g.add_tensor(std::move(half));
