@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-
 namespace lite2onnx {
 
 using Json = nlohmann::ordered_json;

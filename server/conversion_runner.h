@@ -99,8 +99,8 @@ class ConversionRunner {
 // The core in this process, converting under `limits`.
 std::unique_ptr<ConversionRunner> make_thread_runner(const Limits& limits);
 
-// Starts the runner's worker process (converting under options.conversion_limits); counts worker starts and failures in
-// `metrics` and logs failures.
+// Starts the runner's worker process (converting under options.conversion_limits); counts worker
+// starts and failures in `metrics` and logs failures.
 Result<std::unique_ptr<ConversionRunner>> make_process_runner(const WorkerOptions& options,
                                                               ChildRegistry& children,
                                                               Metrics& metrics, const Logger& log);
