@@ -198,6 +198,15 @@ Error LowerContext::error(const ir::Node& n, const std::string& message) const {
   return e;
 }
 
+Error LowerContext::unsupported(const ir::Node& n, const std::string& reason) const {
+  Error e = make_error(ErrorCode::kUnsupported, "1 operator cannot be converted: op " +
+                                                    std::to_string(n.source_op) + " (" + n.op +
+                                                    "): " + reason);
+  e.op_index = n.source_op;
+  e.unsupported.push_back({n.source_op, n.op, reason});
+  return e;
+}
+
 const char* activation_name(int a) {
   switch (a) {
     case 0:

@@ -1,7 +1,7 @@
 // Data-movement ops: SLICE, TILE, REVERSE_V2 (Attribute class: they follow
 // their input's layout and rewrite their constant begin/size, multiples and
-// axes), and BROADCAST_TO, GATHER_ND, RANGE, WHERE, BATCH_MATMUL (Terminate:
-// they work in TFLite order).
+// axes), and BROADCAST_TO, GATHER_ND, SCATTER_ND, RANGE, WHERE, BATCH_MATMUL
+// (Terminate: they work in TFLite order).
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -237,6 +237,90 @@ Status lower_gather_nd(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// ---- SCATTER_ND -----------------------------------------------------------------
+// TFLite writes `updates` into zeros of `shape` at `indices` and sums the
+// updates that land on the same element; ONNX ScatterND says the same with
+// reduction 'add' (opset 16). Before that, only distinct constant indices.
+
+constexpr int kScatterAddOpset = 16;
+
+// The index vectors of constant `indices` (innermost dimension `depth`).
+std::vector<std::vector<int64_t>> index_rows(const std::vector<int64_t>& flat, size_t depth) {
+  std::vector<std::vector<int64_t>> rows;
+  if (depth == 0) return rows;
+  for (size_t i = 0; i + depth <= flat.size(); i += depth)
+    rows.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(i),
+                      flat.begin() + static_cast<std::ptrdiff_t>(i + depth));
+  return rows;
+}
+
+std::string check_scatter_nd(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& idx = g.tensor(n.inputs[0]);
+  const ir::Tensor& upd = g.tensor(n.inputs[1]);
+  const ir::Tensor& shp = g.tensor(n.inputs[2]);
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  if (!is_index_type(idx.dtype)) return "indices of type " + type_name(idx.dtype);
+  if (!is_index_type(shp.dtype)) return "shape of type " + type_name(shp.dtype);
+  if (upd.dtype != DataType::kFloat32 && upd.dtype != DataType::kInt32 &&
+      upd.dtype != DataType::kInt64)
+    return "updates of type " + type_name(upd.dtype) + " (float32, int32 or int64 expected)";
+  if (y.dtype != upd.dtype) return "output type differs from the updates' type";
+  if (!idx.has_rank || idx.rank() < 1) return "indices must have rank >= 1";
+  if (!upd.has_rank || !y.has_rank) return "updates and output need a known rank";
+  const int64_t depth = idx.shape.back();
+  if (depth < 1) return "the last dimension of indices must be static and >= 1";
+  if (depth > static_cast<int64_t>(y.rank()))
+    return "index depth " + std::to_string(depth) + " exceeds the output rank " +
+           std::to_string(y.rank());
+  // updates = indices.shape[:-1] + output.shape[depth:]
+  const size_t batch = idx.rank() - 1, tail = y.rank() - static_cast<size_t>(depth);
+  if (upd.rank() != batch + tail)
+    return "updates " + ir::to_string(upd.shape) + " do not match indices " +
+           ir::to_string(idx.shape) + " and output " + ir::to_string(y.shape);
+  auto clash = [](int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; };
+  for (size_t i = 0; i < batch; ++i)
+    if (clash(upd.shape[i], idx.shape[i]))
+      return "updates " + ir::to_string(upd.shape) + " do not match indices " +
+             ir::to_string(idx.shape);
+  for (size_t i = 0; i < tail; ++i)
+    if (clash(upd.shape[batch + i], y.shape[static_cast<size_t>(depth) + i]))
+      return "updates " + ir::to_string(upd.shape) + " do not match output " +
+             ir::to_string(y.shape);
+  if (auto v = ir::const_ints(g, n.inputs[0])) {
+    for (const auto& row : index_rows(*v, static_cast<size_t>(depth)))
+      for (size_t d = 0; d < row.size(); ++d)
+        if (y.shape[d] >= 0 && (row[d] < 0 || row[d] >= y.shape[d]))
+          return "index " + std::to_string(row[d]) + " is outside dimension " + std::to_string(d) +
+                 " of size " + std::to_string(y.shape[d]);
+  }
+  return "";
+}
+
+// True when the constant indices name every element at most once.
+bool distinct_constant_indices(const ir::Graph& g, const ir::Node& n) {
+  auto v = ir::const_ints(g, n.inputs[0]);
+  if (!v) return false;
+  auto rows = index_rows(*v, static_cast<size_t>(g.tensor(n.inputs[0]).shape.back()));
+  std::sort(rows.begin(), rows.end());
+  return std::adjacent_find(rows.begin(), rows.end()) == rows.end();
+}
+
+Status lower_scatter_nd(LowerContext& ctx, const ir::Node& n) {
+  const bool add = ctx.opset() >= kScatterAddOpset;
+  if (!add && !distinct_constant_indices(ctx.graph(), n))
+    return ctx.unsupported(n, "indices that may repeat need ScatterND reduction 'add' (opset " +
+                                  std::to_string(kScatterAddOpset) + ")");
+  if (auto st = check_shape_operand(ctx, n, 2); !st) return st;
+  const DataType type = ctx.tensor(n.inputs[1]).dtype;
+  TensorId zero = ctx.const_scalar(n.name + "/zero", type, 0.0);
+  TensorId zeros = ctx.temp(n.name + "/zeros", type);
+  ctx.emit(n, "Expand", {zero, as_int64(ctx, n, 2, "shape")}, {zeros}, "Expand");
+  TensorId indices = as_int64(ctx, n, 0, "indices");
+  ir::Node& s = ctx.emit(n, "ScatterND", {zeros, indices, n.inputs[1]}, {n.outputs[0]});
+  if (add) s.attrs.set("reduction", std::string("add"));
+  return ok_status();
+}
+
 // ---- RANGE --------------------------------------------------------------------
 
 std::string check_range(const ir::Graph& g, const ir::Node& n) {
@@ -399,6 +483,15 @@ OpEntry gather_nd() {
   e.dtypes = "float32, int32, int64";
   e.notes = "batch_dims 0";
   e.quantized = QuantizedKernel::kSameScale;
+  return e;
+}
+
+OpEntry scatter_nd() {
+  OpEntry e = entry(LayoutClass::kTerminate, "Expand + ScatterND (reduction 'add')", nullptr,
+                    check_scatter_nd, lower_scatter_nd, 3);
+  e.dtypes = "float32, int32, int64 (indices int32/int64)";
+  e.notes = "duplicate indices sum (opset 16+); at opset 13-15 constant distinct indices only";
+  e.quantized = QuantizedKernel::kNoQuantized;
   return e;
 }
 

@@ -91,6 +91,7 @@ OpEntry tile();
 OpEntry reverse_v2();
 OpEntry broadcast_to();
 OpEntry gather_nd();
+OpEntry scatter_nd();
 OpEntry range();
 OpEntry where();
 OpEntry batch_matmul();

@@ -68,6 +68,7 @@ Table make_table() {
   t[builtin::kReverseV2] = data::reverse_v2();
   t[builtin::kBroadcastTo] = data::broadcast_to();
   t[builtin::kGatherNd] = data::gather_nd();
+  t[builtin::kScatterNd] = data::scatter_nd();
   t[builtin::kRange] = data::range();
   t[builtin::kWhere] = data::where();
   t[builtin::kBatchMatmul] = data::batch_matmul();

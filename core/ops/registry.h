@@ -154,6 +154,9 @@ class LowerContext {
   void finish();
 
   Error error(const ir::Node& n, const std::string& message) const;
+  // The node cannot be converted with these options (the preflight could not
+  // tell: it does not know the opset): kUnsupported listing the node.
+  Error unsupported(const ir::Node& n, const std::string& reason) const;
 
  private:
   ir::Graph& graph_;

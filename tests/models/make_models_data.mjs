@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Writes the test models of the data-movement ops (SLICE, TILE, REVERSE_V2,
-// BROADCAST_TO, GATHER_ND, RANGE, WHERE, BATCH_MATMUL) as FlatBuffer JSON
+// BROADCAST_TO, GATHER_ND, SCATTER_ND, RANGE, WHERE, BATCH_MATMUL) as FlatBuffer JSON
 // (against core/tflite/schema.fbs) into tests/models/json/data_*.json, plus
 // tests/models/specs_data.json (input domains and fixed inputs).
 //
@@ -150,6 +150,28 @@ model('gather_nd_after_conv', 'CONV_2D [1,4,5,3]->6 then GATHER_ND with constant
   const c = conv(m, m.input('input', [1, 4, 5, 3]), 'conv', 6);
   const y = m.tensor('output', [2, 6]);
   m.op('GATHER_ND', [c, m.i32('indices', [2, 3], [0, 3, 1, 0, 2, 4])], [y], 'GatherNdOptions');
+  m.outputs.push(y);
+});
+
+// SCATTER_ND sums updates that land on the same element: ONNX ScatterND with
+// reduction 'add' needs opset 16; distinct constant indices convert at 13.
+model('scatter_nd', 'SCATTER_ND of run-time updates [3,5] at distinct constant rows [3,1] of [6,5]', (m) => {
+  const y = m.tensor('output', [6, 5]);
+  m.op('SCATTER_ND', [m.i32('indices', [3, 1], [4, 0, 2]), m.input('updates', [3, 5]), m.i32('shape', [2], [6, 5])], [y], 'ScatterNdOptions');
+  m.outputs.push(y);
+});
+
+model('scatter_nd_duplicates', 'SCATTER_ND with repeated constant indices [4,2] into [4,5,3] (sums; opset 16)', (m) => {
+  m.spec.opset = 16;
+  const y = m.tensor('output', [4, 5, 3]);
+  m.op('SCATTER_ND', [m.i32('indices', [4, 2], [1, 3, 0, 4, 1, 3, 3, 2]), m.input('updates', [4, 3]), m.i32('shape', [3], [4, 5, 3])], [y], 'ScatterNdOptions');
+  m.outputs.push(y);
+});
+
+model('scatter_nd_runtime_indices_i32', 'SCATTER_ND of int32 updates [6,4] at run-time int32 indices [6,1] into [5,4] (opset 16)', (m) => {
+  m.spec.opset = 16;
+  const y = m.tensor('output', [5, 4], 'INT32');
+  m.op('SCATTER_ND', [m.input('indices', [6, 1], 'INT32', { range: [0, 3] }), m.input('updates', [6, 4], 'INT32'), m.i32('shape', [2], [5, 4])], [y], 'ScatterNdOptions');
   m.outputs.push(y);
 });
 

@@ -389,6 +389,36 @@ TEST(Convert, StridedSliceOffsetOnADynamicDimensionIsUnsupported) {
   EXPECT_THAT(r.error().unsupported[0].reason, HasSubstr("offset slicing of dimension 0"));
 }
 
+// The reduction attribute of the ScatterND node, "" when it has none.
+std::string scatter_reduction(const onnx::ModelProto& m) {
+  for (const auto& n : m.graph().node())
+    if (n.op_type() == "ScatterND")
+      for (const auto& a : n.attribute())
+        if (a.name() == "reduction") return a.s();
+  return "";
+}
+
+TEST(Convert, ScatterNdSumsRepeatedIndicesFromOpset16) {
+  // Distinct constant indices need no reduction: any opset.
+  onnx::ModelProto distinct = convert_ok(read_file(op_model("data_scatter_nd")), 13);
+  EXPECT_EQ(op_counts(distinct)["ScatterND"], 1);
+  EXPECT_EQ(scatter_reduction(distinct), "");
+  for (const char* name : {"data_scatter_nd_duplicates", "data_scatter_nd_runtime_indices_i32"}) {
+    SCOPED_TRACE(name);
+    auto bytes = read_file(op_model(name));
+    EXPECT_EQ(scatter_reduction(convert_ok(bytes, 16)), "add");
+    ConvertOptions o;
+    o.opset = 15;
+    Diagnostics d;
+    auto r = convert(view(bytes), o, d);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
+    ASSERT_EQ(r.error().unsupported.size(), 1u);
+    EXPECT_EQ(r.error().unsupported[0].op, "SCATTER_ND");
+    EXPECT_THAT(r.error().unsupported[0].reason, HasSubstr("opset 16"));
+  }
+}
+
 TEST(Convert, DynamicDimensionsStaySymbolic) {
   // Batch is dynamic (shape_signature -1): a 1x1 conv then a reshape to [-1, 20].
   std::string w = testing::f32_bytes(std::vector<float>(2 * 3, 0.5f));
