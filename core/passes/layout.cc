@@ -1,4 +1,4 @@
-// Layout propagation: see DESIGN.md "Layout: propagation with four op classes".
+// Layout propagation with four op classes: see docs/architecture.md, "Layouts".
 //
 // A plan is computed first (a pure function of the graph and the graph inputs'
 // layouts): the layout each tensor gets, and the layout each op needs of each

@@ -1,4 +1,4 @@
-// Transpose cleanup (DESIGN.md "Layout"): after lowering, push Transposes down
+// Transpose cleanup (docs/architecture.md, "Layouts"): after lowering, push Transposes down
 // through layout-agnostic ONNX ops and cancel inverse pairs, the idea of ONNX
 // Runtime's transpose optimizer. Every rewrite leaves fewer Transpose nodes (or
 // as many, moving fewer bytes, and never more of either), so the pass ends;

@@ -1,4 +1,4 @@
-// Output comparison rules (see DESIGN.md, "Tolerances that work"):
+// Output comparison rules (see docs/architecture.md, "Numeric judge"):
 //   float        |d| <= atol + rtol * max(range(ref), max|ref|)   (atol 1e-5, rtol 1e-4)
 //   exact        integer and bool outputs: every element equal
 //   index        ARG_MAX/ARG_MIN-like outputs: >= 99.9% of elements equal
