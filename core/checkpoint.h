@@ -29,10 +29,6 @@ class Checkpoint {
     stopped_ = cancelled_();
     return stopped_;
   }
-  // For loops over elements: polls every 4096 calls.
-  bool should_stop_every(uint64_t& counter) {
-    return (++counter & 4095) == 0 ? should_stop() : stopped_;
-  }
   // kCancelled once stopped, else ok.
   Status status() const {
     if (!stopped_) return ok_status();
