@@ -1,0 +1,119 @@
+// The wire translation (common/translate.h) both ways: every value the core
+// reports survives core -> message -> core unchanged, so the client prints
+// what a local conversion would.
+#include <google/protobuf/util/message_differencer.h>
+#include <gtest/gtest.h>
+
+#include "common/translate.h"
+#include "core/convert.h"
+
+namespace lite2onnx {
+namespace {
+
+Diagnostics every_diagnostic_field() {
+  Diagnostics d;
+  d.opset = 17;
+  d.model_bytes = 123456;
+  d.onnx_bytes = 654321;
+  d.source_ops = {{"CONV_2D", 3}, {"ADD", 1}};
+  d.emitted_nodes = {{"Conv", 3}, {"Add", 1}, {"Transpose", 2}};
+  d.inserted = {{"x/Transpose", "Transpose", "x", "graph input kept in TFLite order"},
+                {"y/Reshape", "Reshape", "y", "unit axes moved"}};
+  d.transposes_before_cleanup = 5;
+  d.transposes_after_cleanup = 2;
+  d.rewritten_initializers = {{"w", "permuted OHWI -> OIHW"}};
+  d.io_layouts = {{"x", true, {0, 3, 1, 2}}, {"y", false, {}}};
+  d.quantization.mode = "qdq";
+  d.quantization.nodes = {{"QuantizeLinear", 4}, {"DequantizeLinear", 9}};
+  d.quantization.cancelled_pairs = 3;
+  d.quantization.integer_initializers = 7;
+  d.quantization.integer_initializer_bytes = 4096;
+  d.quantization.quantized_activations = 11;
+  d.quantization.int8_activations_as_uint8 = true;
+  d.warnings = {"subgraph 1 is not converted", "int16 emulated"};
+  d.unsupported = {{4, "LSTM", "no converter"}, {9, "CUSTOM", "custom code 'Foo'"}};
+  d.timings = {{"read", 0.25}, {"emit", 1.5}};
+  d.subgraphs = {"0 main (12 ops)", "1 body (3 ops)"};
+  return d;
+}
+
+TEST(TranslateRoundTrip, DiagnosticsKeepEveryField) {
+  const Diagnostics d = every_diagnostic_field();
+  v1::Diagnostics message;
+  to_proto(d, &message);
+  EXPECT_EQ(from_proto(message).to_json(), d.to_json());
+  // And the message itself is stable: translating back and forth again changes nothing.
+  v1::Diagnostics again;
+  to_proto(from_proto(message), &again);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(again, message));
+}
+
+TEST(TranslateRoundTrip, DiagnosticsWithoutQuantizationStayWithout) {
+  Diagnostics d = every_diagnostic_field();
+  d.quantization = {};
+  v1::Diagnostics message;
+  to_proto(d, &message);
+  EXPECT_FALSE(message.has_quantization());
+  EXPECT_EQ(from_proto(message).to_json(), d.to_json());
+}
+
+TEST(TranslateRoundTrip, InspectKeepsEveryField) {
+  ModelInfo info;
+  info.version = 3;
+  info.description = "MLIR Converted.";
+  info.subgraphs = {"0 main (2 ops)"};
+  info.tensors = {{0, "x", "INT8", {1, -1, 5, 3}, false, false, 1, 0},
+                  {1, "w", "INT8", {4, 3, 3, 3}, true, false, 4, 0},
+                  {2, "state", "FLOAT32", {1, 8}, false, true, 0, 0},
+                  {3, "y", "INT8", {1, -1, 5, 4}, false, false, 1, 3}};
+  info.inputs = {0, 2};
+  info.outputs = {3};
+  info.ops = {{0, "CONV_2D", {0, 1, -1}, {3}, true, ""},
+              {1, "LSTM", {2}, {2}, false, "no converter"}};
+  info.unsupported = {{1, "LSTM", "no converter"}};
+  info.problems = {"invalid quantization: scale 2 of 'w' is 0"};
+  v1::InspectResponse message;
+  to_proto(info, &message);
+  EXPECT_EQ(from_proto(message).to_json(), info.to_json());
+}
+
+TEST(TranslateRoundTrip, OperatorMatrixKeepsEveryRow) {
+  const std::vector<OpSupport> matrix = support_matrix();
+  const std::vector<OpSupport> back = from_proto(to_proto(matrix));
+  size_t j = 0;
+  for (const OpSupport& s : matrix) {
+    if (s.op.rfind("PLACEHOLDER", 0) == 0) continue;  // not sent: unused codes
+    ASSERT_LT(j, back.size());
+    const OpSupport& b = back[j++];
+    SCOPED_TRACE(s.op);
+    EXPECT_EQ(b.code, s.code);
+    EXPECT_EQ(b.op, s.op);
+    EXPECT_EQ(b.supported, s.supported);
+    EXPECT_EQ(b.layout_class, s.layout_class);
+    EXPECT_EQ(b.onnx, s.onnx);
+    EXPECT_EQ(b.notes, s.notes);
+    EXPECT_EQ(b.dtypes, s.dtypes);
+    EXPECT_EQ(b.quantized, s.quantized);
+  }
+  EXPECT_EQ(j, back.size());
+}
+
+TEST(TranslateRoundTrip, ErrorsKeepTheirReasonAndOperators) {
+  Error e = make_error(ErrorCode::kUnsupported, "2 operators cannot be converted");
+  e.op_index = 4;
+  e.tensor = "x";
+  e.unsupported = {{4, "LSTM", "no converter"}, {9, "CUSTOM", "custom code 'Foo'"}};
+  const v1::ConversionError m = to_proto(e);
+  EXPECT_EQ(m.reason(), v1::ConversionError::REASON_UNSUPPORTED);
+  EXPECT_EQ(m.message(), e.message);
+  EXPECT_EQ(m.op_index(), 4);
+  EXPECT_EQ(m.tensor(), "x");
+  const auto ops = from_proto(m.unsupported());
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[1].op_index, 9);
+  EXPECT_EQ(ops[1].op, "CUSTOM");
+  EXPECT_EQ(ops[1].reason, "custom code 'Foo'");
+}
+
+}  // namespace
+}  // namespace lite2onnx
