@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "server/config.h"
 #include "server/error_mapping.h"
@@ -133,6 +134,15 @@ class CallTrace {
   std::string_view outcome_;
   bool completed_ = false;
 };
+
+// Finishes a call (unary or stream reactor) with `status`: its record is taken
+// before Finish(), after which the call may be gone, and written after it.
+template <class Reactor>
+void finish_call(Reactor& reactor, CallTrace& trace, grpc::Status status) {
+  CallRecord record = trace.complete(status);
+  reactor.Finish(std::move(status));
+  record.write();
+}
 
 // The refusal of a call the server cannot take now (queue full, memory
 // budget, shutting down), counted as shed.

@@ -85,9 +85,7 @@ class ConvertStreamCall final : public Reactor, public IdleWatcher::Watched {
         to_status(failure(v1::ConversionError::REASON_BAD_STREAM,
                           "nothing arrived for " + std::to_string(env_.limits.stream_idle_seconds) +
                               " s (--stream-idle-timeout); the stream was ended"));
-    CallRecord record = trace_.complete(status);
-    Finish(status);
-    record.write();
+    finish_call(*this, trace_, status);
   }
 
  private:
@@ -191,9 +189,7 @@ class ConvertStreamCall final : public Reactor, public IdleWatcher::Watched {
     }
     env_.idle.unwatch(this);
     reservation_.release();
-    CallRecord record = trace_.complete(status);
-    Finish(std::move(status));
-    record.write();
+    finish_call(*this, trace_, std::move(status));
   }
 
   CallEnvironment& env_;

@@ -190,11 +190,7 @@ class PooledCall : public grpc::ServerUnaryReactor {
   virtual grpc::Status run(ConversionRunner& runner) = 0;
 
   // Finishes the call; nothing may touch the call afterwards.
-  void finish(grpc::Status status) {
-    CallRecord record = trace_.complete(status);
-    Finish(std::move(status));
-    record.write();
-  }
+  void finish(grpc::Status status) { finish_call(*this, trace_, std::move(status)); }
 
   // Admits a model of `bytes`: its size, the memory budget; then `fill`
   // gives it to model_ and run() is queued. Or finishes with the refusal.
@@ -321,11 +317,7 @@ class ImmediateCall final : public grpc::ServerUnaryReactor {
   ImmediateCall(CallEnvironment& env, grpc::CallbackServerContext* ctx, std::string_view method)
       : trace_(env, ctx, method) {}
   void OnDone() override { delete this; }
-  void finish(grpc::Status status) {
-    CallRecord record = trace_.complete(status);
-    Finish(std::move(status));
-    record.write();
-  }
+  void finish(grpc::Status status) { finish_call(*this, trace_, std::move(status)); }
 
  private:
   CallTrace trace_;
