@@ -124,7 +124,6 @@ Status Pipeline::run(Stage s) {
       auto read = tflite_reader::read(model_, limits_, ops::read_options, checkpoint_);
       if (!read) return read.take_error();
       graph_ = std::move(read->graph);
-      graph_.created.set_limit(limits_.max_created_bytes);
       version_ = read->version;
       description_ = std::move(read->description);
       subgraphs_ = std::move(read->subgraphs);

@@ -1,7 +1,9 @@
 // Elementwise ops: unary math, activations, binary arithmetic with broadcast.
 // All Transparent: they run in whatever layout their operands have.
 #include "core/ir/builtins.h"
+#include "core/ir/shape.h"
 #include "core/ops/common.h"
+#include "core/ops/evaluate.h"
 #include "core/ops/families.h"
 
 namespace lite2onnx::ops::elementwise {
@@ -220,6 +222,33 @@ OpEntry dequantize() {
   e.notes =
       "float16 constants are folded to float32 initializers; int8/uint8 constants stay "
       "integer initializers with a DequantizeLinear";
+  return e;
+}
+
+// DENSIFY: the reader already made its sparse constant dense, so it is a copy
+// that constant folding removes.
+std::string check_densify(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 0, "the sparse input"); !r.empty()) return r;
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  if (x.dtype != y.dtype || x.shape != y.shape)
+    return "output " + ir::to_string(y.shape) + " " + ir::to_string(y.dtype) +
+           " differs from the input " + ir::to_string(x.shape) + " " + ir::to_string(x.dtype);
+  return "";
+}
+
+OpEntry densify() {
+  OpEntry e = unary("Identity");
+  e.check = check_densify;
+  e.element_sources = [](const ir::Graph& g, const ir::Node& n,
+                         int64_t) -> std::optional<std::vector<OutputMap>> {
+    auto shape = ir::static_shape(g.tensor(n.inputs[0]));
+    if (!shape) return std::nullopt;
+    return in_order(std::move(*shape));
+  };
+  e.dtypes = "float32, float16, int8 (any the reader densifies)";
+  e.quantized = QuantizedKernel::kSameScale;
+  e.notes = "sparse constants (CSR, block-sparse) are densified when the model is read";
   return e;
 }
 

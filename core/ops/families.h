@@ -17,6 +17,7 @@ OpEntry binary(const char* onnx_op, const char* dtypes, Arithmetic arithmetic = 
 OpEntry squared_difference();
 OpEntry prelu();
 OpEntry dequantize();
+OpEntry densify();
 OpEntry quantize();
 }  // namespace elementwise
 

@@ -69,6 +69,7 @@ Table make_table() {
   t[builtin::kBroadcastTo] = data::broadcast_to();
   t[builtin::kGatherNd] = data::gather_nd();
   t[builtin::kScatterNd] = data::scatter_nd();
+  t[builtin::kDensify] = elementwise::densify();
   t[builtin::kRange] = data::range();
   t[builtin::kWhere] = data::where();
   t[builtin::kBatchMatmul] = data::batch_matmul();

@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "core/tflite/sparse.h"
 #include "schema_generated.h"
 
 namespace lite2onnx::tflite_reader {
@@ -73,7 +74,8 @@ Result<std::vector<std::span<const std::byte>>> read_buffers(const tflite::Model
 
 Result<ir::Tensor> read_tensor(const tflite::Tensor* t, size_t index,
                                const std::vector<std::span<const std::byte>>& buffers,
-                               const Limits& limits, uint64_t& budget) {
+                               const Limits& limits, uint64_t& budget, ir::CreatedBytes& created,
+                               Checkpoint& checkpoint) {
   if (!t) return invalid(tensor_label(t, index) + " is null");
   uint64_t cost = (t->name() ? t->name()->size() : 0) + (t->shape() ? t->shape()->size() * 8 : 0);
   if (const auto* q = t->quantization()) {
@@ -130,17 +132,38 @@ Result<ir::Tensor> read_tensor(const tflite::Tensor* t, size_t index,
   if (esize && static_cast<uint64_t>(*count) > std::numeric_limits<uint64_t>::max() / esize)
     return invalid(tensor_label(t, index) + ": byte size overflows");
 
-  // A sparse tensor's buffer holds only the values its SparsityParameters
-  // place: it is not dense data (DENSIFY or a sparse-aware kernel reads it).
-  if (t->sparsity())
-    return make_error(ErrorCode::kUnsupported,
-                      tensor_label(t, index) + ": sparse tensor (TFLite SparsityParameters)");
   uint32_t buffer = t->buffer();
   if (buffer >= buffers.size() && !(buffer == 0 && buffers.empty()))
     return invalid(tensor_label(t, index) + ": buffer index " + std::to_string(buffer) +
                    " out of range (model has " + std::to_string(buffers.size()) + " buffers)");
-  if (buffer != 0 && !buffers[buffer].empty()) {
+  if (buffer != 0 && !buffers[buffer].empty() && t->sparsity()) {
+    // The buffer holds only the values the SparsityParameters place: made
+    // dense here, as TFLite's DENSIFY (or a sparse-aware kernel) would.
+    if (!esize)
+      return make_error(ErrorCode::kUnsupported,
+                        tensor_label(t, index) + ": sparse tensor of " + ir::to_string(out.dtype));
+    const uint64_t dense_bytes = static_cast<uint64_t>(*count) * esize;
+    if (!created.fits(dense_bytes))
+      return make_error(ErrorCode::kResourceLimit,
+                        tensor_label(t, index) + ": its dense form needs " +
+                            std::to_string(dense_bytes) +
+                            " bytes, beyond what the conversion may create (max_created_bytes)");
+    auto dense = densify(*t->sparsity(), out.shape, esize, buffers[buffer], checkpoint);
+    if (!dense) {
+      Error e = dense.take_error();
+      e.message = tensor_label(t, index) + ": " + e.message;
+      return e;
+    }
+    created.charge(dense_bytes, tensor_label(t, index) + " (densified)");
+    out.data = ir::ConstData::owned(std::move(*dense), out.dtype);
+  } else if (buffer != 0 && !buffers[buffer].empty()) {
     std::span<const std::byte> data = buffers[buffer];
+    // No shape at all: TFLite reads a one-element constant as a scalar.
+    if (!t->shape() && esize && data.size() == esize) out.has_rank = true;
+    if (!t->shape() && !out.has_rank)
+      return invalid(tensor_label(t, index) + ": a constant without a shape holds " +
+                     std::to_string(data.size()) + " bytes; only a scalar (one " +
+                     ir::to_string(out.dtype) + ") may omit its shape");
     if (esize) {
       if (out.shape.size() != static_shape.size() || !ir::element_count(out.shape))
         return invalid(tensor_label(t, index) + ": constant with a dynamic shape");
@@ -256,6 +279,8 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
   const tflite::SubGraph* sg = subgraphs->Get(0);
   if (!sg) return invalid("subgraph 0 is null");
   ir::Graph& g = out.graph;
+  // Densified sparse constants are the first bytes a conversion creates.
+  g.created.set_limit(limits.resolved(bytes.size()).max_created_bytes);
   g.name = sg->name() ? sg->name()->str() : "";
   const auto* tensors = sg->tensors();
   size_t num_tensors = tensors ? tensors->size() : 0;
@@ -268,7 +293,7 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
   for (size_t i = 0; i < num_tensors; ++i) {
     if (checkpoint.should_stop()) return checkpoint.status().take_error();
     auto t = read_tensor(tensors->Get(static_cast<flatbuffers::uoffset_t>(i)), i, *buffers, limits,
-                         budget);
+                         budget, g.created, checkpoint);
     if (!t) {
       Error e = t.take_error();
       e.tensor = tensors->Get(static_cast<flatbuffers::uoffset_t>(i))->name()

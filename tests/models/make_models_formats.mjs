@@ -4,7 +4,8 @@
 // several subgraphs with WHILE / IF / CALL_ONCE, resource and variable tensors,
 // SignatureDefs, metadata entries, a custom op with FlexBuffer options, sparse
 // constants (CSR and block-sparse; float32, float16, int8; uint8, uint16 and
-// int32 index vectors), per-axis quantization and float16 buffers. Each shows
+// int32 index vectors), constants without a shape (scalars), per-axis
+// quantization and float16 buffers. Each shows
 // one feature of lib/model.mjs.
 //
 //   node tests/models/make_models_formats.mjs      # from the repository root
@@ -287,6 +288,29 @@ def('sparse_i8', 'DENSIFY of an int8 [3,4,5] constant (DENSE, SPARSE_CSR, SPARSE
   const ints = sparseValues(m, 60, 0.7).map((v) => Math.round(v * 16));
   densified(m, 'weights', [3, 4, 5], 'INT8', ints, { format: ['DENSE', 'SPARSE_CSR', 'SPARSE_CSR'] },
     { scale: [0.25], zero_point: [0] });
+});
+
+// ---- shape-less constants ---------------------------------------------------------------------
+
+// A constant without a `shape` field is a scalar to TFLite (converters write
+// epsilons, offsets and axes that way).
+def('shapeless_scalars', 'ADD of an input [2,3,4] and a float32 constant without a shape (1.5), then ARG_MAX over an int32 axis without a shape (-1): [2,3] int32', (m) => {
+  const c = m.f32('offset', [], [1.5]);
+  delete m.tensors[c].shape;
+  const x = m.input('input', [2, 3, 4]);
+  const s = binary(m, 'ADD', x, c, 'sum', 'AddOptions');
+  const axis = m.i32('axis', [], [-1]);
+  delete m.tensors[axis].shape;
+  const y = m.tensor('output', [2, 3], 'INT32');
+  m.op('ARG_MAX', [s, axis], [y], 'ArgMaxOptions', { output_type: 'INT32' });
+  m.output(y);
+  const input = values(m, 24);
+  const output = [];
+  for (let i = 0; i < 6; i++) {
+    const row = input.slice(i * 4, i * 4 + 4);
+    output.push(row.indexOf(Math.max(...row)));
+  }
+  m.runs = [{ inputs: { input }, outputs: { output } }];
 });
 
 // ---- tensor types and quantization ------------------------------------------------------------

@@ -664,20 +664,136 @@ TEST(ReaderUnsupported, UnsupportedOpsWithReasonsAreAllListed) {
 // op writes it and it is no graph input, it is that constant (RESHAPE to a
 // scalar reads the shape [0] this way: tflite-support/2022IDDetectorWithMetadata).
 // Sparse constants (tests/models/make_models_formats.mjs: CSR, block-sparse and
-// CSC; float32, float16 and int8) hold only some values: unsupported, not
-// misread as dense data nor called invalid.
-TEST(ReaderUnsupported, SparseTensorsAreUnsupported) {
+// CSC; float32, float16 and int8) are made dense when read (the numeric suite
+// checks the values against TFLite's DENSIFY).
+TEST(ReaderSparse, ConstantsAreReadDense) {
   for (const char* name : {"formats_sparse_csr_f32", "formats_sparse_block_f32",
                            "formats_sparse_csc_f16", "formats_sparse_i8"}) {
     SCOPED_TRACE(name);
     const Bytes bytes = read_file(op_model(name));
-    Diagnostics d;
-    auto r = convert(view(bytes), {}, d);
-    ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().code, ErrorCode::kUnsupported) << r.error().message;
-    EXPECT_THAT(r.error().message, HasSubstr("sparse tensor"));
-    EXPECT_EQ(r.error().tensor, "weights/sparse");
+    auto model = read_ok(bytes);
+    const ir::Graph& g = model.graph;
+    bool found = false;
+    for (ir::TensorId id = 0; id < static_cast<ir::TensorId>(g.tensor_count()); ++id) {
+      const ir::Tensor& t = g.tensor(id);
+      if (t.name != "weights/sparse") continue;
+      found = true;
+      ASSERT_TRUE(t.is_const());
+      EXPECT_EQ(t.data->bytes.size(),
+                static_cast<size_t>(*ir::element_count(t.shape)) * ir::element_size(t.dtype));
+      EXPECT_GT(g.created.used(), 0u);  // the dense copy counts against max_created_bytes
+    }
+    EXPECT_TRUE(found);
   }
+}
+
+// A [2,3] float32 constant `w` stored sparse (`sparsity` JSON, `values`), added
+// to an input.
+Bytes sparse_model(const std::string& sparsity, const std::vector<float>& values) {
+  ModelJson m;
+  int add = m.builtin("ADD", 0);
+  int w =
+      m.tensor("w", R"("shape": [2, 3], "type": "FLOAT32", "buffer": )" +
+                        std::to_string(m.data(f32_bytes(values))) + ", \"sparsity\": " + sparsity);
+  int x = m.f32("x", {2, 3});
+  int y = m.f32("y", {2, 3});
+  m.op(add, {w, x}, {y}, "AddOptions");
+  m.io({x}, {y});
+  return m.bytes();
+}
+
+// Rows DENSE, columns CSR: row 0 holds columns 0 and 2, row 1 column 1.
+const char* kCsr = R"({ "traversal_order": [0, 1], "dim_metadata": [
+    { "format": "DENSE", "dense_size": 2 },
+    { "format": "SPARSE_CSR", "array_segments_type": "Uint8Vector",
+      "array_segments": { "values": %SEGMENTS% },
+      "array_indices_type": "Uint8Vector", "array_indices": { "values": %INDICES% } } ] })";
+
+std::string csr(const std::string& segments, const std::string& indices) {
+  std::string s = kCsr;
+  s.replace(s.find("%SEGMENTS%"), 10, segments);
+  s.replace(s.find("%INDICES%"), 9, indices);
+  return s;
+}
+
+TEST(ReaderSparse, CsrPlacesEachValue) {
+  auto model = read_ok(sparse_model(csr("[0, 2, 3]", "[0, 2, 1]"), {1.5f, 2.5f, 3.5f}));
+  const ir::Tensor& w = model.graph.tensor(0);
+  ASSERT_TRUE(w.is_const());
+  auto v = w.data->as<float>();
+  EXPECT_THAT(std::vector<float>(v.begin(), v.end()), ElementsAre(1.5f, 0, 2.5f, 0, 3.5f, 0));
+}
+
+// Every inconsistency is an invalid model naming the tensor, never a read
+// outside the file's vectors.
+TEST(ReaderSparse, InconsistentMetadataIsInvalidNamingTheTensor) {
+  struct Case {
+    std::string sparsity;
+    size_t values;
+    const char* says;
+  };
+  const std::vector<Case> cases = {
+      {csr("[0, 2, 3]", "[0, 3, 1]"), 3, "index 3 outside its size 3"},
+      {csr("[0, 2, 1]", "[0, 2, 1]"), 3, "segment [2, 1)"},
+      {csr("[0, 2, 9]", "[0, 2, 1]"), 3, "outside its 3 indices"},
+      {csr("[0, 2]", "[0, 2]"), 2, "segment bounds"},
+      {csr("[0, 2, 3]", "[0, 2, 1]"), 4, "stores 4 values but its metadata places 3"},
+      {csr("[0, 2, 3]", "[0, 2, 1]"), 2, "places more than the 2 values"},
+      {R"({ "traversal_order": [0, 0], "dim_metadata": [{ "format": "DENSE", "dense_size": 2 },
+           { "format": "DENSE", "dense_size": 3 }] })",
+       6, "traversal_order entry 1"},
+      {R"({ "traversal_order": [0, 1], "dim_metadata": [{ "format": "DENSE", "dense_size": 2 },
+           { "format": "DENSE", "dense_size": 4 }] })",
+       6, "DENSE of size 4 but its dimension has 3"},
+      {R"({ "traversal_order": [0, 1, 2], "block_map": [1],
+           "dim_metadata": [{ "format": "DENSE", "dense_size": 2 },
+           { "format": "DENSE", "dense_size": 1 }, { "format": "DENSE", "dense_size": 2 }] })",
+       6, "block size 2 does not divide dimension 1"},
+      {R"({ "traversal_order": [0, 1] })", 6, "dim_metadata must hold 2 entries"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.says);
+    auto r = tflite_reader::read(view(sparse_model(c.sparsity, std::vector<float>(c.values, 1.f))),
+                                 Limits{}, ops::read_options);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::kInvalidModel);
+    EXPECT_EQ(r.error().tensor, "w");
+    EXPECT_THAT(r.error().message, HasSubstr(c.says));
+  }
+}
+
+TEST(ReaderSparse, TheDenseFormCountsAgainstTheCreatedBytesLimit) {
+  Limits limits;
+  limits.max_created_bytes = 20;  // the dense [2,3] float32 needs 24
+  auto r = tflite_reader::read(view(sparse_model(csr("[0, 2, 3]", "[0, 2, 1]"), {1, 2, 3})), limits,
+                               ops::read_options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kResourceLimit);
+  EXPECT_THAT(r.error().message, HasSubstr("max_created_bytes"));
+}
+
+// A constant without a `shape` field: TFLite reads one element as a scalar.
+TEST(Reader, ConstantWithoutAShapeIsAScalarOnlyWithOneElement) {
+  auto model_with = [](const std::vector<float>& values) {
+    ModelJson m;
+    int add = m.builtin("ADD", 0);
+    int c = m.tensor(
+        "c", R"("type": "FLOAT32", "buffer": )" + std::to_string(m.data(f32_bytes(values))));
+    int x = m.f32("x", {2, 3});
+    int y = m.f32("y", {2, 3});
+    m.op(add, {x, c}, {y}, "AddOptions");
+    m.io({x}, {y});
+    return m.bytes();
+  };
+  auto model = read_ok(model_with({1.5f}));
+  const ir::Tensor& c = model.graph.tensor(0);
+  EXPECT_TRUE(c.has_rank);
+  EXPECT_EQ(c.rank(), 0u);
+  auto r = tflite_reader::read(view(model_with({1.5f, 2.5f})), Limits{}, ops::read_options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidModel);
+  EXPECT_EQ(r.error().tensor, "c");
+  EXPECT_THAT(r.error().message, HasSubstr("without a shape holds 8 bytes"));
 }
 
 TEST(Reader, ZeroElementTensorNobodyWritesIsAnEmptyConstant) {
