@@ -18,9 +18,9 @@
 #include <string>
 #include <variant>
 
+#include "client/cli_options.h"
 #include "common/error_reasons.h"
 #include "core/convert.h"
-#include "core/layout_spec.h"
 #ifdef LITE2ONNX_REMOTE
 #include "client/remote/remote.h"
 #endif
@@ -169,13 +169,8 @@ void add_remote_options(CLI::App* cmd, RemoteArgs& r) {
 
 struct ConvertArgs {
   std::string input, output;
-  int opset = 13;
   bool json = false, verbose = false;
-  std::vector<std::string> explicit_layouts, io_layouts;
-  bool keep_io_layout = false;
-  std::string quantization = "qdq";
-  bool keep_float16_weights = false;
-  bool keep_int8_activations = false;
+  std::vector<OptionArg> options;  // client/cli_options.h
   Limits limits;
 };
 
@@ -203,31 +198,8 @@ void add_limit_options(CLI::App* cmd, Limits& l) {
 
 // Builds the core's options from the command line; errors name the bad flag.
 Result<ConvertOptions> make_options(const ConvertArgs& a) {
-  ConvertOptions options;
-  options.opset = a.opset;
-  for (const auto& text : a.explicit_layouts) {
-    auto spec = parse_layout_spec(text);
-    if (!spec)
-      return make_error(ErrorCode::kInvalidOption, "--explicit-layout: " + spec.error().message);
-    options.layout.explicit_layouts.push_back(*spec);
-  }
-  for (const auto& text : a.io_layouts) {
-    auto spec = parse_layout_spec(text, /*order_only=*/true);
-    if (!spec) return make_error(ErrorCode::kInvalidOption, "--io-layout: " + spec.error().message);
-    options.layout.io_layouts.push_back(*spec);
-  }
-  options.layout.keep_io_layout = a.keep_io_layout;
-  options.limits = a.limits;
-  options.keep_float16_weights = a.keep_float16_weights;
-  options.keep_int8_activations = a.keep_int8_activations;
-  if (a.quantization == "qdq") {
-    options.quantization = QuantizationMode::kQdq;
-  } else if (a.quantization == "dequantize") {
-    options.quantization = QuantizationMode::kDequantize;
-  } else {
-    return make_error(ErrorCode::kInvalidOption,
-                      "--quantization: '" + a.quantization + "' (choose qdq or dequantize)");
-  }
+  auto options = parse_conversion_options(a.options);
+  if (options) options->limits = a.limits;
   return options;
 }
 
@@ -273,9 +245,9 @@ int run_convert(const ConvertArgs& args, const RemoteArgs& remote) {
   const std::string& input = args.input;
   std::string output = args.output;
   const bool json = args.json, verbose = args.verbose;
-  const int opset = args.opset;
   auto parsed = make_options(args);
   if (!parsed) return fail(parsed.error().code, parsed.error().message);
+  const int opset = parsed->opset;
   std::string err;
   auto file = MappedFile::open(input, &err);
   if (!file) {
@@ -472,27 +444,7 @@ int main(int argc, char** argv) {
   auto* convert_cmd = app.add_subcommand("convert", "convert MODEL.tflite to ONNX");
   convert_cmd->add_option("model", args.input, "TFLite model file")->required();
   convert_cmd->add_option("-o,--output", args.output, "ONNX output file (default: MODEL.onnx)");
-  convert_cmd->add_option("--opset", args.opset, "ONNX opset, 13..17")->capture_default_str();
-  convert_cmd->add_option("--explicit-layout", args.explicit_layouts,
-                          "TENSOR=SRC:DST, e.g. input=NHWC:NCHW (repeatable): the layout a tensor "
-                          "takes in ONNX, seeding layout propagation");
-  convert_cmd->add_option("--io-layout", args.io_layouts,
-                          "TENSOR=ORDER or TENSOR=SRC:DST (repeatable): axis order of a graph "
-                          "input/output in ONNX, e.g. input=NHWC keeps the TFLite order");
-  convert_cmd->add_flag("--keep-io-layout", args.keep_io_layout,
-                        "keep the TFLite axis order for every graph input and output");
-  convert_cmd
-      ->add_option("--quantization", args.quantization,
-                   "qdq: keep int8/uint8 quantization as QuantizeLinear/DequantizeLinear; "
-                   "dequantize: a pure float32 model (weights folded to float, no Q/DQ)")
-      ->capture_default_str();
-  convert_cmd->add_flag("--keep-float16-weights", args.keep_float16_weights,
-                        "keep float16 weights as float16 initializers with a Cast to float32 "
-                        "(default: widen them to float32)");
-  convert_cmd->add_flag("--keep-int8-activations", args.keep_int8_activations,
-                        "keep int8 activations int8 inside the graph (default: uint8 with zero "
-                        "point + 128, the same values, which ONNX Runtime's x86 integer kernels "
-                        "take; graph inputs and outputs stay int8 either way)");
+  add_conversion_options(convert_cmd, args.options);
   add_limit_options(convert_cmd, args.limits);
   convert_cmd->add_flag("--json", args.json, "print diagnostics as JSON on stdout");
   convert_cmd->add_flag("-v,--verbose", args.verbose, "print full diagnostics");

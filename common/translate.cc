@@ -1,21 +1,67 @@
 #include "common/translate.h"
 
+#include <cctype>
+
 #include "common/error_reasons.h"
-#include "core/layout_spec.h"
+#include "core/option_table.h"
 
 namespace lite2onnx {
 namespace {
 
-Status add_layouts(const google::protobuf::RepeatedPtrField<std::string>& texts, const char* field,
-                   bool order_only, std::vector<LayoutSpec>* out) {
-  for (int i = 0; i < texts.size(); ++i) {
-    auto spec = parse_layout_spec(texts[i], order_only);
-    if (!spec)
-      return make_error(ErrorCode::kInvalidOption, std::string(field) + "[" + std::to_string(i) +
-                                                       "]: " + spec.error().message);
-    out->push_back(*spec);
+using google::protobuf::EnumValueDescriptor;
+using google::protobuf::FieldDescriptor;
+
+// The options' fields, by reflection: each is named as its entry of the option
+// table (a unit test checks that they match one to one, with their types).
+const FieldDescriptor* wire_field(const OptionDef& def) {
+  return v1::ConvertOptions::descriptor()->FindFieldByName(std::string(def.name));
+}
+
+// Whether an enum value stands for a choice: its name ends in _CHOICE
+// (QUANTIZATION_MODE_DEQUANTIZE for "dequantize").
+bool names_choice(const EnumValueDescriptor& value, std::string_view choice) {
+  std::string suffix = "_";
+  for (char c : choice) suffix += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return value.name().ends_with(suffix);
+}
+
+// The texts of a field, as the option table reads them: one per element of a
+// repeated field, none for a zero integer or enum (the default), and for an
+// enum value the choice it names (its number when it names none).
+std::vector<std::string> wire_texts(const v1::ConvertOptions& in, const OptionDef& def) {
+  const FieldDescriptor* f = wire_field(def);
+  const auto* r = in.GetReflection();
+  std::vector<std::string> out;
+  if (f->is_repeated()) {
+    for (int i = 0; i < r->FieldSize(in, f); ++i) out.push_back(r->GetRepeatedString(in, f, i));
+  } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_INT32) {
+    if (int value = r->GetInt32(in, f)) out.push_back(std::to_string(value));
+  } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_BOOL) {
+    out.push_back(r->GetBool(in, f) ? "true" : "false");
+  } else if (int number = r->GetEnumValue(in, f)) {
+    out.push_back(std::to_string(number));
+    const EnumValueDescriptor* value = f->enum_type()->FindValueByNumber(number);
+    for (std::string_view choice : def.choices)
+      if (value && names_choice(*value, choice)) out.back() = choice;
   }
-  return ok_status();
+  return out;
+}
+
+// Sets (or appends to) the field of `def` from a canonical text of the table.
+void set_wire(v1::ConvertOptions& out, const OptionDef& def, const std::string& text) {
+  const FieldDescriptor* f = wire_field(def);
+  const auto* r = out.GetReflection();
+  if (f->is_repeated()) {
+    r->AddString(&out, f, text);
+  } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_INT32) {
+    r->SetInt32(&out, f, std::stoi(text));
+  } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_BOOL) {
+    r->SetBool(&out, f, text == "true");
+  } else {
+    for (int i = 0; i < f->enum_type()->value_count(); ++i)
+      if (names_choice(*f->enum_type()->value(i), text))
+        r->SetEnumValue(&out, f, f->enum_type()->value(i)->number());
+  }
 }
 
 void to_proto(const std::vector<UnsupportedOp>& ops,
@@ -42,28 +88,15 @@ std::vector<T> to_vector(const Repeated& r) {
 
 Result<ConvertOptions> to_core(const v1::ConvertOptions& in) {
   ConvertOptions out;
-  if (in.opset() != 0) out.opset = in.opset();
-  if (auto st = add_layouts(in.explicit_layouts(), "explicit_layouts", false,
-                            &out.layout.explicit_layouts);
-      !st)
-    return st.take_error();
-  if (auto st = add_layouts(in.io_layouts(), "io_layouts", true, &out.layout.io_layouts); !st)
-    return st.take_error();
-  out.layout.keep_io_layout = in.keep_io_layout();
-  switch (in.quantization()) {
-    case v1::QUANTIZATION_MODE_UNSPECIFIED:
-    case v1::QUANTIZATION_MODE_QDQ:
-      out.quantization = QuantizationMode::kQdq;
-      break;
-    case v1::QUANTIZATION_MODE_DEQUANTIZE:
-      out.quantization = QuantizationMode::kDequantize;
-      break;
-    default:
-      return make_error(ErrorCode::kInvalidOption,
-                        "quantization: unknown mode " + std::to_string(in.quantization()));
+  for (const OptionDef& def : option_table()) {
+    const auto texts = wire_texts(in, def);
+    for (size_t i = 0; i < texts.size(); ++i) {
+      // Errors name the field, and the element of a repeated one: "explicit_layouts[1]: ...".
+      std::string label(def.name);
+      if (def.repeated()) label += "[" + std::to_string(i) + "]";
+      if (auto st = def.parse(out, texts[i], label); !st) return st.take_error();
+    }
   }
-  out.keep_float16_weights = in.keep_float16_weights();
-  out.keep_int8_activations = in.keep_int8_activations();
   return out;
 }
 
@@ -170,14 +203,9 @@ v1::ListOperatorsResponse to_proto(const std::vector<OpSupport>& matrix) {
 }
 
 std::string summary(const v1::ConvertOptions& o) {
-  std::string s = "opset=" + std::to_string(o.opset() == 0 ? ConvertOptions{}.opset : o.opset());
-  s += std::string(" quantization=") +
-       (o.quantization() == v1::QUANTIZATION_MODE_DEQUANTIZE ? "dequantize" : "qdq");
-  if (o.keep_io_layout()) s += " keep_io_layout";
-  if (o.keep_float16_weights()) s += " keep_float16_weights";
-  if (o.keep_int8_activations()) s += " keep_int8_activations";
-  for (const auto& l : o.explicit_layouts()) s += " explicit_layout=" + l;
-  for (const auto& l : o.io_layouts()) s += " io_layout=" + l;
+  std::vector<std::vector<std::string>> texts;
+  for (const OptionDef& def : option_table()) texts.push_back(wire_texts(o, def));
+  std::string s = options_summary(texts);
   // The layout strings come from the client: keep log lines bounded.
   constexpr size_t kMaxChars = 256;
   if (s.size() > kMaxChars) s = s.substr(0, kMaxChars - 3) + "...";
@@ -186,15 +214,8 @@ std::string summary(const v1::ConvertOptions& o) {
 
 v1::ConvertOptions to_proto(const ConvertOptions& in) {
   v1::ConvertOptions out;
-  out.set_opset(in.opset);
-  for (const auto& spec : in.layout.explicit_layouts) out.add_explicit_layouts(spec.text());
-  for (const auto& spec : in.layout.io_layouts) out.add_io_layouts(spec.text());
-  out.set_keep_io_layout(in.layout.keep_io_layout);
-  out.set_quantization(in.quantization == QuantizationMode::kDequantize
-                           ? v1::QUANTIZATION_MODE_DEQUANTIZE
-                           : v1::QUANTIZATION_MODE_QDQ);
-  out.set_keep_float16_weights(in.keep_float16_weights);
-  out.set_keep_int8_activations(in.keep_int8_activations);
+  for (const OptionDef& def : option_table())
+    for (const std::string& text : def.format(in)) set_wire(out, def, text);
   return out;
 }
 

@@ -12,10 +12,13 @@
 
 namespace lite2onnx {
 
-// The core's options from the request's; errors (kInvalidOption) name the field.
+// The options' fields and the option table (core/option_table.h) match by name;
+// both directions go through the table's text forms.
+// The core's options from the request's; errors (kInvalidOption) name the
+// field, e.g. "explicit_layouts[1]: layout ...", "opset 12 is not supported ...".
 Result<ConvertOptions> to_core(const v1::ConvertOptions& options);
 // The options the contract carries (the cancellation hook and the core's
-// limits stay local). Layouts are sent in their parsed "TENSOR=SRC:DST" form.
+// limits stay local), each in its canonical form: layouts as "TENSOR=SRC:DST".
 v1::ConvertOptions to_proto(const ConvertOptions& options);
 
 void to_proto(const Diagnostics& diagnostics, v1::Diagnostics* out);
@@ -34,7 +37,9 @@ std::vector<UnsupportedOp> from_proto(
 // common/error_reasons.h).
 v1::ConversionError to_proto(const Error& error);
 
-// "opset=13 quantization=qdq ...": what a request asked for, for the request log.
+// What a request asked for, for the request log: options_summary() of the
+// fields' texts ("opset=13 keep_io_layout=false quantization=qdq ..."), valid
+// or not, at most 256 characters.
 std::string summary(const v1::ConvertOptions& options);
 
 }  // namespace lite2onnx

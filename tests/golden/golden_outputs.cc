@@ -29,26 +29,30 @@
 #include <vector>
 
 #include "core/convert.h"
+#include "core/option_table.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using namespace lite2onnx;
 
+// One option of the table (core/option_table.h) set by its text, the others
+// at their defaults.
 struct Mode {
   const char* name;
-  void (*apply)(ConvertOptions&);
+  const char* option;  // canonical name
+  const char* text;
 };
 
 // The option modes tests/numeric runs the models in (tests/CMakeLists.txt,
 // tests/numeric/corpus.sh).
 const Mode kModes[] = {
-    {"opset13", [](ConvertOptions&) {}},
-    {"opset17", [](ConvertOptions& o) { o.opset = 17; }},
-    {"keep_io_layout", [](ConvertOptions& o) { o.layout.keep_io_layout = true; }},
-    {"dequantize", [](ConvertOptions& o) { o.quantization = QuantizationMode::kDequantize; }},
-    {"keep_int8_activations", [](ConvertOptions& o) { o.keep_int8_activations = true; }},
-    {"keep_float16_weights", [](ConvertOptions& o) { o.keep_float16_weights = true; }},
+    {"opset13", "opset", "13"},
+    {"opset17", "opset", "17"},
+    {"keep_io_layout", "keep_io_layout", "true"},
+    {"dequantize", "quantization", "dequantize"},
+    {"keep_int8_activations", "keep_int8_activations", "true"},
+    {"keep_float16_weights", "keep_float16_weights", "true"},
 };
 
 std::vector<std::byte> read_file(const fs::path& p) {
@@ -115,7 +119,7 @@ std::string masked_sha256(const std::string& onnx) {
 
 std::string outcome(const std::vector<std::byte>& model, const Mode& mode) {
   ConvertOptions options;
-  mode.apply(options);
+  if (auto st = set_option(options, mode.option, mode.text); !st) return st.error().message;
   Diagnostics diag;
   auto onnx = convert(model, options, diag);
   if (!onnx) return std::string("error:") + to_string(onnx.error().code);

@@ -28,7 +28,9 @@ const std::vector<Layer>& layers() {
   static const std::vector<Layer> kLayers = {
       {"base", {"core/status.h", "core/version.h"}},
       {"ir", {"core/ir/"}},
-      {"api", {"core/options.h", "core/checkpoint.h", "core/diagnostics.", "core/layout_spec."}},
+      {"api",
+       {"core/options.h", "core/option_table.", "core/checkpoint.h", "core/diagnostics.",
+        "core/layout_spec."}},
       {"tflite", {"core/tflite/"}},
       {"ops", {"core/ops/"}},
       {"passes", {"core/passes/"}},

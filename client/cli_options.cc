@@ -1,0 +1,39 @@
+#include "client/cli_options.h"
+
+#include <CLI/CLI.hpp>
+
+namespace lite2onnx {
+
+void add_conversion_options(CLI::App* cmd, std::vector<OptionArg>& args) {
+  const auto table = option_table();
+  args.resize(table.size());
+  for (size_t i = 0; i < table.size(); ++i) {
+    const OptionDef& def = table[i];
+    const std::string flag(def.flag), help(def.help);
+    if (def.kind == OptionKind::kBoolean) {
+      args[i].flag = def.default_text() == "true";
+      cmd->add_flag(flag, args[i].flag, help);
+    } else if (def.repeated()) {
+      cmd->add_option(flag, args[i].texts, help);
+    } else {
+      cmd->add_option(flag, args[i].texts, help)
+          ->expected(1)
+          ->type_name(def.kind == OptionKind::kInteger ? "INT" : "TEXT")
+          ->default_str(def.default_text());
+    }
+  }
+}
+
+Result<ConvertOptions> parse_conversion_options(const std::vector<OptionArg>& args) {
+  ConvertOptions options;
+  const auto table = option_table();
+  for (size_t i = 0; i < table.size() && i < args.size(); ++i) {
+    std::vector<std::string> texts = args[i].texts;
+    if (table[i].kind == OptionKind::kBoolean) texts = {args[i].flag ? "true" : "false"};
+    for (const auto& text : texts)
+      if (auto st = table[i].parse(options, text, table[i].flag); !st) return st.take_error();
+  }
+  return options;
+}
+
+}  // namespace lite2onnx

@@ -1,0 +1,212 @@
+#include "core/option_table.h"
+
+#include <charconv>
+#include <type_traits>
+
+#include "core/layout_spec.h"
+
+namespace lite2onnx {
+namespace {
+
+Error invalid(std::string_view label, const std::string& why) {
+  return make_error(ErrorCode::kInvalidOption, std::string(label) + ": " + why);
+}
+
+std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+
+// "a or b", "a, b or c".
+std::string alternatives(std::span<const std::string_view> words) {
+  std::string s;
+  for (size_t i = 0; i < words.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + std::string(words[i]);
+  return s;
+}
+
+// Reading a member's value from text, by the member's type.
+Status read(const OptionDef& def, std::string_view text, std::string_view label, int& value) {
+  int v = 0;
+  const char* end = text.data() + text.size();
+  auto [stop, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || stop != end)
+    return invalid(label, quoted(text) + " is not an integer");
+  if (v < def.min || v > def.max)
+    return make_error(ErrorCode::kInvalidOption,
+                      std::string(label) + " " + std::string(text) + " is not supported (choose " +
+                          std::to_string(def.min) + ".." + std::to_string(def.max) + ")");
+  value = v;
+  return ok_status();
+}
+
+Status read(const OptionDef&, std::string_view text, std::string_view label, bool& value) {
+  if (text != "true" && text != "false" && text != "1" && text != "0")
+    return invalid(label, quoted(text) + " (choose true, false, 1 or 0)");
+  value = text == "true" || text == "1";
+  return ok_status();
+}
+
+template <class Enum>
+requires std::is_enum_v<Enum> Status read(const OptionDef& def, std::string_view text,
+                                          std::string_view label, Enum& value) {
+  for (size_t i = 0; i < def.choices.size(); ++i)
+    if (def.choices[i] == text) {
+      value = static_cast<Enum>(i);
+      return ok_status();
+    }
+  return invalid(label, quoted(text) + " (choose " + alternatives(def.choices) + ")");
+}
+
+Status read(const OptionDef& def, std::string_view text, std::string_view label,
+            std::vector<LayoutSpec>& value) {
+  auto spec = parse_layout_spec(text, def.order_only);
+  if (!spec) return invalid(label, spec.error().message);
+  value.push_back(std::move(spec).value());
+  return ok_status();
+}
+
+// A member's value as canonical text.
+std::vector<std::string> write(const OptionDef&, int value) { return {std::to_string(value)}; }
+
+std::vector<std::string> write(const OptionDef&, bool value) { return {value ? "true" : "false"}; }
+
+template <class Enum>
+requires std::is_enum_v<Enum> std::vector<std::string> write(const OptionDef& def, Enum value) {
+  return {std::string(def.choices[static_cast<size_t>(value)])};
+}
+
+std::vector<std::string> write(const OptionDef&, const std::vector<LayoutSpec>& value) {
+  std::vector<std::string> out;
+  for (const auto& spec : value) out.push_back(spec.text());
+  return out;
+}
+
+template <class T>
+constexpr OptionKind kind_of() {
+  if constexpr (std::is_same_v<T, int>) {
+    return OptionKind::kInteger;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return OptionKind::kBoolean;
+  } else if constexpr (std::is_enum_v<T>) {
+    return OptionKind::kChoice;
+  } else {
+    static_assert(std::is_same_v<T, std::vector<LayoutSpec>>, "an option of an unknown type");
+    return OptionKind::kLayouts;
+  }
+}
+
+// An entry whose member `Member` names: a lambda [](auto& o) -> auto& { return o.opset; }
+// (the same for a const and a mutable ConvertOptions); the kind follows from the type.
+template <class Member>
+constexpr OptionDef option(OptionDef def, Member) {
+  def.kind = kind_of<std::remove_cvref_t<std::invoke_result_t<Member, ConvertOptions&>>>();
+  def.parse_member = [](const OptionDef& d, ConvertOptions& o, std::string_view text,
+                        std::string_view label) { return read(d, text, label, Member{}(o)); };
+  def.format_member = [](const OptionDef& d, const ConvertOptions& o) {
+    return write(d, Member{}(o));
+  };
+  return def;
+}
+
+// choices[i] is the enum's value i.
+constexpr std::string_view kQuantizationModes[] = {"qdq", "dequantize"};
+static_assert(static_cast<int>(QuantizationMode::kQdq) == 0 &&
+              static_cast<int>(QuantizationMode::kDequantize) == 1);
+
+constexpr OptionDef kOptions[] = {
+    option(
+        {.name = "opset",
+         .flag = "--opset",
+         .help = "ONNX opset, 13..17",
+         .min = kMinOpset,
+         .max = kMaxOpset},
+        [](auto& o) -> auto& { return o.opset; }),
+    option(
+        {.name = "explicit_layouts",
+         .flag = "--explicit-layout",
+         .help = "TENSOR=SRC:DST, e.g. input=NHWC:NCHW (repeatable): the layout a tensor takes "
+                 "in ONNX, seeding layout propagation"},
+        [](auto& o) -> auto& { return o.layout.explicit_layouts; }),
+    option(
+        {.name = "io_layouts",
+         .flag = "--io-layout",
+         .help = "TENSOR=ORDER or TENSOR=SRC:DST (repeatable): axis order of a graph "
+                 "input/output in ONNX, e.g. input=NHWC keeps the TFLite order",
+         .order_only = true},
+        [](auto& o) -> auto& { return o.layout.io_layouts; }),
+    option(
+        {.name = "keep_io_layout",
+         .flag = "--keep-io-layout",
+         .help = "keep the TFLite axis order for every graph input and output"},
+        [](auto& o) -> auto& { return o.layout.keep_io_layout; }),
+    option(
+        {.name = "quantization",
+         .flag = "--quantization",
+         .help = "qdq: keep int8/uint8 quantization as QuantizeLinear/DequantizeLinear; "
+                 "dequantize: a pure float32 model (weights folded to float, no Q/DQ)",
+         .choices = kQuantizationModes},
+        [](auto& o) -> auto& { return o.quantization; }),
+    option(
+        {.name = "keep_float16_weights",
+         .flag = "--keep-float16-weights",
+         .help = "keep float16 weights as float16 initializers with a Cast to float32 "
+                 "(default: widen them to float32)"},
+        [](auto& o) -> auto& { return o.keep_float16_weights; }),
+    option(
+        {.name = "keep_int8_activations",
+         .flag = "--keep-int8-activations",
+         .help = "keep int8 activations int8 inside the graph (default: uint8 with zero point "
+                 "+ 128, the same values, which ONNX Runtime's x86 integer kernels take; graph "
+                 "inputs and outputs stay int8 either way)"},
+        [](auto& o) -> auto& { return o.keep_int8_activations; }),
+};
+
+}  // namespace
+
+Status OptionDef::parse(ConvertOptions& options, std::string_view text,
+                        std::string_view label) const {
+  return parse_member(*this, options, text, label.empty() ? name : label);
+}
+
+std::vector<std::string> OptionDef::format(const ConvertOptions& options) const {
+  return format_member(*this, options);
+}
+
+std::string OptionDef::default_text() const {
+  auto texts = format(ConvertOptions{});
+  return texts.empty() ? "" : texts.front();
+}
+
+std::span<const OptionDef> option_table() { return kOptions; }
+
+const OptionDef* find_option(std::string_view name) {
+  for (const auto& def : kOptions)
+    if (def.name == name) return &def;
+  return nullptr;
+}
+
+Status set_option(ConvertOptions& options, std::string_view name, std::string_view text) {
+  const OptionDef* def = find_option(name);
+  if (!def) return make_error(ErrorCode::kInvalidOption, "unknown option " + quoted(name));
+  return def->parse(options, text);
+}
+
+std::string options_summary(const ConvertOptions& options) {
+  std::vector<std::vector<std::string>> texts;
+  for (const auto& def : kOptions) texts.push_back(def.format(options));
+  return options_summary(texts);
+}
+
+std::string options_summary(std::span<const std::vector<std::string>> texts) {
+  std::string s;
+  auto add = [&s](const OptionDef& def, const std::string& text) {
+    s += (s.empty() ? "" : " ") + std::string(def.name) + "=" + text;
+  };
+  for (bool repeated : {false, true})
+    for (size_t i = 0; i < std::size(kOptions) && i < texts.size(); ++i) {
+      if (kOptions[i].repeated() != repeated) continue;
+      if (texts[i].empty() && !repeated) add(kOptions[i], kOptions[i].default_text());
+      for (const auto& text : texts[i]) add(kOptions[i], text);
+    }
+  return s;
+}
+
+}  // namespace lite2onnx

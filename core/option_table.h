@@ -1,0 +1,81 @@
+// The conversion options, defined once: every option of ConvertOptions that a
+// caller chooses (not the limits, not the cancellation hook) is one OptionDef,
+// with its canonical name, kind, CLI flag, help and the text form of its value.
+// The CLI registers its flags from the table (client/main.cc), the wire's
+// lite2onnx.v1.ConvertOptions has one field per entry, named alike
+// (common/translate.cc maps them by reflection), and parsing by canonical name
+// (set_option) serves any caller that has options as text, e.g. query
+// parameters (?opset=17&keep_io_layout=true) or keyword arguments.
+//
+// A new option: a ConvertOptions member, one entry in option_table.cc, and a
+// field of the same name in proto/lite2onnx/v1/converter.proto.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/options.h"
+#include "core/status.h"
+
+namespace lite2onnx {
+
+enum class OptionKind {
+  kInteger,  // decimal, within [min, max]; wire: int32, 0 = the default
+  kBoolean,  // true/false (1/0 accepted); the CLI's is a flag; wire: bool
+  kChoice,   // one of `choices`; wire: an enum whose values end in _CHOICE, 0 = the default
+  kLayouts,  // repeated "TENSOR=SRC:DST" (parse_layout_spec); wire: repeated string
+};
+
+struct OptionDef;
+// How an entry reads and writes its member; use OptionDef::parse and format.
+using ParseOption = Status (*)(const OptionDef&, ConvertOptions&, std::string_view text,
+                               std::string_view label);
+using FormatOption = std::vector<std::string> (*)(const OptionDef&, const ConvertOptions&);
+
+struct OptionDef {
+  std::string_view name;  // canonical: snake_case, the v1.ConvertOptions field's name
+  OptionKind kind = OptionKind::kInteger;  // follows from the member's type
+  std::string_view flag;                   // the CLI's, e.g. "--explicit-layout"
+  std::string_view help;                   // the CLI's help text
+  int min = 0, max = 0;                    // kInteger
+  // kChoice: the texts, in the order of the member's enum (choices[i] is value i).
+  std::span<const std::string_view> choices = {};
+  bool order_only = false;  // kLayouts: "TENSOR=ORDER" accepted too
+  ParseOption parse_member = nullptr;
+  FormatOption format_member = nullptr;
+
+  bool repeated() const { return kind == OptionKind::kLayouts; }
+  // Reads one value written as text and sets the member, or appends to it
+  // (repeated). Errors are kInvalidOption naming `label` (default: the name),
+  // e.g. "quantization: 'x' (choose qdq or dequantize)"; an integer out of
+  // range reads "opset 12 is not supported (choose 13..17)".
+  Status parse(ConvertOptions& options, std::string_view text, std::string_view label = {}) const;
+  // The canonical text of the member's value: one string, or one per element
+  // when repeated (none when empty). parse() of each gives the value back.
+  std::vector<std::string> format(const ConvertOptions& options) const;
+  // The text of the default (format(ConvertOptions{})); "" when repeated.
+  std::string default_text() const;
+};
+
+// Every option, in the order of the proto's fields (and the CLI's help).
+std::span<const OptionDef> option_table();
+// The entry of a canonical name; nullptr when there is none.
+const OptionDef* find_option(std::string_view name);
+// Parses `text` into the option of canonical name `name`; an unknown name is
+// kInvalidOption "unknown option 'NAME'".
+Status set_option(ConvertOptions& options, std::string_view name, std::string_view text);
+
+// One line of "name=text" for every option: the single-valued ones first, in
+// table order, then one "name=text" per element of the repeated ones (none
+// when empty), e.g. "opset=13 keep_io_layout=true quantization=qdq
+// keep_float16_weights=false keep_int8_activations=false
+// explicit_layouts=x=NHWC:NCHW". The request log prints it.
+std::string options_summary(const ConvertOptions& options);
+// The same from texts per option (texts[i] for option_table()[i]; an empty
+// list for a single-valued option shows its default), e.g. the texts of a
+// request not parsed yet.
+std::string options_summary(std::span<const std::vector<std::string>> texts);
+
+}  // namespace lite2onnx
