@@ -97,6 +97,8 @@ class Densifier {
 
  private:
   Status visit(size_t level, int64_t position) {
+    // Polled per visit: dense levels above empty segments place nothing.
+    if ((++visited_ & 0xffff) == 0 && checkpoint_.should_stop()) return checkpoint_.status();
     if (level == levels_.size()) return place();
     const Level& l = levels_[level];
     if (l.dense) {
@@ -129,7 +131,6 @@ class Densifier {
 
   // The next value goes to the dense position of the current coordinates.
   Status place() {
-    if ((++visited_ & 0xffff) == 0 && checkpoint_.should_stop()) return checkpoint_.status();
     if (used_ >= values_.size() / element_size_)
       return invalid("its metadata places more than the " +
                      std::to_string(values_.size() / element_size_) + " values it stores");
