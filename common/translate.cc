@@ -159,6 +159,7 @@ void to_proto(const ModelInfo& info, v1::InspectResponse* out) {
     o->mutable_shape()->Add(t.shape.begin(), t.shape.end());
     o->set_constant(t.constant);
     o->set_variable(t.variable);
+    o->set_sparse(t.sparse);
     o->set_quant_scales(static_cast<uint32_t>(t.quant_scales));
     o->set_quant_axis(t.quant_axis);
   }
@@ -272,6 +273,7 @@ ModelInfo from_proto(const v1::InspectResponse& in) {
     o.shape = to_vector<int64_t>(t.shape());
     o.constant = t.constant();
     o.variable = t.variable();
+    o.sparse = t.sparse();
     o.quant_scales = t.quant_scales();
     o.quant_axis = t.quant_axis();
     info.tensors.push_back(std::move(o));

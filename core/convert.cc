@@ -79,6 +79,7 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
     ti.shape = t.shape;
     ti.constant = t.is_const();
     ti.variable = t.is_variable;
+    ti.sparse = t.was_sparse;
     if (t.quant) {
       ti.quant_scales = t.quant->scale.size();
       ti.quant_axis = t.quant->axis;

@@ -150,6 +150,7 @@ std::string ModelInfo::to_json(int indent) const {
               {"shape", t.shape},
               {"constant", t.constant}};
     if (t.variable) o["variable"] = true;
+    if (t.sparse) o["sparse"] = true;
     if (t.quant_scales) o["quantization"] = {{"scales", t.quant_scales}, {"axis", t.quant_axis}};
     ts.push_back(std::move(o));
   }
@@ -185,7 +186,7 @@ std::string ModelInfo::to_text() const {
           std::to_string(t.quant_axis) + ")";
     return "  [" + std::to_string(t.index) + "] '" + t.name + "' " + t.dtype + " " +
            ir::to_string(t.shape) + (t.constant ? " const" : "") + (t.variable ? " variable" : "") +
-           q + "\n";
+           (t.sparse ? " sparse" : "") + q + "\n";
   };
   s += "inputs:\n";
   for (int i : inputs) s += tensor_line(i);

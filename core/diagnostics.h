@@ -79,6 +79,7 @@ struct TensorInfo {
   ir::Shape shape;
   bool constant = false;
   bool variable = false;
+  bool sparse = false;      // stored sparse (SparsityParameters) in the file
   size_t quant_scales = 0;  // 0: not quantized; 1: per-tensor; >1: per-axis
   int quant_axis = 0;
 };

@@ -65,6 +65,7 @@ struct Tensor {
   std::optional<ConstData> data;  // set for constants
   Perm layout;                    // ONNX order is permute_shape(shape, layout)
   bool is_variable = false;
+  bool was_sparse = false;  // stored sparse in the file; the reader made it dense
   std::optional<FlattenedAxes> flattened;
   // ONNX dims when they are not permute_shape(shape, layout): a constant
   // permuted in its own axes and then viewed with fewer of them.

@@ -156,6 +156,7 @@ Result<ir::Tensor> read_tensor(const tflite::Tensor* t, size_t index,
     }
     created.charge(dense_bytes, tensor_label(t, index) + " (densified)");
     out.data = ir::ConstData::owned(std::move(*dense), out.dtype);
+    out.was_sparse = true;
   } else if (buffer != 0 && !buffers[buffer].empty()) {
     std::span<const std::byte> data = buffers[buffer];
     // No shape at all: TFLite reads a one-element constant as a scalar.

@@ -62,10 +62,10 @@ TEST(TranslateRoundTrip, InspectKeepsEveryField) {
   info.version = 3;
   info.description = "MLIR Converted.";
   info.subgraphs = {"0 main (2 ops)"};
-  info.tensors = {{0, "x", "INT8", {1, -1, 5, 3}, false, false, 1, 0},
-                  {1, "w", "INT8", {4, 3, 3, 3}, true, false, 4, 0},
-                  {2, "state", "FLOAT32", {1, 8}, false, true, 0, 0},
-                  {3, "y", "INT8", {1, -1, 5, 4}, false, false, 1, 3}};
+  info.tensors = {{0, "x", "INT8", {1, -1, 5, 3}, false, false, false, 1, 0},
+                  {1, "w", "INT8", {4, 3, 3, 3}, true, false, true, 4, 0},
+                  {2, "state", "FLOAT32", {1, 8}, false, true, false, 0, 0},
+                  {3, "y", "INT8", {1, -1, 5, 4}, false, false, false, 1, 3}};
   info.inputs = {0, 2};
   info.outputs = {3};
   info.ops = {{0, "CONV_2D", {0, 1, -1}, {3}, true, ""},

@@ -684,6 +684,13 @@ TEST(ReaderSparse, ConstantsAreReadDense) {
       EXPECT_GT(g.created.used(), 0u);  // the dense copy counts against max_created_bytes
     }
     EXPECT_TRUE(found);
+    // inspect says which tensors the file stored sparse.
+    auto info = inspect(view(bytes));
+    ASSERT_TRUE(info.ok());
+    int sparse = 0;
+    for (const TensorInfo& t : info->tensors) sparse += t.sparse && t.name == "weights/sparse";
+    EXPECT_EQ(sparse, 1);
+    EXPECT_THAT(info->to_json(), HasSubstr("\"sparse\": true"));
   }
 }
 
