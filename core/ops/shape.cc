@@ -18,7 +18,6 @@ using ir::Perm;
 using ir::Shape;
 using ir::TensorId;
 
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 OpEntry attribute(const char* onnx, PropagateFn propagate, LowerFn lower, CheckFn check = nullptr,
