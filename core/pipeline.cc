@@ -1,6 +1,7 @@
 #include "core/pipeline.h"
 
 #include <chrono>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "core/onnx/emit.h"
@@ -13,29 +14,35 @@
 namespace lite2onnx {
 namespace {
 
-// The phase of the diagnostics' timings a stage counts in.
-const char* phase(Stage s) {
-  switch (s) {
-    case Stage::kRead:
-      return "read";
-    case Stage::kValidate:
-    case Stage::kSort:
-    case Stage::kFold:
-    case Stage::kFuse:
-    case Stage::kPlanQuantization:
-    case Stage::kPreflight:
-      return "check";
-    case Stage::kLayout:
-      return "layout";
-    case Stage::kLower:
-      return "lower";
-    case Stage::kCleanup:
-      return "cleanup";
-    case Stage::kQuantize:
-      return "quantization";
-  }
-  return "?";
-}
+// Each stage's name, and the phase of the diagnostics' timings it counts in,
+// in the order of the Stage enum.
+struct StageNames {
+  Stage stage;
+  const char* name;
+  const char* phase;
+};
+constexpr StageNames kStageNames[] = {
+    {Stage::kRead, "read", "read"},
+    {Stage::kValidate, "validate", "check"},
+    {Stage::kSort, "sort", "check"},
+    {Stage::kFold, "fold", "check"},
+    {Stage::kFuse, "fuse", "check"},
+    {Stage::kPlanQuantization, "plan_quantization", "check"},
+    {Stage::kPreflight, "preflight", "check"},
+    {Stage::kLayout, "layout", "layout"},
+    {Stage::kLower, "lower", "lower"},
+    {Stage::kCleanup, "cleanup", "cleanup"},
+    {Stage::kQuantize, "quantize", "quantization"},
+};
+static_assert(std::size(kStageNames) == static_cast<size_t>(Stage::kQuantize) + 1);
+static_assert([] {
+  for (size_t i = 0; i < std::size(kStageNames); ++i)
+    if (kStageNames[i].stage != static_cast<Stage>(i)) return false;
+  return true;
+}());
+
+const StageNames& names_of(Stage s) { return kStageNames[static_cast<size_t>(s)]; }
+const char* phase(Stage s) { return names_of(s).phase; }
 
 void add_time(Diagnostics& d, const char* name, std::chrono::steady_clock::time_point start) {
   const double ms =
@@ -62,33 +69,7 @@ std::string io_layouts_json(const ir::Graph& g) {
 
 }  // namespace
 
-const char* to_string(Stage s) {
-  switch (s) {
-    case Stage::kRead:
-      return "read";
-    case Stage::kValidate:
-      return "validate";
-    case Stage::kSort:
-      return "sort";
-    case Stage::kFold:
-      return "fold";
-    case Stage::kFuse:
-      return "fuse";
-    case Stage::kPlanQuantization:
-      return "plan_quantization";
-    case Stage::kPreflight:
-      return "preflight";
-    case Stage::kLayout:
-      return "layout";
-    case Stage::kLower:
-      return "lower";
-    case Stage::kCleanup:
-      return "cleanup";
-    case Stage::kQuantize:
-      return "quantize";
-  }
-  return "?";
-}
+const char* to_string(Stage s) { return names_of(s).name; }
 
 Pipeline::Pipeline(std::span<const std::byte> model, const ConvertOptions& options,
                    Diagnostics& diagnostics)
