@@ -44,10 +44,12 @@ bool CallEnvironment::wait_idle(std::chrono::system_clock::time_point deadline) 
 }
 
 Failure StopSignal::failure() const {
-  return deadline_passed() ? server::failure(v1::ConversionError::REASON_DEADLINE_EXCEEDED,
-                                             "the deadline passed before the conversion ended")
-                           : server::failure(v1::ConversionError::REASON_CANCELLED,
-                                             "the client cancelled the call");
+  const bool near_deadline =
+      std::chrono::system_clock::now() + std::chrono::milliseconds(50) >= deadline_;
+  return near_deadline ? server::failure(v1::ConversionError::REASON_DEADLINE_EXCEEDED,
+                                         "the deadline passed before the conversion ended")
+                       : server::failure(v1::ConversionError::REASON_CANCELLED,
+                                         "the client cancelled the call");
 }
 
 void StopSignal::cancel() {

@@ -23,7 +23,12 @@ class StopSignal {
   }
   bool stop_requested() const { return cancelled() || deadline_passed(); }
   std::chrono::system_clock::time_point deadline() const { return deadline_; }
-  // Why the call stopped: its deadline, or the client.
+  // Why the call stopped: its deadline, or the client. A cancellation up to
+  // 50 ms before the server's copy of the deadline counts as the deadline: a
+  // client cancels at its own deadline, and the server's copy (arrival plus
+  // the remaining timeout) is later by the request's transit and by any wait
+  // before the server read it, more than deadline_passed()'s margin when the
+  // machine is busy.
   Failure failure() const;
 
   // From now on cancel() writes to the eventfd `fd`; returns whether the call
