@@ -17,9 +17,7 @@ cmake --build build -j "$jobs"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLITE2ONNX_SANITIZE=ON \
   -DLITE2ONNX_BUILD_BENCH=OFF -DLITE2ONNX_WERROR=ON
 cmake --build build-asan -j "$jobs" --target unit_tests server_tests error_reasons_test
-# A small quarantine: freed memory ASan holds back counts in the RSS that the
-# server tests bound (by default up to 256 MiB of freed 2 MB answers).
-export ASAN_OPTIONS=detect_leaks=1:quarantine_size_mb=32 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ./build-asan/tests/unit_tests --gtest_brief=1
 # The real server (its worker processes too) and the CLI, on loopback. (Formatting
 # and buf curl were checked above, against the same sources.)

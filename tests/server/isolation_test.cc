@@ -257,9 +257,16 @@ TEST_F(IsolationTest, GoodConversionsStayByteIdenticalWhileHostileOnesRun) {
   EXPECT_GE(good, 60);
   EXPECT_GE(scrape(R"(lite2onnx_worker_failures_total{cause="crashed"})"), 5);
   EXPECT_EQ(health(*channel_), "SERVING");
-  // The server itself holds no conversion's memory: well below one 256 MiB conversion.
+  // The server itself holds no conversion's memory: well below one 256 MiB
+  // conversion (ASan's allocator and shadow memory add ~10% in its builds:
+  // 164-168 MiB measured there).
+#ifdef LITE2ONNX_SANITIZED
+  constexpr long kMaxRssMib = 192;
+#else
+  constexpr long kMaxRssMib = 160;
+#endif
   const long rss_kib = std::atol(status_field(server_->pid(), "VmHWM").c_str());
-  EXPECT_LT(rss_kib, 160 * 1024) << "server peak RSS " << rss_kib << " KiB";
+  EXPECT_LT(rss_kib, kMaxRssMib * 1024) << "server peak RSS " << rss_kib << " KiB";
   EXPECT_EQ(wait_for_workers(server_->pid(), 2).size(), 2u);
 }
 
