@@ -4,6 +4,7 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "core/onnx/emit.h"
 #include "core/ops/registry.h"
 #include "core/pipeline.h"
 #include "core/preflight.h"
@@ -18,6 +19,14 @@ std::string version() { return LITE2ONNX_VERSION; }
 
 Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOptions& options,
                             Diagnostics& diag) {
+  std::string bytes;
+  auto written = convert(tflite, options, diag, onnx_emit::string_buffer(bytes));
+  if (!written) return written.take_error();
+  return bytes;
+}
+
+Result<size_t> convert(std::span<const std::byte> tflite, const ConvertOptions& options,
+                       Diagnostics& diag, const OutputBuffer& output) {
   diag = Diagnostics{};
   diag.opset = options.opset;
   diag.model_bytes = tflite.size();
@@ -27,7 +36,7 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
                           std::to_string(kMinOpset) + ".." + std::to_string(kMaxOpset) + ")");
   const auto start = std::chrono::steady_clock::now();
   Pipeline pipeline(tflite, options, diag);
-  Result<std::string> onnx = pipeline.emit();
+  Result<size_t> onnx = pipeline.emit(output);
   // Every conversion that ran has a total, also one that failed.
   diag.timings.push_back(
       {"total", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)

@@ -9,6 +9,7 @@
 #include "core/diagnostics.h"
 #include "core/ir/types.h"
 #include "core/options.h"
+#include "core/output_buffer.h"
 #include "core/status.h"
 #include "core/version.h"
 
@@ -18,6 +19,11 @@ namespace lite2onnx {
 // as far as the conversion got, also when it fails.
 Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOptions& options,
                             Diagnostics& diagnostics);
+// The same, writing the ONNX bytes into the room `output` gives (called once,
+// with their exact size, when the conversion has succeeded but for writing
+// them); returns their size.
+Result<size_t> convert(std::span<const std::byte> tflite, const ConvertOptions& options,
+                       Diagnostics& diagnostics, const OutputBuffer& output);
 
 // What `inspect` reports about a model (ModelInfo, diagnostics.h), without converting it.
 Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limits = {});

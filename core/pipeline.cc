@@ -173,7 +173,7 @@ Status Pipeline::run(Stage s) {
   return ok_status();
 }
 
-Result<std::string> Pipeline::emit() {
+Result<size_t> Pipeline::emit(const OutputBuffer& output) {
   if (auto st = run_until(Stage::kQuantize); !st) return st.take_error();
   if (checkpoint_.should_stop()) return checkpoint_.status().take_error();
   const auto start = std::chrono::steady_clock::now();
@@ -184,7 +184,7 @@ Result<std::string> Pipeline::emit() {
   eo.max_output_bytes = limits_.max_output_bytes;
   eo.max_subgraph_depth = limits_.max_subgraph_depth;
   eo.metadata.emplace_back("lite2onnx.io_layouts", io_layouts_json(graph_));
-  Result<std::string> onnx = onnx_emit::emit(graph_, eo);
+  Result<size_t> onnx = onnx_emit::emit(graph_, eo, output);
   add_time(diag_, "emit", start);
   if (!onnx) return onnx;
   for (const ir::Node& n : graph_.nodes()) {
@@ -192,7 +192,7 @@ Result<std::string> Pipeline::emit() {
     if (n.inserted)
       diag_.inserted.push_back({n.name, n.op, n.inserted->tensor, n.inserted->reason});
   }
-  diag_.onnx_bytes = onnx->size();
+  diag_.onnx_bytes = *onnx;
   return onnx;
 }
 

@@ -14,6 +14,7 @@
 #include "core/diagnostics.h"
 #include "core/ir/graph.h"
 #include "core/options.h"
+#include "core/output_buffer.h"
 #include "core/status.h"
 
 namespace lite2onnx {
@@ -42,8 +43,8 @@ class Pipeline {
   // Runs the stages after the last one run, up to and including `last`; an
   // error stops the pipeline for good.
   Status run_until(Stage last);
-  // Serializes the graph as ONNX (after kQuantize).
-  Result<std::string> emit();
+  // Serializes the graph as ONNX (after kQuantize) into `output`; returns its size.
+  Result<size_t> emit(const OutputBuffer& output);
 
   ir::Graph& graph() { return graph_; }
   uint32_t model_version() const { return version_; }

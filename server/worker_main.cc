@@ -156,12 +156,15 @@ void run_fault(const JobFrame& job) {
   }
 }
 
+// The ONNX model is in the output memfd already (`onnx_bytes` of it).
 struct Answer {
-  std::string onnx, info, error;
+  uint64_t onnx_bytes = 0;
+  std::string info, error;
 };
 
 Answer run_job(const JobFrame& job, std::span<const std::byte> model,
-               std::span<const std::byte> options_bytes, const Limits& limits) {
+               std::span<const std::byte> options_bytes, const Limits& limits,
+               const OutputBuffer& output) {
   Answer a;
   auto fail = [&a](ErrorCode code, const std::string& message) {
     a.error = to_proto(make_error(code, message)).SerializeAsString();
@@ -189,12 +192,12 @@ Answer run_job(const JobFrame& job, std::span<const std::byte> model,
   }
   options->limits = limits;
   Diagnostics diagnostics;
-  auto onnx = convert(model, *options, diagnostics);
+  auto onnx = convert(model, *options, diagnostics, output);
   v1::Diagnostics d;
   to_proto(diagnostics, &d);
   a.info = d.SerializeAsString();
   if (onnx)
-    a.onnx = std::move(onnx).value();
+    a.onnx_bytes = *onnx;
   else
     a.error = to_proto(onnx.error()).SerializeAsString();
   return a;
@@ -208,17 +211,21 @@ struct Buffers {
   Mapping output_map;  // writable
 };
 
-// An output memfd with room for `bytes`, mapped: the last one, grown if
-// needed (whole MiB), or a new one when there is none or the last outgrew
-// kReuseBytes (then `fresh`: it goes to the server with the answer).
-bool prepare_output(Buffers& b, uint64_t bytes, bool* fresh) {
+// The output memfd for the next answer: the last one, or a new one when there
+// is none or the last outgrew kReuseBytes (then `fresh`: it goes to the
+// server with the answer).
+bool start_output(Buffers& b, bool* fresh) {
   *fresh = !b.output || b.output_map.size() > kReuseBytes;
-  if (*fresh) {
-    b.output_map = Mapping();
-    b.output = make_memfd("lite2onnx-answer");
-    if (!b.output) return false;
-  }
-  if (bytes <= b.output_map.size() && !*fresh) return true;
+  if (!*fresh) return true;
+  b.output_map = Mapping();
+  b.output = make_memfd("lite2onnx-answer");
+  return static_cast<bool>(b.output);
+}
+
+// Grows the output memfd to hold `bytes` (whole MiB), keeping what it holds,
+// and maps it.
+bool grow_output(Buffers& b, uint64_t bytes) {
+  if (bytes <= b.output_map.size() && b.output_map.ok()) return true;
   const uint64_t size = std::max<uint64_t>(1, (bytes + (1 << 20) - 1) >> 20) << 20;
   b.output_map = Mapping();
   if (ftruncate(b.output.get(), static_cast<off_t>(size)) != 0) return false;
@@ -242,11 +249,18 @@ void serve(const JobFrame& job, UniqueFd new_input, Buffers& b, const Args& args
       job.options_bytes > b.input_map.size() - job.model_bytes)
     die("a malformed job");
 
+  bool fresh = false;
+  if (!start_output(b, &fresh)) die("cannot make an output memfd");
+  // The core writes the ONNX model straight into the output memfd: a plain
+  // write into pages mapped since the last job, and no copy of the answer.
+  const OutputBuffer output = [&b](size_t bytes) {
+    return grow_output(b, bytes) ? b.output_map.data() : nullptr;
+  };
   Answer a;
   try {
     if (args.test_faults && job.fault != Fault::kNone) run_fault(job);
     a = run_job(job, b.input_map.bytes(0, job.model_bytes),
-                b.input_map.bytes(job.model_bytes, job.options_bytes), args.limits);
+                b.input_map.bytes(job.model_bytes, job.options_bytes), args.limits, output);
   } catch (const std::bad_alloc&) {
     a = Answer();
     v1::ConversionError e;
@@ -258,18 +272,17 @@ void serve(const JobFrame& job, UniqueFd new_input, Buffers& b, const Args& args
     a = Answer();
     a.error = to_proto(make_error(ErrorCode::kInternal, e.what())).SerializeAsString();
   }
-  // Written through a mapping: a plain copy into pages mapped since the last
-  // job (pwrite() takes and locks each page of the file: about twice the time).
-  bool fresh = false;
-  if (!prepare_output(b, a.onnx.size() + a.info.size() + a.error.size(), &fresh))
+  // The rest after the model, through the mapping too (pwrite() takes and
+  // locks each page of the file: about twice the time).
+  if (!grow_output(b, a.onnx_bytes + a.info.size() + a.error.size()))
     die("cannot make room for the answer");
-  std::byte* out = b.output_map.data();
-  for (const std::string* part : {&a.onnx, &a.info, &a.error}) {
+  std::byte* out = b.output_map.data() + a.onnx_bytes;
+  for (const std::string* part : {&a.info, &a.error}) {
     std::memcpy(out, part->data(), part->size());
     out += part->size();
   }
   AnswerFrame frame;
-  frame.onnx_bytes = a.onnx.size();
+  frame.onnx_bytes = a.onnx_bytes;
   frame.info_bytes = a.info.size();
   frame.error_bytes = a.error.size();
   if (!send_frame(kControlFd, &frame, sizeof frame, fresh ? b.output.get() : -1))

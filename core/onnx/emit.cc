@@ -201,7 +201,7 @@ class Emitter {
  public:
   Emitter(const ir::Graph& g, const EmitOptions& o) : g_(g), opt_(o) {}
 
-  Result<std::string> run() {
+  Result<size_t> run(const OutputBuffer& output) {
     if (auto st = check_graphs(); !st) return st.take_error();
     Scope& main = scopes_.emplace_back();
     main.g = &g_;
@@ -236,7 +236,7 @@ class Emitter {
     if (stop()) return cancelled();
     if (auto st = validate(model); !st) return st.take_error();
     if (stop()) return cancelled();
-    return serialize(model);
+    return serialize(model, output);
   }
 
  private:
@@ -568,7 +568,7 @@ class Emitter {
   // graph without the spliced initializers, then each of those with its bytes
   // written directly into the output. `model` is allocated on an arena (its
   // graph is taken out without a copy).
-  Result<std::string> serialize(onnx::ModelProto& model) {
+  Result<size_t> serialize(onnx::ModelProto& model, const OutputBuffer& output) {
     using google::protobuf::io::CodedOutputStream;
     constexpr int kModelGraph = 7, kGraphInitializer = 5, kTensorRawData = 9;
     constexpr uint32_t kLen = 2;  // wire type: length-delimited
@@ -618,11 +618,11 @@ class Emitter {
                             " bytes, more than the limit of " +
                             std::to_string(opt_.max_output_bytes) + " (max_output_bytes)");
 
-    std::string out;
-    out.reserve(total);
-    advise_huge_pages(out.data(), total);
-    out.resize(total);
-    auto* p = reinterpret_cast<uint8_t*>(out.data());
+    std::byte* out = output(total);
+    if (out == nullptr)
+      return make_error(ErrorCode::kResourceLimit,
+                        "no room for the ONNX model of " + std::to_string(total) + " bytes");
+    auto* p = reinterpret_cast<uint8_t*>(out);
     auto put = [&](const std::string& s) {
       std::memcpy(p, s.data(), s.size());
       p += s.size();
@@ -645,9 +645,9 @@ class Emitter {
       write_constant(x, reinterpret_cast<std::byte*>(p));
       p += raw;
     }
-    if (p != reinterpret_cast<uint8_t*>(out.data()) + out.size())
+    if (p != reinterpret_cast<uint8_t*>(out) + total)
       return make_error(ErrorCode::kInternal, "ONNX serialization size mismatch");
-    return out;
+    return total;
   }
 
   const ir::Graph& g_;
@@ -662,8 +662,24 @@ class Emitter {
 
 }  // namespace
 
+Result<size_t> emit(const ir::Graph& g, const EmitOptions& options, const OutputBuffer& output) {
+  return Emitter(g, options).run(output);
+}
+
 Result<std::string> emit(const ir::Graph& g, const EmitOptions& options) {
-  return Emitter(g, options).run();
+  std::string bytes;
+  auto written = emit(g, options, string_buffer(bytes));
+  if (!written) return written.take_error();
+  return bytes;
+}
+
+OutputBuffer string_buffer(std::string& bytes) {
+  return [&bytes](size_t size) {
+    bytes.reserve(size);
+    advise_huge_pages(bytes.data(), size);
+    bytes.resize(size);
+    return reinterpret_cast<std::byte*>(bytes.data());
+  };
 }
 
 }  // namespace lite2onnx::onnx_emit

@@ -30,6 +30,7 @@
 #include "core/checkpoint.h"
 #include "core/diagnostics.h"
 #include "core/ir/graph.h"
+#include "core/output_buffer.h"
 #include "core/status.h"
 
 namespace lite2onnx::onnx_emit {
@@ -48,7 +49,12 @@ struct EmitOptions {
   uint32_t max_subgraph_depth = 16;
 };
 
+// Writes the model into the room `output` gives for its exact size; returns that size.
+Result<size_t> emit(const ir::Graph& g, const EmitOptions& options, const OutputBuffer& output);
+// The same, into a string.
 Result<std::string> emit(const ir::Graph& g, const EmitOptions& options);
+// An OutputBuffer that sizes `bytes` to the model and hands out its storage.
+OutputBuffer string_buffer(std::string& bytes);
 
 // Writes a constant's data in ONNX axis order and element type into `dst`,
 // which holds exactly onnx_byte_size(t) bytes.

@@ -112,6 +112,34 @@ TEST(Convert, RejectsOpsetsOutOfRange) {
   }
 }
 
+// The output-buffer form writes the same bytes into the room it is given,
+// asks once with their exact size, and a buffer with no room is an error.
+TEST(Convert, WritesIntoACallersBuffer) {
+  auto bytes = read_file(op_model("mini_mobilenet"));
+  Diagnostics d;
+  auto expected = convert(view(bytes), {}, d);
+  ASSERT_TRUE(expected.ok());
+
+  std::vector<std::byte> room;
+  std::vector<size_t> asked;
+  auto written = convert(view(bytes), {}, d, [&](size_t n) {
+    asked.push_back(n);
+    room.assign(n + 16, std::byte{0x5a});
+    return room.data();
+  });
+  ASSERT_TRUE(written.ok()) << written.error().message;
+  EXPECT_EQ(asked, std::vector<size_t>{expected->size()});
+  EXPECT_EQ(*written, expected->size());
+  EXPECT_EQ(d.onnx_bytes, expected->size());
+  EXPECT_EQ(0, std::memcmp(room.data(), expected->data(), expected->size()));
+  EXPECT_EQ(room[expected->size()], std::byte{0x5a});  // nothing written past the model
+
+  auto refused = convert(view(bytes), {}, d, [](size_t) -> std::byte* { return nullptr; });
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kResourceLimit);
+  EXPECT_THAT(refused.error().message, HasSubstr(std::to_string(expected->size())));
+}
+
 TEST(Convert, DiagnosticsJsonHasTheSections) {
   auto bytes = read_file(op_model("mini_mobilenet"));
   Diagnostics d;

@@ -30,7 +30,7 @@ const std::vector<Layer>& layers() {
       {"ir", {"core/ir/"}},
       {"api",
        {"core/options.h", "core/option_table.", "core/checkpoint.h", "core/diagnostics.",
-        "core/layout_spec."}},
+        "core/output_buffer.h", "core/layout_spec."}},
       {"tflite", {"core/tflite/"}},
       {"ops", {"core/ops/"}},
       {"passes", {"core/passes/"}},
