@@ -333,7 +333,8 @@ std::string ops_markdown(const std::vector<OpSupport>& matrix) {
       "Layout classes: see the Layout section of the README. Quantized (int8/uint8, as\n"
       "QuantizeLinear/DequantizeLinear): `rescale` = real-valued op, output requantized to its\n"
       "own scale; `same scale` = TFLite copies integers, so input and output must share\n"
-      "quantization; `no` = TFLite reads raw integers, which QDQ cannot express.\n\n"
+      "quantization; `reinterprets` = TFLite copies the integers and reads them with the\n"
+      "output's own parameters; `no` = TFLite reads raw integers, which QDQ cannot express.\n\n"
       "| TFLite op | code | layout class | element types | quantized | ONNX | notes |\n"
       "| --- | --- | --- | --- | --- | --- | --- |\n";
   int supported = 0, total = 0;

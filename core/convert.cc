@@ -56,9 +56,10 @@ std::vector<OpSupport> support_matrix() {
       s.onnx = e->onnx;
       s.notes = e->notes;
       s.dtypes = e->dtypes;
-      s.quantized = e->quantized == ops::QuantizedKernel::kRescale     ? "rescale"
-                    : e->quantized == ops::QuantizedKernel::kSameScale ? "same scale"
-                                                                       : "no";
+      s.quantized = e->quantized == ops::QuantizedKernel::kRescale       ? "rescale"
+                    : e->quantized == ops::QuantizedKernel::kSameScale   ? "same scale"
+                    : e->quantized == ops::QuantizedKernel::kReinterpret ? "reinterprets"
+                                                                         : "no";
     }
     out.push_back(std::move(s));
   }

@@ -37,7 +37,8 @@ struct OpSupport {
   std::string onnx;
   std::string notes;
   std::string dtypes;  // element types of the data tensors handled, ", "-separated
-  // int8/uint8 in QDQ form: "rescale", "same scale" or "no" (see docs/operators.md).
+  // int8/uint8 in QDQ form: "rescale", "same scale", "reinterprets" or "no" (see
+  // docs/operators.md).
   std::string quantized;
 };
 std::vector<OpSupport> support_matrix();

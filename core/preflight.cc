@@ -39,6 +39,18 @@ std::string quantized_kernel_problem(const ir::Graph& g, const ir::Node& n,
           return "input '" + i->name + "' (" + quant_text(*i) + ") and output '" + o->name + "' (" +
                  quant_text(*o) +
                  ") differ in quantization, but TFLite's kernel copies the integers unchanged";
+  // The same integers read with the output's parameters: any per-tensor
+  // parameters of the same integer type.
+  if (kind == ops::QuantizedKernel::kReinterpret && !outs.empty()) {
+    const ir::Tensor* data = g.valid(n.inputs[0]) ? &g.tensor(n.inputs[0]) : nullptr;
+    for (const ir::Tensor* o : outs)
+      if (!data || data->quantized_type != o->quantized_type || data->quant->scale.size() != 1 ||
+          o->quant->scale.size() != 1 ||
+          (data->is_const() && !passes::same_quantization(*data, *o)))
+        return "output '" + o->name + "' is quantized as " + ir::to_string(*o->quantized_type) +
+               " " + quant_text(*o) +
+               " but its input is not a per-tensor quantized activation of that type";
+  }
   return "";
 }
 
@@ -51,10 +63,6 @@ std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
     for (ir::TensorId t : *list) {
       if (!g.valid(t)) continue;
       const ir::Tensor& x = g.tensor(t);
-      if (x.quant && x.dtype == ir::DataType::kInt16)
-        return "int16 quantized tensor '" + x.name +
-               "' (16x8 quantization): ONNX QuantizeLinear/DequantizeLinear take int16 only "
-               "from opset 21, and lite2onnx emits opsets 13..17";
       if (!ir::onnx_representable(x.dtype) || x.dtype == ir::DataType::kString)
         return "tensor '" + x.name + "' has type " + ir::to_string(x.dtype);
       if (!x.has_rank) return "tensor '" + x.name + "' has unknown rank";

@@ -11,6 +11,8 @@ constexpr OnnxOpTraits kElementwise{.elementwise = true};
 constexpr OnnxOpTraits kPicks{.picks_values = true};
 constexpr OnnxOpTraits kCopies{.copies_integers = true};
 constexpr OnnxOpTraits kPicksAndCopies{.picks_values = true, .copies_integers = true};
+constexpr OnnxOpTraits kReshapes{
+    .picks_values = true, .copies_integers = true, .reinterprets = true};
 constexpr OnnxOpTraits kWeighted{.weighted = true};
 
 // Sorted by name (checked below). Identity picks values but is not an integer
@@ -33,7 +35,7 @@ constexpr std::array<std::pair<std::string_view, OnnxOpTraits>, 65> kTable = {{
     {"Erf", kElementwise},
     {"Exp", kElementwise},
     {"Expand", kPicksAndCopies},
-    {"Flatten", kPicksAndCopies},
+    {"Flatten", kReshapes},
     {"Floor", kElementwise},
     {"Gather", kPicksAndCopies},
     {"GatherND", kPicks},
@@ -62,7 +64,7 @@ constexpr std::array<std::pair<std::string_view, OnnxOpTraits>, 65> kTable = {{
     {"Pow", kElementwise},
     {"Reciprocal", kElementwise},
     {"Relu", kElementwise},
-    {"Reshape", kPicksAndCopies},
+    {"Reshape", kReshapes},
     {"Round", kElementwise},
     {"Sigmoid", kElementwise},
     {"Sign", kElementwise},
@@ -72,13 +74,13 @@ constexpr std::array<std::pair<std::string_view, OnnxOpTraits>, 65> kTable = {{
     {"SpaceToDepth", kPicksAndCopies},
     {"Split", kPicksAndCopies},
     {"Sqrt", kElementwise},
-    {"Squeeze", kPicksAndCopies},
+    {"Squeeze", kReshapes},
     {"Sub", kElementwise},
     {"Sum", kElementwise},
     {"Tanh", kElementwise},
     {"Tile", kPicksAndCopies},
     {"Transpose", kPicksAndCopies},
-    {"Unsqueeze", kPicksAndCopies},
+    {"Unsqueeze", kReshapes},
     {"Where", kElementwise},
     {"Xor", kElementwise},
 }};

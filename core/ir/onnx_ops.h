@@ -18,6 +18,10 @@ struct OnnxOpTraits {
   // Copies elements of its data inputs and takes int8/uint8 at opsets 13..17:
   // in QDQ form it runs on the integer tensors themselves.
   bool copies_integers = false;
+  // Only gives the data another shape (the Reshape family): on integers with
+  // other parameters on the output, it reads the same integers with them, as
+  // TFLite's RESHAPE/SQUEEZE/EXPAND_DIMS do (ops::QuantizedKernel::kReinterpret).
+  bool reinterprets = false;
   // Input 1 is a weight an integer kernel pairs with the activation
   // (uint8 activation x int8 weight).
   bool weighted = false;

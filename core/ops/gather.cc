@@ -572,7 +572,7 @@ OpEntry expand_dims() {
                     lower_expand_dims);
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant axis; the new axis is inserted into the input layout";
-  e.quantized = QuantizedKernel::kSameScale;
+  e.quantized = QuantizedKernel::kReinterpret;
   e.element_sources = expand_dims_sources;
   return e;
 }

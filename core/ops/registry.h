@@ -46,6 +46,7 @@ struct LayoutPlan {
 enum class QuantizedKernel {
   kRescale,      // computes on real values and requantizes to the output's own scale
   kSameScale,    // copies integers: exact in QDQ only when input and output share scale/zero point
+  kReinterpret,  // copies the bytes and reads them with the output's parameters (RESHAPE family)
   kNoQuantized,  // reads raw integers, ignoring quantization (CAST): cannot be expressed in QDQ
 };
 

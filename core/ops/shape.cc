@@ -540,7 +540,7 @@ OpEntry reshape() {
   };
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "layout kept when only unit dimensions move (classifier heads)";
-  e.quantized = QuantizedKernel::kSameScale;
+  e.quantized = QuantizedKernel::kReinterpret;
   e.element_sources = reshape_sources;
   return e;
 }
@@ -555,7 +555,7 @@ OpEntry squeeze() {
   };
   e.check = check_squeeze;
   e.dtypes = "float32, int32, int64, bool";
-  e.quantized = QuantizedKernel::kSameScale;
+  e.quantized = QuantizedKernel::kReinterpret;
   e.element_sources = squeeze_sources;
   return e;
 }

@@ -77,5 +77,8 @@ void store_int8_as_uint8(ir::Graph& g, Diagnostics& diag);
 
 // ---- --quantization dequantize (qdq_dequantize.cc) ----
 Status fold_to_float(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint);
+// Default mode: the same for the int16 (16x8) tensors only, with graph inputs
+// and outputs kept int16 (Cast around their float values).
+Status emulate_int16(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint);
 
 }  // namespace lite2onnx::passes::qdq

@@ -1,6 +1,8 @@
 // --quantization dequantize: a float model that computes what the quantized
 // one does (constants folded to float32, activations clamped to their
-// quantized range and grid).
+// quantized range and grid). The default mode uses the same emulation for
+// int16 (16x8) tensors, which QuantizeLinear/DequantizeLinear take only from
+// opset 21.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -20,20 +22,45 @@ using ir::TensorId;
 // an input quantized like it, so no clamp is needed after them.
 bool moves_values(const ir::Node& n) { return ir::onnx_traits(n).picks_values; }
 
+// Which quantized tensors a pass rewrites.
+using TensorFilter = bool (*)(const ir::Tensor&);
+bool every_tensor(const ir::Tensor&) { return true; }
+bool int16_tensor(const ir::Tensor& t) { return t.quantized_type == DataType::kInt16; }
+
+// A one-element float32 constant.
+TensorId float_scalar_constant(ir::Graph& g, const std::string& name, double v) {
+  float f = static_cast<float>(v);
+  std::vector<std::byte> bytes(4);
+  std::memcpy(bytes.data(), &f, 4);
+  ir::Tensor c;
+  c.name = name;
+  c.data = g.own(std::move(bytes), DataType::kFloat32, name);
+  return g.add_tensor(std::move(c));
+}
+
 // A quantized activation saturates at the ends of its integer range: the
 // float model clamps there too (a Clip after the producer), unless the
 // producer only moves values of an input quantized the same way.
-void clamp_activations(ir::Graph& g, Diagnostics& diag) {
+void clamp_activations(ir::Graph& g, Diagnostics& diag, TensorFilter which) {
   std::vector<ir::Node> nodes = g.take_nodes();
   std::vector<ir::Node> rewritten;
   rewritten.reserve(nodes.size());
   for (auto& n : nodes) {
     std::vector<std::pair<TensorId, TensorId>> clamps;  // (float value, clamped tensor)
     bool passthrough = moves_values(n) && !n.inputs.empty() && g.valid(n.inputs[0]);
+    // A reshape of an activation quantized otherwise reads its integers with
+    // the output's parameters: an affine map of the value, not a clamp.
+    std::optional<ir::QuantParams> reinterpreted;
     for (auto& o : n.outputs) {
       const ir::Tensor& t = g.tensor(o);
-      if (!t.quantized_type || t.is_const() || !t.quant || t.quant->scale.size() != 1) continue;
+      if (!t.quantized_type || t.is_const() || !t.quant || t.quant->scale.size() != 1 || !which(t))
+        continue;
       if (passthrough && same_quantization(g.tensor(n.inputs[0]), t)) continue;
+      if (passthrough && ir::onnx_traits(n).reinterprets) {
+        const ir::Tensor& in = g.tensor(n.inputs[0]);
+        if (in.quantized_type == t.quantized_type && in.quant && in.quant->scale.size() == 1)
+          reinterpreted = *in.quant;
+      }
       ir::Tensor pre = t;
       pre.name = n.name + "/unclamped";
       pre.quantized_type.reset();
@@ -54,13 +81,7 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag) {
       const auto range = integer_range(*t.quantized_type);
       const double qmin = static_cast<double>(range.lo), qmax = static_cast<double>(range.hi);
       auto scalar = [&](const std::string& name, double v) {
-        float f = static_cast<float>(v);
-        std::vector<std::byte> bytes(4);
-        std::memcpy(bytes.data(), &f, 4);
-        ir::Tensor c;
-        c.name = producer_name + name;
-        c.data = g.own(std::move(bytes), DataType::kFloat32, c.name);
-        return g.add_tensor(std::move(c));
+        return float_scalar_constant(g, producer_name + name, v);
       };
       // x -> Div(scale) -> Round -> Clip(qmin - zp, qmax - zp) -> Mul(scale):
       // DequantizeLinear(QuantizeLinear(x)) in float ops, so the values stay
@@ -82,6 +103,19 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag) {
         x.name = producer_name + suffix;
         return g.add_tensor(std::move(x));
       };
+      if (reinterpreted) {
+        // y = (q - zp_out) s_out with q = x / s_in + zp_in:
+        // x * (s_out / s_in) + (zp_in - zp_out) s_out (x is 0 when s_in is 0).
+        const double s_in = reinterpreted->scale[0];
+        const double zp_in = static_cast<double>(zero_point(*reinterpreted, 0));
+        const TensorId scaled = temp("/rescaled");
+        add("Mul", "/reinterpret_scale", {value, scalar("/scale_ratio", s_in == 0 ? 0 : s / s_in)},
+            scaled);
+        add("Add", "/reinterpret_zero_point", {scaled, scalar("/offset", (zp_in - zp) * s)},
+            tensor);
+        diag.quantization.nodes["Mul/Add: integers read with other parameters"] += 1;
+        continue;
+      }
       const TensorId scale = scalar("/scale", s);
       if (s == 0) {  // the value is 0 (Div by 0 would make it NaN)
         add("Mul", "/zero_scale", {value, scale}, tensor);
@@ -100,14 +134,9 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag) {
   g.set_nodes(std::move(rewritten));
 }
 
-}  // namespace
-
-// --quantization dequantize: integer constants become float32 constants (the
-// layout is still applied when they are written), activations are clamped to
-// their quantized range, and no Q/DQ node is made.
-Status fold_to_float(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint) {
-  clamp_activations(g, diag);
-
+// Integer constants become float32 constants (the layout is still applied
+// when they are written) and the tensors forget their integer type.
+Status fold_constants(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint, TensorFilter which) {
   // Aliases of one constant (layouts, broadcasts) share one float copy.
   using Source = std::tuple<const std::byte*, size_t, DataType, size_t, std::vector<float>,
                             std::vector<int64_t>>;
@@ -115,7 +144,7 @@ Status fold_to_float(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint) {
   for (TensorId i = 0; static_cast<size_t>(i) < g.tensor_count(); ++i) {
     if (checkpoint.should_stop()) return checkpoint.status();
     ir::Tensor& t = g.tensor(i);
-    if (!t.quantized_type) continue;
+    if (!t.quantized_type || !which(t)) continue;
     if (t.is_const() && !g.uses(i).empty()) {
       const ir::QuantParams& q = *t.quant;
       Source source{t.data->bytes.data(),
@@ -138,6 +167,133 @@ Status fold_to_float(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint) {
     t.quantized_type.reset();
   }
   return ok_status();
+}
+
+// An int16 graph input stays int16 in ONNX: Cast -> (Sub zero point) -> Mul
+// scale gives its readers the float value.
+void dequantize_int16_input(ir::Graph& g, TensorId in, Diagnostics& diag) {
+  ir::Tensor& x = g.tensor(in);
+  const double scale = x.quant->scale[0];
+  const int64_t zp = zero_point(*x.quant, 0);
+  ir::Tensor f = x;
+  f.quant.reset();
+  f.quantized_type.reset();
+  x.dtype = DataType::kInt16;
+  const std::string base = x.name + "/dequantized";
+  auto float_tensor = [&](const std::string& suffix) {
+    ir::Tensor t = f;
+    t.name = base + suffix;
+    return g.add_tensor(std::move(t));
+  };
+  const TensorId value = float_tensor("");
+  g.replace_uses(in, value);
+  std::vector<ir::Node> nodes;
+  auto add = [&](const std::string& op, std::vector<TensorId> inputs, TensorId out) {
+    ir::Node n;
+    n.dialect = ir::Dialect::kOnnx;
+    n.op = op;
+    n.name = base + "/" + op;
+    n.inputs = std::move(inputs);
+    n.outputs = {out};
+    if (op == "Cast") n.attrs.set("to", int64_t{1});  // FLOAT
+    nodes.push_back(std::move(n));
+  };
+  TensorId steps = float_tensor("/steps");
+  add("Cast", {in}, steps);
+  if (zp != 0) {
+    const TensorId centered = float_tensor("/centered");
+    add("Sub", {steps, float_scalar_constant(g, base + "/zero_point", static_cast<double>(zp))},
+        centered);
+    steps = centered;
+  }
+  add("Mul", {steps, float_scalar_constant(g, base + "/scale", scale)}, value);
+  const ir::NodeId first = g.first();
+  for (auto& n : nodes) g.add_node_before(first, std::move(n));
+  ++diag.quantization.nodes["Cast/Mul: int16 graph input"];
+}
+
+// An int16 graph output stays int16 in ONNX: the float value (on its int16
+// grid already) -> Div scale -> Round -> (Add zero point) -> Cast.
+void quantize_int16_output(ir::Graph& g, TensorId out, Diagnostics& diag) {
+  ir::Tensor& y = g.tensor(out);
+  const double scale = y.quant->scale[0];
+  const int64_t zp = zero_point(*y.quant, 0);
+  ir::Tensor f = y;
+  f.quant.reset();
+  f.quantized_type.reset();
+  y.dtype = DataType::kInt16;
+  const std::string base = y.name + "/quantized";
+  auto float_tensor = [&](const std::string& suffix) {
+    ir::Tensor t = f;
+    t.name = base + suffix;
+    return g.add_tensor(std::move(t));
+  };
+  const TensorId value = float_tensor("/float");
+  const ir::NodeId producer = g.producer(out);
+  for (size_t k = 0; k < g.node(producer).outputs.size(); ++k)
+    if (g.node(producer).outputs[k] == out) g.set_output(producer, k, value);
+  g.replace_uses(out, value);
+  std::vector<ir::Node> nodes;
+  auto add = [&](const std::string& op, std::vector<TensorId> inputs, TensorId to) {
+    ir::Node n;
+    n.dialect = ir::Dialect::kOnnx;
+    n.op = op;
+    n.name = base + "/" + op;
+    n.inputs = std::move(inputs);
+    n.outputs = {to};
+    if (op == "Cast") n.attrs.set("to", int64_t{5});  // INT16
+    nodes.push_back(std::move(n));
+  };
+  TensorId steps = float_tensor("/steps"), rounded = float_tensor("/rounded");
+  add("Div", {value, float_scalar_constant(g, base + "/scale", scale)}, steps);
+  add("Round", {steps}, rounded);
+  if (zp != 0) {
+    const TensorId shifted = float_tensor("/shifted");
+    add("Add", {rounded, float_scalar_constant(g, base + "/zero_point", static_cast<double>(zp))},
+        shifted);
+    rounded = shifted;
+  }
+  add("Cast", {rounded}, out);
+  ir::NodeId at = producer;
+  for (auto& n : nodes) at = g.add_node_after(at, std::move(n));
+  ++diag.quantization.nodes["Div/Round/Cast: int16 graph output"];
+}
+
+}  // namespace
+
+// --quantization dequantize: integer constants become float32 constants,
+// activations are clamped to their quantized range, and no Q/DQ node is made.
+Status fold_to_float(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint) {
+  clamp_activations(g, diag, every_tensor);
+  return fold_constants(g, diag, checkpoint, every_tensor);
+}
+
+// Default mode: int16 tensors as fold_to_float makes them, graph inputs and
+// outputs kept int16 (TFLite's interface), one warning naming them.
+Status emulate_int16(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint) {
+  std::vector<std::string> names;
+  for (TensorId i = 0; static_cast<size_t>(i) < g.tensor_count(); ++i)
+    if (int16_tensor(g.tensor(i)) && !g.tensor(i).is_const() &&
+        (g.producer(i) != ir::kNoNode || g.is_graph_input(i)))
+      names.push_back(g.tensor(i).name);
+  if (names.empty()) return ok_status();
+  clamp_activations(g, diag, int16_tensor);
+  for (TensorId t : std::vector<TensorId>(g.inputs().begin(), g.inputs().end()))
+    if (int16_tensor(g.tensor(t)) && g.tensor(t).quant->scale.size() == 1)
+      dequantize_int16_input(g, t, diag);
+  for (TensorId t : std::vector<TensorId>(g.outputs().begin(), g.outputs().end()))
+    if (int16_tensor(g.tensor(t)) && g.tensor(t).quant->scale.size() == 1 &&
+        g.producer(t) != ir::kNoNode)
+      quantize_int16_output(g, t, diag);
+  std::string list;
+  for (size_t i = 0; i < names.size() && i < 3; ++i) list += (i ? ", '" : "'") + names[i] + "'";
+  if (names.size() > 3) list += ", ...";
+  diag.warnings.push_back(
+      std::to_string(names.size()) + " int16 (16x8) quantized tensor" +
+      (names.size() == 1 ? " is" : "s are") + " computed in float32 on their int16 grid (" + list +
+      "): QuantizeLinear/DequantizeLinear take int16 only from opset 21, and TFLite's integer "
+      "kernels round inside each op, so results may differ by a few int16 steps");
+  return fold_constants(g, diag, checkpoint, int16_tensor);
 }
 
 }  // namespace lite2onnx::passes::qdq

@@ -104,10 +104,12 @@ bool copies_integers(const ir::Graph& g, const ir::Node& n) {
     first = &g.tensor(o);
   }
   // Inputs were written before this node: a quantized activation is an
-  // integer tensor by now (dtype int8/uint8, its parameters in `quant`).
+  // integer tensor by now (dtype int8/uint8, its parameters in `quant`). A
+  // reshape reads them with the output's parameters whatever they are.
+  const bool reinterprets = ir::onnx_traits(n).reinterprets;
   auto same_integers = [&](const ir::Tensor& x) {
     return !x.is_const() && x.quant && x.dtype == *first->quantized_type &&
-           same_params(*x.quant, *first->quant);
+           (reinterprets || same_params(*x.quant, *first->quant));
   };
   bool reads_integers = false;
   for (size_t i = 0; i < n.inputs.size(); ++i) {

@@ -52,11 +52,14 @@ Status plan_biases(ir::Graph& g, Diagnostics& diag) {
     const auto& slots = ops::lookup(n.builtin).bias;
     if (!slots || n.dialect != ir::Dialect::kTflite || n.inputs.size() <= slots->bias) continue;
     TensorId b = n.inputs[slots->bias];
-    if (!g.valid(b) || g.tensor(b).dtype != DataType::kInt32 || !g.tensor(b).is_const()) continue;
+    if (!g.valid(b) || !g.tensor(b).is_const() ||
+        (g.tensor(b).dtype != DataType::kInt32 && g.tensor(b).dtype != DataType::kInt64))
+      continue;
     const ir::Tensor& x = g.tensor(n.inputs[slots->data]);
     const ir::Tensor& w = g.tensor(n.inputs[slots->weight]);
-    if (!x.quant || !w.quant || x.quant->scale.size() != 1 || !qdq_integer(x.dtype) ||
-        !qdq_integer(w.dtype))
+    // int8 x int8 (int32 bias) and 16x8: int16 x int8 (int64 or int32 bias).
+    if (!x.quant || !w.quant || x.quant->scale.size() != 1 ||
+        !(qdq_integer(x.dtype) || x.dtype == DataType::kInt16) || !qdq_integer(w.dtype))
       continue;  // not an integer op: the bias keeps (and is checked on) its own parameters
     ir::QuantParams want;
     for (float ws : w.quant->scale) want.scale.push_back(x.quant->scale[0] * ws);
@@ -73,14 +76,14 @@ Status plan_biases(ir::Graph& g, Diagnostics& diag) {
     }
     if (bias.quant && same_params(*bias.quant, want)) continue;
     bool close = bias.quant && bias.quant->scale.size() == want.scale.size() &&
-                 param_problem(bias, DataType::kInt32).empty();
+                 param_problem(bias, bias.dtype).empty();
     for (size_t i = 0; close && i < want.scale.size(); ++i)
       close = std::fabs(bias.quant->scale[i] - want.scale[i]) <= 1e-5f * want.scale[i];
     if (!close) {
       std::string had = !bias.quant ? "no quantization"
                                     : std::to_string(bias.quant->scale.size()) +
                                           " scales on axis " + std::to_string(bias.quant->axis);
-      std::string problem = bias.quant ? param_problem(bias, DataType::kInt32) : "";
+      std::string problem = bias.quant ? param_problem(bias, bias.dtype) : "";
       diag.warnings.push_back(
           "bias '" + bias.name + "' of op " + std::to_string(n.source_op) + " (" + n.op + ") has " +
           had + (problem.empty() ? "" : " (" + problem + ")") +
@@ -175,9 +178,9 @@ Status plan_qdq(ir::Graph& g, PassContext& ctx) {
     if (!t.quant || t.quantized_type) continue;
     bool bias = (t.dtype == DataType::kInt32 || t.dtype == DataType::kInt64) && t.is_const() &&
                 biases.count(static_cast<TensorId>(i));
-    // int16 (16x8) has no QDQ form below opset 21 (the preflight reports it);
-    // dequantize mode folds it to float like the rest.
-    bool int16 = t.dtype == DataType::kInt16 && dequantize;
+    // int16 (16x8) has no QDQ form below opset 21: computed in float32 on its
+    // grid in either mode (emulate_int16, fold_to_float).
+    bool int16 = t.dtype == DataType::kInt16;
     if (!qdq_integer(t.dtype) && !bias && !int16) continue;
     if (t.is_const()) read_non_finite_scales_as_zero(t, diag);
     if (auto p = param_problem(t, t.dtype); !p.empty())

@@ -334,10 +334,14 @@ Status materialize_qdq(ir::Graph& g, PassContext& ctx) {
   for (TensorId t = 0; !quantized && static_cast<size_t>(t) < g.tensor_count(); ++t)
     quantized = g.tensor(t).quantized_type.has_value();
   if (!quantized) return check_created_bytes(g);
-  Status st = ctx.options.quantization == QuantizationMode::kDequantize
-                  ? fold_to_float(g, ctx.diag, ctx.checkpoint)
-                  : QdqWriter(g, ctx.diag, ctx.checkpoint).run(ctx.options.keep_int8_activations);
-  if (!st) return st;
+  if (ctx.options.quantization == QuantizationMode::kDequantize) {
+    if (auto st = fold_to_float(g, ctx.diag, ctx.checkpoint); !st) return st;
+  } else {
+    if (auto st = emulate_int16(g, ctx.diag, ctx.checkpoint); !st) return st;
+    if (auto st = QdqWriter(g, ctx.diag, ctx.checkpoint).run(ctx.options.keep_int8_activations);
+        !st)
+      return st;
+  }
   return check_created_bytes(g);
 }
 

@@ -35,7 +35,7 @@ const SPECS_FILE = join(HERE, 'specs_quant.json');
 
 // ---- quantization parameters ---------------------------------------------------
 
-const LIMITS = { INT8: [-128, 127], UINT8: [0, 255] };
+const LIMITS = { INT8: [-128, 127], UINT8: [0, 255], INT16: [-32768, 32767] };
 
 // The shortest decimal that is the same float32 (what flatc stores).
 function f32(x) {
@@ -47,13 +47,16 @@ function f32(x) {
 // Per-tensor parameters; `q.axis` set means per-axis (scale and zp arrays).
 const qp = (type, scale, zp) => ({ type, scale: [f32(scale)], zp: [zp] });
 const i8 = (scale, zp = 0) => qp('INT8', scale, zp);
+const i16 = (scale) => qp('INT16', scale, 0);
 const u8 = (scale, zp) => qp('UINT8', scale, zp);
 
-// Parameters covering the real range [lo, hi] (widened to include 0).
+// Parameters covering the real range [lo, hi] (widened to include 0); int16
+// (16x8) is symmetric, zero point 0, as TFLite's int16 kernels require.
 function fit(type, lo, hi) {
   const [qmin, qmax] = LIMITS[type];
   lo = Math.min(lo, 0);
   hi = Math.max(hi, 1e-3);
+  if (type === 'INT16') return i16(Math.max(-lo, hi) / qmax);
   const scale = f32((hi - lo) / (qmax - qmin));
   return qp(type, scale, Math.max(qmin, Math.min(qmax, Math.round(qmin - lo / scale))));
 }
@@ -129,6 +132,7 @@ const randInt = (m, lo, hi) => lo + Math.floor(m.rand() * (hi - lo + 1));
 // point. Returns the tensor, its parameters and per-channel sums of the real
 // weights and of their squares (for the output statistics).
 function weights(m, name, shape, axis, fanIn, type, perTensor = false) {
+  if (type === 'INT16') type = 'INT8';  // 16x8: int16 activations, int8 weights
   const channels = shape[axis];
   const inner = count(shape.slice(axis + 1));
   const base = 1.5 / Math.sqrt(fanIn);
@@ -153,7 +157,7 @@ function weights(m, name, shape, axis, fanIn, type, perTensor = false) {
   return { t: qconst(m, name, shape, q, ints), q, sum, sq };
 }
 
-// int32 bias for input parameters qx and weight parameters qw: scale
+// int32 bias (int64 for int16 inputs) for input parameters qx and weight parameters qw: scale
 // qx.scale x qw.scale per channel, zero point 0. `override` replaces the
 // tensor's parameters (the kernel ignores them).
 function bias(m, name, channels, qx, qw, spread, override = undefined) {
@@ -164,7 +168,8 @@ function bias(m, name, channels, qx, qw, spread, override = undefined) {
   const q = override ?? (qw.axis === undefined
     ? { type: 'INT32', scale: [scales[0]], zp: [0] }
     : { type: 'INT32', scale: scales, zp: scales.map(() => 0), axis: 0 });
-  return { t: qconst(m, name, [channels], { ...q, type: 'INT32' }, ints), real: ints.map((v, c) => v * scales[c]) };
+  const type = qx.type === 'INT16' ? 'INT64' : 'INT32';
+  return { t: qconst(m, name, [channels], { ...q, type }, ints), real: ints.map((v, c) => v * scales[c]) };
 }
 
 // ---- op helpers: add one op and its output tensor, return the output ------------
@@ -358,8 +363,8 @@ const def = (name, description, build) => {
 
 const NHWC = [1, 5, 7, 3];
 // Graph input parameters: a and b differ in scale and zero point.
-const QA = { INT8: i8(0.02, 3), UINT8: u8(0.015, 120) };
-const QB = { INT8: i8(0.035, -7), UINT8: u8(0.011, 97) };
+const QA = { INT8: i8(0.02, 3), UINT8: u8(0.015, 120), INT16: i16(2 / 32768) };
+const QB = { INT8: i8(0.035, -7), UINT8: u8(0.011, 97), INT16: i16(3 / 32768) };
 const inA = (m, shape = NHWC, type = 'INT8', name = 'input') => qin(m, name, shape, QA[type]);
 const inB = (m, shape = NHWC, type = 'INT8', name = 'input_b') => qin(m, name, shape, QB[type]);
 
@@ -444,6 +449,26 @@ def('max_pool_relu', 'int8 MAX_POOL_2D 2x2 SAME stride 2 with fused RELU', (m) =
 
 // -- shape ops (copies) --
 def('reshape', 'int8 RESHAPE [1,5,7,3] -> [5,21]', (m) => m.output(reshape(m, inA(m), 'output', [5, 21])));
+// TFLite's RESHAPE family copies the bytes: the output reads the same
+// integers with its own parameters (an affine map of the real values).
+const reinterpret = (m, op, x, shape, q, optionsType, options, extra = []) => {
+  const y = qt(m, 'output', shape, q);
+  m.op(op, [x, ...extra], [y], optionsType, options);
+  return y;
+};
+def('reshape_reinterpreted', 'int8 RESHAPE [1,5,7,3] -> [5,21] whose output has its own parameters (scale 0.05, zero point -9)', (m) =>
+  m.output(reinterpret(m, 'RESHAPE', inA(m), [5, 21], i8(0.05, -9), undefined, undefined, [i32(m, 'output/shape', [5, 21])])));
+def('squeeze_reinterpreted_u8', 'uint8 SQUEEZE [1,5,1,3] dims [0,2], output with its own parameters (scale 0.004, zero point 30)', (m) =>
+  m.output(reinterpret(m, 'SQUEEZE', inA(m, [1, 5, 1, 3], 'UINT8'), [5, 3], u8(0.004, 30), 'SqueezeOptions', { squeeze_dims: [0, 2] })));
+def('conv_reshape_reinterpreted', 'int8 CONV_2D -> RESHAPE [1,5,7,4] -> [1,140] with other output parameters -> FULLY_CONNECTED', (m) => {
+  const c = conv(m, inA(m), 'conv', { filters: 4 });
+  const q = m.q[c];
+  const r = qt(m, 'reshape', [1, 140], i8(q.scale[0] * 1.5, q.zp[0] + 5));
+  m.op('RESHAPE', [c, i32(m, 'reshape/shape', [1, 140])], [r]);
+  m.output(fullyConnected(m, r, 'output', { units: 6 }));
+});
+def('16x8_reshape_reinterpreted', 'int16 RESHAPE [1,5,7,3] -> [5,21] whose output has its own scale (emulated in float32)', (m) =>
+  m.output(reinterpret(m, 'RESHAPE', inA(m, NHWC, 'INT16'), [5, 21], i16(5 / 32768), undefined, undefined, [i32(m, 'output/shape', [5, 21])])));
 def('squeeze', 'int8 SQUEEZE [1,5,1,3] dims [0,2]', (m) =>
   m.output(copyOp(m, 'SQUEEZE', [inA(m, [1, 5, 1, 3])], [5, 3], 'output', 'SqueezeOptions', { squeeze_dims: [0, 2] })));
 def('transpose', 'int8 TRANSPOSE [1,5,7,3] perm [0,3,1,2]', (m) =>
@@ -654,6 +679,31 @@ def('weight_only_conv2d', 'int8 per-channel filter -> DEQUANTIZE -> float CONV_2
     fused_activation_function: 'NONE',
   });
   m.output(y);
+});
+
+// -- int16 activations, int8 weights (16x8): no QDQ form below opset 21, so the
+// default mode computes them in float32 on their int16 grid --
+def('16x8_conv2d', 'int16 CONV_2D 3x3 SAME, int8 per-channel weights, int64 bias', (m) =>
+  m.output(conv(m, inA(m, NHWC, 'INT16'), 'output', { filters: 4 })));
+def('16x8_depthwise_relu6', 'int16 DEPTHWISE_CONV_2D 3x3 SAME multiplier 2 with fused RELU6, int64 bias', (m) =>
+  m.output(depthwise(m, inA(m, NHWC, 'INT16'), 'output', { multiplier: 2, act: 'RELU6' })));
+def('16x8_fully_connected', 'int16 FULLY_CONNECTED [3,10] x [6,10]^T, per-tensor int8 weights, int64 bias', (m) =>
+  m.output(fullyConnected(m, inA(m, [3, 10], 'INT16'), 'output', { units: 6, perTensor: true })));
+def('16x8_add', 'int16 ADD [1,5,7,3] + [1,1,7,1], different scales', (m) =>
+  m.output(binary(m, 'ADD', inA(m, NHWC, 'INT16'), inB(m, [1, 1, 7, 1], 'INT16'))));
+def('16x8_pool_reshape', 'int16 MAX_POOL_2D 2x2 SAME stride 2 -> RESHAPE (integer copies)', (m) => {
+  const p = pool(m, 'MAX_POOL_2D', inA(m, NHWC, 'INT16'), 'pool', { f: [2, 2], stride: [2, 2], padding: 'SAME' });
+  m.output(reshape(m, p, 'output', [1, 36]));
+});
+def('16x8_mixed_with_int8', 'float32 -> QUANTIZE int8 -> CONV_2D int8 -> DEQUANTIZE -> QUANTIZE int16 -> CONV_2D 16x8 -> DEQUANTIZE -> float32 (the int8 part stays QDQ)', (m) => {
+  const x = m.input('input', NHWC, 'FLOAT32', { range: [-2, 2] });
+  m.spec.outputs = { output: { mode: 'dequantized' } };
+  const c8 = conv(m, quantizeOp(m, x, 'quantize_int8', fit('INT8', -2, 2)), 'conv_int8', { filters: 4, act: 'RELU6' });
+  const f = dequantizeOp(m, c8, 'conv_int8_float');
+  const q16 = quantizeOp(m, f, 'quantize_int16', fit('INT16', 0, 6));
+  m.stats[q16] = m.stats[c8];
+  const c16 = conv(m, q16, 'conv_int16', { filters: 3 });
+  m.output(dequantizeOp(m, c16, 'output'));
 });
 
 // -- small graphs --

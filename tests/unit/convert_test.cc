@@ -20,6 +20,7 @@ namespace lite2onnx {
 namespace {
 
 using testing::corpus_dir;
+using testing::op_counts;
 using testing::op_model;
 
 using ::testing::HasSubstr;
@@ -39,12 +40,6 @@ onnx::ModelProto convert_ok(const std::vector<std::byte>& bytes, int opset = 13,
   }
   if (diag_out) *diag_out = d;
   return m;
-}
-
-std::map<std::string, int> op_counts(const onnx::ModelProto& m) {
-  std::map<std::string, int> c;
-  for (const auto& n : m.graph().node()) ++c[n.op_type()];
-  return c;
 }
 
 TEST(Convert, SameInputGivesIdenticalBytes) {

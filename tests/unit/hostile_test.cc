@@ -37,6 +37,7 @@ namespace lite2onnx {
 namespace {
 
 using testing::corpus_dir;
+using testing::op_counts;
 using testing::op_model;
 
 using ::testing::AnyOf;
@@ -1760,12 +1761,6 @@ onnx::ModelProto convert_large(const Bytes& bytes) {
   }
   EXPECT_TRUE(m.ParseFromString(*r));
   return m;
-}
-
-std::map<std::string, int> op_counts(const onnx::ModelProto& m) {
-  std::map<std::string, int> counts;
-  for (const auto& n : m.graph().node()) ++counts[n.op_type()];
-  return counts;
 }
 
 TEST(LargeGraph, ChainOf200kOps) {

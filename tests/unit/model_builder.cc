@@ -54,4 +54,10 @@ std::string corpus_dir() {
   return std::string(LITE2ONNX_SOURCE_DIR) + "/../shared/models";
 }
 
+std::map<std::string, int> op_counts(const onnx::ModelProto& m) {
+  std::map<std::string, int> counts;
+  for (const auto& n : m.graph().node()) ++counts[n.op_type()];
+  return counts;
+}
+
 }  // namespace lite2onnx::testing

@@ -2,7 +2,10 @@
 // so unit tests keep their models readable (flatbuffers::Parser, no blobs).
 #pragma once
 
+#include <onnx/onnx_pb.h>
+
 #include <cstddef>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,5 +27,8 @@ std::string corpus_dir();
 // Little-endian bytes of float32 values, as a JSON ubyte array for Buffer.data.
 std::string f32_bytes(const std::vector<float>& values);
 std::string i32_bytes(const std::vector<int32_t>& values);
+
+// How many nodes of each op type the main graph of an ONNX model has.
+std::map<std::string, int> op_counts(const onnx::ModelProto& m);
 
 }  // namespace lite2onnx::testing

@@ -22,6 +22,7 @@ using ir::Perm;
 using ir::Shape;
 using ir::TensorId;
 using ::testing::HasSubstr;
+using testing::op_counts;
 
 ir::QuantParams params(std::vector<float> scale, std::vector<int64_t> zero_point, int axis = 0) {
   return testing::GraphBuilder::params(std::move(scale), std::move(zero_point), axis);
@@ -575,25 +576,68 @@ Result<std::string> convert_json(const std::string& json, Diagnostics& d) {
   return convert(testing::view(bytes), ConvertOptions{}, d);
 }
 
-TEST(QuantizedModels, Int16ActivationsAreUnsupportedNamingTheTensor) {
+// int16 (16x8) has no QDQ form at opsets 13..17: the default mode computes
+// the int16 tensors in float32 on their grid, keeps the int16 interface
+// (Cast around the float values) and says so once, naming the tensors.
+TEST(QuantizedModels, Int16ActivationsAreEmulatedOnTheirGridWithInt16Interface) {
   Diagnostics d;
   auto r = convert_json(quantized_model("INT16", R"({ "scale": [0.01], "zero_point": [0] })",
-                                        R"({ "scale": [0.01], "zero_point": [0] })", "RELU"),
+                                        R"({ "scale": [0.01], "zero_point": [0] })", "RESHAPE"),
                         d);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
-  EXPECT_THAT(r.error().message, HasSubstr("int16 quantized tensor 'x'"));
-  EXPECT_THAT(r.error().message, HasSubstr("opset 21"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(*r));
+  EXPECT_EQ(m.graph().input(0).type().tensor_type().elem_type(), onnx::TensorProto::INT16);
+  EXPECT_EQ(m.graph().output(0).type().tensor_type().elem_type(), onnx::TensorProto::INT16);
+  auto counts = op_counts(m);
+  EXPECT_EQ(counts["QuantizeLinear"], 0);
+  EXPECT_EQ(counts["DequantizeLinear"], 0);
+  EXPECT_EQ(counts["Round"], 1);  // the output's integers (a Reshape keeps the grid)
+  EXPECT_EQ(counts["Cast"], 2);
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_THAT(d.warnings[0], HasSubstr("2 int16 (16x8) quantized tensors"));
+  EXPECT_THAT(d.warnings[0], HasSubstr("'y'"));
+  EXPECT_THAT(d.warnings[0], HasSubstr("'x'"));
 }
 
-TEST(QuantizedModels, IntegerCopyBetweenDifferentScalesIsUnsupported) {
+// TFLite's RESHAPE copies the bytes: the output reads the same integers with
+// its own parameters. In QDQ form the Reshape runs on the integers, and the
+// output's DequantizeLinear has the output's parameters.
+TEST(QuantizedModels, ReshapeBetweenDifferentScalesReadsTheSameIntegers) {
+  auto bytes = testing::tflite_from_json(
+      quantized_model("INT8", R"({ "scale": [0.1], "zero_point": [0] })",
+                      R"({ "scale": [0.2], "zero_point": [3] })", "RESHAPE"));
+  ConvertOptions keep;
+  keep.keep_int8_activations = true;  // int8 throughout: no requantization at the ends
   Diagnostics d;
-  auto r = convert_json(quantized_model("INT8", R"({ "scale": [0.1], "zero_point": [0] })",
-                                        R"({ "scale": [0.2], "zero_point": [0] })", "RESHAPE"),
-                        d);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
-  EXPECT_THAT(r.error().message, HasSubstr("copies the integers unchanged"));
+  auto r = convert(testing::view(bytes), keep, d);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(*r));
+  auto counts = op_counts(m);
+  EXPECT_EQ(counts["Reshape"], 1);
+  EXPECT_EQ(counts["QuantizeLinear"], 0);  // the same integers, no requantization
+  EXPECT_EQ(counts["DequantizeLinear"], 0);
+  EXPECT_EQ(m.graph().input(0).type().tensor_type().elem_type(), onnx::TensorProto::INT8);
+  EXPECT_EQ(m.graph().output(0).type().tensor_type().elem_type(), onnx::TensorProto::INT8);
+
+  // Another integer copy (TRANSPOSE) still needs one set of parameters.
+  auto transpose = convert_json(R"({ "version": 3,
+    "operator_codes": [ { "deprecated_builtin_code": 39, "builtin_code": "TRANSPOSE" } ],
+    "buffers": [ {}, { "data": [ 1, 0, 0, 0, 0, 0, 0, 0 ] } ],
+    "subgraphs": [ {
+      "tensors": [
+        { "name": "x", "shape": [1, 4], "type": "INT8",
+          "quantization": { "scale": [0.1], "zero_point": [0] } },
+        { "name": "y", "shape": [4, 1], "type": "INT8",
+          "quantization": { "scale": [0.2], "zero_point": [0] } },
+        { "name": "perm", "shape": [2], "type": "INT32", "buffer": 1 } ],
+      "inputs": [0], "outputs": [1],
+      "operators": [ { "opcode_index": 0, "inputs": [0, 2], "outputs": [1] } ] } ] })",
+                                d);
+  ASSERT_FALSE(transpose.ok());
+  EXPECT_EQ(transpose.error().code, ErrorCode::kUnsupported);
+  EXPECT_THAT(transpose.error().message, HasSubstr("copies the integers unchanged"));
 }
 
 TEST(QuantizedModels, ReshapeWithSharedScaleConvertsWithIntegerInterface) {

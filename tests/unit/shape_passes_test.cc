@@ -25,6 +25,7 @@ namespace {
 using ir::DataType;
 using ir::Shape;
 using ir::TensorId;
+using testing::op_counts;
 
 using namespace ir::builtin;  // NOLINT: builtin codes by name
 
@@ -524,12 +525,6 @@ onnx::ModelProto convert_model(const std::vector<std::byte>& bytes, int opset = 
     EXPECT_TRUE(m.ParseFromString(*r));
   }
   return m;
-}
-
-std::map<std::string, int> op_counts(const onnx::ModelProto& m) {
-  std::map<std::string, int> c;
-  for (const auto& n : m.graph().node()) ++c[n.op_type()];
-  return c;
 }
 
 std::vector<std::byte> op_model(const std::string& name) {
