@@ -245,7 +245,7 @@ OpEntry conv2d() {
       [](LowerContext& ctx, const ir::Node& n) { return lower_conv(ctx, n, false); });
   e.notes = "filter OHWI -> OIHW in the initializer; grouped convolution from the filter shape";
   e.min_inputs = 2;
-  e.bias = BiasSlots{2, 0, 1};
+  e.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true};
   return e;
 }
 

@@ -99,7 +99,7 @@ OpEntry fully_connected() {
   e.lower = lower_fc;
   e.onnx = "Gemm (transB=1), Reshape around it for inputs of rank != 2";
   e.notes = "keep_num_dims; after a flatten of a permuted tensor the weight columns are permuted";
-  e.bias = BiasSlots{2, 0, 1};
+  e.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true};
   return e;
 }
 

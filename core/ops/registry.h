@@ -54,6 +54,9 @@ enum class QuantizedKernel {
 // accumulator, at scale input scale x filter scale.
 struct BiasSlots {
   size_t bias, data, weight;
+  // Hybrid form (float data, uint8 weights, as TOCO wrote them): TFLite's
+  // kernel reads the weight bytes as int8 with zero point 0.
+  bool uint8_hybrid_weights_as_int8 = false;
 };
 
 class LowerContext;

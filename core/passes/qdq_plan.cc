@@ -42,6 +42,40 @@ void read_non_finite_scales_as_zero(ir::Tensor& t, Diagnostics& diag) {
                             " read as 0 (no defined value in TFLite's integer kernels)");
 }
 
+// TOCO-era hybrid files store weights as uint8 with a zero point (often 128),
+// yet TFLite's hybrid CONV_2D and FULLY_CONNECTED read the bytes as int8 with
+// zero point 0 (both TFLite runtimes agree: generated models match only so).
+// The weight is read that way here.
+void read_uint8_hybrid_weights(ir::Graph& g, Diagnostics& diag) {
+  std::map<TensorId, TensorId> as_int8;  // one alias per weight
+  for (ir::NodeId k : g.order()) {
+    const ir::Node& n = g.node(k);
+    const auto& slots = ops::lookup(n.builtin).bias;
+    if (!slots || !slots->uint8_hybrid_weights_as_int8 || n.dialect != ir::Dialect::kTflite ||
+        n.inputs.size() <= std::max(slots->data, slots->weight))
+      continue;
+    const TensorId x = n.inputs[slots->data], w = n.inputs[slots->weight];
+    if (!g.valid(x) || !g.valid(w) || g.tensor(x).dtype != DataType::kFloat32 ||
+        g.tensor(x).quant || g.tensor(w).dtype != DataType::kUInt8 || !g.tensor(w).quant ||
+        !g.tensor(w).is_const())
+      continue;
+    auto [it, added] = as_int8.try_emplace(w, ir::kNoTensor);
+    if (added) {
+      ir::Tensor alias = g.tensor(w);
+      alias.dtype = DataType::kInt8;
+      alias.data->stored_type = DataType::kInt8;  // the same bytes
+      alias.quant->zero_point.assign(alias.quant->zero_point.size(), 0);
+      it->second = g.add_tensor(std::move(alias));
+    }
+    g.set_input(k, slots->weight, it->second);
+  }
+  if (!as_int8.empty())
+    diag.warnings.push_back(
+        std::to_string(as_int8.size()) + " uint8 weight tensor" + (as_int8.size() == 1 ? "" : "s") +
+        " of float (hybrid) ops (first: '" + g.tensor(as_int8.begin()->first).name +
+        "') read as int8 with zero point 0, as TFLite's hybrid kernels read them");
+}
+
 // The scale TFLite's integer kernel gives an int32 bias: input scale x filter
 // scale, per output channel. The bias tensor's own parameters are never read
 // by the kernel, so this is what the model computes even when they are wrong.
@@ -162,6 +196,7 @@ void fold_constant_quantization(ir::Graph& g) {
 Status plan_qdq(ir::Graph& g, PassContext& ctx) {
   Diagnostics& diag = ctx.diag;
   const bool dequantize = ctx.options.quantization == QuantizationMode::kDequantize;
+  read_uint8_hybrid_weights(g, diag);
   if (auto st = plan_biases(g, diag); !st) return st;
   std::set<TensorId> biases;
   for (const ir::Node& n : g.nodes())

@@ -668,6 +668,28 @@ def('hybrid_batch_matmul', 'BATCH_MATMUL float32 [2,3,8] x int8 constant [8,5] (
   m.op('BATCH_MATMUL', [x, wt.t], [y], 'BatchMatMulOptions', { adj_x: false, adj_y: false });
   m.output(y);
 });
+// TOCO-era hybrid files: uint8 weights (per tensor, zero point != 0) read
+// by float ops; TFLite reads the bytes as int8 with zero point 0. (Its
+// DEPTHWISE_CONV_2D and TRANSPOSE_CONV refuse uint8 weights with float input.)
+def('hybrid_conv2d_u8', 'CONV_2D float32 input x uint8 per-tensor filter (zero point != 0), float bias', (m) => {
+  const x = hybridInput(m, F32);
+  const wt = weights(m, 'weights', [4, 3, 3, 3], 0, 27, 'UINT8');
+  const b = m.rand32('bias', [4], 0.3);
+  const y = floatOutput(m, 'output', [1, 5, 7, 4]);
+  m.op('CONV_2D', [x, wt.t, b], [y], 'Conv2DOptions', {
+    padding: 'SAME', stride_h: 1, stride_w: 1, dilation_h_factor: 1, dilation_w_factor: 1,
+    fused_activation_function: 'NONE',
+  });
+  m.output(y);
+});
+def('hybrid_fully_connected_u8', 'FULLY_CONNECTED float32 [2,16] x uint8 per-tensor weights [8,16] (zero point != 0), float bias', (m) => {
+  const x = hybridInput(m, [2, 16]);
+  const wt = weights(m, 'weights', [8, 16], 0, 16, 'UINT8');
+  const b = m.rand32('bias', [8], 0.3);
+  const y = floatOutput(m, 'output', [2, 8]);
+  m.op('FULLY_CONNECTED', [x, wt.t, b], [y], 'FullyConnectedOptions', { fused_activation_function: 'NONE' });
+  m.output(y);
+});
 def('weight_only_conv2d', 'int8 per-channel filter -> DEQUANTIZE -> float CONV_2D (weights kept int8)', (m) => {
   const x = hybridInput(m, F32);
   const wt = weights(m, 'weights', [4, 3, 3, 3], 0, 27, 'INT8');
