@@ -108,6 +108,9 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
     op_at.emplace(oi.index, info.ops.size());
     info.ops.push_back(std::move(oi));
   }
+  // Shapes as TFLite computes them (the file's may differ; a warning says so).
+  if (auto st = pipeline.run_until(Stage::kInferShapes); !st) return st.take_error();
+  for (TensorInfo& ti : info.tensors) ti.shape = g.tensor(ti.index).shape;
   if (auto st = pipeline.run_until(Stage::kFuse); !st) return st.take_error();
   // A quantization problem is reported, not an error: the rest is still worth showing.
   if (auto st = pipeline.run_until(Stage::kPlanQuantization); !st)

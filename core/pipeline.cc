@@ -25,6 +25,7 @@ constexpr StageNames kStageNames[] = {
     {Stage::kRead, "read", "read"},
     {Stage::kValidate, "validate", "check"},
     {Stage::kSort, "sort", "check"},
+    {Stage::kInferShapes, "infer_shapes", "check"},
     {Stage::kFold, "fold", "check"},
     {Stage::kFuse, "fuse", "check"},
     {Stage::kPlanQuantization, "plan_quantization", "check"},
@@ -122,6 +123,8 @@ Status Pipeline::run(Stage s) {
       return passes::validate(graph_, ctx);
     case Stage::kSort:
       return passes::sort_topologically(graph_, ctx);
+    case Stage::kInferShapes:
+      return passes::infer_shapes(graph_, ctx);
     case Stage::kFold:
       if (auto st = passes::fold_constant_dequantize(graph_, ctx); !st) return st;
       graph_.compact();

@@ -23,6 +23,7 @@ enum class Stage {
   kRead,              // bytes -> TFLite-dialect graph (indices, shapes and sizes checked)
   kValidate,          // arity, absent inputs, reads: later stages rely on them
   kSort,              // topological order; a cycle is an invalid model
+  kInferShapes,       // intermediate shapes as TFLite computes them (the file's may differ)
   kFold,              // float16 DEQUANTIZE, shape arithmetic
   kFuse,              // dilated convolutions, spectral magnitude
   kPlanQuantization,  // quantization parameters checked, biases' scales, Q/DQ planned

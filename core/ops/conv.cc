@@ -2,6 +2,7 @@
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
+#include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::conv {
 namespace {
@@ -246,6 +247,7 @@ OpEntry conv2d() {
   e.notes = "filter OHWI -> OIHW in the initializer; grouped convolution from the filter shape";
   e.min_inputs = 2;
   e.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true};
+  e.infer_shapes = infer_conv2d;
   return e;
 }
 
@@ -257,6 +259,7 @@ OpEntry depthwise_conv2d() {
   e.notes = "filter 1HW(C*M) -> (C*M)1HW; any multiplier, taken from the shapes";
   e.min_inputs = 2;
   e.bias = BiasSlots{2, 0, 1};
+  e.infer_shapes = infer_depthwise_conv2d;
   return e;
 }
 
@@ -282,6 +285,7 @@ OpEntry average_pool2d() {
       [](LowerContext& ctx, const ir::Node& n) { return lower_pool(ctx, n, "AveragePool"); });
   e.notes = "padding excluded from the average, as in TFLite";
   e.quantized = QuantizedKernel::kSameScale;
+  e.infer_shapes = infer_pool2d;
   return e;
 }
 
@@ -290,6 +294,7 @@ OpEntry max_pool2d() {
       implicit("MaxPool", read_pool_options, check_pool,
                [](LowerContext& ctx, const ir::Node& n) { return lower_pool(ctx, n, "MaxPool"); });
   e.quantized = QuantizedKernel::kSameScale;
+  e.infer_shapes = infer_pool2d;
   return e;
 }
 

@@ -1,6 +1,7 @@
 // FULLY_CONNECTED: Terminate class (it reads its input in TFLite memory order).
 #include "core/ops/common.h"
 #include "core/ops/families.h"
+#include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::dense {
 namespace {
@@ -100,6 +101,7 @@ OpEntry fully_connected() {
   e.onnx = "Gemm (transB=1), Reshape around it for inputs of rank != 2";
   e.notes = "keep_num_dims; after a flatten of a permuted tensor the weight columns are permuted";
   e.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true};
+  e.infer_shapes = infer_fully_connected;
   return e;
 }
 

@@ -7,6 +7,7 @@
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
+#include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::reduce {
 namespace {
@@ -125,6 +126,7 @@ OpEntry softmax() {
     return "";
   };
   e.onnx = "Softmax (Mul by beta first when beta != 1)";
+  e.infer_shapes = infer_same_as_input;
   return e;
 }
 

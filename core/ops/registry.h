@@ -68,6 +68,10 @@ using PropagateFn = std::optional<LayoutPlan> (*)(const ir::Graph& g, const ir::
 // Empty when the node can be converted, else the reason it cannot.
 using CheckFn = std::string (*)(const ir::Graph& g, const ir::Node& n);
 using LowerFn = Status (*)(LowerContext& ctx, const ir::Node& n);
+// Output shapes as TFLite's Prepare computes them (ops/shape_inference.h);
+// nullopt when they depend on something not known at conversion time.
+using InferShapesFn = std::optional<std::vector<ir::Shape>> (*)(const ir::Graph& g,
+                                                                const ir::Node& n);
 
 struct OpEntry {
   LayoutClass layout = LayoutClass::kTerminate;
@@ -84,6 +88,9 @@ struct OpEntry {
   const char* dtypes = "float32";
   QuantizedKernel quantized = QuantizedKernel::kRescale;
   std::optional<BiasSlots> bias;  // conv / fully connected: see BiasSlots
+  // Shape inference; unset: numpy broadcast for kTransparent ops, the element
+  // map's shape for reshapes, else the file's shapes stand.
+  InferShapesFn infer_shapes = nullptr;
   // kAttribute ops whose outputs take input 0's layout unchanged
   // (propagate_same): layout hints walk back through them.
   bool keeps_layout = false;

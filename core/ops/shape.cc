@@ -10,6 +10,7 @@
 #include "core/ops/common.h"
 #include "core/ops/evaluate.h"
 #include "core/ops/families.h"
+#include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::shape {
 namespace {
@@ -586,6 +587,7 @@ OpEntry concatenation() {
   e.min_inputs = -1;
   e.dtypes = "float32, int32, int64, bool";
   e.element_sources = concatenation_sources;
+  e.infer_shapes = infer_concatenation;
   return e;
 }
 

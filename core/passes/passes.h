@@ -44,6 +44,13 @@ Status check_created_bytes(const ir::Graph& g);
 // a valid order is kept); a cycle is an invalid model. O(n log n + e).
 Status sort_topologically(ir::Graph& g, PassContext& ctx);
 
+// Shapes as TFLite computes them at Prepare (ops/shape_inference.h), in
+// topological order: an intermediate tensor (written by a node, not a graph
+// input) takes the inferred shape, with one warning per tensor whose declared
+// shape differs (a -1 there is not a difference); graph inputs and constants
+// keep the file's. Where inference cannot tell, the file's shape stands.
+Status infer_shapes(ir::Graph& g, PassContext& ctx);
+
 // Folds DEQUANTIZE of float16 constants into float32 constants (the node goes;
 // the emitter widens the data while writing it).
 Status fold_constant_dequantize(ir::Graph& g, PassContext& ctx);

@@ -41,6 +41,7 @@ using testing::op_counts;
 using testing::op_model;
 
 using ::testing::AnyOf;
+using ::testing::Contains;
 using testing::f32_bytes;
 using ::testing::HasSubstr;
 using testing::i32_bytes;
@@ -1186,6 +1187,61 @@ TEST(Hostile, ConvWithStrideZero) {
   expect_op_error(conv_model(1, 1, 0), "CONV_2D", "dilation factors must be positive");
 }
 
+// Declared output shapes that TFLite would resize at Prepare: each op's own
+// shape arithmetic wins (conv, pool, fully connected, concatenation), with a
+// warning naming the tensor.
+TEST(Hostile, DeclaredShapesThatTheOpsDoNotComputeAreInferred) {
+  auto shape_of_output = [](const Bytes& bytes, Diagnostics& d) {
+    std::vector<int64_t> dims;
+    auto r = convert(view(bytes), {}, d);
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    onnx::ModelProto m;
+    if (!r.ok() || !m.ParseFromString(*r)) return dims;
+    for (const auto& dim : m.graph().output(0).type().tensor_type().shape().dim())
+      dims.push_back(dim.dim_value());
+    return dims;
+  };
+  Diagnostics d;
+  // CONV_2D SAME stride 2 over 5x5: 3x3, not the declared 5x5 (NCHW in ONNX).
+  EXPECT_EQ(shape_of_output(conv_model(2, 2, 1, 5), d), (std::vector<int64_t>{1, 1, 3, 3}));
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_THAT(d.warnings[0], HasSubstr("op 0 (CONV_2D) computes [1, 3, 3, 1]"));
+
+  ModelJson pool;
+  int c = pool.builtin("MAX_POOL_2D", 17);
+  int x = pool.tensor("x", {1, 4, 6, 2}), y = pool.tensor("y", {1, 1, 1, 2});
+  pool.op(
+      c, {x}, {y}, "Pool2DOptions",
+      R"({ "padding": "VALID", "stride_h": 2, "stride_w": 2, "filter_width": 2, "filter_height": 2 })");
+  pool.io({x}, {y});
+  EXPECT_EQ(shape_of_output(pool.bytes(), d), (std::vector<int64_t>{1, 2, 2, 3}));
+
+  ModelJson fc;
+  c = fc.builtin("FULLY_CONNECTED", 9);
+  x = fc.tensor("x", {2, 3, 4});
+  int w = fc.f32("w", {5, 4}, std::vector<float>(20, 0.5f));
+  y = fc.tensor("y", {2, 5});
+  fc.op(c, {x, w, -1}, {y}, "FullyConnectedOptions", "{}");
+  fc.io({x}, {y});
+  EXPECT_EQ(shape_of_output(fc.bytes(), d), (std::vector<int64_t>{6, 5}));
+
+  ModelJson concat;
+  c = concat.builtin("CONCATENATION", 2);
+  int a = concat.tensor("a", {2, 3}), b = concat.tensor("b", {2, 4});
+  y = concat.tensor("y", {2, 3});
+  concat.op(c, {a, b}, {y}, "ConcatenationOptions", R"({ "axis": -1 })");
+  concat.io({a, b}, {y});
+  EXPECT_EQ(shape_of_output(concat.bytes(), d), (std::vector<int64_t>{2, 7}));
+  EXPECT_THAT(d.warnings.back(), HasSubstr("tensor 'y'"));
+
+  // inspect shows the inferred shape and the warning.
+  auto info = inspect(view(conv_model(2, 2, 1, 5)));
+  ASSERT_TRUE(info.ok()) << info.error().message;
+  EXPECT_EQ(info->tensors[2].name, "y");
+  EXPECT_EQ(info->tensors[2].shape, (ir::Shape{1, 3, 3, 1}));
+  EXPECT_THAT(info->problems, Contains(HasSubstr("warning: tensor 'y'")));
+}
+
 TEST(Hostile, ConvWithHugeStrideAndDilation) {
   // No overflow in the SAME padding arithmetic.
   expect_converts_or_rejects(conv_model(2147483647, 2147483647, 2147483647, 1));
@@ -1481,6 +1537,8 @@ TEST(Hostile, MeanKeepDimsWithOutputOfTheWrongRankAfterConv) {
 
 // Declared output shapes come from the file: one that contradicts the op is
 // an invalid model naming the op, not an ONNX validation failure (kInternal).
+// TFLite resizes an op's output at Prepare: the shape the op computes wins
+// over the file's, with a warning naming the tensor.
 TEST(Hostile, OutputShapeContradictsTheOp) {
   ModelJson m;
   int c = m.builtin("ADD", 0);
@@ -1488,9 +1546,19 @@ TEST(Hostile, OutputShapeContradictsTheOp) {
   int y = m.tensor("y", {1, 2, 4, 9});
   m.op(c, {a, b}, {y}, "AddOptions", "{}");
   m.io({a, b}, {y});
-  Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
-  EXPECT_THAT(e.message, HasSubstr("op 0"));
-  EXPECT_THAT(e.message, AnyOf(HasSubstr("'y'"), HasSubstr("[1, 2, 4, 9]")));
+  auto bytes = m.bytes();
+  Diagnostics d;
+  auto r = convert(view(bytes), {}, d);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(*r));
+  const auto& dims = model.graph().output(0).type().tensor_type().shape().dim();
+  ASSERT_EQ(dims.size(), 4);
+  EXPECT_EQ(dims[3].dim_value(), 4);  // (NCHW) [1, 4, 2, 4]: W is 4
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_THAT(d.warnings[0], HasSubstr("tensor 'y'"));
+  EXPECT_THAT(d.warnings[0], HasSubstr("[1, 2, 4, 9]"));
+  EXPECT_THAT(d.warnings[0], HasSubstr("op 0 (ADD) computes [1, 2, 4, 4]"));
 }
 
 TEST(Hostile, SplitVSizesThatDoNotAddUp) {
@@ -1514,9 +1582,10 @@ TEST(Hostile, DequantizeWithAnOutputOfAnotherShape) {
   m.op(dq, {h}, {f});
   m.op(add, {x, f}, {y}, "AddOptions", "{}");
   m.io({x}, {y});
+  // DEQUANTIZE gives [2], as TFLite computes it; then ADD [3] + [2] cannot broadcast.
   Error e = expect_error(m.bytes(), ErrorCode::kInvalidModel);
-  EXPECT_THAT(e.message,
-              HasSubstr("op 0 (DEQUANTIZE): input shape [2] differs from output shape [3]"));
+  EXPECT_THAT(e.message, HasSubstr("op 1 "));
+  EXPECT_THAT(e.message, HasSubstr("'y'"));
 }
 
 // ---- odd interfaces -----------------------------------------------------------
