@@ -71,7 +71,12 @@ std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
   if (n.outputs.empty()) return "operator has no outputs";
   for (ir::TensorId t : n.inputs)
     if (g.valid(t) && g.tensor(t).is_variable) return "stateful operator (variable tensors)";
-  if (auto r = quantized_kernel_problem(g, n, e.quantized); !r.empty()) return r;
+  bool int16 = false;
+  for (auto list : {&n.inputs, &n.outputs})
+    for (ir::TensorId t : *list)
+      int16 = int16 || (g.valid(t) && g.tensor(t).quantized_type == ir::DataType::kInt16);
+  const ops::QuantizedKernel kind = int16 && e.quantized_int16 ? *e.quantized_int16 : e.quantized;
+  if (auto r = quantized_kernel_problem(g, n, kind); !r.empty()) return r;
   return e.check ? e.check(g, n) : "";
 }
 

@@ -87,6 +87,8 @@ struct OpEntry {
   // allows them (for the support matrix).
   const char* dtypes = "float32";
   QuantizedKernel quantized = QuantizedKernel::kRescale;
+  // The int16 (16x8) kernel's class where it differs from the int8/uint8 one.
+  std::optional<QuantizedKernel> quantized_int16;
   std::optional<BiasSlots> bias;  // conv / fully connected: see BiasSlots
   // Shape inference; unset: numpy broadcast for kTransparent ops, the element
   // map's shape for reshapes, else the file's shapes stand.

@@ -587,6 +587,8 @@ OpEntry concatenation() {
   e.min_inputs = -1;
   e.dtypes = "float32, int32, int64, bool";
   e.element_sources = concatenation_sources;
+  // uint8 requantizes each input; int16 copies the integers (both TFLite runtimes).
+  e.quantized_int16 = QuantizedKernel::kSameScale;
   e.infer_shapes = infer_concatenation;
   return e;
 }

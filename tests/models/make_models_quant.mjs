@@ -717,6 +717,31 @@ def('16x8_pool_reshape', 'int16 MAX_POOL_2D 2x2 SAME stride 2 -> RESHAPE (intege
   const p = pool(m, 'MAX_POOL_2D', inA(m, NHWC, 'INT16'), 'pool', { f: [2, 2], stride: [2, 2], padding: 'SAME' });
   m.output(reshape(m, p, 'output', [1, 36]));
 });
+def('16x8_mul', 'int16 MUL [1,5,7,3] * [1,5,1,3], different scales', (m) =>
+  m.output(binary(m, 'MUL', inA(m, NHWC, 'INT16', 'input_a'), inB(m, [1, 5, 1, 3], 'INT16'))));
+def('16x8_concat', 'int16 CONCATENATION on axis 3, inputs with the output\'s parameters', (m) =>
+  m.output(concat(m, [inA(m, NHWC, 'INT16', 'input_a'), inA(m, [1, 5, 7, 2], 'INT16', 'input_b')], 'output', 3, QA.INT16)));
+def('16x8_concat_scales', 'int16 CONCATENATION of inputs with different scales: TFLite copies the integers (unsupported, unlike uint8)', (m) =>
+  m.output(concat(m, [inA(m, NHWC, 'INT16', 'input_a'), inB(m, [1, 5, 7, 2], 'INT16')], 'output', 3)));
+def('16x8_avg_pool', 'int16 AVERAGE_POOL_2D 3x2 SAME stride 2', (m) =>
+  m.output(pool(m, 'AVERAGE_POOL_2D', inA(m, NHWC, 'INT16'), 'output', { f: [3, 2], stride: [2, 2], padding: 'SAME' })));
+def('16x8_mean', 'int16 MEAN over [1,2] keep_dims, own output scale', (m) =>
+  m.output(reduce(m, 'MEAN', inA(m, NHWC, 'INT16'), 'output', [1, 2], true)));
+def('16x8_softmax', 'int16 SOFTMAX [3,10], output scale 1/32768 (TFLite: lookup tables)', (m) =>
+  m.output(unary(m, 'SOFTMAX', qin(m, 'input', [3, 10], i16(4 / 32768)), 'output', undefined, 'SoftmaxOptions', { beta: 1 }, i16(1 / 32768))));
+def('16x8_logistic', 'int16 LOGISTIC [2,3,5] of [-6, 6], output scale 1/32768 (TFLite: lookup table)', (m) =>
+  m.output(unary(m, 'LOGISTIC', qin(m, 'input', [2, 3, 5], i16(6 / 32768)), 'output', undefined, undefined, undefined, i16(1 / 32768))));
+def('16x8_tanh', 'int16 TANH [2,3,5] of [-3, 3], output scale 1/32768 (TFLite: lookup table)', (m) =>
+  m.output(unary(m, 'TANH', qin(m, 'input', [2, 3, 5], i16(3 / 32768)), 'output', undefined, undefined, undefined, i16(1 / 32768))));
+def('16x8_transpose_conv', 'int16 TRANSPOSE_CONV 3x3 SAME stride 2, int8 per-channel weights, int64 bias', (m) =>
+  m.output(transposeConv(m, inA(m, [1, 4, 5, 3], 'INT16'), 'output', { filters: 4, stride: [2, 2], padding: 'SAME' })));
+def('16x8_quantize_dequantize', 'float32 -> QUANTIZE int16 -> LEAKY_RELU -> DEQUANTIZE -> float32', (m) => {
+  const x = m.input('input', [2, 3, 5], 'FLOAT32', { range: [-2, 2] });
+  m.spec.outputs = { output: { mode: 'dequantized' } };
+  const q = quantizeOp(m, x, 'quantize', fit('INT16', -2, 2));
+  const r = unary(m, 'LEAKY_RELU', q, 'leaky', [-0.5, 2], 'LeakyReluOptions', { alpha: 0.2 });
+  m.output(dequantizeOp(m, r, 'output'));
+});
 def('16x8_mixed_with_int8', 'float32 -> QUANTIZE int8 -> CONV_2D int8 -> DEQUANTIZE -> QUANTIZE int16 -> CONV_2D 16x8 -> DEQUANTIZE -> float32 (the int8 part stays QDQ)', (m) => {
   const x = m.input('input', NHWC, 'FLOAT32', { range: [-2, 2] });
   m.spec.outputs = { output: { mode: 'dequantized' } };
