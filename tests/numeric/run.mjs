@@ -9,6 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import {
+  EXPECTABLE, normalizeExpectation, variantName, judgeResult, roundFigures, entryFigures, updateKnownFailEntry,
+  removeKnownFailVariant, formatJson, formatExpectations,
+} from './lib/expect.mjs';
+import { formatDistance } from './lib/compare.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -22,12 +27,20 @@ options:
   --jobs N              worker processes (default: min(2, CPUs); 0 = run in this process)
   --out-dir DIR         keep converted .onnx files here (default: a temp dir, removed)
   --specs FILE          per-model specs (repeatable, merged; default: specs.json beside run.mjs)
-  --expect FILE         expected outcomes {"name": "pass"|"unsupported"|"skip"|"fail"}
-                        ("fail": a known whole-model failure, accepted only when TFLite's
-                        own outputs break the tolerance when one input element moves by one
-                        step or its quantization scales by an ulp; corpus.sh then checks
-                        every op of that model alone, see README.md)
-  --write-expect FILE   write the observed outcomes to FILE (merged with its entries)
+  --smooth-specs FILE   input settings of the smooth (image-like) input set
+                        (default: specs_smooth.json beside run.mjs)
+  --expect FILE         expected outcomes {"name": "pass"|"unsupported"|"skip"|"fail"} or
+                        {"name": {"outcome": ..., "transposes": {"VARIANT": N}}}; with CI=true
+                        a model missing from it fails
+  --known-fail FILE     the measured known-fail list: an expected "fail" is accepted only while
+                        its measured distances are as recorded there (see README.md)
+  --write-expect FILE   write the observed outcomes and Transpose counts to FILE (merged)
+  --write-known-fail FILE  write the figures of the models that failed to FILE (merged; models
+                        that no longer fail are removed)
+  --variant NAME        the conversion variant the Transpose counts are pinned for
+                        (default: opsetN plus the --convert-arg values, e.g. opset13+keep-io-layout)
+  --no-skip             SKIP and UNSUPPORTED count as failures (per-op slices)
+  --smooth              compare on the smooth (image-like) input set instead of the random one
   --second-opinion      also run tfjs-tflite and report where it disagrees with LiteRT.js
   --tflite-only         no converter/ONNX: compare LiteRT.js with tfjs-tflite only
   --filter REGEX        only models whose name matches REGEX
@@ -44,10 +57,12 @@ function usageError(msg) {
 function parseArgs(argv) {
   const o = {
     cli: null, opset: 13, jobs: Math.max(1, Math.min(2, os.cpus().length)), outDir: null,
-    specs: [], expect: null, writeExpect: null, secondOpinion: false,
-    tfliteOnly: false, filter: null, timeout: 120, verbose: false, paths: [], convertArgs: [],
+    specs: [], smoothSpecs: null, expect: null, knownFail: null, writeExpect: null, writeKnownFail: null, variant: null,
+    noSkip: false, smooth: false, secondOpinion: false, tfliteOnly: false, filter: null, timeout: 120, verbose: false,
+    paths: [], convertArgs: [],
   };
-  const takesValue = new Set(['--cli', '--opset', '--jobs', '--out-dir', '--specs', '--expect', '--write-expect', '--filter', '--timeout', '--convert-arg']);
+  const takesValue = new Set(['--cli', '--opset', '--jobs', '--out-dir', '--specs', '--smooth-specs', '--expect', '--known-fail',
+    '--write-expect', '--write-known-fail', '--variant', '--filter', '--timeout', '--convert-arg']);
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i];
     let value;
@@ -64,8 +79,14 @@ function parseArgs(argv) {
       case '--out-dir': o.outDir = value; break;
       case '--specs': o.specs.push(value); break;
       case '--convert-arg': o.convertArgs.push(value); break;
+      case '--smooth-specs': o.smoothSpecs = value; break;
       case '--expect': o.expect = value; break;
+      case '--known-fail': o.knownFail = value; break;
       case '--write-expect': o.writeExpect = value; break;
+      case '--write-known-fail': o.writeKnownFail = value; break;
+      case '--variant': o.variant = value; break;
+      case '--no-skip': o.noSkip = true; break;
+      case '--smooth': o.smooth = true; break;
       case '--filter':
         try { o.filter = new RegExp(value); } catch (e) { usageError(`bad --filter: ${e.message}`); }
         break;
@@ -168,9 +189,10 @@ function specFor(specs, model) {
   return merged;
 }
 
-function expectationFor(expect, model) {
-  const keys = matchingKeys(expect, model);
-  return keys.length ? { key: keys[keys.length - 1], value: expect[keys[keys.length - 1]] } : null;
+// The most specific entry of a table (expectations, known-fail list) for a model.
+function entryFor(table, model) {
+  const keys = matchingKeys(table, model);
+  return keys.length ? { key: keys[keys.length - 1], value: table[keys[keys.length - 1]] } : null;
 }
 
 // ---- workers ---------------------------------------------------------------
@@ -280,16 +302,45 @@ async function runInProcess(tasks, onResult) {
 
 // ---- main -----------------------------------------------------------------
 
-const LABEL = { pass: 'PASS', fail: 'FAIL', unsupported: 'UNSUPPORTED', skip: 'SKIP', 'convert-error': 'CONVERT-ERROR' };
-const EXPECTABLE = new Set(['pass', 'unsupported', 'skip', 'fail']);
-
 function formatLine(label, name, message) {
   if (label === 'PASS') return `PASS ${name}${message ? ` (${message})` : ''}`;
   return `${label} ${name}${message ? `: ${message}` : ''}`;
 }
 
+const isComment = (k) => k.startsWith('//');
+
+// The known-fail list as printed at the end of every run that uses one.
+function printKnownFails(file, table, seen, variant) {
+  const names = Object.keys(table).filter((k) => !isComment(k));
+  process.stdout.write(`\nknown failures (${file}; figures of ${variant}): ${names.length}\n`);
+  const num = (v) => (v === 'Infinity' ? Infinity : v);
+  const dist = (d) => (d ? formatDistance({ ...d, beyond: num(d.beyond), max: num(d.max) }) : 'n/a');
+  for (const k of names) {
+    const e = table[k];
+    const s = seen.get(k);
+    const state = s ? (s === 'known' ? 'KNOWN-FAIL, as recorded' : `${s} in this run`) : 'not run here';
+    process.stdout.write(`  ${k} [${state}]: ${e.reason}\n`);
+    const f = entryFigures(e, variant);
+    if (!f) {
+      process.stdout.write(`      (no figures for ${variant}; recorded for ${Object.keys(e.figures).join(', ')})\n`);
+      continue;
+    }
+    for (const set of ['random', 'smooth']) {
+      for (const [out, o] of Object.entries(f[set] ?? {})) {
+        process.stdout.write(`      ${set} "${out}": ONNX ${dist(o.onnx)}${o.runtimes ? `; tfjs-tflite ${dist(o.runtimes)}` : ''}\n`);
+      }
+    }
+    if (f.self) {
+      process.stdout.write(`      ${f.reference === 'tfjs' ? 'tfjs-tflite' : 'LiteRT.js'} against itself (the only runtime): ` +
+        `${f.self.inputBroken} of ${f.self.of} one-step input changes and ${f.self.jitterBroken} of ${f.self.jitterOf} ` +
+        'ulp scale changes break the tolerance\n');
+    }
+  }
+}
+
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
+  const ci = process.env.CI === 'true';
   let cli = null;
   if (!opts.tfliteOnly) {
     cli = path.resolve(opts.cli);
@@ -306,12 +357,33 @@ async function main() {
     if (!fs.existsSync(f)) usageError(`no such specs file: ${f}`);
     Object.assign(specs, readJson(f, 'specs file'));
   }
+  const smoothFile = opts.smoothSpecs ?? path.join(HERE, 'specs_smooth.json');
+  if (!fs.existsSync(smoothFile)) usageError(`no such smooth specs file: ${smoothFile}`);
+  const smoothSpecs = readJson(smoothFile, 'smooth specs file');
   const expect = opts.expect ? readJson(opts.expect, 'expectations file') : null;
+  const expectations = {};
   if (expect) {
     for (const [k, v] of Object.entries(expect)) {
-      if (!k.startsWith('//') && !EXPECTABLE.has(v)) usageError(`${opts.expect}: "${k}" expects "${v}"; use pass, unsupported, skip or fail`);
+      if (isComment(k)) continue;
+      try {
+        expectations[k] = normalizeExpectation(v);
+      } catch (e) {
+        usageError(`${opts.expect}: "${k}" ${e.message}`);
+      }
+    }
+    // A file that pins Transpose counts pins them for every model that converts.
+    if (Object.values(expectations).some((e) => e.transposes)) for (const e of Object.values(expectations)) e.object = true;
+  }
+  const knownFail = opts.knownFail ? readJson(opts.knownFail, 'known-fail file') : null;
+  if (knownFail) {
+    for (const [k, v] of Object.entries(knownFail)) {
+      if (isComment(k)) continue;
+      if (!v || typeof v !== 'object' || !v.reason || !v.figures || typeof v.figures !== 'object') {
+        usageError(`${opts.knownFail}: "${k}" needs {"reason": ..., "figures": {"VARIANT": {...}}}`);
+      }
     }
   }
+  const variant = opts.variant ?? variantName(opts.opset, opts.convertArgs);
 
   let models = collectModels(opts.paths);
   if (opts.filter) models = models.filter((m) => opts.filter.test(m.name));
@@ -328,66 +400,42 @@ async function main() {
     file: m.file,
     name: m.name,
     spec: specFor(specs, m),
+    smoothSpec: specFor(smoothSpecs, m),
     cli,
     opset: opts.opset,
     convertArgs: opts.convertArgs,
     outDir,
     secondOpinion: opts.secondOpinion,
+    smoothInputs: opts.smooth,
     tfliteOnly: opts.tfliteOnly,
     convertTimeoutMs: Math.max(1000, Math.floor(opts.timeout * 500)),
     threads,
-    // an expected whole-model failure must be one TFLite shows against itself
-    measureSensitivity: expect ? expectationFor(expect, m)?.value === 'fail' : false,
   }));
 
-  const counts = { passed: 0, failed: 0, skipped: 0 };
+  const counts = { passed: 0, failed: 0, skipped: 0, known: 0 };
   const observed = {};
   const disagreements = [];
-  const expectHints = [];
+  const hints = [];
+  const knownSeen = new Map(); // known-fail key -> status in this run
   const results = new Array(tasks.length);
   let printed = 0;
 
   const report = (i) => {
     const r = results[i];
     const model = models[i];
-    observed[model.name] = r.outcome;
-    const exp = expect ? expectationFor(expect, model) : null;
-    let label = LABEL[r.outcome] ?? 'FAIL';
-    let message = r.message;
-    let status;
-    if (r.outcome === 'pass') status = 'passed';
-    else if (r.outcome === 'unsupported' || r.outcome === 'skip') status = 'skipped';
-    else status = 'failed';
-    const notes = [...(r.notes ?? [])];
-    if (exp && exp.value === 'fail' && r.outcome === 'fail' && !(r.sensitivity?.broken > 0)) {
-      // TFLite is stable under one-step input changes and ulp-sized scale
-      // changes, so the difference is the converter's: "fail" is not an
-      // acceptable expectation for this model.
-      message = `${r.message}; expected "fail" is not justified: TFLite itself stays within the ` +
-        'tolerance when one input element moves by one step and when its quantization scales move by an ulp' +
-        `${r.sensitivity ? ` (${r.sensitivity.of} positions, ${r.sensitivity.jitterOf} scale factors tried)` : ''}`;
-    } else if (exp && exp.value === 'fail' && r.outcome === 'fail') {
-      // A known whole-model failure: TFLite's own outputs move as much under a
-      // one-step input change (its ops are checked one by one instead).
-      status = 'skipped';
-      label = 'KNOWN-FAIL';
-    } else if (exp && exp.value !== r.outcome) {
-      if (status !== 'failed') {
-        status = 'failed';
-        const got = LABEL[r.outcome];
-        message = `expected ${exp.value}, got ${got}${r.message ? ` (${r.message})` : ''}`;
-        label = 'FAIL';
-        expectHints.push(`${model.name}: ${exp.value} -> ${r.outcome}`);
-      } else {
-        notes.push(`expected ${exp.value}`);
-      }
-    } else if (expect && !exp) {
-      notes.push('not in the expectations file');
-    }
-    counts[status]++;
+    observed[model.name] = r;
+    const e = expect ? entryFor(expectations, model) : null;
+    const k = knownFail ? entryFor(knownFail, model) : null;
+    const v = judgeResult({
+      name: model.name, r, exp: e ? e.value : null, expectGiven: !!expect, expectFile: opts.expect,
+      known: k ? k.value : null, knownFile: opts.knownFail, variant, ci, noSkip: opts.noSkip,
+    });
+    if (k) knownSeen.set(k.key, v.status === 'known' ? 'known' : v.label);
+    counts[v.status]++;
+    hints.push(...v.hints);
     if (r.disagreement) disagreements.push(model.name);
-    process.stdout.write(`${formatLine(label, model.name, message)}\n`);
-    for (const n of notes) process.stdout.write(`    note: ${n}\n`);
+    process.stdout.write(`${formatLine(v.label, model.name, v.message)}\n`);
+    for (const n of v.notes) process.stdout.write(`    note: ${n}\n`);
   };
 
   const onResult = (i, r) => {
@@ -402,28 +450,69 @@ async function main() {
     if (tempOut) fs.rmSync(outDir, { recursive: true, force: true });
   }
 
-  if (expectHints.length) {
-    process.stdout.write(`\n${expectHints.length} model(s) changed outcome against ${opts.expect}; ` +
-      `if that is intended, update the file (or re-seed it with --write-expect):\n`);
-    for (const h of expectHints) process.stdout.write(`  ${h}\n`);
-  }
+  const hintBlock = (kind, title) => {
+    const list = hints.filter((h) => h.kind === kind);
+    if (!list.length) return;
+    process.stdout.write(`\n${title(list.length)}\n`);
+    for (const h of list) process.stdout.write(`  ${h.text}\n`);
+  };
+  hintBlock('expect', (n) => `${n} model(s) changed outcome against ${opts.expect}; if that is intended, update the file ` +
+    '(or re-seed it with --write-expect):');
+  hintBlock('new', (n) => `${n} model(s) not in ${opts.expect}${ci ? ' (a failure under CI=true)' : ''}; ` +
+    'pin their outcome and Transpose count (--write-expect FILE):');
+  hintBlock('transposes', (n) => `${n} Transpose count(s) differ from ${opts.expect} for ${variant} (up is a failure); ` +
+    'update with --write-expect FILE:');
+  hintBlock('known', (n) => `${n} model(s) to settle with the known-fail list ${opts.knownFail ?? '(no --known-fail file given)'} ` +
+    '(measure with --write-known-fail FILE, after fixing what can be fixed):');
   if (disagreements.length) {
     process.stdout.write(`\nsecond opinion: tfjs-tflite disagrees with LiteRT.js on ${disagreements.length} model(s): ${disagreements.join(', ')}\n`);
+  }
+  if (opts.writeKnownFail) {
+    const file = path.resolve(opts.writeKnownFail);
+    const table = fs.existsSync(file) ? readJson(file, 'known-fail file') : {};
+    const added = [];
+    const removed = [];
+    for (const [name, r] of Object.entries(observed)) {
+      const key = Object.keys(table).find((k) => !isComment(k) && (k === name || name.endsWith(`/${k}`))) ?? name;
+      if (r.outcome === 'fail' && r.measured) {
+        table[key] = updateKnownFailEntry(table[key], variant, roundFigures(r.measured));
+        added.push(key);
+      } else if (table[key] && entryFigures(table[key], variant)) {
+        const rest = removeKnownFailVariant(table[key], variant);
+        if (rest) table[key] = rest;
+        else delete table[key];
+        removed.push(key);
+      }
+    }
+    const sorted = Object.fromEntries(Object.keys(table).sort().map((k) => [k, table[k]]));
+    fs.writeFileSync(file, `${formatJson(sorted)}\n`);
+    process.stdout.write(`\nwrote the figures of ${added.length} failing model(s) to ${file}` +
+      (removed.length ? `; removed the ${variant} figures of ${removed.length} that no longer fail: ${removed.join(', ')}` : '') + '\n');
   }
   if (opts.writeExpect) {
     const file = path.resolve(opts.writeExpect);
     const merged = fs.existsSync(file) ? readJson(file, 'expectations file') : {};
     const broken = [];
-    for (const [name, outcome] of Object.entries(observed)) {
-      if (EXPECTABLE.has(outcome)) merged[name] = outcome;
-      else { merged[name] = 'pass'; broken.push(name); }
+    for (const [name, r] of Object.entries(observed)) {
+      let outcome = r.outcome;
+      const old = merged[name];
+      const was = typeof old === 'string' ? old : old?.outcome;
+      if (!EXPECTABLE.has(outcome) || (outcome === 'fail' && !(r.measured && (opts.writeKnownFail || was === 'fail')))) {
+        // a failure is recorded as the outcome it should reach, unless it is
+        // (or in this run went) on the known-fail list
+        outcome = 'pass';
+        broken.push(name);
+      }
+      const transposes = { ...(old && typeof old === 'object' ? old.transposes ?? {} : {}) };
+      if (r.transposes !== undefined) transposes[variant] = r.transposes;
+      merged[name] = Object.keys(transposes).length ? { outcome, transposes } : outcome;
     }
-    const sorted = Object.fromEntries(Object.keys(merged).sort().map((k) => [k, merged[k]]));
-    fs.writeFileSync(file, `${JSON.stringify(sorted, null, 2)}\n`);
+    fs.writeFileSync(file, formatExpectations(merged));
     process.stdout.write(`\nwrote ${Object.keys(observed).length} outcome(s) to ${file}` +
       (broken.length ? ` (${broken.length} failing model(s) recorded as "pass": ${broken.join(', ')})` : '') + '\n');
   }
-  process.stdout.write(`${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
+  if (knownFail) printKnownFails(opts.knownFail, knownFail, knownSeen, variant);
+  process.stdout.write(`${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped, ${counts.known} known-fail\n`);
   process.exitCode = counts.failed > 0 ? 1 : 0;
 }
 

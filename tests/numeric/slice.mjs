@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Cuts a TFLite model into one model per operator (the operator, its constants,
 // and its other inputs as graph inputs), so run.mjs can check every converted
-// op against TFLite in isolation. For deep quantized models whose whole-model
+// op against TFLite in isolation; ops joined by a complex tensor (RFFT2D ->
+// COMPLEX_ABS) stay together. For deep quantized models whose whole-model
 // check cannot pass because single-step rounding differences between two
 // correct integer runtimes amplify layer after layer (see README.md).
 //
@@ -77,22 +78,47 @@ const hasData = (t) => {
   return b > 0 && (full.buffers[b].data ?? []).length > 0;
 };
 
-let written = 0;
+// Ops joined by a complex tensor (RFFT2D -> COMPLEX_ABS) go into one slice:
+// neither the harness nor the converter's graph I/O carries complex numbers.
+const COMPLEX = new Set(['COMPLEX64', 'COMPLEX128']);
+const group = graph.operators.map((_, k) => k);
+const find = (k) => (group[k] === k ? k : (group[k] = find(group[k])));
+const producer = new Map();
+graph.operators.forEach((op, k) => op.outputs.forEach((t) => producer.set(t, k)));
 graph.operators.forEach((op, k) => {
-  const used = new Set(op.inputs.filter((t) => t >= 0).map((t) => graph.tensors[t].buffer ?? 0));
+  for (const t of op.inputs) {
+    if (t >= 0 && producer.has(t) && COMPLEX.has(graph.tensors[t].type)) group[find(k)] = find(producer.get(t));
+  }
+});
+const slices = new Map();
+graph.operators.forEach((_, k) => {
+  const g = find(k);
+  if (!slices.has(g)) slices.set(g, []);
+  slices.get(g).push(k);
+});
+
+let written = 0;
+for (const members of slices.values()) {
+  const ops = members.map((k) => graph.operators[k]);
+  const produced = new Set(ops.flatMap((op) => op.outputs));
+  const consumed = ops.flatMap((op) => op.inputs.filter((t) => t >= 0));
+  const used = new Set(consumed.map((t) => graph.tensors[t].buffer ?? 0));
   const slice = {
     ...full,
     signature_defs: [],
-    // Only this op's constants keep their bytes.
+    // Only these ops' constants keep their bytes.
     buffers: full.buffers.map((b, i) => (used.has(i) ? b : {})),
     subgraphs: [{
       ...graph,
-      operators: [op],
-      inputs: [...new Set(op.inputs.filter((t) => t >= 0 && !hasData(t)))],
-      outputs: op.outputs,
+      operators: ops,
+      inputs: [...new Set(consumed.filter((t) => !produced.has(t) && !hasData(t)))],
+      outputs: [...produced].filter((t) => !COMPLEX.has(graph.tensors[t].type)),
     }],
   };
-  writeModel(slice, `${stem}.op${String(k).padStart(3, '0')}`);
+  const first = String(members[0]).padStart(3, '0');
+  const last = String(members[members.length - 1]).padStart(3, '0');
+  writeModel(slice, `${stem}.op${first}${members.length > 1 ? `-${last}` : ''}`);
   written++;
-});
-process.stdout.write(`${written} single-op models of ${model} in ${out}\n`);
+}
+const joined = written < graph.operators.length ? ' (ops joined by complex tensors in one)' : '';
+process.stdout.write(`${written} single-op models of ${model} in ${out}${joined}\n`);

@@ -2,7 +2,8 @@
 //   float        |d| <= atol + rtol * max(range(ref), max|ref|)   (atol 1e-5, rtol 1e-4)
 //   exact        integer and bool outputs: every element equal
 //   index        ARG_MAX/ARG_MIN-like outputs: >= 99.9% of elements equal
-//   quantized    integer outputs with quantization: >= 99% within 1 step, none beyond 4
+//   quantized    integer outputs with quantization: >= 99% within 1 step, none beyond 4;
+//                single-op models (SINGLE_OP_QUANTIZED): >= 99% exact, none beyond 1
 //   dequantized  float outputs of dequantized/hybrid models: >= 99% of elements within
 //                2% of the reference output range (or one quantization step of a
 //                quantized reference, if coarser), and the same top-1 for classifiers
@@ -14,10 +15,21 @@ export const DEFAULT_TOLERANCE = Object.freeze({
   rtol: 1e-4,
   agree: 0.999, // index: fraction of equal elements
   within1: 0.99, // quantized: fraction within 1 step
+  exact: 0, // quantized: fraction exactly equal
   maxSteps: 4, // quantized: no element beyond this many steps
   frac: 0.99, // dequantized: fraction within rel * range
   rel: 0.02, // dequantized: allowed error as a fraction of the output range
 });
+
+// The quantized rule of a single-op model (one TFLite operator): a correct
+// conversion rounds like TFLite but at ties. Per-op exceptions, where TFLite's
+// kernel differs by design, are in single_op_exceptions.json.
+export const SINGLE_OP_QUANTIZED = Object.freeze({ exact: 0.99, within1: 1, maxSteps: 1 });
+
+// A whole-model output that breaks its tolerance still passes when its
+// distance from the reference is at most max(RUNTIME_SPREAD x the distance
+// between the two TFLite runtimes, the tolerance), figure by figure.
+export const RUNTIME_SPREAD = 1.5;
 
 export const MODES = ['float', 'exact', 'index', 'quantized', 'dequantized'];
 
@@ -142,14 +154,21 @@ function compareQuantized(ref, got, tol, shape, label) {
     if (d > worst || idx < 0) { worst = d; idx = i; }
   }
   const frac = ref.length ? within1 / ref.length : 1;
-  const ok = frac >= tol.within1 && beyond === 0;
+  const exactFrac = ref.length ? exact / ref.length : 1;
+  const ok = frac >= tol.within1 && exactFrac >= tol.exact && beyond === 0;
+  const need = [];
+  if (tol.exact > 0) need.push(`${pct(tol.exact)} exact`);
+  if (tol.within1 < 1 && tol.maxSteps > 1) need.push(`${pct(tol.within1)} within 1 step`);
+  need.push(`none beyond ${tol.maxSteps}`);
+  const rule = need.join(', ').replace(/, (none beyond)/, ' and $1');
   const r = {
     ok, maxAbs: worst, tol: tol.maxSteps,
-    summary: `max |d| = ${worst} steps, ${pct(frac)} within 1 step (${pct(ref.length ? exact / ref.length : 1)} exact), tol = ${pct(tol.within1)} within 1 step and none beyond ${tol.maxSteps}`,
+    summary: `max |d| = ${worst} steps, ${pct(frac)} within 1 step (${pct(exactFrac)} exact), tol = ${rule}`,
   };
   if (!ok) {
-    r.detail = `${pct(frac)} within 1 step (need ${pct(tol.within1)}), ${beyond} beyond ${tol.maxSteps} steps; ` +
-      `worst at [${unravel(idx, shape)}]: ref ${ref[idx]} vs ${label} ${got[idx]}`;
+    const steps = `${tol.maxSteps} step${tol.maxSteps === 1 ? '' : 's'}`;
+    r.detail = `${pct(frac)} within 1 step (${pct(exactFrac)} exact), ${beyond} beyond ${steps} ` +
+      `(need ${rule}); worst at [${unravel(idx, shape)}]: ref ${ref[idx]} vs ${label} ${got[idx]}`;
   }
   return r;
 }
@@ -228,4 +247,105 @@ export function compareTensors(ref, got, mode, tolerance = {}, options = {}) {
     case 'dequantized': return compareDequantized(a, b, tol, ref.shape, options.classifier ?? false, label, options.step);
     default: throw new Error(`unknown comparison mode ${mode}`);
   }
+}
+
+// ---- distances, for the runtime-spread rule ---------------------------------
+//
+// The distance of an output from the reference, in units of its rule: one
+// quantization step (quantized), the float bound (float), the dequantized bound
+// (dequantized), one element (exact, index). Figures: `beyond`, the fraction
+// of elements more than one unit off; `max`, the largest difference in units;
+// `top1` (dequantized classifiers), rows whose top-1 class moved although the
+// reference clearly prefers its own; `off` (steps), the fraction not exactly
+// equal, recorded for the known-fail list (the spread rule does not use it).
+
+function unitOf(a, mode, tol, step) {
+  if (mode === 'float') {
+    const st = refStats(a);
+    return { unit: 'tolerance', size: tol.atol + tol.rtol * Math.max(st.range, st.maxAbs) };
+  }
+  if (mode === 'dequantized') {
+    const st = refStats(a);
+    const range = st.range > 0 ? st.range : Math.max(st.maxAbs, 1e-6);
+    return { unit: 'tolerance', size: Math.max(tol.rel * range, step ?? 0) };
+  }
+  if (mode === 'quantized') return { unit: 'step', size: 1 };
+  return { unit: 'element', size: 0 };
+}
+
+/**
+ * Distance of `got` from `ref` (same arguments as compareTensors):
+ * {unit, beyond, max[, top1]}; null when shapes or sizes differ.
+ */
+export function outputDistance(ref, got, mode, tolerance = {}, options = {}) {
+  const tol = { ...DEFAULT_TOLERANCE, ...tolerance };
+  if (ref.shape.length !== got.shape.length || ref.shape.some((d, i) => d !== got.shape[i])) return null;
+  if (ref.data.length !== got.data.length) return null;
+  const a = toNumberArray(ref);
+  const b = toNumberArray(got);
+  const { unit, size } = unitOf(a, mode, tol, options.step);
+  let beyond = 0;
+  let off = 0;
+  let max = 0;
+  for (let i = 0; i < a.length; i++) {
+    const d = absDiff(a[i], b[i]);
+    const units = size > 0 ? d / size : d;
+    if (size > 0 ? d > size : d > 0) beyond++;
+    if (d > 0) off++;
+    if (units > max) max = units;
+  }
+  const out = { unit, beyond: a.length ? beyond / a.length : 0, max };
+  if (unit === 'step') out.off = a.length ? off / a.length : 0;
+  const shape = ref.shape;
+  if (mode === 'dequantized' && options.classifier && shape.length >= 1 && (shape[shape.length - 1] || 0) >= 2) {
+    const ra = argmaxRows(a, shape);
+    const rb = argmaxRows(b, shape);
+    let flips = 0;
+    for (let r = 0; r < ra.length; r++) if (ra[r] !== rb[r] && a[ra[r]] - a[rb[r]] > size) flips++;
+    out.top1 = flips;
+  }
+  return out;
+}
+
+/** What the tolerance of `mode` allows, in the units of outputDistance. */
+export function toleranceDistance(mode, tolerance = {}) {
+  const tol = { ...DEFAULT_TOLERANCE, ...tolerance };
+  const rest = (x) => Number((1 - x).toPrecision(12)); // 1 - 0.99 = 0.01, not 0.010000000000000009
+  switch (mode) {
+    case 'float': return { beyond: 0, max: 1 };
+    case 'exact': return { beyond: 0, max: 0 };
+    case 'index': return { beyond: rest(tol.agree), max: Infinity };
+    case 'quantized': return { beyond: rest(tol.within1), max: tol.maxSteps };
+    case 'dequantized': return { beyond: rest(tol.frac), max: Infinity, top1: 0 };
+    default: throw new Error(`unknown comparison mode ${mode}`);
+  }
+}
+
+/**
+ * The runtime-spread rule: every figure of the ONNX distance is at most
+ * max(factor x the runtimes' figure, the tolerance's). Returns {ok, limit}.
+ */
+export function withinRuntimeSpread(onnx, runtimes, allowed, factor = RUNTIME_SPREAD) {
+  if (!onnx || !runtimes) return { ok: false, limit: null };
+  const limit = {};
+  let ok = true;
+  for (const k of ['beyond', 'max', 'top1']) {
+    if (onnx[k] === undefined) continue;
+    limit[k] = Math.max(factor * (runtimes[k] ?? 0), allowed[k] ?? 0);
+    // a little slack for float rounding of the fractions
+    if (onnx[k] > limit[k] * (1 + 1e-9) + 1e-12) ok = false;
+  }
+  return { ok, limit };
+}
+
+/** A distance as text: "99.4% exact, 0.3% beyond 1 step, max 14 steps". */
+export function formatDistance(d) {
+  if (!d) return 'n/a';
+  const exact = d.off !== undefined ? `${pct(1 - d.off)} exact, ` : '';
+  let text;
+  if (d.unit === 'step') text = `${exact}${pct(d.beyond)} beyond 1 step, max ${fmt(d.max)} step${d.max === 1 ? '' : 's'}`;
+  else if (d.unit === 'tolerance') text = `${pct(d.beyond)} beyond the bound, max ${fmt(d.max)} x the bound`;
+  else text = `${pct(d.beyond)} differ, max |d| ${fmt(d.max)}`;
+  if (d.top1 !== undefined) text += `, top-1 moved in ${d.top1} row${d.top1 === 1 ? '' : 's'}`;
+  return text;
 }

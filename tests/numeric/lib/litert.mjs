@@ -21,16 +21,24 @@ const ELEMENT_TYPE = {
 const ELEMENT_NAME = Object.fromEntries(Object.entries(ELEMENT_TYPE).map(([k, v]) => [v, k]));
 
 let liteRtPromise = null;
+// The last 200 log lines; logged counts every line ever logged, so a mark
+// taken before a run stays valid once old lines are dropped (a mark into the
+// capped array itself would see nothing new once it is full, and kernel
+// errors of long-running workers went unnoticed).
 const logLines = [];
+let logged = 0;
 
 function logSink(line) {
   logLines.push(String(line));
+  logged++;
   if (logLines.length > 200) logLines.splice(0, logLines.length - 200);
 }
 
-// Distinct error lines logged since `since`, at most `max` (plus a count of the rest).
+// Distinct error lines logged since the mark `since` (a value of `logged`),
+// at most `max` (plus a count of the rest).
 function recentErrors(since, max = 4) {
-  const lines = [...new Set(logLines.slice(since).filter((l) => /^(ERROR|FATAL)\b/.test(l)))];
+  const fresh = logLines.slice(Math.max(0, logLines.length - (logged - since)));
+  const lines = [...new Set(fresh.filter((l) => /^(ERROR|FATAL)\b/.test(l)))];
   return lines.length > max ? [...lines.slice(0, max), `... ${lines.length - max} more`] : lines;
 }
 
@@ -90,7 +98,7 @@ export async function runLiteRt(bytes, model, inputs) {
   const liteRt = await initLiteRt();
   const w = liteRt.liteRtWasm;
   const env = liteRt.getDefaultEnvironment().liteRtEnvironment;
-  const mark = logLines.length;
+  const mark = logged;
   const cleanup = [];
   const fail = (what, e) => {
     const extra = recentErrors(mark).filter((l) => !errorText(e).includes(l));

@@ -1,6 +1,6 @@
 // Reads ModelProto.metadata_props (field 14, repeated StringStringEntryProto
-// {key = 1, value = 2}) straight from the protobuf wire format, because
-// onnxruntime-node does not expose model metadata.
+// {key = 1, value = 2}) and the op types of the graph's nodes straight from
+// the protobuf wire format, because onnxruntime-node exposes neither.
 
 const WIRE_VARINT = 0;
 const WIRE_I64 = 1;
@@ -125,4 +125,60 @@ export function isPermutation(perm) {
     seen[p] = true;
   }
   return true;
+}
+
+// Counts the nodes of a GraphProto (node = 1; NodeProto.op_type = 4,
+// attribute = 5; AttributeProto.g = 6, graphs = 11) into `counts`, subgraphs
+// of If / Loop / Scan included.
+function countGraphNodes(u8, start, end, counts, depth) {
+  if (depth > 32) throw new Error('ONNX subgraphs nested too deeply');
+  const dec = new TextDecoder();
+  const r = new Reader(u8, start, end);
+  while (!r.done()) {
+    const tag = r.varint();
+    if (Math.floor(tag / 8) !== 1 || tag % 8 !== WIRE_LEN) { r.skip(tag % 8); continue; }
+    const [ns, ne] = r.bytes();
+    const node = new Reader(u8, ns, ne);
+    while (!node.done()) {
+      const t = node.varint();
+      const field = Math.floor(t / 8);
+      if (field === 4 && t % 8 === WIRE_LEN) {
+        const [s, e] = node.bytes();
+        const op = dec.decode(u8.subarray(s, e));
+        counts[op] = (counts[op] ?? 0) + 1;
+      } else if (field === 5 && t % 8 === WIRE_LEN) {
+        const [as, ae] = node.bytes();
+        const attr = new Reader(u8, as, ae);
+        while (!attr.done()) {
+          const at = attr.varint();
+          const af = Math.floor(at / 8);
+          if ((af === 6 || af === 11) && at % 8 === WIRE_LEN) {
+            const [gs, ge] = attr.bytes();
+            countGraphNodes(u8, gs, ge, counts, depth + 1);
+          } else {
+            attr.skip(at % 8);
+          }
+        }
+      } else {
+        node.skip(t % 8);
+      }
+    }
+  }
+}
+
+/** Node counts by op_type of ModelProto.graph (field 7), subgraphs included. */
+export function countOnnxOps(bytes) {
+  const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  const r = new Reader(u8);
+  const counts = {};
+  while (!r.done()) {
+    const tag = r.varint();
+    if (Math.floor(tag / 8) === 7 && tag % 8 === WIRE_LEN) {
+      const [s, e] = r.bytes();
+      countGraphNodes(u8, s, e, counts, 0);
+    } else {
+      r.skip(tag % 8);
+    }
+  }
+  return counts;
 }

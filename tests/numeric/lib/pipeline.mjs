@@ -4,13 +4,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
-import { readTfliteModel, inferIndexRange, isIndexTensor } from './tflite_model.mjs';
-import { readIoLayouts } from './onnx_meta.mjs';
+import { fileURLToPath } from 'node:url';
+import { readTfliteModel, inferIndexRange, isIndexTensor, operatorName } from './tflite_model.mjs';
+import { readIoLayouts, countOnnxOps } from './onnx_meta.mjs';
 import { randomTensor, smoothTensor, inputSeed, makeRng } from './inputs.mjs';
 import {
-  transpose, inversePermutation, castData, dequantize, makeTensor, allocate, isFloatType, isIntegerType, TYPED_ARRAYS, typeRange,
+  transpose, inversePermutation, castData, dequantize, quantize, makeTensor, allocate, isFloatType, isIntegerType, TYPED_ARRAYS, typeRange,
 } from './tensor.mjs';
-import { compareTensors, MODES } from './compare.mjs';
+import {
+  compareTensors, outputDistance, toleranceDistance, withinRuntimeSpread, formatDistance, MODES, SINGLE_OP_QUANTIZED, RUNTIME_SPREAD,
+} from './compare.mjs';
 
 export const OUTCOMES = ['pass', 'fail', 'unsupported', 'skip', 'convert-error'];
 
@@ -123,15 +126,28 @@ function perOutputSpec(spec, tensor, index) {
 
 const GENERATABLE = new Set(['float32', 'float64', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'bool']);
 
-function makeInputs(task, model) {
+// The inputs of one run. `smooth`: image-like inputs instead of the spec's
+// (the second input set of the runtime-spread rule): every float, quantized
+// or uint8 input of rank >= 2 without a fixed value becomes spatially smooth
+// along `axes` (task.smoothSpec's, else the two before the last, or both of a
+// rank-2 input), in its spec range; index and token inputs stay as they are.
+// Returns the inputs, and with `smooth` their count made smooth as `.smoothed`.
+function makeInputs(task, model, smooth = false) {
   const spec = task.spec ?? {};
   const inputs = new Map();
   const fileName = path.basename(task.file);
+  let smoothed = 0;
   model.inputs.forEach((t, i) => {
     if (!GENERATABLE.has(t.type)) throw Object.assign(new Error(`input "${t.name}" has type ${t.type}, which the harness cannot generate`), { skip: true });
-    const ispec = perInputSpec(spec, t, i);
+    let ispec = perInputSpec(spec, t, i);
     const shape = ispec.shape ?? t.shape;
     if (shape.some((d) => !(d >= 0))) throw new Error(`input "${t.name}" has no static shape [${shape}]; give "shape" in the spec`);
+    if (smooth && ispec.value === undefined && shape.length >= 2 &&
+        (isFloatType(t.type) || t.type === 'uint8' || (isIntegerType(t.type) && t.quant))) {
+      const sspec = perInputSpec(task.smoothSpec ?? {}, t, i);
+      ispec = { ...ispec, pattern: 'smooth', axes: shape.length === 2 ? [0, 1] : undefined, ...sspec };
+      smoothed++;
+    }
     if (ispec.value !== undefined) {
       // a fixed input, e.g. the output_shape operand of TRANSPOSE_CONV
       const values = Array.isArray(ispec.value) ? ispec.value.flat(Infinity) : [ispec.value];
@@ -151,6 +167,7 @@ function makeInputs(task, model) {
       throw new Error(`spec: input "${t.name}" has unknown pattern "${ispec.pattern}" (uniform or smooth)`);
     }
   });
+  if (smooth) inputs.smoothed = smoothed;
   return inputs;
 }
 
@@ -207,9 +224,29 @@ function chooseMode(task, model, tensor, index, refType) {
   return 'exact';
 }
 
-function toleranceFor(task, tensor, index) {
+// Per-op exceptions to the single-op quantized rule (single_op_exceptions.json).
+let singleOpExceptions = null;
+export function loadSingleOpExceptions() {
+  if (!singleOpExceptions) {
+    const file = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'single_op_exceptions.json');
+    const doc = JSON.parse(fs.readFileSync(file, 'utf8'));
+    singleOpExceptions = Object.fromEntries(Object.entries(doc).filter(([k]) => !k.startsWith('//')));
+  }
+  return singleOpExceptions;
+}
+
+// The tolerance of one output: the rule's defaults, for a quantized output of
+// a single-op model the single-op rule (and its exception for that op), then
+// the spec's model-wide and per-output fields.
+function toleranceFor(task, model, tensor, index, mode) {
   const spec = task.spec ?? {};
-  return { ...(spec.tolerance ?? {}), ...(perOutputSpec(spec, tensor, index).tolerance ?? {}) };
+  let base = {};
+  if (mode === 'quantized' && model.singleOp) {
+    // "OP:type" (the output's TFLite type) before "OP"
+    const ex = loadSingleOpExceptions();
+    base = { ...SINGLE_OP_QUANTIZED, ...((ex[`${model.opName}:${tensor.type}`] ?? ex[model.opName])?.tolerance ?? {}) };
+  }
+  return { ...base, ...(spec.tolerance ?? {}), ...(perOutputSpec(spec, tensor, index).tolerance ?? {}) };
 }
 
 function classifierFor(task, tensor, index, shape) {
@@ -220,31 +257,49 @@ function classifierFor(task, tensor, index, shape) {
   return shape.length === 2 && shape[1] >= 2;
 }
 
-// Puts a reference output and a candidate output on common ground and compares.
-function compareOne(task, model, tensor, index, ref, got, label) {
+// Puts a reference output and a candidate output on common ground: the
+// mode, the two tensors, the tolerance and the compare options; or
+// {error: result} when they cannot be compared.
+function commonGround(task, model, tensor, index, ref, got, label) {
   let mode = chooseMode(task, model, tensor, index, ref.type);
   let r = ref;
   let g = got;
   let step = 0;
-  if (isFloatType(g.type) && isIntegerType(r.type) && tensor.quant) {
+  if (isFloatType(g.type) && isIntegerType(r.type) && tensor.quant && model.singleOp && mode === 'quantized' &&
+      tensor.quant.scale.length === 1) {
+    // One op in --quantization dequantize mode: the float output, rounded to
+    // the reference's grid, under the single-op quantized rule.
+    g = quantize(g, tensor.quant, r.type);
+  } else if (isFloatType(g.type) && isIntegerType(r.type) && tensor.quant) {
     // The ONNX output was dequantized: compare in float, loosely. The
     // reference is rounded to its quantization step, the float output is not.
     r = dequantize(r, tensor.quant);
     mode = 'dequantized';
     step = Math.max(...tensor.quant.scale);
   } else if (isFloatType(r.type) !== isFloatType(g.type) || (r.type === 'bool') !== (g.type === 'bool')) {
-    return { ok: false, maxAbs: Infinity, tol: 0, summary: 'type mismatch', detail: `type mismatch: reference ${r.type} vs ${label} ${g.type}` };
+    const detail = `type mismatch: reference ${r.type} vs ${label} ${g.type}`;
+    return { error: { ok: false, maxAbs: Infinity, tol: 0, summary: 'type mismatch', detail } };
   }
   if (!MODES.includes(mode)) throw new Error(`spec: unknown mode "${mode}"`);
   if (mode === 'quantized' && tensor.quant && tensor.quant.scale.every((s) => s === 0)) {
     // Every integer of a scale-0 tensor means 0 (calibration saw only zeros).
-    return { ok: true, maxAbs: 0, tol: 0, summary: 'scale 0: every value is 0' };
+    return { error: { ok: true, maxAbs: 0, tol: 0, summary: 'scale 0: every value is 0' } };
   }
-  return compareTensors(r, g, mode, toleranceFor(task, tensor, index), {
-    classifier: classifierFor(task, tensor, index, r.shape),
-    label,
-    step,
-  });
+  return {
+    mode, r, g,
+    tolerance: toleranceFor(task, model, tensor, index, mode),
+    options: { classifier: classifierFor(task, tensor, index, r.shape), label, step },
+  };
+}
+
+function compareOne(task, model, tensor, index, ref, got, label) {
+  const c = commonGround(task, model, tensor, index, ref, got, label);
+  if (c.error) return c.error;
+  const result = compareTensors(c.r, c.g, c.mode, c.tolerance, c.options);
+  // the distance and what the tolerance allows, for the runtime-spread rule
+  result.distance = outputDistance(c.r, c.g, c.mode, c.tolerance, c.options);
+  result.allowed = toleranceDistance(c.mode, c.tolerance);
+  return result;
 }
 
 function ratio(r) {
@@ -412,6 +467,65 @@ async function referenceSensitivity(task, which, bytes, model, inputs, refOutput
   return { broken: broken + jitterBroken, of: count, worst, jitterBroken, jitterOf: factors.length, inputBroken: broken };
 }
 
+// Outputs of tfjs-tflite made comparable like the ONNX ones: dequantized
+// where the ONNX output is float and the TFLite one quantized.
+function likeOnnx(model, outputs, onnxOutputs) {
+  const out = new Map(outputs);
+  for (const t of model.outputs) {
+    const g = out.get(t.name);
+    const o = onnxOutputs.get(t.name);
+    if (g && o && t.quant && isFloatType(o.type) && isIntegerType(g.type)) out.set(t.name, dequantize(g, t.quant));
+  }
+  return out;
+}
+
+// One input set under the runtime-spread rule: per output, the ONNX distance
+// from LiteRT.js, LiteRT.js's from tfjs-tflite, and whether it passes (its
+// tolerance, or every figure within max(1.5 x the runtimes', the tolerance's)).
+function spreadSet(task, model, run) {
+  const rt = compareAll(task, model, run.ref, likeOnnx(model, run.other, run.onnx), 'tfjs-tflite');
+  const outputs = {};
+  let ok = true;
+  run.cmp.forEach((c, i) => {
+    const within = c.ok ? { ok: true, limit: null } : withinRuntimeSpread(c.distance, rt[i].distance, c.allowed ?? {});
+    outputs[c.name] = {
+      onnx: c.distance ?? null, runtimes: rt[i].distance ?? null, tolerance: c.ok, ok: within.ok, limit: within.limit,
+    };
+    if (!within.ok) ok = false;
+  });
+  return { ok, outputs };
+}
+
+// The runtime-spread rule: a whole-model output that breaks its tolerance
+// passes when, on the random inputs and on smooth (image-like) ones, its
+// distance from LiteRT.js is at most max(1.5 x tfjs-tflite's, the tolerance).
+// Returns {ok, measured, notes}; measured holds the figures of both input sets
+// (run.mjs compares them with the known-fail list).
+async function runtimeSpread(task, bytes, model, onnxBytes, random) {
+  const sets = { random: spreadSet(task, model, random) };
+  const smoothInputs = makeInputs(task, model, true);
+  if (smoothInputs.smoothed > 0) {
+    const ref = await runTflite('litert', bytes, model, smoothInputs);
+    const other = await runTflite('tfjs', bytes, model, smoothInputs);
+    const onnx = (await runOnnx(task, onnxBytes, model, smoothInputs, [])).outputs;
+    sets.smooth = spreadSet(task, model, { ref, other, onnx, cmp: compareAll(task, model, ref, onnx, 'onnx') });
+  }
+  const notes = [];
+  const measured = { reference: 'litert' };
+  for (const [set, r] of Object.entries(sets)) {
+    measured[set] = {};
+    for (const [name, o] of Object.entries(r.outputs)) {
+      measured[set][name] = { onnx: o.onnx, runtimes: o.runtimes };
+      const verdict = o.tolerance ? 'within its tolerance'
+        : o.ok ? `within ${RUNTIME_SPREAD} x the runtimes'` : `BEYOND ${RUNTIME_SPREAD} x the runtimes' and the tolerance`;
+      notes.push(`${set} inputs, output "${name}": ONNX ${formatDistance(o.onnx)}; ` +
+        `tfjs-tflite ${formatDistance(o.runtimes)} (vs LiteRT.js): ${verdict}`);
+    }
+  }
+  if (!sets.smooth) notes.push('no input can be made smooth: random inputs only');
+  return { ok: Object.values(sets).every((r) => r.ok), measured, notes };
+}
+
 /** Processes one model. Never throws: errors become outcomes. */
 export async function processModel(task) {
   const spec = task.spec ?? {};
@@ -449,12 +563,14 @@ export async function processModel(task) {
     let model;
     try {
       model = readTfliteModel(bytes);
+      model.singleOp = model.subgraphCount === 1 && model.operators.length === 1;
+      model.opName = model.operators.length ? operatorName(model.operators[0]) : null;
     } catch (e) {
       res.message = `harness cannot read the TFLite model: ${errMessage(e)}`;
       return res;
     }
 
-    const inputs = makeInputs(task, model);
+    const inputs = makeInputs(task, model, !!task.smoothInputs);
     const ref = await runReference(task, bytes, model, inputs);
     res.reference = ref.which;
     if (ref.which !== 'litert' && ref.errors.length && !task.tfliteOnly) res.notes.push(`reference is tfjs-tflite (${ref.errors[0]})`);
@@ -486,14 +602,33 @@ export async function processModel(task) {
     }
 
     const onnxBytes = new Uint8Array(fs.readFileSync(onnxPath));
+    try {
+      res.transposes = countOnnxOps(onnxBytes).Transpose ?? 0;
+    } catch (e) {
+      res.notes.push(`cannot count the ONNX Transpose nodes: ${errMessage(e)}`);
+    }
     const onnx = await runOnnx(task, onnxBytes, model, inputs, res.notes);
     const cmp = compareAll(task, model, ref.outputs, onnx.outputs, 'onnx');
     const worst = summarize(cmp);
     const passed = cmp.every((r) => r.ok);
 
+    // tfjs-tflite on the same inputs, run at most once (null: it cannot)
+    let other;
+    let otherError = '';
+    const runOther = async () => {
+      if (other === undefined) {
+        try {
+          other = await runTflite('tfjs', bytes, model, inputs);
+        } catch (e) {
+          other = null;
+          otherError = errMessage(e);
+        }
+      }
+      return other;
+    };
+
     if (task.secondOpinion && ref.which === 'litert') {
-      try {
-        const other = await runTflite('tfjs', bytes, model, inputs);
+      if (await runOther()) {
         const c2 = compareAll(task, model, ref.outputs, other, 'tfjs-tflite');
         if (c2.every((r) => r.ok)) {
           res.notes.push(`second opinion: tfjs-tflite agrees with LiteRT.js (${summarize(c2).summary})`);
@@ -505,28 +640,59 @@ export async function processModel(task) {
             if (c3.every((r) => r.ok)) res.notes.push('the ONNX outputs do match tfjs-tflite');
           }
         }
-      } catch (e) {
-        res.notes.push(`second opinion unavailable: ${errMessage(e)}`);
+      } else {
+        res.notes.push(`second opinion unavailable: ${otherError}`);
       }
     }
 
     const layoutNote = Object.keys(onnx.layouts).length ? `, ${Object.keys(onnx.layouts).length} I/O transposed` : '';
+    const refNote = ref.which !== 'litert' ? `, ref ${RUNTIME_LABEL[ref.which]}` : '';
     if (passed) {
       res.outcome = 'pass';
-      res.message = `outputs: ${cmp.length}, ${worst.summary}${ref.which !== 'litert' ? `, ref ${RUNTIME_LABEL[ref.which]}` : ''}${layoutNote}`;
-    } else {
-      res.outcome = 'fail';
-      res.message = `${failureText(cmp)}${ref.which !== 'litert' ? ` [ref ${RUNTIME_LABEL[ref.which]}]` : ''}`;
-      if (task.measureSensitivity) {
-        res.sensitivity = await referenceSensitivity(task, ref.which, bytes, model, inputs, ref.outputs, onnx.outputs);
-        if (res.sensitivity) {
-          const s = res.sensitivity;
-          res.notes.push(`${RUNTIME_LABEL[ref.which]} against itself: one input element moved one step breaks ` +
-            `the tolerance at ${s.inputBroken} of ${s.of} positions; every quantization scale times 1 +- 2^-22 or 2^-21 ` +
-            `breaks it in ${s.jitterBroken} of ${s.jitterOf} copies${s.worst ? ` (e.g. ${s.worst})` : ''}`);
-        }
-      }
+      res.message = `outputs: ${cmp.length}, ${worst.summary}${refNote}${layoutNote}`;
+      return res;
     }
+    res.outcome = 'fail';
+    res.message = `${failureText(cmp)}${ref.which !== 'litert' ? ` [ref ${RUNTIME_LABEL[ref.which]}]` : ''}`;
+    if (model.singleOp) {
+      // The single-op rules have no runtime-spread escape; the figures are
+      // measured for the known-fail list all the same.
+      const rt = ref.which === 'litert' && await runOther()
+        ? compareAll(task, model, ref.outputs, likeOnnx(model, other, onnx.outputs), 'tfjs-tflite') : null;
+      const figures = (c, i) => (rt ? { onnx: c.distance ?? null, runtimes: rt[i].distance ?? null } : { onnx: c.distance ?? null });
+      res.measured = { reference: ref.which, random: Object.fromEntries(cmp.map((c, i) => [c.name, figures(c, i)])) };
+      return res;
+    }
+
+    if (ref.which === 'litert' && await runOther()) {
+      // Two TFLite runtimes: the runtime-spread rule, on random and smooth inputs.
+      const spread = await runtimeSpread(task, bytes, model, onnxBytes,
+        { inputs, ref: ref.outputs, onnx: onnx.outputs, other, cmp });
+      res.measured = spread.measured;
+      res.notes.push(...spread.notes);
+      if (spread.ok) {
+        res.outcome = 'pass';
+        res.message = `outputs: ${cmp.length}, within ${RUNTIME_SPREAD} x LiteRT.js vs tfjs-tflite on random and ` +
+          `smooth inputs (${worst.summary} on random inputs)${layoutNote}`;
+      }
+      return res;
+    }
+    // One TFLite runtime: TFLite against itself under one-step input changes
+    // and ulp-sized scale changes.
+    const s = await referenceSensitivity(task, ref.which, bytes, model, inputs, ref.outputs, onnx.outputs);
+    res.sensitivity = s;
+    res.measured = {
+      reference: ref.which,
+      random: Object.fromEntries(cmp.map((c) => [c.name, { onnx: c.distance ?? null }])),
+      self: { inputBroken: s.inputBroken, of: s.of, jitterBroken: s.jitterBroken, jitterOf: s.jitterOf },
+    };
+    let why = 'the spec pins tfjs-tflite';
+    if (ref.which === 'litert') why = `tfjs-tflite cannot run it: ${otherError}`;
+    else if (ref.errors.length) why = 'LiteRT.js cannot run it';
+    res.notes.push(`one TFLite runtime (${why})`);
+    res.notes.push(`${RUNTIME_LABEL[ref.which]} against itself: one input element moved one step breaks ` +
+      `the tolerance at ${s.inputBroken} of ${s.of} positions; every quantization scale times 1 +- 2^-22 or 2^-21 ` +
+      `breaks it in ${s.jitterBroken} of ${s.jitterOf} copies${s.worst ? ` (e.g. ${s.worst})` : ''}`);
     return res;
   } catch (e) {
     if (e && e.skip) {

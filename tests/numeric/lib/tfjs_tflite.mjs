@@ -15,10 +15,14 @@ import { installScriptHandler, evaluateCommonJs, packageDir, localRequire } from
 import { TYPED_ARRAYS } from './tensor.mjs';
 
 let runnerPromise = null;
+// The last 200 log lines; `logged` counts every line, so a mark stays valid
+// once old lines are dropped (see litert.mjs).
 const logLines = [];
+let logged = 0;
 
 function logSink(line) {
   logLines.push(String(line));
+  logged++;
   if (logLines.length > 200) logLines.splice(0, logLines.length - 200);
 }
 
@@ -78,9 +82,9 @@ export async function runTfjsTflite(bytes, model, inputs) {
       if (host.type === 'bool') view.set(host.data.map((v) => (v ? 1 : 0)));
       else view.set(host.data);
     }
-    const mark = logLines.length;
+    const mark = logged;
     if (!runner.infer()) {
-      const errs = logLines.slice(mark).join('; ');
+      const errs = logLines.slice(Math.max(0, logLines.length - (logged - mark))).join('; ');
       throw new Error(`tfjs-tflite failed to run${errs ? `: ${errs}` : ''}`);
     }
     const out = new Map();

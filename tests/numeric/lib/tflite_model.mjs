@@ -14,11 +14,16 @@ export const TFL_TYPES = [
   'uint32', 'uint16', 'int4', 'bfloat16',
 ];
 
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
 // Builtin operator codes used by the harness (schema.fbs BuiltinOperator).
 export const OP = {
   EMBEDDING_LOOKUP: 7,
   GATHER: 36,
   ARG_MAX: 56,
+  GATHER_ND: 107,
   ARG_MIN: 79,
 };
 
@@ -211,7 +216,7 @@ export function signatureNameToTensor(model, name, kind /* 'inputs' | 'outputs' 
 
 /**
  * Suggests an input value range from how the graph uses an integer input:
- * indices of GATHER / EMBEDDING_LOOKUP must stay below the table size.
+ * indices of GATHER / GATHER_ND / EMBEDDING_LOOKUP must stay below the table size.
  * Returns [lo, hi) or null.
  */
 export function inferIndexRange(model, input) {
@@ -225,6 +230,11 @@ export function inferIndexRange(model, input) {
         if (axis < 0) axis += params.shape.length;
         limit = params.shape[axis];
       }
+    } else if (op.code === OP.GATHER_ND && op.inputs[1] === input.index) {
+      // the last dimension of the indices (K) indexes the first K of params
+      const params = model.tensors[op.inputs[0]];
+      const k = input.shape[input.shape.length - 1];
+      if (params && k > 0 && k <= params.shape.length) limit = Math.min(...params.shape.slice(0, k));
     } else if (op.code === OP.EMBEDDING_LOOKUP && op.inputs[0] === input.index) {
       const table = model.tensors[op.inputs[1]];
       if (table && table.shape.length > 0) limit = table.shape[0];
@@ -232,6 +242,24 @@ export function inferIndexRange(model, input) {
     if (limit != null && limit > 0) best = best == null ? limit : Math.min(best, limit);
   }
   return best == null ? null : [0, best];
+}
+
+// BuiltinOperator names, read from the project's schema (core/tflite/schema.fbs).
+let builtinNames = null;
+const SCHEMA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../core/tflite/schema.fbs');
+
+/** The name of an operator ("CONV_2D", or the custom code), "BUILTIN_<code>" if unknown. */
+export function operatorName(op) {
+  if (op.custom) return op.custom;
+  if (!builtinNames) {
+    builtinNames = new Map();
+    try {
+      const text = fs.readFileSync(SCHEMA, 'utf8');
+      const block = text.slice(text.indexOf('enum BuiltinOperator'));
+      for (const m of block.slice(0, block.indexOf('}')).matchAll(/(\w+)\s*=\s*(\d+)/g)) builtinNames.set(Number(m[2]), m[1]);
+    } catch { /* names unknown: codes only */ }
+  }
+  return builtinNames.get(op.code) ?? `BUILTIN_${op.code}`;
 }
 
 /** True when the tensor is produced by ARG_MAX / ARG_MIN (an index output). */
