@@ -303,7 +303,9 @@ test('single-op exceptions are written down with a reason and never allow 2 step
     if (op.startsWith('//')) continue;
     assert.match(op, /^[A-Z0-9_]+(:[a-z0-9]+)?$/, `${op}: TFLite operator names (:type)`);
     assert.ok(typeof e.why === 'string' && e.why.length > 40, `${op}: says why`);
-    assert.ok(e.tolerance.exact > 0.5 && e.tolerance.exact < SINGLE_OP_QUANTIZED.exact, `${op}: exact`);
+    // int16 lookup-table kernels (TANH) leave about half the elements one step off.
+    const floor = op.endsWith(':int16') ? 0.4 : 0.5;
+    assert.ok(e.tolerance.exact > floor && e.tolerance.exact < SINGLE_OP_QUANTIZED.exact, `${op}: exact`);
     assert.equal(e.tolerance.maxSteps ?? 1, 1, `${op}: no more than 1 step`);
   }
 });
