@@ -205,10 +205,7 @@ class ProcessRunner final : public ConversionRunner {
         break;
       case JobEnd::kCancelled:
         if (r.sent) worker_failed("cancelled", r, request_id);
-        *failure = stop.failure();
-        if (!stop.deadline_passed())
-          *failure =
-              server::failure(ConversionError::REASON_CANCELLED, "the client cancelled the call");
+        *failure = stop.failure();  // the deadline, or the client (StopSignal::failure)
         break;
       case JobEnd::kDeadline:
         worker_failed("deadline", r, request_id);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "core/ir/onnx_ops.h"
 #include "core/passes/passes.h"
@@ -24,6 +25,35 @@ std::tuple<std::vector<std::byte>, std::vector<std::byte>, int64_t> params_of(co
     return std::vector<std::byte>(b.begin(), b.end());
   };
   return {bytes(1), bytes(2), n.attrs.get_int("axis", 1)};
+}
+
+// The one zero point of a per-tensor Q/DQ node (0 when absent), or nothing.
+std::optional<int64_t> zero_point_of(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.size() < 3 || !g.valid(n.inputs[2])) return 0;
+  const ir::Tensor& z = g.tensor(n.inputs[2]);
+  if (!z.is_const() || z.data->bytes.size() != 1) return std::nullopt;
+  const auto b = std::to_integer<uint8_t>(z.data->bytes[0]);
+  if (z.dtype == DataType::kInt8) return static_cast<int8_t>(b);
+  if (z.dtype == DataType::kUInt8) return b;
+  return std::nullopt;
+}
+
+// Whether QuantizeLinear `q` of DequantizeLinear `dq`'s value only re-types
+// the integers: the same scale, and every integer of dq's type lands in q's
+// type by the zero-point shift alone (no rounding, no clipping).
+bool exact_retype(const ir::Graph& g, const ir::Node& dq, const ir::Node& q) {
+  if (dq.inputs.size() < 2 || q.inputs.size() < 2 || !g.valid(dq.inputs[1]) ||
+      !g.valid(q.inputs[1]) || !g.tensor(dq.inputs[1]).is_const() ||
+      !g.tensor(q.inputs[1]).is_const() || g.tensor(dq.inputs[1]).data->bytes.size() != 4 ||
+      !std::equal(
+          g.tensor(dq.inputs[1]).data->bytes.begin(), g.tensor(dq.inputs[1]).data->bytes.end(),
+          g.tensor(q.inputs[1]).data->bytes.begin(), g.tensor(q.inputs[1]).data->bytes.end()))
+    return false;
+  const auto from = zero_point_of(g, dq), to = zero_point_of(g, q);
+  const DataType from_type = g.tensor(dq.inputs[0]).dtype, to_type = g.tensor(q.outputs[0]).dtype;
+  if (!from || !to || !qdq_integer(from_type) || !qdq_integer(to_type)) return false;
+  const auto a = integer_range(from_type), b = integer_range(to_type);
+  return a.lo - *from + *to >= b.lo && a.hi - *from + *to <= b.hi;
 }
 
 }  // namespace
@@ -149,10 +179,33 @@ void cancel_pairs(ir::Graph& g, Diagnostics& diag) {
     g.replace_uses(out, integer);
     ++diag.quantization.cancelled_pairs;
   }
-  // DequantizeLinear nodes nobody reads any more.
+  // DQ0 -> Q1 -> DQ1 -> Q2 where Q1 only re-types DQ0's integers (the int8 ->
+  // uint8 hand-over at a graph input: same scale, zero point + 128): Q2 reads
+  // DQ0's value, which is exactly DQ1's. ONNX Runtime merges such chains of
+  // Q/DQ pairs with differing scales into one pair with a combined scale
+  // (DoubleQDQPairsRemover), which moves results a step.
+  for (ir::NodeId k : g.order()) {
+    const ir::Node& q2 = g.node(k);
+    if (q2.op != "QuantizeLinear" || q2.inputs.empty()) continue;
+    const ir::NodeId d1 = g.producer(q2.inputs[0]);
+    if (d1 == ir::kNoNode || g.node(d1).op != "DequantizeLinear") continue;
+    const TensorId retyped = g.node(d1).inputs[0];
+    const ir::NodeId q1 = g.producer(retyped);
+    if (q1 == ir::kNoNode || g.node(q1).op != "QuantizeLinear" || g.is_graph_output(retyped) ||
+        params_of(g, g.node(d1)) != params_of(g, g.node(q1)))
+      continue;
+    const ir::NodeId d0 = g.producer(g.node(q1).inputs[0]);
+    if (d0 == ir::kNoNode || g.node(d0).op != "DequantizeLinear" ||
+        !exact_retype(g, g.node(d0), g.node(q1)))
+      continue;
+    g.set_input(k, 0, g.node(d0).outputs[0]);
+    ++diag.quantization.cancelled_pairs;
+  }
+  // Q/DQ nodes nobody reads any more.
   for (ir::NodeId k : g.order()) {
     const ir::Node& n = g.node(k);
-    if (n.op == "DequantizeLinear" && g.use_count(n.outputs[0]) == 0) g.remove_node(k);
+    if ((n.op == "DequantizeLinear" || n.op == "QuantizeLinear") && g.use_count(n.outputs[0]) == 0)
+      g.remove_node(k);
   }
 }
 
