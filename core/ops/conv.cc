@@ -276,6 +276,7 @@ OpEntry transpose_conv() {
   e.min_inputs = 3;
   e.notes = "filter OHWI -> IOHW; explicit pads and output_padding from output_shape";
   e.bias = BiasSlots{3, 2, 1};
+  e.infer_shapes = infer_transpose_conv;
   return e;
 }
 

@@ -95,6 +95,7 @@ OpEntry mean() {
   e.lower = [](LowerContext& ctx, const ir::Node& n) { return lower_reduce(ctx, n, "ReduceMean"); };
   e.onnx = "ReduceMean";
   e.notes = "axes follow the layout; without keep_dims the reduced axes leave it";
+  e.infer_shapes = infer_reduce;
   return e;
 }
 
@@ -154,6 +155,7 @@ OpEntry reducer(const char* onnx, LowerFn lower) {
   e.notes =
       "axes follow the layout; without keep_dims the reduced axes leave it; "
       "no axes: Identity";
+  e.infer_shapes = infer_reduce;
   return e;
 }
 
@@ -228,6 +230,7 @@ OpEntry arg(const char* onnx, LowerFn lower) {
   e.onnx = onnx;
   e.dtypes = "float32, int32 (-> int32/int64)";
   e.notes = "axis (constant input) follows the layout; int32 output via Cast";
+  e.infer_shapes = infer_arg;
   return e;
 }
 

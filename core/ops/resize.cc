@@ -2,6 +2,7 @@
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
+#include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::resize {
 namespace {
@@ -70,6 +71,7 @@ OpEntry entry(bool bilinear) {
     };
     e.lower = [](LowerContext& ctx, const ir::Node& n) { return lower_resize(ctx, n, false); };
   }
+  e.infer_shapes = infer_resize;
   return e;
 }
 

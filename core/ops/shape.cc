@@ -569,6 +569,7 @@ OpEntry transpose() {
   e.dtypes = "float32, int32, int64, bool";
   e.quantized = QuantizedKernel::kSameScale;
   e.element_sources = transpose_sources;
+  e.infer_shapes = infer_transpose;
   return e;
 }
 
@@ -612,6 +613,7 @@ OpEntry pad() {
   e.keeps_layout = true;
   e.dtypes = "float32, int32, int64";
   e.quantized = QuantizedKernel::kSameScale;
+  e.infer_shapes = infer_pad;
   return e;
 }
 
@@ -620,6 +622,7 @@ OpEntry padv2() {
   e.keeps_layout = true;
   e.dtypes = "float32, int32, int64";
   e.quantized = QuantizedKernel::kSameScale;
+  e.infer_shapes = infer_pad;
   return e;
 }
 
@@ -636,6 +639,7 @@ OpEntry mirror_pad() {
   e.min_inputs = 2;
   e.dtypes = "float32, int32, int64";
   e.quantized = QuantizedKernel::kSameScale;
+  e.infer_shapes = infer_pad;
   return e;
 }
 

@@ -126,6 +126,104 @@ InferredShapes infer_concatenation(const ir::Graph& g, const ir::Node& n) {
   return one(*out);
 }
 
+InferredShapes infer_reduce(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto axes = input_ints(g, n, 1);
+  if (!x || !axes || axes->empty() || n.outputs.size() != 1) return std::nullopt;
+  std::vector<bool> reduced(x->size(), false);
+  for (int64_t a : *axes) {
+    auto r = ir::resolve_axis(a, x->size());
+    if (!r) return std::nullopt;
+    reduced[static_cast<size_t>(*r)] = true;
+  }
+  const bool keep = n.attrs.get_int("keep_dims") != 0;
+  Shape s;
+  for (size_t i = 0; i < x->size(); ++i)
+    if (!reduced[i])
+      s.push_back((*x)[i]);
+    else if (keep)
+      s.push_back(1);
+  return one(std::move(s));
+}
+
+InferredShapes infer_arg(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto axis = input_ints(g, n, 1);
+  if (!x || !axis || axis->size() != 1 || n.outputs.size() != 1) return std::nullopt;
+  auto a = ir::resolve_axis((*axis)[0], x->size());
+  if (!a) return std::nullopt;
+  Shape s = *x;
+  s.erase(s.begin() + *a);
+  return one(std::move(s));
+}
+
+InferredShapes infer_transpose(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto perm = input_ints(g, n, 1);
+  if (!x || !perm || perm->size() != x->size() || n.outputs.size() != 1) return std::nullopt;
+  std::vector<bool> seen(x->size(), false);
+  Shape s;
+  for (int64_t p : *perm) {
+    if (p < 0 || static_cast<size_t>(p) >= x->size() || seen[static_cast<size_t>(p)])
+      return std::nullopt;
+    seen[static_cast<size_t>(p)] = true;
+    s.push_back((*x)[static_cast<size_t>(p)]);
+  }
+  return one(std::move(s));
+}
+
+InferredShapes infer_pad(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto pads = input_ints(g, n, 1);
+  if (!x || !pads || pads->size() != 2 * x->size() || n.outputs.size() != 1) return std::nullopt;
+  Shape s = *x;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const int64_t before = (*pads)[2 * i], after = (*pads)[2 * i + 1];
+    if (before < 0 || after < 0 || before > kMaxElements || after > kMaxElements)
+      return std::nullopt;
+    s[i] += before + after;
+  }
+  return one(std::move(s));
+}
+
+InferredShapes infer_resize(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto size = input_ints(g, n, 1);
+  if (!x || x->size() != 4 || !size || size->size() != 2 || n.outputs.size() != 1)
+    return std::nullopt;
+  if ((*size)[0] <= 0 || (*size)[1] <= 0) return std::nullopt;
+  return one({(*x)[0], (*size)[0], (*size)[1], (*x)[3]});
+}
+
+InferredShapes infer_transpose_conv(const ir::Graph& g, const ir::Node& n) {
+  // With a dynamic data input the file's (dynamic) output shape stands: the
+  // constant output_shape then holds a converter's placeholder batch.
+  auto shape = input_ints(g, n, 0);
+  if (!shape || shape->size() != 4 || !input_shape(g, n, 2) || n.outputs.size() != 1)
+    return std::nullopt;
+  for (int64_t d : *shape)
+    if (d < 0) return std::nullopt;
+  return one(Shape(shape->begin(), shape->end()));
+}
+
+InferredShapes infer_depth_to_space(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  const int64_t b = n.attrs.get_int("block_size");
+  if (!x || x->size() != 4 || b < 1 || b > (int64_t{1} << 15) || (*x)[3] % (b * b) != 0 ||
+      n.outputs.size() != 1)
+    return std::nullopt;
+  return one({(*x)[0], (*x)[1] * b, (*x)[2] * b, (*x)[3] / (b * b)});
+}
+
+InferredShapes infer_space_to_depth(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  const int64_t b = n.attrs.get_int("block_size");
+  if (!x || x->size() != 4 || b < 1 || b > (int64_t{1} << 15) || (*x)[1] % b != 0 ||
+      (*x)[2] % b != 0 || n.outputs.size() != 1)
+    return std::nullopt;
+  return one({(*x)[0], (*x)[1] / b, (*x)[2] / b, (*x)[3] * b * b});
+}
+
 InferredShapes infer_shapes(const ir::Graph& g, const ir::Node& n) {
   if (n.dialect != ir::Dialect::kTflite) return std::nullopt;
   const OpEntry& e = lookup(n.builtin);

@@ -27,6 +27,21 @@ InferredShapes infer_pool2d(const ir::Graph& g, const ir::Node& n);
 InferredShapes infer_fully_connected(const ir::Graph& g, const ir::Node& n);
 // CONCATENATION along `axis`.
 InferredShapes infer_concatenation(const ir::Graph& g, const ir::Node& n);
+// MEAN, SUM, REDUCE_*: constant axes (input 1), keep_dims.
+InferredShapes infer_reduce(const ir::Graph& g, const ir::Node& n);
+// ARG_MAX / ARG_MIN: the constant axis (input 1) removed.
+InferredShapes infer_arg(const ir::Graph& g, const ir::Node& n);
+// TRANSPOSE: the constant perm (input 1).
+InferredShapes infer_transpose(const ir::Graph& g, const ir::Node& n);
+// PAD, PADV2, MIRROR_PAD: constant paddings [rank, 2] (input 1).
+InferredShapes infer_pad(const ir::Graph& g, const ir::Node& n);
+// RESIZE_*: [N, size..., C] with the constant size (input 1).
+InferredShapes infer_resize(const ir::Graph& g, const ir::Node& n);
+// TRANSPOSE_CONV: the constant output_shape (input 0).
+InferredShapes infer_transpose_conv(const ir::Graph& g, const ir::Node& n);
+// DEPTH_TO_SPACE / SPACE_TO_DEPTH with block_size.
+InferredShapes infer_depth_to_space(const ir::Graph& g, const ir::Node& n);
+InferredShapes infer_space_to_depth(const ir::Graph& g, const ir::Node& n);
 
 // The output shapes of a TFLite-dialect node through its op table entry.
 InferredShapes infer_shapes(const ir::Graph& g, const ir::Node& n);

@@ -8,6 +8,7 @@
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
+#include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::space {
 namespace {
@@ -202,6 +203,7 @@ OpEntry space_to_depth() {
     a.set("block_size", int64_t{o ? o->block_size() : 0});
   };
   e.quantized = QuantizedKernel::kSameScale;
+  e.infer_shapes = infer_space_to_depth;
   return e;
 }
 
@@ -215,6 +217,7 @@ OpEntry depth_to_space() {
     a.set("block_size", int64_t{o ? o->block_size() : 0});
   };
   e.quantized = QuantizedKernel::kSameScale;
+  e.infer_shapes = infer_depth_to_space;
   return e;
 }
 
