@@ -41,4 +41,14 @@ Status check_shape_operand(LowerContext& ctx, const ir::Node& n, size_t i) {
 
 std::vector<int64_t> to_i64(const ir::Perm& p) { return {p.begin(), p.end()}; }
 
+Window read_window(const ir::Node& n) {
+  Window w;
+  w.stride_h = n.attrs.get_int("stride_h", 1);
+  w.stride_w = n.attrs.get_int("stride_w", 1);
+  w.dilation_h = n.attrs.get_int("dilation_h_factor", 1);
+  w.dilation_w = n.attrs.get_int("dilation_w_factor", 1);
+  w.same = n.attrs.get_string("padding") == "SAME";
+  return w;
+}
+
 }  // namespace lite2onnx::ops

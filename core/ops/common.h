@@ -41,4 +41,11 @@ Status check_shape_operand(LowerContext& ctx, const ir::Node& n, size_t i);
 
 std::vector<int64_t> to_i64(const ir::Perm& p);
 
+// Strides, dilations and padding of a windowed NHWC op (convolutions, pools).
+struct Window {
+  int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  bool same = false;
+};
+Window read_window(const ir::Node& n);
+
 }  // namespace lite2onnx::ops

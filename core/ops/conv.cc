@@ -13,21 +13,6 @@ using ir::TensorId;
 const Perm kOhwiToOihw = {0, 3, 1, 2};
 const Perm kOhwiToIohw = {3, 0, 1, 2};  // TransposeConv weights; also 1HWC -> C1HW
 
-struct Window {
-  int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
-  bool same = false;
-};
-
-Window read_window(const ir::Node& n) {
-  Window w;
-  w.stride_h = n.attrs.get_int("stride_h", 1);
-  w.stride_w = n.attrs.get_int("stride_w", 1);
-  w.dilation_h = n.attrs.get_int("dilation_h_factor", 1);
-  w.dilation_w = n.attrs.get_int("dilation_w_factor", 1);
-  w.same = n.attrs.get_string("padding") == "SAME";
-  return w;
-}
-
 std::string check_window(const ir::Node& n) {
   Window w = read_window(n);
   if (w.stride_h < 1 || w.stride_w < 1)

@@ -1,6 +1,7 @@
 #include "core/ops/shape_inference.h"
 
 #include "core/ir/shape.h"
+#include "core/ops/common.h"
 #include "core/ops/evaluate.h"
 #include "core/ops/registry.h"
 
@@ -36,11 +37,9 @@ InferredShapes window_shape(const ir::Graph& g, const ir::Node& n, int64_t filte
                             int64_t filter_w, int64_t channels) {
   auto x = input_shape(g, n, 0);
   if (!x || x->size() != 4 || channels < 0) return std::nullopt;
-  const bool same = n.attrs.get_string("padding") == "SAME";
-  auto h = window_out((*x)[1], filter_h, n.attrs.get_int("stride_h", 1),
-                      n.attrs.get_int("dilation_h_factor", 1), same);
-  auto w = window_out((*x)[2], filter_w, n.attrs.get_int("stride_w", 1),
-                      n.attrs.get_int("dilation_w_factor", 1), same);
+  const Window win = read_window(n);
+  auto h = window_out((*x)[1], filter_h, win.stride_h, win.dilation_h, win.same);
+  auto w = window_out((*x)[2], filter_w, win.stride_w, win.dilation_w, win.same);
   if (!h || !w) return std::nullopt;
   return one({(*x)[0], *h, *w, channels});
 }

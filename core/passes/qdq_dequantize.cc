@@ -169,46 +169,65 @@ Status fold_constants(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint, T
   return ok_status();
 }
 
+// The nodes between an int16 graph input or output and its float value, named
+// after `base`; their float tensors are shaped like `like`.
+class Int16Boundary {
+ public:
+  Int16Boundary(ir::Graph& g, const ir::Tensor& like, std::string base)
+      : g_(g), like_(like), base_(std::move(base)) {
+    like_.quant.reset();
+    like_.quantized_type.reset();
+  }
+  TensorId float_tensor(const std::string& suffix) {
+    ir::Tensor t = like_;
+    t.name = base_ + suffix;
+    return g_.add_tensor(std::move(t));
+  }
+  TensorId scalar(const std::string& suffix, double v) {
+    return float_scalar_constant(g_, base_ + suffix, v);
+  }
+  // `cast_to`: the element type of a Cast (ONNX TensorProto code).
+  void add(const std::string& op, std::vector<TensorId> inputs, TensorId out, int64_t cast_to = 0) {
+    ir::Node n;
+    n.dialect = ir::Dialect::kOnnx;
+    n.op = op;
+    n.name = base_ + "/" + op;
+    n.inputs = std::move(inputs);
+    n.outputs = {out};
+    if (op == "Cast") n.attrs.set("to", cast_to);
+    nodes_.push_back(std::move(n));
+  }
+  std::vector<ir::Node> take_nodes() { return std::move(nodes_); }
+
+ private:
+  ir::Graph& g_;
+  ir::Tensor like_;
+  std::string base_;
+  std::vector<ir::Node> nodes_;
+};
+
+constexpr int64_t kOnnxFloat = 1, kOnnxInt16 = 5;
+
 // An int16 graph input stays int16 in ONNX: Cast -> (Sub zero point) -> Mul
 // scale gives its readers the float value.
 void dequantize_int16_input(ir::Graph& g, TensorId in, Diagnostics& diag) {
   ir::Tensor& x = g.tensor(in);
   const double scale = x.quant->scale[0];
   const int64_t zp = zero_point(*x.quant, 0);
-  ir::Tensor f = x;
-  f.quant.reset();
-  f.quantized_type.reset();
-  x.dtype = DataType::kInt16;
-  const std::string base = x.name + "/dequantized";
-  auto float_tensor = [&](const std::string& suffix) {
-    ir::Tensor t = f;
-    t.name = base + suffix;
-    return g.add_tensor(std::move(t));
-  };
-  const TensorId value = float_tensor("");
+  Int16Boundary b(g, x, x.name + "/dequantized");
+  g.tensor(in).dtype = DataType::kInt16;
+  const TensorId value = b.float_tensor("");
   g.replace_uses(in, value);
-  std::vector<ir::Node> nodes;
-  auto add = [&](const std::string& op, std::vector<TensorId> inputs, TensorId out) {
-    ir::Node n;
-    n.dialect = ir::Dialect::kOnnx;
-    n.op = op;
-    n.name = base + "/" + op;
-    n.inputs = std::move(inputs);
-    n.outputs = {out};
-    if (op == "Cast") n.attrs.set("to", int64_t{1});  // FLOAT
-    nodes.push_back(std::move(n));
-  };
-  TensorId steps = float_tensor("/steps");
-  add("Cast", {in}, steps);
+  TensorId steps = b.float_tensor("/steps");
+  b.add("Cast", {in}, steps, kOnnxFloat);
   if (zp != 0) {
-    const TensorId centered = float_tensor("/centered");
-    add("Sub", {steps, float_scalar_constant(g, base + "/zero_point", static_cast<double>(zp))},
-        centered);
+    const TensorId centered = b.float_tensor("/centered");
+    b.add("Sub", {steps, b.scalar("/zero_point", static_cast<double>(zp))}, centered);
     steps = centered;
   }
-  add("Mul", {steps, float_scalar_constant(g, base + "/scale", scale)}, value);
+  b.add("Mul", {steps, b.scalar("/scale", scale)}, value);
   const ir::NodeId first = g.first();
-  for (auto& n : nodes) g.add_node_before(first, std::move(n));
+  for (auto& n : b.take_nodes()) g.add_node_before(first, std::move(n));
   ++diag.quantization.nodes["Cast/Mul: int16 graph input"];
 }
 
@@ -218,44 +237,25 @@ void quantize_int16_output(ir::Graph& g, TensorId out, Diagnostics& diag) {
   ir::Tensor& y = g.tensor(out);
   const double scale = y.quant->scale[0];
   const int64_t zp = zero_point(*y.quant, 0);
-  ir::Tensor f = y;
-  f.quant.reset();
-  f.quantized_type.reset();
-  y.dtype = DataType::kInt16;
-  const std::string base = y.name + "/quantized";
-  auto float_tensor = [&](const std::string& suffix) {
-    ir::Tensor t = f;
-    t.name = base + suffix;
-    return g.add_tensor(std::move(t));
-  };
-  const TensorId value = float_tensor("/float");
+  Int16Boundary b(g, y, y.name + "/quantized");
+  g.tensor(out).dtype = DataType::kInt16;
+  const TensorId value = b.float_tensor("/float");
   const ir::NodeId producer = g.producer(out);
   for (size_t k = 0; k < g.node(producer).outputs.size(); ++k)
     if (g.node(producer).outputs[k] == out) g.set_output(producer, k, value);
   g.replace_uses(out, value);
-  std::vector<ir::Node> nodes;
-  auto add = [&](const std::string& op, std::vector<TensorId> inputs, TensorId to) {
-    ir::Node n;
-    n.dialect = ir::Dialect::kOnnx;
-    n.op = op;
-    n.name = base + "/" + op;
-    n.inputs = std::move(inputs);
-    n.outputs = {to};
-    if (op == "Cast") n.attrs.set("to", int64_t{5});  // INT16
-    nodes.push_back(std::move(n));
-  };
-  TensorId steps = float_tensor("/steps"), rounded = float_tensor("/rounded");
-  add("Div", {value, float_scalar_constant(g, base + "/scale", scale)}, steps);
-  add("Round", {steps}, rounded);
+  const TensorId steps = b.float_tensor("/steps");
+  TensorId rounded = b.float_tensor("/rounded");
+  b.add("Div", {value, b.scalar("/scale", scale)}, steps);
+  b.add("Round", {steps}, rounded);
   if (zp != 0) {
-    const TensorId shifted = float_tensor("/shifted");
-    add("Add", {rounded, float_scalar_constant(g, base + "/zero_point", static_cast<double>(zp))},
-        shifted);
+    const TensorId shifted = b.float_tensor("/shifted");
+    b.add("Add", {rounded, b.scalar("/zero_point", static_cast<double>(zp))}, shifted);
     rounded = shifted;
   }
-  add("Cast", {rounded}, out);
+  b.add("Cast", {rounded}, out, kOnnxInt16);
   ir::NodeId at = producer;
-  for (auto& n : nodes) at = g.add_node_after(at, std::move(n));
+  for (auto& n : b.take_nodes()) at = g.add_node_after(at, std::move(n));
   ++diag.quantization.nodes["Div/Round/Cast: int16 graph output"];
 }
 

@@ -627,30 +627,36 @@ function hybridInput(m, shape) {
 function floatOutput(m, name, shape) {
   return m.tensor(name, shape);
 }
+// FULLY_CONNECTED float [2,16] x `type` weights [8,16] (int8 per channel,
+// uint8 per tensor), float bias.
+function hybridFullyConnected(m, type, options) {
+  const x = hybridInput(m, [2, 16]);
+  const wt = weights(m, 'weights', [8, 16], 0, 16, type);
+  const b = m.rand32('bias', [8], 0.3);
+  const y = floatOutput(m, 'output', [2, 8]);
+  m.op('FULLY_CONNECTED', [x, wt.t, b], [y], 'FullyConnectedOptions', options);
+  m.output(y);
+}
 for (const asymmetric of [false, true]) {
   const tag = asymmetric ? '_asymmetric' : '';
-  def(`hybrid_fully_connected${tag}`, `FULLY_CONNECTED float32 [2,16] x int8 per-channel weights [8,16], float bias${asymmetric ? ', asymmetric_quantize_inputs' : ''}`, (m) => {
-    const x = hybridInput(m, [2, 16]);
-    const wt = weights(m, 'weights', [8, 16], 0, 16, 'INT8');
-    const b = m.rand32('bias', [8], 0.3);
-    const y = floatOutput(m, 'output', [2, 8]);
-    m.op('FULLY_CONNECTED', [x, wt.t, b], [y], 'FullyConnectedOptions', {
-      fused_activation_function: 'NONE', asymmetric_quantize_inputs: asymmetric,
-    });
-    m.output(y);
-  });
+  def(`hybrid_fully_connected${tag}`, `FULLY_CONNECTED float32 [2,16] x int8 per-channel weights [8,16], float bias${asymmetric ? ', asymmetric_quantize_inputs' : ''}`, (m) =>
+    hybridFullyConnected(m, 'INT8', { fused_activation_function: 'NONE', asymmetric_quantize_inputs: asymmetric }));
 }
-def('hybrid_conv2d', 'CONV_2D float32 input x int8 per-channel filter (axis 0), float bias, RELU', (m) => {
+// CONV_2D 3x3 SAME of a float [1,5,7,3] input with `type` weights (int8 per
+// channel, uint8 per tensor) and a float bias.
+function hybridConv2d(m, type, act) {
   const x = hybridInput(m, F32);
-  const wt = weights(m, 'weights', [4, 3, 3, 3], 0, 27, 'INT8');
+  const wt = weights(m, 'weights', [4, 3, 3, 3], 0, 27, type);
   const b = m.rand32('bias', [4], 0.3);
   const y = floatOutput(m, 'output', [1, 5, 7, 4]);
   m.op('CONV_2D', [x, wt.t, b], [y], 'Conv2DOptions', {
     padding: 'SAME', stride_h: 1, stride_w: 1, dilation_h_factor: 1, dilation_w_factor: 1,
-    fused_activation_function: 'RELU',
+    fused_activation_function: act,
   });
   m.output(y);
-});
+}
+def('hybrid_conv2d', 'CONV_2D float32 input x int8 per-channel filter (axis 0), float bias, RELU', (m) =>
+  hybridConv2d(m, 'INT8', 'RELU'));
 def('hybrid_depthwise', 'DEPTHWISE_CONV_2D float32 input x int8 per-channel filter (axis 3), float bias', (m) => {
   const x = hybridInput(m, F32);
   const wt = weights(m, 'weights', [1, 3, 3, 3], 3, 9, 'INT8');
@@ -671,25 +677,10 @@ def('hybrid_batch_matmul', 'BATCH_MATMUL float32 [2,3,8] x int8 constant [8,5] (
 // TOCO-era hybrid files: uint8 weights (per tensor, zero point != 0) read
 // by float ops; TFLite reads the bytes as int8 with zero point 0. (Its
 // DEPTHWISE_CONV_2D and TRANSPOSE_CONV refuse uint8 weights with float input.)
-def('hybrid_conv2d_u8', 'CONV_2D float32 input x uint8 per-tensor filter (zero point != 0), float bias', (m) => {
-  const x = hybridInput(m, F32);
-  const wt = weights(m, 'weights', [4, 3, 3, 3], 0, 27, 'UINT8');
-  const b = m.rand32('bias', [4], 0.3);
-  const y = floatOutput(m, 'output', [1, 5, 7, 4]);
-  m.op('CONV_2D', [x, wt.t, b], [y], 'Conv2DOptions', {
-    padding: 'SAME', stride_h: 1, stride_w: 1, dilation_h_factor: 1, dilation_w_factor: 1,
-    fused_activation_function: 'NONE',
-  });
-  m.output(y);
-});
-def('hybrid_fully_connected_u8', 'FULLY_CONNECTED float32 [2,16] x uint8 per-tensor weights [8,16] (zero point != 0), float bias', (m) => {
-  const x = hybridInput(m, [2, 16]);
-  const wt = weights(m, 'weights', [8, 16], 0, 16, 'UINT8');
-  const b = m.rand32('bias', [8], 0.3);
-  const y = floatOutput(m, 'output', [2, 8]);
-  m.op('FULLY_CONNECTED', [x, wt.t, b], [y], 'FullyConnectedOptions', { fused_activation_function: 'NONE' });
-  m.output(y);
-});
+def('hybrid_conv2d_u8', 'CONV_2D float32 input x uint8 per-tensor filter (zero point != 0), float bias', (m) =>
+  hybridConv2d(m, 'UINT8', 'NONE'));
+def('hybrid_fully_connected_u8', 'FULLY_CONNECTED float32 [2,16] x uint8 per-tensor weights [8,16] (zero point != 0), float bias', (m) =>
+  hybridFullyConnected(m, 'UINT8', { fused_activation_function: 'NONE' }));
 def('weight_only_conv2d', 'int8 per-channel filter -> DEQUANTIZE -> float CONV_2D (weights kept int8)', (m) => {
   const x = hybridInput(m, F32);
   const wt = weights(m, 'weights', [4, 3, 3, 3], 0, 27, 'INT8');
