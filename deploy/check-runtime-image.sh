@@ -180,12 +180,12 @@ echo "   Convert of garbage: INVALID_ARGUMENT"
 # The server counts a call just after answering it: wait for the last one.
 for _ in $(seq 100); do
   metrics=$(curl -sf "http://127.0.0.1:$metrics_port/metrics") || fail_with_log "no /metrics"
-  grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert"} 1$' <<<"$metrics" && break
+  grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert",protocol="grpc"} 1$' <<<"$metrics" && break
   sleep 0.05
 done
-grep -q '^lite2onnx_requests_total{code="OK",method="Convert"} 2$' <<<"$metrics" ||
+grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="grpc"} 2$' <<<"$metrics" ||
   fail_with_log "metrics: no OK Convert counted"
-grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert"} 1$' <<<"$metrics" ||
+grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert",protocol="grpc"} 1$' <<<"$metrics" ||
   fail_with_log "metrics: no INVALID_ARGUMENT Convert counted"
 # The conversions ran in sandboxed worker processes (--isolation process, the default).
 workers=$(sed -n 's/^lite2onnx_worker_starts_total \([0-9]*\)$/\1/p' <<<"$metrics")

@@ -3,6 +3,7 @@
 #include <grpcpp/server_context.h>
 #include <sys/eventfd.h>
 
+#include <cstdlib>
 #include <utility>
 
 namespace lite2onnx::server {
@@ -17,13 +18,16 @@ bool usable_request_id(std::string_view id) {
   return true;
 }
 
-std::string request_id(CallEnvironment& env, grpc::CallbackServerContext* ctx) {
-  const auto& md = ctx->client_metadata();
-  if (auto it = md.find("x-request-id"); it != md.end()) {
-    std::string_view given(it->second.data(), it->second.size());
-    if (usable_request_id(given)) return std::string(given);
-  }
+std::string request_id(CallEnvironment& env, std::string_view given) {
+  if (usable_request_id(given)) return std::string(given);
   return env.id_prefix + "-" + std::to_string(env.next_id.fetch_add(1));
+}
+
+std::string_view given_request_id(grpc::CallbackServerContext* ctx) {
+  const auto& md = ctx->client_metadata();
+  auto it = md.find("x-request-id");
+  return it == md.end() ? std::string_view()
+                        : std::string_view(it->second.data(), it->second.size());
 }
 
 }  // namespace
@@ -71,12 +75,22 @@ void StopSignal::clear_waker() {
 
 CallTrace::CallTrace(CallEnvironment& env, grpc::CallbackServerContext* ctx,
                      std::string_view method)
-    : env_(env),
-      method_(method),
-      id_(request_id(env, ctx)),
-      peer_(ctx->peer()),
-      start_(std::chrono::steady_clock::now()) {
+    : CallTrace(env, "grpc", method, given_request_id(ctx), ctx->peer()) {
   ctx->AddInitialMetadata("x-request-id", id_);
+}
+
+CallTrace::CallTrace(CallEnvironment& env, std::string_view method, std::string_view given_id,
+                     std::string peer)
+    : CallTrace(env, "http", method, given_id, std::move(peer)) {}
+
+CallTrace::CallTrace(CallEnvironment& env, std::string_view protocol, std::string_view method,
+                     std::string_view given_id, std::string peer)
+    : env_(env),
+      protocol_(protocol),
+      method_(method),
+      id_(request_id(env, given_id)),
+      peer_(std::move(peer)),
+      start_(std::chrono::steady_clock::now()) {
   env_.metrics.add_inflight_requests(1);
   env_.call_started();
 }
@@ -91,6 +105,7 @@ CallRecord CallTrace::complete(const grpc::Status& status) {
   completed_ = true;
   CallRecord r(env_);
   r.seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  r.protocol_ = protocol_;
   r.method_ = method_;
   r.id_ = std::move(id_);
   r.peer_ = std::move(peer_);
@@ -109,6 +124,7 @@ CallRecord CallTrace::complete(const grpc::Status& status) {
 CallRecord::CallRecord(CallRecord&& o) noexcept
     : env_(o.env_),
       pending_(std::exchange(o.pending_, false)),
+      protocol_(o.protocol_),
       method_(o.method_),
       id_(std::move(o.id_)),
       peer_(std::move(o.peer_)),
@@ -130,10 +146,11 @@ void CallRecord::write() {
   if (conversion_) env_->metrics.record_conversion(*conversion_, outcome_);
   if (cpu_seconds_ >= 0) env_->metrics.record_conversion_cpu(cpu_seconds_);
   env_->metrics.add_inflight_requests(-1);
-  env_->metrics.record_request(method_, code, seconds_);
+  env_->metrics.record_request(protocol_, method_, code, seconds_);
   const LogLevel level = code_ == grpc::StatusCode::INTERNAL ? LogLevel::kError : LogLevel::kInfo;
   env_->log.log(level, "request",
                 {{"request_id", std::string_view(id_)},
+                 {"protocol", protocol_},
                  {"method", method_},
                  {"peer", std::string_view(peer_)},
                  {"model_bytes", model_bytes_},
@@ -160,19 +177,40 @@ void CallTrace::conversion_ran(Diagnostics diagnostics, std::string_view outcome
   cpu_seconds_ = cpu_seconds;
 }
 
-grpc::Status shed(CallEnvironment& env, Reason reason) {
+Failure refusal(CallEnvironment& env, Reason reason) {
   switch (reason) {
     case v1::ConversionError::REASON_QUEUE_FULL:
       env.metrics.record_shed("queue_full");
-      return to_status(failure(reason, "every worker is busy and the queue is full; retry later"));
+      return failure(reason, "every worker is busy and the queue is full; retry later");
     case v1::ConversionError::REASON_MEMORY_BUDGET:
       env.metrics.record_shed("memory_budget");
-      return to_status(failure(reason, "the server holds too many model bytes now; retry later"));
+      return failure(reason, "the server holds too many model bytes now; retry later");
     default:
       env.metrics.record_shed("shutting_down");
-      return to_status(
-          failure(v1::ConversionError::REASON_SHUTTING_DOWN, "the server is shutting down"));
+      return failure(v1::ConversionError::REASON_SHUTTING_DOWN, "the server is shutting down");
   }
 }
+
+TestFault test_fault(const CallEnvironment& env, std::string_view value) {
+  TestFault f;
+  if (!env.limits.test_fault_hooks) return f;
+  auto number_after = [&](std::string_view prefix) {
+    return std::strtoull(std::string(value.substr(prefix.size())).c_str(), nullptr, 10);
+  };
+  if (value == "crash") f.fault = worker::Fault::kCrash;
+  if (value == "hang") f.fault = worker::Fault::kHang;
+  if (value == "syscall") f.fault = worker::Fault::kSyscall;
+  if (value.starts_with("delay=")) {
+    f.fault = worker::Fault::kDelay;
+    f.bytes = number_after("delay=");
+  }
+  if (value.starts_with("allocate=")) {
+    f.fault = worker::Fault::kAllocate;
+    f.bytes = number_after("allocate=");
+  }
+  return f;
+}
+
+grpc::Status shed(CallEnvironment& env, Reason reason) { return to_status(refusal(env, reason)); }
 
 }  // namespace lite2onnx::server

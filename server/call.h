@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "server/config.h"
+#include "server/conversion_runner.h"
 #include "server/error_mapping.h"
 #include "server/idle_watcher.h"
 #include "server/logger.h"
@@ -92,7 +93,7 @@ class CallRecord {
 
   CallEnvironment* env_;
   bool pending_ = true;
-  std::string_view method_;
+  std::string_view protocol_, method_;
   std::string id_, peer_, options_, error_;
   grpc::StatusCode code_ = grpc::StatusCode::OK;
   uint64_t model_bytes_ = 0, onnx_bytes_ = 0;
@@ -102,9 +103,16 @@ class CallRecord {
 };
 
 // One call's record: created when the call arrives, completed once with its status.
+// HTTP calls carry the gRPC status of their answer too (error_mapping.h): the
+// metrics and the log speak one set of codes, with a `protocol` label.
 class CallTrace {
  public:
+  // A gRPC call: its x-request-id (if usable) is the call's id, sent back in
+  // the initial metadata.
   CallTrace(CallEnvironment& env, grpc::CallbackServerContext* ctx, std::string_view method);
+  // An HTTP call from `peer` whose X-Request-Id header said `given_id` (empty: none).
+  CallTrace(CallEnvironment& env, std::string_view method, std::string_view given_id,
+            std::string peer);
   ~CallTrace();
   CallTrace(const CallTrace&) = delete;
   CallTrace& operator=(const CallTrace&) = delete;
@@ -124,8 +132,11 @@ class CallTrace {
   void conversion_ran(Diagnostics diagnostics, std::string_view outcome, double cpu_seconds = -1);
 
  private:
+  CallTrace(CallEnvironment& env, std::string_view protocol, std::string_view method,
+            std::string_view given_id, std::string peer);
+
   CallEnvironment& env_;
-  std::string_view method_;
+  std::string_view protocol_, method_;
   std::string id_;
   std::string peer_;
   std::chrono::steady_clock::time_point start_;
@@ -146,6 +157,11 @@ void finish_call(Reactor& reactor, CallTrace& trace, grpc::Status status) {
 
 // The refusal of a call the server cannot take now (queue full, memory
 // budget, shutting down), counted as shed.
+Failure refusal(CallEnvironment& env, Reason reason);
+
+// The test hook a call asks for (x-lite2onnx-test-fault: crash, hang, syscall,
+// allocate=BYTES or delay=MS), honoured only by a server started with --test-fault-hooks.
+TestFault test_fault(const CallEnvironment& env, std::string_view value);
 grpc::Status shed(CallEnvironment& env, Reason reason);
 
 }  // namespace lite2onnx::server

@@ -100,7 +100,8 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
   ServerConfig c;
   CLI::App app{"lite2onnx-server " + version() +
                    ": converts TensorFlow Lite models to ONNX over gRPC (service "
-                   "lite2onnx.v1.Converter, with grpc.health.v1 and server reflection).\n"
+                   "lite2onnx.v1.Converter, with grpc.health.v1 and server reflection) and "
+                   "HTTP/1.1.\n"
                    "Every flag can also be set by the environment variable shown; a flag on the "
                    "command line wins.",
                "lite2onnx-server"};
@@ -109,7 +110,11 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
 
   option(app, "--listen", c.grpc.listen, "gRPC address to listen on, HOST:PORT (port 0: any free)");
   option(app, "--port-file", c.grpc.port_file,
-         "once listening, write 'grpc=PORT' and 'metrics=PORT' lines to this file");
+         "once listening, write 'grpc=PORT', 'metrics=PORT' and 'http=PORT' lines to this file "
+         "(0: that endpoint is off)");
+  option(app, "--http-listen", c.http.listen,
+         "HTTP/1.1 address (POST /v1/convert, /v1/inspect, GET /v1/operators, /healthz, "
+         "/readyz), HOST:PORT; empty: no HTTP endpoint");
   option(app, "--metrics-listen", c.metrics.listen,
          "Prometheus /metrics address, HOST:PORT; empty: no metrics endpoint");
   option(app, "--workers", c.pool.workers,
@@ -195,10 +200,11 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
   c.log.format = log_format == "json" ? LogFormat::kJson : LogFormat::kText;
   c.isolation.mode = isolation == "thread" ? Isolation::kThread : Isolation::kProcess;
   // CLI11 skips an empty variable, but "empty: no metrics endpoint" holds for
-  // LITE2ONNX_METRICS_LISTEN= as for --metrics-listen "".
-  if (const char* v = std::getenv(env_name("--metrics-listen").c_str());
-      v && !*v && app["--metrics-listen"]->count() == 0)
-    c.metrics.listen.clear();
+  // LITE2ONNX_METRICS_LISTEN= as for --metrics-listen "" (and for HTTP alike).
+  for (auto [flag, listen] : {std::pair{"--metrics-listen", &c.metrics.listen},
+                              std::pair{"--http-listen", &c.http.listen}})
+    if (const char* v = std::getenv(env_name(flag).c_str()); v && !*v && app[flag]->count() == 0)
+      listen->clear();
   if (auto problem = validate(c); !problem.empty())
     return ExitNow{2, "lite2onnx-server: invalid configuration: " + problem + " (see --help)\n"};
   if (c.pool.workers == 0) c.pool.workers = usable_cpus();

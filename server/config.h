@@ -15,7 +15,11 @@ inline constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 struct GrpcOptions {
   std::string listen = "0.0.0.0:50051";
-  std::string port_file;  // written once listening: "grpc=PORT\nmetrics=PORT\n"
+  std::string port_file;  // written once listening: "grpc=PORT\nmetrics=PORT\nhttp=PORT\n"
+};
+
+struct HttpOptions {
+  std::string listen = "0.0.0.0:8080";  // empty: no HTTP endpoint
 };
 
 struct TlsOptions {
@@ -63,6 +67,7 @@ struct MetricsOptions {
 
 struct ServerConfig {
   GrpcOptions grpc;
+  HttpOptions http;
   TlsOptions tls;
   PoolOptions pool;
   IsolationOptions isolation;

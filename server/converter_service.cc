@@ -7,7 +7,6 @@
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/proto_buffer_reader.h>
 
-#include <cstdlib>
 #include <random>
 
 #include "common/translate.h"
@@ -20,13 +19,6 @@ using Clock = std::chrono::steady_clock;
 
 std::span<const std::byte> as_bytes(const std::string& s) {
   return std::as_bytes(std::span<const char>(s.data(), s.size()));
-}
-
-std::string random_prefix() {
-  std::random_device rd;
-  char buf[9];
-  std::snprintf(buf, sizeof buf, "%08x", rd());
-  return buf;
 }
 
 // Reads a lite2onnx.v1.ConvertRequest from the wire without a parse into a
@@ -153,27 +145,11 @@ grpc::ByteBuffer convert_response(const OnnxBytes& onnx, const Diagnostics& diag
   return grpc::ByteBuffer(slices, std::size(slices));
 }
 
-// The test hook a call asks for (x-lite2onnx-test-fault: crash, hang, syscall,
-// allocate=BYTES or delay=MS), honoured only by a server started with --test-fault-hooks.
 TestFault test_fault(const CallEnvironment& env, grpc::CallbackServerContext* ctx) {
-  TestFault f;
-  if (!env.limits.test_fault_hooks) return f;
   const auto& md = ctx->client_metadata();
   auto it = md.find("x-lite2onnx-test-fault");
-  if (it == md.end()) return f;
-  const std::string value(it->second.data(), it->second.size());
-  if (value == "crash") f.fault = worker::Fault::kCrash;
-  if (value == "hang") f.fault = worker::Fault::kHang;
-  if (value == "syscall") f.fault = worker::Fault::kSyscall;
-  if (value.rfind("delay=", 0) == 0) {
-    f.fault = worker::Fault::kDelay;
-    f.bytes = std::strtoull(value.c_str() + 6, nullptr, 10);
-  }
-  if (value.rfind("allocate=", 0) == 0) {
-    f.fault = worker::Fault::kAllocate;
-    f.bytes = std::strtoull(value.c_str() + 9, nullptr, 10);
-  }
-  return f;
+  if (it == md.end()) return {};
+  return test_fault(env, std::string_view(it->second.data(), it->second.size()));
 }
 
 // A unary call whose work runs on the worker pool: admitted by size, memory
@@ -331,10 +307,15 @@ std::set<std::string> builtin_operator_names() {
   return names;
 }
 
-ConverterService::ConverterService(ServiceLimits limits, WorkerPool& pool, MemoryBudget& budget,
-                                   Metrics& metrics, const Logger& log)
-    : env_(limits, pool, budget, metrics, log, random_prefix()),
-      operators_(to_proto(support_matrix())) {}
+std::string random_request_id_prefix() {
+  std::random_device rd;
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", rd());
+  return buf;
+}
+
+ConverterService::ConverterService(CallEnvironment& env)
+    : env_(env), operators_(to_proto(support_matrix())) {}
 
 grpc::ServerUnaryReactor* ConverterService::Convert(grpc::CallbackServerContext* ctx,
                                                     const grpc::ByteBuffer* request,

@@ -21,16 +21,8 @@ using ConverterServiceBase = v1::Converter::WithRawCallbackMethod_Convert<
 
 class ConverterService final : public ConverterServiceBase {
  public:
-  ConverterService(ServiceLimits limits, WorkerPool& pool, MemoryBudget& budget, Metrics& metrics,
-                   const Logger& log);
-
-  // From now on every new call is refused with UNAVAILABLE; calls already
-  // accepted go on.
-  void begin_drain() { env_.draining.store(true); }
-  // Waits until no call is in progress; false if `deadline` came first.
-  bool wait_idle(std::chrono::system_clock::time_point deadline) {
-    return env_.wait_idle(deadline);
-  }
+  // `env` (shared with the HTTP endpoint) outlives the service.
+  explicit ConverterService(CallEnvironment& env);
 
   grpc::ServerUnaryReactor* Convert(grpc::CallbackServerContext* ctx,
                                     const grpc::ByteBuffer* request,
@@ -45,12 +37,15 @@ class ConverterService final : public ConverterServiceBase {
                                           v1::ListOperatorsResponse* response) override;
 
  private:
-  CallEnvironment env_;
+  CallEnvironment& env_;
   const v1::ListOperatorsResponse operators_;  // the support matrix, read once
 };
 
 // The TFLite builtin operator names: the op labels metrics may use.
 std::set<std::string> builtin_operator_names();
+
+// A random prefix for request ids, so that they are unique across restarts.
+std::string random_request_id_prefix();
 
 // A new ConvertStream call (convert_stream.cc).
 grpc::ServerBidiReactor<v1::ConvertChunk, v1::ConvertChunk>* start_convert_stream(

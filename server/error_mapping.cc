@@ -50,7 +50,12 @@ Failure from_proto(const v1::ConversionError& error) {
   return f;
 }
 
-grpc::Status to_status(const Failure& f) {
+int http_status(Reason reason) {
+  const int status = reason_of_proto(reason).http_status;
+  return status ? status : 500;
+}
+
+v1::ConversionError to_proto(const Failure& f) {
   v1::ConversionError detail;
   detail.set_reason(f.reason);
   detail.set_message(f.message);
@@ -62,6 +67,11 @@ grpc::Status to_status(const Failure& f) {
     op->set_op(u.op);
     op->set_reason(u.reason);
   }
+  return detail;
+}
+
+grpc::Status to_status(const Failure& f) {
+  const v1::ConversionError detail = to_proto(f);
   const grpc::StatusCode code = status_code(f.reason);
   std::string message = f.message.size() > kMaxMessageChars
                             ? f.message.substr(0, kMaxMessageChars - 3) + "..."

@@ -39,6 +39,10 @@ Failure from_proto(const v1::ConversionError& error);
 // it does not know).
 grpc::StatusCode status_code(Reason reason);
 grpc::Status to_status(const Failure& failure);
+// The HTTP status of a reason (the table's column; 500 where it has none).
+int http_status(Reason reason);
+// The failure as the wire's ConversionError (every field; the message not shortened).
+v1::ConversionError to_proto(const Failure& failure);
 
 // "OK", "INVALID_ARGUMENT", ...: the label of metrics and logs.
 std::string_view status_code_name(grpc::StatusCode code);

@@ -1,5 +1,5 @@
 // lite2onnx-server: wires config, logging, metrics, the worker pool and the
-// gRPC endpoint; stops them in order on SIGTERM or SIGINT.
+// gRPC and HTTP endpoints; stops them in order on SIGTERM or SIGINT.
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -14,6 +14,7 @@
 #include "server/conversion_runner.h"
 #include "server/converter_service.h"
 #include "server/grpc_endpoint.h"
+#include "server/http_endpoint.h"
 #include "server/logger.h"
 #include "server/memory_budget.h"
 #include "server/metrics.h"
@@ -59,11 +60,11 @@ void keep_large_buffers_in_the_heap() {
 }
 
 // Written whole or not at all (a reader polling for it never sees half).
-bool write_port_file(const std::string& path, int grpc_port, int metrics_port) {
+bool write_port_file(const std::string& path, int grpc_port, int metrics_port, int http_port) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::trunc);
-    f << "grpc=" << grpc_port << "\nmetrics=" << metrics_port << "\n";
+    f << "grpc=" << grpc_port << "\nmetrics=" << metrics_port << "\nhttp=" << http_port << "\n";
     if (!f) return false;
   }
   return std::rename(tmp.c_str(), path.c_str()) == 0;
@@ -107,7 +108,8 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
   limits.max_stream_bytes = config.limits.max_stream_bytes;
   limits.stream_idle_seconds = config.limits.stream_idle_seconds;
   limits.test_fault_hooks = config.isolation.test_fault_hooks;
-  ConverterService service(limits, pool, budget, metrics, log);
+  CallEnvironment calls(limits, pool, budget, metrics, log, random_request_id_prefix());
+  ConverterService service(calls);
 
   MetricsEndpoint metrics_endpoint;
   if (!config.metrics.listen.empty()) {
@@ -123,14 +125,34 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
     log.error("cannot start", {{"error", std::string_view(st.error().message)}});
     return 1;
   }
+  // Plain HTTP beside a TLS gRPC port would carry what TLS was asked to
+  // protect: until the HTTP endpoint serves TLS too, TLS turns it off.
+  HttpEndpoint http_endpoint;
+  if (!config.http.listen.empty() && config.tls.enabled()) {
+    log.warn("HTTP endpoint off: it does not serve TLS yet, and --tls-cert is set",
+             {{"http_listen", std::string_view(config.http.listen)}});
+  } else if (!config.http.listen.empty()) {
+    HttpLimits http_limits;
+    http_limits.max_body_bytes = config.limits.max_stream_bytes;
+    http_limits.idle_seconds = config.limits.stream_idle_seconds;
+    // A connection holds a thread while its call waits: one per worker and
+    // queue slot, and a few for probes and refusals.
+    http_limits.threads = std::min(config.pool.workers + config.pool.queue_size + 4, 256u);
+    if (auto st = http_endpoint.start(config.http.listen, http_limits, calls); !st) {
+      log.error("cannot start", {{"error", std::string_view(st.error().message)}});
+      return 1;
+    }
+  }
   if (!config.grpc.port_file.empty() &&
-      !write_port_file(config.grpc.port_file, grpc_endpoint.port(), metrics_endpoint.port())) {
+      !write_port_file(config.grpc.port_file, grpc_endpoint.port(), metrics_endpoint.port(),
+                       http_endpoint.port())) {
     log.error("cannot write the port file", {{"path", std::string_view(config.grpc.port_file)}});
     return 1;
   }
   log.info("listening",
            {{"grpc_port", int64_t{grpc_endpoint.port()}},
             {"metrics_port", int64_t{metrics_endpoint.port()}},
+            {"http_port", int64_t{http_endpoint.port()}},
             {"tls", config.tls.enabled()},
             {"mutual_tls", config.tls.mutual()},
             {"workers", uint64_t{config.pool.workers}},
@@ -154,12 +176,13 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
   // answers; once the calls in progress are done (or the grace period is over)
   // the listener closes and cancels whatever is left.
   grpc_endpoint.set_serving(false);
-  service.begin_drain();
+  calls.draining.store(true);
   const auto deadline = std::chrono::system_clock::now() +
                         std::chrono::duration_cast<std::chrono::system_clock::duration>(
                             std::chrono::duration<double>(config.drain_seconds));
-  if (!service.wait_idle(deadline)) log.warn("grace period over: cancelling the calls left");
+  if (!calls.wait_idle(deadline)) log.warn("grace period over: cancelling the calls left");
   grpc_endpoint.stop(deadline);
+  http_endpoint.stop();
   pool.stop();
   log.info("stopped");
   metrics_endpoint.stop();

@@ -39,13 +39,13 @@ struct Metrics::Families {
   Family<Counter>& requests = prometheus::BuildCounter()
                                   .Name("lite2onnx_requests_total")
                                   .Help(
-                                      "Finished calls of lite2onnx.v1.Converter by method and "
-                                      "gRPC status code")
+                                      "Finished calls of lite2onnx.v1.Converter by protocol "
+                                      "(grpc, http), method and gRPC status code")
                                   .Register(*registry);
   Family<Histogram>& request_seconds =
       prometheus::BuildHistogram()
           .Name("lite2onnx_request_duration_seconds")
-          .Help("Time from the arrival of a call to its status, by method")
+          .Help("Time from the arrival of a call to its status, by protocol and method")
           .Register(*registry);
   Family<Histogram>& phase_seconds = prometheus::BuildHistogram()
                                          .Name("lite2onnx_conversion_phase_duration_seconds")
@@ -155,9 +155,17 @@ Metrics::~Metrics() = default;
 
 std::shared_ptr<prometheus::Registry> Metrics::registry() const { return f_->registry; }
 
-void Metrics::record_request(std::string_view method, std::string_view code, double seconds) {
-  f_->requests.Add({{"method", std::string(method)}, {"code", std::string(code)}}).Increment();
-  f_->request_seconds.Add({{"method", std::string(method)}}, latency_buckets()).Observe(seconds);
+void Metrics::record_request(std::string_view protocol, std::string_view method,
+                             std::string_view code, double seconds) {
+  f_->requests
+      .Add({{"protocol", std::string(protocol)},
+            {"method", std::string(method)},
+            {"code", std::string(code)}})
+      .Increment();
+  f_->request_seconds
+      .Add({{"protocol", std::string(protocol)}, {"method", std::string(method)}},
+           latency_buckets())
+      .Observe(seconds);
 }
 
 void Metrics::record_conversion(const Diagnostics& d, std::string_view outcome) {

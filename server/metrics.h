@@ -34,8 +34,10 @@ class Metrics {
 
   std::shared_ptr<prometheus::Registry> registry() const;
 
-  // One finished call of the Converter service.
-  void record_request(std::string_view method, std::string_view code, double seconds);
+  // One finished call of the Converter service over `protocol` ("grpc" or
+  // "http"); `code` is a gRPC code name (an HTTP answer's too).
+  void record_request(std::string_view protocol, std::string_view method, std::string_view code,
+                      double seconds);
   // One conversion that ran: phases, model sizes, operators by outcome.
   void record_conversion(const Diagnostics& diagnostics, std::string_view outcome);
   void record_queue_wait(double seconds);

@@ -37,6 +37,11 @@ bool WorkerPool::try_submit(Job job) {
   return true;
 }
 
+bool WorkerPool::has_room() const {
+  std::lock_guard lock(mu_);
+  return !stopping_ && queue_.size() + busy_ < capacity_;
+}
+
 void WorkerPool::stop() {
   {
     std::lock_guard lock(mu_);

@@ -41,6 +41,9 @@ class WorkerPool {
   // Accepts the job if a worker is idle or the queue has room; false otherwise
   // (and after stop()).
   bool try_submit(Job job);
+  // Whether try_submit() would accept a job now (a caller about to read a
+  // large request asks first; the answer may change before it submits).
+  bool has_room() const;
 
   // Takes no more jobs, runs the ones already accepted, joins the workers
   // (which ends their runners).

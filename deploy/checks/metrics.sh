@@ -88,7 +88,7 @@ hold_pid=
 # The server counts a call just after answering it: wait for the last ones.
 for _ in $(seq 100); do
   curl -sf "$metrics_url" >"$dir/metrics.txt" || fail "no /metrics"
-  grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="ConvertStream"} 1$' "$dir/metrics.txt" &&
+  grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="ConvertStream",protocol="grpc"} 1$' "$dir/metrics.txt" &&
     grep -q '^lite2onnx_requests_shed_total{reason="memory_budget"} 1$' "$dir/metrics.txt" && break
   sleep 0.05
 done

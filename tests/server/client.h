@@ -71,7 +71,7 @@ std::vector<std::string> reflected_files(grpc::Channel& channel, const std::stri
 namespace lite2onnx::server_test {
 
 // The value of one series in a Prometheus text exposition, e.g.
-// `lite2onnx_requests_total{code="OK",method="Convert"}` (labels in
+// `lite2onnx_requests_total{code="OK",method="Convert",protocol="grpc"}` (labels in
 // alphabetical order, as prometheus-cpp writes them).
 std::optional<double> metric(const std::string& exposition, const std::string& series);
 

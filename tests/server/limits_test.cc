@@ -99,8 +99,10 @@ TEST_F(LimitsTest, MemoryBudgetRefusesWhatDoesNotFit) {
   ctx.TryCancel();
   stream->Finish();
   EXPECT_EQ(
-      wait_for_metric(server_->metrics_port(),
-                      R"(lite2onnx_requests_total{code="CANCELLED",method="ConvertStream"})", 1),
+      wait_for_metric(
+          server_->metrics_port(),
+          R"(lite2onnx_requests_total{code="CANCELLED",method="ConvertStream",protocol="grpc"})",
+          1),
       1)
       << server_->log();
   EXPECT_EQ(scrape("lite2onnx_inflight_model_bytes"), 0);
@@ -121,8 +123,10 @@ TEST_F(LimitsTest, DeadlineStopsARunningConversion) {
             1);
   EXPECT_EQ(scrape(R"(lite2onnx_conversions_total{outcome="ok"})"), std::nullopt);
   EXPECT_EQ(
-      wait_for_metric(server_->metrics_port(),
-                      R"(lite2onnx_requests_total{code="DEADLINE_EXCEEDED",method="Convert"})", 1),
+      wait_for_metric(
+          server_->metrics_port(),
+          R"(lite2onnx_requests_total{code="DEADLINE_EXCEEDED",method="Convert",protocol="grpc"})",
+          1),
       1);
   EXPECT_TRUE(convert(*channel_, read_file(mini_mobilenet_path())).status.ok());
 }
@@ -146,9 +150,11 @@ TEST_F(LimitsTest, ClientCancellationStopsARunningConversion) {
   EXPECT_EQ(wait_for_metric(server_->metrics_port(),
                             R"(lite2onnx_conversions_total{outcome="cancelled"})", 1),
             1);
-  EXPECT_EQ(wait_for_metric(server_->metrics_port(),
-                            R"(lite2onnx_requests_total{code="CANCELLED",method="Convert"})", 1),
-            1);
+  EXPECT_EQ(
+      wait_for_metric(
+          server_->metrics_port(),
+          R"(lite2onnx_requests_total{code="CANCELLED",method="Convert",protocol="grpc"})", 1),
+      1);
 }
 
 TEST_F(LimitsTest, RequestWhoseDeadlinePassesInTheQueueNeverRuns) {
@@ -158,8 +164,10 @@ TEST_F(LimitsTest, RequestWhoseDeadlinePassesInTheQueueNeverRuns) {
   EXPECT_EQ(queued.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_TRUE(slow.get().status.ok());
   EXPECT_EQ(
-      wait_for_metric(server_->metrics_port(),
-                      R"(lite2onnx_requests_total{code="DEADLINE_EXCEEDED",method="Convert"})", 1),
+      wait_for_metric(
+          server_->metrics_port(),
+          R"(lite2onnx_requests_total{code="DEADLINE_EXCEEDED",method="Convert",protocol="grpc"})",
+          1),
       1);
   // Only the slow conversion ran.
   EXPECT_EQ(scrape(R"(lite2onnx_conversions_total{outcome="ok"})"), 1);

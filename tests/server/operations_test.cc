@@ -58,15 +58,25 @@ TEST(OperationsTest, MetricsCountKnownTraffic) {
 
   // Each call is counted just after its answer: wait for the last ones.
   const int port = server->metrics_port();
-  wait_for_metric(port, R"(lite2onnx_request_duration_seconds_count{method="Convert"})", 4);
-  wait_for_metric(port, R"(lite2onnx_request_duration_seconds_count{method="ConvertStream"})", 1);
+  wait_for_metric(
+      port, R"(lite2onnx_request_duration_seconds_count{method="Convert",protocol="grpc"})", 4);
+  wait_for_metric(
+      port, R"(lite2onnx_request_duration_seconds_count{method="ConvertStream",protocol="grpc"})",
+      1);
   const std::string m = http_get(port, "/metrics");
   auto value = [&m](const std::string& series) { return metric(m, series).value_or(-1); };
-  EXPECT_EQ(value(R"(lite2onnx_requests_total{code="OK",method="Convert"})"), 2);
-  EXPECT_EQ(value(R"(lite2onnx_requests_total{code="OK",method="ConvertStream"})"), 1);
-  EXPECT_EQ(value(R"(lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert"})"), 1);
-  EXPECT_EQ(value(R"(lite2onnx_requests_total{code="UNIMPLEMENTED",method="Convert"})"), 1);
-  EXPECT_EQ(value(R"(lite2onnx_request_duration_seconds_count{method="Convert"})"), 4);
+  EXPECT_EQ(value(R"(lite2onnx_requests_total{code="OK",method="Convert",protocol="grpc"})"), 2);
+  EXPECT_EQ(value(R"(lite2onnx_requests_total{code="OK",method="ConvertStream",protocol="grpc"})"),
+            1);
+  EXPECT_EQ(
+      value(
+          R"(lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert",protocol="grpc"})"),
+      1);
+  EXPECT_EQ(
+      value(R"(lite2onnx_requests_total{code="UNIMPLEMENTED",method="Convert",protocol="grpc"})"),
+      1);
+  EXPECT_EQ(value(R"(lite2onnx_request_duration_seconds_count{method="Convert",protocol="grpc"})"),
+            4);
   EXPECT_EQ(value(R"(lite2onnx_conversions_total{outcome="ok"})"), 3);
   EXPECT_EQ(value(R"(lite2onnx_conversions_total{outcome="invalid_model"})"), 1);
   EXPECT_EQ(value(R"(lite2onnx_conversions_total{outcome="unsupported"})"), 1);

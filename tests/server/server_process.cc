@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cctype>
 
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
@@ -104,9 +105,13 @@ std::unique_ptr<ServerProcess> ServerProcess::start(const std::vector<std::strin
   std::unique_ptr<ServerProcess> s(new ServerProcess());
   const std::string port_file = s->dir_.file("ports");
   std::vector<std::string> all{"--listen", "127.0.0.1:0", "--port-file", port_file};
-  if (std::find(args.begin(), args.end(), "--metrics-listen") == args.end() &&
-      !env.count("LITE2ONNX_METRICS_LISTEN"))
-    all.insert(all.end(), {"--metrics-listen", ""});
+  for (const char* flag : {"--metrics-listen", "--http-listen"}) {
+    std::string var = "LITE2ONNX_";
+    for (const char* c = flag + 2; *c; ++c)
+      var += *c == '-' ? '_' : static_cast<char>(std::toupper(*c));
+    if (std::find(args.begin(), args.end(), flag) == args.end() && !env.count(var))
+      all.insert(all.end(), {flag, ""});
+  }
   all.insert(all.end(), args.begin(), args.end());
   if (wrapper.empty()) {
     s->pid_ = spawn(all, env, s->dir_.file("log"), "", LITE2ONNX_SERVER_BIN, cpu);
@@ -120,7 +125,8 @@ std::unique_ptr<ServerProcess> ServerProcess::start(const std::vector<std::strin
   while (Clock::now() < end) {
     const std::string ports = read_file(port_file);
     if (!ports.empty()) {
-      std::sscanf(ports.c_str(), "grpc=%d\nmetrics=%d", &s->grpc_port_, &s->metrics_port_);
+      std::sscanf(ports.c_str(), "grpc=%d\nmetrics=%d\nhttp=%d", &s->grpc_port_, &s->metrics_port_,
+                  &s->http_port_);
       return s;
     }
     if (const int code = wait_for(s->pid_, std::chrono::milliseconds(10)); code >= 0) {

@@ -41,8 +41,9 @@ class TempDir {
 
 class ServerProcess {
  public:
-  // Starts the server with `args` after --listen 127.0.0.1:0, --port-file and
-  // --metrics-listen "" (no metrics unless `args` name another address), and
+  // Starts the server with `args` after --listen 127.0.0.1:0, --port-file,
+  // --metrics-listen "" and --http-listen "" (no metrics or HTTP endpoint
+  // unless `args` or `env` name an address), and
   // waits until it listens. LITE2ONNX_* variables of the test's own
   // environment are not passed on; `env` adds variables; `cpu` >= 0 pins the
   // process to that CPU. Fails the test (and returns null) when the server
@@ -57,6 +58,7 @@ class ServerProcess {
 
   int grpc_port() const { return grpc_port_; }
   int metrics_port() const { return metrics_port_; }
+  int http_port() const { return http_port_; }
   pid_t pid() const { return pid_; }
   std::string address() const { return "127.0.0.1:" + std::to_string(grpc_port_); }
   std::shared_ptr<grpc::Channel> channel() const;
@@ -81,6 +83,7 @@ class ServerProcess {
   int exit_code_ = -1;
   int grpc_port_ = 0;
   int metrics_port_ = 0;
+  int http_port_ = 0;
 };
 
 // Runs the server binary with exactly `args` (for configuration errors, --help),

@@ -1,0 +1,294 @@
+// The HTTP endpoint against the real server: the same answers as gRPC, the
+// error table's statuses, refusals before the body is read, and requests no
+// well-behaved client sends.
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <future>
+#include <nlohmann/json.hpp>
+
+#include "client.h"
+#include "http_client.h"
+#include "server_process.h"
+#include "test_models.h"
+
+namespace lite2onnx::server_test {
+namespace {
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+std::unique_ptr<ServerProcess> start_http(std::vector<std::string> args = {}) {
+  args.insert(args.end(), {"--http-listen", "127.0.0.1:0"});
+  auto server = ServerProcess::start(args);
+  if (server) {
+    EXPECT_GT(server->http_port(), 0);
+  }
+  return server;
+}
+
+HttpRequest post(const std::string& target, std::string body) {
+  HttpRequest r;
+  r.target = target;
+  r.body = std::move(body);
+  return r;
+}
+
+// As a client honouring Retry-After would: a worker being replaced keeps its
+// pool slot busy for a moment (with --queue-size 0 the call is refused).
+HttpResponse call_while_busy(int port, const HttpRequest& r) {
+  HttpResponse answer;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    answer = http_call(port, r);
+    if (answer.status != 429) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  return answer;
+}
+
+json error_of(const HttpResponse& r) {
+  EXPECT_EQ(r.header("content-type"), "application/json");
+  return json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+}
+
+TEST(HttpTest, ConvertAnswersTheGrpcBytes) {
+  auto server = start_http();
+  ASSERT_TRUE(server);
+  const std::string model = read_file(mini_mobilenet_path());
+  v1::ConvertOptions options;
+  options.set_opset(17);
+  options.set_keep_io_layout(true);
+  const ConvertResult grpc_answer = convert(*server->channel(), model, options);
+  ASSERT_TRUE(grpc_answer.status.ok()) << grpc_answer.status.error_message();
+
+  HttpRequest r = post("/v1/convert?opset=17&keep_io_layout=true", model);
+  r.headers.push_back({"X-Request-Id", "hook-42"});
+  const HttpResponse answer = http_call(server->http_port(), r);
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.header("content-type"), "application/octet-stream");
+  EXPECT_EQ(answer.body, grpc_answer.response.onnx_model());
+  EXPECT_EQ(answer.header("x-request-id"), "hook-42");
+  EXPECT_NE(answer.header("x-lite2onnx-diagnostics").find("opset=17"), std::string::npos);
+
+  // A chunked upload, and one announced with "Expect: 100-continue" (curl's
+  // way for bodies over 1 MiB), give the same bytes.
+  r.chunked = true;
+  EXPECT_EQ(http_call(server->http_port(), r).body, grpc_answer.response.onnx_model());
+  r.chunked = false;
+  r.expect_continue = true;
+  const HttpResponse continued = http_call(server->http_port(), r);
+  EXPECT_TRUE(continued.continued);
+  EXPECT_EQ(continued.status, 200);
+  EXPECT_EQ(continued.body, grpc_answer.response.onnx_model());
+}
+
+TEST(HttpTest, JsonAnswerIsTheProtoJsonOfConvertResponse) {
+  auto server = start_http();
+  ASSERT_TRUE(server);
+  const std::string model = read_file(mini_mobilenet_path());
+  const ConvertResult grpc_answer = convert(*server->channel(), model);
+  ASSERT_TRUE(grpc_answer.status.ok());
+  HttpRequest r = post("/v1/convert", model);
+  r.headers.push_back({"Accept", "application/json"});
+  const HttpResponse answer = http_call(server->http_port(), r);
+  ASSERT_EQ(answer.status, 200);
+  EXPECT_EQ(answer.header("content-type"), "application/json");
+  v1::ConvertResponse parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(answer.body, &parsed).ok());
+  EXPECT_EQ(parsed.onnx_model(), grpc_answer.response.onnx_model());
+  EXPECT_EQ(parsed.diagnostics().opset(), grpc_answer.response.diagnostics().opset());
+  EXPECT_GT(parsed.diagnostics().emitted_nodes_size(), 0);
+}
+
+TEST(HttpTest, InspectAndOperators) {
+  auto server = start_http();
+  ASSERT_TRUE(server);
+  const HttpResponse inspected =
+      http_call(server->http_port(), post("/v1/inspect", read_file(mini_mobilenet_path())));
+  ASSERT_EQ(inspected.status, 200) << inspected.body;
+  v1::InspectResponse info;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(inspected.body, &info).ok());
+  EXPECT_GT(info.tensors_size(), 0);
+
+  HttpRequest get;
+  get.method = "GET";
+  get.target = "/v1/operators";
+  const HttpResponse ops = http_call(server->http_port(), get);
+  ASSERT_EQ(ops.status, 200);
+  v1::ListOperatorsResponse list;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ops.body, &list).ok());
+  EXPECT_GT(list.operators_size(), 100);
+
+  get.target = "/healthz";
+  EXPECT_EQ(http_call(server->http_port(), get).status, 200);
+  get.target = "/readyz";
+  EXPECT_EQ(http_call(server->http_port(), get).status, 200);
+  get.target = "/v1/nothing";
+  EXPECT_EQ(http_call(server->http_port(), get).status, 404);
+  get.target = "/v1/convert";
+  const HttpResponse wrong_method = http_call(server->http_port(), get);
+  EXPECT_EQ(wrong_method.status, 405);
+  EXPECT_EQ(wrong_method.header("allow"), "POST");
+}
+
+TEST(HttpTest, ErrorsCarryTheTableStatusAndTheConversionError) {
+  auto server = start_http();
+  ASSERT_TRUE(server);
+  const int port = server->http_port();
+
+  HttpResponse r = http_call(port, post("/v1/convert", "not a model at all"));
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(error_of(r)["reason"], "REASON_INVALID_MODEL");
+
+  r = http_call(port, post("/v1/convert", unsupported_ops_model()));
+  EXPECT_EQ(r.status, 422);
+  json e = error_of(r);
+  EXPECT_EQ(e["reason"], "REASON_UNSUPPORTED");
+  ASSERT_EQ(e["unsupported"].size(), 3u);
+  EXPECT_EQ(e["unsupported"][1]["op"], "OtherCustomOp");
+
+  const std::string model = read_file(mini_mobilenet_path());
+  r = http_call(port, post("/v1/convert?opset=12", model));
+  EXPECT_EQ(r.status, 400);
+  e = error_of(r);
+  EXPECT_EQ(e["reason"], "REASON_INVALID_OPTION");
+  EXPECT_NE(e["message"].get<std::string>().find("opset 12"), std::string::npos);
+
+  r = http_call(port, post("/v1/convert?opset=17&colour=blue", model));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(error_of(r)["message"].get<std::string>().find("unknown option 'colour'"),
+            std::string::npos);
+  r = http_call(port, post("/v1/convert?explicit_layouts=x%3DNHWC%3ANCHW&timeout=zero", model));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(error_of(r)["message"].get<std::string>().find("timeout"), std::string::npos);
+  // Options are for /v1/convert only.
+  EXPECT_EQ(http_call(port, post("/v1/inspect?opset=17", model)).status, 400);
+}
+
+TEST(HttpTest, RefusalsComeBeforeTheBody) {
+  auto server = start_http({"--max-stream-bytes", "1000", "--workers", "1"});
+  ASSERT_TRUE(server);
+  HttpRequest r = post("/v1/convert", std::string(5000, 'x'));
+  r.expect_continue = true;
+  const HttpResponse refused = http_call(server->http_port(), r);
+  EXPECT_EQ(refused.status, 413);
+  EXPECT_FALSE(refused.continued);
+  EXPECT_EQ(error_of(refused)["reason"], "REASON_MODEL_TOO_LARGE");
+  EXPECT_EQ(refused.header("connection"), "close");
+
+  // A chunked body is counted as it arrives.
+  r.expect_continue = false;
+  r.chunked = true;
+  EXPECT_EQ(http_call(server->http_port(), r).status, 413);
+
+  // The server is still well.
+  HttpRequest get;
+  get.method = "GET";
+  get.target = "/healthz";
+  EXPECT_EQ(http_call(server->http_port(), get).status, 200);
+}
+
+TEST(HttpTest, OverloadAndDeadlineAnswers) {
+  auto server = start_http({"--workers", "1", "--queue-size", "0", "--test-fault-hooks"});
+  ASSERT_TRUE(server);
+  const int port = server->http_port();
+  const std::string model = read_file(mini_mobilenet_path());
+  HttpRequest slow = post("/v1/convert", model);
+  slow.headers.push_back({"X-Lite2onnx-Test-Fault", "delay=1500"});
+  auto busy = std::async(std::launch::async, [&] { return http_call(port, slow); });
+  std::this_thread::sleep_for(300ms);
+  const HttpResponse full = http_call(port, post("/v1/convert", model));
+  EXPECT_EQ(full.status, 429);
+  EXPECT_EQ(full.header("retry-after"), "1");
+  EXPECT_EQ(error_of(full)["reason"], "REASON_QUEUE_FULL");
+  EXPECT_EQ(busy.get().status, 200);
+
+  HttpRequest late = post("/v1/convert?timeout=0.3", model);
+  late.headers.push_back({"X-Lite2onnx-Test-Fault", "delay=3000"});
+  const HttpResponse deadline = call_while_busy(port, late);
+  EXPECT_EQ(deadline.status, 504);
+  EXPECT_EQ(error_of(deadline)["reason"], "REASON_DEADLINE_EXCEEDED");
+
+  HttpRequest crash = post("/v1/convert", model);
+  crash.headers.push_back({"X-Lite2onnx-Test-Fault", "crash"});
+  const HttpResponse crashed = call_while_busy(port, crash);
+  EXPECT_EQ(crashed.status, 500);
+  EXPECT_EQ(error_of(crashed)["reason"], "REASON_WORKER_CRASHED");
+  // The worker was replaced.
+  EXPECT_EQ(call_while_busy(port, post("/v1/convert", model)).status, 200);
+}
+
+TEST(HttpTest, HostileRequestsLeaveTheServerServing) {
+  auto server = start_http({"--stream-idle-timeout", "1"});
+  ASSERT_TRUE(server);
+  const int port = server->http_port();
+  // A header far beyond civetweb's 16 KiB request limit.
+  const HttpResponse huge = http_raw(
+      port, "GET /healthz HTTP/1.1\r\nX-Big: " + std::string(1 << 20, 'a') + "\r\n\r\n", 10s);
+  EXPECT_NE(huge.status, 200);
+  // Not HTTP.
+  http_raw(port, std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) + "\r\n\r\n", 5s);
+  // A body shorter than announced, then silence: ended by the idle timeout.
+  const HttpResponse short_body =
+      http_raw(port, "POST /v1/convert HTTP/1.1\r\nContent-Length: 100000\r\n\r\nTFL3", 10s);
+  EXPECT_EQ(short_body.status, 400);
+  EXPECT_EQ(error_of(short_body)["reason"], "REASON_BAD_STREAM");
+  // A negative or absurd Content-Length.
+  EXPECT_NE(http_raw(port, "POST /v1/convert HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 5s).status,
+            200);
+  EXPECT_EQ(
+      http_raw(port, "POST /v1/convert HTTP/1.1\r\nContent-Length: 99999999999999\r\n\r\n", 5s)
+          .status,
+      413);
+  HttpRequest get;
+  get.method = "GET";
+  get.target = "/healthz";
+  EXPECT_EQ(http_call(port, get).status, 200);
+  EXPECT_EQ(http_call(port, post("/v1/convert", read_file(mini_mobilenet_path()))).status, 200);
+}
+
+TEST(HttpTest, MetricsAndLogsCountHttpCalls) {
+  auto server = start_http({"--metrics-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(server);
+  const std::string model = read_file(mini_mobilenet_path());
+  ASSERT_EQ(http_call(server->http_port(), post("/v1/convert", model)).status, 200);
+  ASSERT_EQ(http_call(server->http_port(), post("/v1/convert", "junk")).status, 422);
+  const int port = server->metrics_port();
+  EXPECT_EQ(wait_for_metric(
+                port, R"(lite2onnx_requests_total{code="OK",method="Convert",protocol="http"})", 1),
+            1);
+  EXPECT_EQ(
+      wait_for_metric(
+          port,
+          R"(lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert",protocol="http"})",
+          1),
+      1);
+  EXPECT_NE(server->wait_for_log("protocol=http method=Convert", 2).find("status=INVALID_ARGUMENT"),
+            std::string::npos);
+}
+
+TEST(HttpTest, DrainingAnswers503AndFinishesCallsInProgress) {
+  auto server = start_http({"--test-fault-hooks", "--drain-seconds", "10"});
+  ASSERT_TRUE(server);
+  const int port = server->http_port();
+  const std::string model = read_file(mini_mobilenet_path());
+  HttpRequest slow = post("/v1/convert", model);
+  slow.headers.push_back({"X-Lite2onnx-Test-Fault", "delay=1500"});
+  auto in_progress = std::async(std::launch::async, [&] { return http_call(port, slow); });
+  std::this_thread::sleep_for(300ms);
+  server->send_signal(SIGTERM);
+  std::this_thread::sleep_for(200ms);
+  HttpRequest get;
+  get.method = "GET";
+  get.target = "/readyz";
+  EXPECT_EQ(http_call(port, get).status, 503);
+  const HttpResponse refused = http_call(port, post("/v1/convert", model));
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_EQ(error_of(refused)["reason"], "REASON_SHUTTING_DOWN");
+  EXPECT_EQ(in_progress.get().status, 200);
+  EXPECT_EQ(server->wait_exit(10s), 0);
+}
+
+}  // namespace
+}  // namespace lite2onnx::server_test
