@@ -16,6 +16,8 @@ APT_PACKAGES=(
   # gRPC service (server/, proto/, tests/server/): TOOLCHAIN.md's packages; openssl
   # makes the TLS tests' certificates, curl scrapes /metrics in the buf curl test.
   libgrpc++-dev protobuf-compiler-grpc grpc-proto prometheus-cpp-dev
+  # The HTTP endpoint (server/http_endpoint.cc); prometheus-cpp's /metrics uses it too.
+  libcivetweb-dev
   libspdlog-dev libfmt-dev openssl curl
   # SHA-256 of the golden outputs (tests/golden).
   libssl-dev

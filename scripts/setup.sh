@@ -17,9 +17,11 @@ echo "setup: built; the CLI is build/lite2onnx, the server build/server/lite2onn
 
 listen="${LITE2ONNX_LISTEN:-127.0.0.1:50051}"
 metrics="${LITE2ONNX_METRICS_LISTEN:-127.0.0.1:9464}"
+http="${LITE2ONNX_HTTP_LISTEN-127.0.0.1:8080}"
 cat <<EOF
-setup: starting lite2onnx-server (gRPC on $listen, metrics on http://$metrics/metrics); Ctrl-C stops it.
+setup: starting lite2onnx-server (gRPC on $listen, HTTP on ${http:-(off)}, metrics on http://$metrics/metrics); Ctrl-C stops it.
        From a second terminal:
          build/lite2onnx convert build/examples/mini_mobilenet.tflite -o /tmp/mini.onnx --server $listen
+         curl --fail-with-body --data-binary @build/examples/mini_mobilenet.tflite http://$http/v1/convert -o /tmp/mini.onnx
 EOF
-exec ./build/server/lite2onnx-server --listen "$listen" --metrics-listen "$metrics"
+exec ./build/server/lite2onnx-server --listen "$listen" --metrics-listen "$metrics" --http-listen "$http"

@@ -24,7 +24,8 @@ fail() {
   exit 1
 }
 
-"$server" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --port-file "$dir/ports" 2>"$dir/log" &
+"$server" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --http-listen "" --port-file "$dir/ports" \
+  2>"$dir/log" &
 pid=$!
 for _ in $(seq 200); do [ -s "$dir/ports" ] && break; sleep 0.05; done
 [ -s "$dir/ports" ] || fail "the server did not start"

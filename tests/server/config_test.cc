@@ -27,7 +27,7 @@ TEST(ConfigTest, HelpDocumentsEveryFlagAndVariable) {
         "--max-unary-bytes", "--max-stream-bytes", "--tls-cert", "--tls-key", "--tls-client-ca",
         "--log-level", "--log-format", "--drain-seconds", "--port-file", "--isolation",
         "--worker-binary", "--conversion-memory-limit", "--conversion-time-limit",
-        "--stream-idle-timeout"}) {
+        "--stream-idle-timeout", "--http-listen"}) {
     EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
     std::string env = "LITE2ONNX_";
     for (const char* c = flag + 2; *c; ++c) env += *c == '-' ? '_' : static_cast<char>(toupper(*c));
@@ -62,8 +62,8 @@ TEST(ConfigTest, TheTestHooksAreHidden) {
 }
 
 TEST(ConfigTest, AMissingWorkerProgramIsAStartupError) {
-  RunResult r = run_server({"--listen", "127.0.0.1:0", "--metrics-listen", "", "--worker-binary",
-                            "/nonexistent/lite2onnx-worker"});
+  RunResult r = run_server({"--listen", "127.0.0.1:0", "--metrics-listen", "", "--http-listen", "",
+                            "--worker-binary", "/nonexistent/lite2onnx-worker"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("cannot start the worker '/nonexistent/lite2onnx-worker'"),
             std::string::npos)
@@ -85,7 +85,7 @@ TEST(ConfigTest, AnAddressInUseIsAStartupError) {
   socklen_t len = sizeof addr;
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   const std::string taken = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-  RunResult r = run_server({"--listen", taken, "--metrics-listen", ""});
+  RunResult r = run_server({"--listen", taken, "--metrics-listen", "", "--http-listen", ""});
   close(fd);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("cannot serve gRPC on '" + taken + "'"), std::string::npos) << r.output;
@@ -108,10 +108,13 @@ TEST(ConfigTest, EnvironmentVariablesConfigureTheServer) {
 }
 
 TEST(ConfigTest, AnEmptyMetricsVariableTurnsTheEndpointOff) {
-  // ServerProcess passes --metrics-listen "" only when the variable is absent.
-  auto server = ServerProcess::start({}, {{"LITE2ONNX_METRICS_LISTEN", ""}});
+  // ServerProcess passes --metrics-listen "" and --http-listen "" only when
+  // the variable is absent.
+  auto server =
+      ServerProcess::start({}, {{"LITE2ONNX_METRICS_LISTEN", ""}, {"LITE2ONNX_HTTP_LISTEN", ""}});
   ASSERT_TRUE(server);
   EXPECT_EQ(server->metrics_port(), 0) << server->log();
+  EXPECT_EQ(server->http_port(), 0) << server->log();
   EXPECT_TRUE(convert(*server->channel(), read_file(mini_mobilenet_path())).status.ok());
 }
 
