@@ -3,7 +3,7 @@
 # derived with ldd + dpkg -S and checked again below).
 #
 #   docker build -t lite2onnx:0.1.0 .
-#   docker run --rm -p 50051:50051 -p 9464:9464 lite2onnx:0.1.0
+#   docker run --rm -p 50051:50051 -p 8080:8080 -p 9464:9464 lite2onnx:0.1.0
 #
 # Without a Docker engine, deploy/check-runtime-image.sh proves the runtime
 # stage in a debootstrap'ed bookworm minbase root. Flags and LITE2ONNX_*
@@ -21,7 +21,7 @@ RUN apt-get update \
       libflatbuffers-dev flatbuffers-compiler \
       nlohmann-json3-dev libcli11-dev \
       libgrpc++-dev protobuf-compiler-grpc grpc-proto prometheus-cpp-dev \
-      libspdlog-dev libfmt-dev libjemalloc-dev libseccomp-dev \
+      libcivetweb-dev libspdlog-dev libfmt-dev libjemalloc-dev libseccomp-dev \
  && rm -rf /var/lib/apt/lists/*
 
 # The configure flags; deploy/checks/docker-context.sh configures the
@@ -40,7 +40,7 @@ RUN cmake -S . -B /build -G Ninja ${CMAKE_ARGS} \
 FROM debian:bookworm-slim AS runtime
 
 LABEL org.opencontainers.image.title="lite2onnx-server" \
-      org.opencontainers.image.description="TensorFlow Lite to ONNX conversion over gRPC" \
+      org.opencontainers.image.description="TensorFlow Lite to ONNX conversion over gRPC and HTTP" \
       org.opencontainers.image.licenses="Apache-2.0"
 
 COPY deploy/runtime-packages.txt /tmp/runtime-packages.txt
@@ -59,6 +59,8 @@ COPY --from=build /build/server/lite2onnx-server /build/server/lite2onnx-worker 
 
 # Numeric, so Kubernetes' runAsNonRoot can verify it.
 USER 10001:10001
-# gRPC (lite2onnx.v1.Converter, grpc.health.v1, reflection) and Prometheus /metrics.
-EXPOSE 50051 9464
+# gRPC (lite2onnx.v1.Converter, grpc.health.v1, reflection), HTTP/1.1 (/v1/convert,
+# /v1/inspect, /v1/operators, /healthz, /readyz; plaintext, off when --tls-cert is set)
+# and Prometheus /metrics.
+EXPOSE 50051 8080 9464
 ENTRYPOINT ["lite2onnx-server"]

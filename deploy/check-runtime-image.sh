@@ -5,8 +5,8 @@
 # server and CLI in, and runs them there with chroot as the image's non-root
 # user on a read-only root (a tmpfs on /tmp, as the Helm chart mounts an
 # emptyDir): a health check, a Convert and a failing Convert over gRPC with
-# buf curl, a CLI conversion in-process and through --server, a /metrics scrape,
-# then SIGTERM must exit 0.
+# buf curl, a Convert and /readyz over HTTP with curl, a CLI conversion in-process
+# and through --server, a /metrics scrape, then SIGTERM must exit 0.
 #
 #   deploy/check-runtime-image.sh [--build-dir DIR] [--mirror URL] [--keep]
 #
@@ -138,13 +138,15 @@ step "lite2onnx-server in the root"
 # (Not through in_image: a function in the background would be a shell that SIGTERM ends;
 # chroot and env exec, so $! is the server itself.)
 chroot --userspec="$APP_UID:$APP_GID" "$run" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin \
-  lite2onnx-server --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --port-file /tmp/ports \
+  lite2onnx-server --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --http-listen 127.0.0.1:0 \
+  --port-file /tmp/ports \
   --drain-seconds 2 2>"$work/server.log" &
 pid=$!
 for _ in $(seq 200); do [ -s "$run/tmp/ports" ] && break; sleep 0.05; done
 [ -s "$run/tmp/ports" ] || { cat "$work/server.log"; die "the server did not start"; }
 port=$(sed -n 's/^grpc=//p' "$run/tmp/ports")
 metrics_port=$(sed -n 's/^metrics=//p' "$run/tmp/ports")
+http_port=$(sed -n 's/^http=//p' "$run/tmp/ports")
 url=http://127.0.0.1:$port
 call() { "$buf" curl --protocol grpc --http2-prior-knowledge "$@"; }
 fail_with_log() { echo "--- server log"; cat "$work/server.log"; die "$*"; }
@@ -177,16 +179,27 @@ fi
 grep -q '"invalid_argument"' "$work/error.json" || fail_with_log "garbage: $(cat "$work/error.json")"
 echo "   Convert of garbage: INVALID_ARGUMENT"
 
+# The HTTP/1.1 endpoint: the raw model as the body, the ONNX bytes as the answer.
+ready=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$http_port/readyz") || true
+[ "$ready" = 200 ] || fail_with_log "HTTP GET /readyz: $ready"
+status=$(curl -s -o "$work/http.onnx" -w '%{http_code}' --data-binary @"$model" \
+  "http://127.0.0.1:$http_port/v1/convert") || true
+[ "$status" = 200 ] || fail_with_log "HTTP POST /v1/convert: $status $(head -c 300 "$work/http.onnx" 2>/dev/null)"
+cmp -s "$work/http.onnx" "$run/tmp/model.onnx" || fail_with_log "the HTTP answer differs from the CLI's ONNX"
+echo "   HTTP: /readyz 200, POST /v1/convert 200 with the CLI's bytes"
+
 # The server counts a call just after answering it: wait for the last one.
 for _ in $(seq 100); do
   metrics=$(curl -sf "http://127.0.0.1:$metrics_port/metrics") || fail_with_log "no /metrics"
-  grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert",protocol="grpc"} 1$' <<<"$metrics" && break
+  grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="http"} 1$' <<<"$metrics" && break
   sleep 0.05
 done
 grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="grpc"} 2$' <<<"$metrics" ||
   fail_with_log "metrics: no OK Convert counted"
 grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert",protocol="grpc"} 1$' <<<"$metrics" ||
   fail_with_log "metrics: no INVALID_ARGUMENT Convert counted"
+grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="http"} 1$' <<<"$metrics" ||
+  fail_with_log "metrics: no OK Convert over HTTP counted"
 # The conversions ran in sandboxed worker processes (--isolation process, the default).
 workers=$(sed -n 's/^lite2onnx_worker_starts_total \([0-9]*\)$/\1/p' <<<"$metrics")
 [ "${workers:-0}" -ge 1 ] || fail_with_log "metrics: no worker process started"

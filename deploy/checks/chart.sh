@@ -4,6 +4,7 @@
 #    (the all-features file with -a monitoring.coreos.com/v1, so the ServiceMonitor
 #    and PrometheusRule render and are validated against prometheus-operator's CRDs);
 #  - NOTES.txt renders for each;
+#  - the HTTP endpoint is on by default and off with TLS (it is plaintext only);
 #  - every bad-render/*.yaml fails to render with the message its "# expect:" names;
 #  - the rendered YAML passes yamllint (.yamllint, relaxed for toYaml's indentation);
 #  - with every option on, the ConfigMap sets every LITE2ONNX_* variable that
@@ -56,6 +57,12 @@ done
 [ "$(grep -c '^kind: Service$' "$dir/ci-all-features.yaml")" -eq 2 ] || fail "all-features renders no headless Service"
 grep -q 'appProtocol: grpc' "$dir/defaults.yaml" || fail "the Service has no appProtocol: grpc"
 grep -q '^ *grpc:$' "$dir/defaults.yaml" || fail "the default probes are not native gRPC probes"
+# HTTP: on by default (container port, Service port); plaintext only, so TLS turns it off.
+grep -q '^  LITE2ONNX_HTTP_LISTEN: "0.0.0.0:8080"$' "$dir/defaults.yaml" || fail "the defaults do not serve HTTP on 8080"
+[ "$(grep -c '^ *- name: http$' "$dir/defaults.yaml")" -eq 2 ] || fail "the defaults have no http container and Service port"
+grep -q '^  LITE2ONNX_HTTP_LISTEN: ""$' "$dir/ci-all-features.yaml" || fail "TLS (all-features) does not turn HTTP off"
+! grep -q '^ *- name: http$' "$dir/ci-all-features.yaml" || fail "TLS (all-features) still has an http port"
+grep -q '^ *- port: http$' "$dir/ci-plaintext-http.yaml" || fail "plaintext-http: the NetworkPolicy does not admit the http port"
 
 for f in "$CHECKS"/bad-render/*.yaml; do
   expect=$(sed -n 's/^# expect: //p' "$f")

@@ -2,7 +2,7 @@
 # Checks the Dockerfile without a Docker engine:
 #  - its policy: a debian:bookworm build stage, a debian:bookworm-slim final stage
 #    that installs deploy/runtime-packages.txt, a numeric non-root USER, EXPOSE of
-#    the gRPC and metrics ports, ENTRYPOINT ["lite2onnx-server"] in exec form;
+#    the gRPC, HTTP and metrics ports, ENTRYPOINT ["lite2onnx-server"] in exec form;
 #  - its build packages are a subset of scripts/deps.sh's (the README's packages);
 #  - every COPY source is in the build context .dockerignore lets through;
 #  - the context .dockerignore lets through configures with the Dockerfile's
@@ -28,6 +28,7 @@ user=$(grep -i '^USER ' <<<"$final" | tail -n1 | awk '{print $2}')
 [[ "$user" =~ ^[0-9]+(:[0-9]+)?$ ]] || fail "the final stage needs a numeric USER (runAsNonRoot verifies it), got '$user'"
 [[ "$user" =~ ^0(:|$) ]] && fail "USER must not be root"
 grep -qiE '^EXPOSE( .*)? 50051( |$)' <<<"$final" || fail "EXPOSE 50051 (gRPC) is missing"
+grep -qiE '^EXPOSE( .*)? 8080( |$)' <<<"$final" || fail "EXPOSE 8080 (HTTP) is missing"
 grep -qiE '^EXPOSE( .*)? 9464( |$)' <<<"$final" || fail "EXPOSE 9464 (metrics) is missing"
 grep -qx 'ENTRYPOINT \["lite2onnx-server"\]' <<<"$final" || fail 'ENTRYPOINT must be ["lite2onnx-server"] (exec form, no shell)'
 grep -q 'runtime-packages.txt' <<<"$final" || fail "the final stage must install deploy/runtime-packages.txt"

@@ -2,9 +2,10 @@
 # Every metric the dashboards and alerts use exists on a real server's /metrics.
 # Starts SERVER on loopback with a 4 kB memory budget, sends traffic that makes every
 # labelled series appear (health, Convert ok, garbage -> INVALID_ARGUMENT, a custom
-# operator -> UNIMPLEMENTED, ConvertStream, Inspect, ListOperators, and a Convert shed
-# for the memory budget while a stream holds it), scrapes /metrics, renders the chart's
-# PrometheusRule, then runs promql-check.mjs on the dashboards and both rule sets.
+# operator -> UNIMPLEMENTED, ConvertStream, Inspect, ListOperators, a Convert over HTTP,
+# and a Convert shed for the memory budget while a stream holds it), scrapes /metrics,
+# renders the chart's PrometheusRule, then runs promql-check.mjs on the dashboards and
+# both rule sets.
 #   metrics.sh SERVER_BINARY MODEL.tflite
 source "$(dirname "$0")/common.sh"
 server=$1 model=$2
@@ -34,13 +35,14 @@ flatc -b -o "$dir" "$REPO/core/tflite/schema.fbs" "$CHECKS/models/custom_op.json
 model_bytes=$(stat -c %s "$model")
 [ "$model_bytes" -lt 4000 ] || fail "$model is $model_bytes bytes: the test's budget is 4000"
 
-"$server" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --port-file "$dir/ports" \
+"$server" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --port-file "$dir/ports" \
   --max-unary-bytes 4kb --max-inflight-bytes 4kb --drain-seconds 1 2>"$dir/log" &
 pid=$!
 for _ in $(seq 200); do [ -s "$dir/ports" ] && break; sleep 0.05; done
 [ -s "$dir/ports" ] || fail "the server did not start"
 url=http://127.0.0.1:$(sed -n 's/^grpc=//p' "$dir/ports")
 metrics_url=http://127.0.0.1:$(sed -n 's/^metrics=//p' "$dir/ports")/metrics
+http_url=http://127.0.0.1:$(sed -n 's/^http=//p' "$dir/ports")
 call() { "$BUF" curl --protocol grpc --http2-prior-knowledge "$@"; }
 expect_code() { # CODE METHOD REQUEST_FILE
   if call -d @"$3" "$url/lite2onnx.v1.Converter/$2" >"$dir/out" 2>&1; then
@@ -65,6 +67,9 @@ expect_code unimplemented Convert "$dir/custom.json"
 expect_code ok ConvertStream "$dir/stream.json"
 expect_code ok Inspect "$dir/ok.json"
 expect_code ok ListOperators "$dir/empty.json"
+status=$(curl -s -o "$dir/http.onnx" -w '%{http_code}' --data-binary @"$model" "$http_url/v1/convert") ||
+  fail "HTTP POST /v1/convert: curl failed"
+[ "$status" = 200 ] && [ -s "$dir/http.onnx" ] || fail "HTTP POST /v1/convert: $status $(head -c 300 "$dir/http.onnx")"
 
 # A stream announcing the whole budget holds it while it waits for data; a Convert
 # then is shed at once (memory_budget). Closing the stream ends it (INVALID_ARGUMENT).
@@ -93,10 +98,12 @@ for _ in $(seq 100); do
   sleep 0.05
 done
 grep -q '^lite2onnx_requests_shed_total{reason="memory_budget"} 1$' "$dir/metrics.txt" || fail "no shed counted"
+grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="http"} 1$' "$dir/metrics.txt" ||
+  fail "no HTTP Convert counted"
 kill -TERM "$pid"
 wait "$pid" || fail "server exit code $?"
 pid=
-echo "traffic: health, Convert (ok, garbage, custom op), ConvertStream, Inspect, ListOperators, a shed call;" \
+echo "traffic: health, Convert (ok, garbage, custom op), ConvertStream, Inspect, ListOperators, HTTP Convert, a shed call;" \
   "$(grep -c '^lite2onnx_' "$dir/metrics.txt") lite2onnx_* samples scraped"
 
 # The chart's PrometheusRule: with every option (its own thresholds and an extra rule)

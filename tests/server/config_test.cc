@@ -22,12 +22,26 @@ void expect_config_error(const std::vector<std::string>& args, const Env& env,
 TEST(ConfigTest, HelpDocumentsEveryFlagAndVariable) {
   RunResult r = run_server({"--help"});
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* flag :
-       {"--listen", "--metrics-listen", "--workers", "--queue-size", "--max-inflight-bytes",
-        "--max-unary-bytes", "--max-stream-bytes", "--tls-cert", "--tls-key", "--tls-client-ca",
-        "--log-level", "--log-format", "--drain-seconds", "--port-file", "--isolation",
-        "--worker-binary", "--conversion-memory-limit", "--conversion-time-limit",
-        "--stream-idle-timeout", "--http-listen"}) {
+  for (const char* flag : {"--listen",
+                           "--metrics-listen",
+                           "--workers",
+                           "--queue-size",
+                           "--max-inflight-bytes",
+                           "--max-unary-bytes",
+                           "--max-stream-bytes",
+                           "--tls-cert",
+                           "--tls-key",
+                           "--tls-client-ca",
+                           "--log-level",
+                           "--log-format",
+                           "--drain-seconds",
+                           "--port-file",
+                           "--isolation",
+                           "--worker-binary",
+                           "--conversion-memory-limit",
+                           "--conversion-time-limit",
+                           "--stream-idle-timeout",
+                           "--http-listen"}) {
     EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
     std::string env = "LITE2ONNX_";
     for (const char* c = flag + 2; *c; ++c) env += *c == '-' ? '_' : static_cast<char>(toupper(*c));

@@ -47,9 +47,8 @@ TEST_F(TlsTest, ServesTls) {
 // The HTTP endpoint does not serve TLS yet: with --tls-cert it stays off
 // (plain HTTP would carry what TLS was asked to protect) and the log says so.
 TEST_F(TlsTest, TheHttpEndpointStaysOffWithTls) {
-  auto server =
-      ServerProcess::start({"--tls-cert", certs_.path("server.pem"), "--tls-key",
-                            certs_.path("server.key"), "--http-listen", "127.0.0.1:0"});
+  auto server = ServerProcess::start({"--tls-cert", certs_.path("server.pem"), "--tls-key",
+                                      certs_.path("server.key"), "--http-listen", "127.0.0.1:0"});
   ASSERT_TRUE(server);
   EXPECT_EQ(server->http_port(), 0);
   EXPECT_NE(server->log().find("HTTP endpoint off"), std::string::npos) << server->log();

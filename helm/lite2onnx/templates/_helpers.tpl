@@ -64,6 +64,30 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
+{{/* "true" when the pods serve the HTTP endpoint: http.enabled and no TLS (it is
+     plaintext only; the server does not start it beside a TLS gRPC port). */}}
+{{- define "lite2onnx.httpEnabled" -}}
+{{- if and .Values.http.enabled (not .Values.tls.enabled) }}true{{ end }}
+{{- end }}
+
+{{/* Each endpoint served needs its own container port and its own Service port. */}}
+{{- define "lite2onnx.checkPorts" -}}
+{{- $http := include "lite2onnx.httpEnabled" . }}
+{{- range $group := list (list "ports.grpc" .Values.ports.grpc "ports.http" .Values.ports.http "ports.metrics" .Values.ports.metrics) (list "service.grpcPort" .Values.service.grpcPort "service.httpPort" .Values.service.httpPort "service.metricsPort" .Values.service.metricsPort) }}
+{{- $seen := dict }}
+{{- range $i, $served := list true $http $.Values.metrics.enabled }}
+{{- if $served }}
+{{- $name := index $group (mul $i 2) }}
+{{- $port := include "lite2onnx.str" (index $group (add (mul $i 2) 1)) }}
+{{- if hasKey $seen $port }}
+{{- fail (printf "%s and %s are both %s: each endpoint needs its own port" (get $seen $port) $name $port) }}
+{{- end }}
+{{- $_ := set $seen $port $name }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{/* Seconds the pod gets after SIGTERM: above the preStop sleep plus the drain. */}}
 {{- define "lite2onnx.terminationGracePeriodSeconds" -}}
 {{- $drain := ceil .Values.config.drainSeconds | int }}
@@ -146,6 +170,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{/* Fails on combinations the schema cannot express. */}}
 {{- define "lite2onnx.validate" -}}
 {{- include "lite2onnx.checkMemory" . }}
+{{- include "lite2onnx.checkPorts" . }}
 {{- if and .Values.tls.enabled (not .Values.tls.secretName) }}
 {{- fail "tls.enabled needs tls.secretName: a Secret with the certificate chain and key" }}
 {{- end }}
