@@ -86,6 +86,10 @@ struct ConvertOptions {
   Limits limits;
   // Polled between operators; returning true stops the conversion with kCancelled.
   std::function<bool()> cancelled;
+  // The model's SHA-256 (lower-case hex) for the provenance metadata, asked
+  // for once when the ONNX model is written, from a caller that has it (a
+  // cache key). Empty: the core hashes the model then.
+  std::function<std::string()> source_sha256;
 };
 
 inline constexpr int kMinOpset = 13;

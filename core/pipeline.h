@@ -16,6 +16,7 @@
 #include "core/options.h"
 #include "core/output_buffer.h"
 #include "core/status.h"
+#include "core/tflite/reader.h"
 
 namespace lite2onnx {
 
@@ -63,6 +64,7 @@ class Pipeline {
   ir::Graph graph_;
   uint32_t version_ = 0;
   std::string description_;
+  std::vector<tflite_reader::MetadataEntry> metadata_;
   std::vector<ir::SubgraphSummary> subgraphs_;
   std::optional<Stage> done_;  // the last stage run
   std::optional<Error> failed_;

@@ -276,6 +276,14 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
 
   auto buffers = read_buffers(*model, bytes);
   if (!buffers) return buffers.take_error();
+  if (const auto* entries = model->metadata()) {
+    // A bounded count: each entry is a table of at least 4 bytes anyway.
+    for (flatbuffers::uoffset_t i = 0; i < entries->size(); ++i) {
+      const tflite::Metadata* m = entries->Get(i);
+      if (!m || !m->name() || m->buffer() >= buffers->size()) continue;
+      out.metadata.push_back({m->name()->str(), (*buffers)[m->buffer()]});
+    }
+  }
 
   const tflite::SubGraph* sg = subgraphs->Get(0);
   if (!sg) return invalid("subgraph 0 is null");

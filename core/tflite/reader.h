@@ -26,10 +26,18 @@ namespace lite2onnx::tflite_reader {
 // nodes get no attributes.
 using OptionsReader = void (*)(int builtin, const tflite::Operator& op, ir::Attributes& attrs);
 
+// A named buffer of the model's `metadata` (min_runtime_version,
+// TFLITE_METADATA, CONVERSION_METADATA, ...): a view into the model's bytes.
+struct MetadataEntry {
+  std::string name;
+  std::span<const std::byte> bytes;
+};
+
 struct ReadModel {
   ir::Graph graph;  // the primary subgraph (index 0)
   uint32_t version = 0;
   std::string description;
+  std::vector<MetadataEntry> metadata;         // entries naming a buffer that exists
   std::vector<ir::SubgraphSummary> subgraphs;  // all of them, primary included
 };
 

@@ -35,7 +35,7 @@ const std::vector<Layer>& layers() {
       {"ops", {"core/ops/"}},
       {"passes", {"core/passes/"}},
       {"onnx", {"core/onnx/"}},
-      {"core", {"core/convert.", "core/pipeline.", "core/preflight."}},
+      {"core", {"core/convert.", "core/pipeline.", "core/preflight.", "core/provenance."}},
   };
   return kLayers;
 }

@@ -3,10 +3,12 @@
 // real model, and convert() listing every unsupported operator.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -14,6 +16,8 @@
 #include "core/convert.h"
 #include "core/ir/shape.h"
 #include "core/ops/registry.h"
+#include "core/option_table.h"
+#include "core/provenance.h"
 #include "core/tflite/reader.h"
 #include "graph_builder.h"
 #include "model_builder.h"
@@ -84,6 +88,11 @@ class ModelJson {
   // Further subgraphs, as JSON SubGraph tables.
   void add_subgraph(const std::string& json) { extra_subgraphs_ += ",\n" + json; }
   void set_description(const std::string& d) { description_ = d; }
+  // A metadata entry (name, buffer index), as JSON.
+  void add_metadata(const std::string& name, int buffer_index) {
+    metadata_.push_back("{ \"name\": \"" + name +
+                        "\", \"buffer\": " + std::to_string(buffer_index) + " }");
+  }
 
   std::string json() const {
     auto list = [](const std::vector<std::string>& v) {
@@ -96,12 +105,12 @@ class ModelJson {
            "\"subgraphs\": [ { \"name\": \"main\", \"tensors\": " + list(tensors_) +
            ", \"inputs\": " + ints(inputs_) + ", \"outputs\": " + ints(outputs_) +
            ", \"operators\": " + list(ops_) + " }" + extra_subgraphs_ + " ],\n" +
-           "\"buffers\": " + list(buffers_) + " }";
+           "\"buffers\": " + list(buffers_) + ",\n\"metadata\": " + list(metadata_) + " }";
   }
   Bytes bytes() const { return tflite_from_json(json()); }
 
  private:
-  std::vector<std::string> codes_, tensors_, ops_, buffers_;
+  std::vector<std::string> codes_, tensors_, ops_, buffers_, metadata_;
   std::vector<int64_t> inputs_, outputs_;
   std::string extra_subgraphs_;
   std::string description_ = "reader test model";
@@ -281,6 +290,50 @@ TEST(Reader, VersionAndDescription) {
   auto model = read_ok(m.bytes());
   EXPECT_EQ(model.version, 3u);
   EXPECT_EQ(model.description, "a model that describes itself");
+}
+
+TEST(Reader, MetadataEntriesAreViewsOfTheirBuffers) {
+  ModelJson m;
+  int x = m.f32("x", {1});
+  m.io({x}, {x});
+  m.add_metadata("min_runtime_version", m.data("[49, 46, 53, 46, 48, 0, 0, 0]"));
+  m.add_metadata("points nowhere", 99);  // a buffer that does not exist: left out
+  auto model = read_ok(m.bytes());
+  ASSERT_EQ(model.metadata.size(), 1u);
+  EXPECT_EQ(model.metadata[0].name, "min_runtime_version");
+  EXPECT_EQ(model.metadata[0].bytes.size(), 8u);
+}
+
+// What the ONNX file says of its source: the model's SHA-256, the canonical
+// options, the TFLite description and min_runtime_version (docs/architecture.md).
+TEST(Provenance, MetadataPropsNameTheSourceAndTheOptions) {
+  EXPECT_EQ(sha256_hex(std::as_bytes(std::span("abc", 3))),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  ModelJson m;
+  m.set_description("a model that describes itself");
+  int x = m.f32("x", {2});
+  m.io({x}, {x});
+  m.add_metadata("min_runtime_version", m.data("[49, 46, 53, 46, 48, 0, 0, 0]"));
+  const Bytes bytes = m.bytes();
+  ConvertOptions options;
+  options.opset = 17;
+  for (bool hash_given : {false, true}) {
+    if (hash_given) options.source_sha256 = [] { return std::string("given"); };
+    Diagnostics d;
+    auto onnx = convert(view(bytes), options, d);
+    ASSERT_TRUE(onnx.ok()) << onnx.error().message;
+    onnx::ModelProto proto;
+    ASSERT_TRUE(proto.ParseFromString(*onnx));
+    std::map<std::string, std::string> props;
+    for (const auto& p : proto.metadata_props()) props[p.key()] = p.value();
+    EXPECT_EQ(props["lite2onnx.source_sha256"], hash_given ? "given" : sha256_hex(view(bytes)));
+    EXPECT_EQ(props["lite2onnx.options"], options_summary(options));
+    EXPECT_THAT(props["lite2onnx.options"], HasSubstr("opset=17"));
+    EXPECT_EQ(props["tflite.description"], "a model that describes itself");
+    EXPECT_EQ(props["tflite.min_runtime_version"], "1.5.0");
+    EXPECT_EQ(props["tflite.schema_version"], "3");
+    EXPECT_EQ(proto.producer_name(), "lite2onnx");
+  }
 }
 
 // ---- operators ------------------------------------------------------------------

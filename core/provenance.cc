@@ -1,0 +1,64 @@
+#include "core/provenance.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "core/option_table.h"
+
+namespace lite2onnx {
+namespace {
+
+// min_runtime_version is a short printable string ("1.5.0") padded with NULs.
+std::string printable_version(std::span<const std::byte> bytes) {
+  std::string out;
+  for (std::byte b : bytes.first(std::min<size_t>(bytes.size(), 64))) {
+    const auto c = static_cast<unsigned char>(b);
+    if (c == 0) break;
+    if (c < 0x20 || c >= 0x7f) return "";
+    out += static_cast<char>(c);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string sha256_hex(std::span<const std::byte> bytes, const std::function<bool()>& stop) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return "";
+  for (size_t at = 0; at < bytes.size(); at += kChunk) {
+    if (stop && stop()) return "";
+    if (EVP_DigestUpdate(ctx.get(), bytes.data() + at, std::min(kChunk, bytes.size() - at)) != 1)
+      return "";
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (EVP_DigestFinal_ex(ctx.get(), digest, &size) != 1) return "";
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(2 * size);
+  for (unsigned i = 0; i < size; ++i) {
+    hex += kHex[digest[i] >> 4];
+    hex += kHex[digest[i] & 15];
+  }
+  return hex;
+}
+
+std::vector<std::pair<std::string, std::string>> provenance_metadata(
+    const SourceModel& source, const ConvertOptions& options) {
+  std::vector<std::pair<std::string, std::string>> out{
+      {"lite2onnx.source_sha256", std::string(source.sha256)},
+      {"lite2onnx.options", options_summary(options)},
+      {"tflite.schema_version", std::to_string(source.schema_version)}};
+  if (!source.description.empty())
+    out.emplace_back("tflite.description", std::string(source.description));
+  for (const auto& entry : source.metadata)
+    if (entry.name == "min_runtime_version")
+      if (std::string v = printable_version(entry.bytes); !v.empty())
+        out.emplace_back("tflite.min_runtime_version", std::move(v));
+  return out;
+}
+
+}  // namespace lite2onnx
