@@ -9,6 +9,7 @@
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
+#include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::data {
 namespace {
@@ -447,6 +448,7 @@ OpEntry slice() {
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant begin/size (size -1: to the end); axes follow the layout";
   e.quantized = QuantizedKernel::kSameScale;
+  e.infer_shapes = infer_slice;
   return e;
 }
 
@@ -456,6 +458,7 @@ OpEntry tile() {
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant multiples, permuted by the layout";
   e.quantized = QuantizedKernel::kSameScale;
+  e.infer_shapes = infer_tile;
   return e;
 }
 
@@ -465,6 +468,7 @@ OpEntry reverse_v2() {
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant axis; axes follow the layout";
   e.quantized = QuantizedKernel::kSameScale;
+  e.infer_shapes = infer_same_as_input;
   return e;
 }
 
@@ -474,6 +478,7 @@ OpEntry broadcast_to() {
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant or run-time shape";
   e.quantized = QuantizedKernel::kSameScale;
+  e.infer_shapes = infer_broadcast_to;
   return e;
 }
 
@@ -483,6 +488,7 @@ OpEntry gather_nd() {
   e.dtypes = "float32, int32, int64";
   e.notes = "batch_dims 0";
   e.quantized = QuantizedKernel::kSameScale;
+  e.infer_shapes = infer_gather_nd;
   return e;
 }
 
@@ -492,6 +498,7 @@ OpEntry scatter_nd() {
   e.dtypes = "float32, int32, int64 (indices int32/int64)";
   e.notes = "duplicate indices sum (opset 16+); at opset 13-15 constant distinct indices only";
   e.quantized = QuantizedKernel::kNoQuantized;
+  e.infer_shapes = infer_scatter_nd;
   return e;
 }
 
@@ -499,6 +506,7 @@ OpEntry range() {
   OpEntry e = entry(LayoutClass::kTerminate, "Range", nullptr, check_range, lower_range, 3);
   e.dtypes = "float32, int32, int64";
   e.quantized = QuantizedKernel::kNoQuantized;
+  e.infer_shapes = infer_range;
   return e;
 }
 
@@ -520,6 +528,7 @@ OpEntry batch_matmul() {
     a.set("adj_y", int64_t{o && o->adj_y() ? 1 : 0});
   };
   e.notes = "adjoint constants are transposed in the initializer; batch dims broadcast";
+  e.infer_shapes = infer_batch_matmul;
   return e;
 }
 

@@ -6,6 +6,7 @@
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
+#include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::extra {
 namespace {
@@ -247,6 +248,7 @@ OpEntry embedding_lookup() {
                    lower_embedding_lookup, 2);
   e.dtypes = "float32, int32";
   e.notes = "int32 ids";
+  e.infer_shapes = infer_embedding_lookup;
   return e;
 }
 
@@ -261,6 +263,7 @@ OpEntry cumsum() {
   };
   e.dtypes = "float32, int32, int64";
   e.notes = "constant axis, mapped through the input layout";
+  e.infer_shapes = infer_same_as_input;
   return e;
 }
 
@@ -270,6 +273,7 @@ OpEntry l2_pool2d() {
   e.read_options = read_pool_options;
   e.data_input = 0;
   e.notes = "sqrt of the mean square over in-bounds elements (padding excluded)";
+  e.infer_shapes = infer_pool2d;
   return e;
 }
 
@@ -283,6 +287,7 @@ OpEntry reverse_sequence() {
   };
   e.dtypes = "float32, int32, int64";
   e.notes = "seq_dim/batch_dim must be 0/1 or 1/0 (ONNX limit)";
+  e.infer_shapes = infer_same_as_input;
   e.quantized = QuantizedKernel::kSameScale;
   return e;
 }

@@ -6,6 +6,7 @@
 #include "core/ops/common.h"
 #include "core/ops/evaluate.h"
 #include "core/ops/families.h"
+#include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::gather {
 namespace {
@@ -519,6 +520,7 @@ OpEntry shape_op() {
   e.dtypes = "float32, int32, int64, bool (-> int32/int64)";
   e.notes = "reads any layout (no Transpose) and reports TFLite order; static shapes are folded";
   e.fold = fold_shape;
+  e.infer_shapes = infer_shape_op;
   return e;
 }
 
@@ -534,6 +536,7 @@ OpEntry pack() {
   e.notes = "the new axis is inserted into the input layout";
   e.quantized = QuantizedKernel::kSameScale;
   e.element_sources = pack_sources;
+  e.infer_shapes = infer_pack;
   return e;
 }
 
@@ -549,6 +552,7 @@ OpEntry unpack() {
   e.notes = "the unpacked axis leaves the layout";
   e.quantized = QuantizedKernel::kSameScale;
   e.element_sources = unpack_sources;
+  e.infer_shapes = infer_unpack;
   return e;
 }
 
@@ -564,6 +568,7 @@ OpEntry gather() {
   e.notes = "axis follows the layout; int32/int64 indices; batch_dims 0 only";
   e.quantized = QuantizedKernel::kSameScale;
   e.element_sources = gather_sources;
+  e.infer_shapes = infer_gather;
   return e;
 }
 
@@ -582,6 +587,7 @@ OpEntry fill() {
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant dims are folded into an initializer";
   e.element_sources = fill_sources;
+  e.infer_shapes = infer_fill;
   return e;
 }
 

@@ -3,6 +3,7 @@
 // comparisons, LOGICAL_AND/OR/NOT, MAXIMUM, MINIMUM, FLOOR_DIV, SELECT,
 // SELECT_V2 and ADD_N. All Transparent except SELECT (v1), whose rank-1
 // condition picks whole rows and so needs its own layout plan.
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <numbers>
@@ -11,6 +12,7 @@
 #include "core/ops/common.h"
 #include "core/ops/evaluate.h"
 #include "core/ops/families.h"
+#include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::math {
 namespace {
@@ -269,8 +271,37 @@ std::optional<LayoutPlan> propagate_select(const ir::Graph& g, const ir::Node& n
   return plan;
 }
 
+// TFLite's select.cc keeps the output's own shape when the condition, both
+// values and the output hold one element each, whatever their ranks.
+bool keeps_one_element_shape(const ir::Graph& g, const ir::Node& n) {
+  auto single = [&](TensorId t) {
+    const ir::Tensor& x = g.tensor(t);
+    return x.has_rank && ir::element_count(x.shape) == 1;
+  };
+  size_t rank = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    if (!single(n.inputs[i])) return false;
+    rank = std::max(rank, g.tensor(n.inputs[i]).rank());
+  }
+  return single(n.outputs[0]) && rank != out_rank(g, n);
+}
+
 Status lower_select(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
+  if (keeps_one_element_shape(g, n)) {
+    // Where broadcasts the inputs as they are (all ones), Reshape gives the
+    // output's rank.
+    const ir::Tensor& y = g.tensor(n.outputs[0]);
+    TensorId picked = ctx.temp(n.name + "/selected", y.dtype);
+    ctx.emit(n, "Where", {n.inputs[0], n.inputs[1], n.inputs[2]}, {picked}, "Where");
+    const ir::Shape dims = y.onnx_shape();
+    ctx.emit(
+        n, "Reshape",
+        {picked, ctx.const_i64(n.name + "/shape", std::vector<int64_t>(dims.begin(), dims.end()),
+                               ir::Shape{static_cast<int64_t>(dims.size())})},
+        {n.outputs[0]});
+    return ok_status();
+  }
   if (n.builtin == ir::builtin::kSelect && selects_rows(g, n)) {
     // Reshape the condition [N] to N on the ONNX axis that holds TFLite axis 0.
     const ir::Perm& p = out_layout(g, n);
@@ -410,6 +441,7 @@ OpEntry select() {
   e.dtypes = "float32, int32, int64, int8, int16, uint8, bool (bool condition)";
   e.notes = "a rank-1 condition selects whole rows (first axis)";
   e.quantized = QuantizedKernel::kSameScale;
+  e.infer_shapes = infer_select;
   return e;
 }
 
@@ -418,6 +450,7 @@ OpEntry select_v2() {
   e.dtypes = "float32, int32, int64, int8, int16, uint8, bool (bool condition)";
   e.notes = "numpy broadcasting";
   e.quantized = QuantizedKernel::kSameScale;
+  e.infer_shapes = infer_select;  // not the broadcast: one-element operands keep the file's shape
   return e;
 }
 

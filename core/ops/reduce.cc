@@ -294,6 +294,7 @@ OpEntry log_softmax() {
   };
   e.onnx = "LogSoftmax";
   e.notes = "over the last TFLite axis";
+  e.infer_shapes = infer_same_as_input;
   return e;
 }
 
@@ -333,6 +334,7 @@ OpEntry l2_normalization() {
   };
   e.onnx = "ReduceSumSquare, Sqrt, Max(epsilon 1e-6), Div";
   e.notes = "over the last TFLite axis; decomposed for TFLite's epsilon";
+  e.infer_shapes = infer_same_as_input;
   return e;
 }
 
@@ -370,6 +372,7 @@ OpEntry local_response_normalization() {
   };
   e.onnx = "LRN (size = 2*radius+1, alpha * size)";
   e.notes = "4-D NHWC, runs on NCHW";
+  e.infer_shapes = infer_same_as_input;
   return e;
 }
 
@@ -410,6 +413,7 @@ OpEntry topk_v2() {
   e.onnx = "TopK (+ Cast of the indices to int32)";
   e.dtypes = "float32, int32, int64 (int32/int64 indices)";
   e.notes = "over the last TFLite axis; k must be a constant";
+  e.infer_shapes = infer_topk;
   e.quantized = QuantizedKernel::kSameScale;
   return e;
 }

@@ -596,15 +596,25 @@ OpEntry concatenation() {
 
 OpEntry split() {
   OpEntry e = attribute("Split", propagate_split, lower_split, check_split, 2);
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_SplitOptions();
+    a.set("num_splits", int64_t{o ? o->num_splits() : 0});
+  };
   e.dtypes = "float32, int32";
   e.quantized = QuantizedKernel::kSameScale;
+  e.infer_shapes = infer_split;
   return e;
 }
 
 OpEntry split_v() {
   OpEntry e = attribute("Split", propagate_split, lower_split, check_split, 3);
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_SplitVOptions();
+    a.set("num_splits", int64_t{o ? o->num_splits() : 0});
+  };
   e.dtypes = "float32, int32";
   e.quantized = QuantizedKernel::kSameScale;
+  e.infer_shapes = infer_split_v;
   return e;
 }
 

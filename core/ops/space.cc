@@ -181,6 +181,7 @@ OpEntry space_to_batch_nd() {
   OpEntry e =
       implicit("Pad + Reshape + Transpose + Reshape", check_space_to_batch, lower_space_to_batch);
   e.notes = "4-D, constant block_shape and paddings, static H/W/C";
+  e.infer_shapes = infer_space_to_batch;
   e.quantized = QuantizedKernel::kSameScale;
   return e;
 }
@@ -189,6 +190,7 @@ OpEntry batch_to_space_nd() {
   OpEntry e =
       implicit("Reshape + Transpose + Reshape + Slice", check_batch_to_space, lower_batch_to_space);
   e.notes = "4-D, constant block_shape and crops, static H/W/C";
+  e.infer_shapes = infer_batch_to_space;
   e.quantized = QuantizedKernel::kSameScale;
   return e;
 }

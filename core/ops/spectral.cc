@@ -9,6 +9,7 @@
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
+#include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::spectral {
 namespace {
@@ -100,6 +101,7 @@ OpEntry rfft2d() {
   e.min_inputs = 2;
   e.check = check_rfft2d;
   e.lower = lower_rfft2d;
+  e.infer_shapes = infer_rfft2d;
   e.onnx = "MatMul x2 (cosine, sine) + Mul + Add + Sqrt: the magnitude, with COMPLEX_ABS";
   e.notes =
       "only as RFFT2D -> COMPLEX_ABS (ONNX Runtime has no complex tensors), fft_length[0] = 1";
@@ -120,6 +122,7 @@ OpEntry complex_abs() {
     return ok_status();
   };
   e.onnx = "nothing (RFFT2D computes the magnitude)";
+  e.infer_shapes = infer_same_as_input;
   e.notes = "only after RFFT2D";
   return e;
 }

@@ -9,6 +9,7 @@
 #include "core/ops/common.h"
 #include "core/ops/evaluate.h"
 #include "core/ops/families.h"
+#include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::shape {
 namespace {
@@ -300,6 +301,7 @@ OpEntry strided_slice() {
   };
   e.check = check_strided_slice;
   e.element_sources = strided_slice_sources;
+  e.infer_shapes = infer_strided_slice;
   e.min_inputs = 4;
   e.dtypes = "float32, int32, int64, bool";
   e.notes = "constant begin/end/strides; every mask";

@@ -1,4 +1,6 @@
 // infer_shapes: see passes.h.
+#include <algorithm>
+
 #include "core/ops/shape_inference.h"
 #include "core/passes/passes.h"
 
@@ -24,6 +26,11 @@ Status infer_shapes(ir::Graph& g, PassContext& ctx) {
     const ir::Node& n = g.node(k);
     auto shapes = ops::infer_shapes(g, n);
     if (!shapes || shapes->size() != n.outputs.size()) continue;
+    // A rank past the reader's limit (FILL of a long constant dims vector) is
+    // not taken: the file's shape stands, and the checks judge it.
+    if (std::any_of(shapes->begin(), shapes->end(),
+                    [&](const ir::Shape& s) { return s.size() > ctx.options.limits.max_rank; }))
+      continue;
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       ir::Tensor& t = g.tensor(n.outputs[i]);
       const ir::Shape& inferred = (*shapes)[i];

@@ -48,7 +48,8 @@ Status sort_topologically(ir::Graph& g, PassContext& ctx);
 // topological order: an intermediate tensor (written by a node, not a graph
 // input) takes the inferred shape, with one warning per tensor whose declared
 // shape differs (a -1 there is not a difference); graph inputs and constants
-// keep the file's. Where inference cannot tell, the file's shape stands.
+// keep the file's. Where inference cannot tell, or infers a rank past
+// Limits::max_rank, the file's shape stands.
 Status infer_shapes(ir::Graph& g, PassContext& ctx);
 
 // Folds DEQUANTIZE of float16 constants into float32 constants (the node goes;

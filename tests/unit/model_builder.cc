@@ -43,6 +43,7 @@ std::string bytes_of(const std::vector<T>& values) {
 
 std::string f32_bytes(const std::vector<float>& values) { return bytes_of(values); }
 std::string i32_bytes(const std::vector<int32_t>& values) { return bytes_of(values); }
+std::string i64_bytes(const std::vector<int64_t>& values) { return bytes_of(values); }
 
 std::string op_model(const std::string& name) {
   return std::string(LITE2ONNX_TEST_MODELS_DIR) + "/" + name + ".tflite";

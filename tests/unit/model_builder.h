@@ -27,6 +27,7 @@ std::string corpus_dir();
 // Little-endian bytes of float32 values, as a JSON ubyte array for Buffer.data.
 std::string f32_bytes(const std::vector<float>& values);
 std::string i32_bytes(const std::vector<int32_t>& values);
+std::string i64_bytes(const std::vector<int64_t>& values);
 
 // How many nodes of each op type the main graph of an ONNX model has.
 std::map<std::string, int> op_counts(const onnx::ModelProto& m);
