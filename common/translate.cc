@@ -134,6 +134,7 @@ void to_proto(const Diagnostics& d, v1::Diagnostics* out) {
     o->set_milliseconds(t.ms);
   }
   out->mutable_subgraphs()->Add(d.subgraphs.begin(), d.subgraphs.end());
+  out->set_cache(d.cache);
   if (!d.quantization.mode.empty()) {
     const QuantizationReport& q = d.quantization;
     auto* o = out->mutable_quantization();
@@ -257,6 +258,7 @@ Diagnostics from_proto(const v1::Diagnostics& in) {
   d.unsupported = from_proto(in.unsupported());
   for (const auto& t : in.timings()) d.timings.push_back({t.phase(), t.milliseconds()});
   d.subgraphs = to_vector<std::string>(in.subgraphs());
+  d.cache = in.cache();
   return d;
 }
 

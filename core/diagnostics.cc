@@ -61,6 +61,7 @@ std::string Diagnostics::to_json(int indent) const {
   j["model_bytes"] = model_bytes;
   j["onnx_bytes"] = onnx_bytes;
   j["subgraphs"] = subgraphs;
+  if (!cache.empty()) j["cache"] = cache;
   j["source_ops"] = source_ops;
   j["emitted_nodes"] = emitted_nodes;
   Json ins = Json::array();
@@ -98,6 +99,7 @@ std::string Diagnostics::to_text() const {
   std::string s;
   s += "opset " + std::to_string(opset) + ", " + std::to_string(model_bytes) + " TFLite bytes -> " +
        std::to_string(onnx_bytes) + " ONNX bytes\n";
+  if (!cache.empty()) s += "cache: " + cache + "\n";
   s += "source ops:";
   for (const auto& [k, v] : source_ops) s += " " + k + "x" + std::to_string(v);
   s += "\nemitted nodes:";

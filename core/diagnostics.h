@@ -66,6 +66,8 @@ struct Diagnostics {
   std::vector<UnsupportedOp> unsupported;
   std::vector<PhaseTiming> timings;
   std::vector<std::string> subgraphs;  // every subgraph, "index name (N ops)"
+  // A server's conversion cache: "hit" (no conversion ran) or "miss"; empty: no cache.
+  std::string cache;
 
   std::string to_text() const;
   std::string to_json(int indent = 2) const;

@@ -3,7 +3,6 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
-#include <memory>
 
 #include "core/option_table.h"
 
@@ -24,26 +23,46 @@ std::string printable_version(std::span<const std::byte> bytes) {
 
 }  // namespace
 
-std::string sha256_hex(std::span<const std::byte> bytes, const std::function<bool()>& stop) {
-  constexpr size_t kChunk = size_t{1} << 20;
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return "";
-  for (size_t at = 0; at < bytes.size(); at += kChunk) {
-    if (stop && stop()) return "";
-    if (EVP_DigestUpdate(ctx.get(), bytes.data() + at, std::min(kChunk, bytes.size() - at)) != 1)
-      return "";
-  }
+struct Sha256::State {
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) == 1;
+};
+
+Sha256::Sha256() : state_(new State) {}
+
+Sha256::~Sha256() {
+  EVP_MD_CTX_free(state_->ctx);
+  delete state_;
+}
+
+void Sha256::update(std::span<const std::byte> bytes) {
+  if (state_->ok && !bytes.empty())
+    state_->ok = EVP_DigestUpdate(state_->ctx, bytes.data(), bytes.size()) == 1;
+}
+
+std::string Sha256::hex() {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
-  if (EVP_DigestFinal_ex(ctx.get(), digest, &size) != 1) return "";
+  if (!state_->ok || EVP_DigestFinal_ex(state_->ctx, digest, &size) != 1) return "";
+  state_->ok = false;
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * size);
+  std::string out;
+  out.reserve(2 * size);
   for (unsigned i = 0; i < size; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 15];
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 15];
   }
-  return hex;
+  return out;
+}
+
+std::string sha256_hex(std::span<const std::byte> bytes, const std::function<bool()>& stop) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  Sha256 hash;
+  for (size_t at = 0; at < bytes.size(); at += kChunk) {
+    if (stop && stop()) return "";
+    hash.update(bytes.subspan(at, std::min(kChunk, bytes.size() - at)));
+  }
+  return hash.hex();
 }
 
 std::vector<std::pair<std::string, std::string>> provenance_metadata(

@@ -17,8 +17,24 @@
 
 namespace lite2onnx {
 
-// Lower-case hex SHA-256 of `bytes` (OpenSSL's libcrypto); empty if `stop`
-// (polled every MiB) said so first.
+// SHA-256 over pieces (OpenSSL's libcrypto), for bytes that are not contiguous.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  void update(std::span<const std::byte> bytes);
+  // Lower-case hex of the digest; empty if OpenSSL failed. Ends the hash.
+  std::string hex();
+
+ private:
+  struct State;
+  State* state_;
+};
+
+// Lower-case hex SHA-256 of `bytes`; empty if `stop` (polled every MiB) said
+// so first.
 std::string sha256_hex(std::span<const std::byte> bytes, const std::function<bool()>& stop = {});
 
 struct SourceModel {

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "server/config.h"
+#include "server/conversion_cache.h"
 #include "server/conversion_runner.h"
 #include "server/error_mapping.h"
 #include "server/idle_watcher.h"
@@ -40,11 +41,13 @@ struct ServiceLimits {
 
 // The server's parts a call uses; they outlive every call.
 struct CallEnvironment {
-  CallEnvironment(ServiceLimits limits, WorkerPool& pool, MemoryBudget& budget, Metrics& metrics,
-                  const Logger& log, std::string id_prefix)
+  CallEnvironment(ServiceLimits limits, WorkerPool& pool, MemoryBudget& budget,
+                  ConversionCache& cache, Metrics& metrics, const Logger& log,
+                  std::string id_prefix)
       : limits(limits),
         pool(pool),
         budget(budget),
+        cache(cache),
         metrics(metrics),
         log(log),
         id_prefix(std::move(id_prefix)),
@@ -53,6 +56,7 @@ struct CallEnvironment {
   const ServiceLimits limits;
   WorkerPool& pool;
   MemoryBudget& budget;
+  ConversionCache& cache;
   Metrics& metrics;
   const Logger& log;
   std::atomic<bool> draining{false};

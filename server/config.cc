@@ -153,6 +153,11 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
   option(app, "--max-stream-bytes", c.limits.max_stream_bytes,
          "largest model sent through ConvertStream, at most 1GiB")
       ->transform(CLI::AsSizeValue(true));
+  option(app, "--cache-bytes", c.limits.cache_bytes,
+         "bytes of converted models kept to answer identical Convert calls again (key: the "
+         "model's SHA-256, the options, the converter version; least recently used out first); "
+         "0: no cache")
+      ->transform(CLI::AsSizeValue(true));
   option(app, "--stream-idle-timeout", c.limits.stream_idle_seconds,
          "seconds a ConvertStream may send nothing while it uploads; then it is ended "
          "(INVALID_ARGUMENT, bad_stream) and its memory budget freed");

@@ -41,6 +41,7 @@ struct LimitOptions {
   uint64_t max_inflight_bytes = 2 * kGiB;  // model bytes held by all accepted requests
   Limits conversion;                       // what one conversion may cost (core/options.h)
   double stream_idle_seconds = 30;         // a ConvertStream silent this long is ended
+  uint64_t cache_bytes = 256 * kMiB;       // the conversion cache (conversion_cache.h); 0: none
 };
 
 // Where conversions run (server/conversion_runner.h).

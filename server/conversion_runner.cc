@@ -9,6 +9,7 @@
 
 #include "common/error_reasons.h"
 #include "common/translate.h"
+#include "core/provenance.h"
 #include "server/logger.h"
 #include "server/metrics.h"
 
@@ -28,6 +29,8 @@ class ThreadRunner final : public ConversionRunner {
     ConvertOptions options = job.options;
     options.limits = limits_;
     options.cancelled = [&stop = job.stop] { return stop.stop_requested(); };
+    if (!job.source_sha256.empty())
+      options.source_sha256 = [hash = std::string(job.source_sha256)] { return hash; };
     Result<std::string> onnx = Error{};
     try {
       onnx = lite2onnx::convert(job.model.bytes(), options, out.diagnostics);
@@ -122,7 +125,7 @@ class ProcessRunner final : public ConversionRunner {
   ConvertOutcome convert(ConvertJob& job) override {
     ConvertOutcome out;
     JobResult r = run(worker::JobKind::kConvert, job.model, job.wire_options.SerializeAsString(),
-                      job.stop, job.fault, job.request_id, &out.failure);
+                      job.source_sha256, job.stop, job.fault, job.request_id, &out.failure);
     if (!r.sent) return out;
     out.ran = true;
     out.cpu_seconds = r.cpu_seconds;
@@ -149,7 +152,8 @@ class ProcessRunner final : public ConversionRunner {
   InspectOutcome inspect(ModelBuffer& model, StopSignal& stop, TestFault fault,
                          std::string_view request_id) override {
     InspectOutcome out;
-    JobResult r = run(worker::JobKind::kInspect, model, "", stop, fault, request_id, &out.failure);
+    JobResult r =
+        run(worker::JobKind::kInspect, model, "", "", stop, fault, request_id, &out.failure);
     if (r.end == JobEnd::kAnswered && !out.failure) {
       if (!out.response.ParseFromString(
               copy(r.output.subspan(r.answer.onnx_bytes, r.answer.info_bytes))))
@@ -173,9 +177,10 @@ class ProcessRunner final : public ConversionRunner {
 
  private:
   // Runs one job in the worker; `failure` is set unless it answered without an error.
+  // A 64-character `source_sha256` goes to the worker with the job.
   JobResult run(worker::JobKind kind, ModelBuffer& model, const std::string& options,
-                StopSignal& stop, TestFault fault, std::string_view request_id,
-                std::optional<Failure>* failure) {
+                std::string_view source_sha256, StopSignal& stop, TestFault fault,
+                std::string_view request_id, std::optional<Failure>* failure) {
     if (!worker_) after_job();
     if (!worker_) {
       *failure = server::failure(ConversionError::REASON_INTERNAL,
@@ -188,6 +193,10 @@ class ProcessRunner final : public ConversionRunner {
     frame.fault_bytes = fault.bytes;
     frame.model_bytes = model.size();
     frame.options_bytes = options.size();
+    if (source_sha256.size() == sizeof frame.source_sha256) {
+      frame.flags |= worker::kSourceSha256Given;
+      std::memcpy(frame.source_sha256, source_sha256.data(), sizeof frame.source_sha256);
+    }
     JobResult r = worker_->run(
         frame,
         [&](std::byte* input) {
@@ -326,6 +335,13 @@ void ModelBuffer::copy_to(std::byte* out) const {
     std::memcpy(out, piece.data(), piece.size());
     out += piece.size();
   }
+}
+
+std::string ModelBuffer::sha256() const {
+  Sha256 hash;
+  hash.update(std::as_bytes(std::span(bytes_.data(), bytes_.size())));
+  for (auto piece : pieces_) hash.update(piece);
+  return hash.hex();
 }
 
 void ModelBuffer::clear() {

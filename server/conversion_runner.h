@@ -42,6 +42,8 @@ class ModelBuffer {
   std::span<const std::byte> bytes();
   // Copies all of it to `out` (size() bytes).
   void copy_to(std::byte* out) const;
+  // Its SHA-256 (lower-case hex), over the pieces where they are.
+  std::string sha256() const;
   void clear();
 
  private:
@@ -70,6 +72,9 @@ struct ConvertJob {
   StopSignal& stop;
   TestFault fault;
   std::string_view request_id;  // for the log of a worker failure
+  // The model's SHA-256 (hex) when the caller hashed it (the cache key): the
+  // provenance metadata takes it instead of hashing again. Empty: none.
+  std::string_view source_sha256 = {};
 };
 
 struct ConvertOutcome {

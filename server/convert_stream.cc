@@ -136,6 +136,13 @@ class ConvertStreamCall final : public Reactor, public IdleWatcher::Watched {
       std::lock_guard lock(mu_);
       if (finished_) return;
     }
+    key_ = env_.cache.key(model_, options_);
+    if (key_)
+      if (auto hit = env_.cache.find(*key_)) {
+        model_.clear();
+        reservation_.release();
+        return answer(std::move(*hit));
+      }
     queued_at_ = Clock::now();
     if (!env_.pool.try_submit([this](ConversionRunner& runner) { convert(runner); }))
       finish(shed(env_, v1::ConversionError::REASON_QUEUE_FULL));
@@ -148,13 +155,18 @@ class ConvertStreamCall final : public Reactor, public IdleWatcher::Watched {
     ConvertJob job{model_, wire_options_, options_, stop_, {}, trace_.id()};
     ConvertOutcome out;
     try {
-      out = runner.convert(job);
+      out = env_.cache.convert(runner, job, key_ ? &*key_ : nullptr);
     } catch (const std::exception& e) {
       out.failure = failure(v1::ConversionError::REASON_INTERNAL, e.what());
     }
     if (out.ran) trace_.conversion_ran(out.diagnostics, out.outcome, out.cpu_seconds);
     model_.clear();
     reservation_.release();
+    answer(std::move(out));
+  }
+
+  // Starts sending a conversion's answer (or finishes with its failure).
+  void answer(ConvertOutcome out) {
     if (out.failure) return finish(to_status(*out.failure));
     onnx_ = std::move(out.onnx);
     trace_.onnx_bytes = onnx_.bytes.size();
@@ -206,6 +218,7 @@ class ConvertStreamCall final : public Reactor, public IdleWatcher::Watched {
   ModelBuffer model_;
   MemoryBudget::Reservation reservation_;
   Clock::time_point queued_at_;
+  std::optional<CacheKey> key_;
   OnnxBytes onnx_;
   size_t sent_ = 0;
 };

@@ -212,7 +212,8 @@ std::string diagnostics_summary(const Diagnostics& d) {
   return "opset=" + std::to_string(d.opset) + "; onnx_bytes=" + std::to_string(d.onnx_bytes) +
          "; nodes=" + std::to_string(nodes) +
          "; transposes=" + std::to_string(d.transposes_after_cleanup) +
-         "; warnings=" + std::to_string(d.warnings.size());
+         "; warnings=" + std::to_string(d.warnings.size()) +
+         (d.cache.empty() ? "" : "; cache=" + d.cache);
 }
 
 }  // namespace
@@ -263,6 +264,17 @@ class HttpCall {
     }
     if (auto f = read_body(declared, *reservation)) return fail(std::move(*f));
     trace_.model_bytes = model_.size();
+    fault_ = test_fault(env_, header(conn_, "X-Lite2onnx-Test-Fault"));
+    if (!inspect_ && fault_.fault == worker::Fault::kNone) {  // a test fault asks for a worker
+      key_ = env_.cache.key(model_, options_);
+      if (key_)
+        if (auto hit = env_.cache.find(*key_)) {
+          model_.clear();
+          reservation->release();
+          outcome_ = std::move(*hit);
+          return answer_convert();
+        }
+    }
 
     Completion completion;
     const Clock::time_point queued_at = Clock::now();
@@ -327,15 +339,14 @@ class HttpCall {
 
   // On a pool thread.
   void work(ConversionRunner& runner, StopSignal& stop) {
-    const TestFault fault = test_fault(env_, header(conn_, "X-Lite2onnx-Test-Fault"));
     if (inspect_) {
-      InspectOutcome out = runner.inspect(model_, stop, fault, trace_.id());
+      InspectOutcome out = runner.inspect(model_, stop, fault_, trace_.id());
       failure_ = std::move(out.failure);
       inspect_response_ = std::move(out.response);
       return;
     }
-    ConvertJob job{model_, wire_options_, options_, stop, fault, trace_.id()};
-    outcome_ = runner.convert(job);
+    ConvertJob job{model_, wire_options_, options_, stop, fault_, trace_.id()};
+    outcome_ = env_.cache.convert(runner, job, key_ ? &*key_ : nullptr);
     failure_ = outcome_.failure;
   }
 
@@ -391,6 +402,8 @@ class HttpCall {
   ConvertOptions options_;
   v1::ConvertOptions wire_options_;
   ModelBuffer model_;
+  std::optional<CacheKey> key_;
+  TestFault fault_;
   bool continued_ = false;  // "100 Continue" was sent
   bool body_read_ = false;
   std::optional<Failure> failure_;

@@ -108,7 +108,8 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
   limits.max_stream_bytes = config.limits.max_stream_bytes;
   limits.stream_idle_seconds = config.limits.stream_idle_seconds;
   limits.test_fault_hooks = config.isolation.test_fault_hooks;
-  CallEnvironment calls(limits, pool, budget, metrics, log, random_request_id_prefix());
+  ConversionCache cache(config.limits.cache_bytes, metrics);
+  CallEnvironment calls(limits, pool, budget, cache, metrics, log, random_request_id_prefix());
   ConverterService service(calls);
 
   MetricsEndpoint metrics_endpoint;
@@ -162,6 +163,7 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
             {"max_inflight_bytes", config.limits.max_inflight_bytes},
             {"max_unary_bytes", config.limits.max_unary_bytes},
             {"max_stream_bytes", config.limits.max_stream_bytes},
+            {"cache_bytes", config.limits.cache_bytes},
             {"max_operators", uint64_t{config.limits.conversion.max_operators}},
             {"max_tensors", uint64_t{config.limits.conversion.max_tensors}}});
 

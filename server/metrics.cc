@@ -132,6 +132,29 @@ struct Metrics::Families {
           .Name("lite2onnx_conversion_cpu_seconds")
           .Help("CPU time of one conversion in its worker process, measured by the server")
           .Register(*registry);
+  Family<Counter>& cache_lookups =
+      prometheus::BuildCounter()
+          .Name("lite2onnx_cache_lookups_total")
+          .Help("Convert calls looked up in the conversion cache, by result (hit, miss)")
+          .Register(*registry);
+  Family<Counter>& cache_evictions =
+      prometheus::BuildCounter()
+          .Name("lite2onnx_cache_evictions_total")
+          .Help("Conversions dropped from the cache to make room (least recently used first)")
+          .Register(*registry);
+  Family<Gauge>& cache_bytes = prometheus::BuildGauge()
+                                   .Name("lite2onnx_cache_bytes")
+                                   .Help("Bytes the conversion cache holds (of --cache-bytes)")
+                                   .Register(*registry);
+  Family<Gauge>& cache_entries = prometheus::BuildGauge()
+                                     .Name("lite2onnx_cache_entries")
+                                     .Help("Conversions the cache holds")
+                                     .Register(*registry);
+  Counter& cache_hits = cache_lookups.Add({{"result", "hit"}});
+  Counter& cache_misses = cache_lookups.Add({{"result", "miss"}});
+  Counter& evictions = cache_evictions.Add({});
+  Gauge& cached_bytes = cache_bytes.Add({});
+  Gauge& cached_entries = cache_entries.Add({});
   Counter& starts = worker_starts.Add({});
   Histogram& cpu = conversion_cpu.Add({}, latency_buckets());
   Gauge& queued = queue_depth.Add({});
@@ -207,5 +230,16 @@ void Metrics::set_inflight_bytes(uint64_t bytes) {
 }
 
 void Metrics::add_inflight_requests(int delta) { f_->inflight.Increment(delta); }
+
+void Metrics::record_cache_lookup(bool hit) {
+  (hit ? f_->cache_hits : f_->cache_misses).Increment();
+}
+
+void Metrics::record_cache_eviction() { f_->evictions.Increment(); }
+
+void Metrics::set_cache_usage(uint64_t bytes, size_t entries) {
+  f_->cached_bytes.Set(static_cast<double>(bytes));
+  f_->cached_entries.Set(static_cast<double>(entries));
+}
 
 }  // namespace lite2onnx::server

@@ -52,6 +52,11 @@ class Metrics {
   // CPU time of one conversion, as the server measured its worker process.
   void record_conversion_cpu(double seconds);
 
+  // The conversion cache (server/conversion_cache.h).
+  void record_cache_lookup(bool hit);
+  void record_cache_eviction();
+  void set_cache_usage(uint64_t bytes, size_t entries);
+
   void set_pool_load(size_t queued, size_t busy);
   void set_inflight_bytes(uint64_t bytes);
   void add_inflight_requests(int delta);

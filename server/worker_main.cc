@@ -191,6 +191,14 @@ Answer run_job(const JobFrame& job, std::span<const std::byte> model,
     return a;
   }
   options->limits = limits;
+  if (job.flags & kSourceSha256Given) {
+    std::string hex(job.source_sha256, sizeof job.source_sha256);
+    if (hex.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      fail(ErrorCode::kInternal, "the server sent a malformed model hash");
+      return a;
+    }
+    options->source_sha256 = [hex] { return hex; };
+  }
   Diagnostics diagnostics;
   auto onnx = convert(model, *options, diagnostics, output);
   v1::Diagnostics d;

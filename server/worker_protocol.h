@@ -47,6 +47,9 @@ enum class Fault : uint32_t {
 // A memfd up to this size is kept for the next job; a larger one is replaced.
 inline constexpr uint64_t kReuseBytes = uint64_t{16} << 20;
 
+// JobFrame::flags.
+inline constexpr uint32_t kSourceSha256Given = 1;  // source_sha256 holds the model's hash
+
 // Server -> worker: the model is in [0, model_bytes) of the input memfd, then
 // a serialized v1::ConvertOptions of options_bytes. A read-only descriptor of
 // a new input memfd comes with the frame when the server replaced it.
@@ -54,10 +57,14 @@ struct JobFrame {
   uint32_t magic = kMagic;
   JobKind kind = JobKind::kConvert;
   Fault fault = Fault::kNone;
-  uint32_t reserved = 0;
+  uint32_t flags = 0;
   uint64_t model_bytes = 0;
   uint64_t options_bytes = 0;
   uint64_t fault_bytes = 0;  // Fault::kAllocate: bytes to allocate and touch; kDelay: ms
+  // With kSourceSha256Given: the model's SHA-256 in lower-case hex, which the
+  // server computed for its cache key (the provenance metadata takes it
+  // instead of hashing the model again).
+  char source_sha256[64] = {};
 };
 
 enum class AnswerKind : uint32_t {

@@ -43,9 +43,10 @@ TEST(OperationsTest, ReflectionDescribesEveryService) {
 }
 
 TEST(OperationsTest, MetricsCountKnownTraffic) {
+  // Every call converts: no cache.
   auto server = ServerProcess::start({"--metrics-listen", "127.0.0.1:0", "--workers", "2",
-                                      "--max-inflight-bytes", "100MiB", "--max-operators",
-                                      "1000000", "--max-tensors", "1000000"});
+                                      "--cache-bytes", "0", "--max-inflight-bytes", "100MiB",
+                                      "--max-operators", "1000000", "--max-tensors", "1000000"});
   ASSERT_TRUE(server);
   ASSERT_GT(server->metrics_port(), 0);
   auto channel = server->channel();

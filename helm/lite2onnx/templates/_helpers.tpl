@@ -159,10 +159,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- $mib := 1048576.0 }}
 {{- $inflight := include "lite2onnx.sizeBytes" .Values.config.maxInflightBytes | float64 }}
-{{- $need := addf (mulf 128 $mib) (mulf (float64 $workers) (addf (mulf 48 $mib) $perConversion)) (mulf 3 $inflight) }}
+{{- $cache := include "lite2onnx.sizeBytes" .Values.config.cacheBytes | float64 }}
+{{- $need := addf (mulf 128 $mib) (mulf (float64 $workers) (addf (mulf 48 $mib) $perConversion)) (mulf 3 $inflight) $cache }}
 {{- $have := include "lite2onnx.quantity" $limit | float64 }}
 {{- if lt $have $need }}
-{{- fail (printf "resources.limits.memory (%s = %.0f MiB) is below what the server needs: 64 MiB + %d workers x (48 MiB + config.conversionMemoryLimit %.0f MiB) + 3 x config.maxInflightBytes %.0f MiB + 64 MiB = %.0f MiB (docs/service.md, Memory)" (toString $limit) (divf $have $mib) $workers (divf $perConversion $mib) (divf $inflight $mib) (divf $need $mib)) }}
+{{- fail (printf "resources.limits.memory (%s = %.0f MiB) is below what the server needs: 64 MiB + %d workers x (48 MiB + config.conversionMemoryLimit %.0f MiB) + 3 x config.maxInflightBytes %.0f MiB + config.cacheBytes %.0f MiB + 64 MiB = %.0f MiB (docs/service.md, Memory)" (toString $limit) (divf $have $mib) $workers (divf $perConversion $mib) (divf $inflight $mib) (divf $cache $mib) (divf $need $mib)) }}
 {{- end }}
 {{- end }}
 {{- end }}
