@@ -370,7 +370,7 @@ int compare_isolation(const std::string& model, const std::string& expected, int
   Side sides[2] = {{"thread", nullptr, {}, {}, {}, {}, {}},
                    {"process", nullptr, {}, {}, {}, {}, {}}};
   for (auto& side : sides) {
-    side.server = ServerProcess::start({"--isolation", side.name});
+    side.server = ServerProcess::start({"--isolation", side.name, "--cache-bytes", "0"});
     if (!side.server) return 1;
     run_level(*side.server, model, expected, 4, 40);  // warm-up
   }
@@ -471,7 +471,9 @@ int main(int argc, char** argv) {
   std::printf("in-process: p50 %.2f ms; throughput 1 thread %.1f/s, 2 threads %.1f/s: S = %.2f\n",
               percentile(local, 0.5), one, two, two / one);
 
-  auto server = ServerProcess::start({"--isolation", isolation});
+  // Every call converts (the cache would answer the same model at once):
+  // the cache is measured on its own below.
+  auto server = ServerProcess::start({"--isolation", isolation, "--cache-bytes", "0"});
   if (!server) return 1;
   const long idle_kib = proc_status_kib(server->pid(), "VmRSS");
   std::printf("server (--isolation %s, workers = cores, queue 16): idle RSS %.1f MiB\n",
@@ -519,6 +521,17 @@ int main(int argc, char** argv) {
       "kernel floor: %zu bytes in, %zu bytes out over loopback TCP, plain sockets: p50 %.2f ms\n",
       model.size(), expected.size(), tcp_floor_ms(model.size(), expected.size(), per_level));
   std::printf("peak server RSS %.1f MiB\n", proc_status_kib(server->pid(), "VmHWM") / 1024.0);
+  {
+    auto cached = ServerProcess::start({"--isolation", isolation});
+    if (!cached) return 1;
+    run_level(*cached, model, expected, 1, 20);  // the first converts; the rest are hits
+    LevelResult hits = run_level(*cached, model, expected, 1, per_level, 8);
+    LevelResult hits4 = run_level(*cached, model, expected, 4, per_level, 8);
+    std::printf(
+        "cache hits (--cache-bytes 256MiB, the same model again): concurrency 1 p50 %.2f ms; "
+        "concurrency 4 %.1f req/s\n",
+        percentile(hits.latencies_ms, 0.5), hits4.latencies_ms.size() / hits4.seconds);
+  }
   const double overhead = p50_c1 - percentile(local, 0.5);
   std::printf(
       "server overhead at concurrency 1 (p50): %.2f ms = %.1f%% of in-process; "
@@ -531,9 +544,10 @@ int main(int argc, char** argv) {
 
   // Overload: 2 workers, queue 4, 200 calls at concurrency 16.
   const uint64_t budget = 64ull << 20;
-  auto small = ServerProcess::start({"--workers", "2", "--queue-size", "4", "--max-inflight-bytes",
-                                     std::to_string(budget), "--metrics-listen", "127.0.0.1:0",
-                                     "--log-level", "warn", "--isolation", isolation});
+  auto small =
+      ServerProcess::start({"--workers", "2", "--queue-size", "4", "--cache-bytes", "0",
+                            "--max-inflight-bytes", std::to_string(budget), "--metrics-listen",
+                            "127.0.0.1:0", "--log-level", "warn", "--isolation", isolation});
   if (!small) return 1;
   run_level(*small, model, expected, 1, 2);  // warm-up
   const long small_idle = proc_status_kib(small->pid(), "VmRSS");
