@@ -84,6 +84,82 @@ std::vector<T> to_vector(const Repeated& r) {
   return {r.begin(), r.end()};
 }
 
+void to_proto(const TfliteMetadata& m, v1::TfliteMetadata* out) {
+  out->set_present(m.present);
+  out->set_name(m.name);
+  out->set_description(m.description);
+  out->set_version(m.version);
+  out->set_author(m.author);
+  out->set_license(m.license);
+  out->set_min_parser_version(m.min_parser_version);
+  for (auto [list, wire] :
+       {std::pair{&m.inputs, out->mutable_inputs()}, std::pair{&m.outputs, out->mutable_outputs()}})
+    for (const auto& t : *list) {
+      auto* o = wire->Add();
+      o->set_tensor(t.tensor);
+      o->set_name(t.name);
+      o->set_description(t.description);
+      o->set_content(t.content);
+      o->mutable_mean()->Add(t.mean.begin(), t.mean.end());
+      o->mutable_std()->Add(t.std.begin(), t.std.end());
+      o->mutable_min()->Add(t.min.begin(), t.min.end());
+      o->mutable_max()->Add(t.max.begin(), t.max.end());
+      o->mutable_associated_files()->Add(t.associated_files.begin(), t.associated_files.end());
+    }
+  for (const auto& f : m.associated_files) {
+    auto* o = out->add_associated_files();
+    o->set_name(f.name);
+    o->set_type(f.type);
+    o->set_description(f.description);
+    o->set_locale(f.locale);
+    o->set_packed(f.packed);
+    o->set_size(f.size);
+    o->set_embedded(f.embedded);
+    o->set_content(f.content);
+    o->set_note(f.note);
+  }
+}
+
+TfliteMetadata from_proto(const v1::TfliteMetadata& in) {
+  TfliteMetadata m;
+  m.present = in.present();
+  m.name = in.name();
+  m.description = in.description();
+  m.version = in.version();
+  m.author = in.author();
+  m.license = in.license();
+  m.min_parser_version = in.min_parser_version();
+  for (auto [wire, list] :
+       {std::pair{&in.inputs(), &m.inputs}, std::pair{&in.outputs(), &m.outputs}})
+    for (const auto& t : *wire) {
+      TensorMetadataInfo o;
+      o.tensor = t.tensor();
+      o.name = t.name();
+      o.description = t.description();
+      o.content = t.content();
+      o.mean = to_vector<float>(t.mean());
+      o.std = to_vector<float>(t.std());
+      o.min = to_vector<float>(t.min());
+      o.max = to_vector<float>(t.max());
+      o.associated_files = to_vector<std::string>(t.associated_files());
+      list->push_back(std::move(o));
+    }
+  for (const auto& f : in.associated_files()) {
+    AssociatedFileInfo o;
+    o.name = f.name();
+    o.type = f.type();
+    o.description = f.description();
+    o.locale = f.locale();
+    o.packed = f.packed();
+    o.size = f.size();
+    o.embedded = f.embedded();
+    o.content = f.content();
+    o.note = f.note();
+    m.associated_files.push_back(std::move(o));
+  }
+  return m;
+}
+
 }  // namespace
 
 Result<ConvertOptions> to_core(const v1::ConvertOptions& in) {
@@ -177,6 +253,7 @@ void to_proto(const ModelInfo& info, v1::InspectResponse* out) {
   }
   to_proto(info.unsupported, out->mutable_unsupported());
   out->mutable_problems()->Add(info.problems.begin(), info.problems.end());
+  if (info.metadata.present) to_proto(info.metadata, out->mutable_metadata());
 }
 
 v1::ListOperatorsResponse to_proto(const std::vector<OpSupport>& matrix) {
@@ -294,6 +371,7 @@ ModelInfo from_proto(const v1::InspectResponse& in) {
   }
   info.unsupported = from_proto(in.unsupported());
   info.problems = to_vector<std::string>(in.problems());
+  if (in.has_metadata()) info.metadata = from_proto(in.metadata());
   return info;
 }
 

@@ -116,6 +116,7 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
   if (auto st = pipeline.run_until(Stage::kPlanQuantization); !st)
     info.problems.push_back(st.error().message);
   for (const auto& w : diag.warnings) info.problems.push_back("warning: " + w);
+  info.metadata = pipeline.tflite_metadata();
   info.unsupported = preflight(pipeline.graph());
   for (const auto& u : info.unsupported)
     if (auto it = op_at.find(u.op_index); it != op_at.end()) {

@@ -1,6 +1,8 @@
 // Text and JSON forms of Diagnostics and ModelInfo.
 #include "core/diagnostics.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -51,6 +53,59 @@ std::string fmt_ms(double ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f ms", ms);
   return buf;
+}
+
+// "[127.5]", "[0.5, 0.25, 1]": floats in their shortest form.
+std::string floats_text(const std::vector<float>& values) {
+  std::string s = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    char buf[32];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, values[i]);
+    s += (i ? ", " : "") + (ec == std::errc() ? std::string(buf, end) : std::string("?"));
+  }
+  return s + "]";
+}
+
+size_t lines_of(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) +
+         (!text.empty() && text.back() != '\n');
+}
+
+// The TFLite Metadata section of `inspect`: one line per field set, per
+// tensor and per associated file (sizes and line counts, not the contents).
+std::string metadata_text(const TfliteMetadata& m) {
+  std::string s = "TFLite metadata:\n";
+  for (auto [label, value] :
+       {std::pair{"name", &m.name}, std::pair{"description", &m.description},
+        std::pair{"version", &m.version}, std::pair{"author", &m.author},
+        std::pair{"license", &m.license}, std::pair{"min_parser_version", &m.min_parser_version}})
+    if (!value->empty()) s += "  " + std::string(label) + ": " + *value + "\n";
+  for (auto [label, list] : {std::pair{"input", &m.inputs}, std::pair{"output", &m.outputs}})
+    for (const auto& t : *list) {
+      s += "  " + std::string(label) + " '" + t.tensor + "'";
+      if (!t.name.empty() && t.name != t.tensor) s += " (" + t.name + ")";
+      if (!t.content.empty()) s += " " + t.content;
+      if (!t.mean.empty() || !t.std.empty())
+        s += ", normalization mean " + floats_text(t.mean) + " std " + floats_text(t.std);
+      if (!t.min.empty() || !t.max.empty())
+        s += ", range min " + floats_text(t.min) + " max " + floats_text(t.max);
+      for (size_t i = 0; i < t.associated_files.size(); ++i)
+        s += (i ? ", " : ", files ") + t.associated_files[i];
+      s += "\n";
+      if (!t.description.empty()) s += "    " + t.description + "\n";
+    }
+  for (const auto& f : m.associated_files) {
+    s += "  associated file " + f.name + " (" +
+         (f.type.empty() ? "not named by the metadata" : f.type);
+    if (f.packed) s += ", " + std::to_string(f.size) + " bytes";
+    s += "): ";
+    if (f.embedded)
+      s += "embedded, " + std::to_string(lines_of(f.content)) + " lines";
+    else
+      s += f.packed ? "not embedded: " + f.note : "not packed in the model";
+    s += "\n";
+  }
+  return s;
 }
 
 }  // namespace
@@ -172,6 +227,7 @@ std::string ModelInfo::to_json(int indent) const {
   j["ops"] = std::move(os);
   j["unsupported"] = unsupported_json(unsupported);
   j["problems"] = problems;
+  if (metadata.present) j["metadata"] = Json::parse(metadata.to_json(true));
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -207,6 +263,7 @@ std::string ModelInfo::to_text() const {
   s += unsupported.empty() ? "all operators are supported\n"
                            : std::to_string(unsupported.size()) + " unsupported operator(s)\n";
   for (const auto& p : problems) s += "problem: " + p + "\n";
+  if (metadata.present) s += metadata_text(metadata);
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/ir/types.h"
+#include "core/model_metadata.h"
 #include "core/status.h"
 
 namespace lite2onnx {
@@ -105,6 +106,9 @@ struct ModelInfo {
   // What would stop a conversion besides unsupported ops (e.g. invalid
   // quantization parameters), as the conversion's error message.
   std::vector<std::string> problems;
+  // The TFLite Metadata and associated files (what the ONNX model would carry
+  // in its metadata_props, file contents included).
+  TfliteMetadata metadata;
 
   std::string to_text() const;
   std::string to_json(int indent = 2) const;

@@ -157,6 +157,12 @@ constexpr OptionDef kOptions[] = {
                  "+ 128, the same values, which ONNX Runtime's x86 integer kernels take; graph "
                  "inputs and outputs stay int8 either way)"},
         [](auto& o) -> auto& { return o.keep_int8_activations; }),
+    option(
+        {.name = "no_metadata",
+         .flag = "--no-metadata",
+         .help = "leave the TFLite Metadata (model name, author, license, normalization, value "
+                 "ranges, label files) out of the ONNX metadata_props; provenance stays"},
+        [](auto& o) -> auto& { return o.no_metadata; }),
 };
 
 }  // namespace

@@ -70,7 +70,7 @@ Status set_option(ConvertOptions& options, std::string_view name, std::string_vi
 // One line of "name=text" for every option: the single-valued ones first, in
 // table order, then one "name=text" per element of the repeated ones (none
 // when empty), e.g. "opset=13 keep_io_layout=true quantization=qdq
-// keep_float16_weights=false keep_int8_activations=false
+// keep_float16_weights=false keep_int8_activations=false no_metadata=false
 // explicit_layouts=x=NHWC:NCHW". The request log prints it.
 std::string options_summary(const ConvertOptions& options);
 // The same from texts per option (texts[i] for option_table()[i]; an empty

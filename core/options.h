@@ -83,6 +83,10 @@ struct ConvertOptions {
   // point + 128, the same values, which ONNX Runtime's x86 integer kernels
   // take; graph inputs and outputs stay int8 either way).
   bool keep_int8_activations = false;
+  // Leave the TFLite Metadata (model name, author, license, normalization,
+  // value ranges, associated files such as label lists) out of the ONNX
+  // model's metadata_props; the provenance entries stay.
+  bool no_metadata = false;
   Limits limits;
   // Polled between operators; returning true stops the conversion with kCancelled.
   std::function<bool()> cancelled;

@@ -9,6 +9,7 @@
 #include "core/passes/passes.h"
 #include "core/preflight.h"
 #include "core/provenance.h"
+#include "core/tflite/metadata.h"
 #include "core/tflite/reader.h"
 #include "core/version.h"
 
@@ -111,6 +112,10 @@ Status Pipeline::run(Stage s) {
       description_ = std::move(read->description);
       metadata_ = std::move(read->metadata);
       subgraphs_ = std::move(read->subgraphs);
+      // TFLite Support's metadata and associated files: never an error, a
+      // warning for what cannot be read.
+      if (!options_.no_metadata)
+        tflite_metadata_ = tflite_reader::read_metadata(model_, metadata_, graph_, diag_.warnings);
       for (const auto& sub : subgraphs_)
         diag_.subgraphs.push_back(std::to_string(sub.index) + " '" + sub.name + "' (" +
                                   std::to_string(sub.operators) + " ops" +
@@ -195,7 +200,8 @@ Result<size_t> Pipeline::emit(const OutputBuffer& output) {
                                  ? options_.source_sha256()
                                  : sha256_hex(model_, [this] { return checkpoint_.should_stop(); });
   if (checkpoint_.should_stop()) return checkpoint_.status().take_error();
-  for (auto& entry : provenance_metadata({sha256, version_, description_, metadata_}, options_))
+  for (auto& entry : provenance_metadata(
+           {sha256, version_, description_, metadata_, &tflite_metadata_}, options_))
     eo.metadata.push_back(std::move(entry));
   Result<size_t> onnx = onnx_emit::emit(graph_, eo, output);
   add_time(diag_, "emit", start);

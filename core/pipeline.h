@@ -13,6 +13,7 @@
 #include "core/checkpoint.h"
 #include "core/diagnostics.h"
 #include "core/ir/graph.h"
+#include "core/model_metadata.h"
 #include "core/options.h"
 #include "core/output_buffer.h"
 #include "core/status.h"
@@ -52,6 +53,8 @@ class Pipeline {
   uint32_t model_version() const { return version_; }
   const std::string& description() const { return description_; }
   const std::vector<ir::SubgraphSummary>& subgraphs() const { return subgraphs_; }
+  // The TFLite Metadata read at kRead (not read with ConvertOptions::no_metadata).
+  const TfliteMetadata& tflite_metadata() const { return tflite_metadata_; }
 
  private:
   Status run(Stage s);
@@ -65,6 +68,7 @@ class Pipeline {
   uint32_t version_ = 0;
   std::string description_;
   std::vector<tflite_reader::MetadataEntry> metadata_;
+  TfliteMetadata tflite_metadata_;
   std::vector<ir::SubgraphSummary> subgraphs_;
   std::optional<Stage> done_;  // the last stage run
   std::optional<Error> failed_;

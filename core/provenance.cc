@@ -77,6 +77,11 @@ std::vector<std::pair<std::string, std::string>> provenance_metadata(
     if (entry.name == "min_runtime_version")
       if (std::string v = printable_version(entry.bytes); !v.empty())
         out.emplace_back("tflite.min_runtime_version", std::move(v));
+  if (const TfliteMetadata* m = source.tflite_metadata; m && m->present) {
+    out.emplace_back("tflite.metadata", m->to_json());
+    for (const auto& file : m->associated_files)
+      if (file.embedded) out.emplace_back(associated_file_key(file), file.content);
+  }
   return out;
 }
 

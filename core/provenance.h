@@ -1,6 +1,7 @@
 // Where an ONNX file came from, in its metadata_props: the source model's
 // SHA-256, the canonical conversion options, and what the TFLite file says of
-// itself (description, schema version, min_runtime_version). Deterministic: no
+// itself (description, schema version, min_runtime_version, and TFLite
+// Support's metadata with its associated files). Deterministic: no
 // time, no host; the converter's name and version are the ModelProto's
 // producer_name and producer_version.
 #pragma once
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/model_metadata.h"
 #include "core/options.h"
 #include "core/tflite/reader.h"
 
@@ -42,11 +44,16 @@ struct SourceModel {
   uint32_t schema_version = 0;
   std::string_view description;
   std::span<const tflite_reader::MetadataEntry> metadata;
+  // TFLite Support's metadata, as read (nullptr or not present: none).
+  const TfliteMetadata* tflite_metadata = nullptr;
 };
 
 // The (key, value) pairs, in a fixed order: lite2onnx.source_sha256,
 // lite2onnx.options, tflite.schema_version, then tflite.description and
-// tflite.min_runtime_version when the file has them.
+// tflite.min_runtime_version when the file has them; then, when the model
+// has TFLite Metadata, tflite.metadata (one JSON object: TfliteMetadata::to_json
+// without file contents) and tflite.associated_file.<name> with the text of
+// each embedded file, in the order of TfliteMetadata::associated_files.
 std::vector<std::pair<std::string, std::string>> provenance_metadata(const SourceModel& source,
                                                                      const ConvertOptions& options);
 

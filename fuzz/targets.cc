@@ -2,12 +2,16 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/convert.h"
 #include "core/layout_spec.h"
 #include "core/ops/registry.h"
+#include "core/provenance.h"
+#include "core/tflite/metadata.h"
 #include "core/tflite/reader.h"
 #include "fuzz/fuzz_input.h"
 #include "fuzz/graph_generator.h"
@@ -120,6 +124,7 @@ ConvertOptions decode_options(FuzzInput& in, const std::vector<TensorName>& tens
       polls_until_cancel = in.range(0, 40);
       o.cancelled = [&polls_until_cancel] { return polls_until_cancel-- <= 0; };
     }
+    o.no_metadata = layouts & 64;
   }
   return o;
 }
@@ -187,7 +192,68 @@ void graph_target(std::span<const uint8_t> data) {
   if (!info) check_error(info.error(), "inspect");
 }
 
+void metadata_target(std::span<const uint8_t> data) {
+  // An aligned copy, as a file read into memory is.
+  std::vector<uint64_t> storage((data.size() + 7) / 8);
+  if (!data.empty()) std::memcpy(storage.data(), data.data(), data.size());
+  const std::span<const std::byte> model(reinterpret_cast<const std::byte*>(storage.data()),
+                                         data.size());
+  ir::Graph graph;
+  std::vector<tflite_reader::MetadataEntry> entries;
+  if (data.size() >= 8 && std::memcmp(data.data() + 4, "TFL3", 4) == 0) {
+    // A model: its metadata entries and graph, as the pipeline reads them.
+    auto read = tflite_reader::read(model, Limits{});
+    if (!read) return check_error(read.error(), "read");
+    graph = std::move(read->graph);
+    entries = std::move(read->metadata);
+  } else {
+    // [offset][size] (little-endian uint32 each): that span of the input is
+    // the TFLITE_METADATA buffer, and the input is the model whose end holds
+    // the archive; the graph has two inputs and three outputs.
+    auto word = [&](size_t at) {
+      uint32_t v = 0;
+      for (size_t i = 0; i < 4 && at + i < data.size(); ++i) v |= uint32_t{data[at + i]} << (8 * i);
+      return v;
+    };
+    const size_t offset = std::min<size_t>(word(0), model.size());
+    const size_t size = std::min<size_t>(word(4), model.size() - offset);
+    entries.push_back({"TFLITE_METADATA", model.subspan(offset, size)});
+    for (int i = 0; i < 5; ++i) {
+      ir::Tensor t;
+      t.name = (i < 2 ? "input_" : "output_") + std::to_string(i);
+      const ir::TensorId id = graph.add_tensor(std::move(t));
+      i < 2 ? graph.add_input(id) : graph.add_output(id);
+    }
+  }
+  std::vector<std::string> warnings;
+  const tflite_reader::AssociatedFileLimits limits;
+  const TfliteMetadata m = tflite_reader::read_metadata(model, entries, graph, warnings, limits);
+  // The bounds hold whatever the input.
+  if (m.inputs.size() > graph.inputs().size() || m.outputs.size() > graph.outputs().size())
+    contract_broken("metadata: more tensor entries than graph inputs or outputs");
+  if (m.associated_files.size() > limits.max_entries)
+    contract_broken("metadata: more associated files than max_entries");
+  std::set<std::string> names;
+  uint64_t embedded = 0;
+  for (const AssociatedFileInfo& f : m.associated_files) {
+    if (f.name.empty() || f.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRST"
+                                                   "UVWXYZ0123456789._-") != std::string::npos)
+      contract_broken("metadata: an unsanitized file name");
+    if (!names.insert(f.name).second) contract_broken("metadata: two files named " + f.name);
+    if (f.content.size() > limits.max_file_bytes)
+      contract_broken("metadata: an embedded file beyond max_file_bytes");
+    embedded += f.content.size();
+  }
+  if (embedded > limits.max_total_bytes)
+    contract_broken("metadata: embedded files beyond max_total_bytes");
+  for (const auto& w : warnings)
+    if (w.empty()) contract_broken("metadata: an empty warning");
+  (void)m.to_json(true);
+  (void)provenance_metadata({"", 3, "", entries, &m}, ConvertOptions{});
+}
+
 Target target_named(const std::string& name) {
+  if (name == "metadata") return metadata_target;
   if (name == "read") return read_target;
   if (name == "convert") return convert_target;
   if (name == "inspect") return inspect_target;

@@ -21,8 +21,16 @@ void inspect_target(std::span<const uint8_t> data);
 // option sets and inspected.
 void graph_target(std::span<const uint8_t> data);
 
+// The TFLite Metadata reader (core/tflite/metadata.h): the TFLITE_METADATA
+// FlatBuffer and the zip archive of associated files. A TFLite model (its
+// identifier at bytes 4..8) is read as the pipeline reads it; any other input
+// starts with [offset][size] (uint32, little-endian) of its metadata buffer
+// and is itself the model whose end holds the archive. Checks the bounds:
+// tensor entries, file count, sanitized unique names, embedded bytes.
+void metadata_target(std::span<const uint8_t> data);
+
 // The target of a regression directory name ("read", "convert", "inspect",
-// "graph"); nullptr for an unknown one.
+// "graph", "metadata"); nullptr for an unknown one.
 using Target = void (*)(std::span<const uint8_t>);
 Target target_named(const std::string& name);
 

@@ -21,6 +21,9 @@ APT_PACKAGES=(
   libspdlog-dev libfmt-dev openssl curl
   # SHA-256 of the golden outputs (tests/golden).
   libssl-dev
+  # The associated files of TFLite Metadata: the zip archive appended to a model
+  # (core/tflite/metadata.cc).
+  libzip-dev
   # The worker processes' seccomp filter (server/sandbox.cc).
   libseccomp-dev
   # Deployment checks (deploy/checks/): YAML lint.

@@ -4,11 +4,13 @@
 #
 #   scripts/fuzz.sh [--seconds N] [--no-build] [TARGET...] [-- LIBFUZZER_FLAG...]
 #
-# TARGET is read, convert, inspect or graph (default: all four, 30 s each).
-# Seeds are gathered at run time into build-fuzz/seeds/<target> (never
+# TARGET is read, convert, inspect, graph or metadata (default: all five, 30 s
+# each). Seeds are gathered at run time into build-fuzz/seeds/<target> (never
 # committed): every generated test model (tests/models/json, compiled here with
 # flatc), every model of the third-party corpus ($LITE2ONNX_TEST_MODELS, else
-# ../shared/models) and the committed regression inputs. New inputs go to
+# ../shared/models) and the committed regression inputs; metadata gets the
+# corpus models that carry TFLite Metadata and the small models
+# fuzz_metadata_seeds writes (metadata, labels, a zip bomb). New inputs go to
 # build-fuzz/corpus/<target>, kept between runs. A crash, sanitizer report,
 # timeout, leak or out-of-memory fails the run; the input is left in
 # build-fuzz/findings/<target>/.
@@ -27,7 +29,7 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-[ ${#targets[@]} -eq 0 ] && targets=(read convert inspect graph)
+[ ${#targets[@]} -eq 0 ] && targets=(read convert inspect graph metadata)
 B=${LITE2ONNX_FUZZ_BUILD:-build-fuzz}
 
 if [ "$build" = 1 ]; then
@@ -60,7 +62,10 @@ for t in "${targets[@]}"; do
         { printf '\0'; cat "$f"; } > "$seeds/$(basename "$f")"
       done ;;
     graph) for i in $(seq 16); do head -c 512 /dev/urandom > "$seeds/random_$i"; done ;;
-    *) echo "fuzz: unknown target '$t' (read, convert, inspect, graph)"; exit 2 ;;
+    # metadata: the models with a TFLITE_METADATA buffer, and generated ones.
+    metadata) { grep -l TFLITE_METADATA "$models"/*.tflite || true; } | xargs -r cp -t "$seeds"/
+      "$B/fuzz/fuzz_metadata_seeds" "$seeds" ;;
+    *) echo "fuzz: unknown target '$t' (read, convert, inspect, graph, metadata)"; exit 2 ;;
   esac
   if [ -d "tests/fuzz_regressions/$t" ]; then
     find "tests/fuzz_regressions/$t" -type f ! -name README.md -exec cp {} "$seeds"/ \;
@@ -72,6 +77,7 @@ failed=()
 for t in "${targets[@]}"; do
   dict=()
   [ "$t" != graph ] && dict=(-dict=fuzz/tflite.dict)
+  [ "$t" = metadata ] && dict=(-dict=fuzz/metadata.dict)
   echo "fuzz: $t for ${seconds} s"
   if ! ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
       UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \

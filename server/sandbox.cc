@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 
 #include "server/worker_protocol.h"
@@ -102,6 +104,13 @@ std::string prepare_process(pid_t parent) {
   sigemptyset(&none);
   if (sigprocmask(SIG_SETMASK, &none, nullptr) != 0) return failed("sigprocmask");
   signal(SIGPIPE, SIG_IGN);
+  // A fixed time zone, read now: libzip (the associated files of TFLite
+  // Metadata) converts each archive entry's DOS time with mktime(), and glibc
+  // looks for the zone on every call (a stat, or an open of /etc/localtime
+  // when that is missing, as in a minimal image) unless TZ names the zone it
+  // has loaded. The worker prints no local time.
+  if (setenv("TZ", "UTC0", 1) != 0) return failed("setenv TZ");
+  tzset();
   return "";
 }
 

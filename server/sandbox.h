@@ -14,7 +14,8 @@ namespace lite2onnx::worker {
 // already did; a second time costs nothing), dies with its parent
 // (PR_SET_PDEATHSIG, then checks the parent is still `parent`), no new
 // privileges, no core dumps, first in line for the OOM killer
-// (oom_score_adj 1000), SIGPIPE ignored and no signal blocked.
+// (oom_score_adj 1000), SIGPIPE ignored and no signal blocked, and the time
+// zone fixed (TZ=UTC0) and loaded, so that mktime() needs no file later.
 std::string prepare_process(pid_t parent);
 
 // Private writable memory the process maps now (VmData), bytes; 0 if unknown.

@@ -116,6 +116,21 @@ TEST_F(CliTest, QuantizedCorpusModelEqualsTheLocalConversion) {
     EXPECT_EQ(expect_same_conversion(model, {"--quantization", mode}, remote()).exit_code, 0);
 }
 
+// TFLite Metadata and the label file of its zip archive (libzip, in the
+// sandboxed worker process): the same ONNX bytes, the same inspect output.
+TEST_F(CliTest, ModelWithMetadataAndLabelsEqualsTheLocalConversion) {
+  const std::string model = corpus_path("coral-test_data/mobilenet_v2_1.0_224_quant.tflite");
+  if (model.empty()) GTEST_SKIP() << "the shared model corpus is absent";
+  for (const Args& options : {Args{}, Args{"--no-metadata"}})
+    EXPECT_EQ(expect_same_conversion(model, options, remote()).exit_code, 0);
+  for (const Args& command : {Args{"inspect", model}, Args{"inspect", model, "--json"}}) {
+    CliResult local = run_cli(command), there = run_cli(command + remote());
+    EXPECT_EQ(there.exit_code, 0) << there.err;
+    EXPECT_EQ(there.out, local.out);
+    EXPECT_NE(there.out.find("imagenet_labels.txt"), std::string::npos) << there.out;
+  }
+}
+
 TEST_F(CliTest, ErrorsAreTheLocalCliErrors) {
   const std::string garbage = dir_.file("garbage.tflite"), unsupported = dir_.file("ops.tflite");
   write_file(garbage, std::string(1000, '\x5a'));

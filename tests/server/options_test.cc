@@ -74,6 +74,7 @@ TEST(OptionWire, ToProtoThenToCoreGivesTheOptions) {
   EXPECT_EQ(all.quantization(), v1::QUANTIZATION_MODE_DEQUANTIZE);
   EXPECT_THAT(all.io_layouts(), ::testing::ElementsAre("input=NHWC:NCHW", "output=ABC:CAB"));
   EXPECT_TRUE(all.keep_int8_activations());
+  EXPECT_TRUE(all.no_metadata());
 }
 
 // Zero values are the defaults; the wire's layout texts are read as the CLI's.

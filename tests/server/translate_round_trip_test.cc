@@ -72,8 +72,50 @@ TEST(TranslateRoundTrip, InspectKeepsEveryField) {
               {1, "LSTM", {2}, {2}, false, "no converter"}};
   info.unsupported = {{1, "LSTM", "no converter"}};
   info.problems = {"invalid quantization: scale 2 of 'w' is 0"};
+  TfliteMetadata& m = info.metadata;
+  m.present = true;
+  m.name = "ImageClassifier";
+  m.description = "Identifies the object.";
+  m.version = "v1";
+  m.author = "TensorFlow";
+  m.license = "Apache-2.0";
+  m.min_parser_version = "1.0.0";
+  m.inputs = {{"x",
+               "image",
+               "Input image.",
+               "image",
+               {127.5f, 0.5f},
+               {127.5f, 2.f},
+               {0},
+               {255},
+               {"vocab.txt"}}};
+  m.outputs = {{"y", "probability", "", "feature", {}, {}, {0.f}, {1.f}, {"labels.txt"}},
+               {"state", "", "", "", {}, {}, {}, {}, {}}};
+  m.associated_files = {{"labels.txt", "TENSOR_AXIS_LABELS", "the classes", "en", true, 11, true,
+                         "cat\ndog\nx\n", ""},
+                        {"vocab.txt", "VOCABULARY", "", "", true, 2 << 20, false, "",
+                         "declares 2097152 bytes, more than the 1 MiB a file may have"},
+                        {"extra.bin", "", "", "", true, 3, false, "", "is binary"},
+                        {"README.md", "DESCRIPTIONS", "", "", false, 0, false, "", ""}};
   v1::InspectResponse message;
   to_proto(info, &message);
+  EXPECT_TRUE(message.has_metadata());
+  EXPECT_EQ(message.metadata().inputs(0).mean(1), 0.5f);
+  EXPECT_EQ(message.metadata().associated_files(0).content(), "cat\ndog\nx\n");
+  EXPECT_EQ(from_proto(message).to_json(), info.to_json());
+  EXPECT_EQ(from_proto(message).to_text(), info.to_text());
+  v1::InspectResponse again;
+  to_proto(from_proto(message), &again);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(again, message));
+}
+
+TEST(TranslateRoundTrip, InspectWithoutMetadataStaysWithout) {
+  ModelInfo info;
+  info.version = 3;
+  v1::InspectResponse message;
+  to_proto(info, &message);
+  EXPECT_FALSE(message.has_metadata());
+  EXPECT_FALSE(from_proto(message).metadata.present);
   EXPECT_EQ(from_proto(message).to_json(), info.to_json());
 }
 

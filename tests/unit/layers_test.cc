@@ -30,7 +30,7 @@ const std::vector<Layer>& layers() {
       {"ir", {"core/ir/"}},
       {"api",
        {"core/options.h", "core/option_table.", "core/checkpoint.h", "core/diagnostics.",
-        "core/output_buffer.h", "core/layout_spec."}},
+        "core/output_buffer.h", "core/layout_spec.", "core/model_metadata."}},
       {"tflite", {"core/tflite/"}},
       {"ops", {"core/ops/"}},
       {"passes", {"core/passes/"}},

@@ -19,6 +19,7 @@ inline std::vector<ConvertOptions> option_cases() {
   all.quantization = QuantizationMode::kDequantize;
   all.keep_float16_weights = true;
   all.keep_int8_activations = true;
+  all.no_metadata = true;
   ConvertOptions some;
   some.opset = 14;
   some.layout.io_layouts = {{"input", "NHWC", "NHWC"}};
@@ -39,7 +40,7 @@ inline bool same_options(const ConvertOptions& a, const ConvertOptions& b) {
          same(a.layout.io_layouts, b.layout.io_layouts) &&
          a.layout.keep_io_layout == b.layout.keep_io_layout && a.quantization == b.quantization &&
          a.keep_float16_weights == b.keep_float16_weights &&
-         a.keep_int8_activations == b.keep_int8_activations;
+         a.keep_int8_activations == b.keep_int8_activations && a.no_metadata == b.no_metadata;
 }
 
 }  // namespace lite2onnx::testing

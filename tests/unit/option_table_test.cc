@@ -79,7 +79,8 @@ TEST(OptionTable, TextForms) {
               ::testing::ElementsAre("input=NHWC:NCHW", "output=NHWC:NHWC"));
   EXPECT_EQ(options_summary(o),
             "opset=13 keep_io_layout=false quantization=qdq keep_float16_weights=false "
-            "keep_int8_activations=false io_layouts=input=NHWC:NCHW io_layouts=output=NHWC:NHWC");
+            "keep_int8_activations=false no_metadata=false io_layouts=input=NHWC:NCHW "
+            "io_layouts=output=NHWC:NHWC");
 }
 
 // Bad text for every option is kInvalidOption naming it (or the label given).
@@ -96,6 +97,7 @@ TEST(OptionTable, InvalidTextNamesTheOption) {
       {"quantization", "x"},
       {"keep_float16_weights", "2"},
       {"keep_int8_activations", "True"},
+      {"no_metadata", "yes"},
   };
   std::set<std::string_view> covered;
   for (const auto& [name, text] : cases) {
