@@ -155,7 +155,7 @@ Result<CallParameters> parse_parameters(std::string_view query, std::string_view
     auto seconds = parse_seconds(text);
     if (!seconds)
       return make_error(ErrorCode::kInvalidOption,
-                        "timeout: '" + std::string(text) + "' (seconds, a positive number)");
+                        "timeout: '" + header_safe(text, 64) + "' (seconds, a positive number)");
     p.deadline = std::chrono::system_clock::now() +
                  std::chrono::duration_cast<std::chrono::system_clock::duration>(
                      std::chrono::duration<double>(*seconds));
