@@ -89,8 +89,10 @@ std::string local_onnx(const std::string& model) {
 
 class IsolationTest : public ::testing::Test {
  protected:
+  // No cache: every call is a worker's (a hit would answer without one).
   void start(std::vector<std::string> args, const Env& env = {}) {
-    args.insert(args.end(), {"--metrics-listen", "127.0.0.1:0", "--test-fault-hooks"});
+    args.insert(args.end(),
+                {"--metrics-listen", "127.0.0.1:0", "--test-fault-hooks", "--cache-bytes", "0"});
     server_ = ServerProcess::start(args, env);
     ASSERT_TRUE(server_);
     channel_ = server_->channel();

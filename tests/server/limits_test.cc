@@ -25,8 +25,9 @@ class LimitsTest : public ::testing::Test {
  protected:
   void start(std::vector<std::string> args) {
     // The slow models are chains of hundreds of thousands of ops: above the default limit.
+    // No cache: the same slow model sent twice must convert (and queue) twice.
     args.insert(args.end(), {"--metrics-listen", "127.0.0.1:0", "--max-operators", "1000000",
-                             "--max-tensors", "1000000"});
+                             "--max-tensors", "1000000", "--cache-bytes", "0"});
     server_ = ServerProcess::start(args);
     ASSERT_TRUE(server_);
     channel_ = server_->channel();
