@@ -10,28 +10,10 @@ if [ ! -x "$buf" ]; then
   echo "SKIP: buf is not installed (npm ci in tests/server, done by scripts/deps.sh)"
   exit 77
 fi
-dir=$(mktemp -d)
-pid=
-cleanup() {
-  [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  echo "--- server log"
-  cat "$dir/log"
-  exit 1
-}
+source "$(dirname "$0")/script_server.sh"
+start_server "$server" --http-listen ""
 
-"$server" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --http-listen "" --port-file "$dir/ports" \
-  2>"$dir/log" &
-pid=$!
-for _ in $(seq 200); do [ -s "$dir/ports" ] && break; sleep 0.05; done
-[ -s "$dir/ports" ] || fail "the server did not start"
-port=$(sed -n 's/^grpc=//p' "$dir/ports")
-metrics_port=$(sed -n 's/^metrics=//p' "$dir/ports")
-url=http://127.0.0.1:$port
+url=http://127.0.0.1:$grpc_port
 curl_grpc() { "$buf" curl --protocol grpc --http2-prior-knowledge "$@"; }
 
 methods=$(curl_grpc --list-methods "$url")

@@ -5,27 +5,9 @@
 set -euo pipefail
 server=$1 cli=$2 model=$3
 hook="$(dirname "$0")/../../examples/registry_hook.sh"
-dir=$(mktemp -d)
-pid=
-cleanup() {
-  [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  echo "--- server log"
-  cat "$dir/log"
-  exit 1
-}
-
-"$server" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --http-listen 127.0.0.1:0 \
-  --port-file "$dir/ports" 2>"$dir/log" &
-pid=$!
-for _ in $(seq 200); do [ -s "$dir/ports" ] && break; sleep 0.05; done
-[ -s "$dir/ports" ] || fail "the server did not start"
-http=http://127.0.0.1:$(sed -n 's/^http=//p' "$dir/ports")
-metrics_port=$(sed -n 's/^metrics=//p' "$dir/ports")
+source "$(dirname "$0")/script_server.sh"
+start_server "$server" --http-listen 127.0.0.1:0
+http=http://127.0.0.1:$http_port
 
 # The CLI's bytes.
 curl --fail-with-body -sS --data-binary @"$model" "$http/v1/convert?opset=17" -o "$dir/http.onnx" ||

@@ -28,6 +28,13 @@ std::unique_ptr<ServerProcess> start_http(std::vector<std::string> args = {}) {
   return server;
 }
 
+HttpRequest get(const std::string& target) {
+  HttpRequest r;
+  r.method = "GET";
+  r.target = target;
+  return r;
+}
+
 HttpRequest post(const std::string& target, std::string body) {
   HttpRequest r;
   r.target = target;
@@ -111,23 +118,16 @@ TEST(HttpTest, InspectAndOperators) {
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(inspected.body, &info).ok());
   EXPECT_GT(info.tensors_size(), 0);
 
-  HttpRequest get;
-  get.method = "GET";
-  get.target = "/v1/operators";
-  const HttpResponse ops = http_call(server->http_port(), get);
+  const HttpResponse ops = http_call(server->http_port(), get("/v1/operators"));
   ASSERT_EQ(ops.status, 200);
   v1::ListOperatorsResponse list;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ops.body, &list).ok());
   EXPECT_GT(list.operators_size(), 100);
 
-  get.target = "/healthz";
-  EXPECT_EQ(http_call(server->http_port(), get).status, 200);
-  get.target = "/readyz";
-  EXPECT_EQ(http_call(server->http_port(), get).status, 200);
-  get.target = "/v1/nothing";
-  EXPECT_EQ(http_call(server->http_port(), get).status, 404);
-  get.target = "/v1/convert";
-  const HttpResponse wrong_method = http_call(server->http_port(), get);
+  EXPECT_EQ(http_call(server->http_port(), get("/healthz")).status, 200);
+  EXPECT_EQ(http_call(server->http_port(), get("/readyz")).status, 200);
+  EXPECT_EQ(http_call(server->http_port(), get("/v1/nothing")).status, 404);
+  const HttpResponse wrong_method = http_call(server->http_port(), get("/v1/convert"));
   EXPECT_EQ(wrong_method.status, 405);
   EXPECT_EQ(wrong_method.header("allow"), "POST");
 }
@@ -183,10 +183,7 @@ TEST(HttpTest, RefusalsComeBeforeTheBody) {
   EXPECT_EQ(http_call(server->http_port(), r).status, 413);
 
   // The server is still well.
-  HttpRequest get;
-  get.method = "GET";
-  get.target = "/healthz";
-  EXPECT_EQ(http_call(server->http_port(), get).status, 200);
+  EXPECT_EQ(http_call(server->http_port(), get("/healthz")).status, 200);
 }
 
 TEST(HttpTest, OverloadAndDeadlineAnswers) {
@@ -241,10 +238,7 @@ TEST(HttpTest, HostileRequestsLeaveTheServerServing) {
       http_raw(port, "POST /v1/convert HTTP/1.1\r\nContent-Length: 99999999999999\r\n\r\n", 5s)
           .status,
       413);
-  HttpRequest get;
-  get.method = "GET";
-  get.target = "/healthz";
-  EXPECT_EQ(http_call(port, get).status, 200);
+  EXPECT_EQ(http_call(port, get("/healthz")).status, 200);
   EXPECT_EQ(http_call(port, post("/v1/convert", read_file(mini_mobilenet_path()))).status, 200);
 }
 
@@ -279,10 +273,7 @@ TEST(HttpTest, DrainingAnswers503AndFinishesCallsInProgress) {
   std::this_thread::sleep_for(300ms);
   server->send_signal(SIGTERM);
   std::this_thread::sleep_for(200ms);
-  HttpRequest get;
-  get.method = "GET";
-  get.target = "/readyz";
-  EXPECT_EQ(http_call(port, get).status, 503);
+  EXPECT_EQ(http_call(port, get("/readyz")).status, 503);
   const HttpResponse refused = http_call(port, post("/v1/convert", model));
   EXPECT_EQ(refused.status, 503);
   EXPECT_EQ(error_of(refused)["reason"], "REASON_SHUTTING_DOWN");
