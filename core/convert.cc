@@ -2,8 +2,10 @@
 #include "core/convert.h"
 
 #include <chrono>
+#include <tuple>
 #include <unordered_map>
 
+#include "core/ir/builtins.h"
 #include "core/onnx/emit.h"
 #include "core/ops/registry.h"
 #include "core/pipeline.h"
@@ -46,10 +48,15 @@ Result<size_t> convert(std::span<const std::byte> tflite, const ConvertOptions& 
 
 std::vector<OpSupport> support_matrix() {
   std::vector<OpSupport> out;
-  for (auto [code, e] : ops::all_entries()) {
+  std::vector<std::tuple<int, std::string, const ops::OpEntry*>> entries;
+  for (auto [code, e] : ops::all_entries())
+    if (code != ir::builtin::kCustom) entries.emplace_back(code, ir::builtin_name(code), e);
+  for (auto& [custom_code, e] : ops::all_custom_entries())
+    entries.emplace_back(ir::builtin::kCustom, custom_code, e);
+  for (auto& [code, name, e] : entries) {
     OpSupport s;
     s.code = code;
-    s.op = ir::builtin_name(code);
+    s.op = name;
     s.supported = e->supported();
     if (s.supported) {
       s.layout_class = ops::to_string(e->layout);

@@ -56,8 +56,8 @@ std::string quantized_kernel_problem(const ir::Graph& g, const ir::Node& n,
 
 // Why a node cannot be converted, or "" if it can.
 std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
-  const ops::OpEntry& e = ops::lookup(n.builtin);
-  if (n.builtin == ir::builtin::kCustom) return "custom operator";
+  const ops::OpEntry& e = ops::lookup(n);
+  if (n.builtin == ir::builtin::kCustom && !e.supported()) return "custom operator";
   if (!e.supported()) return "";
   for (auto list : {&n.inputs, &n.outputs}) {
     for (ir::TensorId t : *list) {
@@ -86,8 +86,7 @@ std::vector<UnsupportedOp> preflight(const ir::Graph& g) {
   std::vector<UnsupportedOp> out;
   for (const ir::Node& n : g.nodes()) {
     std::string reason = unsupported_reason(g, n);
-    if (!ops::lookup(n.builtin).supported() || !reason.empty())
-      out.push_back({n.source_op, n.op, reason});
+    if (!ops::lookup(n).supported() || !reason.empty()) out.push_back({n.source_op, n.op, reason});
   }
   std::sort(out.begin(), out.end(),
             [](const UnsupportedOp& a, const UnsupportedOp& b) { return a.op_index < b.op_index; });

@@ -1,5 +1,6 @@
 #include "fuzz/targets.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -252,7 +253,27 @@ void metadata_target(std::span<const uint8_t> data) {
   (void)provenance_metadata({"", 3, "", entries, &m}, ConvertOptions{});
 }
 
+void custom_options_target(std::span<const uint8_t> data) {
+  const auto entries = ops::all_custom_entries();
+  if (entries.empty()) return;
+  const auto zero = std::find(data.begin(), data.end(), uint8_t{0});
+  const std::string code(data.begin(), zero);
+  const std::span<const uint8_t> options =
+      zero == data.end() ? std::span<const uint8_t>()
+                         : data.subspan(static_cast<size_t>(zero - data.begin()) + 1);
+  const ops::OpEntry* entry = entries.front().second;
+  for (const auto& [name, e] : entries)
+    if (name == code) entry = e;
+  if (!entry->custom_options) return;
+  // A copy: the bytes of a FlatBuffer vector are as aligned as the model is,
+  // and the fuzzer's buffer says nothing about alignment.
+  std::vector<uint8_t> bytes(options.begin(), options.end());
+  ir::Attributes attrs;
+  if (auto st = entry->custom_options(bytes, attrs); !st) check_error(st.error(), "custom_options");
+}
+
 Target target_named(const std::string& name) {
+  if (name == "custom_options") return custom_options_target;
   if (name == "metadata") return metadata_target;
   if (name == "read") return read_target;
   if (name == "convert") return convert_target;

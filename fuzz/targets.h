@@ -29,8 +29,13 @@ void graph_target(std::span<const uint8_t> data);
 // tensor entries, file count, sanitized unique names, embedded bytes.
 void metadata_target(std::span<const uint8_t> data);
 
+// The custom-op options readers (core/ops/custom_options.h): the input is a
+// custom code, a 0 byte, then the Operator.custom_options bytes, read through
+// that code's entry in the custom-op table (an unknown code: the first entry).
+void custom_options_target(std::span<const uint8_t> data);
+
 // The target of a regression directory name ("read", "convert", "inspect",
-// "graph", "metadata"); nullptr for an unknown one.
+// "graph", "metadata", "custom_options"); nullptr for an unknown one.
 using Target = void (*)(std::span<const uint8_t>);
 Target target_named(const std::string& name);
 

@@ -4,13 +4,14 @@
 #
 #   scripts/fuzz.sh [--seconds N] [--no-build] [TARGET...] [-- LIBFUZZER_FLAG...]
 #
-# TARGET is read, convert, inspect, graph or metadata (default: all five, 30 s
-# each). Seeds are gathered at run time into build-fuzz/seeds/<target> (never
+# TARGET is read, convert, inspect, graph, metadata or custom_options (default:
+# all six, 30 s each). Seeds are gathered at run time into build-fuzz/seeds/<target> (never
 # committed): every generated test model (tests/models/json, compiled here with
 # flatc), every model of the third-party corpus ($LITE2ONNX_TEST_MODELS, else
 # ../shared/models) and the committed regression inputs; metadata gets the
 # corpus models that carry TFLite Metadata and the small models
-# fuzz_metadata_seeds writes (metadata, labels, a zip bomb). New inputs go to
+# fuzz_metadata_seeds writes (metadata, labels, a zip bomb); custom_options gets
+# the custom options of the generated models' custom ops. New inputs go to
 # build-fuzz/corpus/<target>, kept between runs. A crash, sanitizer report,
 # timeout, leak or out-of-memory fails the run; the input is left in
 # build-fuzz/findings/<target>/.
@@ -29,7 +30,7 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-[ ${#targets[@]} -eq 0 ] && targets=(read convert inspect graph metadata)
+[ ${#targets[@]} -eq 0 ] && targets=(read convert inspect graph metadata custom_options)
 B=${LITE2ONNX_FUZZ_BUILD:-build-fuzz}
 
 if [ "$build" = 1 ]; then
@@ -65,7 +66,16 @@ for t in "${targets[@]}"; do
     # metadata: the models with a TFLITE_METADATA buffer, and generated ones.
     metadata) { grep -l TFLITE_METADATA "$models"/*.tflite || true; } | xargs -r cp -t "$seeds"/
       "$B/fuzz/fuzz_metadata_seeds" "$seeds" ;;
-    *) echo "fuzz: unknown target '$t' (read, convert, inspect, graph, metadata)"; exit 2 ;;
+    # custom_options: "<custom code>\0<custom_options bytes>" of each custom op.
+    custom_options) i=0
+      for f in tests/models/json/*.json; do
+        jq -r '. as $m | .subgraphs[].operators[] | select(.custom_options)
+          | "\($m.operator_codes[.opcode_index // 0].custom_code) \(.custom_options | map(tostring) | join(" "))"' "$f"
+      done | while read -r code bytes; do
+        i=$((i + 1))
+        { printf '%s\0' "$code"; for b in $bytes; do printf "\\$(printf %03o "$b")"; done; } > "$seeds/op_$i"
+      done ;;
+    *) echo "fuzz: unknown target '$t' (read, convert, inspect, graph, metadata, custom_options)"; exit 2 ;;
   esac
   if [ -d "tests/fuzz_regressions/$t" ]; then
     find "tests/fuzz_regressions/$t" -type f ! -name README.md -exec cp {} "$seeds"/ \;
@@ -78,6 +88,7 @@ for t in "${targets[@]}"; do
   dict=()
   [ "$t" != graph ] && dict=(-dict=fuzz/tflite.dict)
   [ "$t" = metadata ] && dict=(-dict=fuzz/metadata.dict)
+  [ "$t" = custom_options ] && dict=(-dict=fuzz/custom_options.dict)
   echo "fuzz: $t for ${seconds} s"
   if ! ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
       UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \

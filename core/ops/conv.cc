@@ -1,6 +1,7 @@
 // Convolutions and pools: the Implicit ops that turn NHWC into NCHW.
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
+#include "core/ops/custom_options.h"
 #include "core/ops/families.h"
 #include "core/ops/shape_inference.h"
 
@@ -193,6 +194,83 @@ Status lower_transpose_conv(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// MediaPipe's Convolution2DTransposeBias (inputs: data, OHWI weights, bias):
+// its options are a TfLiteTransposeConvParams struct, and it computes its
+// output size itself: SAME drops max(0, k - (in - 1) % stride - 1) pixels,
+// the smaller half before.
+const CustomField kTransposeConvParams[] = {
+    {"padding", CustomField::Kind::kInt, true, 0, 1, 2},  // kTfLitePaddingSame, kTfLitePaddingValid
+    {"stride_width", CustomField::Kind::kInt, true, 0, 1, 1 << 16},
+    {"stride_height", CustomField::Kind::kInt, true, 0, 1, 1 << 16},
+};
+
+Status read_transpose_conv_params(std::span<const uint8_t> bytes, ir::Attributes& a) {
+  ir::Attributes raw;
+  if (auto st = read_struct_fields(bytes, kTransposeConvParams, raw); !st) return st;
+  a.set("padding", std::string(raw.get_int("padding") == 2 ? "VALID" : "SAME"));
+  a.set("stride_h", raw.get_int("stride_height"));
+  a.set("stride_w", raw.get_int("stride_width"));
+  return ok_status();
+}
+
+Status lower_transpose_conv_bias(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& w = g.tensor(n.inputs[1]);
+  const Window win = read_window(n);
+  const int64_t strides[2] = {win.stride_h, win.stride_w};
+  std::vector<int64_t> pads(4, 0);
+  for (int d = 0; d < 2; ++d) {
+    const int64_t in = x.shape[1 + d], k = w.shape[1 + d];
+    if (in < 1) return ctx.error(n, "spatial input size must be static");
+    const int64_t total = win.same ? std::max<int64_t>(0, k - (in - 1) % strides[d] - 1) : 0;
+    pads[d] = total / 2;
+    pads[2 + d] = total - total / 2;
+  }
+  TensorId wt = weight_in_layout(ctx, n, 1, kOhwiToIohw);
+  ir::Node& c = ctx.emit(n, "ConvTranspose", {n.inputs[0], wt, n.inputs[2]}, {n.outputs[0]});
+  c.attrs.set("kernel_shape", std::vector<int64_t>{w.shape[1], w.shape[2]});
+  c.attrs.set("strides", std::vector<int64_t>{win.stride_h, win.stride_w});
+  c.attrs.set("pads", pads);
+  return ok_status();
+}
+
+std::string check_transpose_conv_bias(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.size() != 3 || n.outputs.size() != 1)
+    return "expects 3 inputs (data, weights, bias) and 1 output";
+  if (auto r = check_conv_common(g, n, 0, 1); !r.empty()) return r;
+  if (auto r = require_const(g, n, 1, "weights"); !r.empty()) return r;
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& w = g.tensor(n.inputs[1]);
+  const ir::Tensor& b = g.tensor(n.inputs[2]);
+  if (x.dtype != ir::DataType::kFloat32 || x.quantized_type)
+    return "MediaPipe's kernel takes float32 only";
+  if (w.shape[3] != x.shape[3])
+    return "weights " + ir::to_string(w.shape) + " do not match input channels " +
+           std::to_string(x.shape[3]);
+  if (!b.has_rank || b.rank() != 1 || b.shape[0] != w.shape[0])
+    return "bias must be [" + std::to_string(w.shape[0]) + "]";
+  return "";
+}
+
+InferredShapes infer_transpose_conv_bias(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.size() != 3 || n.outputs.size() != 1) return std::nullopt;
+  auto x = ir::static_shape(g.tensor(n.inputs[0]));
+  auto w = ir::static_shape(g.tensor(n.inputs[1]));
+  if (!x || !w || x->size() != 4 || w->size() != 4) return std::nullopt;
+  const Window win = read_window(n);
+  if (win.stride_h < 1 || win.stride_w < 1) return std::nullopt;
+  ir::Shape out = {(*x)[0], 0, 0, (*w)[0]};
+  const int64_t strides[2] = {win.stride_h, win.stride_w};
+  for (int d = 0; d < 2; ++d) {
+    const int64_t in = (*x)[1 + d], k = (*w)[1 + d];
+    if (in < 1 || k < 1 || in > (int64_t{1} << 24) || k > (int64_t{1} << 16)) return std::nullopt;
+    const int64_t total = win.same ? std::max<int64_t>(0, k - (in - 1) % strides[d] - 1) : 0;
+    out[1 + d] = strides[d] * (in - 1) + k - total;
+  }
+  return std::vector<ir::Shape>{out};
+}
+
 Status lower_pool(LowerContext& ctx, const ir::Node& n, const char* op) {
   const ir::Graph& g = ctx.graph();
   const ir::Tensor& x = g.tensor(n.inputs[0]);
@@ -262,6 +340,19 @@ OpEntry transpose_conv() {
   e.notes = "filter OHWI -> IOHW; explicit pads and output_padding from output_shape";
   e.bias = BiasSlots{3, 2, 1};
   e.infer_shapes = infer_transpose_conv;
+  return e;
+}
+
+OpEntry mediapipe_transpose_conv_bias() {
+  OpEntry e =
+      implicit("ConvTranspose", nullptr, check_transpose_conv_bias, lower_transpose_conv_bias);
+  e.custom_options = read_transpose_conv_params;
+  e.min_inputs = 3;
+  e.quantized = QuantizedKernel::kNoQuantized;
+  e.notes =
+      "MediaPipe; filter OHWI -> IOHW; output size and pads as MediaPipe's kernel computes "
+      "them";
+  e.infer_shapes = infer_transpose_conv_bias;
   return e;
 }
 

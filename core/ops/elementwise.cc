@@ -16,7 +16,7 @@ using ir::TensorId;
 Status lower_unary(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
-  ctx.emit(n, lookup(n.builtin).onnx, {x}, {n.outputs[0]});
+  ctx.emit(n, lookup(n).onnx, {x}, {n.outputs[0]});
   return ok_status();
 }
 
@@ -64,7 +64,7 @@ Status lower_binary(LowerContext& ctx, const ir::Node& n) {
   TensorId b = ctx.operand(n, 1, p, rank);
   auto y = ctx.fused_activation(n, n.outputs[0]);
   if (!y) return y.take_error();
-  ctx.emit(n, lookup(n.builtin).onnx, {a, b}, {*y});
+  ctx.emit(n, lookup(n).onnx, {a, b}, {*y});
   return ok_status();
 }
 

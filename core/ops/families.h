@@ -25,6 +25,8 @@ namespace conv {
 OpEntry conv2d();
 OpEntry depthwise_conv2d();
 OpEntry transpose_conv();
+// MediaPipe's custom Convolution2DTransposeBias.
+OpEntry mediapipe_transpose_conv_bias();
 OpEntry average_pool2d();
 OpEntry max_pool2d();
 }  // namespace conv
@@ -129,5 +131,11 @@ namespace spectral {
 OpEntry rfft2d();
 OpEntry complex_abs();
 }  // namespace spectral
+
+namespace detection {
+OpEntry detection_postprocess();  // custom TFLite_Detection_PostProcess
+OpEntry non_max_suppression_v4();
+OpEntry non_max_suppression_v5();
+}  // namespace detection
 
 }  // namespace lite2onnx::ops

@@ -98,7 +98,7 @@ TensorId in(LowerContext& ctx, const ir::Node& n, size_t i) {
 Status lower_direct(LowerContext& ctx, const ir::Node& n) {
   std::vector<TensorId> xs;
   for (size_t i = 0; i < n.inputs.size(); ++i) xs.push_back(in(ctx, n, i));
-  ctx.emit(n, lookup(n.builtin).onnx, std::move(xs), {n.outputs[0]});
+  ctx.emit(n, lookup(n).onnx, std::move(xs), {n.outputs[0]});
   return ok_status();
 }
 

@@ -1,6 +1,10 @@
 // The one visible operator table (ArmNN style): a dense vector indexed by the
 // TFLite builtin code, pre-filled with "unsupported", one line per supported op.
 #include <array>
+#include <map>
+#include <string>
+
+#include "schema_generated.h"
 
 #include "core/ir/builtins.h"
 #include "core/ops/families.h"
@@ -120,12 +124,30 @@ Table make_table() {
   t[builtin::kQuantize] = elementwise::quantize();
   t[builtin::kRfft2d] = spectral::rfft2d();
   t[builtin::kComplexAbs] = spectral::complex_abs();
+  t[builtin::kNonMaxSuppressionV4] = detection::non_max_suppression_v4();
+  t[builtin::kNonMaxSuppressionV5] = detection::non_max_suppression_v5();
 
   return t;
 }
 
 const Table& table() {
   static const Table t = make_table();  // immutable after first use
+  return t;
+}
+
+// The custom-op table, keyed by custom code (MediaPipe's and TFLite's own
+// custom operators).
+using CustomTable = std::map<std::string, OpEntry, std::less<>>;
+
+CustomTable make_custom_table() {
+  CustomTable t;
+  t["TFLite_Detection_PostProcess"] = detection::detection_postprocess();
+  t["Convolution2DTransposeBias"] = conv::mediapipe_transpose_conv_bias();
+  return t;
+}
+
+const CustomTable& custom_table() {
+  static const CustomTable t = make_custom_table();  // immutable after first use
   return t;
 }
 
@@ -151,13 +173,43 @@ const OpEntry& lookup(int builtin) {
   return table()[static_cast<size_t>(builtin)];
 }
 
-void read_options(int builtin, const tflite::Operator& op, ir::Attributes& attrs) {
-  if (ReadOptionsFn read = lookup(builtin).read_options) read(op, attrs);
+const OpEntry& lookup_custom(std::string_view custom_code) {
+  static const OpEntry kUnsupported{};
+  const auto& t = custom_table();
+  auto it = t.find(custom_code);
+  return it == t.end() ? kUnsupported : it->second;
+}
+
+const OpEntry& lookup(const ir::NodeInfo& n) {
+  return n.builtin == builtin::kCustom ? lookup_custom(n.op) : lookup(n.builtin);
+}
+
+Status read_options(int builtin, std::string_view custom_code, const tflite::Operator& op,
+                    ir::Attributes& attrs) {
+  if (builtin != ir::builtin::kCustom) {
+    if (ReadOptionsFn read = lookup(builtin).read_options) read(op, attrs);
+    return ok_status();
+  }
+  CustomOptionsFn read = lookup_custom(custom_code).custom_options;
+  if (!read) return ok_status();
+  if (op.large_custom_options_size() > 0)
+    return make_error(ErrorCode::kUnsupported,
+                      "custom options stored outside the FlatBuffer (large_custom_options_offset)");
+  const auto* bytes = op.custom_options();
+  return read(
+      bytes ? std::span<const uint8_t>(bytes->data(), bytes->size()) : std::span<const uint8_t>(),
+      attrs);
 }
 
 std::vector<std::pair<int, const OpEntry*>> all_entries() {
   std::vector<std::pair<int, const OpEntry*>> out;
   for (int i = 0; i < kNumBuiltins; ++i) out.emplace_back(i, &table()[static_cast<size_t>(i)]);
+  return out;
+}
+
+std::vector<std::pair<std::string, const OpEntry*>> all_custom_entries() {
+  std::vector<std::pair<std::string, const OpEntry*>> out;
+  for (const auto& [code, e] : custom_table()) out.emplace_back(code, &e);
   return out;
 }
 

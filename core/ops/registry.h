@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -62,6 +63,9 @@ struct BiasSlots {
 class LowerContext;
 
 using ReadOptionsFn = void (*)(const tflite::Operator& op, ir::Attributes& attrs);
+// A custom op's options from Operator.custom_options (ops/custom_options.h);
+// an error names what is wrong with them.
+using CustomOptionsFn = Status (*)(std::span<const uint8_t> bytes, ir::Attributes& attrs);
 // nullopt: the op cannot run in these layouts; it then runs in TFLite order.
 using PropagateFn = std::optional<LayoutPlan> (*)(const ir::Graph& g, const ir::Node& n,
                                                   std::span<const ir::Perm> input_layouts);
@@ -78,7 +82,8 @@ struct OpEntry {
   int data_input = 0;  // kImplicit: the activation input
   int min_inputs = 1;  // inputs [0, min_inputs) must be present; -1: every input
   ReadOptionsFn read_options = nullptr;
-  PropagateFn propagate = nullptr;  // kAttribute only
+  CustomOptionsFn custom_options = nullptr;  // custom ops only
+  PropagateFn propagate = nullptr;           // kAttribute only
   CheckFn check = nullptr;
   LowerFn lower = nullptr;
   const char* onnx = "";   // ONNX ops it becomes (for the support matrix)
@@ -111,11 +116,18 @@ struct OpEntry {
 
 // The entry of a builtin code; a default (unsupported) entry for unknown codes.
 const OpEntry& lookup(int builtin);
-// Reads an op's builtin options into node attributes through its entry (the
-// reader's OptionsReader).
-void read_options(int builtin, const tflite::Operator& op, ir::Attributes& attrs);
+// The entry of a custom code (the custom-op table); unsupported when unknown.
+const OpEntry& lookup_custom(std::string_view custom_code);
+// A TFLite node's entry: by its builtin code, or by its custom code for CUSTOM.
+const OpEntry& lookup(const ir::NodeInfo& n);
+// Reads an op's builtin or custom options into node attributes through its
+// entry (the reader's OptionsReader); fails on custom options that are bad.
+Status read_options(int builtin, std::string_view custom_code, const tflite::Operator& op,
+                    ir::Attributes& attrs);
 // Every builtin code with its entry, in code order (the support matrix).
 std::vector<std::pair<int, const OpEntry*>> all_entries();
+// Every custom code with its entry, in name order (the support matrix).
+std::vector<std::pair<std::string, const OpEntry*>> all_custom_entries();
 
 // Shared propagate functions for Attribute ops.
 // Output takes the layout of input 0 (every non-constant input must share it).

@@ -742,7 +742,7 @@ InferredShapes infer_rfft2d(const ir::Graph& g, const ir::Node& n) {
 
 InferredShapes infer_shapes(const ir::Graph& g, const ir::Node& n) {
   if (n.dialect != ir::Dialect::kTflite) return std::nullopt;
-  const OpEntry& e = lookup(n.builtin);
+  const OpEntry& e = lookup(n);
   if (e.infer_shapes) return e.infer_shapes(g, n);
   // A Transparent op is elementwise with numpy broadcasting, by the class's
   // definition; its own entry may still say otherwise above.

@@ -147,7 +147,7 @@ bool may_fold(const ir::Graph& g, const ir::Node& n) {
 }
 
 std::optional<std::vector<Folded>> fold_node(const ir::Graph& g, const ir::Node& n) {
-  const ops::OpEntry& e = ops::lookup(n.builtin);
+  const ops::OpEntry& e = ops::lookup(n);
   if (e.fold) return e.fold(g, n, kMaxFoldElements);
   if (e.arithmetic != ops::Arithmetic::kNone) return fold_binary(g, n, e.arithmetic);
   if (e.element_sources) return fold_data_movement(g, n);
@@ -212,7 +212,7 @@ size_t remove_dead_shape_nodes(ir::Graph& g) {
     std::vector<ir::NodeId> order = g.order();
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       const ir::Node& n = g.node(*it);
-      if (n.dialect != ir::Dialect::kTflite || !ops::lookup(n.builtin).evaluable()) continue;
+      if (n.dialect != ir::Dialect::kTflite || !ops::lookup(n).evaluable()) continue;
       bool unused = true;
       for (TensorId t : n.outputs)
         if (g.valid(t) && (g.use_count(t) > 0 || g.tensor(t).is_variable)) unused = false;

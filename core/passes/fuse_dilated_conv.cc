@@ -111,7 +111,7 @@ class Evaluator {
 
   // The value of output `t` of node `n` from the values of its inputs.
   Values through(const ir::Node& n, TensorId t, int depth) {
-    const ops::OpEntry& e = ops::lookup(n.builtin);
+    const ops::OpEntry& e = ops::lookup(n);
     if (e.element_sources) {
       auto maps = ops::element_sources(g_, n, kMaxElements);
       if (!maps) return std::nullopt;

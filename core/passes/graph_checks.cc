@@ -65,7 +65,7 @@ Status check_reads(const ir::Graph& g, PassContext& ctx);
 // Every input a supported op always reads must be there (-1 marks an omitted
 // one), and it must have an output.
 Status check_arity(const ir::Node& n) {
-  const ops::OpEntry& e = ops::lookup(n.builtin);
+  const ops::OpEntry& e = ops::lookup(n);
   const size_t need =
       e.min_inputs < 0 ? std::max<size_t>(n.inputs.size(), 1) : static_cast<size_t>(e.min_inputs);
   std::string problem;
@@ -93,7 +93,7 @@ Status validate(const ir::Graph& g, PassContext& ctx) {
           return make_error(ErrorCode::kInternal, "op " + std::to_string(n.source_op) +
                                                       " refers to tensor " + std::to_string(t) +
                                                       ", which the reader did not check");
-    if (n.dialect == ir::Dialect::kTflite && ops::lookup(n.builtin).supported())
+    if (n.dialect == ir::Dialect::kTflite && ops::lookup(n).supported())
       if (auto st = check_arity(n); !st) return st;
   }
   return check_reads(g, ctx);
@@ -114,7 +114,7 @@ Status check_reads(const ir::Graph& g, PassContext& ctx) {
     if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
     // Custom and other unsupported ops may read scratch tensors; they are
     // reported by the preflight, and no pass looks into them.
-    if (n.dialect == ir::Dialect::kTflite && !ops::lookup(n.builtin).supported()) continue;
+    if (n.dialect == ir::Dialect::kTflite && !ops::lookup(n).supported()) continue;
     for (ir::TensorId t : n.inputs) {
       if (!g.valid(t)) continue;
       const ir::Tensor& x = g.tensor(t);

@@ -102,7 +102,7 @@ class Planner {
       if (forced_[t]) want[t] = forced_[t]->perm;
     for (size_t k = order_.size(); k-- > 0;) {
       const ir::Node& n = g_.node(order_[k]);
-      const ops::OpEntry& e = ops::lookup(n.builtin);
+      const ops::OpEntry& e = ops::lookup(n);
       if (n.dialect != ir::Dialect::kTflite || !e.supported()) continue;
       if (e.layout == LayoutClass::kImplicit) {
         size_t d = static_cast<size_t>(e.data_input);
@@ -125,7 +125,7 @@ class Planner {
  private:
   // What one node needs of its inputs and gives its outputs, given its inputs' layouts.
   ops::LayoutPlan node_plan(const ir::Node& n, const std::vector<Perm>& in) const {
-    const ops::OpEntry& e = ops::lookup(n.builtin);
+    const ops::OpEntry& e = ops::lookup(n);
     ops::LayoutPlan plan;
     plan.inputs.assign(n.inputs.size(), Perm{});
     plan.outputs.assign(n.outputs.size(), Perm{});
@@ -191,7 +191,7 @@ class Planner {
   }
 
   Status check_implicit_conflict(const ir::Node& n, const ops::LayoutPlan& np) const {
-    const ops::OpEntry& e = ops::lookup(n.builtin);
+    const ops::OpEntry& e = ops::lookup(n);
     if (n.dialect != ir::Dialect::kTflite || e.layout != LayoutClass::kImplicit) return ok_status();
     size_t d = static_cast<size_t>(e.data_input);
     if (d >= n.inputs.size() || !is_data(g_, n.inputs[d])) return ok_status();
@@ -401,7 +401,7 @@ class Applier {
   }
 
   std::string reason(const ir::Node& reader, const Perm& need, const Perm& have) const {
-    const ops::OpEntry& e = ops::lookup(reader.builtin);
+    const ops::OpEntry& e = ops::lookup(reader);
     std::string s =
         reader.op + " (op " + std::to_string(reader.source_op) + ", " + ops::to_string(e.layout) +
         ") needs " +

@@ -16,7 +16,7 @@ Status lower(ir::Graph& g, PassContext& ctx) {
       out.push_back(n);
       continue;
     }
-    if (auto st = ops::lookup(n.builtin).lower(lowering, n); !st) return st;
+    if (auto st = ops::lookup(n).lower(lowering, n); !st) return st;
     lowering.finish();
     if (auto st = check_created_bytes(g); !st) return st;
   }

@@ -409,7 +409,15 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
         producer[o] = static_cast<int>(k);
         n.outputs.push_back(o);
       }
-    if (read_options) read_options(*code, *op, n.attrs);
+    if (read_options)
+      if (auto st = read_options(*code, n.op, *op, n.attrs); !st) {
+        Error e = st.take_error();
+        if (e.code == ErrorCode::kUnsupported)
+          e.unsupported.push_back({static_cast<int>(k), n.op, e.message});
+        e.message = where + ": " + e.message;
+        e.op_index = static_cast<int>(k);
+        return e;
+      }
     g.add_node(std::move(n));
   }
   // A constant with no elements (a RESHAPE's shape [0], for a scalar) has an

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/checkpoint.h"
@@ -24,7 +25,10 @@ namespace lite2onnx::tflite_reader {
 // Reads a node's builtin options into its attributes. The reader knows no op:
 // the layer above passes the op table's (ops::read_options); without one,
 // nodes get no attributes.
-using OptionsReader = void (*)(int builtin, const tflite::Operator& op, ir::Attributes& attrs);
+// Custom ops are told by their custom code; an error (bad custom options)
+// fails the read, naming the op.
+using OptionsReader = Status (*)(int builtin, std::string_view custom_code,
+                                 const tflite::Operator& op, ir::Attributes& attrs);
 
 // A named buffer of the model's `metadata` (min_runtime_version,
 // TFLITE_METADATA, CONVERSION_METADATA, ...): a view into the model's bytes.

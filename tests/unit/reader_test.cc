@@ -505,7 +505,7 @@ TEST(Reader, BuiltinCodesAbove127ComeFromBuiltinCode) {
 TEST(Reader, CustomOperatorsKeepTheirCode) {
   ModelJson m;
   int custom = m.code(R"({ "deprecated_builtin_code": 32, "builtin_code": "CUSTOM",
-                           "custom_code": "TFLite_Detection_PostProcess" })");
+                           "custom_code": "VendorTopKDecoder" })");
   int x = m.f32("x", {1, 4}), y = m.f32("y", {1, 4});
   m.op(custom, {x}, {y});
   m.io({x}, {y});
@@ -513,13 +513,13 @@ TEST(Reader, CustomOperatorsKeepTheirCode) {
   ASSERT_EQ(model.graph.node_count(), 1u);
   const ir::Node& n = testing::node_at(model.graph, 0);
   EXPECT_EQ(n.builtin, 32);
-  EXPECT_EQ(n.op, "TFLite_Detection_PostProcess");
+  EXPECT_EQ(n.op, "VendorTopKDecoder");
   EXPECT_EQ(n.name, "Custom_0");
 
   auto info = inspect(view(m.bytes()));
   ASSERT_TRUE(info.ok()) << info.error().message;
   ASSERT_EQ(info->ops.size(), 1u);
-  EXPECT_EQ(info->ops[0].op, "TFLite_Detection_PostProcess");
+  EXPECT_EQ(info->ops[0].op, "VendorTopKDecoder");
   EXPECT_FALSE(info->ops[0].supported);
   EXPECT_EQ(info->ops[0].reason, "custom operator");
 }

@@ -530,9 +530,11 @@ async function runtimeSpread(task, bytes, model, onnxBytes, random) {
 export async function processModel(task) {
   const spec = task.spec ?? {};
   const res = { name: task.name, outcome: 'fail', message: '', notes: [] };
-  if (spec.skip) {
+  // skip_with: { "<convert arg>": "reason" } skips the model in that conversion mode only.
+  const skipWith = Object.entries(spec.skip_with ?? {}).find(([arg]) => (task.convertArgs ?? []).map(String).includes(arg));
+  if (spec.skip || skipWith) {
     res.outcome = 'skip';
-    res.message = String(spec.skip);
+    res.message = String(spec.skip ?? skipWith[1]);
     return res;
   }
   try {

@@ -1,0 +1,38 @@
+// The options of custom operators, read from Operator.custom_options with
+// every length, type and range checked: a FlexBuffer map (TFLite's own custom
+// ops, e.g. TFLite_Detection_PostProcess) or a packed C struct of int32 fields
+// (MediaPipe's ops copy TfLiteTransposeConvParams / TfLitePoolParams there).
+// Each custom op declares its fields as data (a table of CustomField); the
+// readers turn them into node attributes of the same names.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "core/ir/graph.h"
+#include "core/status.h"
+
+namespace lite2onnx::ops {
+
+struct CustomField {
+  enum class Kind { kInt, kFloat, kBool };
+  const char* name;
+  Kind kind;
+  bool required;
+  double fallback;  // the value when the field is absent and not required
+  double lo, hi;    // the accepted range (inclusive); bools ignore it
+};
+
+// Reads a FlexBuffer map holding `fields`; keys not listed are ignored, as
+// TFLite's kernels do. An error says which field is missing, mistyped or out
+// of range, or that the bytes are no FlexBuffer map.
+Status read_flex_fields(std::span<const uint8_t> bytes, std::span<const CustomField> fields,
+                        ir::Attributes& attrs);
+
+// Reads consecutive little-endian int32 fields (a packed C struct); trailing
+// bytes (fields a newer struct added) are ignored. Every field is required.
+Status read_struct_fields(std::span<const uint8_t> bytes, std::span<const CustomField> fields,
+                          ir::Attributes& attrs);
+
+}  // namespace lite2onnx::ops
