@@ -206,8 +206,10 @@ def('metadata', 'Model.metadata entries (min_runtime_version, a JSON string) bes
 def('custom_flexbuffers', 'TFLite_Detection_PostProcess (custom op, FlexBuffer options) of 5 anchors and 2 classes: 3 detections', (m) => {
   const anchors = [0, 1, 2, 3, 4].map((i) => [0.125 + 0.1875 * i, 0.5, 0.125, 0.25]); // y, x, h, w
   const scores = [[0, 0.875, 0.125], [0, 0.25, 0.75], [0, 0.25, 0.375], [0, 0.625, 0.125], [0, 0.125, 0.9375]];
-  const boxes = m.input('box_encodings', [1, 5, 4]);
-  const classes = m.input('class_predictions', [1, 5, 3]);
+  // Fixed inputs that select 3 boxes: TFLite's fast NMS leaves the rows past
+  // num_detections unwritten, so a random input would compare arena garbage.
+  const boxes = m.input('box_encodings', [1, 5, 4], 'FLOAT32', { value: new Array(20).fill(0) });
+  const classes = m.input('class_predictions', [1, 5, 3], 'FLOAT32', { value: scores.flat() });
   const anchorT = m.f32('anchors', [5, 4], anchors.flat());
   const outs = [
     m.tensor('detection_boxes', [1, 3, 4], 'FLOAT32', { has_rank: true }),
