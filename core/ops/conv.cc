@@ -204,6 +204,11 @@ const CustomField kTransposeConvParams[] = {
     {"stride_height", CustomField::Kind::kInt, true, 0, 1, 1 << 16},
 };
 
+// Pixels MediaPipe's kernel drops from a spatial dimension of size `in`.
+int64_t transpose_conv_bias_crop(int64_t in, int64_t k, int64_t stride, bool same) {
+  return same ? std::max<int64_t>(0, k - (in - 1) % stride - 1) : 0;
+}
+
 Status read_transpose_conv_params(std::span<const uint8_t> bytes, ir::Attributes& a) {
   ir::Attributes raw;
   if (auto st = read_struct_fields(bytes, kTransposeConvParams, raw); !st) return st;
@@ -223,7 +228,7 @@ Status lower_transpose_conv_bias(LowerContext& ctx, const ir::Node& n) {
   for (int d = 0; d < 2; ++d) {
     const int64_t in = x.shape[1 + d], k = w.shape[1 + d];
     if (in < 1) return ctx.error(n, "spatial input size must be static");
-    const int64_t total = win.same ? std::max<int64_t>(0, k - (in - 1) % strides[d] - 1) : 0;
+    const int64_t total = transpose_conv_bias_crop(in, k, strides[d], win.same);
     pads[d] = total / 2;
     pads[2 + d] = total - total / 2;
   }
@@ -265,8 +270,7 @@ InferredShapes infer_transpose_conv_bias(const ir::Graph& g, const ir::Node& n) 
   for (int d = 0; d < 2; ++d) {
     const int64_t in = (*x)[1 + d], k = (*w)[1 + d];
     if (in < 1 || k < 1 || in > (int64_t{1} << 24) || k > (int64_t{1} << 16)) return std::nullopt;
-    const int64_t total = win.same ? std::max<int64_t>(0, k - (in - 1) % strides[d] - 1) : 0;
-    out[1 + d] = strides[d] * (in - 1) + k - total;
+    out[1 + d] = strides[d] * (in - 1) + k - transpose_conv_bias_crop(in, k, strides[d], win.same);
   }
   return std::vector<ir::Shape>{out};
 }

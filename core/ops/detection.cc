@@ -86,10 +86,9 @@ class Builder {
   // Rows of `rows` (a 1-D or 2-D tensor) followed by zero rows, cut to
   // `length` rows (a [1] int64 tensor): TFLite's zero-padded outputs.
   TensorId pad_rows(TensorId rows, TensorId length, std::vector<int64_t> row_shape, DataType type) {
-    std::vector<int64_t> shape_tail = row_shape;
-    TensorId shape = shape_tail.empty() ? length
-                                        : add("Concat", {length, ints(shape_tail)},
-                                              DataType::kInt64, {{"axis", int64_t{0}}});
+    TensorId shape = row_shape.empty() ? length
+                                       : add("Concat", {length, ints(std::move(row_shape))},
+                                             DataType::kInt64, {{"axis", int64_t{0}}});
     TensorId zeros = add("Expand", {scalar(type, 0), shape}, type);
     TensorId all = add("Concat", {rows, zeros}, type, {{"axis", int64_t{0}}});
     return add("Slice", {all, ints({0}), length, ints({0})}, type);
@@ -273,12 +272,11 @@ Status lower_postprocess(LowerContext& ctx, const ir::Node& n) {
     rows_scores = best_scores;
     count = k;
   }
-  const DataType out = f;
-  b.into("Reshape", {b.pad_rows(rows_boxes, slots, {4}, out), b.ints({1, p.slots(), 4})},
+  b.into("Reshape", {b.pad_rows(rows_boxes, slots, {4}, f), b.ints({1, p.slots(), 4})},
          {n.outputs[0]});
-  b.into("Reshape", {b.pad_rows(rows_classes, slots, {}, out), b.ints({1, p.slots()})},
+  b.into("Reshape", {b.pad_rows(rows_classes, slots, {}, f), b.ints({1, p.slots()})},
          {n.outputs[1]});
-  b.into("Reshape", {b.pad_rows(rows_scores, slots, {}, out), b.ints({1, p.slots()})},
+  b.into("Reshape", {b.pad_rows(rows_scores, slots, {}, f), b.ints({1, p.slots()})},
          {n.outputs[2]});
   b.into("Cast", {count}, {n.outputs[3]}, {{"to", int64_t{ir::onnx_type_code(f)}}});
   return ok_status();
@@ -342,7 +340,10 @@ Status lower_nms(LowerContext& ctx, const ir::Node& n, bool v5) {
   const DataType f = DataType::kFloat32, i64 = DataType::kInt64, i32 = DataType::kInt32;
   TensorId boxes = b.reshape(n.inputs[kBoxes], {1, -1, 4}, f);
   TensorId scores = b.reshape(n.inputs[kScores], {1, 1, -1}, f);
-  TensorId max_output = b.cast(b.reshape(n.inputs[kMaxOutput], {1}, i32), i64);
+  // max_output_size as int64 [1]: the selection bound and the padded length
+  // (a negative one fails in Expand, as TFLite fails).
+  const TensorId length = b.cast(b.reshape(n.inputs[kMaxOutput], {1}, i32), i64);
+  TensorId max_output = length;
   // TFLite suppresses at IoU >= threshold, ONNX above it: a constant
   // threshold moves to the next float below (at 0 every later box overlaps
   // "enough": one box stays). ONNX Runtime refuses thresholds outside [0, 1].
@@ -356,8 +357,6 @@ Status lower_nms(LowerContext& ctx, const ir::Node& n, bool v5) {
   TensorId threshold = b.reshape(n.inputs[kScoreThreshold], {1}, f);
   TensorId selected = b.add("NonMaxSuppression", {boxes, scores, max_output, iou, threshold}, i64);
   TensorId index = b.reshape(b.slice(selected, 1, 2, 3, i64), {-1}, i64);
-  // Padded to max_output_size (a negative one fails in Expand, as TFLite fails).
-  TensorId length = b.cast(b.reshape(n.inputs[kMaxOutput], {1}, i32), i64);
   b.into("Identity", {b.pad_rows(b.cast(index, i32), length, {}, i32)}, {n.outputs[0]});
   if (v5) {
     TensorId picked =
@@ -378,30 +377,27 @@ InferredShapes infer_nms(const ir::Graph& g, const ir::Node& n, bool v5) {
   return out;
 }
 
-OpEntry nms(bool v5) {
+template <bool kV5>
+OpEntry nms() {
   OpEntry e;
   e.layout = LayoutClass::kTerminate;
   e.min_inputs = -1;
-  e.check = v5 ? [](const ir::Graph& g, const ir::Node& n) { return check_nms(g, n, true); }
-               : [](const ir::Graph& g, const ir::Node& n) { return check_nms(g, n, false); };
-  e.lower = v5 ? [](LowerContext& ctx, const ir::Node& n) { return lower_nms(ctx, n, true); }
-               : [](LowerContext& ctx, const ir::Node& n) { return lower_nms(ctx, n, false); };
-  e.infer_shapes =
-      v5 ? [](const ir::Graph& g, const ir::Node& n) { return infer_nms(g, n, true); }
-         : [](const ir::Graph& g, const ir::Node& n) { return infer_nms(g, n, false); };
+  e.check = [](const ir::Graph& g, const ir::Node& n) { return check_nms(g, n, kV5); };
+  e.lower = [](LowerContext& ctx, const ir::Node& n) { return lower_nms(ctx, n, kV5); };
+  e.infer_shapes = [](const ir::Graph& g, const ir::Node& n) { return infer_nms(g, n, kV5); };
   e.onnx = "NonMaxSuppression + Gather, zero padding (Expand + Concat + Slice)";
   e.dtypes = "float32 (int32 indices)";
   e.quantized = QuantizedKernel::kNoQuantized;
-  e.notes = v5 ? "soft_nms_sigma 0 only (soft-NMS has no ONNX form); equal scores keep the lower "
-                 "index first"
-               : "equal scores keep the lower index first";
+  e.notes = kV5 ? "soft_nms_sigma 0 only (soft-NMS has no ONNX form); equal scores keep the lower "
+                  "index first"
+                : "equal scores keep the lower index first";
   return e;
 }
 
 }  // namespace
 
-OpEntry non_max_suppression_v4() { return nms(false); }
-OpEntry non_max_suppression_v5() { return nms(true); }
+OpEntry non_max_suppression_v4() { return nms<false>(); }
+OpEntry non_max_suppression_v5() { return nms<true>(); }
 
 OpEntry detection_postprocess() {
   OpEntry e;
