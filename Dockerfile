@@ -21,7 +21,7 @@ RUN apt-get update \
       libflatbuffers-dev flatbuffers-compiler \
       nlohmann-json3-dev libcli11-dev \
       libgrpc++-dev protobuf-compiler-grpc grpc-proto prometheus-cpp-dev \
-      libcivetweb-dev libspdlog-dev libfmt-dev libjemalloc-dev libseccomp-dev libzip-dev \
+      libboost1.81-dev libspdlog-dev libfmt-dev libjemalloc-dev libseccomp-dev libzip-dev \
  && rm -rf /var/lib/apt/lists/*
 
 # The configure flags; deploy/checks/docker-context.sh configures the
