@@ -45,6 +45,10 @@ namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
+// co_await appears only as a statement, an initializer or a co_return operand:
+// GCC 12 miscompiles it inside ?: (the awaited coroutine's frame was freed
+// before its result was read; valgrind found it) and && is as suspect.
+//
 // Errors come back as values: a closed or timed-out connection is an
 // ordinary outcome, not an exception.
 constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
@@ -185,8 +189,11 @@ class Link {
   asio::awaitable<bool> send(const Answer& a, const Parser& parser) {
     const bool keep_alive = !a.close && parser.keep_alive();
     const unsigned version = parser.is_header_done() ? parser.get().version() : 11;
-    const bool ok = co_await write(head_of(a, keep_alive, version)) && co_await write(a.body);
-    co_return ok&& keep_alive;
+    const std::string head = head_of(a, keep_alive, version);
+    const bool head_written = co_await write(head);
+    if (!head_written) co_return false;
+    const bool written = co_await write(a.body);
+    co_return written&& keep_alive;
   }
 
   asio::awaitable<bool> send_continue() {
@@ -450,10 +457,11 @@ class HttpCall {
       co_return co_await fail(refusal(env_, v1::ConversionError::REASON_QUEUE_FULL));
     if (beast::iequals(request_.header("Expect"), "100-continue") && parser.get().version() == 11 &&
         !parser.is_done()) {
-      if (!co_await link_.send_continue()) co_return false;
+      const bool sent = co_await link_.send_continue();
+      if (!sent) co_return false;
     }
-    if (auto f = co_await read_body(parser, declared, *reservation, stop))
-      co_return co_await fail(std::move(*f));
+    std::optional<Failure> unread = co_await read_body(parser, declared, *reservation, stop);
+    if (unread) co_return co_await fail(std::move(*unread));
     trace_.model_bytes = model_.size();
     fault_ = test_fault(env_, request_.header("X-Lite2onnx-Test-Fault"));
     if (!inspect_ && fault_.fault == worker::Fault::kNone) {  // a test fault asks for a worker
@@ -473,7 +481,7 @@ class HttpCall {
     asio::steady_timer job_done(executor, asio::steady_timer::time_point::max());
     bool done = false;
     const Clock::time_point queued_at = Clock::now();
-    const bool submitted = env_.pool.try_submit([&](ConversionRunner& runner) {
+    const bool submitted = env_.pool.try_submit([&, executor](ConversionRunner& runner) {
       trace_.dequeued(queued_at);
       try {
         if (stop.stop_requested())
@@ -483,7 +491,8 @@ class HttpCall {
       } catch (const std::exception& e) {
         failure_ = failure(v1::ConversionError::REASON_INTERNAL, e.what());
       }
-      // The last touch of this call from the pool's thread.
+      // The last touch of this call from the pool's thread: once posted, the
+      // call may resume and end at once (hence the job's own copy of the executor).
       asio::post(executor, [&] {
         done = true;
         job_done.cancel();
@@ -499,7 +508,8 @@ class HttpCall {
     if (outcome_.ran)
       trace_.conversion_ran(outcome_.diagnostics, outcome_.outcome, outcome_.cpu_seconds);
     if (failure_) co_return co_await fail(std::move(*failure_));
-    co_return co_await (inspect_ ? answer_inspect() : answer_convert());
+    if (inspect_) co_return co_await answer_inspect();
+    co_return co_await answer_convert();
   }
 
  private:
@@ -638,7 +648,8 @@ asio::awaitable<bool> handle(Link<Stream>& link, Parser& parser, Shared& s) {
 
   if (r.path == "/v1/convert" || r.path == "/v1/inspect") {
     if (!method_is("POST")) co_return co_await wrong_method("POST");
-    co_return co_await HttpCall<Stream>(link, parser, s, r.path == "/v1/inspect").run();
+    HttpCall<Stream> call(link, parser, s, r.path == "/v1/inspect");
+    co_return co_await call.run();
   }
   if (r.path == "/v1/operators") {
     if (!method_is("GET")) co_return co_await wrong_method("GET");
@@ -667,7 +678,8 @@ asio::awaitable<bool> handle(Link<Stream>& link, Parser& parser, Shared& s) {
   }
   if (r.path == "/readyz") {
     if (!method_is("GET")) co_return co_await wrong_method("GET");
-    co_return co_await (s.env.draining.load() ? text(503, "draining\n") : text(200, "ready\n"));
+    if (s.env.draining.load()) co_return co_await text(503, "draining\n");
+    co_return co_await text(200, "ready\n");
   }
   co_return co_await text(404,
                           "no such resource; POST /v1/convert, POST /v1/inspect, GET "
@@ -705,18 +717,20 @@ asio::awaitable<void> serve(Stream stream, std::string peer, Shared& s) {
                     std::chrono::duration_cast<Clock::duration>(
                         std::chrono::duration<double>(s.limits.idle_seconds)),
                     std::move(peer));
-  if (const beast::error_code ec = co_await link.handshake()) {
+  const beast::error_code handshake = co_await link.handshake();
+  if (handshake) {
     // Not worth a warning: any port scanner or plaintext client does it.
-    s.env.log.log(
-        LogLevel::kDebug, "TLS handshake failed",
-        {{"peer", std::string_view(link.peer())}, {"error", std::string_view(ec.message())}});
+    s.env.log.log(LogLevel::kDebug, "TLS handshake failed",
+                  {{"peer", std::string_view(link.peer())},
+                   {"error", std::string_view(handshake.message())}});
     co_return;
   }
   while (!s.stopping.load()) {
     Parser parser;
     parser.header_limit(kMaxHeadBytes);
     parser.body_limit(boost::none);  // HttpCall counts the body against --max-stream-bytes
-    if (const beast::error_code ec = co_await link.read_head(parser)) {
+    const beast::error_code ec = co_await link.read_head(parser);
+    if (ec) {
       if (is_parse_error(ec)) co_await refuse_head(link, parser, ec);
       co_return;  // closed, idle, or refused
     }

@@ -119,15 +119,9 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
       return 1;
     }
   }
-  GrpcEndpoint grpc_endpoint;
-  if (auto st = grpc_endpoint.start(config.grpc, config.tls, config.limits.max_unary_bytes, service,
-                                    lite2onnx::v1::Converter::service_full_name());
-      !st) {
-    log.error("cannot start", {{"error", std::string_view(st.error().message)}});
-    return 1;
-  }
   // The HTTP port serves what the gRPC port serves: with --tls-cert, HTTPS
-  // only (and mutual TLS with --tls-client-ca).
+  // only (and mutual TLS with --tls-client-ca). Started before gRPC, whose
+  // error for bad TLS material names no reason, where OpenSSL's does.
   HttpEndpoint http_endpoint;
   if (!config.http.listen.empty()) {
     HttpLimits http_limits;
@@ -140,6 +134,13 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
       log.error("cannot start", {{"error", std::string_view(st.error().message)}});
       return 1;
     }
+  }
+  GrpcEndpoint grpc_endpoint;
+  if (auto st = grpc_endpoint.start(config.grpc, config.tls, config.limits.max_unary_bytes, service,
+                                    lite2onnx::v1::Converter::service_full_name());
+      !st) {
+    log.error("cannot start", {{"error", std::string_view(st.error().message)}});
+    return 1;
   }
   if (!config.grpc.port_file.empty() &&
       !write_port_file(config.grpc.port_file, grpc_endpoint.port(), metrics_endpoint.port(),
