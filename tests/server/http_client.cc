@@ -241,4 +241,14 @@ HttpResponse http_raw(int port, const std::string& bytes, std::chrono::milliseco
   return out;
 }
 
+size_t http_flood(int port, const std::string& start, const std::string& unit, size_t max_bytes,
+                  std::chrono::milliseconds timeout) {
+  Connection c(port, timeout);
+  if (!c.ok() || !c.send_all(start)) return 0;
+  size_t sent = start.size();
+  const auto end = Clock::now() + timeout;
+  while (sent < max_bytes && Clock::now() < end && c.send_all(unit)) sent += unit.size();
+  return sent;
+}
+
 }  // namespace lite2onnx::server_test

@@ -51,4 +51,9 @@ HttpResponse https_call(int port, const HttpTls& tls, const HttpRequest& request
 HttpResponse http_raw(int port, const std::string& bytes,
                       std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+// Sends `start`, then `unit` over and over, until `max_bytes` went out or the
+// server stopped taking them (it closed the connection); returns the bytes sent.
+size_t http_flood(int port, const std::string& start, const std::string& unit, size_t max_bytes,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
 }  // namespace lite2onnx::server_test
