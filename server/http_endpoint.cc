@@ -5,7 +5,6 @@
 #include <openssl/ssl.h>
 
 #include <algorithm>
-#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
@@ -59,6 +58,7 @@ constexpr size_t kReadChunk = size_t{1} << 16;
 // What one write may take, under one idle timeout: a slow reader still gets a
 // large answer, a stalled one is cut off.
 constexpr size_t kWriteChunk = size_t{1} << 20;
+constexpr size_t kJoinedWriteBytes = 16 * 1024;  // an answer copied into one write
 // The read buffer holds a whole head, and what came after it in the same read.
 constexpr size_t kReadBufferBytes = kMaxHeadBytes + kReadChunk;
 // After an answer that leaves a body unread, the server reads (and drops) at
@@ -174,20 +174,30 @@ class Link {
     co_return ec;
   }
 
-  // `head`, then `body`, in writes of at most kWriteChunk: the head goes out
-  // with the body's first piece (one TLS record, one segment for a small
-  // answer).
+  // `head`, then `body`, in writes of one buffer and at most kWriteChunk each.
+  // A small answer goes out in one write (one TLS record, one segment). Never
+  // a sequence of buffers: beast's ssl_stream (flat_stream) writes 0 bytes of
+  // a sequence whose first buffer is empty (as asio::async_write leaves a
+  // consumed one), and async_write takes that for the end: a 24 KB answer
+  // lost its body after a head written with it (measured).
   asio::awaitable<bool> write(std::string_view head, std::string_view body) {
-    do {
-      const size_t n = std::min(body.size(), kWriteChunk);
-      const std::array<asio::const_buffer, 2> buffers{asio::buffer(head.data(), head.size()),
-                                                      asio::buffer(body.data(), n)};
-      tcp().expires_after(idle_);
-      auto [ec, written] = co_await asio::async_write(stream_, buffers, kAwait);
-      if (ec) co_return false;
-      head = {};
-      body.remove_prefix(n);
-    } while (!body.empty());
+    std::string joined;
+    if (head.size() + body.size() <= kJoinedWriteBytes) {
+      joined.reserve(head.size() + body.size());
+      joined.append(head).append(body);
+      head = joined;
+      body = {};
+    }
+    for (std::string_view bytes : {head, body}) {
+      while (!bytes.empty()) {
+        const size_t n = std::min(bytes.size(), kWriteChunk);
+        tcp().expires_after(idle_);
+        auto [ec, written] =
+            co_await asio::async_write(stream_, asio::buffer(bytes.data(), n), kAwait);
+        if (ec || written != n) co_return false;
+        bytes.remove_prefix(n);
+      }
+    }
     co_return true;
   }
 

@@ -1,4 +1,5 @@
 // TLS and mutual TLS with a throwaway CA made by openssl at test time.
+#include <google/protobuf/util/json_util.h>
 #include <grpcpp/security/credentials.h>
 #include <gtest/gtest.h>
 
@@ -88,6 +89,40 @@ TEST_F(TlsTest, TheHttpEndpointServesHttps) {
   const HttpResponse again = https_call(port, tls, post_model(model_));
   EXPECT_EQ(again.status, 200) << again.tls_error;
   EXPECT_TRUE(again.body == grpc_answer.response.onnx_model());
+}
+
+// Answers of many TLS records and of several writes arrive whole (a head
+// written with its body once lost the body over TLS).
+TEST_F(TlsTest, LargeHttpsAnswersArriveWhole) {
+  auto server = ServerProcess::start({"--tls-cert", certs_.path("server.pem"), "--tls-key",
+                                      certs_.path("server.key"), "--http-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(server);
+  const int port = server->http_port();
+  const HttpTls tls{certs_.path("ca.pem"), "", ""};
+  HttpRequest operators;
+  operators.method = "GET";
+  operators.target = "/v1/operators";
+  const HttpResponse list = https_call(port, tls, operators);
+  ASSERT_EQ(list.status, 200) << list.tls_error;
+  EXPECT_GT(list.body.size(), size_t{16} << 10);
+  v1::ListOperatorsResponse parsed;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(list.body, &parsed).ok());
+  EXPECT_GT(parsed.operators_size(), 100);
+
+  const std::string big = abs_chain_model(20000);
+  const ConvertResult grpc_answer =
+      convert(*server->channel(tls_credentials(certs_), "localhost"), big);
+  ASSERT_TRUE(grpc_answer.status.ok()) << grpc_answer.status.error_message();
+  HttpRequest r;
+  r.target = "/v1/convert";
+  r.body = big;
+  r.headers.push_back({"Accept", "application/json"});
+  const HttpResponse answer = https_call(port, tls, r);
+  ASSERT_EQ(answer.status, 200) << answer.tls_error;
+  EXPECT_GT(answer.body.size(), size_t{1} << 20);  // more than one write
+  v1::ConvertResponse response;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(answer.body, &response).ok());
+  EXPECT_TRUE(response.onnx_model() == grpc_answer.response.onnx_model());
 }
 
 TEST_F(TlsTest, TheHttpEndpointRequiresAClientCertificateWithMutualTls) {
