@@ -21,7 +21,7 @@ RUN apt-get update \
       libflatbuffers-dev flatbuffers-compiler \
       nlohmann-json3-dev libcli11-dev \
       libgrpc++-dev protobuf-compiler-grpc grpc-proto prometheus-cpp-dev \
-      libcivetweb-dev libspdlog-dev libfmt-dev libjemalloc-dev libseccomp-dev libzip-dev \
+      libboost1.81-dev libspdlog-dev libfmt-dev libjemalloc-dev libseccomp-dev libzip-dev \
  && rm -rf /var/lib/apt/lists/*
 
 # The configure flags; deploy/checks/docker-context.sh configures the
@@ -60,7 +60,7 @@ COPY --from=build /build/server/lite2onnx-server /build/server/lite2onnx-worker 
 # Numeric, so Kubernetes' runAsNonRoot can verify it.
 USER 10001:10001
 # gRPC (lite2onnx.v1.Converter, grpc.health.v1, reflection), HTTP/1.1 (/v1/convert,
-# /v1/inspect, /v1/operators, /healthz, /readyz; plaintext, off when --tls-cert is set)
+# /v1/inspect, /v1/operators, /healthz, /readyz; HTTPS when --tls-cert is set)
 # and Prometheus /metrics.
 EXPOSE 50051 8080 9464
 ENTRYPOINT ["lite2onnx-server"]

@@ -6,7 +6,8 @@
 # user on a read-only root (a tmpfs on /tmp, as the Helm chart mounts an
 # emptyDir): a health check, a Convert and a failing Convert over gRPC with
 # buf curl, a Convert and /readyz over HTTP with curl, a CLI conversion in-process
-# and through --server, a /metrics scrape, then SIGTERM must exit 0.
+# and through --server, a /metrics scrape, then SIGTERM must exit 0; then again
+# with TLS (a CA made here): a Convert over HTTPS with curl, and SIGTERM.
 #
 #   deploy/check-runtime-image.sh [--build-dir DIR] [--mirror URL] [--keep]
 #
@@ -212,6 +213,38 @@ rc=0
 wait "$pid" || rc=$?
 pid=
 [ "$rc" -eq 0 ] || fail_with_log "exit code $rc after SIGTERM"
+echo "   SIGTERM: exit 0"
+
+step "lite2onnx-server in the root, with TLS"
+# The HTTP port serves HTTPS with the libssl of the image.
+(
+  cd "$work"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=test-ca -keyout ca.key -out ca.pem
+  openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout server.key -out server.csr
+  printf 'subjectAltName=DNS:localhost\n' >server.ext
+  openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 \
+    -extfile server.ext -out server.pem
+) >/dev/null 2>&1 || die "openssl could not make the test certificates"
+install -m 0444 "$work/server.pem" "$work/server.key" "$run/tmp/"
+rm -f "$run/tmp/ports"
+chroot --userspec="$APP_UID:$APP_GID" "$run" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin \
+  lite2onnx-server --listen 127.0.0.1:0 --metrics-listen "" --http-listen 127.0.0.1:0 \
+  --tls-cert /tmp/server.pem --tls-key /tmp/server.key --port-file /tmp/ports \
+  --drain-seconds 2 2>"$work/server.log" &
+pid=$!
+for _ in $(seq 200); do [ -s "$run/tmp/ports" ] && break; sleep 0.05; done
+[ -s "$run/tmp/ports" ] || { cat "$work/server.log"; die "the TLS server did not start"; }
+http_port=$(sed -n 's/^http=//p' "$run/tmp/ports")
+status=$(curl -s --cacert "$work/ca.pem" -o "$work/https.onnx" -w '%{http_code}' \
+  --data-binary @"$model" "https://localhost:$http_port/v1/convert") || true
+[ "$status" = 200 ] || fail_with_log "HTTPS POST /v1/convert: $status"
+cmp -s "$work/https.onnx" "$run/tmp/model.onnx" || fail_with_log "the HTTPS answer differs from the CLI's ONNX"
+echo "   HTTPS: POST /v1/convert 200 with the CLI's bytes"
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+pid=
+[ "$rc" -eq 0 ] || fail_with_log "exit code $rc after SIGTERM (TLS)"
 echo "   SIGTERM: exit 0"
 
 echo "runtime image check: OK in $(($(date +%s) - start)) s: bookworm minbase + ${#packages[@]} listed" \

@@ -16,8 +16,12 @@ APT_PACKAGES=(
   # gRPC service (server/, proto/, tests/server/): TOOLCHAIN.md's packages; openssl
   # makes the TLS tests' certificates, curl scrapes /metrics in the buf curl test.
   libgrpc++-dev protobuf-compiler-grpc grpc-proto prometheus-cpp-dev
-  # The HTTP endpoint (server/http_endpoint.cc); prometheus-cpp's /metrics uses it too.
-  libcivetweb-dev
+  # The HTTP endpoint (server/http_endpoint.cc): Boost.Beast and Boost.Asio's SSL
+  # stream, header-only, over OpenSSL 3. Not civetweb (Debian's 1.15 resolves
+  # OpenSSL 1.1 symbols at run time and crashes on the first TLS request; it stays
+  # for /metrics only, through prometheus-cpp-dev, which depends on libcivetweb-dev)
+  # and not cpp-httplib (0.11.4 buffers request heads without a bound): docs/service.md.
+  libboost1.81-dev
   libspdlog-dev libfmt-dev openssl curl
   # SHA-256 of the golden outputs (tests/golden).
   libssl-dev

@@ -1,21 +1,23 @@
 // The HTTP/1.1 endpoint (--http-listen): POST /v1/convert and /v1/inspect
 // with the raw .tflite bytes as the body and options as query parameters,
-// GET /v1/operators, /healthz and /readyz. Served by civetweb (Debian's
-// libcivetweb, already in the process for /metrics): bounded request headers,
-// a fixed set of connection threads, per-read timeouts, no compression and no
-// file serving. Calls share the gRPC service's pool, queue, memory budget,
-// metrics (protocol="http") and request log (server/call.h); docs/service.md
-// has the API reference.
+// GET /v1/operators, /healthz and /readyz; HTTPS only (and mutual TLS) when
+// the server has --tls-cert. Served by Boost.Beast over Boost.Asio (and its
+// OpenSSL stream): a request head of at most 16 KiB, a bounded number of
+// connections, an idle timeout on every read and write (the TLS handshake
+// too), keep-alive, no compression and no file serving. Calls share the gRPC
+// service's pool, queue, memory budget, metrics (protocol="http") and
+// request log (server/call.h); docs/service.md has the API reference and why
+// Beast (civetweb's TLS and cpp-httplib's unbounded heads, measured).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 
 #include "core/status.h"
-
-struct mg_context;
+#include "server/config.h"
 
 namespace lite2onnx::server {
 
@@ -38,33 +40,31 @@ class ActiveCalls {
 struct HttpLimits {
   uint64_t max_body_bytes = 0;  // largest model in one request body
   double idle_seconds = 30;     // longest wait for one read or write of the connection
-  unsigned threads = 8;         // connections served at once
+  unsigned connections = 8;     // connections served at once; more wait in the backlog
 };
 
 class HttpEndpoint {
  public:
-  HttpEndpoint() = default;
+  HttpEndpoint();
   ~HttpEndpoint();  // stop()
   HttpEndpoint(const HttpEndpoint&) = delete;
   HttpEndpoint& operator=(const HttpEndpoint&) = delete;
 
-  // Listens on `listen` (HOST:PORT, port 0: any free); `env` outlives the endpoint.
-  Status start(const std::string& listen, HttpLimits limits, CallEnvironment& env);
+  // Listens on `listen` (HOST:PORT, port 0: any free), in TLS when
+  // tls.enabled() (requiring a client certificate signed by tls.client_ca_file
+  // when tls.mutual()); `env` outlives the endpoint.
+  Status start(const std::string& listen, HttpLimits limits, const TlsOptions& tls,
+               CallEnvironment& env);
   int port() const { return port_; }
-  // Cancels the calls still in progress, waits for their answers, then closes
-  // the listener.
+  // Closes the listener, cancels the calls still in progress, waits for their
+  // answers, then closes every connection.
   void stop();
 
-  struct Handlers;  // the request handlers (http_endpoint.cc)
+  struct Server;  // the listener, its io threads and the connections (http_endpoint.cc)
 
  private:
-  mg_context* ctx_ = nullptr;
+  std::unique_ptr<Server> server_;
   int port_ = 0;
-  HttpLimits limits_;
-  CallEnvironment* env_ = nullptr;
-  ActiveCalls active_;
-  std::string operators_json_;  // GET /v1/operators, written once
-  std::string last_message_;    // civetweb's last log message, for start()'s error
 };
 
 }  // namespace lite2onnx::server

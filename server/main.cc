@@ -119,30 +119,28 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
       return 1;
     }
   }
+  // The HTTP port serves what the gRPC port serves: with --tls-cert, HTTPS
+  // only (and mutual TLS with --tls-client-ca). Started before gRPC, whose
+  // error for bad TLS material names no reason, where OpenSSL's does.
+  HttpEndpoint http_endpoint;
+  if (!config.http.listen.empty()) {
+    HttpLimits http_limits;
+    http_limits.max_body_bytes = config.limits.max_stream_bytes;
+    http_limits.idle_seconds = config.limits.stream_idle_seconds;
+    // As many connections as calls can be in progress (one per worker and
+    // queue slot), and a few for probes and refusals.
+    http_limits.connections = std::min(config.pool.workers + config.pool.queue_size + 4, 256u);
+    if (auto st = http_endpoint.start(config.http.listen, http_limits, config.tls, calls); !st) {
+      log.error("cannot start", {{"error", std::string_view(st.error().message)}});
+      return 1;
+    }
+  }
   GrpcEndpoint grpc_endpoint;
   if (auto st = grpc_endpoint.start(config.grpc, config.tls, config.limits.max_unary_bytes, service,
                                     lite2onnx::v1::Converter::service_full_name());
       !st) {
     log.error("cannot start", {{"error", std::string_view(st.error().message)}});
     return 1;
-  }
-  // Plain HTTP beside a TLS gRPC port would carry what TLS was asked to
-  // protect: until the HTTP endpoint serves TLS too, TLS turns it off.
-  HttpEndpoint http_endpoint;
-  if (!config.http.listen.empty() && config.tls.enabled()) {
-    log.warn("HTTP endpoint off: it does not serve TLS yet, and --tls-cert is set",
-             {{"http_listen", std::string_view(config.http.listen)}});
-  } else if (!config.http.listen.empty()) {
-    HttpLimits http_limits;
-    http_limits.max_body_bytes = config.limits.max_stream_bytes;
-    http_limits.idle_seconds = config.limits.stream_idle_seconds;
-    // A connection holds a thread while its call waits: one per worker and
-    // queue slot, and a few for probes and refusals.
-    http_limits.threads = std::min(config.pool.workers + config.pool.queue_size + 4, 256u);
-    if (auto st = http_endpoint.start(config.http.listen, http_limits, calls); !st) {
-      log.error("cannot start", {{"error", std::string_view(st.error().message)}});
-      return 1;
-    }
   }
   if (!config.grpc.port_file.empty() &&
       !write_port_file(config.grpc.port_file, grpc_endpoint.port(), metrics_endpoint.port(),

@@ -4,7 +4,10 @@
 #    (the all-features file with -a monitoring.coreos.com/v1, so the ServiceMonitor
 #    and PrometheusRule render and are validated against prometheus-operator's CRDs);
 #  - NOTES.txt renders for each;
-#  - the HTTP endpoint is on by default and off with TLS (it is plaintext only);
+#  - the HTTP endpoint is on by default and stays on with TLS (HTTPS, appProtocol
+#    https); the probes are native gRPC without TLS, HTTPS GETs of /healthz and
+#    /readyz with TLS alone, TCP checks with mutual TLS (the kubelet has no client
+#    certificate);
 #  - every bad-render/*.yaml fails to render with the message its "# expect:" names;
 #  - the rendered YAML passes yamllint (.yamllint, relaxed for toYaml's indentation);
 #  - with every option on, the ConfigMap sets every LITE2ONNX_* variable that
@@ -57,11 +60,19 @@ done
 [ "$(grep -c '^kind: Service$' "$dir/ci-all-features.yaml")" -eq 2 ] || fail "all-features renders no headless Service"
 grep -q 'appProtocol: grpc' "$dir/defaults.yaml" || fail "the Service has no appProtocol: grpc"
 grep -q '^ *grpc:$' "$dir/defaults.yaml" || fail "the default probes are not native gRPC probes"
-# HTTP: on by default (container port, Service port); plaintext only, so TLS turns it off.
+# HTTP: on by default (container port, Service port), and with TLS too (HTTPS).
 grep -q '^  LITE2ONNX_HTTP_LISTEN: "0.0.0.0:8080"$' "$dir/defaults.yaml" || fail "the defaults do not serve HTTP on 8080"
 [ "$(grep -c '^ *- name: http$' "$dir/defaults.yaml")" -eq 2 ] || fail "the defaults have no http container and Service port"
-grep -q '^  LITE2ONNX_HTTP_LISTEN: ""$' "$dir/ci-all-features.yaml" || fail "TLS (all-features) does not turn HTTP off"
-! grep -q '^ *- name: http$' "$dir/ci-all-features.yaml" || fail "TLS (all-features) still has an http port"
+for f in ci-all-features ci-tls-http; do
+  grep -q '^  LITE2ONNX_HTTP_LISTEN: "0.0.0.0:8080"$' "$dir/$f.yaml" || fail "$f: TLS turns HTTP off"
+  [ "$(grep -c '^ *- name: http$' "$dir/$f.yaml")" -eq 2 ] || fail "$f: no http container and Service port"
+  grep -q '^ *appProtocol: https$' "$dir/$f.yaml" || fail "$f: the http Service port is not appProtocol https"
+done
+# Probes: HTTPS GETs with TLS alone, TCP checks with mutual TLS.
+[ "$(grep -c '^ *scheme: HTTPS$' "$dir/ci-tls-http.yaml")" -eq 3 ] || fail "tls-http: the probes are not HTTPS GETs"
+grep -q '^ *path: /readyz$' "$dir/ci-tls-http.yaml" || fail "tls-http: no probe of /readyz"
+! grep -q '^ *tcpSocket:$' "$dir/ci-tls-http.yaml" || fail "tls-http: TCP probes"
+[ "$(grep -c '^ *tcpSocket:$' "$dir/ci-all-features.yaml")" -eq 3 ] || fail "all-features (mutual TLS): the probes are not TCP checks"
 grep -q '^ *- port: http$' "$dir/ci-plaintext-http.yaml" || fail "plaintext-http: the NetworkPolicy does not admit the http port"
 
 for f in "$CHECKS"/bad-render/*.yaml; do

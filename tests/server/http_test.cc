@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cstdio>
+#include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
 
@@ -220,7 +222,10 @@ TEST(HttpTest, HostileRequestsLeaveTheServerServing) {
   auto server = start_http({"--stream-idle-timeout", "1"});
   ASSERT_TRUE(server);
   const int port = server->http_port();
-  // A header far beyond civetweb's 16 KiB request limit.
+  // A request line, or a header, beyond the 16 KiB a head may have: 431.
+  EXPECT_EQ(
+      http_raw(port, "GET /healthz?" + std::string(20000, 'a') + " HTTP/1.1\r\n\r\n", 10s).status,
+      431);
   const HttpResponse huge = http_raw(
       port, "GET /healthz HTTP/1.1\r\nX-Big: " + std::string(1 << 20, 'a') + "\r\n\r\n", 10s);
   EXPECT_NE(huge.status, 200);
@@ -240,6 +245,48 @@ TEST(HttpTest, HostileRequestsLeaveTheServerServing) {
       413);
   EXPECT_EQ(http_call(port, get("/healthz")).status, 200);
   EXPECT_EQ(http_call(port, post("/v1/convert", read_file(mini_mobilenet_path()))).status, 200);
+}
+
+long peak_rss_kib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
+  return -1;
+}
+
+// Endless heads, on several connections at once: the server reads 16 KiB of
+// each (and drops at most 1 MiB more while it closes), so what a client can
+// push is bounded by the sockets' buffers, and the server's memory stays put.
+TEST(HttpTest, EndlessHeadsLeaveTheServerBoundedAndServing) {
+  auto server = start_http();
+  ASSERT_TRUE(server);
+  const int port = server->http_port();
+  ASSERT_EQ(http_call(port, post("/v1/convert", read_file(mini_mobilenet_path()))).status, 200);
+  const long peak_before = peak_rss_kib(server->pid());
+  constexpr size_t kOffered = size_t{300} << 20;
+  const std::string header_line = "X-Filler: " + std::string(8180, 'a') + "\r\n";
+  std::vector<std::future<size_t>> floods;
+  for (int i = 0; i < 3; ++i)
+    floods.push_back(std::async(std::launch::async, [&] {
+      return http_flood(port, "GET /healthz HTTP/1.1\r\n", header_line, kOffered);
+    }));
+  floods.push_back(std::async(std::launch::async, [&] {
+    return http_flood(port, "GET /", std::string(8192, 'a'), kOffered);  // an endless request line
+  }));
+  size_t most = 0;
+  for (auto& f : floods) {
+    const size_t sent = f.get();
+    most = std::max(most, sent);
+    EXPECT_GT(sent, size_t{16} << 10);
+    EXPECT_LT(sent, size_t{64} << 20) << "the server kept reading an endless head";
+  }
+  const long peak_after = peak_rss_kib(server->pid());
+  EXPECT_LT(peak_after - peak_before, 32 * 1024)
+      << "peak RSS " << peak_before << " KiB before, " << peak_after << " KiB after";
+  EXPECT_EQ(http_call(port, get("/healthz")).status, 200);
+  EXPECT_EQ(http_call(port, post("/v1/convert", read_file(mini_mobilenet_path()))).status, 200);
+  std::printf("endless heads: at most %zu bytes sent; peak RSS %ld KiB before, %ld KiB after\n",
+              most, peak_before, peak_after);
 }
 
 TEST(HttpTest, MetricsAndLogsCountHttpCalls) {

@@ -64,10 +64,21 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
-{{/* "true" when the pods serve the HTTP endpoint: http.enabled and no TLS (it is
-     plaintext only; the server does not start it beside a TLS gRPC port). */}}
+{{/* "true" when the pods serve the HTTP endpoint (HTTPS with tls.enabled). */}}
 {{- define "lite2onnx.httpEnabled" -}}
-{{- if and .Values.http.enabled (not .Values.tls.enabled) }}true{{ end }}
+{{- if .Values.http.enabled }}true{{ end }}
+{{- end }}
+
+{{/* How the kubelet probes the pods: "grpc" (native gRPC probes, plaintext only),
+     "https" (httpGet with scheme HTTPS on the HTTP port: /healthz for liveness,
+     /readyz for startup and readiness) with TLS and the HTTP endpoint, or "tcp"
+     (TCP checks of the gRPC port) when neither speaks to the kubelet: mutual TLS
+     (the kubelet has no client certificate) or TLS without the HTTP endpoint. */}}
+{{- define "lite2onnx.probeKind" -}}
+{{- if not .Values.tls.enabled }}grpc
+{{- else if and .Values.http.enabled (not .Values.tls.clientCA.enabled) }}https
+{{- else }}tcp
+{{- end }}
 {{- end }}
 
 {{/* Each endpoint served needs its own container port and its own Service port. */}}
