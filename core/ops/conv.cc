@@ -3,11 +3,13 @@
 #include "core/ops/common.h"
 #include "core/ops/custom_options.h"
 #include "core/ops/families.h"
+#include "core/ops/node_builder.h"
 #include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::conv {
 namespace {
 
+using ir::DataType;
 using ir::Perm;
 using ir::TensorId;
 
@@ -209,12 +211,17 @@ int64_t transpose_conv_bias_crop(int64_t in, int64_t k, int64_t stride, bool sam
   return same ? std::max<int64_t>(0, k - (in - 1) % stride - 1) : 0;
 }
 
-Status read_transpose_conv_params(std::span<const uint8_t> bytes, ir::Attributes& a) {
-  ir::Attributes raw;
-  if (auto st = read_struct_fields(bytes, kTransposeConvParams, raw); !st) return st;
+// The fields MediaPipe's structs start with, as the builtin ops' attributes.
+void set_padding_and_strides(const ir::Attributes& raw, ir::Attributes& a) {
   a.set("padding", std::string(raw.get_int("padding") == 2 ? "VALID" : "SAME"));
   a.set("stride_h", raw.get_int("stride_height"));
   a.set("stride_w", raw.get_int("stride_width"));
+}
+
+Status read_transpose_conv_params(std::span<const uint8_t> bytes, ir::Attributes& a) {
+  ir::Attributes raw;
+  if (auto st = read_struct_fields(bytes, kTransposeConvParams, raw); !st) return st;
+  set_padding_and_strides(raw, a);
   return ok_status();
 }
 
@@ -294,6 +301,186 @@ std::string check_pool(const ir::Graph& g, const ir::Node& n) {
   return check_activation(g, n);
 }
 
+// ---- MediaPipe's MaxPoolingWithArgmax2D and MaxUnpooling2D -------------------------
+
+// TfLitePoolParams as MediaPipe's pooling ops keep it in custom_options:
+// padding (1 SAME, 2 VALID), strides, filter size, activation (then the
+// padding TFLite computes, not read).
+const CustomField kPoolParams[] = {
+    {"padding", CustomField::Kind::kInt, true, 0, 1, 2},
+    {"stride_width", CustomField::Kind::kInt, true, 0, 1, 1 << 16},
+    {"stride_height", CustomField::Kind::kInt, true, 0, 1, 1 << 16},
+    {"filter_width", CustomField::Kind::kInt, true, 0, 1, 1 << 16},
+    {"filter_height", CustomField::Kind::kInt, true, 0, 1, 1 << 16},
+    {"activation", CustomField::Kind::kInt, true, 0, 0, 6},  // TfLiteFusedActivation
+};
+
+Status read_mediapipe_pool_params(std::span<const uint8_t> bytes, ir::Attributes& a) {
+  ir::Attributes raw;
+  if (auto st = read_struct_fields(bytes, kPoolParams, raw); !st) return st;
+  set_padding_and_strides(raw, a);
+  a.set("filter_height", raw.get_int("filter_height"));
+  a.set("filter_width", raw.get_int("filter_width"));
+  // The kernels clamp to CalculateActivationRange: RELU, RELU_N1_TO_1 and
+  // RELU6 clamp, every other activation (tanh, sigmoid) is no clamp at all.
+  const int64_t act = raw.get_int("activation");
+  a.set("fused_activation_function",
+        std::string(act >= 1 && act <= 3 ? activation_name(static_cast<int>(act)) : "NONE"));
+  return ok_status();
+}
+
+// Per-row and per-column constants are made from the spatial sizes: far
+// beyond any image, and small enough that no product overflows.
+constexpr int64_t kMaxSpatial = int64_t{1} << 20;
+
+// Input i: a float32 NHWC tensor of static shape.
+std::string check_mediapipe_spatial(const ir::Graph& g, const ir::Node& n, size_t i) {
+  if (auto r = require_rank(g, n, i, 4); !r.empty()) return r;
+  const ir::Tensor& x = g.tensor(n.inputs[i]);
+  if (x.dtype != ir::DataType::kFloat32 || x.quantized_type)
+    return "MediaPipe's kernel takes float32 only";
+  if (x.shape[1] > kMaxSpatial || x.shape[2] > kMaxSpatial)
+    return "spatial size " + ir::to_string(x.shape) + " beyond " + std::to_string(kMaxSpatial);
+  return "";
+}
+
+std::string check_pool_argmax(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.size() != 1 || n.outputs.size() != 2)
+    return "expects 1 input and 2 outputs (values, indices)";
+  if (auto r = check_mediapipe_spatial(g, n, 0); !r.empty()) return r;
+  return check_pool(g, n);
+}
+
+// ONNX MaxPool's Indices count over the whole NCHW input; MediaPipe's output
+// is the position inside the window, y * filter_width + x, as a float plus
+// 0.1 (so that a cast back truncates to it). Both take the first maximum in
+// row-major order on ties.
+Status lower_pool_argmax(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  const int64_t h = x.shape[1], w = x.shape[2];
+  const int64_t fw = n.attrs.get_int("filter_width");
+  const Window win = read_window(n);
+  auto pooled = ctx.fused_activation(n, n.outputs[0]);
+  if (!pooled) return pooled.take_error();
+  TensorId flat = ctx.temp(n.name + "/indices", ir::DataType::kInt64);
+  ir::Node& p = ctx.emit(n, "MaxPool", {n.inputs[0]}, {*pooled, flat});
+  set_window(p, win, h, w, n.attrs.get_int("filter_height"), fw, false);
+  // Window origins: out * stride - pad before, per output row and column.
+  const std::vector<int64_t> pads = p.attrs.get_ints("pads");
+  const int64_t oh = y.shape[1], ow = y.shape[2];
+  std::vector<int64_t> row_origin(static_cast<size_t>(oh)), col_origin(static_cast<size_t>(ow));
+  for (int64_t i = 0; i < oh; ++i)
+    row_origin[static_cast<size_t>(i)] = (i * win.stride_h - pads[0]) * fw;
+  for (int64_t j = 0; j < ow; ++j) col_origin[static_cast<size_t>(j)] = j * win.stride_w - pads[1];
+  NodeBuilder b(ctx, n);
+  const DataType i64 = DataType::kInt64;
+  TensorId plane = b.add("Mod", {flat, b.ints({h * w})}, i64);  // y * W + x in the plane
+  TensorId row = b.add("Div", {plane, b.ints({w})}, i64);
+  TensorId col = b.add("Mod", {plane, b.ints({w})}, i64);
+  TensorId local = b.add("Add", {b.add("Mul", {row, b.ints({fw})}, i64), col}, i64);
+  local = b.add("Sub", {local, ctx.const_i64(n.name + "/row_origin", row_origin, ir::Shape{oh, 1})},
+                i64);
+  local = b.add("Sub", {local, ctx.const_i64(n.name + "/col_origin", col_origin, ir::Shape{1, ow})},
+                i64);
+  b.into("Add", {b.cast(local, DataType::kFloat32), b.scalar(DataType::kFloat32, 0.1)},
+         {n.outputs[1]});
+  return ok_status();
+}
+
+InferredShapes infer_pool_argmax(const ir::Graph& g, const ir::Node& n) {
+  auto shapes = infer_pool2d(g, n);
+  if (!shapes || shapes->size() != 1 || n.outputs.size() != 2) return std::nullopt;
+  shapes->push_back(shapes->front());
+  return shapes;
+}
+
+// Runs in NCHW like the pool that made its indices: values and indices both.
+std::optional<LayoutPlan> propagate_unpool(const ir::Graph& g, const ir::Node& n,
+                                           std::span<const Perm>) {
+  LayoutPlan plan;
+  for (TensorId t : n.inputs)
+    plan.inputs.push_back(g.valid(t) && !g.tensor(t).is_const() ? ir::channels_first(4) : Perm{});
+  plan.outputs.assign(n.outputs.size(), ir::channels_first(4));
+  return plan;
+}
+
+std::string check_unpool(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.size() != 2 || n.outputs.size() != 1)
+    return "expects 2 inputs (values, indices) and 1 output";
+  for (size_t i = 0; i < 2; ++i)
+    if (auto r = check_mediapipe_spatial(g, n, i); !r.empty()) return r;
+  if (g.tensor(n.inputs[0]).shape != g.tensor(n.inputs[1]).shape)
+    return "values " + ir::to_string(g.tensor(n.inputs[0]).shape) + " and indices " +
+           ir::to_string(g.tensor(n.inputs[1]).shape) + " differ in shape";
+  if (auto r = check_window(n); !r.empty()) return r;
+  const int64_t fh = n.attrs.get_int("filter_height"), fw = n.attrs.get_int("filter_width");
+  if (fh < 1 || fw < 1) return "filter size must be positive";
+  const ir::Shape& s = g.tensor(n.inputs[0]).shape;
+  if (static_cast<double>(s[0]) * static_cast<double>(s[1] * fh) * static_cast<double>(s[2] * fw) *
+          static_cast<double>(s[3]) >
+      static_cast<double>(int64_t{1} << 40))
+    return "the output of " + ir::to_string(s) + " x " + std::to_string(fh) + "x" +
+           std::to_string(fw) + " has more than 2^40 elements";
+  return "";
+}
+
+// MediaPipe's output is input size x filter size; the padding is what
+// ComputePadding gives for pooling that output back to the input.
+int64_t unpool_pad(int64_t in, int64_t k, int64_t stride) {
+  return std::max<int64_t>(((in - 1) * stride + k - in * k) / 2, 0);
+}
+
+// Each value goes to its window's origin plus its index (y * filter_width +
+// x): ScatterElements into zeros, in the kernel's order (later ones win).
+// An index pointing outside the output is an error in ONNX Runtime (the
+// kernel writes out of bounds).
+Status lower_unpool(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const int64_t h = x.shape[1], w = x.shape[2];
+  const int64_t fh = n.attrs.get_int("filter_height"), fw = n.attrs.get_int("filter_width");
+  const Window win = read_window(n);
+  const int64_t oh = h * fh, ow = w * fw;
+  const int64_t pad_h = unpool_pad(h, fh, win.stride_h), pad_w = unpool_pad(w, fw, win.stride_w);
+  std::vector<int64_t> row_origin(static_cast<size_t>(h)), col_origin(static_cast<size_t>(w));
+  for (int64_t i = 0; i < h; ++i) row_origin[static_cast<size_t>(i)] = i * win.stride_h - pad_h;
+  for (int64_t j = 0; j < w; ++j) col_origin[static_cast<size_t>(j)] = j * win.stride_w - pad_w;
+  NodeBuilder b(ctx, n);
+  const DataType i64 = DataType::kInt64, f32 = DataType::kFloat32;
+  TensorId index = b.cast(n.inputs[1], i64);  // truncates, as the kernel's int conversion
+  TensorId out_row = b.add("Add",
+                           {b.add("Div", {index, b.ints({fw})}, i64),
+                            ctx.const_i64(n.name + "/row_origin", row_origin, ir::Shape{h, 1})},
+                           i64);
+  TensorId out_col = b.add("Add",
+                           {b.add("Mod", {index, b.ints({fw})}, i64),
+                            ctx.const_i64(n.name + "/col_origin", col_origin, ir::Shape{1, w})},
+                           i64);
+  TensorId target = b.add("Add", {b.add("Mul", {out_row, b.ints({ow})}, i64), out_col}, i64);
+  TensorId plane_shape = b.ints({0, 0, -1});
+  TensorId batch_channels = b.slice(b.add("Shape", {n.inputs[0]}, i64), 0, 0, 2, i64);
+  TensorId zeros_shape =
+      b.add("Concat", {batch_channels, b.ints({oh * ow})}, i64, {{"axis", int64_t{0}}});
+  TensorId zeros = b.add("Expand", {b.scalar(f32, 0), zeros_shape}, f32);
+  TensorId scattered = b.add("ScatterElements",
+                             {zeros, b.add("Reshape", {target, plane_shape}, i64),
+                              b.add("Reshape", {n.inputs[0], plane_shape}, f32)},
+                             f32, {{"axis", int64_t{2}}});
+  b.into("Reshape", {scattered, b.ints({0, 0, oh, ow})}, {n.outputs[0]});
+  return ok_status();
+}
+
+InferredShapes infer_unpool(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.empty() || n.outputs.size() != 1) return std::nullopt;
+  auto x = ir::static_shape(g.tensor(n.inputs[0]));
+  const int64_t fh = n.attrs.get_int("filter_height"), fw = n.attrs.get_int("filter_width");
+  if (!x || x->size() != 4 || fh < 1 || fw < 1 || (*x)[1] > kMaxSpatial || (*x)[2] > kMaxSpatial)
+    return std::nullopt;
+  return std::vector<ir::Shape>{{(*x)[0], (*x)[1] * fh, (*x)[2] * fw, (*x)[3]}};
+}
+
 OpEntry implicit(const char* onnx, ReadOptionsFn read, CheckFn check, LowerFn lower) {
   OpEntry e;
   e.layout = LayoutClass::kImplicit;
@@ -357,6 +544,35 @@ OpEntry mediapipe_transpose_conv_bias() {
       "MediaPipe; filter OHWI -> IOHW; output size and pads as MediaPipe's kernel computes "
       "them";
   e.infer_shapes = infer_transpose_conv_bias;
+  return e;
+}
+
+OpEntry mediapipe_max_pool_argmax() {
+  OpEntry e = implicit("MaxPool (with Indices), Mod, Div, Sub, Cast", nullptr, check_pool_argmax,
+                       lower_pool_argmax);
+  e.custom_options = read_mediapipe_pool_params;
+  e.quantized = QuantizedKernel::kNoQuantized;
+  e.notes =
+      "MediaPipe; indices are the position in the window (y * filter_width + x + 0.1, float), "
+      "from MaxPool's; ties: the first maximum, as in the kernel";
+  e.infer_shapes = infer_pool_argmax;
+  return e;
+}
+
+OpEntry mediapipe_max_unpool() {
+  OpEntry e;
+  e.layout = LayoutClass::kAttribute;
+  e.propagate = propagate_unpool;
+  e.custom_options = read_mediapipe_pool_params;
+  e.check = check_unpool;
+  e.lower = lower_unpool;
+  e.min_inputs = 2;
+  e.onnx = "ScatterElements into zeros";
+  e.quantized = QuantizedKernel::kNoQuantized;
+  e.notes =
+      "MediaPipe; values and indices in NCHW; output = input size x filter size; an index "
+      "outside the output fails in ONNX Runtime (the kernel writes out of bounds)";
+  e.infer_shapes = infer_unpool;
   return e;
 }
 

@@ -35,6 +35,32 @@ Status store(const CustomField& f, double v, ir::Attributes& attrs) {
   return ok_status();
 }
 
+// A typed vector of integers, each in the field's range.
+Status store_ints(const CustomField& f, const flexbuffers::Reference& v, ir::Attributes& attrs) {
+  if (!v.IsTypedVector())
+    return make_error(ErrorCode::kInvalidModel, std::string("custom option '") + f.name +
+                                                    "' has the wrong type (a typed vector of "
+                                                    "integers expected)");
+  flexbuffers::TypedVector list = v.AsTypedVector();  // ElementType() is not const
+  if (list.ElementType() != flexbuffers::FBT_INT && list.ElementType() != flexbuffers::FBT_UINT)
+    return make_error(ErrorCode::kInvalidModel,
+                      std::string("custom option '") + f.name + "' holds no integers");
+  if (f.required && list.size() == 0)
+    return make_error(ErrorCode::kInvalidModel,
+                      std::string("custom option '") + f.name + "' is empty");
+  std::vector<int64_t> values;
+  values.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    const flexbuffers::Reference e = list[i];
+    const double x =
+        e.IsUInt() ? static_cast<double>(e.AsUInt64()) : static_cast<double>(e.AsInt64());
+    if (x < f.lo || x > f.hi) return out_of_range(f, x);
+    values.push_back(static_cast<int64_t>(x));
+  }
+  attrs.set(f.name, std::move(values));
+  return ok_status();
+}
+
 }  // namespace
 
 Status read_flex_fields(std::span<const uint8_t> bytes, std::span<const CustomField> fields,
@@ -55,7 +81,14 @@ Status read_flex_fields(std::span<const uint8_t> bytes, std::span<const CustomFi
       if (f.required)
         return make_error(ErrorCode::kInvalidModel,
                           std::string("custom option '") + f.name + "' is missing");
-      if (auto st = store(f, f.fallback, attrs); !st) return st;
+      if (f.kind == CustomField::Kind::kInts)
+        attrs.set(f.name, std::vector<int64_t>{});
+      else if (auto st = store(f, f.fallback, attrs); !st)
+        return st;
+      continue;
+    }
+    if (f.kind == CustomField::Kind::kInts) {
+      if (auto st = store_ints(f, v, attrs); !st) return st;
       continue;
     }
     const bool fits = f.kind == CustomField::Kind::kFloat  ? v.IsNumeric()

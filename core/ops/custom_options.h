@@ -16,12 +16,14 @@
 namespace lite2onnx::ops {
 
 struct CustomField {
-  enum class Kind { kInt, kFloat, kBool };
+  // kInts: a typed vector of integers (FlexBuffers only), stored as an int
+  // list; required means present and not empty.
+  enum class Kind { kInt, kFloat, kBool, kInts };
   const char* name;
   Kind kind;
   bool required;
-  double fallback;  // the value when the field is absent and not required
-  double lo, hi;    // the accepted range (inclusive); bools ignore it
+  double fallback;  // the value when the field is absent and not required (kInts: empty)
+  double lo, hi;    // the accepted range (inclusive), of each element for kInts; bools ignore it
 };
 
 // Reads a FlexBuffer map holding `fields`; keys not listed are ignored, as
@@ -31,7 +33,8 @@ Status read_flex_fields(std::span<const uint8_t> bytes, std::span<const CustomFi
                         ir::Attributes& attrs);
 
 // Reads consecutive little-endian int32 fields (a packed C struct); trailing
-// bytes (fields a newer struct added) are ignored. Every field is required.
+// bytes (fields a newer struct added) are ignored. Every field is required
+// and of kind kInt.
 Status read_struct_fields(std::span<const uint8_t> bytes, std::span<const CustomField> fields,
                           ir::Attributes& attrs);
 

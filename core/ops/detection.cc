@@ -13,6 +13,7 @@
 #include "core/ops/common.h"
 #include "core/ops/custom_options.h"
 #include "core/ops/families.h"
+#include "core/ops/node_builder.h"
 #include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::detection {
@@ -41,64 +42,17 @@ const CustomField kPostProcessFields[] = {
     {"w_scale", Kind::kFloat, true, 0, -kMaxScale, kMaxScale},
 };
 
-// Appends ONNX nodes for one TFLite node, each with a unique name suffix.
-class Builder {
- public:
-  Builder(LowerContext& ctx, const ir::Node& n) : ctx_(ctx), n_(n) {}
-
-  TensorId add(const std::string& op, std::vector<TensorId> inputs, DataType type,
-               std::vector<ir::Attr> attrs = {}) {
-    const std::string suffix = op + "_" + std::to_string(count_++);
-    TensorId out = ctx_.temp(n_.name + "/" + suffix, type);
-    into(op, std::move(inputs), {out}, std::move(attrs), suffix);
-    return out;
-  }
-  // A node writing given outputs.
-  void into(const std::string& op, std::vector<TensorId> inputs, std::vector<TensorId> outputs,
-            std::vector<ir::Attr> attrs = {}, std::string suffix = "") {
-    if (suffix.empty()) suffix = op + "_" + std::to_string(count_++);
-    ir::Node& node = ctx_.emit(n_, op, std::move(inputs), std::move(outputs), suffix);
-    for (auto& a : attrs) node.attrs.set(a.name, std::move(a.value));
-  }
-  TensorId temp(DataType type) {
-    return ctx_.temp(n_.name + "/t" + std::to_string(count_++), type);
-  }
-  TensorId ints(std::vector<int64_t> values) {
-    return ctx_.const_i64(n_.name + "/c" + std::to_string(count_++), std::move(values));
-  }
-  TensorId floats(std::vector<float> values) {
-    return ctx_.const_f32(n_.name + "/c" + std::to_string(count_++), std::move(values));
-  }
-  TensorId scalar(DataType type, double v) {
-    return ctx_.const_scalar(n_.name + "/c" + std::to_string(count_++), type, v);
-  }
-
-  TensorId reshape(TensorId x, std::vector<int64_t> shape, DataType type) {
-    return add("Reshape", {x, ints(std::move(shape))}, type);
-  }
-  // x[begin:end] along `axis`.
-  TensorId slice(TensorId x, int64_t axis, int64_t begin, int64_t end, DataType type) {
-    return add("Slice", {x, ints({begin}), ints({end}), ints({axis})}, type);
-  }
-  TensorId cast(TensorId x, DataType to) {
-    return add("Cast", {x}, to, {{"to", int64_t{ir::onnx_type_code(to)}}});
-  }
-  // Rows of `rows` (a 1-D or 2-D tensor) followed by zero rows, cut to
-  // `length` rows (a [1] int64 tensor): TFLite's zero-padded outputs.
-  TensorId pad_rows(TensorId rows, TensorId length, std::vector<int64_t> row_shape, DataType type) {
-    TensorId shape = row_shape.empty() ? length
-                                       : add("Concat", {length, ints(std::move(row_shape))},
+// Rows of `rows` (a 1-D or 2-D tensor) followed by zero rows, cut to `length`
+// rows (a [1] int64 tensor): TFLite's zero-padded outputs.
+TensorId pad_rows(NodeBuilder& b, TensorId rows, TensorId length, std::vector<int64_t> row_shape,
+                  DataType type) {
+  TensorId shape = row_shape.empty() ? length
+                                     : b.add("Concat", {length, b.ints(std::move(row_shape))},
                                              DataType::kInt64, {{"axis", int64_t{0}}});
-    TensorId zeros = add("Expand", {scalar(type, 0), shape}, type);
-    TensorId all = add("Concat", {rows, zeros}, type, {{"axis", int64_t{0}}});
-    return add("Slice", {all, ints({0}), length, ints({0})}, type);
-  }
-
- private:
-  LowerContext& ctx_;
-  const ir::Node& n_;
-  int count_ = 0;
-};
+  TensorId zeros = b.add("Expand", {b.scalar(type, 0), shape}, type);
+  TensorId all = b.add("Concat", {rows, zeros}, type, {{"axis", int64_t{0}}});
+  return b.add("Slice", {all, b.ints({0}), length, b.ints({0})}, type);
+}
 
 // ---- TFLite_Detection_PostProcess ---------------------------------------------
 
@@ -176,7 +130,7 @@ InferredShapes infer_postprocess(const ir::Graph&, const ir::Node& n) {
 }
 
 // Corner boxes [N, 4] (ymin, xmin, ymax, xmax) from center-size encodings and anchors.
-TensorId decode_boxes(Builder& b, const PostProcess& p, TensorId encodings, TensorId anchors) {
+TensorId decode_boxes(NodeBuilder& b, const PostProcess& p, TensorId encodings, TensorId anchors) {
   const DataType f = DataType::kFloat32;
   TensorId enc = b.reshape(encodings, {p.boxes, p.coords}, f);
   if (p.coords > 4) enc = b.slice(enc, 1, 0, 4, f);
@@ -212,7 +166,7 @@ Status lower_postprocess(LowerContext& ctx, const ir::Node& n) {
   p.boxes = g.tensor(n.inputs[0]).shape[1];
   p.coords = g.tensor(n.inputs[0]).shape[2];
   p.classes_with_background = g.tensor(n.inputs[1]).shape[2];
-  Builder b(ctx, n);
+  NodeBuilder b(ctx, n);
   const DataType f = DataType::kFloat32, i64 = DataType::kInt64;
 
   TensorId decoded = decode_boxes(b, p, n.inputs[0], n.inputs[2]);
@@ -272,11 +226,11 @@ Status lower_postprocess(LowerContext& ctx, const ir::Node& n) {
     rows_scores = best_scores;
     count = k;
   }
-  b.into("Reshape", {b.pad_rows(rows_boxes, slots, {4}, f), b.ints({1, p.slots(), 4})},
+  b.into("Reshape", {pad_rows(b, rows_boxes, slots, {4}, f), b.ints({1, p.slots(), 4})},
          {n.outputs[0]});
-  b.into("Reshape", {b.pad_rows(rows_classes, slots, {}, f), b.ints({1, p.slots()})},
+  b.into("Reshape", {pad_rows(b, rows_classes, slots, {}, f), b.ints({1, p.slots()})},
          {n.outputs[1]});
-  b.into("Reshape", {b.pad_rows(rows_scores, slots, {}, f), b.ints({1, p.slots()})},
+  b.into("Reshape", {pad_rows(b, rows_scores, slots, {}, f), b.ints({1, p.slots()})},
          {n.outputs[2]});
   b.into("Cast", {count}, {n.outputs[3]}, {{"to", int64_t{ir::onnx_type_code(f)}}});
   return ok_status();
@@ -336,7 +290,7 @@ std::string check_nms(const ir::Graph& g, const ir::Node& n, bool v5) {
 
 Status lower_nms(LowerContext& ctx, const ir::Node& n, bool v5) {
   const ir::Graph& g = ctx.graph();
-  Builder b(ctx, n);
+  NodeBuilder b(ctx, n);
   const DataType f = DataType::kFloat32, i64 = DataType::kInt64, i32 = DataType::kInt32;
   TensorId boxes = b.reshape(n.inputs[kBoxes], {1, -1, 4}, f);
   TensorId scores = b.reshape(n.inputs[kScores], {1, 1, -1}, f);
@@ -357,11 +311,11 @@ Status lower_nms(LowerContext& ctx, const ir::Node& n, bool v5) {
   TensorId threshold = b.reshape(n.inputs[kScoreThreshold], {1}, f);
   TensorId selected = b.add("NonMaxSuppression", {boxes, scores, max_output, iou, threshold}, i64);
   TensorId index = b.reshape(b.slice(selected, 1, 2, 3, i64), {-1}, i64);
-  b.into("Identity", {b.pad_rows(b.cast(index, i32), length, {}, i32)}, {n.outputs[0]});
+  b.into("Identity", {pad_rows(b, b.cast(index, i32), length, {}, i32)}, {n.outputs[0]});
   if (v5) {
     TensorId picked =
         b.add("Gather", {b.reshape(n.inputs[kScores], {-1}, f), index}, f, {{"axis", int64_t{0}}});
-    b.into("Identity", {b.pad_rows(picked, length, {}, f)}, {n.outputs[1]});
+    b.into("Identity", {pad_rows(b, picked, length, {}, f)}, {n.outputs[1]});
   }
   TensorId count = b.cast(b.reshape(b.add("Shape", {index}, i64), {}, i64), i32);
   b.into("Identity", {count}, {n.outputs.back()});

@@ -26,7 +26,9 @@ OpEntry conv2d();
 OpEntry depthwise_conv2d();
 OpEntry transpose_conv();
 // MediaPipe's custom Convolution2DTransposeBias.
-OpEntry mediapipe_transpose_conv_bias();
+OpEntry mediapipe_transpose_conv_bias();  // custom Convolution2DTransposeBias
+OpEntry mediapipe_max_pool_argmax();      // custom MaxPoolingWithArgmax2D
+OpEntry mediapipe_max_unpool();           // custom MaxUnpooling2D
 OpEntry average_pool2d();
 OpEntry max_pool2d();
 }  // namespace conv
@@ -131,6 +133,12 @@ namespace spectral {
 OpEntry rfft2d();
 OpEntry complex_abs();
 }  // namespace spectral
+
+namespace landmarks {                     // MediaPipe's custom transforms, version 2
+OpEntry transform_tensor_bilinear();      // custom TransformTensorBilinear
+OpEntry transform_landmarks();            // custom TransformLandmarks
+OpEntry landmarks_to_transform_matrix();  // custom Landmarks2TransformMatrix
+}  // namespace landmarks
 
 namespace detection {
 OpEntry detection_postprocess();  // custom TFLite_Detection_PostProcess

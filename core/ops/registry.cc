@@ -143,6 +143,11 @@ CustomTable make_custom_table() {
   CustomTable t;
   t["TFLite_Detection_PostProcess"] = detection::detection_postprocess();
   t["Convolution2DTransposeBias"] = conv::mediapipe_transpose_conv_bias();
+  t["MaxPoolingWithArgmax2D"] = conv::mediapipe_max_pool_argmax();
+  t["MaxUnpooling2D"] = conv::mediapipe_max_unpool();
+  t["TransformTensorBilinear"] = landmarks::transform_tensor_bilinear();
+  t["TransformLandmarks"] = landmarks::transform_landmarks();
+  t["Landmarks2TransformMatrix"] = landmarks::landmarks_to_transform_matrix();
   return t;
 }
 
@@ -184,13 +189,19 @@ const OpEntry& lookup(const ir::NodeInfo& n) {
   return n.builtin == builtin::kCustom ? lookup_custom(n.op) : lookup(n.builtin);
 }
 
-Status read_options(int builtin, std::string_view custom_code, const tflite::Operator& op,
-                    ir::Attributes& attrs) {
+Status read_options(int builtin, std::string_view custom_code, int version,
+                    const tflite::Operator& op, ir::Attributes& attrs) {
   if (builtin != ir::builtin::kCustom) {
     if (ReadOptionsFn read = lookup(builtin).read_options) read(op, attrs);
     return ok_status();
   }
-  CustomOptionsFn read = lookup_custom(custom_code).custom_options;
+  const OpEntry& e = lookup_custom(custom_code);
+  if (e.custom_version != 0 && version != e.custom_version)
+    return make_error(ErrorCode::kUnsupported,
+                      "version " + std::to_string(version) +
+                          " of this custom op is not converted (only version " +
+                          std::to_string(e.custom_version) + ", the one its runtime registers)");
+  CustomOptionsFn read = e.custom_options;
   if (!read) return ok_status();
   if (op.large_custom_options_size() > 0)
     return make_error(ErrorCode::kUnsupported,

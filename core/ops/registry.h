@@ -83,7 +83,10 @@ struct OpEntry {
   int min_inputs = 1;  // inputs [0, min_inputs) must be present; -1: every input
   ReadOptionsFn read_options = nullptr;
   CustomOptionsFn custom_options = nullptr;  // custom ops only
-  PropagateFn propagate = nullptr;           // kAttribute only
+  // Custom ops whose versions differ in meaning: the one version converted
+  // (0: any). Files with another version are unsupported, naming it.
+  int custom_version = 0;
+  PropagateFn propagate = nullptr;  // kAttribute only
   CheckFn check = nullptr;
   LowerFn lower = nullptr;
   const char* onnx = "";   // ONNX ops it becomes (for the support matrix)
@@ -122,8 +125,8 @@ const OpEntry& lookup_custom(std::string_view custom_code);
 const OpEntry& lookup(const ir::NodeInfo& n);
 // Reads an op's builtin or custom options into node attributes through its
 // entry (the reader's OptionsReader); fails on custom options that are bad.
-Status read_options(int builtin, std::string_view custom_code, const tflite::Operator& op,
-                    ir::Attributes& attrs);
+Status read_options(int builtin, std::string_view custom_code, int version,
+                    const tflite::Operator& op, ir::Attributes& attrs);
 // Every builtin code with its entry, in code order (the support matrix).
 std::vector<std::pair<int, const OpEntry*>> all_entries();
 // Every custom code with its entry, in name order (the support matrix).

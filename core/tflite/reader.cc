@@ -353,6 +353,7 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
     n.dialect = ir::Dialect::kTflite;
     n.builtin = *code;
     n.source_op = static_cast<int>(k);
+    const int version = codes->Get(ci)->version();
     if (*code == ir::builtin::kCustom) {
       const auto* cc = codes->Get(ci)->custom_code();
       if (cc && cc->size() > budget)
@@ -410,7 +411,7 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
         n.outputs.push_back(o);
       }
     if (read_options)
-      if (auto st = read_options(*code, n.op, *op, n.attrs); !st) {
+      if (auto st = read_options(*code, n.op, version, *op, n.attrs); !st) {
         Error e = st.take_error();
         if (e.code == ErrorCode::kUnsupported)
           e.unsupported.push_back({static_cast<int>(k), n.op, e.message});

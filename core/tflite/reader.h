@@ -25,9 +25,9 @@ namespace lite2onnx::tflite_reader {
 // Reads a node's builtin options into its attributes. The reader knows no op:
 // the layer above passes the op table's (ops::read_options); without one,
 // nodes get no attributes.
-// Custom ops are told by their custom code; an error (bad custom options)
-// fails the read, naming the op.
-using OptionsReader = Status (*)(int builtin, std::string_view custom_code,
+// Custom ops are told by their custom code and op-code version; an error (bad
+// custom options, a version not converted) fails the read, naming the op.
+using OptionsReader = Status (*)(int builtin, std::string_view custom_code, int version,
                                  const tflite::Operator& op, ir::Attributes& attrs);
 
 // A named buffer of the model's `metadata` (min_runtime_version,

@@ -12,7 +12,7 @@
 
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { flex, writeModels } from './lib/model.mjs';
+import { conv3x3, flex, writeModels } from './lib/model.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const JSON_DIR = join(HERE, 'json');
@@ -141,5 +141,132 @@ def('mediapipe_transpose_conv_same_s2', 'MediaPipe Convolution2DTransposeBias 4x
   (m) => m.output(transposeConvBias(m, m.input('input', [1, 5, 7, 3]), 4, [4, 4], [2, 2], 'SAME', false)));
 def('mediapipe_transpose_conv_valid_s1x2', 'MediaPipe Convolution2DTransposeBias 3x2 stride 1x2 VALID on [1,4,6,2] -> 5 filters (16-byte options)',
   (m) => m.output(transposeConvBias(m, m.input('input', [1, 4, 6, 2]), 5, [3, 2], [1, 2], 'VALID', true)));
+
+// ---- MediaPipe MaxPoolingWithArgmax2D / MaxUnpooling2D ------------------------------
+// LiteRT.js runs these only through XNNPACK (filter = stride), whose indices
+// differ from MediaPipe's kernel (uint32 bits, column-major); models made only
+// of MediaPipe ops take the harness's JS rewrite of MediaPipe's kernels as the
+// reference, listing the ops it runs (tests/numeric/lib/mediapipe_kernels.mjs);
+// the model with convolutions is checked against LiteRT.js (pool and unpool
+// agree with each other there).
+
+function kernelOp(m, op, inputs, outputs, params = {}) {
+  const name = (t) => m.tensors[t].name;
+  m.spec.reference = 'mediapipe';
+  m.spec.program ??= { ops: [] };
+  m.spec.program.ops.push({ op, inputs: inputs.map(name), outputs: outputs.map(name), params });
+}
+
+
+// TfLitePoolParams {padding (1 SAME, 2 VALID), stride_width, stride_height,
+// filter_width, filter_height, activation, computed padding x4}: 40 bytes.
+function poolParams({ padding, stride, filter, activation = 0 }) {
+  const ints = [padding === 'SAME' ? 1 : 2, stride[1], stride[0], filter[1], filter[0], activation, 0, 0, 0, 0];
+  return ints.flatMap((v) => [v & 255, (v >> 8) & 255, (v >> 16) & 255, (v >> 24) & 255]);
+}
+
+function poolArgmax(m, x, params) {
+  const [n, h, w, c] = m.shape(x);
+  const size = (inp, k, s) => (params.padding === 'SAME' ? Math.ceil(inp / s) : Math.floor((inp - k + s) / s));
+  const shape = [n, size(h, params.filter[0], params.stride[0]), size(w, params.filter[1], params.stride[1]), c];
+  const values = m.tensor('pool/values', shape);
+  const indices = m.tensor('pool/indices', shape);
+  m.customOp('MaxPoolingWithArgmax2D', [x], [values, indices], undefined, { bytes: poolParams(params) });
+  kernelOp(m, 'MaxPoolingWithArgmax2D', [x], [values, indices], params);
+  return [values, indices];
+}
+
+function unpool(m, values, indices, params) {
+  const [n, h, w, c] = m.shape(values);
+  const y = m.tensor('unpooled', [n, h * params.filter[0], w * params.filter[1], c]);
+  // The kernel ignores the padding mode; XNNPACK (which LiteRT.js runs it with) wants VALID.
+  m.customOp('MaxUnpooling2D', [values, indices], [y], undefined, { bytes: poolParams({ ...params, padding: 'VALID' }) });
+  kernelOp(m, 'MaxUnpooling2D', [values, indices], [y], params);
+  return y;
+}
+
+def('mediapipe_pool_argmax_same_s2', 'MediaPipe MaxPoolingWithArgmax2D 2x2 stride 2 SAME on [1,7,9,3] (odd sizes: padded windows)',
+  (m) => m.output(...poolArgmax(m, m.input('input', [1, 7, 9, 3]), { padding: 'SAME', stride: [2, 2], filter: [2, 2] })));
+def('mediapipe_pool_argmax_valid_3x2_relu6', 'MediaPipe MaxPoolingWithArgmax2D 3x2 stride 2x1 VALID, RELU6, on [1,8,6,4] in [-2, 8]',
+  (m) => m.output(...poolArgmax(m, m.input('input', [1, 8, 6, 4], 'FLOAT32', { range: [-2, 8] }),
+    { padding: 'VALID', stride: [2, 1], filter: [3, 2], activation: 3 })));
+def('mediapipe_unpool_after_conv', 'Conv -> MediaPipe MaxPoolingWithArgmax2D 2x2 s2 -> Conv(values) -> MaxUnpooling2D -> Conv: NCHW throughout',
+  (m) => {
+    const params = { padding: 'SAME', stride: [2, 2], filter: [2, 2] };
+    const x = conv3x3(m, m.input('input', [1, 8, 10, 3]), 'conv1', 4);
+    const [values, indices] = poolArgmax(m, x, params);
+    const y = unpool(m, conv3x3(m, values, 'conv2', 4), indices, params);
+    m.output(conv3x3(m, y, 'conv3', 2));
+    delete m.spec.reference;  // LiteRT.js runs the convolutions: it is the reference
+    delete m.spec.program;
+  });
+def('mediapipe_unpool_overlapping', 'MediaPipe MaxPoolingWithArgmax2D 3x3 stride 2 VALID then MaxUnpooling2D 3x3 stride 2 (output 3x input)',
+  (m) => {
+    const params = { padding: 'VALID', stride: [2, 2], filter: [3, 3] };
+    const [values, indices] = poolArgmax(m, m.input('input', [1, 9, 7, 2]), params);
+    m.output(unpool(m, values, indices, params));
+  });
+
+// ---- MediaPipe Landmarks2TransformMatrix / TransformTensorBilinear / TransformLandmarks ---
+// No runtime here registers these three: the JS kernels are the reference.
+
+
+// Landmarks2TransformMatrix version 2: the crop around `subset` rotated so
+// that left -> right lies at `target` radians.
+function landmarksToMatrix(m, landmarks, { subset, left, right, target, outputSize, scale }) {
+  const matrix = m.tensor('matrix', [1, 4, 4]);
+  const params = {
+    subset_idxs: subset, left_rotation_idx: left, right_rotation_idx: right, target_rotation_radians: target,
+    output_height: outputSize[0], output_width: outputSize[1], scale_x: scale[0], scale_y: scale[1],
+  };
+  m.customOp('Landmarks2TransformMatrix', [landmarks], [matrix], {
+    ...params, subset_idxs: flex.ints(subset), target_rotation_radians: flex.float(target),
+    scale_x: flex.float(scale[0]), scale_y: flex.float(scale[1]),
+  }, { version: 2 });
+  kernelOp(m, 'Landmarks2TransformMatrix', [landmarks], [matrix], params);
+  return matrix;
+}
+
+function transformTensor(m, data, matrix, outputSize) {
+  const [n, , , c] = m.shape(data);
+  const y = m.tensor('cropped', [n, outputSize[0], outputSize[1], c]);
+  m.customOp('TransformTensorBilinear', [data, matrix], [y],
+    { output_height: outputSize[0], output_width: outputSize[1] }, { version: 2 });
+  kernelOp(m, 'TransformTensorBilinear', [data, matrix], [y]);
+  return y;
+}
+
+function transformLandmarks(m, landmarks, matrix) {
+  const y = m.tensor('transformed', m.shape(landmarks));
+  m.customOp('TransformLandmarks', [landmarks, matrix], [y], {}, { version: 2 });
+  kernelOp(m, 'TransformLandmarks', [landmarks, matrix], [y]);
+  return y;
+}
+
+const CROP = { subset: [0, 3, 5, 7, 9, 11, 13], left: 2, right: 6, target: 0.3, outputSize: [12, 10], scale: [1.25, 1.5] };
+const MATRIX = [0.8, -0.6, 0.25, 3, 0.6, 0.8, -0.5, -2, 0, 0, 1, 0, 0, 0, 0, 1];
+
+def('mediapipe_landmarks_to_matrix', 'MediaPipe Landmarks2TransformMatrix v2 of 16 landmarks [1,16,3] in [0,40]: odd subset, target 0.3 rad, 12x10 output',
+  (m) => m.output(landmarksToMatrix(m, m.input('landmarks', [1, 16, 3], 'FLOAT32', { range: [0, 40] }), CROP)));
+def('mediapipe_transform_landmarks_3d', 'MediaPipe TransformLandmarks v2 of [1,20,3] landmarks by a run-time [1,4,4] matrix (z kept)',
+  (m) => m.output(transformLandmarks(m, m.input('landmarks', [1, 20, 3], 'FLOAT32', { range: [-5, 5] }),
+    m.input('matrix', [1, 4, 4], 'FLOAT32', { range: [-2, 2] }))));
+def('mediapipe_transform_landmarks_2d', 'MediaPipe TransformLandmarks v2 of [1,7,2] landmarks by a constant matrix',
+  (m) => {
+    const matrix = m.constant('matrix', [1, 4, 4], 'FLOAT32', MATRIX);
+    m.output(transformLandmarks(m, m.input('landmarks', [1, 7, 2], 'FLOAT32', { range: [-5, 5] }), matrix));
+    m.spec.program.constants = { matrix: { shape: [1, 4, 4], values: MATRIX } };
+  });
+def('mediapipe_transform_tensor_runtime', 'MediaPipe TransformTensorBilinear v2 of [1,9,11,5] by a run-time matrix in [-1.5,1.5] (points inside and outside) -> [1,8,6,5]',
+  (m) => m.output(transformTensor(m, m.input('data', [1, 9, 11, 5]),
+    m.input('matrix', [1, 4, 4], 'FLOAT32', { range: [-1.5, 1.5] }), [8, 6])));
+def('mediapipe_attention_crop', 'The face-attention pattern: TransformTensorBilinear of a [1,32,32,4] map by Landmarks2TransformMatrix, and TransformLandmarks by the same matrix',
+  (m) => {
+    const landmarks = m.input('landmarks', [1, 16, 3], 'FLOAT32', { range: [4, 28] });
+    const matrix = landmarksToMatrix(m, landmarks, CROP);
+    const crop = transformTensor(m, m.input('features', [1, 32, 32, 4]), matrix, CROP.outputSize);
+    const local = m.input('local_landmarks', [1, 5, 3], 'FLOAT32', { range: [0, 12] });
+    m.output(crop, transformLandmarks(m, local, matrix));
+  });
 
 writeModels({ dir: JSON_DIR, prefix: 'det_', models: MODELS, specsFile: SPECS_FILE });

@@ -138,12 +138,46 @@ TEST(CustomOptions, StructFieldsAreReadInOrderAndChecked) {
   EXPECT_THAT(negative.error().message, HasSubstr("'stride' is -1"));
 }
 
+TEST(CustomOptions, IntegerListsAreTypedVectorsInRange) {
+  const ops::CustomField fields[] = {{"idx", Kind::kInts, true, 0, 0, 99}};
+  auto typed = [](std::vector<int> v) {
+    flexbuffers::Builder b;
+    b.Map([&] { b.Vector("idx", v.data(), v.size()); });  // a typed vector of ints
+    b.Finish();
+    return b.GetBuffer();
+  };
+  ir::Attributes a;
+  ASSERT_TRUE(ops::read_flex_fields(typed({3, 1, 4}), fields, a).ok());
+  EXPECT_EQ(a.get_ints("idx"), (std::vector<int64_t>{3, 1, 4}));
+  auto big = ops::read_flex_fields(typed({3, 100}), fields, a);
+  ASSERT_FALSE(big.ok());
+  EXPECT_THAT(big.error().message, HasSubstr("'idx' is 100, outside [0, 99]"));
+  auto empty = ops::read_flex_fields(typed({}), fields, a);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_THAT(empty.error().message, HasSubstr("'idx' is empty"));
+  // MediaPipe reads it with AsTypedVector: an untyped vector or a number is wrong.
+  auto untyped = ops::read_flex_fields(flex_map([](flexbuffers::Builder& b) {
+                                         b.Vector("idx", [&] {
+                                           b.Int(1);
+                                           b.String("x");
+                                         });
+                                       }),
+                                       fields, a);
+  ASSERT_FALSE(untyped.ok());
+  EXPECT_THAT(untyped.error().message, HasSubstr("typed vector of integers"));
+  auto scalar =
+      ops::read_flex_fields(flex_map([](flexbuffers::Builder& b) { b.Int("idx", 3); }), fields, a);
+  ASSERT_FALSE(scalar.ok());
+}
+
 TEST(CustomOps, TheTableIsInTheSupportMatrix) {
   std::set<std::string> supported;
   for (const OpSupport& s : support_matrix())
     if (s.supported) supported.insert(s.op);
-  for (const char* op : {"TFLite_Detection_PostProcess", "Convolution2DTransposeBias",
-                         "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5"})
+  for (const char* op :
+       {"TFLite_Detection_PostProcess", "Convolution2DTransposeBias", "MaxPoolingWithArgmax2D",
+        "MaxUnpooling2D", "TransformTensorBilinear", "TransformLandmarks",
+        "Landmarks2TransformMatrix", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5"})
     EXPECT_TRUE(supported.count(op)) << op;
   EXPECT_FALSE(ops::lookup_custom("NoSuchCustomOp").supported());
 }
@@ -160,6 +194,15 @@ onnx::ModelProto convert_model(const std::string& name, int opset) {
     EXPECT_TRUE(m.ParseFromString(*r));
   }
   return m;
+}
+
+// The error converting a model written as FlatBuffer JSON (it must fail).
+Error conversion_error(const std::string& json) {
+  ConvertOptions o;
+  Diagnostics d;
+  auto r = convert(view(testing::tflite_from_json(json)), o, d);
+  EXPECT_FALSE(r.ok());
+  return r.ok() ? Error{} : r.error();
 }
 
 TEST(CustomOps, DetectionPostProcessBecomesNonMaxSuppression) {
@@ -195,6 +238,72 @@ TEST(CustomOps, MediaPipeTransposeConvIsOneConvTranspose) {
   EXPECT_EQ(ops["Transpose"], 0);
 }
 
+// Pooling with argmax and unpooling stay in NCHW between convolutions: no
+// Transpose, whatever the indices' detour through ScatterElements.
+TEST(CustomOps, MediaPipeUnpoolingStaysChannelsFirst) {
+  for (int opset : {13, 17}) {
+    auto ops = op_counts(convert_model("det_mediapipe_unpool_after_conv", opset));
+    EXPECT_EQ(ops["Transpose"], 0);  // the graph input and output become NCHW
+    EXPECT_EQ(ops["MaxPool"], 1);
+    EXPECT_EQ(ops["ScatterElements"], 1);
+  }
+}
+
+// Version 1 of MediaPipe's transforms means other options and shapes, and no
+// MediaPipe resolver registers it: unsupported, naming the version.
+TEST(CustomOps, AnUnregisteredVersionIsUnsupported) {
+  const std::string model = R"({
+    "version": 3,
+    "operator_codes": [{"deprecated_builtin_code": 32, "builtin_code": "CUSTOM",
+                        "custom_code": "TransformLandmarks", "version": 1}],
+    "subgraphs": [{
+      "tensors": [
+        {"name": "landmarks", "shape": [1, 1, 5, 3], "buffer": 0},
+        {"name": "matrix", "shape": [1, 4, 4], "buffer": 0},
+        {"name": "out", "shape": [1, 1, 5, 3], "buffer": 0}],
+      "inputs": [0, 1], "outputs": [2],
+      "operators": [{"opcode_index": 0, "inputs": [0, 1], "outputs": [2]}]}],
+    "buffers": [{}]})";
+  const Error e = conversion_error(model);
+  EXPECT_EQ(e.code, ErrorCode::kUnsupported);
+  EXPECT_THAT(e.message, HasSubstr("version 1"));
+  ASSERT_EQ(e.unsupported.size(), 1u);
+  EXPECT_EQ(e.unsupported[0].op, "TransformLandmarks");
+}
+
+// A landmark index beyond the input is refused before anything runs.
+TEST(CustomOps, LandmarkIndicesBeyondTheInputAreNamed) {
+  flexbuffers::Builder b;
+  b.Map([&] {
+    std::vector<int> subset = {0, 1, 40};
+    b.Vector("subset_idxs", subset.data(), subset.size());
+    b.Int("left_rotation_idx", 0);
+    b.Int("right_rotation_idx", 1);
+    b.Int("output_height", 8);
+    b.Int("output_width", 8);
+    b.Float("scale_x", 1.0f);
+    b.Float("scale_y", 1.0f);
+  });
+  b.Finish();
+  nlohmann::json options = b.GetBuffer();
+  const std::string model = R"({
+    "version": 3,
+    "operator_codes": [{"deprecated_builtin_code": 32, "builtin_code": "CUSTOM",
+                        "custom_code": "Landmarks2TransformMatrix", "version": 2}],
+    "subgraphs": [{
+      "tensors": [
+        {"name": "landmarks", "shape": [1, 10, 3], "buffer": 0},
+        {"name": "matrix", "shape": [1, 4, 4], "buffer": 0}],
+      "inputs": [0], "outputs": [1],
+      "operators": [{"opcode_index": 0, "inputs": [0], "outputs": [1],
+                     "custom_options": )" +
+                            options.dump() + R"(}]}],
+    "buffers": [{}]})";
+  const Error e = conversion_error(model);
+  EXPECT_EQ(e.code, ErrorCode::kUnsupported);
+  EXPECT_THAT(e.message, HasSubstr("landmark 40 is beyond the 10 landmarks"));
+}
+
 // A custom op whose options are broken is an invalid model naming the op.
 TEST(CustomOps, BrokenCustomOptionsNameTheOp) {
   const std::string model = R"({
@@ -214,14 +323,11 @@ TEST(CustomOps, BrokenCustomOptionsNameTheOp) {
       "operators": [{"opcode_index": 0, "inputs": [0, 1, 2], "outputs": [3, 4, 5, 6],
                      "custom_options": [7, 1, 2, 3, 250, 1]}]}],
     "buffers": [{}]})";
-  ConvertOptions o;
-  Diagnostics d;
-  auto r = convert(view(testing::tflite_from_json(model)), o, d);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().code, ErrorCode::kInvalidModel);
-  EXPECT_EQ(r.error().op_index, 0);
-  EXPECT_THAT(r.error().message, HasSubstr("TFLite_Detection_PostProcess"));
-  EXPECT_THAT(r.error().message, HasSubstr("no valid FlexBuffer"));
+  const Error e = conversion_error(model);
+  EXPECT_EQ(e.code, ErrorCode::kInvalidModel);
+  EXPECT_EQ(e.op_index, 0);
+  EXPECT_THAT(e.message, HasSubstr("TFLite_Detection_PostProcess"));
+  EXPECT_THAT(e.message, HasSubstr("no valid FlexBuffer"));
 }
 
 }  // namespace

@@ -138,10 +138,11 @@ export function le(type, values) {
 // objects are maps (keys sorted), arrays untyped vectors, strings strings,
 // booleans bools, null null, safe integers INT and other numbers FLOAT (64-bit
 // unless the value is exact in float32). flex.int / flex.uint / flex.float force a type;
-// flex.blob(bytes) is a blob. Every value gets the narrowest width that holds it.
+// flex.blob(bytes) is a blob; flex.ints(list) a typed vector of INT (what
+// AsTypedVector reads). Every value gets the narrowest width that holds it.
 
 const FBT = {
-  NULL: 0, INT: 1, UINT: 2, FLOAT: 3, KEY: 4, STRING: 5, MAP: 9, VECTOR: 10, VECTOR_KEY: 14, BLOB: 25,
+  NULL: 0, INT: 1, UINT: 2, FLOAT: 3, KEY: 4, STRING: 5, MAP: 9, VECTOR: 10, VECTOR_INT: 11, VECTOR_KEY: 14, BLOB: 25,
   BOOL: 26,
 };
 
@@ -153,6 +154,7 @@ export const flex = {
   uint: (v) => new Typed('uint', v),
   float: (v) => new Typed('float', v),
   blob: (bytes) => new Typed('blob', bytes),
+  ints: (list) => new Typed('ints', list),
 };
 
 // Bit width code (0: 8, 1: 16, 2: 32, 3: 64) of an unsigned / signed / float value.
@@ -193,6 +195,10 @@ class FlexWriter {
       if (v.kind === 'int') return { type: FBT.INT, width: widthI(v.value), value: v.value, inline: true };
       if (v.kind === 'uint') return { type: FBT.UINT, width: widthU(v.value), value: v.value, inline: true };
       if (v.kind === 'float') return { type: FBT.FLOAT, width: widthF(v.value), value: v.value, inline: true };
+      if (v.kind === 'ints') {
+        const elements = v.value.map((x) => ({ type: FBT.INT, width: widthI(x), value: x, inline: true }));
+        return { ...this.vector(elements, { typed: true }), type: FBT.VECTOR_INT };
+      }
       return this.blob(FBT.BLOB, v.value, 0);
     }
     if (v === null || v === undefined) return { type: FBT.NULL, width: 0, value: 0, inline: true };
@@ -514,9 +520,10 @@ export class Graph {
   }
 
   // A custom operator `code` whose custom_options are the FlexBuffer of `options`
-  // (see flexbuffer()); `bytes` instead of a value writes them as given.
-  customOp(code, inputs, outputs, options = undefined, { bytes = undefined } = {}) {
-    const op = { opcode_index: this.model.opcode('CUSTOM', code), inputs, outputs };
+  // (see flexbuffer()); `bytes` instead of a value writes them as given;
+  // `version` is the operator code's version.
+  customOp(code, inputs, outputs, options = undefined, { bytes = undefined, version = undefined } = {}) {
+    const op = { opcode_index: this.model.opcode('CUSTOM', code, version), inputs, outputs };
     const data = bytes ?? (options === undefined ? undefined : flexbuffer(options));
     if (data) Object.assign(op, { custom_options: data, custom_options_format: 'FLEXBUFFERS' });
     this.ops.push(op);
@@ -556,15 +563,17 @@ export class Model extends Graph {
   }
 
   // The index of the operator code of a builtin (by name) or of a custom op.
-  opcode(opName, customCode = undefined) {
+  opcode(opName, customCode = undefined, customVersion = undefined) {
     const code = BUILTIN_CODES[opName];
     if (code === undefined) throw new Error(`${this.name}: unknown op ${opName}`);
-    let index = this.codes.findIndex((c) => c.builtin_code === opName && c.custom_code === customCode);
+    const version = customVersion ?? this.versions[opName];
+    let index = this.codes.findIndex((c) => c.builtin_code === opName && c.custom_code === customCode
+      && c.version === version);
     if (index < 0) {
       const entry = { deprecated_builtin_code: Math.min(code, DEPRECATED_CODE_LIMIT) };
       if (customCode !== undefined) entry.custom_code = customCode;
       entry.builtin_code = opName;
-      if (this.versions[opName]) entry.version = this.versions[opName];
+      if (version) entry.version = version;
       this.codes.push(entry);
       index = this.codes.length - 1;
     }

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { compareDetections, detectionGroups, DETECTION_RULES } from './detections.mjs';
 import { readTfliteModel, inferIndexRange, isIndexTensor, operatorName } from './tflite_model.mjs';
 import { readIoLayouts, countOnnxOps } from './onnx_meta.mjs';
 import { randomTensor, smoothTensor, inputSeed, makeRng } from './inputs.mjs';
@@ -194,13 +195,18 @@ async function runTflite(which, bytes, model, inputs) {
   }
 }
 
-const RUNTIME_LABEL = { litert: 'LiteRT.js', tfjs: 'tfjs-tflite' };
+const RUNTIME_LABEL = { litert: 'LiteRT.js', tfjs: 'tfjs-tflite', mediapipe: "MediaPipe's kernels (JS)" };
 
 // Reference outputs: LiteRT.js first, tfjs-tflite when LiteRT.js refuses the
 // model (or when the spec asks for it). Returns {which, outputs} or throws a
 // skip-marked error when neither runtime can run the model.
 async function runReference(task, bytes, model, inputs) {
   const spec = task.spec ?? {};
+  if (spec.reference === 'mediapipe') {
+    // Ops no runtime here registers: their kernels rewritten in JS (mediapipe_kernels.mjs).
+    const { runMediaPipeKernels } = await import('./mediapipe_kernels.mjs');
+    return { which: 'mediapipe', outputs: runMediaPipeKernels(spec.program, model, inputs), errors: [] };
+  }
   const order = spec.reference === 'tfjs' ? ['tfjs'] : spec.reference === 'litert' ? ['litert'] : ['litert', 'tfjs'];
   const errors = [];
   for (const which of order) {
@@ -308,10 +314,25 @@ function ratio(r) {
   return r.maxAbs > 0 ? 1 : 0;
 }
 
-// Compares every TFLite output (by tensor name) of `got` against `ref`.
+// Compares every TFLite output (by tensor name) of `got` against `ref`; the
+// four outputs of a detection post-processing op as one set of detections.
 function compareAll(task, model, ref, got, label) {
   const results = [];
+  const grouped = new Set();
+  const rule = (task.convertArgs ?? []).map(String).includes('--quantization=dequantize')
+    ? DETECTION_RULES.loose : DETECTION_RULES.strict;
+  for (const group of detectionGroups(model)) {
+    group.outputs.forEach((name) => grouped.add(name));
+    const missing = group.outputs.find((name) => !ref.get(name) || !got.get(name));
+    const name = `${group.outputs[0]} (detections)`;
+    if (missing) {
+      results.push({ name, ok: false, detail: `no output "${missing}"`, maxAbs: Infinity, tol: 0 });
+      continue;
+    }
+    results.push({ name, ...compareDetections(group, ref, got, rule, label) });
+  }
   model.outputs.forEach((tensor, i) => {
+    if (grouped.has(tensor.name)) return;
     const a = ref.get(tensor.name);
     const b = got.get(tensor.name);
     if (!a) { results.push({ name: tensor.name, ok: false, detail: `reference produced no output "${tensor.name}"`, maxAbs: Infinity, tol: 0 }); return; }

@@ -111,6 +111,43 @@ class Table {
   }
 }
 
+// The scalars of a FlexBuffer map (a custom op's options): { key: number | boolean }.
+// Other values (strings, vectors) are left out; bytes that are no map give {}.
+export function readFlexMap(bytes) {
+  if (!bytes || bytes.length < 3) return {};
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const uint = (at, width) => (width === 1 ? view.getUint8(at) : width === 2 ? view.getUint16(at, true)
+    : width === 4 ? view.getUint32(at, true) : Number(view.getBigUint64(at, true)));
+  const scalar = (at, width, type) => {
+    if (type === 1) return width === 8 ? Number(view.getBigInt64(at, true)) : width === 4 ? view.getInt32(at, true)
+      : width === 2 ? view.getInt16(at, true) : view.getInt8(at);  // INT
+    if (type === 2) return uint(at, width);  // UINT
+    if (type === 3) return width === 8 ? view.getFloat64(at, true) : view.getFloat32(at, true);  // FLOAT
+    if (type === 26) return uint(at, width) !== 0;  // BOOL
+    return undefined;
+  };
+  const rootWidth = bytes[bytes.length - 1];
+  const rootType = bytes[bytes.length - 2] >> 2;
+  const rootAt = bytes.length - 2 - rootWidth;
+  if (rootType !== 9 || rootAt < 0) return {};  // MAP
+  const map = rootAt - uint(rootAt, rootWidth);
+  const width = 1 << (bytes[bytes.length - 2] & 3);
+  const length = uint(map - width, width);
+  const keysAt = map - 3 * width - uint(map - 3 * width, width);
+  const keyWidth = uint(map - 2 * width, width);
+  const out = {};
+  for (let i = 0; i < length; i++) {
+    const slot = keysAt + i * keyWidth;
+    let k = slot - uint(slot, keyWidth);
+    let key = '';
+    while (k < bytes.length && bytes[k] !== 0) key += String.fromCharCode(bytes[k++]);
+    const packed = bytes[map + length * width + i];
+    const value = scalar(map + i * width, width, packed >> 2);
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
 function readTensor(t, index) {
   const q = t.table(4);
   let quant = null;
@@ -174,6 +211,7 @@ export function readTfliteModel(bytes) {
       outputs: op.i32s(2) ?? [],
       // Only GatherOptions.axis is interpreted (field 0, default 0).
       gatherAxis: opcode.code === OP.GATHER && options && optionsType !== 0 ? options.i32(0, 0) : 0,
+      customOptions: op.vec(5) ? new Uint8Array(u8.buffer, u8.byteOffset + op.vec(5)[0], op.vec(5)[1]) : null,
     };
   });
 

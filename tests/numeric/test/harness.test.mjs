@@ -503,3 +503,91 @@ test('the known-fail list and the expectations agree', () => {
     }
   }
 });
+
+// ---- MediaPipe's kernels in JS (the "mediapipe" reference) -------------------
+import { runMediaPipeKernels } from '../lib/mediapipe_kernels.mjs';
+
+function runKernel(op, inputs, outputs, params = {}) {
+  const names = Object.keys(inputs);
+  const model = { tensors: outputs.map(([name, shape]) => ({ name, shape })), outputs: outputs.map(([name]) => ({ name })) };
+  const program = { ops: [{ op, inputs: names, outputs: outputs.map(([name]) => name), params }] };
+  return runMediaPipeKernels(program, model, new Map(Object.entries(inputs)));
+}
+
+test('mediapipe kernels: argmax pooling gives the window position + 0.1, the first maximum on ties', () => {
+  // [1, 2, 4, 1]: windows 2x2 stride 2 -> two outputs.
+  const x = makeTensor('float32', [1, 2, 4, 1], Float32Array.from([1, 5, 7, 7, 2, 3, 0, 7]));
+  const out = runKernel('MaxPoolingWithArgmax2D', { x }, [['v', [1, 1, 2, 1]], ['i', [1, 1, 2, 1]]],
+    { padding: 'VALID', stride: [2, 2], filter: [2, 2] });
+  assert.deepEqual([...out.get('v').data], [5, 7]);
+  assert.deepEqual([...out.get('i').data], [Math.fround(1.1), Math.fround(0.1)]);  // (0,1); (0,0) before (0,1), (1,1)
+});
+
+test('mediapipe kernels: unpooling puts each value at its window position, zeros elsewhere', () => {
+  const v = makeTensor('float32', [1, 1, 2, 1], Float32Array.from([5, 7]));
+  const i = makeTensor('float32', [1, 1, 2, 1], Float32Array.from([1.1, 2.1]));
+  const out = runKernel('MaxUnpooling2D', { v, i }, [['y', [1, 2, 4, 1]]], { padding: 'VALID', stride: [2, 2], filter: [2, 2] });
+  assert.deepEqual([...out.get('y').data], [0, 5, 0, 0, 0, 0, 7, 0]);
+});
+
+test('mediapipe kernels: an identity matrix crops the tensor as it is, and moves landmarks by its offset', () => {
+  const identity = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1];
+  const data = makeTensor('float32', [1, 3, 3, 1], Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8, 9]));
+  const m = makeTensor('float32', [1, 4, 4], Float32Array.from(identity));
+  const crop = runKernel('TransformTensorBilinear', { data, m }, [['y', [1, 2, 2, 1]]]);
+  assert.deepEqual([...crop.get('y').data], [1, 2, 4, 5]);
+  const shifted = makeTensor('float32', [1, 4, 4], Float32Array.from([...identity.slice(0, 3), 10, ...identity.slice(4, 7), -1, ...identity.slice(8)]));
+  const lm = makeTensor('float32', [1, 2, 3], Float32Array.from([1, 2, 3, 4, 5, 6]));
+  const moved = runKernel('TransformLandmarks', { lm, shifted }, [['y', [1, 2, 3]]]);
+  assert.deepEqual([...moved.get('y').data], [11, 1, 3, 14, 4, 6]);
+});
+
+test('mediapipe kernels: landmarks already at the target angle give scale and shift only', () => {
+  // Left (0, 0) -> right (4, 0): angle 0 = target. Subset box [0, 4] x [0, 2]: 4 x 2, centre (2, 1).
+  const lm = makeTensor('float32', [1, 3, 3], Float32Array.from([0, 0, 0, 4, 0, 0, 2, 2, 0]));
+  const out = runKernel('Landmarks2TransformMatrix', { lm }, [['m', [1, 4, 4]]], {
+    subset_idxs: [0, 1, 2], left_rotation_idx: 0, right_rotation_idx: 1, target_rotation_radians: 0,
+    output_height: 4, output_width: 8, scale_x: 1, scale_y: 1,
+  });
+  // scale (4 / 8, 2 / 4); offset centre - scale * output / 2 = (2 - 2, 1 - 1).
+  assert.deepEqual([...out.get('m').data].map((x) => x + 0), [0.5, 0, 0, 0, 0, 0.5, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
+});
+
+// ---- detections compared as sets ---------------------------------------------
+import { compareDetections, DETECTION_RULES } from '../lib/detections.mjs';
+import { readFlexMap } from '../lib/tflite_model.mjs';
+import { flexbuffer, flex } from '../../models/lib/model.mjs';
+
+test('readFlexMap reads the scalars of a custom op options map', () => {
+  const bytes = Uint8Array.from(flexbuffer({
+    max_detections: 10, nms_score_threshold: flex.float(0.25), use_regular_nms: true, y_scale: 10.5, name: 'skipped',
+  }));
+  assert.deepEqual(readFlexMap(bytes), { max_detections: 10, nms_score_threshold: 0.25, use_regular_nms: true, y_scale: 10.5 });
+  assert.deepEqual(readFlexMap(Uint8Array.from([1, 2])), {});
+});
+
+function detectionSide(rows, dets) {
+  const boxes = new Float32Array(4 * rows), classes = new Float32Array(rows), scores = new Float32Array(rows);
+  dets.forEach(([box, cls, score], i) => { boxes.set(box, 4 * i); classes[i] = cls; scores[i] = score; });
+  return new Map([
+    ['b', makeTensor('float32', [1, rows, 4], boxes)], ['c', makeTensor('float32', [1, rows], classes)],
+    ['s', makeTensor('float32', [1, rows], scores)], ['n', makeTensor('float32', [1], Float32Array.from([dets.length]))],
+  ]);
+}
+
+test('detections: order does not matter, a detection at the threshold may be missing, others may not', () => {
+  const group = { outputs: ['b', 'c', 's', 'n'], threshold: 0.5, step: 0 };
+  const a = [[0.1, 0.1, 0.4, 0.4], 3, 0.9], b = [[0.5, 0.5, 0.9, 0.8], 1, 0.9], edge = [[0, 0, 0.2, 0.2], 2, 0.500001];
+  const ref = detectionSide(4, [a, b, edge]);
+  const swapped = compareDetections(group, ref, detectionSide(4, [b, a, edge]), DETECTION_RULES.strict);
+  assert.equal(swapped.ok, true, swapped.detail);
+  const withoutEdge = compareDetections(group, ref, detectionSide(4, [a, b]), DETECTION_RULES.strict);
+  assert.equal(withoutEdge.ok, true, withoutEdge.detail);
+  const withoutB = compareDetections(group, ref, detectionSide(4, [a, edge]), DETECTION_RULES.strict);
+  assert.equal(withoutB.ok, false);
+  assert.match(withoutB.detail, /class 1, score 0.9000\) has no match/);
+  const moved = compareDetections(group, ref, detectionSide(4, [a, [[0.5, 0.5, 0.9, 0.7], 1, 0.9], edge]), DETECTION_RULES.strict);
+  assert.equal(moved.ok, false);  // IoU 0.75: another box
+  const otherClass = compareDetections(group, ref, detectionSide(4, [a, [b[0], 4, 0.9], edge]), DETECTION_RULES.strict);
+  assert.equal(otherClass.ok, false);
+});
