@@ -71,6 +71,9 @@ using PropagateFn = std::optional<LayoutPlan> (*)(const ir::Graph& g, const ir::
                                                   std::span<const ir::Perm> input_layouts);
 // Empty when the node can be converted, else the reason it cannot.
 using CheckFn = std::string (*)(const ir::Graph& g, const ir::Node& n);
+// The layout an Attribute op's input 0 would need for its output to come out
+// in `wanted` (empty: none); backward hints walk through it.
+using HintInputFn = ir::Perm (*)(const ir::Graph& g, const ir::Node& n, const ir::Perm& wanted);
 using LowerFn = Status (*)(LowerContext& ctx, const ir::Node& n);
 // Output shapes as TFLite's Prepare computes them (ops/shape_inference.h);
 // nullopt when they depend on something not known at conversion time.
@@ -104,6 +107,8 @@ struct OpEntry {
   // kAttribute ops whose outputs take input 0's layout unchanged
   // (propagate_same): layout hints walk back through them.
   bool keeps_layout = false;
+  // Other Attribute ops that hints walk back through (RESHAPE).
+  HintInputFn hint_input = nullptr;
 
   // Evaluation at conversion time (ops/evaluate.h): constant folding and the
   // dilated-convolution fusion use whichever is set.

@@ -53,9 +53,72 @@ std::vector<int64_t> non_unit(const Shape& s, const Perm& order) {
 
 // ---- RESHAPE ----------------------------------------------------------------
 
+// A reshape regroups runs of axes: each group is a run of input axes and a
+// run of output axes with the same product ([N, T, H, W, C] -> [N*T, H, W, C]:
+// {N, T} -> {N*T}, {H}, {W}, {C}). Empty when the shapes are not static and
+// positive, or a group would have no axis on one side.
+struct AxisGroup {
+  size_t x_begin, x_end, y_begin, y_end;
+};
+
+std::vector<AxisGroup> reshape_groups(const Shape& xs, const Shape& ys) {
+  const auto xc = ir::element_count(xs), yc = ir::element_count(ys);
+  if (!xc || !yc || *xc != *yc || *xc <= 0) return {};
+  // Products of runs never exceed the element count: no overflow.
+  std::vector<AxisGroup> groups;
+  size_t i = 0, j = 0;
+  while (i < xs.size() || j < ys.size()) {
+    if (i == xs.size() || j == ys.size()) return {};
+    AxisGroup g{i, i, j, j};
+    int64_t px = xs[i++], py = ys[j++];
+    while (px != py) {
+      if (px < py) {
+        if (i == xs.size()) return {};
+        px *= xs[i++];
+      } else {
+        if (j == ys.size()) return {};
+        py *= ys[j++];
+      }
+    }
+    g.x_end = i;
+    g.y_end = j;
+    groups.push_back(g);
+  }
+  return groups;
+}
+
+// The layout of one side of a reshape given the other side's, when that one
+// moves whole groups with their axes in order: the same order of groups.
+// `from_input`: `layout` is the input's. nullopt when the groups are split.
+std::optional<Perm> through_groups(const std::vector<AxisGroup>& groups, const Perm& layout,
+                                   bool from_input) {
+  auto from = [&](const AxisGroup& g) {
+    return from_input ? std::pair{g.x_begin, g.x_end} : std::pair{g.y_begin, g.y_end};
+  };
+  auto to = [&](const AxisGroup& g) {
+    return from_input ? std::pair{g.y_begin, g.y_end} : std::pair{g.x_begin, g.x_end};
+  };
+  const size_t rank = from(groups.back()).second;
+  if (layout.size() != rank) return std::nullopt;
+  std::vector<size_t> group_of(rank);
+  for (size_t k = 0; k < groups.size(); ++k)
+    for (size_t a = from(groups[k]).first; a < from(groups[k]).second; ++a) group_of[a] = k;
+  Perm out;
+  for (size_t pos = 0; pos < layout.size();) {
+    const AxisGroup& g = groups[group_of[static_cast<size_t>(layout[pos])]];
+    for (size_t a = from(g).first; a < from(g).second; ++a, ++pos)
+      if (pos >= layout.size() || static_cast<size_t>(layout[pos]) != a) return std::nullopt;
+    for (size_t a = to(g).first; a < to(g).second; ++a) out.push_back(static_cast<int>(a));
+  }
+  return out;
+}
+
 // A reshape that only adds or removes unit dimensions, on an input whose
 // non-unit dimensions keep their order under its layout, reads the same
 // memory order in ONNX: run it on the permuted tensor, output in TFLite order.
+// Else, when the input's layout moves whole groups of the reshape (NCHW of
+// [N*T, H, W, C]), the reshape of the permuted tensor is a plain Reshape
+// whose output has the groups in that order ([N, T, C, H, W]).
 std::optional<LayoutPlan> propagate_reshape(const ir::Graph& g, const ir::Node& n,
                                             std::span<const Perm> in) {
   if (in.empty() || in[0].empty()) return plan_for(n, {}, 0, {});
@@ -63,14 +126,28 @@ std::optional<LayoutPlan> propagate_reshape(const ir::Graph& g, const ir::Node& 
   const Shape& ys = g.tensor(n.outputs[0]).shape;
   if (!ir::element_count(xs) || !ir::element_count(ys)) return std::nullopt;
   std::vector<int64_t> onnx_order = non_unit(xs, in[0]);
-  if (!std::is_sorted(onnx_order.begin(), onnx_order.end())) return std::nullopt;
   std::vector<int64_t> xdims, ydims;
   for (int64_t d : xs)
     if (d != 1) xdims.push_back(d);
   for (int64_t d : ys)
     if (d != 1) ydims.push_back(d);
-  if (xdims != ydims) return std::nullopt;
-  return plan_for(n, in[0], 0, {});
+  if (std::is_sorted(onnx_order.begin(), onnx_order.end()) && xdims == ydims)
+    return plan_for(n, in[0], 0, {});
+  const std::vector<AxisGroup> groups = reshape_groups(xs, ys);
+  if (groups.empty()) return std::nullopt;
+  auto out = through_groups(groups, ir::full_perm(in[0], xs.size()), true);
+  if (!out) return std::nullopt;
+  return plan_for(n, in[0], 0, ir::normalized(*out));
+}
+
+// The layout the input would need for the output to come out in `wanted`.
+Perm hint_reshape_input(const ir::Graph& g, const ir::Node& n, const Perm& wanted) {
+  if (wanted.empty() || n.inputs.empty() || n.outputs.empty()) return {};
+  const std::vector<AxisGroup> groups =
+      reshape_groups(g.tensor(n.inputs[0]).shape, g.tensor(n.outputs[0]).shape);
+  if (groups.empty()) return {};
+  auto in = through_groups(groups, wanted, false);
+  return in ? ir::normalized(*in) : Perm{};
 }
 
 Status lower_reshape(LowerContext& ctx, const ir::Node& n) {
@@ -86,7 +163,7 @@ Status lower_reshape(LowerContext& ctx, const ir::Node& n) {
   }
   TensorId shape;
   if (ir::element_count(y.shape)) {
-    shape = ctx.const_i64(n.name + "/shape", y.shape);
+    shape = ctx.const_i64(n.name + "/shape", ir::permute_shape(y.shape, y.layout));
   } else if (auto v = has_input(g, n, 1) ? ir::const_ints(g, n.inputs[1]) : std::nullopt) {
     shape = ctx.const_i64(n.name + "/shape", *v);
   } else if (n.attrs.has("new_shape")) {
@@ -540,7 +617,10 @@ OpEntry reshape() {
       a.set("new_shape", std::vector<int64_t>(o->new_shape()->begin(), o->new_shape()->end()));
   };
   e.dtypes = "float32, int32, int64, bool";
-  e.notes = "layout kept when only unit dimensions move (classifier heads)";
+  e.hint_input = hint_reshape_input;
+  e.notes =
+      "layout kept when only unit dimensions move (classifier heads), or when the layout moves "
+      "whole groups of merged or split axes ([N*T, C, H, W] <-> [N, T, C, H, W])";
   e.quantized = QuantizedKernel::kReinterpret;
   e.element_sources = reshape_sources;
   return e;

@@ -111,6 +111,12 @@ class Planner {
               ir::channels_first(g_.tensor(n.inputs[d]).rank());
         continue;
       }
+      if (e.hint_input && !n.inputs.empty() && !n.outputs.empty() && is_data(g_, n.inputs[0]) &&
+          want[static_cast<size_t>(n.inputs[0])].empty()) {
+        want[static_cast<size_t>(n.inputs[0])] =
+            e.hint_input(g_, n, want[static_cast<size_t>(n.outputs[0])]);
+        continue;
+      }
       bool keeps = e.layout == LayoutClass::kTransparent || e.keeps_layout;
       if (!keeps || n.outputs.empty()) continue;
       const Perm& w = want[static_cast<size_t>(n.outputs[0])];

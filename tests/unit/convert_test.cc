@@ -155,6 +155,28 @@ TEST(Convert, FlattenIntoFullyConnectedPermutesWeightsInsteadOfTransposing) {
   EXPECT_TRUE(d.inserted.empty());
 }
 
+// Time-distributed 2-D convolutions ([N, T, H, W, C] reshaped to [N*T, H, W,
+// C] and back around the convs, a MEAN over time, a residual ADD in 5-D):
+// no Transpose, the clip arriving as [N, T, C, H, W]. With the interface kept:
+// one into the first conv and one out; the residual model's ADD of the input
+// kept in TFLite order takes one more.
+TEST(Convert, TimeDistributedConvolutionsNeedNoTranspose) {
+  for (const auto& [name, kept_io] :
+       {std::pair{"layout_time_distributed_conv", 2}, {"layout_time_distributed_residual", 3}}) {
+    SCOPED_TRACE(name);
+    auto bytes = read_file(op_model(name));
+    for (int opset : {13, 17}) EXPECT_EQ(op_counts(convert_ok(bytes, opset))["Transpose"], 0);
+    ConvertOptions o;
+    o.layout.keep_io_layout = true;
+    Diagnostics d;
+    auto r = convert(view(bytes), o, d);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    onnx::ModelProto m;
+    ASSERT_TRUE(m.ParseFromString(*r));
+    EXPECT_EQ(op_counts(m)["Transpose"], kept_io);
+  }
+}
+
 TEST(Convert, KeepIoLayoutAddsOneTransposePerAffectedTensor) {
   auto bytes = read_file(op_model("mini_mobilenet"));
   ConvertOptions o;

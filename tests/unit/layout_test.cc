@@ -80,6 +80,47 @@ TEST(Layout, RegroupingReshapeGetsOneTranspose) {
   EXPECT_NE(b.inserted[0].reason.find("RESHAPE"), std::string::npos);
 }
 
+// Time-distributed convolutions: [N, T, H, W, C] -> [N*T, H, W, C] -> Conv ->
+// [N, T, H, W, C]. The reshapes merge and split whole groups of axes, so
+// [N, T, C, H, W] on the 5-D side and NCHW on the 4-D side make both plain
+// Reshapes, and the graph input arrives in [N, T, C, H, W].
+TEST(Layout, ReshapesMergingLeadingAxesKeepChannelsFirst) {
+  GraphBuilder b;
+  TensorId x = b.input("clip", {2, 3, 5, 7, 4});
+  TensorId frames = b.tensor("frames", {6, 5, 7, 4});
+  b.op(kReshape, {x}, {frames});
+  TensorId c = b.conv(frames, 8, "c");
+  TensorId clip = b.tensor("clip_features", {2, 3, 5, 7, 8});
+  b.op(kReshape, {c}, {clip});
+  TensorId r = b.tensor("r", {2, 3, 5, 7, 8});
+  b.op(kRelu, {clip}, {r});
+  b.g.set_outputs({r});
+  b.run();
+  EXPECT_EQ(b.transposes(), 0u);
+  const Perm time_channels_first = {0, 1, 4, 2, 3};
+  EXPECT_EQ(b.g.tensor(x).layout, time_channels_first);
+  EXPECT_EQ(b.g.tensor(frames).layout, kNchw);
+  EXPECT_EQ(b.g.tensor(clip).layout, time_channels_first);
+  EXPECT_EQ(b.g.tensor(r).layout, time_channels_first);
+}
+
+// A reshape merging axes that the layout separates (W and C of NCHW) reads
+// another memory order: it keeps its Transpose; one merging H and W does not.
+TEST(Layout, ReshapeSplittingAcrossTheLayoutKeepsItsTranspose) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 6, 7, 3});
+  TensorId c = b.conv(x, 4, "c");
+  TensorId y = b.tensor("y", {1, 42, 4});  // merges H and W: fine in NCHW
+  b.op(kReshape, {c}, {y});
+  TensorId z = b.tensor("z", {1, 6, 28});  // merges W and C: not in NCHW
+  b.op(kReshape, {c}, {z});
+  b.g.set_outputs({y, z});
+  b.run();
+  EXPECT_EQ(b.g.tensor(y).layout, (Perm{0, 2, 1}));
+  EXPECT_TRUE(b.g.tensor(z).layout.empty());
+  EXPECT_EQ(b.transposes(), 1u);  // before z's reshape
+}
+
 TEST(Layout, FlattenIntoFullyConnectedNeedsNoTranspose) {
   GraphBuilder b;
   TensorId x = b.input("x", {1, 5, 7, 3});
