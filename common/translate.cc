@@ -26,8 +26,9 @@ bool names_choice(const EnumValueDescriptor& value, std::string_view choice) {
 }
 
 // The texts of a field, as the option table reads them: one per element of a
-// repeated field, none for a zero integer or enum (the default), and for an
-// enum value the choice it names (its number when it names none).
+// repeated field, none for a zero integer or enum or an empty string (the
+// default), and for an enum value the choice it names (its number when it
+// names none).
 std::vector<std::string> wire_texts(const v1::ConvertOptions& in, const OptionDef& def) {
   const FieldDescriptor* f = wire_field(def);
   const auto* r = in.GetReflection();
@@ -38,6 +39,8 @@ std::vector<std::string> wire_texts(const v1::ConvertOptions& in, const OptionDe
     if (int value = r->GetInt32(in, f)) out.push_back(std::to_string(value));
   } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_BOOL) {
     out.push_back(r->GetBool(in, f) ? "true" : "false");
+  } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+    if (std::string text = r->GetString(in, f); !text.empty()) out.push_back(std::move(text));
   } else if (int number = r->GetEnumValue(in, f)) {
     out.push_back(std::to_string(number));
     const EnumValueDescriptor* value = f->enum_type()->FindValueByNumber(number);
@@ -57,6 +60,8 @@ void set_wire(v1::ConvertOptions& out, const OptionDef& def, const std::string& 
     r->SetInt32(&out, f, std::stoi(text));
   } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_BOOL) {
     r->SetBool(&out, f, text == "true");
+  } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+    r->SetString(&out, f, text);
   } else {
     for (int i = 0; i < f->enum_type()->value_count(); ++i)
       if (names_choice(*f->enum_type()->value(i), text))
@@ -254,6 +259,22 @@ void to_proto(const ModelInfo& info, v1::InspectResponse* out) {
   to_proto(info.unsupported, out->mutable_unsupported());
   out->mutable_problems()->Add(info.problems.begin(), info.problems.end());
   if (info.metadata.present) to_proto(info.metadata, out->mutable_metadata());
+  for (const auto& sig : info.signatures) {
+    auto* o = out->add_signatures();
+    o->set_key(sig.key);
+    o->set_subgraph(sig.subgraph);
+    for (auto [list, wire] : {std::pair{&sig.inputs, o->mutable_inputs()},
+                              std::pair{&sig.outputs, o->mutable_outputs()}})
+      for (const auto& t : *list) {
+        auto* w = wire->Add();
+        w->set_alias(t.alias);
+        w->set_tensor(t.tensor);
+        w->set_name(t.name);
+        w->set_dtype(t.dtype);
+        w->mutable_shape()->Add(t.shape.begin(), t.shape.end());
+      }
+  }
+  out->set_subgraph(info.subgraph);
 }
 
 v1::ListOperatorsResponse to_proto(const std::vector<OpSupport>& matrix) {
@@ -372,6 +393,18 @@ ModelInfo from_proto(const v1::InspectResponse& in) {
   info.unsupported = from_proto(in.unsupported());
   info.problems = to_vector<std::string>(in.problems());
   if (in.has_metadata()) info.metadata = from_proto(in.metadata());
+  for (const auto& sig : in.signatures()) {
+    SignatureInfo o;
+    o.key = sig.key();
+    o.subgraph = sig.subgraph();
+    for (auto [wire, list] :
+         {std::pair{&sig.inputs(), &o.inputs}, std::pair{&sig.outputs(), &o.outputs}})
+      for (const auto& t : *wire)
+        list->push_back(
+            {t.alias(), t.tensor(), t.name(), t.dtype(), to_vector<int64_t>(t.shape())});
+    info.signatures.push_back(std::move(o));
+  }
+  info.subgraph = in.subgraph();
   return info;
 }
 

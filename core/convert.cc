@@ -86,6 +86,17 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
     info.subgraphs.push_back(std::to_string(s.index) + " '" + s.name +
                              "': " + std::to_string(s.tensors) + " tensors, " +
                              std::to_string(s.operators) + " ops");
+  info.subgraph = pipeline.subgraph();
+  for (const auto& sig : pipeline.signatures()) {
+    SignatureInfo si;
+    si.key = sig.key;
+    si.subgraph = sig.subgraph;
+    for (auto [list, out] :
+         {std::pair{&sig.inputs, &si.inputs}, std::pair{&sig.outputs, &si.outputs}})
+      for (const auto& t : *list)
+        out->push_back({t.alias, t.tensor, t.name, ir::to_string(t.dtype), t.shape});
+    info.signatures.push_back(std::move(si));
+  }
   const ir::Graph& g = pipeline.graph();
   for (size_t i = 0; i < g.tensor_count(); ++i) {
     const ir::Tensor& t = g.tensor(static_cast<ir::TensorId>(i));
@@ -118,6 +129,10 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
   // Shapes as TFLite computes them (the file's may differ; a warning says so).
   if (auto st = pipeline.run_until(Stage::kInferShapes); !st) return st.take_error();
   for (TensorInfo& ti : info.tensors) ti.shape = g.tensor(ti.index).shape;
+  for (SignatureInfo& si : info.signatures)
+    if (si.subgraph == info.subgraph)
+      for (auto* list : {&si.inputs, &si.outputs})
+        for (SignatureTensorInfo& t : *list) t.shape = g.tensor(t.tensor).shape;
   if (auto st = pipeline.run_until(Stage::kFuse); !st) return st.take_error();
   // A quantization problem is reported, not an error: the rest is still worth showing.
   if (auto st = pipeline.run_until(Stage::kPlanQuantization); !st)

@@ -199,6 +199,24 @@ std::string ModelInfo::to_json(int indent) const {
   j["version"] = version;
   j["description"] = description;
   j["subgraphs"] = subgraphs;
+  Json sigs = Json::array();
+  for (const auto& sig : signatures) {
+    Json o = {{"key", sig.key}, {"subgraph", sig.subgraph}};
+    for (auto [list, field] :
+         {std::pair{&sig.inputs, "inputs"}, std::pair{&sig.outputs, "outputs"}}) {
+      Json ios = Json::array();
+      for (const auto& t : *list)
+        ios.push_back({{"alias", t.alias},
+                       {"tensor", t.tensor},
+                       {"name", t.name},
+                       {"type", t.dtype},
+                       {"shape", t.shape}});
+      o[field] = std::move(ios);
+    }
+    sigs.push_back(std::move(o));
+  }
+  j["signatures"] = std::move(sigs);
+  j["subgraph"] = subgraph;
   Json ts = Json::array();
   for (const auto& t : tensors) {
     Json o = {{"index", t.index},
@@ -235,6 +253,15 @@ std::string ModelInfo::to_text() const {
   std::string s = "TFLite schema version " + std::to_string(version) +
                   (description.empty() ? "" : ", \"" + description + "\"") + "\n";
   for (const auto& sg : subgraphs) s += "subgraph " + sg + "\n";
+  for (const auto& sig : signatures) {
+    s += "signature '" + sig.key + "': subgraph " + std::to_string(sig.subgraph) + "\n";
+    for (auto [list, what] : {std::pair{&sig.inputs, "input"}, std::pair{&sig.outputs, "output"}})
+      for (const auto& t : *list)
+        s += "  " + std::string(what) + " '" + t.alias + "': [" + std::to_string(t.tensor) + "] '" +
+             t.name + "' " + t.dtype + " " + ir::to_string(t.shape) + "\n";
+  }
+  if (!signatures.empty() || subgraph != 0)
+    s += "described below: subgraph " + std::to_string(subgraph) + "\n";
   auto tensor_line = [&](int i) {
     const TensorInfo& t = tensors[static_cast<size_t>(i)];
     std::string q;

@@ -95,10 +95,30 @@ struct OpInfo {
   std::string reason;  // why it cannot be converted
 };
 
+// One input or output of a SignatureDef.
+struct SignatureTensorInfo {
+  std::string alias;  // the signature's name for it
+  int tensor = 0;     // index in the signature's subgraph
+  std::string name;   // the tensor's name
+  std::string dtype;
+  ir::Shape shape;  // TFLite order; -1: known at run time only
+};
+
+struct SignatureInfo {
+  std::string key;
+  int subgraph = 0;
+  std::vector<SignatureTensorInfo> inputs, outputs;
+};
+
 struct ModelInfo {
   uint32_t version = 0;
   std::string description;
   std::vector<std::string> subgraphs;
+  // Every SignatureDef, in the model's order.
+  std::vector<SignatureInfo> signatures;
+  // The subgraph the tensors and ops below are of: the one converted with
+  // the default options (the first signature's, else 0).
+  int subgraph = 0;
   std::vector<TensorInfo> tensors;
   std::vector<int> inputs, outputs;
   std::vector<OpInfo> ops;

@@ -63,6 +63,21 @@ Status read(const OptionDef& def, std::string_view text, std::string_view label,
   return ok_status();
 }
 
+// Text as it is: bounded (the signature key of a request goes into logs and
+// error messages) and one line, so the options summary stays one line.
+Status read(const OptionDef& def, std::string_view text, std::string_view label,
+            std::string& value) {
+  if (text.size() > static_cast<size_t>(def.max))
+    return invalid(label, std::to_string(text.size()) + " bytes, more than the " +
+                              std::to_string(def.max) + " it may have");
+  for (char c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return invalid(label, "control character " + std::to_string(static_cast<unsigned char>(c)) +
+                                " in the text");
+  value = text;
+  return ok_status();
+}
+
 // A member's value as canonical text.
 std::vector<std::string> write(const OptionDef&, int value) { return {std::to_string(value)}; }
 
@@ -72,6 +87,8 @@ template <class Enum>
 requires std::is_enum_v<Enum> std::vector<std::string> write(const OptionDef& def, Enum value) {
   return {std::string(def.choices[static_cast<size_t>(value)])};
 }
+
+std::vector<std::string> write(const OptionDef&, const std::string& value) { return {value}; }
 
 std::vector<std::string> write(const OptionDef&, const std::vector<LayoutSpec>& value) {
   std::vector<std::string> out;
@@ -87,6 +104,8 @@ constexpr OptionKind kind_of() {
     return OptionKind::kBoolean;
   } else if constexpr (std::is_enum_v<T>) {
     return OptionKind::kChoice;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return OptionKind::kText;
   } else {
     static_assert(std::is_same_v<T, std::vector<LayoutSpec>>, "an option of an unknown type");
     return OptionKind::kLayouts;
@@ -110,6 +129,9 @@ constexpr OptionDef option(OptionDef def, Member) {
 constexpr std::string_view kQuantizationModes[] = {"qdq", "dequantize"};
 static_assert(static_cast<int>(QuantizationMode::kQdq) == 0 &&
               static_cast<int>(QuantizationMode::kDequantize) == 1);
+constexpr std::string_view kIoNames[] = {"tensor", "signature"};
+static_assert(static_cast<int>(IoNames::kTensor) == 0 &&
+              static_cast<int>(IoNames::kSignature) == 1);
 
 constexpr OptionDef kOptions[] = {
     option(
@@ -163,6 +185,20 @@ constexpr OptionDef kOptions[] = {
          .help = "leave the TFLite Metadata (model name, author, license, normalization, value "
                  "ranges, label files) out of the ONNX metadata_props; provenance stays"},
         [](auto& o) -> auto& { return o.no_metadata; }),
+    option(
+        {.name = "signature",
+         .flag = "--signature",
+         .help = "the key of the model's SignatureDef whose subgraph to convert (default: its "
+                 "first signature, or subgraph 0 when it has none)",
+         .max = 1024},
+        [](auto& o) -> auto& { return o.signature; }),
+    option(
+        {.name = "io_names",
+         .flag = "--io-names",
+         .help = "tensor: name the ONNX graph inputs and outputs after their TFLite tensors; "
+                 "signature: after the converted signature's aliases",
+         .choices = kIoNames},
+        [](auto& o) -> auto& { return o.io_names; }),
 };
 
 }  // namespace

@@ -26,6 +26,8 @@ enum class OptionKind {
   kBoolean,  // true/false (1/0 accepted); the CLI's is a flag; wire: bool
   kChoice,   // one of `choices`; wire: an enum whose values end in _CHOICE, 0 = the default
   kLayouts,  // repeated "TENSOR=SRC:DST" (parse_layout_spec); wire: repeated string
+  kText,     // any text of at most `max` bytes without control characters; wire:
+             // string, "" = the default
 };
 
 struct OptionDef;
@@ -39,7 +41,7 @@ struct OptionDef {
   OptionKind kind = OptionKind::kInteger;  // follows from the member's type
   std::string_view flag;                   // the CLI's, e.g. "--explicit-layout"
   std::string_view help;                   // the CLI's help text
-  int min = 0, max = 0;                    // kInteger
+  int min = 0, max = 0;                    // kInteger; kText: max is its length in bytes
   // kChoice: the texts, in the order of the member's enum (choices[i] is value i).
   std::span<const std::string_view> choices = {};
   bool order_only = false;  // kLayouts: "TENSOR=ORDER" accepted too
@@ -71,7 +73,10 @@ Status set_option(ConvertOptions& options, std::string_view name, std::string_vi
 // table order, then one "name=text" per element of the repeated ones (none
 // when empty), e.g. "opset=13 keep_io_layout=true quantization=qdq
 // keep_float16_weights=false keep_int8_activations=false no_metadata=false
-// explicit_layouts=x=NHWC:NCHW". The request log prints it.
+// signature= io_names=tensor explicit_layouts=x=NHWC:NCHW" (an empty text is
+// the default of a kText option). The request log prints it, the content
+// cache keys on it and every ONNX model carries it (lite2onnx.options): every
+// option changes the output, so every option is in it.
 std::string options_summary(const ConvertOptions& options);
 // The same from texts per option (texts[i] for option_table()[i]; an empty
 // list for a single-valued option shows its default), e.g. the texts of a

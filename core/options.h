@@ -66,6 +66,12 @@ struct LayoutOptions {
   bool keep_io_layout = false;
 };
 
+// How the ONNX graph's inputs and outputs are named.
+enum class IoNames {
+  kTensor,     // their TFLite tensor names
+  kSignature,  // the aliases the converted SignatureDef gives them (others keep theirs)
+};
+
 // How quantized tensors are expressed in ONNX.
 enum class QuantizationMode {
   kQdq,         // QuantizeLinear/DequantizeLinear pairs; integer weights kept
@@ -87,6 +93,12 @@ struct ConvertOptions {
   // value ranges, associated files such as label lists) out of the ONNX
   // model's metadata_props; the provenance entries stay.
   bool no_metadata = false;
+  // The SignatureDef whose subgraph is converted, by its key; empty: the
+  // model's first signature, or subgraph 0 when it has none.
+  std::string signature;
+  // Name the graph inputs and outputs after the signature's aliases instead
+  // of their tensor names (the tensors inside keep theirs).
+  IoNames io_names = IoNames::kTensor;
   Limits limits;
   // Polled between operators; returning true stops the conversion with kCancelled.
   std::function<bool()> cancelled;

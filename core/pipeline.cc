@@ -3,7 +3,10 @@
 #include <chrono>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
+#include <unordered_set>
 
+#include "core/ir/names.h"
 #include "core/onnx/emit.h"
 #include "core/ops/registry.h"
 #include "core/passes/passes.h"
@@ -70,6 +73,65 @@ std::string io_layouts_json(const ir::Graph& g) {
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+// lite2onnx.signature: the signature converted, its aliases mapped to the
+// TFLite names of their tensors, in TFLite's order (sorted by alias).
+std::string signature_json(const tflite_reader::Signature& sig) {
+  nlohmann::ordered_json j = {{"key", sig.key}, {"subgraph", sig.subgraph}};
+  for (auto [list, field] :
+       {std::pair{&sig.inputs, "inputs"}, std::pair{&sig.outputs, "outputs"}}) {
+    nlohmann::ordered_json names = nlohmann::ordered_json::object();
+    for (const auto& t : *list) names[t.alias] = t.name;
+    j[field] = std::move(names);
+  }
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+// --io-names signature: each graph input and output that the signature gives
+// an alias is named after it. ONNX names are unique, so a name an earlier
+// input or output has (inputs first, then outputs, as the emitter takes them)
+// gets a suffix, with a warning; a tensor inside the graph named like an
+// alias is renamed by the emitter instead. Returns the TFLite name of every
+// tensor renamed.
+std::vector<std::pair<std::string, ir::TensorId>> name_after_aliases(
+    ir::Graph& g, const tflite_reader::Signature& sig, std::vector<std::string>& warnings) {
+  const std::string where = "signature '" + sig.key + "'";
+  std::unordered_map<ir::TensorId, const std::string*> aliases;
+  for (auto [list, is_input] : {std::pair{&sig.inputs, true}, std::pair{&sig.outputs, false}})
+    for (const auto& t : *list) {
+      const auto id = static_cast<ir::TensorId>(t.tensor);
+      const char* what = is_input ? "input" : "output";
+      if (!(is_input ? g.is_graph_input(id) : g.is_graph_output(id))) {
+        warnings.push_back(where + " " + what + " '" + t.alias + "' is tensor " +
+                           std::to_string(t.tensor) + " '" + t.name + "', not a graph " + what +
+                           ": the alias names nothing in the ONNX model");
+        continue;
+      }
+      if (t.alias.empty()) continue;
+      auto [at, fresh] = aliases.try_emplace(id, &t.alias);
+      if (!fresh && *at->second != t.alias)
+        warnings.push_back(where + ": '" + *at->second + "' and '" + t.alias + "' name tensor '" +
+                           t.name + "'; the ONNX model calls it '" + *at->second + "'");
+    }
+  std::vector<std::pair<std::string, ir::TensorId>> renamed;
+  ir::UniqueNames names{"__", 1};  // as the emitter makes names unique
+  std::unordered_set<ir::TensorId> named;
+  for (auto list : {&g.inputs(), &g.outputs()})
+    for (ir::TensorId t : *list) {
+      if (!named.insert(t).second) continue;
+      auto alias = aliases.find(t);
+      const std::string& wanted = alias != aliases.end() ? *alias->second : g.tensor(t).name;
+      std::string name = names.take(wanted);
+      if (alias != aliases.end() && name != wanted)
+        warnings.push_back(where + ": the name '" + wanted + "' is taken by another graph " +
+                           "input or output; tensor '" + g.tensor(t).name + "' is called '" + name +
+                           "'");
+      if (name == g.tensor(t).name) continue;
+      renamed.emplace_back(g.tensor(t).name, t);
+      g.tensor(t).name = std::move(name);
+    }
+  return renamed;
+}
+
 }  // namespace
 
 const char* to_string(Stage s) { return names_of(s).name; }
@@ -105,24 +167,43 @@ Status Pipeline::run(Stage s) {
   if (checkpoint_.should_stop()) return checkpoint_.status();
   switch (s) {
     case Stage::kRead: {
-      auto read = tflite_reader::read(model_, limits_, ops::read_options, checkpoint_);
+      auto read =
+          tflite_reader::read(model_, limits_, ops::read_options, checkpoint_, options_.signature);
       if (!read) return read.take_error();
       graph_ = std::move(read->graph);
       version_ = read->version;
       description_ = std::move(read->description);
       metadata_ = std::move(read->metadata);
       subgraphs_ = std::move(read->subgraphs);
+      signatures_ = std::move(read->signatures);
+      signature_ = read->signature;
+      subgraph_ = read->subgraph;
+      const std::string via =
+          signature_ < 0
+              ? ""
+              : " (signature '" + signatures_[static_cast<size_t>(signature_)].key + "')";
+      if (options_.io_names == IoNames::kSignature) {
+        if (signature_ < 0)
+          diag_.warnings.push_back(
+              "io_names=signature: the model has no signatures; the graph inputs and outputs "
+              "keep their tensor names");
+        else
+          tflite_names_ = name_after_aliases(graph_, signatures_[static_cast<size_t>(signature_)],
+                                             diag_.warnings);
+      }
       // TFLite Support's metadata and associated files: never an error, a
       // warning for what cannot be read.
       if (!options_.no_metadata)
-        tflite_metadata_ = tflite_reader::read_metadata(model_, metadata_, graph_, diag_.warnings);
+        tflite_metadata_ =
+            tflite_reader::read_metadata(model_, metadata_, graph_, diag_.warnings, {}, subgraph_);
       for (const auto& sub : subgraphs_)
-        diag_.subgraphs.push_back(std::to_string(sub.index) + " '" + sub.name + "' (" +
-                                  std::to_string(sub.operators) + " ops" +
-                                  (sub.index == 0 ? ", converted)" : ", not converted)"));
+        diag_.subgraphs.push_back(
+            std::to_string(sub.index) + " '" + sub.name + "' (" + std::to_string(sub.operators) +
+            " ops" + (sub.index == subgraph_ ? ", converted" + via + ")" : ", not converted)"));
       if (subgraphs_.size() > 1)
         diag_.warnings.push_back("model has " + std::to_string(subgraphs_.size()) +
-                                 " subgraphs; only subgraph 0 is converted");
+                                 " subgraphs; only subgraph " + std::to_string(subgraph_) + via +
+                                 " is converted");
       for (const ir::Node& n : graph_.nodes()) ++diag_.source_ops[n.op];
       return ok_status();
     }
@@ -153,7 +234,7 @@ Status Pipeline::run(Stage s) {
       return e;
     }
     case Stage::kLayout: {
-      auto forced = passes::resolve_layouts(graph_, options_.layout);
+      auto forced = passes::resolve_layouts(graph_, options_.layout, tflite_names_);
       if (!forced) return forced.take_error();
       return passes::propagate_layouts(graph_, ctx, *forced);
     }
@@ -194,6 +275,9 @@ Result<size_t> Pipeline::emit(const OutputBuffer& output) {
   eo.max_output_bytes = limits_.max_output_bytes;
   eo.max_subgraph_depth = limits_.max_subgraph_depth;
   eo.metadata.emplace_back("lite2onnx.io_layouts", io_layouts_json(graph_));
+  if (signature_ >= 0)
+    eo.metadata.emplace_back("lite2onnx.signature",
+                             signature_json(signatures_[static_cast<size_t>(signature_)]));
   // The source's SHA-256: ~0.65 ms per MB here, as much as the rest of a
   // conversion of a large model; a caller that has it passes it.
   const std::string sha256 = options_.source_sha256

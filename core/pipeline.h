@@ -9,6 +9,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/checkpoint.h"
 #include "core/diagnostics.h"
@@ -53,6 +55,11 @@ class Pipeline {
   uint32_t model_version() const { return version_; }
   const std::string& description() const { return description_; }
   const std::vector<ir::SubgraphSummary>& subgraphs() const { return subgraphs_; }
+  // The model's SignatureDefs, and which of them was read (-1: none; then
+  // subgraph 0 was).
+  const std::vector<tflite_reader::Signature>& signatures() const { return signatures_; }
+  int signature() const { return signature_; }
+  int subgraph() const { return subgraph_; }
   // The TFLite Metadata read at kRead (not read with ConvertOptions::no_metadata).
   const TfliteMetadata& tflite_metadata() const { return tflite_metadata_; }
 
@@ -70,6 +77,12 @@ class Pipeline {
   std::vector<tflite_reader::MetadataEntry> metadata_;
   TfliteMetadata tflite_metadata_;
   std::vector<ir::SubgraphSummary> subgraphs_;
+  std::vector<tflite_reader::Signature> signatures_;
+  int signature_ = -1;
+  int subgraph_ = 0;
+  // The TFLite names of the graph inputs and outputs named after signature
+  // aliases (--io-names signature): layout options may use either name.
+  std::vector<std::pair<std::string, ir::TensorId>> tflite_names_;
   std::optional<Stage> done_;  // the last stage run
   std::optional<Error> failed_;
 };

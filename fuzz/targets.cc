@@ -73,6 +73,16 @@ std::vector<TensorName> tensor_names(std::span<const uint8_t> model) {
   return out;
 }
 
+// The keys of the model's signatures (nothing if it does not read), so that
+// --signature can name real ones.
+std::vector<std::string> signature_keys(std::span<const uint8_t> model) {
+  std::vector<std::string> out;
+  auto read = tflite_reader::read(as_bytes(model), Limits{}, ops::read_options);
+  if (read)
+    for (const auto& sig : read->signatures) out.push_back(sig.key);
+  return out;
+}
+
 // "TENSOR=SRC:DST" (or "TENSOR=ORDER") naming a tensor of the model, mostly
 // well-formed, parsed as the CLI and the server parse it.
 void add_layout(FuzzInput& in, const std::vector<TensorName>& tensors,
@@ -97,10 +107,11 @@ void add_layout(FuzzInput& in, const std::vector<TensorName>& tensors,
 }
 
 // Options from the input's first bytes: opset 13..17 (now and then an invalid
-// one), quantization mode, the flags, a few layouts, small limits, and a
-// cancellation hook that fires after some polls.
+// one), quantization mode, the flags, a few layouts, small limits, a
+// cancellation hook that fires after some polls, and a signature (one of the
+// model's keys, or one it lacks) with the interface named after its aliases.
 ConvertOptions decode_options(FuzzInput& in, const std::vector<TensorName>& tensors,
-                              int& polls_until_cancel) {
+                              const std::vector<std::string>& signatures, int& polls_until_cancel) {
   ConvertOptions o;
   uint8_t flags = in.byte();
   o.opset = kMinOpset + (flags & 7) % (kMaxOpset - kMinOpset + 1);
@@ -126,6 +137,13 @@ ConvertOptions decode_options(FuzzInput& in, const std::vector<TensorName>& tens
       o.cancelled = [&polls_until_cancel] { return polls_until_cancel-- <= 0; };
     }
     o.no_metadata = layouts & 64;
+    if (layouts & 128) {
+      o.io_names = in.flag() ? IoNames::kSignature : IoNames::kTensor;
+      if (!signatures.empty() && !in.one_in(8))
+        o.signature = in.pick(std::span<const std::string>(signatures));
+      else if (in.flag())
+        o.signature = "no_such_signature";
+    }
   }
   return o;
 }
@@ -147,7 +165,8 @@ void convert_target(std::span<const uint8_t> data) {
   std::vector<uint8_t> model(tail.begin(), tail.end());
   FuzzInput option_input(data.subspan(start, option_bytes));
   int polls = 0;
-  ConvertOptions options = decode_options(option_input, tensor_names(model), polls);
+  ConvertOptions options =
+      decode_options(option_input, tensor_names(model), signature_keys(model), polls);
   Diagnostics diag;
   check_conversion(convert(as_bytes(model), options, diag));
 }
@@ -187,7 +206,8 @@ void graph_target(std::span<const uint8_t> data) {
   check_conversion(convert(bytes, dequantize, diag));
   FuzzInput option_input(data.subspan(start, option_bytes));
   int polls = 0;
-  ConvertOptions fuzzed = decode_options(option_input, tensor_names(model), polls);
+  ConvertOptions fuzzed =
+      decode_options(option_input, tensor_names(model), signature_keys(model), polls);
   check_conversion(convert(bytes, fuzzed, diag));
   auto info = inspect(bytes);
   if (!info) check_error(info.error(), "inspect");

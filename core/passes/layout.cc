@@ -434,11 +434,13 @@ class Applier {
 
 }  // namespace
 
-Result<std::vector<ForcedLayout>> resolve_layouts(const ir::Graph& g,
-                                                  const LayoutOptions& options) {
+Result<std::vector<ForcedLayout>> resolve_layouts(
+    const ir::Graph& g, const LayoutOptions& options,
+    std::span<const std::pair<std::string, TensorId>> other_names) {
   std::map<std::string, TensorId> by_name;
   for (TensorId t = 0; static_cast<size_t>(t) < g.tensor_count(); ++t)
     by_name.emplace(g.tensor(t).name, t);
+  for (const auto& [name, t] : other_names) by_name.emplace(name, t);
   std::vector<ForcedLayout> out;
   std::map<TensorId, size_t> seen;
   auto add = [&](const LayoutSpec& spec, const std::string& source, bool io) -> Status {

@@ -9,7 +9,9 @@
 // unless its comment says otherwise.
 #pragma once
 
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/checkpoint.h"
@@ -105,8 +107,13 @@ struct ForcedLayout {
   bool strict = false;
 };
 
-// Resolves --explicit-layout / --io-layout / --keep-io-layout against the graph.
-Result<std::vector<ForcedLayout>> resolve_layouts(const ir::Graph& g, const LayoutOptions& options);
+// Resolves --explicit-layout / --io-layout / --keep-io-layout against the
+// graph. The options name tensors by their names in `g`, or by one of
+// `other_names` (the TFLite names of graph inputs and outputs named after
+// signature aliases).
+Result<std::vector<ForcedLayout>> resolve_layouts(
+    const ir::Graph& g, const LayoutOptions& options,
+    std::span<const std::pair<std::string, ir::TensorId>> other_names = {});
 
 // Layout propagation (docs/architecture.md, "Layouts"): gives every
 // non-constant tensor a layout, seeded by Implicit ops and forced layouts and

@@ -368,8 +368,8 @@ void read_archive(std::span<const std::byte> model, FileList& files,
 
 TfliteMetadata read_metadata(std::span<const std::byte> model,
                              std::span<const MetadataEntry> entries, const ir::Graph& graph,
-                             std::vector<std::string>& warnings,
-                             const AssociatedFileLimits& limits) {
+                             std::vector<std::string>& warnings, const AssociatedFileLimits& limits,
+                             int subgraph) {
   TfliteMetadata out;
   const MetadataEntry* entry = nullptr;
   for (const auto& e : entries)
@@ -420,9 +420,11 @@ TfliteMetadata read_metadata(std::span<const std::byte> model,
   out.license = text(m->license(), budget);
   out.min_parser_version = text(m->min_parser_version(), budget);
   files.named(m->associated_files(), budget);
-  if (const auto* subgraphs = m->subgraph_metadata(); subgraphs && subgraphs->size() > 0) {
-    // The main subgraph's: the one converted.
-    if (const tflite::SubGraphMetadata* sg = subgraphs->Get(0)) {
+  if (const auto* subgraphs = m->subgraph_metadata();
+      subgraphs && subgraph >= 0 && static_cast<size_t>(subgraph) < subgraphs->size()) {
+    // The converted subgraph's.
+    if (const tflite::SubGraphMetadata* sg =
+            subgraphs->Get(static_cast<flatbuffers::uoffset_t>(subgraph))) {
       files.named(sg->associated_files(), budget);
       read_tensors(sg->input_tensor_metadata(), graph.inputs(), graph, "input", files, budget,
                    out.inputs, warnings);

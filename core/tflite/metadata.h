@@ -31,13 +31,15 @@ struct AssociatedFileLimits {
   uint64_t max_total_bytes = uint64_t{4} << 20;  // all files read
 };
 
-// The metadata of `entries` (ReadModel::metadata), its tensors mapped to the
-// inputs and outputs of `graph` (subgraph 0) by position, and the files of
-// the archive appended to `model`. `present` is false when the model has no
-// TFLITE_METADATA or it could not be read (then `warnings` says why).
+// The metadata of `entries` (ReadModel::metadata), the tensors of its
+// SubGraphMetadata number `subgraph` (the one of the subgraph converted; the
+// metadata lists them in subgraph order) mapped to the inputs and outputs of
+// `graph` by position, and the files of the archive appended to `model`.
+// `present` is false when the model has no TFLITE_METADATA or it could not be
+// read (then `warnings` says why).
 TfliteMetadata read_metadata(std::span<const std::byte> model,
                              std::span<const MetadataEntry> entries, const ir::Graph& graph,
                              std::vector<std::string>& warnings,
-                             const AssociatedFileLimits& limits = {});
+                             const AssociatedFileLimits& limits = {}, int subgraph = 0);
 
 }  // namespace lite2onnx::tflite_reader

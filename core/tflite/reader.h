@@ -37,21 +37,50 @@ struct MetadataEntry {
   std::span<const std::byte> bytes;
 };
 
+// One input or output of a SignatureDef, with what its subgraph says of the
+// tensor (the signature's subgraph may be one that is not converted).
+struct SignatureTensor {
+  std::string alias;  // the signature's name for it
+  int tensor = 0;     // index in the signature's subgraph
+  std::string name;   // the tensor's name
+  ir::DataType dtype = ir::DataType::kFloat32;
+  ir::Shape shape;  // -1 where shape_signature says so
+};
+
+// A SignatureDef (an entry point: a SavedModel signature). Its inputs and
+// outputs are as TFLite's interpreter keys them: sorted by alias, an alias
+// listed twice naming the tensor of its last entry, entries without a name
+// left out.
+struct Signature {
+  std::string key;
+  int subgraph = 0;
+  std::vector<SignatureTensor> inputs, outputs;
+};
+
 struct ReadModel {
-  ir::Graph graph;  // the primary subgraph (index 0)
+  ir::Graph graph;  // the subgraph converted (`subgraph`)
+  int subgraph = 0;
   uint32_t version = 0;
   std::string description;
   std::vector<MetadataEntry> metadata;         // entries naming a buffer that exists
-  std::vector<ir::SubgraphSummary> subgraphs;  // all of them, primary included
+  std::vector<ir::SubgraphSummary> subgraphs;  // all of them, the converted one included
+  std::vector<Signature> signatures;           // every one, in the model's order
+  int signature = -1;  // the one whose subgraph is `graph` (index in `signatures`), -1: none
 };
 
+// Reads the subgraph of the SignatureDef whose key is `signature`; an empty
+// key selects the model's first signature, or subgraph 0 when it has none. A
+// key the model lacks is kInvalidOption listing the keys it has; a signature
+// that names a subgraph or a tensor that does not exist (any signature, as
+// TFLite's interpreter checks them all) is kInvalidModel naming it.
 // Polls `checkpoint` while it reads (large models take a while).
 Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
-                       OptionsReader options, Checkpoint& checkpoint);
+                       OptionsReader options, Checkpoint& checkpoint,
+                       std::string_view signature = {});
 inline Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
-                              OptionsReader options = nullptr) {
+                              OptionsReader options = nullptr, std::string_view signature = {}) {
   Checkpoint never;
-  return read(bytes, limits, options, never);
+  return read(bytes, limits, options, never, signature);
 }
 
 }  // namespace lite2onnx::tflite_reader

@@ -12,6 +12,10 @@
 // left out of the hash), so a release does not move every hash. A failed
 // conversion is recorded as its error code. Corpus models missing from the
 // file are reported, not failed: new ones arrive between sessions.
+//
+// A model with SignatureDefs also gets the mode io_names_signature, and a
+// row NAME#KEY per signature after the first (the first is what the plain
+// row converts), in every mode with --signature KEY.
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -30,6 +34,7 @@
 
 #include "core/convert.h"
 #include "core/option_table.h"
+#include "core/tflite/reader.h"
 
 namespace {
 
@@ -54,6 +59,8 @@ const Mode kModes[] = {
     {"keep_int8_activations", "keep_int8_activations", "true"},
     {"keep_float16_weights", "keep_float16_weights", "true"},
 };
+// The mode of models with signatures only.
+const Mode kSignatureMode = {"io_names_signature", "io_names", "signature"};
 
 std::vector<std::byte> read_file(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -117,9 +124,11 @@ std::string masked_sha256(const std::string& onnx) {
   return hex;
 }
 
-std::string outcome(const std::vector<std::byte>& model, const Mode& mode) {
+std::string outcome(const std::vector<std::byte>& model, const Mode& mode,
+                    const std::string& signature) {
   ConvertOptions options;
   if (auto st = set_option(options, mode.option, mode.text); !st) return st.error().message;
+  options.signature = signature;
   Diagnostics diag;
   auto onnx = convert(model, options, diag);
   if (!onnx) return std::string("error:") + to_string(onnx.error().code);
@@ -127,17 +136,34 @@ std::string outcome(const std::vector<std::byte>& model, const Mode& mode) {
 }
 
 struct Model {
-  std::string key;  // "ops/NAME.tflite" or "corpus/DIR/NAME.tflite"
+  std::string key;  // "ops/NAME.tflite" or "corpus/DIR/NAME.tflite" (+ "#KEY")
   fs::path path;
+  std::string signature;  // converted with --signature this (empty: the default)
+  bool has_signatures = false;
 };
+
+// The keys of a model's signatures, the first one's duplicates left out.
+std::vector<std::string> signature_keys(const fs::path& path) {
+  std::vector<std::string> keys;
+  const auto bytes = read_file(path);
+  auto read = tflite_reader::read(bytes, Limits{});
+  if (read)
+    for (const auto& sig : read->signatures)
+      if (std::find(keys.begin(), keys.end(), sig.key) == keys.end()) keys.push_back(sig.key);
+  return keys;
+}
 
 std::vector<Model> models(const fs::path& ops_dir, const fs::path& corpus_dir) {
   std::vector<Model> out;
   auto add = [&](const fs::path& root, const std::string& prefix, bool recursive) {
     if (!fs::is_directory(root)) return;
     auto visit = [&](const fs::directory_entry& e) {
-      if (e.is_regular_file() && e.path().extension() == ".tflite")
-        out.push_back({prefix + fs::relative(e.path(), root).generic_string(), e.path()});
+      if (!e.is_regular_file() || e.path().extension() != ".tflite") return;
+      const std::string key = prefix + fs::relative(e.path(), root).generic_string();
+      const auto keys = signature_keys(e.path());
+      out.push_back({key, e.path(), "", !keys.empty()});
+      for (size_t i = 1; i < keys.size(); ++i)
+        out.push_back({key + "#" + keys[i], e.path(), keys[i], true});
     };
     if (recursive)
       for (const auto& e : fs::recursive_directory_iterator(root)) visit(e);
@@ -158,7 +184,9 @@ Table run(const std::vector<Model>& list) {
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < list.size();) {
       auto bytes = read_file(list[i].path);
-      for (const Mode& m : kModes) rows[i][m.name] = outcome(bytes, m);
+      for (const Mode& m : kModes) rows[i][m.name] = outcome(bytes, m, list[i].signature);
+      if (list[i].has_signatures)
+        rows[i][kSignatureMode.name] = outcome(bytes, kSignatureMode, list[i].signature);
     }
   };
   std::vector<std::thread> threads;

@@ -14,6 +14,7 @@ import {
   removeKnownFailVariant, formatJson, formatExpectations,
 } from './lib/expect.mjs';
 import { formatDistance } from './lib/compare.mjs';
+import { readSignatureKeys } from './lib/tflite_model.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -169,23 +170,45 @@ function collectModels(paths) {
   return models;
 }
 
+// A model with several SignatureDefs is checked once per signature: under its
+// own name with the converter's defaults (its first signature), and as
+// NAME#KEY with --signature KEY for each other one.
+function expandSignatures(models) {
+  const out = [];
+  for (const m of models) {
+    out.push(m);
+    let keys = [];
+    try {
+      keys = [...new Set(readSignatureKeys(fs.readFileSync(m.file)))];
+    } catch { /* not readable: the model's own check says why */ }
+    for (const key of keys.slice(1)) out.push({ ...m, name: `${m.name}#${key}`, signature: key });
+  }
+  return out;
+}
+
 // A key (from specs.json or the expectations file) matches a model when the
 // model's path ends with "/<key>"; "*" in a key matches within one path part.
+// A signature's model (NAME#KEY) has the path FILE#KEY.
 function keyMatcher(key) {
   const rx = key.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*');
   return new RegExp(`(^|/)${rx}$`);
 }
 
 function matchingKeys(table, model) {
-  const target = toSlash(model.file);
+  const target = toSlash(model.file) + (model.signature ? `#${model.signature}` : '');
   return Object.keys(table)
     .filter((k) => !k.startsWith('//') && (keyMatcher(k).test(target) || keyMatcher(k).test(model.name)))
     .sort((a, b) => a.length - b.length);
 }
 
+// A signature's model takes the spec of its file, then its own (NAME#KEY).
 function specFor(specs, model) {
   const merged = {};
-  for (const k of matchingKeys(specs, model)) Object.assign(merged, specs[k]);
+  const keys = model.signature
+    ? [...matchingKeys(specs, { file: model.file, name: model.name.slice(0, model.name.lastIndexOf('#')) }),
+      ...matchingKeys(specs, model)]
+    : matchingKeys(specs, model);
+  for (const k of keys) Object.assign(merged, specs[k]);
   return merged;
 }
 
@@ -385,7 +408,7 @@ async function main() {
   }
   const variant = opts.variant ?? variantName(opts.opset, opts.convertArgs);
 
-  let models = collectModels(opts.paths);
+  let models = expandSignatures(collectModels(opts.paths));
   if (opts.filter) models = models.filter((m) => opts.filter.test(m.name));
   if (models.length === 0) usageError(`no .tflite models found${opts.filter ? ` matching ${opts.filter}` : ''}`);
 
@@ -399,6 +422,7 @@ async function main() {
   const tasks = models.map((m) => ({
     file: m.file,
     name: m.name,
+    signature: m.signature ?? null,
     spec: specFor(specs, m),
     smoothSpec: specFor(smoothSpecs, m),
     cli,

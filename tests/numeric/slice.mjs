@@ -52,8 +52,11 @@ const jsonPath = path.join(out, `${stem}.json`);
 const nonFinite = /(?<=[\[,:]\s*)(-?inf|nan)(?=\s*[\],}])/g;
 const full = JSON.parse(fs.readFileSync(jsonPath, 'utf8').replace(nonFinite, '"$1"'));
 fs.rmSync(jsonPath);
-const graph = full.subgraphs[0];
-readTfliteModel(fs.readFileSync(model)).tensors.forEach((t, i) => {
+// The subgraph a conversion with the default options converts: the first
+// signature's (subgraph 0 without signatures).
+const tflite = readTfliteModel(fs.readFileSync(model));
+const graph = full.subgraphs[tflite.subgraphIndex];
+tflite.tensors.forEach((t, i) => {
   if (t.quant && graph.tensors[i].quantization) graph.tensors[i].quantization.scale = t.quant.scale;
 });
 

@@ -109,6 +109,34 @@ TEST_F(CliTest, ConvertOverTheServerEqualsTheLocalConversion) {
   }
 }
 
+// --signature and --io-names reach the server's core: the same bytes.
+TEST_F(CliTest, SignatureOptionsEqualTheLocalConversion) {
+  const std::string model = dir_.file("signatures.tflite");
+  write_file(model, two_signatures_model());
+  for (const Args& options : {Args{}, Args{"--signature", "second"},
+                              Args{"--signature", "second", "--io-names", "signature"}}) {
+    SCOPED_TRACE(::testing::PrintToString(options));
+    EXPECT_EQ(expect_same_conversion(model, options, remote()).exit_code, 0);
+  }
+  CliResult r = run_cli(Args{"convert", model, "--json", "--signature", "second"} + remote());
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["source_ops"]["ABS"], 2) << r.out;
+  // A key the model lacks: the local error line and exit code 2.
+  expect_same_conversion(model, {"--signature", "third"}, remote());
+  r = run_cli(Args{"convert", model, "-o", dir_.file("x.onnx"), "--signature", "third"} + remote());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "lite2onnx: invalid_option: signature 'third': the model has no such signature; its "
+            "signatures are 'first', 'second'\n");
+  for (const Args& command : {Args{"inspect", model}, Args{"inspect", model, "--json"}}) {
+    CliResult local = run_cli(command), there = run_cli(command + remote());
+    EXPECT_EQ(there.exit_code, 0) << there.err;
+    EXPECT_EQ(there.out, local.out);
+    EXPECT_NE(there.out.find("second"), std::string::npos) << there.out;
+  }
+}
+
 TEST_F(CliTest, QuantizedCorpusModelEqualsTheLocalConversion) {
   const std::string model = corpus_path("tflite2onnx/mobilenet_v1_0.25_128_quant.tflite");
   if (model.empty()) GTEST_SKIP() << "the shared model corpus is absent";

@@ -92,6 +92,39 @@ TEST(HttpTest, ConvertAnswersTheGrpcBytes) {
   EXPECT_EQ(continued.body, grpc_answer.response.onnx_model());
 }
 
+// signature and io_names as query parameters, as the gRPC fields.
+TEST(HttpTest, SignatureParametersReachTheCore) {
+  auto server = start_http();
+  ASSERT_TRUE(server);
+  const std::string model = two_signatures_model();
+  v1::ConvertOptions options;
+  options.set_signature("second");
+  options.set_io_names(v1::IO_NAMES_SIGNATURE);
+  const ConvertResult grpc_answer = convert(*server->channel(), model, options);
+  ASSERT_TRUE(grpc_answer.status.ok()) << grpc_answer.status.error_message();
+  const HttpResponse answer = http_call(
+      server->http_port(), post("/v1/convert?signature=second&io_names=signature", model));
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.body, grpc_answer.response.onnx_model());
+  EXPECT_NE(answer.body, convert(*server->channel(), model).response.onnx_model());
+
+  const HttpResponse unknown =
+      http_call(server->http_port(), post("/v1/convert?signature=third", model));
+  EXPECT_EQ(unknown.status, 400);
+  const json error = error_of(unknown);
+  EXPECT_EQ(error.value("reason", ""), "REASON_INVALID_OPTION") << unknown.body;
+  EXPECT_NE(error.value("message", "").find("its signatures are 'first', 'second'"),
+            std::string::npos)
+      << unknown.body;
+
+  const HttpResponse inspected = http_call(server->http_port(), post("/v1/inspect", model));
+  ASSERT_EQ(inspected.status, 200) << inspected.body;
+  const json info = json::parse(inspected.body);
+  ASSERT_EQ(info["signatures"].size(), 2u) << inspected.body;
+  EXPECT_EQ(info["signatures"][1]["key"], "second");
+  EXPECT_EQ(info["signatures"][1]["inputs"][0]["alias"], "x");
+}
+
 TEST(HttpTest, JsonAnswerIsTheProtoJsonOfConvertResponse) {
   auto server = start_http();
   ASSERT_TRUE(server);

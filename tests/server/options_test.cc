@@ -27,6 +27,7 @@ FieldDescriptor::Type wire_type(OptionKind kind) {
     case OptionKind::kChoice:
       return FieldDescriptor::TYPE_ENUM;
     case OptionKind::kLayouts:
+    case OptionKind::kText:
       return FieldDescriptor::TYPE_STRING;
   }
   return FieldDescriptor::TYPE_BYTES;
@@ -67,7 +68,10 @@ TEST(OptionWire, ToProtoThenToCoreGivesTheOptions) {
     ASSERT_TRUE(got) << got.error().message;
     EXPECT_EQ(options_summary(*got), options_summary(want));
     EXPECT_TRUE(same_options(*got, want)) << options_summary(want);
-    EXPECT_EQ(summary(wire), options_summary(want));
+    // The log's summary is the same text, at most 256 characters.
+    std::string bounded = options_summary(want);
+    if (bounded.size() > 256) bounded = bounded.substr(0, 253) + "...";
+    EXPECT_EQ(summary(wire), bounded);
   }
   const v1::ConvertOptions all = to_proto(option_cases()[0]);
   EXPECT_EQ(all.opset(), 17);
@@ -75,6 +79,10 @@ TEST(OptionWire, ToProtoThenToCoreGivesTheOptions) {
   EXPECT_THAT(all.io_layouts(), ::testing::ElementsAre("input=NHWC:NCHW", "output=ABC:CAB"));
   EXPECT_TRUE(all.keep_int8_activations());
   EXPECT_TRUE(all.no_metadata());
+  EXPECT_EQ(all.signature(), "serving_default");
+  EXPECT_EQ(all.io_names(), v1::IO_NAMES_SIGNATURE);
+  // The default text is no text on the wire.
+  EXPECT_EQ(to_proto(ConvertOptions{}).signature(), "");
 }
 
 // Zero values are the defaults; the wire's layout texts are read as the CLI's.
@@ -90,6 +98,13 @@ TEST(OptionWire, ZeroValuesAreTheDefaults) {
   ASSERT_TRUE(got);
   EXPECT_EQ(got->quantization, QuantizationMode::kQdq);
   EXPECT_EQ(got->layout.io_layouts.at(0).text(), "input=NHWC:NCHW");
+  v1::ConvertOptions signature;
+  signature.set_signature("decode");
+  signature.set_io_names(v1::IO_NAMES_TENSOR);
+  got = to_core(signature);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->signature, "decode");
+  EXPECT_EQ(got->io_names, IoNames::kTensor);
 }
 
 TEST(OptionWire, ErrorsNameTheField) {
@@ -112,6 +127,13 @@ TEST(OptionWire, ErrorsNameTheField) {
   quantization.set_quantization(static_cast<v1::QuantizationMode>(7));
   EXPECT_EQ(to_core(quantization).error().message, "quantization: '7' (choose qdq or dequantize)");
   EXPECT_THAT(summary(quantization), ::testing::HasSubstr(" quantization=7 "));
+
+  v1::ConvertOptions signature;
+  signature.set_signature("two\nlines");
+  EXPECT_EQ(to_core(signature).error().message, "signature: control character 10 in the text");
+  v1::ConvertOptions io_names;
+  io_names.set_io_names(static_cast<v1::IoNames>(9));
+  EXPECT_EQ(to_core(io_names).error().message, "io_names: '9' (choose tensor or signature)");
 }
 
 TEST(OptionWire, TheSummaryIsBounded) {

@@ -88,6 +88,32 @@ TEST_F(RpcTest, QuantizationOptionsReachTheCore) {
     }
 }
 
+// --signature and --io-names: the signature's subgraph, named after its
+// aliases, as in process; a key the model lacks is INVALID_ARGUMENT.
+TEST_F(RpcTest, SignatureOptionsReachTheCore) {
+  const std::string model = two_signatures_model();
+  v1::ConvertOptions options;
+  options.set_signature("second");
+  options.set_io_names(v1::IO_NAMES_SIGNATURE);
+  ConvertResult r = convert(*channel_, model, options);
+  ASSERT_TRUE(r.status.ok()) << r.status.error_message();
+  ConvertOptions core;
+  core.signature = "second";
+  core.io_names = IoNames::kSignature;
+  EXPECT_EQ(r.response.onnx_model(), convert_in_process(model, core));
+  EXPECT_NE(r.response.onnx_model(), convert_in_process(model));
+  EXPECT_EQ(r.response.diagnostics().source_ops().at("ABS"), 2);
+  ASSERT_EQ(r.response.diagnostics().io_layouts_size(), 2);
+  EXPECT_EQ(r.response.diagnostics().io_layouts(0).tensor(), "x");
+
+  options.set_signature("third");
+  r = convert(*channel_, model, options);
+  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(r.status.error_message(),
+            "signature 'third': the model has no such signature; its signatures are 'first', "
+            "'second'");
+}
+
 TEST_F(RpcTest, ConvertStreamInChunksEqualsUnary) {
   ConvertResult unary = convert(*channel_, model_);
   ASSERT_TRUE(unary.status.ok());
@@ -117,6 +143,26 @@ TEST_F(RpcTest, InspectDescribesTheModel) {
   const v1::TensorInfo& input = response.tensors(response.inputs(0));
   EXPECT_EQ(input.dtype(), local->tensors[local->inputs[0]].dtype);
   EXPECT_EQ(input.shape_size(), 4);
+}
+
+TEST_F(RpcTest, InspectListsSignatures) {
+  auto stub = v1::Converter::NewStub(channel_);
+  grpc::ClientContext ctx;
+  v1::InspectRequest request;
+  request.set_model(two_signatures_model());
+  v1::InspectResponse response;
+  ASSERT_TRUE(stub->Inspect(&ctx, request, &response).ok());
+  EXPECT_EQ(response.subgraph(), 0);
+  ASSERT_EQ(response.signatures_size(), 2);
+  const v1::SignatureInfo& second = response.signatures(1);
+  EXPECT_EQ(second.key(), "second");
+  EXPECT_EQ(second.subgraph(), 1);
+  ASSERT_EQ(second.inputs_size(), 1);
+  EXPECT_EQ(second.inputs(0).alias(), "x");
+  EXPECT_EQ(second.inputs(0).name(), "u0");
+  EXPECT_EQ(second.outputs(0).tensor(), 2);
+  EXPECT_EQ(second.outputs(0).dtype(), "FLOAT32");
+  EXPECT_EQ(second.outputs(0).shape_size(), 2);
 }
 
 TEST_F(RpcTest, InspectListsUnsupportedOperators) {

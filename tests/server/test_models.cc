@@ -49,7 +49,50 @@ std::string chain(const std::vector<Op>& codes, const std::vector<int>& op_codes
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
 
+// ABS chains in two subgraphs, `n` ops long each, of tensors named
+// PREFIX0, PREFIX1, ...: subgraph 0 "main" (t), subgraph 1 "second" (u).
+flatbuffers::Offset<tflite::SubGraph> abs_subgraph(flatbuffers::FlatBufferBuilder& b, int n,
+                                                   const std::string& prefix,
+                                                   const std::string& name) {
+  std::vector<flatbuffers::Offset<tflite::Tensor>> tensors;
+  const std::vector<int> shape{1, 8};
+  for (int i = 0; i <= n; ++i)
+    tensors.push_back(tflite::CreateTensor(b, b.CreateVector(shape), tflite::TensorType::FLOAT32, 0,
+                                           b.CreateString(prefix + std::to_string(i))));
+  std::vector<flatbuffers::Offset<tflite::Operator>> ops;
+  for (int i = 0; i < n; ++i) {
+    const std::vector<int> in{i}, out{i + 1};
+    ops.push_back(tflite::CreateOperator(b, 0, b.CreateVector(in), b.CreateVector(out)));
+  }
+  const std::vector<int> inputs{0}, outputs{n};
+  return tflite::CreateSubGraph(b, b.CreateVector(tensors), b.CreateVector(inputs),
+                                b.CreateVector(outputs), b.CreateVector(ops), b.CreateString(name));
+}
+
 }  // namespace
+
+std::string two_signatures_model() {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<flatbuffers::Offset<tflite::OperatorCode>> opcodes{
+      tflite::CreateOperatorCode(b, 101, 0, 1, tflite::BuiltinOperator::ABS)};
+  std::vector<flatbuffers::Offset<tflite::SubGraph>> subgraphs{abs_subgraph(b, 1, "t", "main"),
+                                                               abs_subgraph(b, 2, "u", "second")};
+  auto map = [&](const char* alias, uint32_t tensor) {
+    std::vector<flatbuffers::Offset<tflite::TensorMap>> v{
+        tflite::CreateTensorMap(b, b.CreateString(alias), tensor)};
+    return b.CreateVector(v);
+  };
+  std::vector<flatbuffers::Offset<tflite::SignatureDef>> signatures{
+      tflite::CreateSignatureDef(b, map("in", 0), map("out", 1), b.CreateString("first"), 0),
+      tflite::CreateSignatureDef(b, map("x", 0), map("y", 2), b.CreateString("second"), 1)};
+  std::vector<flatbuffers::Offset<tflite::Buffer>> buffers{tflite::CreateBuffer(b)};
+  auto model =
+      tflite::CreateModel(b, 3, b.CreateVector(opcodes), b.CreateVector(subgraphs),
+                          b.CreateString("lite2onnx server test model with two signatures"),
+                          b.CreateVector(buffers), 0, 0, b.CreateVector(signatures));
+  tflite::FinishModelBuffer(b, model);
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
 
 std::string abs_chain_model(int ops) {
   return chain({{"", tflite::BuiltinOperator::ABS}}, std::vector<int>(ops, 0));

@@ -15,6 +15,11 @@ std::string abs_chain_model(int ops);
 // HASHTABLE_LOOKUP (which has no converter): three operators cannot be converted.
 std::string unsupported_ops_model();
 
+// Two SignatureDefs on two subgraphs of ABS ops on float32 [1, 8]: "first"
+// (subgraph 0 "main": t0 -> ABS -> t1, aliases in -> out) and "second"
+// (subgraph 1 "second": u0 -> ABS -> u1 -> ABS -> u2, aliases x -> y).
+std::string two_signatures_model();
+
 // The bytes of a file; empty when it cannot be read.
 std::string read_file(const std::string& path);
 

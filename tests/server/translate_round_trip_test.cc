@@ -72,6 +72,13 @@ TEST(TranslateRoundTrip, InspectKeepsEveryField) {
               {1, "LSTM", {2}, {2}, false, "no converter"}};
   info.unsupported = {{1, "LSTM", "no converter"}};
   info.problems = {"invalid quantization: scale 2 of 'w' is 0"};
+  info.signatures = {
+      {"serving_default",
+       1,
+       {{"image", 0, "x", "INT8", {1, -1, 5, 3}}, {"state", 2, "state", "FLOAT32", {}}},
+       {{"logits", 3, "y", "INT8", {1, -1, 5, 4}}}},
+      {"reset", 0, {}, {{"zeros", 1, "z", "FLOAT32", {8}}}}};
+  info.subgraph = 1;
   TfliteMetadata& m = info.metadata;
   m.present = true;
   m.name = "ImageClassifier";
@@ -102,6 +109,9 @@ TEST(TranslateRoundTrip, InspectKeepsEveryField) {
   EXPECT_TRUE(message.has_metadata());
   EXPECT_EQ(message.metadata().inputs(0).mean(1), 0.5f);
   EXPECT_EQ(message.metadata().associated_files(0).content(), "cat\ndog\nx\n");
+  EXPECT_EQ(message.signatures(0).inputs(1).alias(), "state");
+  EXPECT_EQ(message.signatures(1).outputs(0).shape(0), 8);
+  EXPECT_EQ(message.subgraph(), 1);
   EXPECT_EQ(from_proto(message).to_json(), info.to_json());
   EXPECT_EQ(from_proto(message).to_text(), info.to_text());
   v1::InspectResponse again;

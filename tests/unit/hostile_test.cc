@@ -2168,6 +2168,66 @@ TEST(Hostile, SharedDataDoesNotAmplifyMemory) {
   EXPECT_LT(grew, 32) << "MiB for a " << ops.size() / 1024 << " KiB model (shared custom code)";
 }
 
+// A model whose subgraph list names one subgraph `copies` times (its name
+// `name_bytes` long), and whose signature list has `signatures` SignatureDefs
+// sharing one key of `key_bytes`, each with one input naming tensor 0, whose
+// name is `name_bytes` long too: small files that list a lot of text.
+Bytes aliased_subgraphs_model(size_t copies, size_t name_bytes, size_t signatures,
+                              size_t key_bytes) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<int32_t> shape = {1};
+  std::string name(name_bytes, 'n');
+  auto shared_name = fbb.CreateString(name);
+  std::vector<flatbuffers::Offset<tflite::Tensor>> tensors = {tflite::CreateTensor(
+      fbb, fbb.CreateVector(shape), tflite::TensorType::FLOAT32, 0, shared_name)};
+  std::vector<int32_t> io = {0};
+  auto sg = tflite::CreateSubGraph(fbb, fbb.CreateVector(tensors), fbb.CreateVector(io),
+                                   fbb.CreateVector(io), 0, shared_name);
+  std::vector<flatbuffers::Offset<tflite::SubGraph>> sgs(copies, sg);
+  auto key = fbb.CreateString(std::string(key_bytes, 'k'));
+  std::vector<flatbuffers::Offset<tflite::SignatureDef>> defs;
+  for (size_t i = 0; i < signatures; ++i) {
+    std::vector<flatbuffers::Offset<tflite::TensorMap>> maps = {
+        tflite::CreateTensorMap(fbb, shared_name, 0)};
+    defs.push_back(tflite::CreateSignatureDef(fbb, fbb.CreateVector(maps), 0, key, 0));
+  }
+  std::vector<flatbuffers::Offset<tflite::Buffer>> buffers = {tflite::CreateBuffer(fbb)};
+  auto model = tflite::CreateModel(fbb, 3, 0, fbb.CreateVector(sgs), 0, fbb.CreateVector(buffers),
+                                   0, 0, fbb.CreateVector(defs));
+  fbb.Finish(model, "TFL3");
+  return finished(fbb);
+}
+
+TEST(Hostile, SharedSubgraphsAndSignaturesAreAResourceLimit) {
+  // 2,048 listings of one subgraph with a 64 KiB name: 128 MiB if each
+  // summary copied it.
+  Bytes subgraphs = aliased_subgraphs_model(2048, 64 << 10, 0, 0);
+  ASSERT_LT(subgraphs.size(), 100u << 10);
+  Error e = expect_error(subgraphs, ErrorCode::kResourceLimit);
+  EXPECT_THAT(e.message, HasSubstr("expands to far more than its size"));
+  long grew = rss_growth_mib([&] { (void)inspect(view(subgraphs)); });
+  ASSERT_GE(grew, 0) << "the converter died";
+  EXPECT_LT(grew, 32) << "MiB for a " << subgraphs.size() / 1024 << " KiB model";
+
+  // 4,096 signatures sharing a 64 KiB key, each naming a tensor with a 64 KiB
+  // name through an alias that is that name: 768 MiB of copies.
+  Bytes signatures = aliased_subgraphs_model(1, 64 << 10, 4096, 64 << 10);
+  ASSERT_LT(signatures.size(), 400u << 10);
+  e = expect_error(signatures, ErrorCode::kResourceLimit);
+  EXPECT_THAT(e.message, HasSubstr("signature"));
+  EXPECT_THAT(e.message, HasSubstr("expands to far more than its size"));
+  grew = rss_growth_mib([&] { (void)inspect(view(signatures)); });
+  ASSERT_GE(grew, 0) << "the converter died";
+  EXPECT_LT(grew, 32) << "MiB for a " << signatures.size() / 1024 << " KiB model";
+
+  // A few of them are fine.
+  Bytes few = aliased_subgraphs_model(3, 64, 3, 64);
+  auto info = inspect(view(few));
+  ASSERT_TRUE(info.ok()) << info.error().message;
+  EXPECT_EQ(info->subgraphs.size(), 3u);
+  EXPECT_EQ(info->signatures.size(), 3u);
+}
+
 // Limits at the top of their type must not wrap around in the verifier's
 // table budget and make a valid model look corrupt.
 TEST(Hostile, LimitsAtTheirMaximumDoNotWrap) {

@@ -20,10 +20,13 @@ inline std::vector<ConvertOptions> option_cases() {
   all.keep_float16_weights = true;
   all.keep_int8_activations = true;
   all.no_metadata = true;
+  all.signature = "serving_default";
+  all.io_names = IoNames::kSignature;
   ConvertOptions some;
   some.opset = 14;
   some.layout.io_layouts = {{"input", "NHWC", "NHWC"}};
   some.keep_int8_activations = true;
+  some.signature = "decode step";
   return {all, some, ConvertOptions{}};
 }
 
@@ -40,7 +43,8 @@ inline bool same_options(const ConvertOptions& a, const ConvertOptions& b) {
          same(a.layout.io_layouts, b.layout.io_layouts) &&
          a.layout.keep_io_layout == b.layout.keep_io_layout && a.quantization == b.quantization &&
          a.keep_float16_weights == b.keep_float16_weights &&
-         a.keep_int8_activations == b.keep_int8_activations && a.no_metadata == b.no_metadata;
+         a.keep_int8_activations == b.keep_int8_activations && a.no_metadata == b.no_metadata &&
+         a.signature == b.signature && a.io_names == b.io_names;
 }
 
 }  // namespace lite2onnx::testing

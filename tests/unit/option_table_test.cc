@@ -32,6 +32,7 @@ TEST(OptionTable, EntriesAreWellFormed) {
     EXPECT_EQ(find_option(def.name), &def);
     EXPECT_TRUE(def.kind != OptionKind::kInteger || def.min <= def.max);
     EXPECT_TRUE(def.kind != OptionKind::kChoice || def.choices.size() >= 2);
+    EXPECT_TRUE(def.kind != OptionKind::kText || def.max > 0);
   }
   EXPECT_EQ(find_option("nope"), nullptr);
 }
@@ -41,6 +42,8 @@ TEST(OptionTable, DefaultsAreTheCoresDefaults) {
   EXPECT_EQ(find_option("quantization")->default_text(), "qdq");
   EXPECT_EQ(find_option("keep_io_layout")->default_text(), "false");
   EXPECT_EQ(find_option("explicit_layouts")->default_text(), "");
+  EXPECT_EQ(find_option("signature")->default_text(), "");
+  EXPECT_EQ(find_option("io_names")->default_text(), "tensor");
   ConvertOptions parsed;
   for (const OptionDef& def : option_table())
     if (!def.repeated()) {
@@ -79,8 +82,14 @@ TEST(OptionTable, TextForms) {
               ::testing::ElementsAre("input=NHWC:NCHW", "output=NHWC:NHWC"));
   EXPECT_EQ(options_summary(o),
             "opset=13 keep_io_layout=false quantization=qdq keep_float16_weights=false "
-            "keep_int8_activations=false no_metadata=false io_layouts=input=NHWC:NCHW "
-            "io_layouts=output=NHWC:NHWC");
+            "keep_int8_activations=false no_metadata=false signature= io_names=tensor "
+            "io_layouts=input=NHWC:NCHW io_layouts=output=NHWC:NHWC");
+  // Text is kept as it is, spaces and all.
+  ASSERT_TRUE(set_option(o, "signature", "decode step"));
+  EXPECT_EQ(o.signature, "decode step");
+  EXPECT_THAT(find_option("signature")->format(o), ::testing::ElementsAre("decode step"));
+  ASSERT_TRUE(set_option(o, "io_names", "signature"));
+  EXPECT_EQ(o.io_names, IoNames::kSignature);
 }
 
 // Bad text for every option is kInvalidOption naming it (or the label given).
@@ -98,6 +107,8 @@ TEST(OptionTable, InvalidTextNamesTheOption) {
       {"keep_float16_weights", "2"},
       {"keep_int8_activations", "True"},
       {"no_metadata", "yes"},
+      {"signature", "two\nlines"},
+      {"io_names", "alias"},
   };
   std::set<std::string_view> covered;
   for (const auto& [name, text] : cases) {
@@ -124,6 +135,13 @@ TEST(OptionTable, InvalidTextNamesTheOption) {
               HasSubstr("explicit_layouts: layout 'x=NHWC': expected SRC:DST"));
   EXPECT_EQ(find_option("quantization")->parse(o, "x", "--quantization").error().message,
             "--quantization: 'x' (choose qdq or dequantize)");
+  EXPECT_EQ(set_option(o, "signature", std::string(1025, 'k')).error().message,
+            "signature: 1025 bytes, more than the 1024 it may have");
+  EXPECT_EQ(set_option(o, "signature", "a\tb").error().message,
+            "signature: control character 9 in the text");
+  EXPECT_EQ(set_option(o, "io_names", "alias").error().message,
+            "io_names: 'alias' (choose tensor or signature)");
+  ASSERT_TRUE(set_option(o, "signature", std::string(1024, 'k')));
   auto unknown = set_option(o, "nope", "1");
   EXPECT_EQ(unknown.error().code, ErrorCode::kInvalidOption);
   EXPECT_EQ(unknown.error().message, "unknown option 'nope'");
@@ -167,6 +185,12 @@ TEST(OptionTable, CliErrorsNameTheFlag) {
             "--opset 99 is not supported (choose 13..17)");
   EXPECT_THAT(parse_cli({"--io-layout", "input=NCHW", "--io-layout", "bad"}).error().message,
               HasSubstr("--io-layout: layout 'bad': "));
+  EXPECT_EQ(parse_cli({"--io-names", "alias"}).error().message,
+            "--io-names: 'alias' (choose tensor or signature)");
+  auto signature = parse_cli({"--signature", "decode", "--io-names", "signature"});
+  ASSERT_TRUE(signature);
+  EXPECT_EQ(signature->signature, "decode");
+  EXPECT_EQ(signature->io_names, IoNames::kSignature);
 }
 
 }  // namespace

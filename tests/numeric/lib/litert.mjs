@@ -6,7 +6,9 @@
 // float32/int32/uint8 and cannot create inputs for models whose signature has
 // dynamic (-1) dimensions, so this adapter drives the Embind classes exposed as
 // `liteRt.liteRtWasm` directly: loadModel -> compileModel -> TensorBuffers ->
-// run(signature 0, buffers). That path handles int8/int16/int64/bool as well.
+// run(signature, buffers). That path handles int8/int16/int64/bool as well.
+// The signature run is the model's (readTfliteModel) chosen one, found by its
+// key; a model without SignatureDefs has one LiteRT makes for subgraph 0.
 
 import path from 'node:path';
 import { installScriptHandler, evaluateCommonJs, packageDir } from './wasm_loader.mjs';
@@ -87,7 +89,8 @@ function errorText(e) {
 /**
  * Runs a .tflite model once.
  * inputs: Map tensorName -> host tensor (TFLite layout and type).
- * Returns Map tensorName -> host tensor for every output of signature 0.
+ * Returns Map tensorName -> host tensor for every output of the model's
+ * signature (model.signature; the first one without).
  */
 export async function runLiteRt(bytes, model, inputs) {
   // An output declared with shape [] and no has_rank flag has an unknown shape
@@ -128,7 +131,18 @@ export async function runLiteRt(bytes, model, inputs) {
     }
     cleanup.push(() => compiled.delete());
     if (lrModel.getNumSignatures() < 1) throw new Error('LiteRT.js: model has no signature');
-    const sig = lrModel.getSignature(0);
+    let index = 0;
+    if (model.signature) {
+      const keys = [];
+      for (let i = 0; i < lrModel.getNumSignatures(); i++) {
+        const s = lrModel.getSignature(i);
+        keys.push(s.key());
+        s.delete();
+      }
+      index = keys.indexOf(model.signature.key);
+      if (index < 0) throw new Error(`LiteRT.js: no signature "${model.signature.key}" (it has ${keys.map((k) => `"${k}"`).join(', ')})`);
+    }
+    const sig = lrModel.getSignature(index);
     cleanup.push(() => sig.delete());
     const inNames = vectorToArray(sig.inputNames());
     const outNames = vectorToArray(sig.outputNames());
@@ -161,7 +175,7 @@ export async function runLiteRt(bytes, model, inputs) {
 
     let results;
     try {
-      results = await compiled.run(0, buffers);
+      results = await compiled.run(index, buffers);
     } catch (e) {
       throw fail('failed to run', e);
     }

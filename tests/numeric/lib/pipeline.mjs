@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { compareDetections, detectionGroups, DETECTION_RULES } from './detections.mjs';
 import { readTfliteModel, inferIndexRange, isIndexTensor, operatorName } from './tflite_model.mjs';
-import { readIoLayouts, countOnnxOps } from './onnx_meta.mjs';
+import { readIoLayouts, readOnnxMetadata, countOnnxOps } from './onnx_meta.mjs';
 import { randomTensor, smoothTensor, inputSeed, makeRng } from './inputs.mjs';
 import {
   transpose, inversePermutation, castData, dequantize, quantize, makeTensor, allocate, isFloatType, isIntegerType, TYPED_ARRAYS, typeRange,
@@ -45,6 +45,7 @@ export function onnxFileName(name) {
 function runConverter(task, onnxPath) {
   const spec = task.spec ?? {};
   const args = ['convert', task.file, '-o', onnxPath, '--opset', String(spec.opset ?? task.opset), '--json'];
+  if (task.signature) args.push('--signature', task.signature);
   if (Array.isArray(task.convertArgs)) args.push(...task.convertArgs.map(String));
   if (Array.isArray(spec.args)) args.push(...spec.args.map(String));
   return new Promise((resolve) => {
@@ -353,10 +354,22 @@ function failureText(results) {
   return bad.map((r) => `output "${r.name}": ${r.detail ?? r.summary}`).join('; ');
 }
 
-// Matches ONNX graph inputs/outputs to TFLite tensors by name, else by order.
-function matchByName(onnxNames, tflTensors, what, notes) {
+// What the ONNX graph's input or output names stand for: with
+// --io-names signature (lite2onnx.options says so) the signature's aliases,
+// which lite2onnx.signature maps to TFLite tensor names ({alias: tensor});
+// otherwise the TFLite names themselves (null).
+function signatureAliases(meta, kind) {
+  if (!/(^| )io_names=signature( |$)/.test(meta['lite2onnx.options'] ?? '')) return null;
+  if (!meta['lite2onnx.signature']) return null;
+  return JSON.parse(meta['lite2onnx.signature'])[kind] ?? null;
+}
+
+// Matches ONNX graph inputs/outputs to TFLite tensors by name (through the
+// signature's aliases when the ONNX model is named after them), else by order.
+function matchByName(onnxNames, tflTensors, what, notes, aliases = null) {
   const byName = new Map(tflTensors.map((t) => [t.name, t]));
-  if (onnxNames.every((n) => byName.has(n))) return onnxNames.map((n) => byName.get(n));
+  const names = aliases ? onnxNames.map((n) => (Object.hasOwn(aliases, n) ? aliases[n] : n)) : onnxNames;
+  if (names.every((n) => byName.has(n))) return names.map((n) => byName.get(n));
   if (onnxNames.length !== tflTensors.length) {
     throw new Error(`ONNX model has ${onnxNames.length} ${what}s, the TFLite model ${tflTensors.length}`);
   }
@@ -373,8 +386,10 @@ async function runOnnx(task, onnxBytes, model, inputs, notes) {
   } catch (e) {
     throw new Error(`onnxruntime cannot load the ONNX model: ${compact(errMessage(e))}`);
   }
+  const meta = readOnnxMetadata(onnxBytes);
   try {
-    const inTensors = matchByName(session.inputs.map((m) => m.name), model.inputs, 'input', notes);
+    const inTensors = matchByName(session.inputs.map((m) => m.name), model.inputs, 'input', notes,
+      signatureAliases(meta, 'inputs'));
     const feeds = new Map();
     session.inputs.forEach((m, i) => {
       const tfl = inTensors[i];
@@ -401,7 +416,7 @@ async function runOnnx(task, onnxBytes, model, inputs, notes) {
       throw new Error(`onnxruntime failed to run: ${compact(errMessage(e))}`);
     }
     const outNames = session.outputs.map((m) => m.name);
-    const outTensors = matchByName(outNames, model.outputs, 'output', notes);
+    const outTensors = matchByName(outNames, model.outputs, 'output', notes, signatureAliases(meta, 'outputs'));
     const result = new Map();
     outNames.forEach((name, i) => {
       let t = outs.get(name);
@@ -585,7 +600,7 @@ export async function processModel(task) {
 
     let model;
     try {
-      model = readTfliteModel(bytes);
+      model = readTfliteModel(bytes, { signature: task.signature ?? null });
       model.singleOp = model.subgraphCount === 1 && model.operators.length === 1;
       model.opName = model.operators.length ? operatorName(model.operators[0]) : null;
     } catch (e) {
@@ -625,6 +640,14 @@ export async function processModel(task) {
     }
 
     const onnxBytes = new Uint8Array(fs.readFileSync(onnxPath));
+    // The converter must have converted the signature the runtimes run.
+    const converted = readOnnxMetadata(onnxBytes)['lite2onnx.signature'];
+    const convertedKey = converted ? JSON.parse(converted).key : null;
+    if (convertedKey !== (model.signature?.key ?? null)) {
+      res.message = `lite2onnx converted ${convertedKey === null ? 'no signature' : `signature "${convertedKey}"`}, ` +
+        `the TFLite runtimes run ${model.signature ? `signature "${model.signature.key}"` : 'subgraph 0'}`;
+      return res;
+    }
     try {
       res.transposes = countOnnxOps(onnxBytes).Transpose ?? 0;
     } catch (e) {

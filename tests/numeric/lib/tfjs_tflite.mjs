@@ -1,7 +1,8 @@
 // Second TFLite runtime: @tensorflow/tfjs-tflite (the TFLite interpreter in
 // WebAssembly, via the TFLite Web API "model runner"). It runs stateful models
 // (variable tensors: LSTM / SVDF) that LiteRT.js refuses, but it cannot read
-// int64 or string tensors.
+// int64 or string tensors, and it runs subgraph 0 only (no signature runner):
+// a signature of another subgraph is LiteRT.js's alone.
 //
 // Under Node the package believes it is in a web worker (no `window`), so it
 // loads its Emscripten script through importScripts() — served by
@@ -58,6 +59,11 @@ const READABLE = new Set(['float32', 'int32', 'uint8', 'int8', 'int16', 'bool', 
  * from zero). inputs: Map tensorName -> host tensor. Returns Map name -> tensor.
  */
 export async function runTfjsTflite(bytes, model, inputs) {
+  // The interpreter's inputs and outputs are those of its primary subgraph:
+  // the Web API has no signature runner.
+  if (model.subgraphIndex) {
+    throw new Error(`tfjs-tflite runs subgraph 0 only; signature "${model.signature.key}" is subgraph ${model.subgraphIndex}`);
+  }
   for (const t of [...model.inputs, ...model.outputs]) {
     if (!READABLE.has(t.type)) throw new Error(`tfjs-tflite cannot handle ${t.type} tensor "${t.name}"`);
   }

@@ -75,6 +75,12 @@ class Table {
     return [v + 4, this.view.getUint32(v, true)];
   }
 
+  // A [ubyte] field as a view into the file, or null.
+  u8s(id) {
+    const v = this.vec(id);
+    return v ? new Uint8Array(this.view.buffer, this.view.byteOffset + v[0], v[1]) : null;
+  }
+
   i32s(id) {
     const v = this.vec(id);
     if (!v) return null;
@@ -176,17 +182,43 @@ function readTensor(t, index) {
   };
 }
 
-/**
- * Parses the parts of a .tflite file the harness uses.
- * Throws an Error with a readable message when the bytes are not a TFLite model.
- */
-export function readTfliteModel(bytes) {
+function rootTable(bytes) {
   const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
   if (u8.length < 8) throw new Error('file too small to be a TFLite model');
   const ident = String.fromCharCode(u8[4], u8[5], u8[6], u8[7]);
   if (ident !== 'TFL3') throw new Error(`not a TFLite FlatBuffer (file identifier "${ident}")`);
   const view = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
-  const model = new Table(view, view.getUint32(0, true));
+  return new Table(view, view.getUint32(0, true));
+}
+
+// The SignatureDefs (Model field 7), in the file's order: key, subgraph, and
+// the aliases of the inputs and outputs with their tensor indices.
+function signatureDefs(model) {
+  return model.tables(7).map((sd, index) => ({
+    index,
+    key: sd.string(2),
+    subgraph: sd.u32(4, 0),
+    inputs: sd.tables(0).map((tm) => ({ name: tm.string(0), tensor: tm.u32(1, 0) })),
+    outputs: sd.tables(1).map((tm) => ({ name: tm.string(0), tensor: tm.u32(1, 0) })),
+  }));
+}
+
+/** The keys of the model's SignatureDefs, in the file's order (cheap: no tensor is read). */
+export function readSignatureKeys(bytes) {
+  return signatureDefs(rootTable(bytes)).map((s) => s.key);
+}
+
+/**
+ * Parses the parts of a .tflite file the harness uses, for the subgraph a
+ * conversion with `--signature KEY` converts: that signature's, or without a
+ * key the first signature's (subgraph 0 when the model has none), as lite2onnx
+ * chooses. `signature` is the signature chosen (null: none), `subgraphIndex`
+ * its subgraph.
+ * Throws an Error with a readable message when the bytes are not a TFLite
+ * model or have no signature `KEY`.
+ */
+export function readTfliteModel(bytes, { signature: key = null } = {}) {
+  const model = rootTable(bytes);
 
   const opcodes = model.tables(1).map((oc) => {
     const deprecated = oc.i8(0, 0);
@@ -196,7 +228,12 @@ export function readTfliteModel(bytes) {
 
   const subgraphs = model.tables(2);
   if (subgraphs.length === 0) throw new Error('model has no subgraphs');
-  const sg = subgraphs[0];
+  const signatures = signatureDefs(model);
+  const signature = key === null ? signatures[0] ?? null : signatures.find((s) => s.key === key);
+  if (signature === undefined) throw new Error(`the model has no signature "${key}" (it has ${signatures.map((s) => `"${s.key}"`).join(', ') || 'none'})`);
+  const subgraphIndex = signature ? signature.subgraph : 0;
+  const sg = subgraphs[subgraphIndex];
+  if (!sg) throw new Error(`signature "${signature.key}" names subgraph ${subgraphIndex}, which the model lacks`);
   const tensors = sg.tables(0).map((t, i) => readTensor(t, i));
   const inputs = (sg.i32s(1) ?? []).map((i) => tensors[i]);
   const outputs = (sg.i32s(2) ?? []).map((i) => tensors[i]);
@@ -211,23 +248,17 @@ export function readTfliteModel(bytes) {
       outputs: op.i32s(2) ?? [],
       // Only GatherOptions.axis is interpreted (field 0, default 0).
       gatherAxis: opcode.code === OP.GATHER && options && optionsType !== 0 ? options.i32(0, 0) : 0,
-      customOptions: op.vec(5) ? new Uint8Array(u8.buffer, u8.byteOffset + op.vec(5)[0], op.vec(5)[1]) : null,
+      customOptions: op.u8s(5),
     };
   });
-
-  // Signature defs: signature key name -> tensor index, for subgraph 0.
-  const signatures = model.tables(7).map((sd) => ({
-    key: sd.string(2),
-    subgraph: sd.u32(4, 0),
-    inputs: sd.tables(0).map((tm) => ({ name: tm.string(0), tensor: tm.u32(1, 0) })),
-    outputs: sd.tables(1).map((tm) => ({ name: tm.string(0), tensor: tm.u32(1, 0) })),
-  }));
 
   let variableTensors = 0;
   for (const t of tensors) if (t.isVariable) variableTensors++;
 
   return {
     subgraphCount: subgraphs.length,
+    subgraphIndex,
+    signature,
     tensors,
     inputs,
     outputs,
@@ -238,15 +269,13 @@ export function readTfliteModel(bytes) {
 }
 
 /**
- * Maps a name used by a runtime's signature (a signature key such as
- * "input_1", or already a tensor name) to the TFLite tensor it stands for.
+ * Maps a name used by a runtime's signature (an alias of the model's chosen
+ * signature such as "input_1", or already a tensor name) to the TFLite tensor
+ * it stands for.
  */
 export function signatureNameToTensor(model, name, kind /* 'inputs' | 'outputs' */) {
-  for (const sig of model.signatures) {
-    if (sig.subgraph !== 0) continue;
-    for (const m of sig[kind]) {
-      if (m.name === name) return model.tensors[m.tensor];
-    }
+  for (const m of model.signature?.[kind] ?? []) {
+    if (m.name === name) return model.tensors[m.tensor];
   }
   const list = kind === 'inputs' ? model.inputs : model.outputs;
   return list.find((t) => t.name === name) ?? null;

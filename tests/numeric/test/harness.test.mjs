@@ -17,7 +17,7 @@ import {
   removeKnownFailVariant, formatJson,
 } from '../lib/expect.mjs';
 import { unsupportedOps, onnxFileName } from '../lib/pipeline.mjs';
-import { readTfliteModel, inferIndexRange, isIndexTensor } from '../lib/tflite_model.mjs';
+import { readTfliteModel, readSignatureKeys, inferIndexRange, isIndexTensor } from '../lib/tflite_model.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 // shared/ sits beside the repository (…/main/tests/numeric/test -> …/shared/models)
@@ -269,6 +269,30 @@ test('TFLite reader and both TFLite runtimes on shared models', { skip: !haveMod
   assert.ok(isIndexTensor(deeplab, deeplab.outputs[0]));
   assert.equal(deeplab.inputs[0].quant.zeroPoint[0], 128);
 });
+
+test('signatures: the subgraph read, LiteRT.js runs the one chosen, tfjs-tflite subgraph 0 only',
+  { skip: !haveModels && `no models at ${MODELS}` }, async () => {
+    const { runLiteRt } = await import('../lib/litert.mjs');
+    const { runTfjsTflite } = await import('../lib/tfjs_tflite.mjs');
+    const bytes = new Uint8Array(fs.readFileSync(path.join(MODELS, 'ai-edge-quantizer', 'toy_model_with_kv_cache_multi_signature.tflite')));
+    assert.deepEqual(readSignatureKeys(bytes), ['signature_1', 'signature_2']);
+    const first = readTfliteModel(bytes);
+    assert.equal(first.signature.key, 'signature_1');
+    assert.equal(first.subgraphIndex, 0);
+    const second = readTfliteModel(bytes, { signature: 'signature_2' });
+    assert.equal(second.subgraphIndex, 1);
+    assert.equal(second.signature.inputs.length, 4);
+    assert.throws(() => readTfliteModel(bytes, { signature: 'nope' }), /no signature "nope" \(it has "signature_1", "signature_2"\)/);
+    const inputs = new Map(second.inputs.map((t, i) => [t.name, randomTensor(t.type, t.shape, i + 1, t.type === 'int32' ? [0, 2] : undefined)]));
+    const out = await runLiteRt(bytes, second, inputs);
+    assert.deepEqual([...out.keys()].sort(), second.outputs.map((t) => t.name).sort());
+    for (const t of second.outputs) assert.deepEqual(out.get(t.name).shape, t.shape);
+    await assert.rejects(runTfjsTflite(bytes, second, inputs), /tfjs-tflite runs subgraph 0 only; signature "signature_2" is subgraph 1/);
+    // A model without signatures: no signature, subgraph 0.
+    const plain = readTfliteModel(fs.readFileSync(path.join(MODELS, 'tflite2onnx', 'conv.float32.tflite')));
+    assert.equal(plain.signature, null);
+    assert.equal(plain.subgraphIndex, 0);
+  });
 
 // ---- the stricter judge -----------------------------------------------------
 
