@@ -27,10 +27,8 @@ using ::testing::HasSubstr;
 using testing::read_file;
 using testing::view;
 
-onnx::ModelProto convert_ok(const std::vector<std::byte>& bytes, int opset = 13,
+onnx::ModelProto convert_ok(const std::vector<std::byte>& bytes, const ConvertOptions& o,
                             Diagnostics* diag_out = nullptr) {
-  ConvertOptions o;
-  o.opset = opset;
   Diagnostics d;
   auto r = convert(view(bytes), o, d);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
@@ -40,6 +38,19 @@ onnx::ModelProto convert_ok(const std::vector<std::byte>& bytes, int opset = 13,
   }
   if (diag_out) *diag_out = d;
   return m;
+}
+
+onnx::ModelProto convert_ok(const std::vector<std::byte>& bytes, int opset = 13,
+                            Diagnostics* diag_out = nullptr) {
+  ConvertOptions o;
+  o.opset = opset;
+  return convert_ok(bytes, o, diag_out);
+}
+
+ConvertOptions keeping_io_layout() {
+  ConvertOptions o;
+  o.layout.keep_io_layout = true;
+  return o;
 }
 
 TEST(Convert, SameInputGivesIdenticalBytes) {
@@ -166,26 +177,14 @@ TEST(Convert, TimeDistributedConvolutionsNeedNoTranspose) {
     SCOPED_TRACE(name);
     auto bytes = read_file(op_model(name));
     for (int opset : {13, 17}) EXPECT_EQ(op_counts(convert_ok(bytes, opset))["Transpose"], 0);
-    ConvertOptions o;
-    o.layout.keep_io_layout = true;
-    Diagnostics d;
-    auto r = convert(view(bytes), o, d);
-    ASSERT_TRUE(r.ok()) << r.error().message;
-    onnx::ModelProto m;
-    ASSERT_TRUE(m.ParseFromString(*r));
-    EXPECT_EQ(op_counts(m)["Transpose"], kept_io);
+    EXPECT_EQ(op_counts(convert_ok(bytes, keeping_io_layout()))["Transpose"], kept_io);
   }
 }
 
 TEST(Convert, KeepIoLayoutAddsOneTransposePerAffectedTensor) {
   auto bytes = read_file(op_model("mini_mobilenet"));
-  ConvertOptions o;
-  o.layout.keep_io_layout = true;
   Diagnostics d;
-  auto r = convert(view(bytes), o, d);
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  onnx::ModelProto m;
-  ASSERT_TRUE(m.ParseFromString(*r));
+  onnx::ModelProto m = convert_ok(bytes, keeping_io_layout(), &d);
   EXPECT_EQ(op_counts(m)["Transpose"], 1);  // the image input; the logits are rank 2
   for (const auto& l : d.io_layouts) EXPECT_TRUE(l.perm.empty()) << l.tensor;
 }
