@@ -253,6 +253,28 @@ TEST(Layout, ConcatOfInputThenConvRunsInNchw) {
   EXPECT_EQ(b.g.tensor(z).layout, kNchw);
 }
 
+// A recurrent state fed in as a graph input and split into gates that meet
+// convolution outputs (the conv-LSTM cell of coral's automl_video traffic
+// model): the hint walks back through SPLIT, so the input arrives NCHW.
+TEST(Layout, InputSplitIntoGatesOfAConvTakesItsLayout) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 5, 7, 3});
+  TensorId state = b.input("state", {1, 5, 7, 4});
+  TensorId c = b.conv(x, 2, "c");
+  TensorId g0 = b.tensor("g0", {1, 5, 7, 2});
+  TensorId g1 = b.tensor("g1", {1, 5, 7, 2});
+  b.op(kSplit, {b.const_i32("axis", {3}, {}), state}, {g0, g1}).attrs.set("num_splits", int64_t{2});
+  TensorId sum = b.tensor("sum", {1, 5, 7, 2});
+  b.op(kAdd, {g0, c}, {sum});
+  TensorId cat = b.tensor("cat", {1, 5, 7, 4});
+  b.op(kConcatenation, {g1, sum}, {cat}).attrs.set("axis", int64_t{3});
+  b.g.set_outputs({b.conv(cat, 3, "c2")});
+  b.run();
+  EXPECT_EQ(b.transposes(), 0u);
+  EXPECT_EQ(b.g.tensor(state).layout, kNchw);
+  EXPECT_EQ(b.g.tensor(g1).layout, kNchw);
+}
+
 TEST(Layout, SingleChannelInputGetsAReshapeNotATranspose) {
   GraphBuilder b;
   TensorId x = b.input("x", {1, 35});
