@@ -34,7 +34,8 @@ Status infer_shapes(ir::Graph& g, PassContext& ctx) {
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       ir::Tensor& t = g.tensor(n.outputs[i]);
       const ir::Shape& inferred = (*shapes)[i];
-      if (g.is_graph_input(n.outputs[i]) || t.is_const() || t.shape == inferred) continue;
+      if (g.is_graph_input(n.outputs[i]) || t.is_const() || (t.has_rank && t.shape == inferred))
+        continue;
       if (t.has_rank && !agrees(t, inferred) && ++disagreements <= kNamedWarnings)
         ctx.diag.warnings.push_back("tensor '" + t.name + "': the file declares shape " +
                                     ir::to_string(t.shape) + " but op " +
