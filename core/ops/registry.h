@@ -167,6 +167,8 @@ class LowerContext {
                          std::optional<ir::Shape> shape = std::nullopt);
   ir::TensorId const_f32(const std::string& name, std::vector<float> values,
                          std::optional<ir::Shape> shape = std::nullopt);
+  ir::TensorId const_f64(const std::string& name, std::vector<double> values,
+                         std::optional<ir::Shape> shape = std::nullopt);
   ir::TensorId const_scalar(const std::string& name, ir::DataType type, double value);
 
   // A new intermediate tensor with the same type, shape and layout as `like`.

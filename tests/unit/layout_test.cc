@@ -138,6 +138,24 @@ TEST(Layout, FlattenIntoFullyConnectedNeedsNoTranspose) {
   EXPECT_EQ(b.g.tensor(flat).flattened->perm, (Perm{2, 0, 1}));
 }
 
+// FULLY_CONNECTED flattens a 4-D input itself (old speech-command models):
+// with constant weights the permuted tensor is flattened as it is, the weight
+// columns permuted; with run-time weights it needs TFLite order.
+TEST(Layout, FullyConnectedFlatteningAConvOutputNeedsNoTranspose) {
+  for (bool constant_weights : {true, false}) {
+    GraphBuilder b;
+    TensorId x = b.input("x", {2, 5, 7, 3});
+    TensorId c = b.conv(x, 4, "c");
+    TensorId w = constant_weights ? b.const_f32("fc/w", {2, 140}) : b.input("fc/w", {2, 140});
+    TensorId y = b.tensor("y", {2, 2});
+    b.op(kFullyConnected, {c, w}, {y});
+    b.g.set_outputs({y});
+    b.run();
+    EXPECT_EQ(b.transposes(), constant_weights ? 0u : 1u);
+    EXPECT_EQ(b.g.tensor(c).layout, kNchw);
+  }
+}
+
 TEST(Layout, FlattenFeedingSomethingElseKeepsTheTranspose) {
   GraphBuilder b;
   TensorId x = b.input("x", {1, 5, 7, 3});
