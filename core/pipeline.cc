@@ -208,7 +208,8 @@ Status Pipeline::run(Stage s) {
       return ok_status();
     }
     case Stage::kValidate:
-      return passes::validate(graph_, ctx);
+      if (auto st = passes::validate(graph_, ctx); !st) return st;
+      return passes::expose_state(graph_, ctx);
     case Stage::kSort:
       return passes::sort_topologically(graph_, ctx);
     case Stage::kInferShapes:

@@ -69,8 +69,15 @@ std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
     }
   }
   if (n.outputs.empty()) return "operator has no outputs";
+  // Variable tensors expose_state made state are graph inputs now; any other
+  // is read where the op keeps no state, or cannot be state.
   for (ir::TensorId t : n.inputs)
-    if (g.valid(t) && g.tensor(t).is_variable) return "stateful operator (variable tensors)";
+    if (g.valid(t) && g.tensor(t).is_variable) {
+      std::string why = passes::variable_tensor_problem(g, t);
+      return why.empty() ? "reads variable tensor '" + g.tensor(t).name +
+                               "', which TFLite lets the op update in place: not converted"
+                         : why;
+    }
   bool int16 = false;
   for (auto list : {&n.inputs, &n.outputs})
     for (ir::TensorId t : *list)

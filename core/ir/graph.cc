@@ -244,6 +244,12 @@ void Graph::set_output(NodeId id, size_t slot, TensorId t) {
   if (valid(t)) producer_[static_cast<size_t>(t)] = id;
 }
 
+void Graph::append_output(NodeId id, TensorId t) {
+  compact_ = false;
+  nodes_[static_cast<size_t>(id)].outputs.push_back(t);
+  if (valid(t)) producer_[static_cast<size_t>(t)] = id;
+}
+
 void Graph::replace_uses(TensorId from, TensorId to) {
   if (!valid(from) || from == to) return;
   compact_ = false;

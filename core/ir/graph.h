@@ -65,6 +65,11 @@ struct Tensor {
   std::optional<ConstData> data;  // set for constants
   Perm layout;                    // ONNX order is permute_shape(shape, layout)
   bool is_variable = false;
+  // A graph input that carries model state (Graph::states): the value it has
+  // when the caller feeds nothing, in TFLite's element type (stored_type);
+  // the emitter writes it as an initializer of the input's name, in the
+  // input's type (dequantized when the input is float and this is not).
+  std::optional<ConstData> initial;
   bool was_sparse = false;  // stored sparse in the file; the reader made it dense
   std::optional<FlattenedAxes> flattened;
   // ONNX dims when they are not permute_shape(shape, layout): a constant
@@ -84,8 +89,8 @@ struct Tensor {
   Shape onnx_shape() const { return emit_shape ? *emit_shape : permute_shape(shape, layout); }
 };
 
-using AttrValue =
-    std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>>;
+using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>,
+                               std::vector<float>, std::vector<std::string>>;
 
 struct Attr {
   std::string name;
@@ -229,6 +234,19 @@ class CreatedBytes {
 using NodeId = int32_t;
 inline constexpr NodeId kNoNode = -1;
 
+// State kept between invocations (a variable tensor an op updates in place, a
+// resource variable), as an ONNX model carries it: the graph input `input`
+// holds the value before the invocation (Tensor::initial is what it holds when
+// nothing is fed), the graph output `output` the value after it; both in the
+// same type, shape and axis order. The emitter lists the pairs in the model's
+// `lite2onnx.state` entry (docs: README, "What the ONNX model looks like").
+struct State {
+  TensorId input = kNoTensor;
+  TensorId output = kNoTensor;
+  std::string kind;    // "variable_tensor" or "resource"
+  std::string source;  // the TFLite tensor's (or the resource's) name
+};
+
 // One input slot reading a tensor.
 struct Use {
   NodeId node = kNoNode;
@@ -256,6 +274,8 @@ class Graph {
   std::string name;
   // Constants the conversion created: charged through own().
   CreatedBytes created;
+  // Model state, in graph-input order (see State).
+  std::vector<State> states;
 
   // ---- tensors: ids are stable, tensors are never removed ----
   TensorId add_tensor(Tensor t);
@@ -305,6 +325,8 @@ class Graph {
   void set_input(NodeId id, size_t slot, TensorId t);
   void set_inputs(NodeId id, std::vector<TensorId> inputs);
   void set_output(NodeId id, size_t slot, TensorId t);
+  // Gives the node one more output, `t`, after its others.
+  void append_output(NodeId id, TensorId t);
   // Every node reading `from` reads `to` instead (graph outputs stay).
   void replace_uses(TensorId from, TensorId to);
 

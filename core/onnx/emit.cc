@@ -2,6 +2,8 @@
 
 #include "core/ir/names.h"
 
+#include <nlohmann/json.hpp>
+
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
@@ -224,6 +226,11 @@ class Emitter {
       e->set_key(k);
       e->set_value(v);
     }
+    if (!g_.states.empty()) {
+      auto* e = model.add_metadata_props();
+      e->set_key("lite2onnx.state");
+      e->set_value(state_json(main));
+    }
     main.proto = model.mutable_graph();
     main.proto->set_name(g_.name.empty() ? "main" : g_.name);
     if (auto st = emit_graph(main); !st) return st.take_error();
@@ -273,6 +280,8 @@ class Emitter {
     for (TensorId t : g.inputs()) {
       if (g.tensor(t).is_const()) continue;
       fill_value_info(s, graph->add_input(), t, true);
+      if (g.tensor(t).initial)
+        if (auto st = add_state_initializer(s, t); !st) return st;
     }
     for (TensorId t : g.outputs()) fill_value_info(s, graph->add_output(), t, true);
 
@@ -342,6 +351,8 @@ class Emitter {
   }
   Status add_up(const ir::Graph& g, uint32_t depth, uint64_t& bytes) const {
     std::vector<bool> seen(g.tensor_count(), false);
+    for (TensorId t : g.inputs())
+      if (g.tensor(t).initial) bytes += onnx_byte_size(g.tensor(t));
     for (const ir::Node& n : g.nodes()) {
       for (TensorId t : n.inputs)
         if (g.valid(t) && g.tensor(t).is_const() && !seen[static_cast<size_t>(t)]) {
@@ -495,6 +506,84 @@ class Emitter {
     if (size) write_constant(x, reinterpret_cast<std::byte*>(raw->data()));
   }
 
+  // The initial value of a state input (ir::State), as an initializer of the
+  // input's name and type: the TFLite bytes as they are, or dequantized when
+  // the input became float (--quantization dequantize).
+  Status add_state_initializer(Scope& s, TensorId t) {
+    const ir::Tensor& x = s.g->tensor(t);
+    const ir::ConstData& init = *x.initial;
+    ir::Tensor c = x;
+    c.initial.reset();
+    c.data = init;
+    std::vector<std::byte> widened;
+    const bool integer =
+        init.stored_type == DataType::kInt8 || init.stored_type == DataType::kUInt8 ||
+        init.stored_type == DataType::kInt16 || init.stored_type == DataType::kInt32;
+    if (init.stored_type != x.dtype && integer && x.dtype == DataType::kFloat32 && x.quant &&
+        x.quant->scale.size() == 1) {
+      const auto count = static_cast<size_t>(ir::element_count(x.shape).value_or(0));
+      const double scale = x.quant->scale[0];
+      const double zp = x.quant->zero_point.empty() ? 0.0 : x.quant->zero_point[0];
+      widened.resize(count * 4);
+      for (size_t i = 0; i < count; ++i) {
+        const float v = static_cast<float>((integer_at(init, i) - zp) * scale);
+        std::memcpy(widened.data() + i * 4, &v, 4);
+      }
+      c.data = ir::ConstData{std::span<const std::byte>(widened), DataType::kFloat32, nullptr};
+    } else if (init.stored_type != x.dtype &&
+               !(init.stored_type == DataType::kFloat16 && x.dtype == DataType::kFloat32)) {
+      return make_error(ErrorCode::kInternal,
+                        "state input '" + x.name + "' is " + ir::to_string(x.dtype) +
+                            " but its initial value " + ir::to_string(init.stored_type));
+    }
+    onnx::TensorProto* tp = s.proto->add_initializer();
+    tp->set_name(s.names[static_cast<size_t>(t)]);
+    tp->set_data_type(ir::onnx_type_code(c.dtype));
+    for (int64_t d : c.onnx_shape()) tp->add_dims(d);
+    std::string* raw = tp->mutable_raw_data();
+    raw->resize(onnx_byte_size(c));
+    if (!raw->empty()) write_constant(c, reinterpret_cast<std::byte*>(raw->data()));
+    return ok_status();
+  }
+  static double integer_at(const ir::ConstData& d, size_t i) {
+    const std::byte* p = d.bytes.data() + i * ir::element_size(d.stored_type);
+    switch (d.stored_type) {
+      case DataType::kInt8:
+        return static_cast<double>(static_cast<int8_t>(*p));
+      case DataType::kUInt8:
+        return static_cast<double>(static_cast<uint8_t>(*p));
+      case DataType::kInt16: {
+        int16_t v;
+        std::memcpy(&v, p, 2);
+        return v;
+      }
+      case DataType::kInt32: {
+        int32_t v;
+        std::memcpy(&v, p, 4);
+        return v;
+      }
+      default:
+        return 0.0;
+    }
+  }
+
+  // lite2onnx.state: the state pairs as ONNX names them, in graph-input order.
+  std::string state_json(const Scope& main) const {
+    std::unordered_map<TensorId, const ir::State*> by_input;
+    for (const ir::State& st : g_.states) by_input.emplace(st.input, &st);
+    nlohmann::ordered_json j = nlohmann::ordered_json::array();
+    for (TensorId t : g_.inputs()) {
+      auto it = by_input.find(t);
+      if (it == by_input.end()) continue;
+      const ir::State& st = *it->second;
+      j.push_back({{"input", main.names[static_cast<size_t>(st.input)]},
+                   {"output", main.names[static_cast<size_t>(st.output)]},
+                   {"kind", st.kind},
+                   {"tflite", st.source}});
+    }
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  }
+
   static void add_attribute(onnx::NodeProto* np, const ir::Attr& a) {
     auto* ap = np->add_attribute();
     ap->set_name(a.name);
@@ -513,6 +602,9 @@ class Emitter {
     } else if (auto* fs = std::get_if<std::vector<float>>(&a.value)) {
       ap->set_type(onnx::AttributeProto::FLOATS);
       for (float v : *fs) ap->add_floats(v);
+    } else if (auto* ss = std::get_if<std::vector<std::string>>(&a.value)) {
+      ap->set_type(onnx::AttributeProto::STRINGS);
+      for (const auto& v : *ss) ap->add_strings(v);
     }
   }
 

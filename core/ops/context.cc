@@ -19,6 +19,7 @@ LowerContext::LowerContext(ir::Graph& graph, std::vector<ir::Node>& out,
     : graph_(graph), out_(out), options_(options), diag_(diagnostics) {}
 
 int LowerContext::opset() const { return options_.opset; }
+QuantizationMode LowerContext::quantization() const { return options_.quantization; }
 
 TensorId LowerContext::operand(const ir::Node& n, size_t i, const Perm& layout, size_t rank) {
   TensorId id = n.inputs[i];
@@ -136,6 +137,8 @@ TensorId LowerContext::temp_like(TensorId like, const std::string& suffix) {
   ir::Tensor t = graph_.tensor(like);
   t.name += "/" + suffix;
   t.data.reset();
+  t.initial.reset();
+  t.is_variable = false;
   t.quant.reset();
   t.quantized_type.reset();
   return graph_.add_tensor(std::move(t));
@@ -231,6 +234,19 @@ const char* activation_name(int a) {
     default:
       return "UNKNOWN";
   }
+}
+
+ir::TensorId state_output(const ir::Node& n, size_t k) {
+  const std::vector<int64_t> at = n.attrs.get_ints("state_outputs");
+  if (k >= at.size() || at[k] < 0 || static_cast<size_t>(at[k]) >= n.outputs.size())
+    return ir::kNoTensor;
+  return n.outputs[static_cast<size_t>(at[k])];
+}
+
+size_t own_outputs(const ir::Node& n) {
+  size_t exposed = 0;
+  for (int64_t at : n.attrs.get_ints("state_outputs")) exposed += at >= 0;
+  return n.outputs.size() >= exposed ? n.outputs.size() - exposed : 0;
 }
 
 std::optional<LayoutPlan> propagate_same(const ir::Graph& g, const ir::Node& n,

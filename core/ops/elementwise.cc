@@ -1,10 +1,13 @@
 // Elementwise ops: unary math, activations, binary arithmetic with broadcast.
 // All Transparent: they run in whatever layout their operands have.
+#include <cmath>
+
 #include "core/ir/builtins.h"
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/evaluate.h"
 #include "core/ops/families.h"
+#include "core/options.h"
 
 namespace lite2onnx::ops::elementwise {
 namespace {
@@ -183,8 +186,12 @@ namespace {
 // (quantized_type): DEQUANTIZE and QUANTIZE are then value copies, and the
 // Q/DQ nodes materialize_qdq adds around the tensors do the work (an
 // int -> int QUANTIZE becomes DequantizeLinear -> QuantizeLinear: a requantize).
+Status lower_int16_to_int32(LowerContext& ctx, const ir::Node& n);
+bool int16_to_int32(const ir::Graph& g, const ir::Node& n);
+
 Status lower_quantization_copy(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
+  if (int16_to_int32(g, n)) return lower_int16_to_int32(ctx, n);
   TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
   if (g.tensor(x).dtype == ir::DataType::kFloat16) {
     ir::Node& c = ctx.emit(n, "Cast", {x}, {n.outputs[0]});
@@ -195,10 +202,51 @@ Status lower_quantization_copy(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// QUANTIZE from int16 to int32 (TFLite's requantization of a 16x8 result,
+// e.g. a softmax, into an int32 output): the int16 side is computed in float
+// on its grid (emulate_int16), so the output is that value on the int32 grid.
+bool int16_to_int32(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  return n.builtin == ir::builtin::kQuantize && x.quantized_type == ir::DataType::kInt16 &&
+         y.dtype == ir::DataType::kInt32 && y.quant && y.quant->scale.size() == 1 &&
+         y.quant->scale[0] > 0 && std::isfinite(y.quant->scale[0]);
+}
+
+Status lower_int16_to_int32(LowerContext& ctx, const ir::Node& n) {
+  ir::Tensor& y = ctx.graph().tensor(n.outputs[0]);
+  const double scale = y.quant->scale[0];
+  const double zp = y.quant->zero_point.empty() ? 0.0 : static_cast<double>(y.quant->zero_point[0]);
+  const bool dequantize = ctx.quantization() == QuantizationMode::kDequantize;
+  const ir::DataType f32 = ir::DataType::kFloat32;
+  auto temp = [&](const std::string& s) { return ctx.temp(n.name + "/" + s, f32); };
+  TensorId steps = temp("steps"), rounded = temp("rounded");
+  ctx.emit(n, "Div", {n.inputs[0], ctx.const_scalar(n.name + "/scale", f32, scale)}, {steps},
+           "steps");
+  ctx.emit(n, "Round", {steps}, {rounded}, "round");
+  if (dequantize) {
+    // --quantization dequantize: the value on the int32 grid, as float32.
+    y.dtype = f32;
+    ctx.emit(n, "Mul", {rounded, ctx.const_scalar(n.name + "/step", f32, scale)}, {n.outputs[0]},
+             "value");
+    return ok_status();
+  }
+  TensorId shifted = rounded;
+  if (zp != 0) {
+    shifted = temp("shifted");
+    ctx.emit(n, "Add", {rounded, ctx.const_scalar(n.name + "/zero_point", f32, zp)}, {shifted},
+             "zero_point");
+  }
+  ctx.emit(n, "Cast", {shifted}, {n.outputs[0]}, "cast")
+      .attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt32)});
+  return ok_status();
+}
+
 std::string check_quantization_copy(const ir::Graph& g, const ir::Node& n) {
   if (!has_input(g, n, 0)) return "input is missing";
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
+  if (int16_to_int32(g, n)) return "";
   if (y.dtype != ir::DataType::kFloat32)
     return "output '" + y.name + "' has type " + ir::to_string(y.dtype) +
            " (a quantized int8/uint8 or float32 tensor expected)";
@@ -255,9 +303,11 @@ OpEntry densify() {
 OpEntry quantize() {
   OpEntry e = transparent("QuantizeLinear (requantize: DequantizeLinear -> QuantizeLinear)",
                           lower_quantization_copy);
-  e.dtypes = "float32, int8, uint8 (-> int8, uint8)";
+  e.dtypes = "float32, int8, uint8 (-> int8, uint8), int16 (-> int32)";
   e.check = check_quantization_copy;
-  e.notes = "float -> int, and int -> int requantization between two scales";
+  e.notes =
+      "float -> int, and int -> int requantization between two scales; int16 -> int32 "
+      "as Div, Round, Cast (--quantization dequantize: the value on the int32 grid)";
   return e;
 }
 

@@ -145,6 +145,16 @@ OpEntry audio_spectrogram();  // custom AudioSpectrogram
 OpEntry mfcc();               // custom Mfcc
 }  // namespace audio
 
+namespace recurrent {
+OpEntry rnn();
+OpEntry unidirectional_sequence_rnn();
+OpEntry bidirectional_sequence_rnn();
+OpEntry lstm();
+OpEntry unidirectional_sequence_lstm();
+OpEntry bidirectional_sequence_lstm();
+OpEntry svdf();
+}  // namespace recurrent
+
 namespace detection {
 OpEntry detection_postprocess();  // custom TFLite_Detection_PostProcess
 OpEntry non_max_suppression_v4();

@@ -73,6 +73,13 @@ Table make_table() {
   t[builtin::kBroadcastTo] = data::broadcast_to();
   t[builtin::kGatherNd] = data::gather_nd();
   t[builtin::kScatterNd] = data::scatter_nd();
+  t[builtin::kRnn] = recurrent::rnn();
+  t[builtin::kUnidirectionalSequenceRnn] = recurrent::unidirectional_sequence_rnn();
+  t[builtin::kBidirectionalSequenceRnn] = recurrent::bidirectional_sequence_rnn();
+  t[builtin::kLstm] = recurrent::lstm();
+  t[builtin::kUnidirectionalSequenceLstm] = recurrent::unidirectional_sequence_lstm();
+  t[builtin::kBidirectionalSequenceLstm] = recurrent::bidirectional_sequence_lstm();
+  t[builtin::kSvdf] = recurrent::svdf();
   t[builtin::kDensify] = elementwise::densify();
   t[builtin::kRange] = data::range();
   t[builtin::kWhere] = data::where();

@@ -21,6 +21,7 @@ struct Operator;
 
 namespace lite2onnx {
 struct ConvertOptions;
+enum class QuantizationMode;
 struct Diagnostics;
 }  // namespace lite2onnx
 
@@ -109,6 +110,18 @@ struct OpEntry {
   bool keeps_layout = false;
   // Other Attribute ops that hints walk back through (RESHAPE).
   HintInputFn hint_input = nullptr;
+  // Stateful ops (the recurrent ones): the input slots holding a variable
+  // tensor the op reads and updates in place, as TFLite's kernel requires
+  // them. expose_state (passes.h) makes each such tensor a graph input with
+  // its initial value, and gives the node one more output per slot, in this
+  // order, for the value after the op (state_output() finds them); the
+  // converter writes those outputs.
+  std::vector<int> state_inputs;
+  // Whether each state slot must hold a variable tensor (TFLite's kernel
+  // reads it with GetVariableInput: otherwise an invalid model); false: a
+  // slot without one is left alone (the LSTM op's two kernels use different
+  // slots).
+  bool state_required = true;
 
   // Evaluation at conversion time (ops/evaluate.h): constant folding and the
   // dilated-convolution fusion use whichever is set.
@@ -151,6 +164,7 @@ class LowerContext {
   ir::Graph& graph() { return graph_; }
   const ir::Tensor& tensor(ir::TensorId id) const { return graph_.tensor(id); }
   int opset() const;
+  QuantizationMode quantization() const;
   Diagnostics& diagnostics() { return diag_; }
 
   // Input i of the node as an ONNX value in `layout` for an op of rank `rank`:
@@ -212,5 +226,11 @@ class LowerContext {
 
 // Helpers for converters.
 const char* activation_name(int tflite_activation);
+// The output of a stateful node that carries the value of its entry's k-th
+// state input after the op (OpEntry::state_inputs), or kNoTensor.
+ir::TensorId state_output(const ir::Node& n, size_t k);
+// How many of the node's outputs the TFLite operator has (expose_state
+// appends the state outputs after them).
+size_t own_outputs(const ir::Node& n);
 
 }  // namespace lite2onnx::ops

@@ -743,7 +743,15 @@ InferredShapes infer_rfft2d(const ir::Graph& g, const ir::Node& n) {
 InferredShapes infer_shapes(const ir::Graph& g, const ir::Node& n) {
   if (n.dialect != ir::Dialect::kTflite) return std::nullopt;
   const OpEntry& e = lookup(n);
-  if (e.infer_shapes) return e.infer_shapes(g, n);
+  if (e.infer_shapes) {
+    auto shapes = e.infer_shapes(g, n);
+    // The outputs expose_state added: the state's own shape.
+    if (shapes && !e.state_inputs.empty())
+      for (size_t k = 0; k < e.state_inputs.size(); ++k)
+        if (state_output(n, k) != ir::kNoTensor)
+          shapes->push_back(g.tensor(n.inputs[static_cast<size_t>(e.state_inputs[k])]).shape);
+    return shapes;
+  }
   // A Transparent op is elementwise with numpy broadcasting, by the class's
   // definition; its own entry may still say otherwise above.
   if (e.layout == LayoutClass::kTransparent && e.supported()) return infer_broadcast(g, n);

@@ -51,7 +51,10 @@ Status sort_topologically(ir::Graph& g, PassContext& ctx) {
   g.reorder(sorted);
   for (ir::TensorId t : g.outputs()) {
     const ir::Tensor& x = g.tensor(t);
-    if (g.producer(t) == ir::kNoNode && !x.is_const() && !g.is_graph_input(t))
+    // A variable tensor is written in place by an op that reads it; the
+    // preflight says whether it can be model state.
+    const bool in_place = x.is_variable && !g.uses(t).empty();
+    if (g.producer(t) == ir::kNoNode && !x.is_const() && !g.is_graph_input(t) && !in_place)
       return make_error(ErrorCode::kInvalidModel,
                         "graph output '" + x.name + "' is never written by any op");
   }
@@ -118,7 +121,8 @@ Status check_reads(const ir::Graph& g, PassContext& ctx) {
     for (ir::TensorId t : n.inputs) {
       if (!g.valid(t)) continue;
       const ir::Tensor& x = g.tensor(t);
-      if (g.producer(t) != ir::kNoNode || x.is_const() || g.is_graph_input(t)) continue;
+      if (g.producer(t) != ir::kNoNode || x.is_const() || g.is_graph_input(t) || x.is_variable)
+        continue;
       Error e = make_error(ErrorCode::kInvalidModel,
                            "op " + std::to_string(n.source_op) + " (" + n.op + ") reads tensor '" +
                                x.name +

@@ -470,6 +470,15 @@ Result<std::vector<ForcedLayout>> resolve_layouts(
     out.push_back({t, p, source, strict});
     return ok_status();
   };
+  // Model state is fed back as it comes out: its input and output keep
+  // TFLite's axis order, which options cannot change.
+  for (const ir::State& st : g.states)
+    for (TensorId t : {st.input, st.output})
+      if (!seen.count(t)) {
+        seen.emplace(t, out.size());
+        out.push_back(
+            {t, Perm{}, "model state '" + st.source + "' (keeps TFLite's axis order)", false});
+      }
   for (const auto& s : options.explicit_layouts)
     if (auto st = add(s, "explicit layout " + s.text(), false); !st) return st.take_error();
   for (const auto& s : options.io_layouts)

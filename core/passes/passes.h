@@ -31,11 +31,26 @@ struct PassContext {
 
 // Runs first, right after reading: every supported op has the inputs it
 // always reads (an absent optional input is kNoTensor) and an output, and
-// every tensor a supported op reads is a graph input, a constant, or written
-// by an op (unsupported ops, custom ones among them, may read scratch
-// tensors: the preflight reports them). Every later pass may rely on that;
-// patterns that need an absent input simply do not match.
+// every tensor a supported op reads is a graph input, a constant, a variable
+// tensor (state: expose_state) or written by an op (unsupported ops, custom ones among them, may
+// read scratch tensors: the preflight reports them). Every later pass may rely on that; patterns
+// that need an absent input simply do not match.
 Status validate(const ir::Graph& g, PassContext& ctx);
+
+// Model state (ir::State; README, "What the ONNX model looks like"): each
+// variable tensor that a supported op reads in one of its state slots
+// (OpEntry::state_inputs) and nothing else reads becomes a graph input with
+// TFLite's initial value (Tensor::initial: zeros, an int8 tensor's zero point,
+// as ResetVariableTensor sets it; the buffer if the file has one), and the op
+// gets one more output per slot, a graph output `<tensor>/next` for the value
+// after the invocation (node attribute "state_outputs": their positions, -1
+// for a slot left alone). A state slot that is absent or holds no variable
+// tensor is an invalid model, as in TFLite. Variable tensors it leaves alone
+// (variable_tensor_problem) stay variable: the preflight names them. Runs
+// right after validate; initial values count against max_created_bytes.
+Status expose_state(ir::Graph& g, PassContext& ctx);
+// Why a variable tensor cannot become state, or "".
+std::string variable_tensor_problem(const ir::Graph& g, ir::TensorId t);
 
 // kResourceLimit when the constants the conversion created so far
 // (g.created) passed Limits::max_created_bytes; passes call it after each op

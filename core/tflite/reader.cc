@@ -557,6 +557,23 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
         producer[o] = static_cast<int>(k);
         n.outputs.push_back(o);
       }
+    // Intermediate tensors (the integer LSTM's gate and hidden scales):
+    // checked like inputs, kept as the attribute "intermediates".
+    if (const auto* mids = op->intermediates(); mids && mids->size() > 0) {
+      if (mids->size() > limits.max_inputs_per_op || 4 * mids->size() > budget)
+        return op_limit(k, where + ": too many intermediate tensors");
+      budget -= 4 * mids->size();
+      std::vector<int64_t> ids;
+      for (int32_t i : *mids) {
+        if (auto st = check_index(i, where + " intermediate"); !st) {
+          Error e = st.take_error();
+          e.op_index = static_cast<int>(k);
+          return e;
+        }
+        ids.push_back(i);
+      }
+      n.attrs.set("intermediates", std::move(ids));
+    }
     if (read_options)
       if (auto st = read_options(*code, n.op, version, *op, n.attrs); !st) {
         Error e = st.take_error();

@@ -94,7 +94,8 @@ for (const members of slices.values()) {
     subgraphs: [{
       ...graph,
       operators: ops,
-      inputs: [...new Set(consumed.filter((t) => !produced.has(t) && !hasData(t)))],
+      // Variable tensors (an LSTM's state) stay the op's own state.
+      inputs: [...new Set(consumed.filter((t) => !produced.has(t) && !hasData(t) && !graph.tensors[t].is_variable))],
       outputs: [...produced].filter((t) => !COMPLEX.has(graph.tensors[t].type)),
     }],
   };

@@ -336,8 +336,9 @@ TEST(Convert, MobileNetKeepingItsInterfaceHasOneTranspose) {
 }
 
 TEST(Convert, UnsupportedOpsAreAllListed) {
-  // One unsupported op (yamnet_model_without_metadata, the earlier example, converts since LOG).
-  std::string path = corpus_dir() + "/tflite-micro/mnist_trained_lstm.tflite";
+  // One unsupported op: an SVDF whose state TFLite's kernel refuses (the
+  // earlier examples, yamnet_model_without_metadata and an LSTM, convert now).
+  std::string path = corpus_dir() + "/LiteRT/svdf_quantized.tflite";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
   auto bytes = read_file(path);
   ConvertOptions o;
@@ -347,9 +348,10 @@ TEST(Convert, UnsupportedOpsAreAllListed) {
   EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
   std::set<std::string> ops;
   for (const auto& u : r.error().unsupported) ops.insert(u.op);
-  EXPECT_TRUE(ops.count("UNIDIRECTIONAL_SEQUENCE_LSTM")) << r.error().message;
+  EXPECT_TRUE(ops.count("SVDF")) << r.error().message;
   EXPECT_EQ(r.error().unsupported.size(), 1u);
-  EXPECT_THAT(r.error().message, HasSubstr("UNIDIRECTIONAL_SEQUENCE_LSTM"));
+  EXPECT_THAT(r.error().message, HasSubstr("SVDF"));
+  EXPECT_THAT(r.error().message, HasSubstr("state 'activation_state4' has shape [1, 9]"));
 }
 
 // ONNX's main graph declares each input's type and shape: an input of unknown
@@ -574,7 +576,11 @@ TEST(Convert, SupportMatrixComesFromTheRegistry) {
   EXPECT_EQ(by_name["ADD"].layout_class, "Transparent");
   EXPECT_EQ(by_name["RESHAPE"].layout_class, "Attribute");
   EXPECT_EQ(by_name["FULLY_CONNECTED"].layout_class, "Terminate");
-  EXPECT_FALSE(by_name["UNIDIRECTIONAL_SEQUENCE_LSTM"].supported);
+  for (const char* op :
+       {"LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM", "RNN",
+        "UNIDIRECTIONAL_SEQUENCE_RNN", "BIDIRECTIONAL_SEQUENCE_RNN", "SVDF"})
+    EXPECT_TRUE(by_name[op].supported) << op;
+  EXPECT_FALSE(by_name["LSH_PROJECTION"].supported);
 }
 
 }  // namespace

@@ -49,6 +49,12 @@ std::string op_model(const std::string& name) {
   return std::string(LITE2ONNX_TEST_MODELS_DIR) + "/" + name + ".tflite";
 }
 
+nlohmann::json op_model_json(const std::string& name) {
+  std::ifstream in(std::string(LITE2ONNX_SOURCE_DIR) + "/tests/models/json/" + name + ".json");
+  if (!in) throw std::runtime_error("no test model " + name);
+  return nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+}
+
 std::string corpus_dir() {
   const char* env = std::getenv("LITE2ONNX_TEST_MODELS");
   if (env && *env) return env;

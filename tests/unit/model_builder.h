@@ -4,6 +4,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstddef>
 #include <map>
 #include <span>
@@ -20,6 +22,8 @@ inline std::span<const std::byte> view(const std::vector<std::byte>& v) {
 
 // The generated op model `name` (tests/models/json, built into the test tree).
 std::string op_model(const std::string& name);
+// The same model's JSON source, to edit and build with tflite_from_json(j.dump()).
+nlohmann::json op_model_json(const std::string& name);
 // The third-party model corpus: $LITE2ONNX_TEST_MODELS, else ../shared/models
 // beside the checkout.
 std::string corpus_dir();

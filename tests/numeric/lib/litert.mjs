@@ -87,12 +87,15 @@ function errorText(e) {
 }
 
 /**
- * Runs a .tflite model once.
- * inputs: Map tensorName -> host tensor (TFLite layout and type).
- * Returns Map tensorName -> host tensor for every output of the model's
- * signature (model.signature; the first one without).
+ * Runs a .tflite model once, or once per element of an array of inputs with
+ * one compiled model (its state carried from one invocation to the next).
+ * inputs: Map tensorName -> host tensor (TFLite layout and type), or an array
+ * of them. Returns Map tensorName -> host tensor for every output of the
+ * model's signature (model.signature; the first one without), or an array of
+ * them.
  */
 export async function runLiteRt(bytes, model, inputs) {
+  const runs = Array.isArray(inputs) ? inputs : [inputs];
   // An output declared with shape [] and no has_rank flag has an unknown shape
   // (e.g. TFLite_Detection_PostProcess): this build then hands back scalar
   // buffers of stale memory instead of failing, so refuse such models.
@@ -147,78 +150,82 @@ export async function runLiteRt(bytes, model, inputs) {
     const inNames = vectorToArray(sig.inputNames());
     const outNames = vectorToArray(sig.outputNames());
 
-    const buffers = [];
-    for (let i = 0; i < inNames.length; i++) {
-      const tensor = signatureNameToTensor(model, inNames[i], 'inputs') ?? model.inputs[i];
-      const host = tensor ? inputs.get(tensor.name) : null;
-      if (!host) throw new Error(`LiteRT.js: no input data for signature input "${inNames[i]}"`);
-      const et = ELEMENT_TYPE[host.type];
-      if (et === undefined) throw new Error(`LiteRT.js: unsupported input type ${host.type}`);
-      const dims = new w.VectorInt32();
-      for (const d of host.shape) dims.push_back(d);
-      const layout = w.LiteRtLayout.create(dims);
-      dims.delete();
-      const type = w.LiteRtRankedTensorType.create({ value: et }, layout);
-      layout.delete();
-      const byteLength = host.data.byteLength;
-      const buf = w.LiteRtTensorBuffer.createManaged(env, w.LiteRtTensorBufferType.HOST_MEMORY, type, byteLength);
-      type.delete();
-      buffers.push(buf);
-      cleanup.push(() => buf.delete());
-      const p = buf.lock(w.LiteRtTensorBufferLockMode.WRITE);
-      try {
-        w.HEAPU8.set(new Uint8Array(host.data.buffer, host.data.byteOffset, byteLength), p);
-      } finally {
-        buf.unlock();
-      }
-    }
-
-    let results;
-    try {
-      results = await compiled.run(index, buffers);
-    } catch (e) {
-      throw fail('failed to run', e);
-    }
-    const out = new Map();
-    const resultList = [];
-    for (let i = 0; i < results.length; i++) resultList.push(results[i]);
-    for (const r of resultList) cleanup.push(() => r.delete());
-    // The Wasm build reports kernel failures (e.g. "gather index out of
-    // bounds") only through its log, while run() still returns buffers.
-    const runErrors = recentErrors(mark);
-    if (runErrors.length) throw new Error(`LiteRT.js failed to run: ${runErrors.join('; ')}`);
-
-    for (let i = 0; i < resultList.length; i++) {
-      const r = resultList[i];
-      const type = r.tensorType();
-      const etObj = type.elementType();
-      if (!etObj) {
+    const outputs = [];
+    for (const inputs of runs) {
+      const buffers = [];
+      for (let i = 0; i < inNames.length; i++) {
+        const tensor = signatureNameToTensor(model, inNames[i], 'inputs') ?? model.inputs[i];
+        const host = tensor ? inputs.get(tensor.name) : null;
+        if (!host) throw new Error(`LiteRT.js: no input data for signature input "${inNames[i]}"`);
+        const et = ELEMENT_TYPE[host.type];
+        if (et === undefined) throw new Error(`LiteRT.js: unsupported input type ${host.type}`);
+        const dims = new w.VectorInt32();
+        for (const d of host.shape) dims.push_back(d);
+        const layout = w.LiteRtLayout.create(dims);
+        dims.delete();
+        const type = w.LiteRtRankedTensorType.create({ value: et }, layout);
+        layout.delete();
+        const byteLength = host.data.byteLength;
+        const buf = w.LiteRtTensorBuffer.createManaged(env, w.LiteRtTensorBufferType.HOST_MEMORY, type, byteLength);
         type.delete();
-        throw new Error(`LiteRT.js cannot describe output ${i} "${outNames[i]}" (dynamic output shape?)`);
+        buffers.push(buf);
+        cleanup.push(() => buf.delete());
+        const p = buf.lock(w.LiteRtTensorBufferLockMode.WRITE);
+        try {
+          w.HEAPU8.set(new Uint8Array(host.data.buffer, host.data.byteOffset, byteLength), p);
+        } finally {
+          buf.unlock();
+        }
       }
-      const et = etObj.value;
-      const layout = type.layout();
-      const shape = vectorToArray(layout.dimensions());
-      layout.delete();
-      type.delete();
-      const typeName = ELEMENT_NAME[et];
-      const Ctor = TYPED_ARRAYS[typeName];
-      if (!Ctor) throw new Error(`LiteRT.js: unsupported output element type ${et}`);
-      const n = numElements(shape);
-      const byteLength = n * Ctor.BYTES_PER_ELEMENT;
-      const p = r.lock(w.LiteRtTensorBufferLockMode.READ);
-      let data;
+
+      let results;
       try {
-        const copy = w.HEAPU8.slice(p, p + byteLength);
-        data = new Ctor(copy.buffer, 0, n);
-      } finally {
-        r.unlock();
+        results = await compiled.run(index, buffers);
+      } catch (e) {
+        throw fail('failed to run', e);
       }
-      const tensor = signatureNameToTensor(model, outNames[i], 'outputs') ?? model.outputs[i];
-      const name = tensor ? tensor.name : outNames[i];
-      out.set(name, { type: typeName, shape, data });
+      const out = new Map();
+      const resultList = [];
+      for (let i = 0; i < results.length; i++) resultList.push(results[i]);
+      for (const r of resultList) cleanup.push(() => r.delete());
+      // The Wasm build reports kernel failures (e.g. "gather index out of
+      // bounds") only through its log, while run() still returns buffers.
+      const runErrors = recentErrors(mark);
+      if (runErrors.length) throw new Error(`LiteRT.js failed to run: ${runErrors.join('; ')}`);
+
+      for (let i = 0; i < resultList.length; i++) {
+        const r = resultList[i];
+        const type = r.tensorType();
+        const etObj = type.elementType();
+        if (!etObj) {
+          type.delete();
+          throw new Error(`LiteRT.js cannot describe output ${i} "${outNames[i]}" (dynamic output shape?)`);
+        }
+        const et = etObj.value;
+        const layout = type.layout();
+        const shape = vectorToArray(layout.dimensions());
+        layout.delete();
+        type.delete();
+        const typeName = ELEMENT_NAME[et];
+        const Ctor = TYPED_ARRAYS[typeName];
+        if (!Ctor) throw new Error(`LiteRT.js: unsupported output element type ${et}`);
+        const n = numElements(shape);
+        const byteLength = n * Ctor.BYTES_PER_ELEMENT;
+        const p = r.lock(w.LiteRtTensorBufferLockMode.READ);
+        let data;
+        try {
+          const copy = w.HEAPU8.slice(p, p + byteLength);
+          data = new Ctor(copy.buffer, 0, n);
+        } finally {
+          r.unlock();
+        }
+        const tensor = signatureNameToTensor(model, outNames[i], 'outputs') ?? model.outputs[i];
+        const name = tensor ? tensor.name : outNames[i];
+        out.set(name, { type: typeName, shape, data });
+      }
+      outputs.push(out);
     }
-    return out;
+    return Array.isArray(inputs) ? outputs : outputs[0];
   } finally {
     for (const f of cleanup.reverse()) {
       try { f(); } catch { /* already released */ }

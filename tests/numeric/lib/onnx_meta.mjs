@@ -182,3 +182,74 @@ export function countOnnxOps(bytes) {
   }
   return counts;
 }
+
+function varintBytes(n) {
+  const out = [];
+  let v = n;
+  while (v >= 128) {
+    out.push((v % 128) | 0x80);
+    v = Math.floor(v / 128);
+  }
+  out.push(v);
+  return out;
+}
+
+// The name (field 8) of a TensorProto.
+function tensorName(u8, start, end) {
+  const r = new Reader(u8, start, end);
+  while (!r.done()) {
+    const tag = r.varint();
+    if (Math.floor(tag / 8) === 8 && tag % 8 === WIRE_LEN) {
+      const [s, e] = r.bytes();
+      return new TextDecoder().decode(u8.subarray(s, e));
+    }
+    r.skip(tag % 8);
+  }
+  return '';
+}
+
+/**
+ * The model without the main graph's initializers of these names (GraphProto
+ * field 5): the graph inputs they back become plain inputs. onnxruntime-node
+ * feeds only the inputs that have no initializer (it drops any other feed
+ * silently), so a model's state inputs (lite2onnx.state) can be fed only this
+ * way.
+ */
+export function withoutInitializers(bytes, names) {
+  const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  const drop = new Set(names);
+  const parts = [];
+  const r = new Reader(u8);
+  while (!r.done()) {
+    const fieldStart = r.pos;
+    const tag = r.varint();
+    if (Math.floor(tag / 8) !== 7 || tag % 8 !== WIRE_LEN) {
+      r.skip(tag % 8);
+      parts.push(u8.subarray(fieldStart, r.pos));
+      continue;
+    }
+    const [gs, ge] = r.bytes();
+    const g = new Reader(u8, gs, ge);
+    const kept = [];
+    while (!g.done()) {
+      const at = g.pos;
+      const t = g.varint();
+      if (Math.floor(t / 8) === 5 && t % 8 === WIRE_LEN) {
+        const [s, e] = g.bytes();
+        if (drop.has(tensorName(u8, s, e))) continue;
+      } else {
+        g.skip(t % 8);
+      }
+      kept.push(u8.subarray(at, g.pos));
+    }
+    const length = kept.reduce((n, p) => n + p.length, 0);
+    parts.push(Uint8Array.from([...varintBytes(tag), ...varintBytes(length)]), ...kept);
+  }
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { compareDetections, detectionGroups, detectionOutputShapes, DETECTION_RULES } from './detections.mjs';
 import { readTfliteModel, inferIndexRange, isIndexTensor, operatorName } from './tflite_model.mjs';
 import { jsonToTflite, tfliteToJson } from './tflite_rewrite.mjs';
-import { readIoLayouts, readOnnxMetadata, countOnnxOps } from './onnx_meta.mjs';
+import { readIoLayouts, readOnnxMetadata, countOnnxOps, withoutInitializers } from './onnx_meta.mjs';
 import { randomTensor, smoothTensor, inputSeed, makeRng } from './inputs.mjs';
 import {
   transpose, inversePermutation, castData, dequantize, quantize, makeTensor, allocate, isFloatType, isIntegerType, TYPED_ARRAYS, typeRange,
@@ -123,8 +123,44 @@ function perInputSpec(spec, tensor, index) {
 function perOutputSpec(spec, tensor, index) {
   const outs = spec.outputs;
   if (!outs) return {};
-  if (Array.isArray(outs)) return outs[index] ?? {};
-  return outs[tensor.name] ?? outs[String(index)] ?? {};
+  // An output of a later invocation of a stateful model: its output's spec.
+  const name = tensor.specName ?? tensor.name;
+  const at = tensor.specIndex ?? index;
+  if (Array.isArray(outs)) return outs[at] ?? {};
+  return outs[name] ?? outs[String(at)] ?? {};
+}
+
+// How many invocations one check of a model runs: a converted model with
+// state (the ONNX metadata entry lite2onnx.state) runs 3, each on its own
+// seeded inputs, ONNX Runtime fed the state outputs of one as the state inputs
+// of the next, the TFLite runtime keeping its interpreter (README, "What the
+// ONNX model looks like"); any other model runs once.
+export const STATEFUL_INVOCATIONS = 3;
+
+// The name an output of invocation k (0-based) is compared under: its own for
+// the first, `NAME@2`, `NAME@3` for the later ones.
+export function invocationName(name, k) {
+  return k === 0 ? name : `${name}@${k + 1}`;
+}
+
+// The outputs compared for a model run `invocations` times: every output of
+// every invocation, the later ones named by invocationName and judged by
+// their output's spec.
+export function comparedOutputs(outputs, invocations) {
+  const all = [...outputs];
+  for (let k = 1; k < invocations; k++) {
+    outputs.forEach((t, i) => all.push({ ...t, name: invocationName(t.name, k), specName: t.name, specIndex: i }));
+  }
+  return all;
+}
+
+// One Map of every invocation's outputs, named by invocationName.
+export function mergeInvocations(runs) {
+  const merged = new Map();
+  runs.forEach((outs, k) => {
+    for (const [name, t] of outs) merged.set(invocationName(name, k), t);
+  });
+  return merged;
 }
 
 const GENERATABLE = new Set(['float32', 'float64', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'bool']);
@@ -135,10 +171,11 @@ const GENERATABLE = new Set(['float32', 'float64', 'int8', 'uint8', 'int16', 'ui
 // along `axes` (task.smoothSpec's, else the two before the last, or both of a
 // rank-2 input), in its spec range; index and token inputs stay as they are.
 // Returns the inputs, and with `smooth` their count made smooth as `.smoothed`.
-function makeInputs(task, model, smooth = false) {
+function makeInputs(task, model, smooth = false, invocation = 0) {
   const spec = task.spec ?? {};
   const inputs = new Map();
-  const fileName = path.basename(task.file);
+  // Invocation k > 0 of a stateful model: other seeds.
+  const fileName = invocation === 0 ? path.basename(task.file) : `${path.basename(task.file)}@${invocation + 1}`;
   let smoothed = 0;
   model.inputs.forEach((t, i) => {
     if (!GENERATABLE.has(t.type)) throw Object.assign(new Error(`input "${t.name}" has type ${t.type}, which the harness cannot generate`), { skip: true });
@@ -174,6 +211,16 @@ function makeInputs(task, model, smooth = false) {
   return inputs;
 }
 
+// The inputs of every invocation (model.invocations, 1 unless the model has
+// state): an array of Maps; with `smooth`, `.smoothed` counts the inputs made
+// smooth in one invocation.
+function makeInputSets(task, model, smooth = false) {
+  const sets = [];
+  for (let k = 0; k < (model.invocations ?? 1); k++) sets.push(makeInputs(task, model, smooth, k));
+  if (smooth) sets.smoothed = sets[0].smoothed;
+  return sets;
+}
+
 // Set when a Wasm runtime aborted or trapped: its module is no longer usable,
 // so the worker asks to be replaced after reporting the current model.
 let poisoned = false;
@@ -202,15 +249,18 @@ function declaredShapesCopy(task, model) {
   return { bytes, model: readTfliteModel(bytes, { signature: task.signature ?? null }) };
 }
 
+// `inputs`: the inputs of every invocation (makeInputSets); one interpreter
+// runs them in order. Returns every invocation's outputs in one Map
+// (mergeInvocations).
 async function runTflite(which, bytes, model, inputs) {
   try {
     if (which === 'litert') {
       const { runLiteRt } = await import('./litert.mjs');
-      if (model.shapedCopy) return await runLiteRt(model.shapedCopy.bytes, model.shapedCopy.model, inputs);
-      return await runLiteRt(bytes, model, inputs);
+      if (model.shapedCopy) return mergeInvocations(await runLiteRt(model.shapedCopy.bytes, model.shapedCopy.model, inputs));
+      return mergeInvocations(await runLiteRt(bytes, model, inputs));
     }
     const { runTfjsTflite } = await import('./tfjs_tflite.mjs');
-    return await runTfjsTflite(bytes, model, inputs);
+    return mergeInvocations(await runTfjsTflite(bytes, model, inputs));
   } catch (e) {
     if (FATAL_WASM.test(errMessage(e)) || (e && e.name === 'RuntimeError')) poisoned = true;
     throw e;
@@ -227,7 +277,8 @@ async function runReference(task, bytes, model, inputs) {
   if (spec.reference === 'mediapipe') {
     // Ops no runtime here registers: their kernels rewritten in JS (mediapipe_kernels.mjs).
     const { runMediaPipeKernels } = await import('./mediapipe_kernels.mjs');
-    return { which: 'mediapipe', outputs: runMediaPipeKernels(spec.program, model, inputs), errors: [] };
+    if (inputs.length !== 1) throw new Error('the MediaPipe reference runs stateless models only');
+    return { which: 'mediapipe', outputs: runMediaPipeKernels(spec.program, model, inputs[0]), errors: [] };
   }
   const order = spec.reference === 'tfjs' ? ['tfjs'] : spec.reference === 'litert' ? ['litert'] : ['litert', 'tfjs'];
   const errors = [];
@@ -353,11 +404,21 @@ function compareAll(task, model, ref, got, label) {
     }
     results.push({ name, ...compareDetections(group, ref, got, rule, label) });
   }
-  model.outputs.forEach((tensor, i) => {
+  (model.compared ?? model.outputs).forEach((tensor, i) => {
     if (grouped.has(tensor.name)) return;
-    const a = ref.get(tensor.name);
+    let a = ref.get(tensor.name);
     const b = got.get(tensor.name);
     if (!a) { results.push({ name: tensor.name, ok: false, detail: `reference produced no output "${tensor.name}"`, maxAbs: Infinity, tol: 0 }); return; }
+    // A reference runtime that labels an output with the wrong shape (the
+    // spec says which, and why): its elements read in the right one.
+    const fixed = perOutputSpec(task.spec ?? {}, tensor, i).reference_shape;
+    if (fixed) {
+      if (fixed.reduce((x, y) => x * y, 1) !== a.data.length) {
+        results.push({ name: tensor.name, ok: false, detail: `spec: reference_shape [${fixed}] does not fit ${a.data.length} elements`, maxAbs: Infinity, tol: 0 });
+        return;
+      }
+      a = { ...a, shape: [...fixed] };
+    }
     if (!b) { results.push({ name: tensor.name, ok: false, detail: `${label} produced no output "${tensor.name}"`, maxAbs: Infinity, tol: 0 }); return; }
     results.push({ name: tensor.name, ...compareOne(task, model, tensor, i, a, b, label) });
   });
@@ -398,59 +459,101 @@ function matchByName(onnxNames, tflTensors, what, notes, aliases = null) {
   return tflTensors;
 }
 
+// The state pairs of a converted model (lite2onnx.state): [{input, output,
+// kind, tflite}], [] without state.
+export function readStatePairs(meta) {
+  const text = meta['lite2onnx.state'];
+  if (!text) return [];
+  const pairs = JSON.parse(text);
+  if (!Array.isArray(pairs) || pairs.some((p) => typeof p.input !== 'string' || typeof p.output !== 'string')) {
+    throw new Error('lite2onnx.state is not a list of {input, output} pairs');
+  }
+  return pairs;
+}
+
+// Runs every invocation of `inputs` (makeInputSets): the first on the model as
+// it is, with the state inputs not fed (their initializers hold the initial
+// state), each later one fed the state outputs of the one before, on the model
+// without those initializers (onnxruntime-node drops feeds of inputs that
+// have one). Returns every invocation's outputs in one Map
+// (mergeInvocations), and the layouts.
 async function runOnnx(task, onnxBytes, model, inputs, notes) {
   const layouts = readIoLayouts(onnxBytes);
-  const { openOnnx } = await import('./ort_runner.mjs');
-  let session;
-  try {
-    session = await openOnnx(onnxBytes, { threads: task.threads });
-  } catch (e) {
-    throw new Error(`onnxruntime cannot load the ONNX model: ${compact(errMessage(e))}`);
-  }
   const meta = readOnnxMetadata(onnxBytes);
-  try {
-    const inTensors = matchByName(session.inputs.map((m) => m.name), model.inputs, 'input', notes,
-      signatureAliases(meta, 'inputs'));
-    const feeds = new Map();
-    session.inputs.forEach((m, i) => {
-      const tfl = inTensors[i];
-      let host = inputs.get(tfl.name);
-      const perm = layouts[m.name] ?? layouts[tfl.name];
-      if (perm) host = transpose(host, perm);
-      const want = m.type;
-      if (want && want !== host.type) {
-        if (isFloatType(want) && isIntegerType(host.type) && tfl.quant) {
-          host = dequantize(host, tfl.quant);
-          if (want !== 'float32') host = makeTensor(want, host.shape, castData(host.data, want));
-        } else if (TYPED_ARRAYS[want] && !isFloatType(want) && !isFloatType(host.type)) {
-          host = makeTensor(want, host.shape, castData(host.data, want));
-        } else {
-          throw new Error(`ONNX input "${m.name}" is ${want}, the TFLite input is ${host.type}`);
-        }
-      }
-      feeds.set(m.name, host);
-    });
-    let outs;
+  const pairs = readStatePairs(meta);
+  const { openOnnx } = await import('./ort_runner.mjs');
+  const open = async (bytes) => {
     try {
-      outs = await session.run(feeds);
+      return await openOnnx(bytes, { threads: task.threads });
     } catch (e) {
-      throw new Error(`onnxruntime failed to run: ${compact(errMessage(e))}`);
+      throw new Error(`onnxruntime cannot load the ONNX model: ${compact(errMessage(e))}`);
     }
-    const outNames = session.outputs.map((m) => m.name);
+  };
+  const first = await open(onnxBytes);
+  const sessions = [first];
+  try {
+    const fed = inputs.length > 1 && pairs.length
+      ? await open(withoutInitializers(onnxBytes, pairs.map((p) => p.input))) : first;
+    if (fed !== first) sessions.push(fed);
+    const session = first;
+    const stateIn = new Set(pairs.map((p) => p.input));
+    const stateOut = new Set(pairs.map((p) => p.output));
+    for (const p of pairs) {
+      // onnxruntime-node lists only the inputs without an initializer.
+      if (session.inputs.some((m) => m.name === p.input)) throw new Error(`state input "${p.input}" has no initial value`);
+      if (!fed.inputs.some((m) => m.name === p.input) && fed !== first) throw new Error(`state input "${p.input}" is no graph input`);
+      if (!session.outputs.some((m) => m.name === p.output)) throw new Error(`state output "${p.output}" is no graph output`);
+    }
+    const dataInputs = session.inputs.filter((m) => !stateIn.has(m.name));
+    const inTensors = matchByName(dataInputs.map((m) => m.name), model.inputs, 'input', notes,
+      signatureAliases(meta, 'inputs'));
+    const outNames = session.outputs.map((m) => m.name).filter((name) => !stateOut.has(name));
     const outTensors = matchByName(outNames, model.outputs, 'output', notes, signatureAliases(meta, 'outputs'));
-    const result = new Map();
-    outNames.forEach((name, i) => {
-      let t = outs.get(name);
-      const perm = layouts[name] ?? layouts[outTensors[i].name];
-      if (perm) {
-        if (perm.length !== t.shape.length) throw new Error(`io_layouts perm [${perm}] does not fit output "${name}" of shape [${t.shape}]`);
-        t = transpose(t, inversePermutation(perm));
+    const runs = [];
+    let state = null;
+    for (const invocation of inputs) {
+      const feeds = new Map();
+      dataInputs.forEach((m, i) => {
+        const tfl = inTensors[i];
+        let host = invocation.get(tfl.name);
+        const perm = layouts[m.name] ?? layouts[tfl.name];
+        if (perm) host = transpose(host, perm);
+        const want = m.type;
+        if (want && want !== host.type) {
+          if (isFloatType(want) && isIntegerType(host.type) && tfl.quant) {
+            host = dequantize(host, tfl.quant);
+            if (want !== 'float32') host = makeTensor(want, host.shape, castData(host.data, want));
+          } else if (TYPED_ARRAYS[want] && !isFloatType(want) && !isFloatType(host.type)) {
+            host = makeTensor(want, host.shape, castData(host.data, want));
+          } else {
+            throw new Error(`ONNX input "${m.name}" is ${want}, the TFLite input is ${host.type}`);
+          }
+        }
+        feeds.set(m.name, host);
+      });
+      if (state) for (const p of pairs) feeds.set(p.input, state.get(p.output));
+      let outs;
+      try {
+        outs = await (state ? fed : first).run(feeds);
+      } catch (e) {
+        throw new Error(`onnxruntime failed to run: ${compact(errMessage(e))}`);
       }
-      result.set(outTensors[i].name, t);
-    });
-    return { outputs: result, layouts };
+      state = outs;
+      const result = new Map();
+      outNames.forEach((name, i) => {
+        let t = outs.get(name);
+        const perm = layouts[name] ?? layouts[outTensors[i].name];
+        if (perm) {
+          if (perm.length !== t.shape.length) throw new Error(`io_layouts perm [${perm}] does not fit output "${name}" of shape [${t.shape}]`);
+          t = transpose(t, inversePermutation(perm));
+        }
+        result.set(outTensors[i].name, t);
+      });
+      runs.push(result);
+    }
+    return { outputs: mergeInvocations(runs), layouts };
   } finally {
-    await session.release();
+    for (const s of sessions) await s.release();
   }
 }
 
@@ -468,7 +571,7 @@ async function referenceSensitivity(task, which, bytes, model, inputs, refOutput
   // outputs were (dequantized where they are float); true when it breaks it.
   const breaks = async (modelBytes, modelInputs, label) => {
     const got = await runTflite(which, modelBytes, model, modelInputs);
-    for (const t of model.outputs) {
+    for (const t of model.compared ?? model.outputs) {
       const g = got.get(t.name);
       const o = onnxOutputs.get(t.name);
       if (g && o && t.quant && isFloatType(o.type) && isIntegerType(g.type)) got.set(t.name, dequantize(g, t.quant));
@@ -483,9 +586,10 @@ async function referenceSensitivity(task, which, bytes, model, inputs, refOutput
   const count = targets.length ? positions : 0;
   let broken = 0;
   for (let p = 0; p < count; p++) {
-    const changed = new Map(inputs);
+    // The first invocation's inputs moved; a stateful model's later ones kept.
+    const changed = inputs.map((m) => new Map(m));
     for (const t of targets) {
-      const x = inputs.get(t.name);
+      const x = inputs[0].get(t.name);
       const data = x.data.slice();
       const i = Math.min(data.length - 1, Math.floor(((p + 0.5) / count) * data.length));
       if (isFloatType(t.type)) {
@@ -497,7 +601,7 @@ async function referenceSensitivity(task, which, bytes, model, inputs, refOutput
         const [tlo, thi] = typeRange(t.type);
         data[i] = data[i] < thi ? data[i] + 1 : Math.max(tlo, data[i] - 1);
       }
-      changed.set(t.name, { ...x, data });
+      changed[0].set(t.name, { ...x, data });
     }
     if (await breaks(bytes, changed, 'perturbed')) broken++;
   }
@@ -508,6 +612,7 @@ async function referenceSensitivity(task, which, bytes, model, inputs, refOutput
   // decided below float32 precision, which no float or float-requantizing
   // runtime reproduces (yamnet in --quantization dequantize mode is one).
   let jitterBroken = 0;
+  let jitterRefused = 0;
   const factors = model.tensors.some((t) => t.quant) ? [1 + 2 ** -22, 1 - 2 ** -22, 1 + 2 ** -21, 1 - 2 ** -21] : [];
   for (const factor of factors) {
     const copy = bytes.slice();
@@ -519,16 +624,25 @@ async function referenceSensitivity(task, which, bytes, model, inputs, refOutput
         view.setFloat32(at, view.getFloat32(at, true) * factor, true);
       }
     }
-    if (await breaks(copy, inputs, 'scales moved')) jitterBroken++;
+    try {
+      if (await breaks(copy, inputs, 'scales moved')) jitterBroken++;
+    } catch (e) {
+      // A kernel that requires an exact scale (TFLite's int8 LOGISTIC wants
+      // 1/256) refuses the moved copy: that copy says nothing.
+      if (!/cannot load the model|failed to prepare/i.test(errMessage(e))) throw e;
+      jitterRefused++;
+    }
   }
-  return { broken: broken + jitterBroken, of: count, worst, jitterBroken, jitterOf: factors.length, inputBroken: broken };
+  return {
+    broken: broken + jitterBroken, of: count, worst, jitterBroken, jitterOf: factors.length - jitterRefused, inputBroken: broken,
+  };
 }
 
 // Outputs of tfjs-tflite made comparable like the ONNX ones: dequantized
 // where the ONNX output is float and the TFLite one quantized.
 function likeOnnx(model, outputs, onnxOutputs) {
   const out = new Map(outputs);
-  for (const t of model.outputs) {
+  for (const t of model.compared ?? model.outputs) {
     const g = out.get(t.name);
     const o = onnxOutputs.get(t.name);
     if (g && o && t.quant && isFloatType(o.type) && isIntegerType(g.type)) out.set(t.name, dequantize(g, t.quant));
@@ -560,7 +674,7 @@ function spreadSet(task, model, run) {
 // (run.mjs compares them with the known-fail list).
 async function runtimeSpread(task, bytes, model, onnxBytes, random) {
   const sets = { random: spreadSet(task, model, random) };
-  const smoothInputs = makeInputs(task, model, true);
+  const smoothInputs = makeInputSets(task, model, true);
   if (smoothInputs.smoothed > 0) {
     const ref = await runTflite('litert', bytes, model, smoothInputs);
     const other = await runTflite('tfjs', bytes, model, smoothInputs);
@@ -630,7 +744,17 @@ export async function processModel(task) {
       return res;
     }
 
-    const inputs = makeInputs(task, model, !!task.smoothInputs);
+    // A converted model with state runs several invocations (STATEFUL_INVOCATIONS).
+    let onnxBytes = null;
+    if (!task.tfliteOnly) {
+      onnxBytes = new Uint8Array(fs.readFileSync(onnxPath));
+      if (readStatePairs(readOnnxMetadata(onnxBytes)).length) {
+        model.invocations = STATEFUL_INVOCATIONS;
+        model.compared = comparedOutputs(model.outputs, model.invocations);
+        res.notes.push(`stateful: ${model.invocations} invocations, the state carried from one to the next`);
+      }
+    }
+    const inputs = makeInputSets(task, model, !!task.smoothInputs);
     const ref = await runReference(task, bytes, model, inputs);
     res.reference = ref.which;
     if (ref.which !== 'litert' && ref.errors.length && !task.tfliteOnly) res.notes.push(`reference is tfjs-tflite (${ref.errors[0]})`);
@@ -661,7 +785,6 @@ export async function processModel(task) {
       return res;
     }
 
-    const onnxBytes = new Uint8Array(fs.readFileSync(onnxPath));
     // The converter must have converted the signature the runtimes run.
     const converted = readOnnxMetadata(onnxBytes)['lite2onnx.signature'];
     const convertedKey = converted ? JSON.parse(converted).key : null;

@@ -56,9 +56,13 @@ const READABLE = new Set(['float32', 'int32', 'uint8', 'int8', 'int16', 'bool', 
 
 /**
  * Runs a .tflite model once with a fresh interpreter (so variable tensors start
- * from zero). inputs: Map tensorName -> host tensor. Returns Map name -> tensor.
+ * from zero), or once per element of an array of inputs with one interpreter
+ * (variable tensors keep what the previous invocation left). inputs: Map
+ * tensorName -> host tensor, or an array of them. Returns Map name -> tensor,
+ * or an array of them.
  */
 export async function runTfjsTflite(bytes, model, inputs) {
+  const runs = Array.isArray(inputs) ? inputs : [inputs];
   // The interpreter's inputs and outputs are those of its primary subgraph:
   // the Web API has no signature runner.
   if (model.subgraphIndex) {
@@ -70,44 +74,50 @@ export async function runTfjsTflite(bytes, model, inputs) {
   const Runner = await initTfjsTflite();
   const ab = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
   let runner;
+  const loadMark = logged;
   try {
     runner = await Runner.create(ab, { numThreads: -1 });
   } catch (e) {
-    throw new Error(`tfjs-tflite cannot load the model: ${e && e.message ? e.message : e}`);
+    const errs = logLines.slice(Math.max(0, logLines.length - (logged - loadMark))).join('; ');
+    throw new Error(`tfjs-tflite cannot load the model: ${e && e.message ? e.message : e}${errs ? ` (${errs})` : ''}`);
   }
   try {
-    const ins = runner.getInputs();
-    for (let i = 0; i < ins.length; i++) {
-      const info = ins[i];
-      const host = inputs.get(info.name) ?? inputs.get(model.inputs[i]?.name);
-      if (!host) throw new Error(`tfjs-tflite: no input data for "${info.name}"`);
-      const view = info.data();
-      if (!view || view.length !== host.data.length) {
-        throw new Error(`tfjs-tflite: input "${info.name}" has ${view ? view.length : 0} elements, expected ${host.data.length}`);
+    const results = [];
+    for (const inputs of runs) {
+      const ins = runner.getInputs();
+      for (let i = 0; i < ins.length; i++) {
+        const info = ins[i];
+        const host = inputs.get(info.name) ?? inputs.get(model.inputs[i]?.name);
+        if (!host) throw new Error(`tfjs-tflite: no input data for "${info.name}"`);
+        const view = info.data();
+        if (!view || view.length !== host.data.length) {
+          throw new Error(`tfjs-tflite: input "${info.name}" has ${view ? view.length : 0} elements, expected ${host.data.length}`);
+        }
+        if (host.type === 'bool') view.set(host.data.map((v) => (v ? 1 : 0)));
+        else view.set(host.data);
       }
-      if (host.type === 'bool') view.set(host.data.map((v) => (v ? 1 : 0)));
-      else view.set(host.data);
-    }
-    const mark = logged;
-    if (!runner.infer()) {
-      const errs = logLines.slice(Math.max(0, logLines.length - (logged - mark))).join('; ');
-      throw new Error(`tfjs-tflite failed to run${errs ? `: ${errs}` : ''}`);
-    }
-    const out = new Map();
-    const outs = runner.getOutputs();
-    for (let i = 0; i < outs.length; i++) {
-      const info = outs[i];
-      const view = info.data();
-      const type = info.dataType;
-      if (!TYPED_ARRAYS[type] || !view || typeof view.slice !== 'function') {
-        throw new Error(`tfjs-tflite cannot read output "${info.name}" (${type})`);
+      const mark = logged;
+      if (!runner.infer()) {
+        const errs = logLines.slice(Math.max(0, logLines.length - (logged - mark))).join('; ');
+        throw new Error(`tfjs-tflite failed to run${errs ? `: ${errs}` : ''}`);
       }
-      const shape = info.shape === '' ? [] : String(info.shape).split(',').map(Number);
-      const data = type === 'bool' ? Uint8Array.from(view, (v) => (v ? 1 : 0)) : view.slice();
-      const name = model.outputs.some((t) => t.name === info.name) ? info.name : (model.outputs[i]?.name ?? info.name);
-      out.set(name, { type, shape, data });
+      const out = new Map();
+      const outs = runner.getOutputs();
+      for (let i = 0; i < outs.length; i++) {
+        const info = outs[i];
+        const view = info.data();
+        const type = info.dataType;
+        if (!TYPED_ARRAYS[type] || !view || typeof view.slice !== 'function') {
+          throw new Error(`tfjs-tflite cannot read output "${info.name}" (${type})`);
+        }
+        const shape = info.shape === '' ? [] : String(info.shape).split(',').map(Number);
+        const data = type === 'bool' ? Uint8Array.from(view, (v) => (v ? 1 : 0)) : view.slice();
+        const name = model.outputs.some((t) => t.name === info.name) ? info.name : (model.outputs[i]?.name ?? info.name);
+        out.set(name, { type, shape, data });
+      }
+      results.push(out);
     }
-    return out;
+    return Array.isArray(inputs) ? results : results[0];
   } finally {
     runner.cleanUp();
   }

@@ -1,0 +1,104 @@
+// Hostile recurrent models (LSTM, RNN, SVDF): wrong state shapes, absent
+// weights and state inputs, bad options and intermediates, absurd sequence
+// lengths; each a clear error naming the op or tensor, or a limit.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "core/convert.h"
+#include "model_builder.h"
+
+namespace lite2onnx {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::tflite_from_json;
+using testing::view;
+using Bytes = std::vector<std::byte>;
+
+nlohmann::json model_json(const std::string& name) { return testing::op_model_json(name); }
+Bytes model_bytes(const nlohmann::json& j) { return tflite_from_json(j.dump()); }
+
+nlohmann::json& tensor_named(nlohmann::json& j, const std::string& name) {
+  for (auto& t : j["subgraphs"][0]["tensors"])
+    if (t["name"] == name) return t;
+  throw std::runtime_error("no tensor " + name);
+}
+
+Error convert_error(const Bytes& bytes, const ConvertOptions& o = {}) {
+  Diagnostics d;
+  auto r = convert(view(bytes), o, d);
+  EXPECT_FALSE(r.ok());
+  return r.ok() ? Error{} : r.error();
+}
+
+TEST(RecurrentHostile, WrongStateShapesAndMissingWeightsAreNamed) {
+  auto j = model_json("rnn_lstm_plain");
+  tensor_named(j, "lstm/cell_state")["shape"] = {2, 7};
+  Error e = convert_error(model_bytes(j));
+  EXPECT_EQ(e.code, ErrorCode::kUnsupported);
+  EXPECT_THAT(e.message, HasSubstr("cell state 'lstm/cell_state' has shape [2, 7]"));
+  EXPECT_EQ(e.unsupported.at(0).op_index, 0);
+
+  j = model_json("rnn_lstm_plain");
+  j["subgraphs"][0]["operators"][0]["inputs"][2] = -1;
+  e = convert_error(model_bytes(j));
+  EXPECT_EQ(e.code, ErrorCode::kUnsupported);
+  EXPECT_THAT(e.message, HasSubstr("input weights of gate 1 are missing"));
+
+  // A state slot TFLite reads with GetVariableInput: absent, or too few inputs.
+  j = model_json("rnn_lstm_plain");
+  j["subgraphs"][0]["operators"][0]["inputs"][19] = -1;
+  e = convert_error(model_bytes(j));
+  EXPECT_EQ(e.code, ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("state input 19 is missing"));
+  j = model_json("rnn_lstm_plain");
+  j["subgraphs"][0]["operators"][0]["inputs"] = {0, 1, 2};
+  EXPECT_EQ(convert_error(model_bytes(j)).code, ErrorCode::kInvalidModel);
+
+  j = model_json("rnn_svdf_rank2_relu");
+  j["subgraphs"][0]["operators"][0]["builtin_options"]["rank"] = 3;
+  EXPECT_THAT(convert_error(model_bytes(j)).message,
+              HasSubstr("rank 3 must divide the 10 filters"));
+  j = model_json("rnn_svdf_rank2_relu");
+  j["subgraphs"][0]["operators"][0]["builtin_options"]["rank"] = 0;
+  EXPECT_THAT(convert_error(model_bytes(j)).message, HasSubstr("rank 0"));
+
+  j = model_json("rnn_bidi_merged");
+  auto& bidi_inputs = j["subgraphs"][0]["operators"][0]["inputs"];
+  bidi_inputs.erase(bidi_inputs.begin() + 9, bidi_inputs.end());
+  EXPECT_THAT(convert_error(model_bytes(j)).message, HasSubstr("needs 12 inputs"));
+
+  // The integer kernel's intermediates: missing, or out of range.
+  j = model_json("rnn_lstm_int8");
+  j["subgraphs"][0]["operators"][0].erase("intermediates");
+  EXPECT_THAT(convert_error(model_bytes(j)).message, HasSubstr("5 intermediate tensors"));
+  j = model_json("rnn_lstm_int8");
+  j["subgraphs"][0]["operators"][0]["intermediates"][4] = 9999;
+  e = convert_error(model_bytes(j));
+  EXPECT_EQ(e.code, ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.message, HasSubstr("intermediate"));
+}
+
+TEST(RecurrentHostile, LongSequencesAreBounded) {
+  // Beyond the steps an op is unrolled to: unsupported, saying so.
+  auto j = model_json("rnn_seq_tanh");
+  tensor_named(j, "input")["shape"] = {2, 100000, 3};
+  tensor_named(j, "output")["shape"] = {2, 100000, 5};
+  EXPECT_THAT(convert_error(model_bytes(j)).message, HasSubstr("sequence of 100000 steps"));
+  // Within it, the unrolled nodes count against max_created_bytes.
+  j = model_json("rnn_lstm_int8");
+  tensor_named(j, "input")["shape"] = {2, 4000, 3};
+  tensor_named(j, "output")["shape"] = {2, 4000, 5};
+  ConvertOptions small;
+  small.limits.max_created_bytes = 1 << 20;
+  Error e = convert_error(model_bytes(j), small);
+  EXPECT_EQ(e.code, ErrorCode::kResourceLimit);
+  EXPECT_THAT(e.message, HasSubstr("unrolled"));
+}
+
+}  // namespace
+}  // namespace lite2onnx
