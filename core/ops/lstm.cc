@@ -361,11 +361,17 @@ std::string read_lstm(const ir::Graph& g, const ir::Node& n, int kind, Lstm& l) 
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   l.sequence = kind != 1;
   l.time_major = kind == 1 || n.attrs.get_int("time_major") != 0;
-  if (!x.has_rank || !ir::static_shape(x)) return "input '" + x.name + "' has no static shape";
+  if (!x.has_rank) return "input '" + x.name + "' has no shape";
   if (l.sequence && x.rank() != 3) return "input must have rank 3";
   if (!l.sequence && x.rank() != 2) return "input must have rank 2";
   l.steps = l.sequence ? (l.time_major ? x.shape[0] : x.shape[1]) : 1;
-  l.batch = l.sequence ? (l.time_major ? x.shape[1] : x.shape[0]) : x.shape[0];
+  const TensorId state = slot(g, n, kind == 2 ? kBidiFw.h : kFull.h);
+  if (state == ir::kNoTensor) return "the output state input is missing";
+  l.batch = input_batch(x, l.sequence && l.time_major ? 1 : 0, g.tensor(state));
+  if (l.batch < 1)
+    return "input '" + x.name +
+           "' has a dynamic dimension other than its batch, or a dynamic "
+           "batch that the state does not fix";
   l.n_input = x.shape.back();
   if (l.steps < 1 || l.steps > kMaxSteps)
     return "sequence of " + std::to_string(l.steps) + " steps (1.." + std::to_string(kMaxSteps) +

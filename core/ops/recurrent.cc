@@ -204,6 +204,15 @@ std::string require_shape(const ir::Graph& g, const ir::Node& n, size_t i, const
   return "";
 }
 
+int64_t input_batch(const ir::Tensor& x, size_t batch_axis, const ir::Tensor& state) {
+  if (!x.has_rank || batch_axis >= x.rank()) return -1;
+  for (size_t a = 0; a < x.rank(); ++a)
+    if (a != batch_axis && x.shape[a] < 0) return -1;
+  if (x.shape[batch_axis] >= 0) return x.shape[batch_axis];
+  if (!state.has_rank || state.rank() != 2 || state.shape[0] < 1) return -1;
+  return state.shape[0];
+}
+
 std::string check_recurrent_activation(const ir::Node& n, bool none_allowed) {
   const std::string a = n.attrs.get_string("fused_activation_function", "NONE");
   if (a == "RELU" || a == "RELU6" || a == "RELU_N1_TO_1" || a == "TANH") return "";
@@ -231,8 +240,15 @@ std::string check_rnn_operands(const ir::Graph& g, const ir::Node& n, size_t inp
   const ir::Tensor& x = g.tensor(n.inputs[input]);
   if (n.builtin != ir::builtin::kBidirectionalSequenceRnn && own_outputs(n) != 1)
     return "the kernel has one output";
-  if (!x.has_rank || x.rank() != (rank3 ? 3u : 2u) || !ir::static_shape(x))
-    return "input '" + x.name + "' must have a static rank-" + (rank3 ? "3" : "2") + " shape";
+  if (!x.has_rank || x.rank() != (rank3 ? 3u : 2u))
+    return "input '" + x.name + "' must have rank " + (rank3 ? "3" : "2");
+  if (!has_input(g, n, state)) return "hidden state is missing";
+  const size_t batch_axis = rank3 && time_major ? 1 : 0;
+  const int64_t batch = input_batch(x, batch_axis, g.tensor(n.inputs[state]));
+  if (batch < 1)
+    return "input '" + x.name +
+           "' has a dynamic dimension other than its batch, or a dynamic "
+           "batch that the state does not fix";
   if (x.dtype != DataType::kFloat32 || x.quantized_type)
     return "input '" + x.name + "' is not float32: TFLite's kernel takes float input";
   if (!has_input(g, n, weights)) return "input weights are missing";
@@ -240,12 +256,8 @@ std::string check_rnn_operands(const ir::Graph& g, const ir::Node& n, size_t inp
   if (!wt.has_rank || wt.rank() != 2 || !ir::static_shape(wt))
     return "weights '" + wt.name + "' must have a static rank-2 shape";
   d.units = wt.shape[0];
-  if (rank3) {
-    d.time = time_major ? x.shape[0] : x.shape[1];
-    d.batch = time_major ? x.shape[1] : x.shape[0];
-  } else {
-    d.batch = x.shape[0];
-  }
+  d.batch = batch;
+  if (rank3) d.time = time_major ? x.shape[0] : x.shape[1];
   d.input = x.shape.back();
   if (wt.shape[1] != d.input)
     return "weights '" + wt.name + "' have " + std::to_string(wt.shape[1]) +
@@ -598,12 +610,13 @@ std::string read_svdf(const ir::Graph& g, const ir::Node& n, SvdfDims& d) {
   if (n.inputs.size() != 5) return "the kernel needs 5 inputs";
   if (own_outputs(n) != 1) return "the kernel has one output";
   const ir::Tensor& x = g.tensor(n.inputs[kSvdfInput]);
-  if (!x.has_rank || x.rank() != 2 || !ir::static_shape(x)) return "input must be [batch, depth]";
+  if (!x.has_rank || x.rank() != 2 || input_batch(x, 0, g.tensor(n.inputs[kSvdfState])) < 1)
+    return "input must be [batch, depth] (a dynamic batch fixed by the state)";
   const ir::Tensor& wf = g.tensor(n.inputs[kSvdfFeature]);
   const ir::Tensor& wt = g.tensor(n.inputs[kSvdfTime]);
   if (!wf.has_rank || wf.rank() != 2 || !wt.has_rank || wt.rank() != 2)
     return "feature and time weights must have rank 2";
-  d.batch = x.shape[0];
+  d.batch = input_batch(x, 0, g.tensor(n.inputs[kSvdfState]));
   d.input = x.shape[1];
   d.filters = wf.shape[0];
   d.memory = wt.shape[1];

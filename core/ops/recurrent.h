@@ -95,6 +95,11 @@ void stack_steps(Writer& w, const std::vector<ir::TensorId>& steps, bool time_ma
 // "" or why: the input (a constant) has a static shape equal to `want`.
 std::string require_shape(const ir::Graph& g, const ir::Node& n, size_t i, const ir::Shape& want,
                           const char* what);
+// The batch of a recurrent op's input whose other dimensions are static:
+// the input's, or when that is dynamic (-1) the state's (a variable tensor has
+// a static shape, and TFLite's kernel requires the two to agree); -1 when
+// neither says or a dimension but the batch is dynamic.
+int64_t input_batch(const ir::Tensor& x, size_t batch_axis, const ir::Tensor& state);
 // "" or why: TFLite's activation option is one the recurrent kernels apply.
 std::string check_recurrent_activation(const ir::Node& n, bool none_allowed);
 

@@ -181,6 +181,17 @@ sequenceLstm('lstm_layer_norm', 'UNIDIRECTIONAL_SEQUENCE_LSTM with layer normali
 sequenceLstm('lstm_cifg_peephole', 'UNIDIRECTIONAL_SEQUENCE_LSTM, CIFG (input gate = 1 - forget gate) with peepholes, time-major', { cifg: true, peephole: true, timeMajor: true });
 sequenceLstm('lstm_cifg_layer_norm_projection', 'UNIDIRECTIONAL_SEQUENCE_LSTM, CIFG with layer norm and projection', { cifg: true, layerNorm: true, cell: 6, projection: true });
 sequenceLstm('lstm_diagonal', 'UNIDIRECTIONAL_SEQUENCE_LSTM with diagonal (rank-1) recurrent weights: not converted (no TFLite runtime here runs them)', { diagonal: true });
+def('lstm_dynamic_batch', 'UNIDIRECTIONAL_SEQUENCE_LSTM whose input and output declare a dynamic batch (shape_signature -1), fixed by the states [2,5]', (m) => {
+  const [batch, steps, input, cell] = [2, 4, 3, 5];
+  const x = m.tensor('input', [batch, steps, input], 'FLOAT32', { shape_signature: [-1, steps, input] });
+  m.inputs.push(x);
+  m.spec.inputs = { input: { range: [-1, 1], shape: [batch, steps, input] } };
+  const c = lstmCell(m, 'lstm', { input, cell, output: cell, batch, peephole: true });
+  const y = m.tensor('output', [batch, steps, cell], 'FLOAT32', { shape_signature: [-1, steps, cell] });
+  m.op('UNIDIRECTIONAL_SEQUENCE_LSTM', lstmInputs(x, c), [y], 'UnidirectionalSequenceLSTMOptions',
+    { fused_activation_function: 'TANH', cell_clip: 10, proj_clip: 0, time_major: false });
+  m.output(y);
+});
 sequenceLstm('lstm_hybrid', 'UNIDIRECTIONAL_SEQUENCE_LSTM with int8 weights and float activations (hybrid), peephole, cell clip 10', { hybrid: true, peephole: true, cellClip: 10 });
 
 function bidiLstm(name, description, o) {

@@ -83,6 +83,16 @@ TEST(RecurrentHostile, WrongStateShapesAndMissingWeightsAreNamed) {
   EXPECT_THAT(e.message, HasSubstr("intermediate"));
 }
 
+TEST(RecurrentHostile, DynamicSequencesAreNamed) {
+  // A dynamic batch is the states'; a dynamic time dimension is refused.
+  auto j = model_json("rnn_lstm_dynamic_batch");
+  tensor_named(j, "input")["shape_signature"] = {-1, -1, 3};
+  tensor_named(j, "output")["shape_signature"] = {-1, -1, 5};
+  Error e = convert_error(model_bytes(j));
+  EXPECT_EQ(e.code, ErrorCode::kUnsupported);
+  EXPECT_THAT(e.message, HasSubstr("a dynamic dimension other than its batch"));
+}
+
 TEST(RecurrentHostile, LongSequencesAreBounded) {
   // Beyond the steps an op is unrolled to: unsupported, saying so.
   auto j = model_json("rnn_seq_tanh");
