@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "client/mapped_file.h"
+#include "core/option_table.h"
 
 namespace lite2onnx::batch {
 namespace fs = std::filesystem;

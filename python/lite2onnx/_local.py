@@ -115,7 +115,7 @@ def convert(model: Model, output: Optional[PathLike] = None, **options: Any) -> 
     the same options. Drop-in for ``tflite2onnx.convert(tflite_path, onnx_path,
     explicit_layouts={"x": ("NHWC", "NCHW")})``.
 
-    Keyword options (the option table; the CLI's flags of the same names):
+    Keyword options (the option table, ``lite2onnx.options()``; the CLI's flag of each):
     {options}
 
     Raises a ``ConversionError``: ``InvalidModelError``,

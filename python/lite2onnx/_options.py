@@ -10,7 +10,6 @@ CLI's flags; the limits (``max_operators``, ...) are the CLI's ``--max-*``.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, List, Mapping, NamedTuple, Tuple
 
 from . import _core
@@ -105,15 +104,17 @@ def to_texts(kwargs: Mapping[str, Any]) -> Tuple[List[Tuple[str, str]], Dict[str
 
 
 def describe() -> str:
-    """The keyword options as the docstrings list them."""
+    """The keyword options as the docstrings list them: name, the CLI's flag,
+    help, and the default as a Python value."""
     lines = []
     for o in options():
-        default = f" (default: {o.default})" if o.default not in ("", "0") or o.kind == "integer" else ""
-        if o.kind == "layouts":
+        if o.kind == "boolean":
+            default = f" (default: {o.default == 'true'})"
+        elif o.kind in ("integer", "limit"):
+            default = f" (default: {o.default})" if o.default != "0" else ""
+        elif o.kind == "choice":
+            default = f" (default: {o.default!r})"
+        else:
             default = ""
-        lines.append(f"    {o.name}: {o.help}{default}")
+        lines.append(f"    {o.name} ({o.flag}): {o.help}{default}")
     return "\n".join(lines)
-
-
-def fspath_or_none(path: Any) -> Any:
-    return None if path is None else os.fspath(path)

@@ -165,7 +165,7 @@ py::tuple convert_many(const std::vector<std::string>& inputs, const std::string
     py::gil_scoped_release release;
     plan.emplace(batch::plan(inputs, out_dir));
   }
-  if (!*plan) return py::make_tuple(py::none(), failure_dict((*plan)->error()));
+  if (!*plan) return py::make_tuple(py::none(), failure_dict(plan->error()));
   batch::RunOptions run;
   run.jobs = jobs;
   std::optional<py::error_already_set> callback_error;
