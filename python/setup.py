@@ -40,11 +40,13 @@ class CMakeBuild(build_ext):
     def build_extension(self, ext):
         suffix = sysconfig.get_config_var("EXT_SUFFIX")
         package = BUILD / "python" / "lite2onnx"
-        if not (BUILD / "CMakeCache.txt").exists() or not (package / ("_core" + suffix)).exists():
-            # Configure (or point an existing build at this Python: an
-            # extension is built for one ABI, named by EXT_SUFFIX).
-            subprocess.run(["cmake", "-S", str(SOURCE), "-B", str(BUILD), "-G", "Ninja",
-                            "-DCMAKE_BUILD_TYPE=Release", "-DPython_EXECUTABLE=" + base_python()],
+        configured = (BUILD / "CMakeCache.txt").exists()
+        if not configured or not (package / ("_core" + suffix)).exists():
+            # Configure (or point an existing build at this Python, with the
+            # package on: an extension is built for one ABI, named by EXT_SUFFIX).
+            fresh = [] if configured else ["-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"]
+            subprocess.run(["cmake", "-S", str(SOURCE), "-B", str(BUILD), *fresh,
+                            "-DLITE2ONNX_BUILD_PYTHON=ON", "-DPython_EXECUTABLE=" + base_python()],
                            check=True)
         subprocess.run(["cmake", "--build", str(BUILD), "--target", "lite2onnx_python",
                         "lite2onnx_python_stubs"], check=True)

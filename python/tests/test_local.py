@@ -228,17 +228,22 @@ def test_every_reason_of_the_table_has_its_class():
 # ---- threads ----------------------------------------------------------------
 
 def test_the_gil_is_released_while_converting(corpus):
-    """While one thread is inside convert(), another runs Python code: with the
-    GIL held, no iteration of the main thread could fall inside a conversion."""
-    data = (corpus / "coral-test_data/mobilenet_v2_1.0_224_quant.tflite").read_bytes()
+    """While one thread is inside convert(), another runs Python code. Each
+    conversion (~60 ms here) is nearly all C++; its Python parts (options, the
+    diagnostics' JSON) are well under a millisecond at its two ends. With the
+    GIL held in C++, no iteration of the main thread could fall into the middle
+    half of a conversion; released, hundreds do."""
+    data = (corpus / "coral-test_data/automl_video_traffic_model.tflite").read_bytes()
+    lite2onnx.convert(data)  # the first conversion of a process is slower (huge pages)
     intervals = []
     done = threading.Event()
 
     def work():
-        for _ in range(20):
+        for _ in range(5):
             start = time.perf_counter()
             lite2onnx.convert(data)
-            intervals.append((start, time.perf_counter()))
+            end = time.perf_counter()
+            intervals.append((start + (end - start) / 4, end - (end - start) / 4))
         done.set()
 
     stamps = []
@@ -249,7 +254,7 @@ def test_the_gil_is_released_while_converting(corpus):
         time.sleep(0.0002)  # the main thread needs the GIL back after each sleep
     thread.join()
     inside = sum(any(start < t < end for start, end in intervals) for t in stamps)
-    assert inside > 20, f"{inside} of {len(stamps)} main-thread iterations ran during a conversion"
+    assert inside >= 10, f"{inside} of {len(stamps)} main-thread iterations ran during a conversion"
 
 
 def test_threads_convert_the_same_bytes(test_models):

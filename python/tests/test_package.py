@@ -35,7 +35,7 @@ def test_the_extension_links_no_jemalloc_and_exports_only_its_init():
     assert any("jemalloc" in lib for lib in needed_libraries(os.environ["LITE2ONNX_CLI"]))
     symbols = subprocess.run(["nm", "-D", "--defined-only", _core.__file__], capture_output=True,
                              text=True, check=True).stdout.split("\n")
-    exported = [line.split()[-1] for line in symbols if line.strip() and " T " in line]
+    exported = [line.split()[-1] for line in symbols if line.strip()]
     assert exported == ["PyInit__core"], exported[:20]
 
 
@@ -62,8 +62,10 @@ def test_onnx_and_lite2onnx_import_in_either_order(test_models):
 
 
 def test_the_stubs_were_generated_by_the_runtimes_versions():
-    # protoc as python3-protobuf, grpc_python_plugin as python3-grpcio (major.minor).
-    assert _build_info.PROTOC_VERSION.split(".")[:2] == google.protobuf.__version__.split(".")[:2]
+    # protoc as python3-protobuf: protoc 3.21.12 is the Python runtime 4.21.12 (the
+    # Python package counts from 4 since 21.x; the last two numbers are the release).
+    assert _build_info.PROTOC_VERSION.split(".")[-2:] == google.protobuf.__version__.split(".")[-2:]
+    # grpc_python_plugin as python3-grpcio (major.minor).
     assert _build_info.GRPC_VERSION.split(".")[:2] == grpc.__version__.split(".")[:2]
     assert converter_pb2.DESCRIPTOR.package == "lite2onnx.v1"
 

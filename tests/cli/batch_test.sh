@@ -42,7 +42,7 @@ jq -e '[.models[] | select(.outcome == "converted") | .nodes > 0 and .timings.to
 # Mirrored paths, each file the single-file conversion's bytes, nothing left half-written.
 for name in mini a/conv a/b/sig c/add; do
   src=$(ls "$in/$name".*)
-  "$cli" convert "$src" -o "$dir/single.onnx" > /dev/null
+  "$cli" convert "$src" -o "$dir/single.onnx" > /dev/null 2>&1
   cmp -s "$dir/single.onnx" "$dir/out/$name.onnx" || fail "out/$name.onnx differs from $src's conversion"
   jq -e --arg n "$name" --arg o "$dir/out/$name.onnx" \
     '[.models[] | select(.output == $o)] | length == 1' "$summary" >/dev/null ||
@@ -119,6 +119,7 @@ for name in mini a/conv a/b/sig c/add; do
 done
 # Nothing listening: every model fails as unavailable (retried), exit 10.
 kill -9 "$pid"
+wait "$pid" 2> /dev/null || true
 pid=
 status=0
 "$cli" convert "$in/a" -o "$dir/down" --server "127.0.0.1:$grpc_port" --retries 1 \
