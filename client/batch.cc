@@ -192,7 +192,9 @@ Json report_json(const ModelReport& r) {
       return m;
   }
   m["attempts"] = r.attempts;
-  m["timings"] = {{"total_ms", r.ms}, {"convert_ms", r.convert_ms}};
+  m["timings"] = {{"total_ms", r.ms}};
+  // The conversion's own time comes with its diagnostics, which a failure has not.
+  if (r.outcome == ModelReport::Outcome::kConverted) m["timings"]["convert_ms"] = r.convert_ms;
   return m;
 }
 
