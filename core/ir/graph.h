@@ -73,6 +73,14 @@ struct Tensor {
 
   bool is_const() const { return data.has_value(); }
   size_t rank() const { return shape.size(); }
+  // The axes after the first, as a flatten of this tensor in its ONNX layout
+  // orders them (the layout must keep axis 0 first).
+  FlattenedAxes flattened_axes() const {
+    FlattenedAxes f;
+    f.dims.assign(shape.begin() + 1, shape.end());
+    for (size_t i = 1; i < layout.size(); ++i) f.perm.push_back(layout[i] - 1);
+    return f;
+  }
   Shape onnx_shape() const { return emit_shape ? *emit_shape : permute_shape(shape, layout); }
 };
 

@@ -140,6 +140,11 @@ OpEntry transform_landmarks();            // custom TransformLandmarks
 OpEntry landmarks_to_transform_matrix();  // custom Landmarks2TransformMatrix
 }  // namespace landmarks
 
+namespace audio {             // TFLite's own audio custom ops
+OpEntry audio_spectrogram();  // custom AudioSpectrogram
+OpEntry mfcc();               // custom Mfcc
+}  // namespace audio
+
 namespace detection {
 OpEntry detection_postprocess();  // custom TFLite_Detection_PostProcess
 OpEntry non_max_suppression_v4();

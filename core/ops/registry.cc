@@ -142,6 +142,8 @@ using CustomTable = std::map<std::string, OpEntry, std::less<>>;
 CustomTable make_custom_table() {
   CustomTable t;
   t["TFLite_Detection_PostProcess"] = detection::detection_postprocess();
+  t["AudioSpectrogram"] = audio::audio_spectrogram();
+  t["Mfcc"] = audio::mfcc();
   t["Convolution2DTransposeBias"] = conv::mediapipe_transpose_conv_bias();
   t["MaxPoolingWithArgmax2D"] = conv::mediapipe_max_pool_argmax();
   t["MaxUnpooling2D"] = conv::mediapipe_max_unpool();

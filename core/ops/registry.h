@@ -104,8 +104,8 @@ struct OpEntry {
   // Shape inference; unset: numpy broadcast for kTransparent ops, the element
   // map's shape for reshapes, else the file's shapes stand.
   InferShapesFn infer_shapes = nullptr;
-  // kAttribute ops whose outputs take input 0's layout unchanged
-  // (propagate_same): layout hints walk back through them.
+  // kAttribute ops whose outputs take their data input's layout unchanged
+  // (propagate_same, SPLIT): layout hints walk back through them.
   bool keeps_layout = false;
   // Other Attribute ops that hints walk back through (RESHAPE).
   HintInputFn hint_input = nullptr;
@@ -166,6 +166,8 @@ class LowerContext {
   ir::TensorId const_i64(const std::string& name, std::vector<int64_t> values,
                          std::optional<ir::Shape> shape = std::nullopt);
   ir::TensorId const_f32(const std::string& name, std::vector<float> values,
+                         std::optional<ir::Shape> shape = std::nullopt);
+  ir::TensorId const_f64(const std::string& name, std::vector<double> values,
                          std::optional<ir::Shape> shape = std::nullopt);
   ir::TensorId const_scalar(const std::string& name, ir::DataType type, double value);
 

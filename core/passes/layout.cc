@@ -417,11 +417,7 @@ class Applier {
   }
 
   void mark_flattened(const ir::Node& reshape) {
-    const ir::Tensor& x = g_.tensor(reshape.inputs[0]);
-    ir::FlattenedAxes f;
-    f.dims.assign(x.shape.begin() + 1, x.shape.end());
-    for (size_t i = 1; i < x.layout.size(); ++i) f.perm.push_back(x.layout[i] - 1);
-    g_.tensor(reshape.outputs[0]).flattened = std::move(f);
+    g_.tensor(reshape.outputs[0]).flattened = g_.tensor(reshape.inputs[0]).flattened_axes();
   }
 
   ir::Graph& g_;

@@ -5,8 +5,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { compareDetections, detectionGroups, DETECTION_RULES } from './detections.mjs';
+import { compareDetections, detectionGroups, detectionOutputShapes, DETECTION_RULES } from './detections.mjs';
 import { readTfliteModel, inferIndexRange, isIndexTensor, operatorName } from './tflite_model.mjs';
+import { jsonToTflite, tfliteToJson } from './tflite_rewrite.mjs';
 import { readIoLayouts, readOnnxMetadata, countOnnxOps } from './onnx_meta.mjs';
 import { randomTensor, smoothTensor, inputSeed, makeRng } from './inputs.mjs';
 import {
@@ -182,10 +183,30 @@ export function runtimePoisoned() {
 
 const FATAL_WASM = /Aborted\(|RuntimeError|unreachable|memory access out of bounds|Out of memory/i;
 
+// LiteRT.js returns only outputs whose shape the file declares. A model whose
+// shape-less outputs are all TFLite_Detection_PostProcess's (their kernel
+// sizes them at Prepare) runs in LiteRT.js as a copy that declares the shapes
+// the kernel computes; the copy is otherwise the same model. Null when the
+// model needs no copy or when some shape-less output is not known.
+function declaredShapesCopy(task, model) {
+  const shapeless = model.outputs.filter((t) => t.shape.length === 0 && !t.hasRank);
+  if (shapeless.length === 0 || !task.file || !task.outDir) return null;
+  const shapes = detectionOutputShapes(model);
+  if (!shapeless.every((t) => shapes.has(t.index))) return null;
+  const json = tfliteToJson(task.file, model);
+  const graph = json.subgraphs[model.subgraphIndex];
+  for (const [index, shape] of shapes) graph.tensors[index].shape = shape;
+  const file = path.join(task.outDir, onnxFileName(task.name).replace(/\.onnx$/, '.shaped.tflite'));
+  jsonToTflite(json, file);
+  const bytes = new Uint8Array(fs.readFileSync(file));
+  return { bytes, model: readTfliteModel(bytes, { signature: task.signature ?? null }) };
+}
+
 async function runTflite(which, bytes, model, inputs) {
   try {
     if (which === 'litert') {
       const { runLiteRt } = await import('./litert.mjs');
+      if (model.shapedCopy) return await runLiteRt(model.shapedCopy.bytes, model.shapedCopy.model, inputs);
       return await runLiteRt(bytes, model, inputs);
     }
     const { runTfjsTflite } = await import('./tfjs_tflite.mjs');
@@ -603,6 +624,7 @@ export async function processModel(task) {
       model = readTfliteModel(bytes, { signature: task.signature ?? null });
       model.singleOp = model.subgraphCount === 1 && model.operators.length === 1;
       model.opName = model.operators.length ? operatorName(model.operators[0]) : null;
+      model.shapedCopy = declaredShapesCopy(task, model);
     } catch (e) {
       res.message = `harness cannot read the TFLite model: ${errMessage(e)}`;
       return res;

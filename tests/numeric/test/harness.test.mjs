@@ -3,6 +3,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -615,3 +616,35 @@ test('detections: order does not matter, a detection at the threshold may be mis
   const otherClass = compareDetections(group, ref, detectionSide(4, [a, [b[0], 4, 0.9], edge]), DETECTION_RULES.strict);
   assert.equal(otherClass.ok, false);
 });
+
+test('detection outputs declared shape-less get the kernel\'s shapes in a copy LiteRT.js runs',
+  { skip: !haveModels && `no models at ${MODELS}` }, async () => {
+    const { detectionOutputShapes } = await import('../lib/detections.mjs');
+    const { tfliteToJson, jsonToTflite } = await import('../lib/tflite_rewrite.mjs');
+    const { runLiteRt } = await import('../lib/litert.mjs');
+    const file = path.join(MODELS, 'tflite-support', 'coco_ssd_mobilenet_v1_1.0_quant_2018_06_29.tflite');
+    const model = readTfliteModel(fs.readFileSync(file));
+    const shapes = detectionOutputShapes(model);
+    assert.deepEqual(model.outputs.map((t) => shapes.get(t.index)), [[1, 10, 4], [1, 10], [1, 10], [1]]);
+    const input = model.inputs[0];
+    const inputs = new Map([[input.name, randomTensor(input.type, input.shape, 7)]]);
+    await assert.rejects(runLiteRt(fs.readFileSync(file), model, inputs), /unknown shape/);
+
+    const json = tfliteToJson(file, model);
+    for (const [index, shape] of shapes) json.subgraphs[model.subgraphIndex].tensors[index].shape = shape;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'l2o-shaped-'));
+    try {
+      const copy = path.join(dir, 'ssd.tflite');
+      jsonToTflite(json, copy);
+      const bytes = new Uint8Array(fs.readFileSync(copy));
+      const shaped = readTfliteModel(bytes);
+      // Quantization survives the JSON round trip exactly.
+      assert.deepEqual(shaped.inputs[0].quant.scale, model.inputs[0].quant.scale);
+      const out = await runLiteRt(bytes, shaped, inputs);
+      const count = out.get(model.outputs[3].name).data[0];
+      assert.ok(count >= 0 && count <= 10, `count ${count}`);
+      assert.deepEqual(out.get(model.outputs[0].name).shape, [1, 10, 4]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
