@@ -129,6 +129,10 @@ ModelReport convert_one(const Item& item, const ConvertOptions& options, Convert
   if (!converted) {
     r.failure = converted.take_error();
     r.attempts = r.failure.attempts;
+    // An output of an earlier run would read as this model's: the folder
+    // holds what this run converted, summary.json says why the rest is missing.
+    std::error_code ignored;
+    fs::remove(item.output, ignored);
     return finish(r);
   }
   const Diagnostics& d = converted->diagnostics;
@@ -242,7 +246,8 @@ Outcome<Plan> plan(std::span<const std::string> inputs, const std::string& out_d
     }
     // A folder: every regular file below it, by name.
     std::vector<fs::path> files;
-    fs::recursive_directory_iterator it(input, fs::directory_options::none, ec), end;
+    fs::recursive_directory_iterator it(input, fs::directory_options::skip_permission_denied, ec),
+        end;
     for (; !ec && it != end; it.increment(ec)) {
       if (it->is_directory(ec) && canonical_or_self(it->path()) == out_canonical) {
         it.disable_recursion_pending();
@@ -256,7 +261,18 @@ Outcome<Plan> plan(std::span<const std::string> inputs, const std::string& out_d
     std::sort(named.begin(), named.end());
     for (const auto& [name, path] : named) add_file(path, name, out_dir, p);
   }
-  // Two models written to one file would overwrite each other: refuse before converting.
+  // Two models written to one file would overwrite each other, and a model
+  // named *.onnx converted beside itself would overwrite itself: refuse before
+  // converting.
+  std::map<std::string, const Item*> inputs_by_path;
+  for (const auto& item : p.items)
+    inputs_by_path.emplace(canonical_or_self(item.input).string(), &item);
+  for (const auto& item : p.items)
+    if (auto it = inputs_by_path.find(canonical_or_self(item.output).string());
+        it != inputs_by_path.end())
+      return make_failure(reason_named("invalid_option"),
+                          "'" + item.input + "' would be written over the model '" +
+                              it->second->input + "': choose another output folder");
   std::map<std::string, const Item*> outputs;
   for (const auto& item : p.items) {
     auto [it, fresh] = outputs.emplace(canonical_or_self(item.output).string(), &item);

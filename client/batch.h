@@ -117,7 +117,8 @@ struct RunOptions {
 
 // Converts every item of `plan` and writes the ONNX files (parent folders
 // made as needed; each written to a temporary file beside it and renamed, so
-// a reader never sees a partial file). Goes on past failures.
+// a reader never sees a partial file). Goes on past failures; a failed
+// model's output file from an earlier run is removed.
 Summary run(const Plan& plan, const ConvertOptions& options, const ConverterFactory& converter,
             const RunOptions& run_options);
 

@@ -92,6 +92,13 @@ TEST_F(BatchTest, PlanRefusesMissingInputsAndCollidingOutputs) {
   ASSERT_FALSE(clash);
   EXPECT_EQ(clash.error().name(), "invalid_option");
   EXPECT_NE(clash.error().error.message.find("would both be written"), std::string::npos);
+  // A model named .onnx, converted beside itself.
+  write("d/m.onnx", model("3"));
+  auto itself = plan(std::vector<std::string>{(root_ / "d").string()}, (root_ / "d").string());
+  ASSERT_FALSE(itself);
+  EXPECT_EQ(itself.error().name(), "invalid_option");
+  EXPECT_NE(itself.error().error.message.find("would be written over the model"),
+            std::string::npos);
 }
 
 TEST_F(BatchTest, WritesAtomicallyWithThePlainMode) {
