@@ -257,6 +257,7 @@ class Emitter {
   // A subgraph attribute added to a node, to be filled.
   struct Pending {
     Scope* parent;
+    const ir::Node* owner;  // the node owning the subgraph, in the parent graph
     const ir::Subgraph* sub;
     std::string node;  // the ONNX name of the node
     onnx::GraphProto* proto;
@@ -289,8 +290,14 @@ class Emitter {
       np->set_name(node_names_.take(n.name));
       np->set_op_type(n.op);
       if (!n.domain.empty()) np->set_domain(n.domain);
-      for (TensorId t : n.inputs) {
-        np->add_input(g.valid(t) ? s.names[static_cast<size_t>(t)] : "");
+      // Implicit inputs (values the node's subgraphs read from this graph)
+      // are no ONNX inputs, but a constant among them is this graph's
+      // initializer all the same.
+      const size_t explicit_inputs =
+          n.inputs.size() - std::min<size_t>(n.implicit_inputs, n.inputs.size());
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        const TensorId t = n.inputs[i];
+        if (i < explicit_inputs) np->add_input(g.valid(t) ? s.names[static_cast<size_t>(t)] : "");
         if (g.valid(t) && g.tensor(t).is_const() && !s.written[static_cast<size_t>(t)])
           add_initializer(s, t);
       }
@@ -306,7 +313,7 @@ class Emitter {
         auto* ap = np->add_attribute();
         ap->set_name(sub.attr());
         ap->set_type(onnx::AttributeProto::GRAPH);
-        pending_.push_back({&s, &sub, np->name(), ap->mutable_g()});
+        pending_.push_back({&s, &n, &sub, np->name(), ap->mutable_g()});
       }
     }
     return ok_status();
@@ -383,6 +390,15 @@ class Emitter {
   Status assign_names(Scope& s, const Pending& p) {
     const ir::Graph& g = *s.g;
     s.names.assign(g.tensor_count(), "");
+    // Captured tensors carry the ONNX name of the node input they are bound to.
+    for (const ir::Capture& c : p.sub->captures) {
+      if (!g.valid(c.inner) || c.slot >= p.owner->inputs.size() ||
+          !p.parent->g->valid(p.owner->inputs[c.slot]))
+        return make_error(ErrorCode::kInternal, "subgraph '" + p.sub->attr() + "' of node '" +
+                                                    p.node + "' has a capture out of range");
+      s.names[static_cast<size_t>(c.inner)] =
+          p.parent->names[static_cast<size_t>(p.owner->inputs[c.slot])];
+    }
     auto take = [&](TensorId t) -> Status {
       std::string& slot = s.names[static_cast<size_t>(t)];
       if (!slot.empty()) return ok_status();

@@ -140,6 +140,11 @@ OpEntry transform_landmarks();            // custom TransformLandmarks
 OpEntry landmarks_to_transform_matrix();  // custom Landmarks2TransformMatrix
 }  // namespace landmarks
 
+namespace control {
+OpEntry while_loop();    // WHILE (as the reader expands it): Loop
+OpEntry if_then_else();  // IF: If
+}  // namespace control
+
 namespace detection {
 OpEntry detection_postprocess();  // custom TFLite_Detection_PostProcess
 OpEntry non_max_suppression_v4();

@@ -100,11 +100,11 @@ Status validate(const ir::Graph& g, PassContext& ctx) {
 }
 
 Status check_created_bytes(const ir::Graph& g) {
-  if (!g.created.exceeded()) return ok_status();
+  if (!g.created().exceeded()) return ok_status();
   return make_error(ErrorCode::kResourceLimit,
-                    "the conversion would create more than " + std::to_string(g.created.limit()) +
+                    "the conversion would create more than " + std::to_string(g.created().limit()) +
                         " bytes of constants (the max_created_bytes limit; passed at '" +
-                        g.created.exceeded_by() + "')");
+                        g.created().exceeded_by() + "')");
 }
 
 namespace {

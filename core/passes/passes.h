@@ -38,7 +38,7 @@ struct PassContext {
 Status validate(const ir::Graph& g, PassContext& ctx);
 
 // kResourceLimit when the constants the conversion created so far
-// (g.created) passed Limits::max_created_bytes; passes call it after each op
+// (g.created()) passed Limits::max_created_bytes; passes call it after each op
 // they create constants for. O(1).
 Status check_created_bytes(const ir::Graph& g);
 
@@ -125,8 +125,11 @@ Status propagate_layouts(ir::Graph& g, PassContext& ctx,
                          const std::vector<ForcedLayout>& forced = {});
 
 // Lowering: each TFLite-dialect node becomes the ONNX-dialect nodes its op
-// converter writes (core/ops), in its place.
+// converter writes (core/ops), in its place. A control-flow node's subgraphs
+// are lowered first (lower_graph), then handed to its converter.
 Status lower(ir::Graph& g, PassContext& ctx);
+// lower, remove_identities and merge_reshapes: the lowering stage of one graph.
+Status lower_graph(ir::Graph& g, PassContext& ctx);
 
 // ONNX-level cleanup after lowering: drops Identity nodes that are not needed
 // for a graph output name.

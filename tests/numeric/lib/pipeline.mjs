@@ -84,7 +84,8 @@ export function unsupportedOps(stdout) {
           else if (item && typeof item === 'object') {
             const op = item.op ?? item.name ?? item.opcode ?? item.operator ?? item.type ?? '?';
             const index = item.op_index ?? item.index ?? item.opIndex;
-            found.push({ op: String(op), index });
+            // An op of a subgraph the converted one runs (control flow).
+            found.push({ op: String(op), index: item.subgraph === undefined ? index : `${index} of subgraph ${item.subgraph}` });
           }
         }
       } else {
