@@ -108,6 +108,24 @@ std::string signature_json(const tflite_reader::Signature& sig) {
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+// lite2onnx.state: the state pairs in graph-input order, as compact JSON.
+std::string state_json(const ir::Graph& g) {
+  std::vector<std::pair<size_t, const ir::StatePair*>> pairs;
+  for (const ir::StatePair& p : g.state) {
+    const auto at = std::find(g.inputs().begin(), g.inputs().end(), p.input);
+    pairs.emplace_back(static_cast<size_t>(at - g.inputs().begin()), &p);
+  }
+  std::sort(pairs.begin(), pairs.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const auto& [position, p] : pairs)
+    j.push_back({{"input", g.tensor(p->input).name},
+                 {"output", g.tensor(p->output).name},
+                 {"kind", p->kind},
+                 {"tflite", p->tflite}});
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 // --io-names signature: each graph input and output that the signature gives
 // an alias is named after it. ONNX names are unique, so a name an earlier
 // input or output has (inputs first, then outputs, as the emitter takes them)
@@ -245,7 +263,8 @@ Status Pipeline::run(Stage s) {
               counted.emplace(n.source_subgraph, n.source_op).second)
             ++diag_.source_ops[n.op];
       });
-      return ok_status();
+      // Resource variables become state pairs (graph inputs and outputs).
+      return passes::resolve_resource_variables(graph_, ctx);
     }
     // Control flow: the graphs a node owns are graphs like the main one; most
     // passes run on each of them in turn (each_graph), the ones that carry
@@ -332,6 +351,7 @@ Result<size_t> Pipeline::emit(const OutputBuffer& output) {
   if (signature_ >= 0)
     eo.metadata.emplace_back("lite2onnx.signature",
                              signature_json(signatures_[static_cast<size_t>(signature_)]));
+  if (!graph_.state.empty()) eo.metadata.emplace_back("lite2onnx.state", state_json(graph_));
   // The source's SHA-256: ~0.65 ms per MB here, as much as the rest of a
   // conversion of a large model; a caller that has it passes it.
   const std::string sha256 = options_.source_sha256

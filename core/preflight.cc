@@ -65,12 +65,18 @@ std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
     for (ir::TensorId t : *list) {
       if (!g.valid(t)) continue;
       const ir::Tensor& x = g.tensor(t);
+      // A resource handle never reaches ONNX: the op's own check says why
+      // it is not converted where it is left.
+      if (x.dtype == ir::DataType::kResource && e.effect_only) continue;
+      if (x.dtype == ir::DataType::kResource &&
+          (n.builtin == ir::builtin::kVarHandle || n.builtin == ir::builtin::kReadVariable))
+        continue;
       if (!ir::onnx_representable(x.dtype) || x.dtype == ir::DataType::kString)
         return "tensor '" + x.name + "' has type " + ir::to_string(x.dtype);
       if (!x.has_rank) return "tensor '" + x.name + "' has unknown rank";
     }
   }
-  if (n.outputs.empty()) return "operator has no outputs";
+  if (n.outputs.empty() && !e.effect_only) return "operator has no outputs";
   for (ir::TensorId t : n.inputs)
     if (g.valid(t) && g.tensor(t).is_variable) return "stateful operator (variable tensors)";
   bool int16 = false;

@@ -378,6 +378,11 @@ class Generator {
         return while_loop();
       case Op::IF:
         return if_then_else();
+      case Op::VAR_HANDLE:
+      case Op::READ_VARIABLE:
+      case Op::ASSIGN_VARIABLE:
+      case Op::CALL_ONCE:
+        return resource_variable();
       case Op::ADD:
       case Op::SUB:
       case Op::MUL:
@@ -1418,6 +1423,28 @@ class Generator {
     push(static_cast<int>(Op::IF), {c, x}, {new_output(at(x).shape, at(x).type, at(x).quant)},
          tflite::BuiltinOptions::IfOptions,
          [=](auto& fbb) { return tflite::CreateIfOptions(fbb, index[0], index[1]).Union(); });
+  }
+
+  // VAR_HANDLE -> ASSIGN_VARIABLE of a value -> READ_VARIABLE: a resource
+  // variable (state: an input and a next output); read before it is
+  // assigned now and then (unsupported: nothing gives it a value).
+  void resource_variable() {
+    const int x = data_input();
+    TensorSpec handle;
+    handle.name = fresh_name();
+    handle.type = Type::RESOURCE;
+    const int h = add_tensor(std::move(handle));
+    const std::string shared = "v" + std::to_string(in_.range(0, 3));
+    push(static_cast<int>(Op::VAR_HANDLE), {}, {h}, tflite::BuiltinOptions::VarHandleOptions,
+         [shared](auto& fbb) {
+           return tflite::CreateVarHandleOptions(fbb, 0, fbb.CreateString(shared)).Union();
+         });
+    const bool read_first = bend(4);
+    auto assign = [&] { push(static_cast<int>(Op::ASSIGN_VARIABLE), {h, x}, {}); };
+    if (!read_first) assign();
+    push(static_cast<int>(Op::READ_VARIABLE), {h},
+         {new_output(at(x).shape, at(x).type, at(x).quant)});
+    if (read_first) assign();
   }
 
   // SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE: shape arithmetic the converter

@@ -73,6 +73,14 @@ struct Tensor {
 
   bool is_const() const { return data.has_value(); }
   size_t rank() const { return shape.size(); }
+  // The axes after the first, as a flatten of this tensor in its ONNX layout
+  // orders them (the layout must keep axis 0 first).
+  FlattenedAxes flattened_axes() const {
+    FlattenedAxes f;
+    f.dims.assign(shape.begin() + 1, shape.end());
+    for (size_t i = 1; i < layout.size(); ++i) f.perm.push_back(layout[i] - 1);
+    return f;
+  }
   Shape onnx_shape() const { return emit_shape ? *emit_shape : permute_shape(shape, layout); }
 };
 
@@ -168,6 +176,21 @@ struct Node : NodeInfo {
   std::vector<TensorId> outputs;
 };
 
+// State kept between invocations (docs/architecture.md, "State"): a graph
+// input carrying the value before the invocation, backed by an initializer
+// of the same name holding `initial` (so a caller feeding nothing gets
+// TFLite's first invocation), and a graph output with the value after it.
+// The emitter writes the initializer, converted to the input's ONNX type and
+// layout (integer bytes dequantized by `initial_quant` where the interface is
+// float), and lists the pairs in the metadata entry lite2onnx.state.
+struct StatePair {
+  TensorId input = kNoTensor, output = kNoTensor;
+  std::string kind;    // "resource" or "variable_tensor"
+  std::string tflite;  // the TFLite tensor's or the resource's name
+  ConstData initial;   // TFLite type, TFLite axis order
+  std::optional<QuantParams> initial_quant;
+};
+
 // A subgraph that is read but not converted (only the primary one is).
 struct SubgraphSummary {
   int index = 0;
@@ -261,6 +284,8 @@ struct Use {
 class Graph {
  public:
   std::string name;
+  // The main graph's state pairs (their tensors are graph inputs and outputs).
+  std::vector<StatePair> state;
 
   // Constants the conversion created: charged through own(). The graphs of
   // one conversion (a node's subgraphs, and their copies) share one budget.

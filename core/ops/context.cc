@@ -67,26 +67,33 @@ std::vector<std::byte> to_bytes(const std::vector<T>& values) {
   if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
   return bytes;
 }
+
+// A constant of `type` holding `values` (a vector of their count without `shape`).
+template <class T>
+TensorId make_const(ir::Graph& g, const std::string& name, DataType type,
+                    const std::vector<T>& values, std::optional<Shape> shape) {
+  ir::Tensor t;
+  t.name = name;
+  t.dtype = type;
+  t.shape = shape ? *shape : Shape{static_cast<int64_t>(values.size())};
+  t.data = g.own(to_bytes(values), type, name);
+  return g.add_tensor(std::move(t));
+}
 }  // namespace
 
 TensorId LowerContext::const_i64(const std::string& name, std::vector<int64_t> values,
                                  std::optional<Shape> shape) {
-  ir::Tensor t;
-  t.name = name;
-  t.dtype = DataType::kInt64;
-  t.shape = shape ? *shape : Shape{static_cast<int64_t>(values.size())};
-  t.data = graph_.own(to_bytes(values), DataType::kInt64, name);
-  return graph_.add_tensor(std::move(t));
+  return make_const(graph_, name, DataType::kInt64, values, std::move(shape));
 }
 
 TensorId LowerContext::const_f32(const std::string& name, std::vector<float> values,
                                  std::optional<Shape> shape) {
-  ir::Tensor t;
-  t.name = name;
-  t.dtype = DataType::kFloat32;
-  t.shape = shape ? *shape : Shape{static_cast<int64_t>(values.size())};
-  t.data = graph_.own(to_bytes(values), DataType::kFloat32, name);
-  return graph_.add_tensor(std::move(t));
+  return make_const(graph_, name, DataType::kFloat32, values, std::move(shape));
+}
+
+TensorId LowerContext::const_f64(const std::string& name, std::vector<double> values,
+                                 std::optional<Shape> shape) {
+  return make_const(graph_, name, DataType::kFloat64, values, std::move(shape));
 }
 
 TensorId LowerContext::const_scalar(const std::string& name, DataType type, double value) {

@@ -20,6 +20,7 @@
 
 #include "core/ir/builtins.h"
 #include "core/ops/families.h"
+#include "schema_generated.h"
 
 namespace lite2onnx::ops::control {
 namespace {
@@ -232,7 +233,57 @@ Status lower_if(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// Resource variables never reach lowering in the main graph:
+// passes::resolve_resource_variables turns them into state pairs when the
+// model is read. Inside a control-flow subgraph they stay, and the preflight
+// reports them with this reason.
+std::string check_resource_op(const ir::Graph&, const ir::Node&) {
+  return "resource variables inside a control-flow subgraph are not converted";
+}
+Status lower_resource_op(LowerContext& ctx, const ir::Node& n) {
+  return ctx.error(n, "a resource variable op left after the state pass");
+}
+
+OpEntry resource_op(const char* notes) {
+  OpEntry e;
+  e.min_inputs = 0;
+  e.check = check_resource_op;
+  e.lower = lower_resource_op;
+  e.onnx = "state: a graph input (with an initializer) and an output '<name>/next'";
+  e.notes = notes;
+  e.dtypes = "any";
+  e.quantized = QuantizedKernel::kSameScale;
+  return e;
+}
+
 }  // namespace
+
+OpEntry var_handle() {
+  OpEntry e = resource_op(
+      "names a resource variable (container, shared_name; shared across subgraphs): its state "
+      "pair is named after it");
+  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
+    const auto* o = op.builtin_options_as_VarHandleOptions();
+    a.set("container", o && o->container() ? o->container()->str() : std::string());
+    a.set("shared_name", o && o->shared_name() ? o->shared_name()->str() : std::string());
+  };
+  return e;
+}
+OpEntry read_variable() {
+  return resource_op("an Identity of the value the resource holds at that point");
+}
+OpEntry assign_variable() {
+  OpEntry e = resource_op("the value the resource holds from there on, and its next state");
+  e.effect_only = true;
+  return e;
+}
+OpEntry call_once() {
+  OpEntry e = resource_op(
+      "its init subgraph, folded to constants, gives the resources' initial values (the "
+      "initializers of their state inputs)");
+  e.effect_only = true;
+  return e;
+}
 
 OpEntry while_loop() {
   OpEntry e;

@@ -46,7 +46,11 @@ Status lower_fc(LowerContext& ctx, const ir::Node& n) {
   auto act = ctx.fused_activation(n, n.outputs[0]);
   if (!act) return act.take_error();
   TensorId weights = n.inputs[1];
-  if (const auto& f = g.tensor(a).flattened) {
+  // A permuted input that the Reshape above flattens as it is (propagate_fc),
+  // or that a RESHAPE before this op flattened.
+  std::optional<ir::FlattenedAxes> flat = g.tensor(a).flattened;
+  if (a != n.inputs[0] && !ir::keeps_memory_order(x.shape, x.layout)) flat = x.flattened_axes();
+  if (const auto& f = flat) {
     // The input flattened a permuted tensor: permute the weight columns to match.
     ir::Tensor permuted = w;
     permuted.shape = {w.shape[0]};
@@ -69,13 +73,31 @@ Status lower_fc(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// Whether the op flattens each batch row of its input whole ([N, H, W, C] ->
+// [N, H*W*C]) into constant weights: a permuted input that keeps the batch
+// axis first can then be flattened as it is, with the weight columns permuted
+// to match (the CMSIS-NN trick, as after a RESHAPE that flattens).
+bool flattens_rows_into_constant_weights(const ir::Graph& g, const ir::Node& n,
+                                         const ir::Perm& layout) {
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& w = g.tensor(n.inputs[1]);
+  if (x.rank() < 3 || layout.empty() || layout[0] != 0 || n.attrs.get_int("keep_num_dims") ||
+      !w.is_const() || w.rank() != 2)
+    return false;
+  auto row = ir::element_count(ir::Shape(x.shape.begin() + 1, x.shape.end()));
+  return row && *row == w.shape[1];
+}
+
 // FULLY_CONNECTED reads its input in TFLite memory order; a layout that only
-// moves unit axes (a pooled [N,1,1,C] in NCHW) leaves that order as it is.
+// moves unit axes (a pooled [N,1,1,C] in NCHW) leaves that order as it is, and
+// one that flattens whole rows into constant weights permutes their columns.
 std::optional<LayoutPlan> propagate_fc(const ir::Graph& g, const ir::Node& n,
                                        std::span<const ir::Perm> in) {
   if (in.empty() || in[0].empty()) return std::nullopt;
   const ir::Tensor& x = g.tensor(n.inputs[0]);
-  if (!ir::element_count(x.shape) || !ir::keeps_memory_order(x.shape, in[0])) return std::nullopt;
+  if (!ir::element_count(x.shape) || (!ir::keeps_memory_order(x.shape, in[0]) &&
+                                      !flattens_rows_into_constant_weights(g, n, in[0])))
+    return std::nullopt;
   LayoutPlan plan;
   plan.inputs.assign(n.inputs.size(), ir::Perm{});
   plan.inputs[0] = in[0];
@@ -99,7 +121,9 @@ OpEntry fully_connected() {
   e.min_inputs = 2;
   e.lower = lower_fc;
   e.onnx = "Gemm (transB=1), Reshape around it for inputs of rank != 2";
-  e.notes = "keep_num_dims; after a flatten of a permuted tensor the weight columns are permuted";
+  e.notes =
+      "keep_num_dims; a permuted input flattened by the op or by a RESHAPE before it gets its "
+      "weight columns permuted instead of a Transpose";
   e.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true};
   e.infer_shapes = infer_fully_connected;
   return e;

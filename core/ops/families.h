@@ -140,9 +140,19 @@ OpEntry transform_landmarks();            // custom TransformLandmarks
 OpEntry landmarks_to_transform_matrix();  // custom Landmarks2TransformMatrix
 }  // namespace landmarks
 
+namespace audio {             // TFLite's own audio custom ops
+OpEntry audio_spectrogram();  // custom AudioSpectrogram
+OpEntry mfcc();               // custom Mfcc
+}  // namespace audio
+
 namespace control {
 OpEntry while_loop();    // WHILE (as the reader expands it): Loop
 OpEntry if_then_else();  // IF: If
+// Resource variables: resolved into state pairs when the model is read.
+OpEntry var_handle();
+OpEntry read_variable();
+OpEntry assign_variable();
+OpEntry call_once();
 }  // namespace control
 
 namespace detection {

@@ -41,6 +41,10 @@ class NodeBuilder {
     return ctx_.const_f32(n_.name + "/c" + std::to_string(count_++), std::move(values),
                           std::move(shape));
   }
+  ir::TensorId doubles(std::vector<double> values, std::optional<ir::Shape> shape = std::nullopt) {
+    return ctx_.const_f64(n_.name + "/c" + std::to_string(count_++), std::move(values),
+                          std::move(shape));
+  }
   ir::TensorId scalar(ir::DataType type, double v) {
     return ctx_.const_scalar(n_.name + "/c" + std::to_string(count_++), type, v);
   }

@@ -60,6 +60,10 @@ Table make_table() {
   t[builtin::kSpaceToDepth] = space::space_to_depth();
   t[builtin::kWhile] = control::while_loop();
   t[builtin::kIf] = control::if_then_else();
+  t[builtin::kVarHandle] = control::var_handle();
+  t[builtin::kReadVariable] = control::read_variable();
+  t[builtin::kAssignVariable] = control::assign_variable();
+  t[builtin::kCallOnce] = control::call_once();
   t[builtin::kGather] = gather::gather();
   t[builtin::kBatchToSpaceNd] = space::batch_to_space_nd();
   t[builtin::kSpaceToBatchNd] = space::space_to_batch_nd();
@@ -144,6 +148,8 @@ using CustomTable = std::map<std::string, OpEntry, std::less<>>;
 CustomTable make_custom_table() {
   CustomTable t;
   t["TFLite_Detection_PostProcess"] = detection::detection_postprocess();
+  t["AudioSpectrogram"] = audio::audio_spectrogram();
+  t["Mfcc"] = audio::mfcc();
   t["Convolution2DTransposeBias"] = conv::mediapipe_transpose_conv_bias();
   t["MaxPoolingWithArgmax2D"] = conv::mediapipe_max_pool_argmax();
   t["MaxUnpooling2D"] = conv::mediapipe_max_unpool();

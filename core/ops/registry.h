@@ -114,13 +114,16 @@ struct OpEntry {
   // Shape inference; unset: numpy broadcast for kTransparent ops, the element
   // map's shape for reshapes, else the file's shapes stand.
   InferShapesFn infer_shapes = nullptr;
-  // kAttribute ops whose outputs take input 0's layout unchanged
-  // (propagate_same): layout hints walk back through them.
+  // kAttribute ops whose outputs take their data input's layout unchanged
+  // (propagate_same, SPLIT): layout hints walk back through them.
   bool keeps_layout = false;
   // Other Attribute ops that hints walk back through (RESHAPE).
   HintInputFn hint_input = nullptr;
   // kSubgraph ops: how each of the node's subgraphs meets it.
   SubgraphBindingFn subgraph_binding = nullptr;
+  // Ops whose effect is on state, not on outputs (ASSIGN_VARIABLE, CALL_ONCE):
+  // having no outputs is no defect.
+  bool effect_only = false;
 
   // Evaluation at conversion time (ops/evaluate.h): constant folding and the
   // dilated-convolution fusion use whichever is set.
@@ -178,6 +181,8 @@ class LowerContext {
   ir::TensorId const_i64(const std::string& name, std::vector<int64_t> values,
                          std::optional<ir::Shape> shape = std::nullopt);
   ir::TensorId const_f32(const std::string& name, std::vector<float> values,
+                         std::optional<ir::Shape> shape = std::nullopt);
+  ir::TensorId const_f64(const std::string& name, std::vector<double> values,
                          std::optional<ir::Shape> shape = std::nullopt);
   ir::TensorId const_scalar(const std::string& name, ir::DataType type, double value);
 

@@ -676,6 +676,7 @@ OpEntry concatenation() {
 
 OpEntry split() {
   OpEntry e = attribute("Split", propagate_split, lower_split, check_split, 2);
+  e.keeps_layout = true;
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_SplitOptions();
     a.set("num_splits", int64_t{o ? o->num_splits() : 0});
@@ -688,6 +689,7 @@ OpEntry split() {
 
 OpEntry split_v() {
   OpEntry e = attribute("Split", propagate_split, lower_split, check_split, 3);
+  e.keeps_layout = true;
   e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
     const auto* o = op.builtin_options_as_SplitVOptions();
     a.set("num_splits", int64_t{o ? o->num_splits() : 0});

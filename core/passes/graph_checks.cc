@@ -74,7 +74,7 @@ Status check_arity(const ir::Node& n) {
               std::to_string(n.inputs.size());
   for (size_t i = 0; problem.empty() && i < need; ++i)
     if (n.inputs[i] == ir::kNoTensor) problem = "input " + std::to_string(i) + " is missing";
-  if (n.outputs.empty()) problem = "has no outputs";
+  if (n.outputs.empty() && !e.effect_only) problem = "has no outputs";
   if (problem.empty()) return ok_status();
   Error err = make_error(ErrorCode::kInvalidModel,
                          "op " + std::to_string(n.source_op) + " (" + n.op + ") " + problem);

@@ -82,8 +82,12 @@ class Inferrer {
       for (size_t i = 0; i < n.outputs.size(); ++i) {
         ir::Tensor& t = g.tensor(n.outputs[i]);
         const ir::Shape& inferred = (*shapes)[i];
-        if (g.is_graph_input(n.outputs[i]) || t.is_const() || t.shape == inferred) continue;
-        if (t.has_rank && !agrees(t, inferred) && ++disagreements <= kNamedWarnings)
+        if (g.is_graph_input(n.outputs[i]) || t.is_const() || (t.has_rank && t.shape == inferred))
+          continue;
+        // A declared [] on an op's output is how older converters wrote "sized
+        // at run time" (TOCO, custom ops' outputs): nothing to warn about.
+        const bool declared = t.has_rank && !t.shape.empty();
+        if (declared && !agrees(t, inferred) && ++disagreements <= kNamedWarnings)
           ctx_.diag.warnings.push_back("tensor '" + t.name + "': the file declares shape " +
                                        ir::to_string(t.shape) + " but op " +
                                        std::to_string(n.source_op) + " (" + n.op + ") computes " +

@@ -605,11 +605,7 @@ class Applier {
   }
 
   void mark_flattened(const ir::Node& reshape) {
-    const ir::Tensor& x = g_.tensor(reshape.inputs[0]);
-    ir::FlattenedAxes f;
-    f.dims.assign(x.shape.begin() + 1, x.shape.end());
-    for (size_t i = 1; i < x.layout.size(); ++i) f.perm.push_back(x.layout[i] - 1);
-    g_.tensor(reshape.outputs[0]).flattened = std::move(f);
+    g_.tensor(reshape.outputs[0]).flattened = g_.tensor(reshape.inputs[0]).flattened_axes();
   }
 
   ir::Graph& g_;
@@ -668,6 +664,30 @@ Result<std::vector<ForcedLayout>> resolve_layouts(
     if (auto st = add(s, "explicit layout " + s.text(), false); !st) return st.take_error();
   for (const auto& s : options.io_layouts)
     if (auto st = add(s, "io layout " + s.text(), true); !st) return st.take_error();
+  // State: an input and its next value keep one layout, so an output can be
+  // fed back as it is; TFLite's axis order unless an option gives one of them
+  // another (the other then takes it too).
+  for (const ir::StatePair& p : g.state) {
+    const auto in = seen.find(p.input), next = seen.find(p.output);
+    if (in != seen.end() && next != seen.end()) {
+      if (out[in->second].perm != out[next->second].perm)
+        return make_error(ErrorCode::kInvalidOption,
+                          out[in->second].source + " and " + out[next->second].source +
+                              " give the state input '" + g.tensor(p.input).name +
+                              "' and its next value different layouts");
+      continue;
+    }
+    const bool given = in != seen.end() || next != seen.end();
+    const ForcedLayout chosen = given ? out[(in != seen.end() ? in : next)->second]
+                                      : ForcedLayout{ir::kNoTensor, Perm{}, "", false};
+    const std::string source = given ? chosen.source + " (and the state it pairs with)"
+                                     : std::string("state (an input and its next value)");
+    for (TensorId t : {p.input, p.output})
+      if (!seen.count(t)) {
+        seen.emplace(t, out.size());
+        out.push_back({t, chosen.perm, source, false});
+      }
+  }
   if (options.keep_io_layout) {
     for (auto list : {&g.inputs(), &g.outputs()})
       for (TensorId t : *list)

@@ -85,6 +85,21 @@ Status fuse_dilated_convolutions(ir::Graph& g, PassContext& ctx);
 // has no complex tensors.
 Status fuse_spectral_magnitude(ir::Graph& g, PassContext& ctx);
 
+// Resource variables (TFLite dialect, at reading, on the main graph): every
+// VAR_HANDLE names a resource ((container, shared_name), shared across
+// subgraphs as TFLite's interpreter shares them); CALL_ONCE's init subgraph,
+// folded, gives their initial values; walking the ops in order, a
+// READ_VARIABLE becomes an Identity of the value the resource holds then (the
+// state input, or what the last ASSIGN_VARIABLE wrote) and ASSIGN_VARIABLE
+// changes that value. The resource ops go; each resource becomes a state pair
+// (ir::StatePair, g.state): a graph input named after it, initialised with
+// its initial value, and an output '<name>/next' with its last value.
+// Unsupported: a resource read before anything gives it a value, an
+// initial value computed at run time, values of differing type,
+// quantization or shape, resource ops inside control-flow subgraphs (the
+// preflight names them).
+Status resolve_resource_variables(ir::Graph& g, PassContext& ctx);
+
 // Quantization, QDQ form (TFLite dialect, after fold_constants): checks every
 // quantization parameter (an invalid one is an error naming the tensor), gives
 // int32 biases of integer CONV_2D / DEPTHWISE_CONV_2D / TRANSPOSE_CONV /

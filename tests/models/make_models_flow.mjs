@@ -285,4 +285,50 @@ def('strided_slice_runtime_bounds', 'STRIDED_SLICE whose begin and end are graph
   m.output(y);
 });
 
+// ---- state: resource variables over invocations ---------------------------------------
+
+function varHandle(g, name, tag) {
+  const h = g.tensor(tag, [], 'RESOURCE');
+  g.op('VAR_HANDLE', [], [h], 'VarHandleOptions', { container: '', shared_name: name });
+  return h;
+}
+function readVariable(g, h, name, shape, type = 'FLOAT32') {
+  const v = g.tensor(name, shape, type);
+  g.op('READ_VARIABLE', [h], [v], 'ReadVariableOptions', {});
+  return v;
+}
+const assignVariable = (g, h, v) => g.op('ASSIGN_VARIABLE', [h, v], [], 'AssignVariableOptions', {});
+
+def('state_stream', 'a streaming model with resource variables, as TensorFlow exports a stateful Keras layer: ' +
+  'CALL_ONCE initialises "history" [1,3,4] (constant frames), "count" [1] int32 (0) and "scale" [4] (read, ' +
+  'never written); each invocation appends its frame [1,1,4] to the history (CONCATENATION), keeps the last ' +
+  'three frames (STRIDED_SLICE -> ASSIGN_VARIABLE), counts (ADD -> ASSIGN_VARIABLE) and outputs the mean of ' +
+  'the scaled window times the count, and the count: the numeric suite runs it three times, state fed back', (m) => {
+  const init = m.subgraph('init', (g) => {
+    assignVariable(g, varHandle(g, 'history', 'history_handle'), g.rand32('history0', [1, 3, 4], 1));
+    assignVariable(g, varHandle(g, 'count', 'count_handle'), g.i32('count0', [1], [0]));
+    assignVariable(g, varHandle(g, 'scale', 'scale_handle'), g.rand32('scale0', [4], 1));
+  });
+  m.op('CALL_ONCE', [], [], 'CallOnceOptions', { init_subgraph_index: init });
+  const frame = m.input('frame', [1, 1, 4]);
+  const hh = varHandle(m, 'history', 'history_handle');
+  const ch = varHandle(m, 'count', 'count_handle');
+  const sh = varHandle(m, 'scale', 'scale_handle');
+  const history = readVariable(m, hh, 'history', [1, 3, 4]);
+  const window = m.tensor('window', [1, 4, 4]);
+  m.op('CONCATENATION', [history, frame], [window], 'ConcatenationOptions', { axis: 1, ...NONE });
+  const kept = m.tensor('history_next', [1, 3, 4]);
+  m.op('STRIDED_SLICE', [window, m.i32('begin', [3], [0, 1, 0]), m.i32('end', [3], [1, 4, 4]),
+    m.i32('strides', [3], [1, 1, 1])], [kept], 'StridedSliceOptions', {});
+  assignVariable(m, hh, kept);
+  const count = add(m, readVariable(m, ch, 'count', [1], 'INT32'), m.i32('one', [1], [1]), 'count_next');
+  assignVariable(m, ch, count);
+  const scaled = mul(m, window, readVariable(m, sh, 'scale', [4]), 'scaled');
+  const mean = m.tensor('mean', [1, 4]);
+  m.op('MEAN', [scaled, m.i32('axis', [1], [1])], [mean], 'ReducerOptions', { keep_dims: false });
+  const times = m.tensor('count_float', [1]);
+  m.op('CAST', [count], [times], 'CastOptions', { in_data_type: 'INT32', out_data_type: 'FLOAT32' });
+  m.output(mul(m, mean, times, 'output'), count);
+});
+
 writeModels({ dir: JSON_DIR, prefix: 'flow_', models: MODELS, specsFile: SPECS_FILE });

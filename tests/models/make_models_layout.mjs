@@ -60,4 +60,15 @@ def('time_distributed_residual', 'Time-distributed blocks with a residual in 5-D
     m.output(block(r, 'block2', 6));
   });
 
+// ---- FULLY_CONNECTED flattening a 4-D tensor itself (no RESHAPE) ----
+
+def('conv_fc_flattens_rows', 'CONV_2D [2,5,7,3] -> [2,5,7,4] read by FULLY_CONNECTED directly (it flattens each batch row to 140): weight columns permuted, no Transpose',
+  (m) => {
+    const c = conv(m, m.input('image', [2, 5, 7, 3]), 'conv', 4);
+    const y = m.tensor('logits', [2, 6]);
+    m.op('FULLY_CONNECTED', [c, m.f32('fc/weights', [6, 140], m.randomValues(840, 0.1)), m.f32('fc/bias', [6], m.randomValues(6, 0.1))],
+      [y], 'FullyConnectedOptions', { fused_activation_function: 'NONE' });
+    m.output(y);
+  });
+
 writeModels({ dir: JSON_DIR, prefix: 'layout_', models: MODELS, specsFile: SPECS_FILE });

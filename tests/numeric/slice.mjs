@@ -13,16 +13,11 @@
 // writes instead one copy of the whole model whose graph outputs are the given
 // tensors (to find where a whole-model difference starts).
 //
-// Uses flatc's JSON round trip with lite2onnx's own schema, which covers every
-// field the converter reads. flatc writes floats with 6 decimals, which would
-// turn small quantization scales (1e-8 is common) into 0: the scales are put
-// back exactly from the binary. Other float fields (op options) keep 6
-// decimals; that changes the slice, not the check (TFLite and ONNX both read
-// the slice).
-import { execFileSync } from 'node:child_process';
+// Uses flatc's JSON round trip with lite2onnx's own schema (lib/tflite_rewrite.mjs).
 import fs from 'node:fs';
 import path from 'node:path';
 import { readTfliteModel } from './lib/tflite_model.mjs';
+import { jsonToTflite, tfliteToJson } from './lib/tflite_rewrite.mjs';
 
 function usage(message) {
   process.stderr.write(`${message}\nusage: slice.mjs --schema SCHEMA.fbs --out DIR MODEL.tflite\n`);
@@ -45,29 +40,14 @@ if (!schema || !out || !model) usage('missing argument');
 
 fs.mkdirSync(out, { recursive: true });
 const stem = path.basename(model, '.tflite');
-execFileSync('flatc', ['-t', '--strict-json', '--raw-binary', '--defaults-json', '-o', out, schema, '--', model]);
-const jsonPath = path.join(out, `${stem}.json`);
-// flatc writes non-finite floats as bare inf / -inf / nan, which JSON lacks:
-// carried through as strings and written back bare.
-const nonFinite = /(?<=[\[,:]\s*)(-?inf|nan)(?=\s*[\],}])/g;
-const full = JSON.parse(fs.readFileSync(jsonPath, 'utf8').replace(nonFinite, '"$1"'));
-fs.rmSync(jsonPath);
 // The subgraph a conversion with the default options converts: the first
 // signature's (subgraph 0 without signatures).
 const tflite = readTfliteModel(fs.readFileSync(model));
+const full = tfliteToJson(model, tflite, { schema });
 const graph = full.subgraphs[tflite.subgraphIndex];
-tflite.tensors.forEach((t, i) => {
-  if (t.quant && graph.tensors[i].quantization) graph.tensors[i].quantization.scale = t.quant.scale;
-});
 
 function writeModel(json, name) {
-  const file = path.join(out, `${name}.json`);
-  // JSON.stringify writes Infinity/NaN as null: flatc's bare words instead.
-  const text = JSON.stringify(json, (k, v) => (typeof v === 'number' && !Number.isFinite(v) ? `~${v}` : v));
-  fs.writeFileSync(file, text.replace(/"(-?inf|nan)"/g, '$1').replace(/"~(-?Infinity|NaN)"/g,
-    (m, v) => ({ Infinity: 'inf', '-Infinity': '-inf', NaN: 'nan' })[v]));
-  execFileSync('flatc', ['-b', '-o', out, schema, file]);
-  fs.rmSync(file);
+  jsonToTflite(json, path.join(out, `${name}.tflite`), { schema });
 }
 
 if (outputs) {

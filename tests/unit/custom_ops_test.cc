@@ -177,7 +177,8 @@ TEST(CustomOps, TheTableIsInTheSupportMatrix) {
   for (const char* op :
        {"TFLite_Detection_PostProcess", "Convolution2DTransposeBias", "MaxPoolingWithArgmax2D",
         "MaxUnpooling2D", "TransformTensorBilinear", "TransformLandmarks",
-        "Landmarks2TransformMatrix", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5"})
+        "Landmarks2TransformMatrix", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5",
+        "AudioSpectrogram", "Mfcc"})
     EXPECT_TRUE(supported.count(op)) << op;
   EXPECT_FALSE(ops::lookup_custom("NoSuchCustomOp").supported());
 }
@@ -328,6 +329,92 @@ TEST(CustomOps, BrokenCustomOptionsNameTheOp) {
   EXPECT_EQ(e.op_index, 0);
   EXPECT_THAT(e.message, HasSubstr("TFLite_Detection_PostProcess"));
   EXPECT_THAT(e.message, HasSubstr("no valid FlexBuffer"));
+}
+
+// A one-op model of an audio custom op: `input` [samples, channels] or
+// [channels, frames, bins] (+ an int32 rate for Mfcc) -> one output.
+std::string audio_model(const std::string& code, const std::vector<uint8_t>& options,
+                        const std::string& input_shape, const std::string& output_shape) {
+  const bool mfcc = code == "Mfcc";
+  nlohmann::json bytes = options;
+  return R"({
+    "version": 3,
+    "operator_codes": [{"deprecated_builtin_code": 32, "builtin_code": "CUSTOM",
+                        "custom_code": ")" +
+         code + R"("}],
+    "subgraphs": [{
+      "tensors": [
+        {"name": "in", "shape": )" +
+         input_shape + R"(, "buffer": 0},
+        {"name": "out", "shape": )" +
+         output_shape + R"(, "buffer": 0},
+        {"name": "rate", "shape": [1], "type": "INT32", "buffer": 0}],
+      "inputs": )" +
+         (mfcc ? "[0, 2]" : "[0]") + R"(, "outputs": [1],
+      "operators": [{"opcode_index": 0, "inputs": )" +
+         (mfcc ? "[0, 2]" : "[0]") + R"(, "outputs": [1],
+                     "custom_options": )" +
+         bytes.dump() + R"(}]}],
+    "buffers": [{}]})";
+}
+
+std::vector<uint8_t> spectrogram_options(int window, int stride) {
+  return flex_map([&](flexbuffers::Builder& b) {
+    b.Int("window_size", window);
+    b.Int("stride", stride);
+    b.Bool("magnitude_squared", true);
+  });
+}
+
+std::vector<uint8_t> mfcc_options(float lower, float upper, int channels, int coefficients) {
+  return flex_map([&](flexbuffers::Builder& b) {
+    b.Float("lower_frequency_limit", lower);
+    b.Float("upper_frequency_limit", upper);
+    b.Int("filterbank_channel_count", channels);
+    b.Int("dct_coefficient_count", coefficients);
+  });
+}
+
+// The speech front end: frames by one Gather and a DFT of two MatMuls, the mel
+// bank built in float64 from the run-time rate, no Transpose.
+TEST(CustomOps, AudioOpsBecomeMatMulsAndAFilterbankOfTheRate) {
+  auto ops = op_counts(convert_model("audio_speech_front_end", 13));
+  EXPECT_EQ(ops["Gather"], 3);  // frames, and the bank's upper and lower centres
+  EXPECT_EQ(ops["MatMul"], 4);  // cosine, sine, filterbank, DCT
+  EXPECT_EQ(ops["Transpose"], 0);
+  // Stereo input: [samples, channels] -> [channels, samples] is one Transpose.
+  EXPECT_EQ(op_counts(convert_model("audio_spectrogram_magnitude_stereo", 13))["Transpose"], 1);
+}
+
+TEST(CustomOps, AudioOptionsTfliteCannotRunAreRefused) {
+  // Out of the fields' ranges: an invalid model naming the field.
+  for (auto [window, stride, field] :
+       {std::tuple{1, 10, "window_size"}, std::tuple{5000, 10, "window_size"},
+        std::tuple{64, 0, "stride"}}) {
+    const Error e = conversion_error(
+        audio_model("AudioSpectrogram", spectrogram_options(window, stride), "[800, 1]", "[]"));
+    EXPECT_EQ(e.code, ErrorCode::kInvalidModel) << window << " " << stride;
+    EXPECT_THAT(e.message, HasSubstr(field));
+  }
+  // Fewer samples than one window: TFLite's output is empty.
+  Error e = conversion_error(
+      audio_model("AudioSpectrogram", spectrogram_options(256, 64), "[200, 1]", "[]"));
+  EXPECT_EQ(e.code, ErrorCode::kUnsupported);
+  EXPECT_THAT(e.message, HasSubstr("fewer samples than window_size"));
+  // Limits TFLite truncates to the same value, and more coefficients than
+  // channels: TFLite's filterbank or DCT refuses to initialise.
+  e = conversion_error(
+      audio_model("Mfcc", mfcc_options(20.2f, 20.9f, 40, 13), "[1, 4, 129]", "[1, 4, 13]"));
+  EXPECT_EQ(e.code, ErrorCode::kUnsupported);
+  EXPECT_THAT(e.message, HasSubstr("upper_frequency_limit must exceed"));
+  e = conversion_error(
+      audio_model("Mfcc", mfcc_options(20, 4000, 10, 13), "[1, 4, 129]", "[1, 4, 13]"));
+  EXPECT_EQ(e.code, ErrorCode::kUnsupported);
+  EXPECT_THAT(e.message, HasSubstr("dct_coefficient_count must not exceed"));
+  // A spectrogram of one bin.
+  e = conversion_error(audio_model("Mfcc", mfcc_options(20, 4000, 4, 2), "[1, 4, 1]", "[1, 4, 2]"));
+  EXPECT_EQ(e.code, ErrorCode::kUnsupported);
+  EXPECT_THAT(e.message, HasSubstr("at least 2 static bins"));
 }
 
 }  // namespace

@@ -2069,6 +2069,22 @@ TEST(Hostile, DequantizeWithAnOutputOfAnotherShape) {
   EXPECT_THAT(e.message, HasSubstr("'y'"));
 }
 
+// MediaPipe's face_blendshapes: a float16 scalar DEQUANTIZE whose output the
+// file declares with no shape at all (unknown rank). TFLite's kernel gives it
+// the input's shape, a scalar; so does inference, and the MUL converts.
+TEST(Hostile, ShapelessDequantizeOfAScalarIsAScalar) {
+  ModelJson m;
+  int dq = m.builtin("DEQUANTIZE", 6), mul = m.builtin("MUL", 18);
+  int h = m.tensor("half", {}, "FLOAT16", m.buffer("[0, 60]"));  // 1.0
+  int f = m.raw_tensor(R"({ "name": "float", "type": "FLOAT32" })");
+  int x = m.tensor("x", {2, 3}), y = m.tensor("y", {2, 3});
+  m.op(dq, {h}, {f});
+  m.op(mul, {x, f}, {y}, "MulOptions", "{}");
+  m.io({x}, {y});
+  Diagnostics d;
+  EXPECT_EQ(output_dims(m.bytes(), d), (Dims{{2, 3}}));
+}
+
 // ---- odd interfaces -----------------------------------------------------------
 
 TEST(Hostile, GraphOutputThatIsAConstant) {

@@ -138,6 +138,24 @@ TEST(Layout, FlattenIntoFullyConnectedNeedsNoTranspose) {
   EXPECT_EQ(b.g.tensor(flat).flattened->perm, (Perm{2, 0, 1}));
 }
 
+// FULLY_CONNECTED flattens a 4-D input itself (old speech-command models):
+// with constant weights the permuted tensor is flattened as it is, the weight
+// columns permuted; with run-time weights it needs TFLite order.
+TEST(Layout, FullyConnectedFlatteningAConvOutputNeedsNoTranspose) {
+  for (bool constant_weights : {true, false}) {
+    GraphBuilder b;
+    TensorId x = b.input("x", {2, 5, 7, 3});
+    TensorId c = b.conv(x, 4, "c");
+    TensorId w = constant_weights ? b.const_f32("fc/w", {2, 140}) : b.input("fc/w", {2, 140});
+    TensorId y = b.tensor("y", {2, 2});
+    b.op(kFullyConnected, {c, w}, {y});
+    b.g.set_outputs({y});
+    b.run();
+    EXPECT_EQ(b.transposes(), constant_weights ? 0u : 1u);
+    EXPECT_EQ(b.g.tensor(c).layout, kNchw);
+  }
+}
+
 TEST(Layout, FlattenFeedingSomethingElseKeepsTheTranspose) {
   GraphBuilder b;
   TensorId x = b.input("x", {1, 5, 7, 3});
@@ -251,6 +269,28 @@ TEST(Layout, ConcatOfInputThenConvRunsInNchw) {
   b.run();
   EXPECT_EQ(b.transposes(), 0u);
   EXPECT_EQ(b.g.tensor(z).layout, kNchw);
+}
+
+// A recurrent state fed in as a graph input and split into gates that meet
+// convolution outputs (the conv-LSTM cell of coral's automl_video traffic
+// model): the hint walks back through SPLIT, so the input arrives NCHW.
+TEST(Layout, InputSplitIntoGatesOfAConvTakesItsLayout) {
+  GraphBuilder b;
+  TensorId x = b.input("x", {1, 5, 7, 3});
+  TensorId state = b.input("state", {1, 5, 7, 4});
+  TensorId c = b.conv(x, 2, "c");
+  TensorId g0 = b.tensor("g0", {1, 5, 7, 2});
+  TensorId g1 = b.tensor("g1", {1, 5, 7, 2});
+  b.op(kSplit, {b.const_i32("axis", {3}, {}), state}, {g0, g1}).attrs.set("num_splits", int64_t{2});
+  TensorId sum = b.tensor("sum", {1, 5, 7, 2});
+  b.op(kAdd, {g0, c}, {sum});
+  TensorId cat = b.tensor("cat", {1, 5, 7, 4});
+  b.op(kConcatenation, {g1, sum}, {cat}).attrs.set("axis", int64_t{3});
+  b.g.set_outputs({b.conv(cat, 3, "c2")});
+  b.run();
+  EXPECT_EQ(b.transposes(), 0u);
+  EXPECT_EQ(b.g.tensor(state).layout, kNchw);
+  EXPECT_EQ(b.g.tensor(g1).layout, kNchw);
 }
 
 TEST(Layout, SingleChannelInputGetsAReshapeNotATranspose) {

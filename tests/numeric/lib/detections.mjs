@@ -41,6 +41,25 @@ export function detectionGroups(model) {
   return groups;
 }
 
+/**
+ * The shapes TFLite's kernel gives the outputs of every
+ * TFLite_Detection_PostProcess op at Prepare (files often declare them
+ * shape-less): Map tensor index -> shape. Rows: max_detections x
+ * max_classes_per_detection (default 1).
+ */
+export function detectionOutputShapes(model) {
+  const shapes = new Map();
+  for (const op of model.operators) {
+    if (op.custom !== DETECTION_OP || op.outputs.length !== 4) continue;
+    const options = readFlexMap(op.customOptions);
+    const rows = Number(options.max_detections) * Number(options.max_classes_per_detection ?? 1);
+    if (!(Number.isSafeInteger(rows) && rows > 0)) continue;
+    const [boxes, classes, scores, count] = op.outputs;
+    shapes.set(boxes, [1, rows, 4]).set(classes, [1, rows]).set(scores, [1, rows]).set(count, [1]);
+  }
+  return shapes;
+}
+
 function detections(boxes, classes, scores, count) {
   const rows = classes.data.length;
   const n = Math.max(0, Math.min(rows, Math.round(Number(count.data[0]))));
