@@ -321,6 +321,10 @@ class Emitter {
         pending_.push_back({&s, &n, &sub, np->name(), ap->mutable_g()});
       }
     }
+    // A constant graph output that no node reads as it is (a folded value,
+    // or a weight the nodes read permuted) is an initializer of its own.
+    for (TensorId t : g.outputs())
+      if (g.tensor(t).is_const() && !s.written[static_cast<size_t>(t)]) add_initializer(s, t);
     return ok_status();
   }
 

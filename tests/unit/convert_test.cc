@@ -502,12 +502,14 @@ TEST(Convert, DynamicDimensionsStaySymbolic) {
 }
 
 // Per-op data in the table agrees with itself: every op that propagates
-// its input's layout unchanged says so (layout hints walk back through it),
+// its input's layout unchanged (and SPLIT) says so (layout hints walk back through it),
 // and the ops constant folding evaluates are the pure shape-arithmetic ones.
 TEST(OpTable, EntriesAreConsistent) {
   for (const auto& [code, e] : ops::all_entries()) {
     SCOPED_TRACE(ir::builtin_name(code));
-    EXPECT_EQ(e->keeps_layout, e->propagate == ops::propagate_same);
+    // SPLIT keeps its data input's layout too (axis rewritten).
+    const bool split = code == ir::builtin::kSplit || code == ir::builtin::kSplitV;
+    EXPECT_EQ(e->keeps_layout, e->propagate == ops::propagate_same || split);
     if (e->keeps_layout) {
       EXPECT_EQ(e->layout, ops::LayoutClass::kAttribute);
     }

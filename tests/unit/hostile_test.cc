@@ -2094,6 +2094,51 @@ TEST(Hostile, GraphOutputThatIsAConstant) {
   expect_converts_or_rejects(m.bytes());
 }
 
+// Every graph output of the ONNX model is something: a node's output, an
+// initializer or a graph input (ONNX Runtime refuses the model otherwise).
+void expect_outputs_exist(const onnx::ModelProto& model) {
+  std::set<std::string> values;
+  for (const auto& n : model.graph().node())
+    for (const auto& o : n.output()) values.insert(o);
+  for (const auto& i : model.graph().initializer()) values.insert(i.name());
+  for (const auto& i : model.graph().input()) values.insert(i.name());
+  for (const auto& o : model.graph().output()) EXPECT_TRUE(values.count(o.name())) << o.name();
+}
+
+// A float16 weight's DEQUANTIZE folds to a constant; as a graph output (a
+// model cut at its weights) it is an initializer, also when the convolution
+// reading it reads a permuted copy.
+TEST(Hostile, FoldedWeightAsGraphOutputIsAnInitializer) {
+  ModelJson m;
+  int dq = m.builtin("DEQUANTIZE", 6), conv = m.builtin("CONV_2D", 3);
+  // 1.0 and 2.0 in float16, as a [2, 1, 1, 1] OHWI filter.
+  int h = m.tensor("half", {2, 1, 1, 1}, "FLOAT16", m.buffer("[0, 60, 0, 64]"));
+  int w = m.tensor("weights", {2, 1, 1, 1});
+  int x = m.tensor("x", {1, 3, 4, 1}), y = m.tensor("y", {1, 3, 4, 2});
+  m.op(dq, {h}, {w});
+  m.op(conv, {x, w}, {y}, "Conv2DOptions",
+       R"({ "padding": "VALID", "stride_w": 1, "stride_h": 1 })");
+  m.io({x}, {y, w});
+  ConvertOptions o;
+  Diagnostics d;
+  auto r = convert(view(m.bytes()), o, d);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(*r));
+  expect_outputs_exist(model);
+  // Only the weights, read by nothing.
+  ModelJson alone;
+  int dq2 = alone.builtin("DEQUANTIZE", 6);
+  int h2 = alone.tensor("half", {2}, "FLOAT16", alone.buffer("[0, 60, 0, 64]"));
+  int w2 = alone.tensor("weights", {2});
+  alone.op(dq2, {h2}, {w2});
+  alone.io({}, {w2});
+  auto r2 = convert(view(alone.bytes()), o, d);
+  ASSERT_TRUE(r2.ok()) << r2.error().message;
+  ASSERT_TRUE(model.ParseFromString(*r2));
+  expect_outputs_exist(model);
+}
+
 TEST(Hostile, TensorListedTwiceAsGraphOutput) {
   ModelJson m = abs_model();
   m.io({0}, {1, 1});
