@@ -103,11 +103,16 @@ class Planner {
 
   // The layout every reader of a graph input asks for, if they all agree on a
   // non-identity one (the input then arrives in it: no Transpose).
-  Perm wanted_by_readers(const Plan& plan, TensorId t) const {
+  // The converter's own Identities (a variable read, a CALL's result) are
+  // looked through: their readers decide.
+  Perm wanted_by_readers(const Plan& plan, TensorId t, int depth = 0) const {
     Perm want;
     bool any = false;
     for (const ir::Use& u : g_.uses(t)) {
-      Perm r = ir::normalized(plan.required[position_[static_cast<size_t>(u.node)]][u.slot]);
+      const ir::Node& reader = g_.node(u.node);
+      Perm r = is_identity_copy(reader) && depth < 4 && !g_.is_graph_output(reader.outputs[0])
+                   ? wanted_by_readers(plan, reader.outputs[0], depth + 1)
+                   : ir::normalized(plan.required[position_[static_cast<size_t>(u.node)]][u.slot]);
       if (r.size() != g_.tensor(t).rank() && !r.empty()) return {};  // a broadcast
       if (any && r != want) return {};
       want = r;
@@ -665,8 +670,8 @@ Result<std::vector<ForcedLayout>> resolve_layouts(
   for (const auto& s : options.io_layouts)
     if (auto st = add(s, "io layout " + s.text(), true); !st) return st.take_error();
   // State: an input and its next value keep one layout, so an output can be
-  // fed back as it is; TFLite's axis order unless an option gives one of them
-  // another (the other then takes it too).
+  // fed back as it is. When an option names one of them, the other takes its
+  // layout too (else propagate_layouts pairs them up).
   for (const ir::StatePair& p : g.state) {
     const auto in = seen.find(p.input), next = seen.find(p.output);
     if (in != seen.end() && next != seen.end()) {
@@ -677,17 +682,13 @@ Result<std::vector<ForcedLayout>> resolve_layouts(
                               "' and its next value different layouts");
       continue;
     }
-    const bool given = in != seen.end() || next != seen.end();
-    const ForcedLayout chosen = given ? out[(in != seen.end() ? in : next)->second]
-                                      : ForcedLayout{ir::kNoTensor, Perm{}, "", false};
-    const std::string source = given ? chosen.source + " (and the state it pairs with)"
-                                     : std::string("state (an input and its next value)");
-    for (TensorId t : {p.input, p.output})
-      if (!seen.count(t)) {
-        seen.emplace(t, out.size());
-        out.push_back({t, chosen.perm, source, false});
-      }
+    if (in == seen.end() && next == seen.end()) continue;
+    const ForcedLayout chosen = out[(in != seen.end() ? in : next)->second];
+    const TensorId other = in != seen.end() ? p.output : p.input;
+    seen.emplace(other, out.size());
+    out.push_back({other, chosen.perm, chosen.source + " (and the state it pairs with)", false});
   }
+  // --keep-io-layout keeps both in TFLite's order (below).
   if (options.keep_io_layout) {
     for (auto list : {&g.inputs(), &g.outputs()})
       for (TensorId t : *list)
@@ -737,7 +738,26 @@ Status propagate(ir::Graph& g, PassContext& ctx, const std::vector<ForcedLayout>
     plan = planner.make(input_layouts);
     if (!plan) return plan.take_error();
   }
-  // 3. Apply (and propagate inside the graphs control-flow nodes own).
+  // 3. State: each next value leaves in the layout its input arrived in (an
+  //    output fed back as it is), unless an option forced one of the two
+  //    (resolve_layouts then forced both).
+  std::vector<ForcedLayout> with_state;
+  for (const ir::StatePair& p : g.state) {
+    if (planner.forced(p.output) || planner.forced(p.input)) continue;
+    const auto at = std::find(g.inputs().begin(), g.inputs().end(), p.input);
+    if (at == g.inputs().end()) continue;
+    if (with_state.empty()) with_state = forced;
+    with_state.push_back({p.output, input_layouts[static_cast<size_t>(at - g.inputs().begin())],
+                          "state: the layout its input '" + g.tensor(p.input).name + "' arrives in",
+                          false});
+  }
+  if (!with_state.empty()) {
+    Planner paired(g, order, with_state, ctx.checkpoint, preferences);
+    auto again = paired.make(input_layouts);
+    if (!again) return again.take_error();
+    return Applier(g, *again, paired, ctx, preferences).run();
+  }
+  // 4. Apply (and propagate inside the graphs control-flow nodes own).
   return Applier(g, *plan, planner, ctx, preferences).run();
 }
 
