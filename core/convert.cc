@@ -116,8 +116,15 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
     }
     info.tensors.push_back(std::move(ti));
   }
-  info.inputs.assign(g.inputs().begin(), g.inputs().end());
-  info.outputs.assign(g.outputs().begin(), g.outputs().end());
+  // The subgraph's own inputs and outputs (state pairs the reading added,
+  // resource variables', are no TFLite tensors).
+  const auto own = [&](ir::TensorId t) {
+    return t >= 0 && static_cast<size_t>(t) < pipeline.converted_tensors();
+  };
+  for (ir::TensorId t : g.inputs())
+    if (own(t)) info.inputs.push_back(t);
+  for (ir::TensorId t : g.outputs())
+    if (own(t)) info.outputs.push_back(t);
   std::unordered_map<int, size_t> op_at;  // op index -> its entry in info.ops
   for (const ir::Node& n : g.nodes()) {
     if (n.source_subgraph >= 0 || n.dialect != ir::Dialect::kTflite) continue;

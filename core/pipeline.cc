@@ -263,14 +263,16 @@ Status Pipeline::run(Stage s) {
               counted.emplace(n.source_subgraph, n.source_op).second)
             ++diag_.source_ops[n.op];
       });
-      // Resource variables become state pairs (graph inputs and outputs).
-      return passes::resolve_resource_variables(graph_, ctx);
+      return ok_status();
     }
     // Control flow: the graphs a node owns are graphs like the main one; most
     // passes run on each of them in turn (each_graph), the ones that carry
     // something across the boundary (shapes, layouts, lowering) recurse
     // themselves.
     case Stage::kValidate:
+      // Resource variables become state pairs (graph inputs and outputs)
+      // first: the ops as the file has them are what inspect lists (kRead).
+      if (auto st = passes::resolve_resource_variables(graph_, ctx); !st) return st;
       return each_graph(graph_, [&](ir::Graph& g) { return passes::validate(g, ctx); });
     case Stage::kSort:
       return each_graph(graph_, [&](ir::Graph& g) { return passes::sort_topologically(g, ctx); });

@@ -25,7 +25,7 @@ namespace lite2onnx {
 
 enum class Stage {
   kRead,              // bytes -> TFLite-dialect graph (indices, shapes and sizes checked)
-  kValidate,          // arity, absent inputs, reads: later stages rely on them
+  kValidate,          // resource variables -> state; arity, absent inputs, reads
   kSort,              // topological order; a cycle is an invalid model
   kInferShapes,       // intermediate shapes as TFLite computes them (the file's may differ)
   kFold,              // float16 DEQUANTIZE, shape arithmetic

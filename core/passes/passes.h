@@ -85,7 +85,7 @@ Status fuse_dilated_convolutions(ir::Graph& g, PassContext& ctx);
 // has no complex tensors.
 Status fuse_spectral_magnitude(ir::Graph& g, PassContext& ctx);
 
-// Resource variables (TFLite dialect, at reading, on the main graph): every
+// Resource variables (TFLite dialect, on the main graph, before validate): every
 // VAR_HANDLE names a resource ((container, shared_name), shared across
 // subgraphs as TFLite's interpreter shares them); CALL_ONCE's init subgraph,
 // folded, gives their initial values; walking the ops in order, a

@@ -213,6 +213,80 @@ TEST(ControlFlow, ASubgraphRunByTwoOpsIsCopiedForEach) {
   EXPECT_EQ(d.source_ops["WHILE"], 2);
 }
 
+// CALL runs in no TFLite runtime here (LiteRT.js and tfjs-tflite register no
+// CALL kernel), so its numbers are checked against the same ops written
+// inline: the converted graphs must be the same.
+Bytes call_model(bool inline_ops) {
+  const std::string ops = inline_ops ? R"(
+        { "opcode_index": 1, "inputs": [0, 3], "outputs": [4], "builtin_options_type": "MulOptions", "builtin_options": {} },
+        { "opcode_index": 2, "inputs": [4, 0], "outputs": [1], "builtin_options_type": "AddOptions", "builtin_options": {} },
+        { "opcode_index": 1, "inputs": [1, 3], "outputs": [5], "builtin_options_type": "MulOptions", "builtin_options": {} },
+        { "opcode_index": 2, "inputs": [5, 1], "outputs": [2], "builtin_options_type": "AddOptions", "builtin_options": {} })"
+                                     : R"(
+        { "opcode_index": 0, "inputs": [0], "outputs": [1], "builtin_options_type": "CallOptions", "builtin_options": { "subgraph": 1 } },
+        { "opcode_index": 0, "inputs": [1], "outputs": [2], "builtin_options_type": "CallOptions", "builtin_options": { "subgraph": 1 } })";
+  return tflite_from_json(R"({ "version": 3,
+    "operator_codes": [ { "deprecated_builtin_code": 31, "builtin_code": "CALL" },
+                        { "deprecated_builtin_code": 18, "builtin_code": "MUL" },
+                        { "deprecated_builtin_code": 0, "builtin_code": "ADD" } ],
+    "subgraphs": [
+      { "name": "main",
+        "tensors": [ { "name": "x", "shape": [2, 3] }, { "name": "y", "shape": [2, 3] },
+                     { "name": "z", "shape": [2, 3] }, { "name": "three", "shape": [1], "buffer": 1 },
+                     { "name": "m1", "shape": [2, 3] }, { "name": "m2", "shape": [2, 3] } ],
+        "inputs": [0], "outputs": [2],
+        "operators": [)" + ops +
+                          R"( ] },
+      { "name": "times_four",
+        "tensors": [ { "name": "a", "shape": [2, 3] }, { "name": "three", "shape": [1], "buffer": 1 },
+                     { "name": "m", "shape": [2, 3] }, { "name": "b", "shape": [2, 3] } ],
+        "inputs": [0], "outputs": [3],
+        "operators": [
+          { "opcode_index": 1, "inputs": [0, 1], "outputs": [2], "builtin_options_type": "MulOptions", "builtin_options": {} },
+          { "opcode_index": 2, "inputs": [2, 0], "outputs": [3], "builtin_options_type": "AddOptions", "builtin_options": {} } ] } ],
+    "buffers": [ {}, { "data": [0, 0, 64, 64] } ] })");
+}
+
+TEST(ControlFlow, CallIsCopiedInPlaceAsTheSameOpsWrittenInline) {
+  onnx::ModelProto called = converted(call_model(false));
+  onnx::ModelProto inlined = converted(call_model(true));
+  auto types = [](const onnx::GraphProto& g) {
+    std::vector<std::string> out;
+    for (const auto& n : g.node()) out.push_back(n.op_type());
+    return out;
+  };
+  EXPECT_THAT(types(called.graph()), ElementsAre("Mul", "Add", "Mul", "Add"));
+  EXPECT_EQ(types(called.graph()), types(inlined.graph()));
+  // Same wiring: each node reads what the inline graph's does, by position.
+  ASSERT_EQ(called.graph().node_size(), inlined.graph().node_size());
+  for (int i = 0; i < called.graph().node_size(); ++i)
+    EXPECT_EQ(called.graph().node(i).input_size(), inlined.graph().node(i).input_size());
+  EXPECT_EQ(called.graph().output(0).name(), "z");
+  EXPECT_EQ(called.graph().node(3).output(0), "z");
+  EXPECT_EQ(called.graph().node(1).output(0), "y");  // the first CALL's output keeps its name
+  // The copies are traceable to the CALL and the callee's op.
+  EXPECT_EQ(called.graph().node(0).name(), "Call_0/subgraph1/Mul_0");
+  EXPECT_EQ(called.graph().node(2).name(), "Call_1/subgraph1/Mul_0");
+}
+
+TEST(ControlFlow, ACallWhoseResultIsItsArgumentCopiesIt) {
+  Bytes bytes = tflite_from_json(R"({ "version": 3,
+    "operator_codes": [ { "deprecated_builtin_code": 31, "builtin_code": "CALL" } ],
+    "subgraphs": [
+      { "name": "main", "tensors": [ { "name": "x", "shape": [4] }, { "name": "y", "shape": [4] } ],
+        "inputs": [0], "outputs": [1],
+        "operators": [ { "opcode_index": 0, "inputs": [0], "outputs": [1],
+                         "builtin_options_type": "CallOptions", "builtin_options": { "subgraph": 1 } } ] },
+      { "name": "identity", "tensors": [ { "name": "a", "shape": [4] } ],
+        "inputs": [0], "outputs": [0], "operators": [] } ],
+    "buffers": [ {} ] })");
+  onnx::ModelProto m = converted(bytes);
+  ASSERT_EQ(m.graph().node_size(), 1);
+  EXPECT_EQ(m.graph().node(0).op_type(), "Identity");
+  EXPECT_EQ(m.graph().node(0).input(0), "x");
+  EXPECT_EQ(m.graph().node(0).output(0), "y");
+}
+
 // A loop whose value grows each iteration (CONCATENATION of x [1,2] with the
 // value): the value's first dimension is dynamic in the body and the Loop's
 // output, the others stay.

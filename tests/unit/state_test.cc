@@ -110,6 +110,17 @@ TEST(State, ResourceVariablesBecomeInputsWithInitializersAndNextOutputs) {
   for (const auto& n : m.graph().node()) EXPECT_NE(n.op_type(), "READ_VARIABLE");
 }
 
+TEST(State, InspectListsTheSubgraphsOwnInputsAndOutputs) {
+  Bytes bytes = read_file(op_model("flow_state_stream"));
+  auto info = inspect(view(bytes));
+  ASSERT_TRUE(info.ok()) << info.error().message;
+  ASSERT_EQ(info->inputs.size(), 1u);
+  EXPECT_EQ(info->tensors[static_cast<size_t>(info->inputs[0])].name, "frame");
+  EXPECT_EQ(info->outputs.size(), 2u);
+  for (int t : info->outputs) EXPECT_LT(static_cast<size_t>(t), info->tensors.size());
+  EXPECT_TRUE(info->unsupported.empty());
+}
+
 TEST(State, KeepingTheTfliteInterfaceKeepsTheStateAsItIs) {
   ConvertOptions keep;
   keep.layout.keep_io_layout = true;
