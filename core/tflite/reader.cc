@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <variant>
 #include <vector>
 
 #include "core/tflite/sparse.h"
@@ -393,8 +394,9 @@ class SubgraphReader {
  public:
   SubgraphReader(const tflite::Model& model, const std::vector<std::span<const std::byte>>& buffers,
                  const Limits& limits, OptionsReader read_options, Checkpoint& checkpoint,
-                 uint64_t& budget, const ir::Graph& budget_owner)
-      : model_(model),
+                 uint64_t& budget, const ir::Graph& budget_owner, uint64_t model_bytes)
+      : copy_budget_((uint64_t{16} << 20) + 4 * model_bytes),
+        model_(model),
         buffers_(buffers),
         limits_(limits),
         read_options_(read_options),
@@ -424,6 +426,7 @@ class SubgraphReader {
     std::optional<ir::Graph> graph;  // with its control flow expanded
     uint32_t height = 0;             // the longest chain of calls below it
     size_t nodes = 0, tensors = 0;   // in the graph and its node subgraphs
+    uint64_t bytes = 0;              // the names and text they hold: what a copy copies
   };
 
   // "subgraph 3 " for a subgraph other than the one converted (messages).
@@ -476,6 +479,7 @@ class SubgraphReader {
     if (!g) return g.take_error();
     e.nodes = ir::total_nodes(*g);
     e.tensors = ir::total_tensors(*g);
+    e.bytes = text_bytes(*g);
     e.graph = std::move(*g);
     e.state = State::kRead;
     return &e;
@@ -620,6 +624,15 @@ class SubgraphReader {
           producer[o] = static_cast<int>(k);
           n.outputs.push_back(o);
         }
+      // Strings the options hold and read_options copies (a resource's
+      // names): shared by many ops, they would multiply.
+      if (*code == ir::builtin::kVarHandle)
+        if (const auto* o = op->builtin_options_as_VarHandleOptions()) {
+          const uint64_t text = (o->container() ? o->container()->size() : 0) +
+                                (o->shared_name() ? o->shared_name()->size() : 0);
+          if (text > budget_) return at_op(expansion(where), s, k);
+          budget_ -= text;
+        }
       if (read_options_)
         if (auto st = read_options_(*code, n.op, version, *op, n.attrs); !st) {
           Error e = st.take_error();
@@ -652,6 +665,21 @@ class SubgraphReader {
     }
     if (s != converted_) entries_[s].height = height;
     return g;
+  }
+
+  // The bytes of names and string attributes of a graph and its subgraphs.
+  static uint64_t text_bytes(const ir::Graph& g) {
+    uint64_t n = 0;
+    ir::for_each_graph(g, [&](const ir::Graph& x) {
+      for (size_t t = 0; t < x.tensor_count(); ++t)
+        n += x.tensor(static_cast<TensorId>(t)).name.size();
+      for (const ir::Node& node : x.nodes()) {
+        n += node.name.size() + node.op.size();
+        for (const ir::Attr& a : node.attrs.list())
+          if (const auto* text = std::get_if<std::string>(&a.value)) n += text->size();
+      }
+    });
+    return n;
   }
 
   // Checks that the tensors a control-flow op hands over agree in count and
@@ -691,7 +719,18 @@ class SubgraphReader {
     const std::vector<TensorId> ins(n.inputs.begin(), n.inputs.end());
     const std::vector<TensorId> outs(n.outputs.begin(), n.outputs.end());
     const std::string prefix = n.name + "/";
-    auto charge_copy = [&](const Entry& e) {
+    // A copy copies names too: they count against a budget of their own
+    // (copy_budget_), so a few long names copied many times cannot make
+    // gigabytes.
+    auto charge_copy = [&](const Entry& e) -> Status {
+      const uint64_t text = e.bytes + uint64_t{prefix.size() + 16} * (e.nodes + e.tensors);
+      if (text > copy_budget_)
+        return make_error(ErrorCode::kResourceLimit,
+                          where +
+                              " (copying the subgraph it runs): the copies would hold more than "
+                              "16 MiB + 4 x the model of names; the model expands to far more "
+                              "than its size");
+      copy_budget_ -= text;
       return charge(e.nodes, e.tensors, where + " (copying the subgraph it runs)");
     };
     switch (n.builtin) {
@@ -803,6 +842,7 @@ class SubgraphReader {
     return height;
   }
 
+  uint64_t copy_budget_;  // bytes of names copies may hold
   const tflite::Model& model_;
   const std::vector<std::span<const std::byte>>& buffers_;
   const Limits& limits_;
@@ -907,7 +947,8 @@ Result<ReadModel> read(std::span<const std::byte> bytes, const Limits& limits,
     owner.created().set_limit(limits.resolved(bytes.size()).max_created_bytes);
     return owner;
   }();
-  SubgraphReader reader(*model, *buffers, limits, read_options, checkpoint, budget, budget_owner);
+  SubgraphReader reader(*model, *buffers, limits, read_options, checkpoint, budget, budget_owner,
+                        bytes.size());
   auto graph = reader.read(static_cast<uint32_t>(out.subgraph));
   if (!graph) return graph.take_error();
   out.graph = std::move(*graph);
