@@ -378,6 +378,8 @@ class Generator {
         return while_loop();
       case Op::IF:
         return if_then_else();
+      case Op::CALL:
+        return call();
       case Op::VAR_HANDLE:
       case Op::READ_VARIABLE:
       case Op::ASSIGN_VARIABLE:
@@ -1404,6 +1406,22 @@ class Generator {
          {new_output({}, Type::INT32), new_output(at(x).shape, at(x).type, at(x).quant)},
          tflite::BuiltinOptions::WhileOptions, [=](auto& fbb) {
            return tflite::CreateWhileOptions(fbb, cond_index, body_index).Union();
+         });
+  }
+
+  // CALL of a subgraph of one elementwise op (or of none: its argument passed
+  // through).
+  void call() {
+    const int x = data_input();
+    SubgraphSpec callee;
+    callee.name = "callee";
+    const int v = callee.like(at(x), "v");
+    callee.inputs = {v};
+    callee.outputs = {in_.one_in(4) ? v : unary_in(callee, v, "y")};
+    const int index = subgraph_index(add_subgraph(std::move(callee)));
+    push(static_cast<int>(Op::CALL), {x}, {new_output(at(x).shape, at(x).type, at(x).quant)},
+         tflite::BuiltinOptions::CallOptions, [=](auto& fbb) {
+           return tflite::CreateCallOptions(fbb, static_cast<uint32_t>(index)).Union();
          });
   }
 

@@ -71,11 +71,10 @@ std::string check_while(const ir::Graph& g, const ir::Node& n) {
   if (body.inputs().size() + 1 != n.inputs.size() || body.outputs().size() != n.inputs.size() ||
       n.outputs.size() + 1 != n.inputs.size())
     return "the loop body does not match the op's inputs and outputs";
-  for (TensorId t : {n.inputs[0], body.outputs()[0]}) {
-    const ir::Graph& in = t == n.inputs[0] ? g : body;
-    auto count = ir::element_count(in.tensor(t).shape);
-    if (!in.tensor(t).has_rank || !count || *count != 1)
-      return "the condition '" + in.tensor(t).name + "' must hold one element";
+  for (const ir::Tensor* t : {&g.tensor(n.inputs[0]), &body.tensor(body.outputs()[0])}) {
+    auto count = ir::element_count(t->shape);
+    if (!t->has_rank || !count || *count != 1)
+      return "the condition '" + t->name + "' must hold one element";
   }
   return check_boundary(g, n);
 }
@@ -282,6 +281,25 @@ OpEntry call_once() {
       "its init subgraph, folded to constants, gives the resources' initial values (the "
       "initializers of their state inputs)");
   e.effect_only = true;
+  return e;
+}
+
+// CALL never reaches the op table's users: the reader copies the called
+// subgraph in its place.
+Status lower_call(LowerContext& ctx, const ir::Node& n) {
+  return ctx.error(n, "a CALL left after reading (the reader copies its subgraph in place)");
+}
+
+OpEntry call() {
+  OpEntry e;
+  e.min_inputs = 0;
+  e.lower = lower_call;
+  e.onnx = "the called subgraph's nodes, copied in place";
+  e.notes =
+      "inlined when the model is read (its results become the CALL's outputs; an argument "
+      "passed through: an Identity); no TFLite runtime here runs CALL, so it is checked against "
+      "the same ops written inline";
+  e.dtypes = "any";
   return e;
 }
 

@@ -148,6 +148,7 @@ OpEntry mfcc();               // custom Mfcc
 namespace control {
 OpEntry while_loop();    // WHILE (as the reader expands it): Loop
 OpEntry if_then_else();  // IF: If
+OpEntry call();          // CALL: copied in place by the reader
 // Resource variables: resolved into state pairs when the model is read.
 OpEntry var_handle();
 OpEntry read_variable();

@@ -60,6 +60,7 @@ Table make_table() {
   t[builtin::kSpaceToDepth] = space::space_to_depth();
   t[builtin::kWhile] = control::while_loop();
   t[builtin::kIf] = control::if_then_else();
+  t[builtin::kCall] = control::call();
   t[builtin::kVarHandle] = control::var_handle();
   t[builtin::kReadVariable] = control::read_variable();
   t[builtin::kAssignVariable] = control::assign_variable();
