@@ -24,9 +24,9 @@ RUN apt-get update \
       libboost1.81-dev libspdlog-dev libfmt-dev libjemalloc-dev libseccomp-dev libzip-dev \
  && rm -rf /var/lib/apt/lists/*
 
-# The configure flags; deploy/checks/docker-context.sh configures the
-# .dockerignore'd context with them.
-ARG CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DLITE2ONNX_BUILD_TESTS=OFF -DLITE2ONNX_BUILD_BENCH=OFF"
+# The configure flags (no Python package in the image: python/ is not built);
+# deploy/checks/docker-context.sh configures the .dockerignore'd context with them.
+ARG CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DLITE2ONNX_BUILD_TESTS=OFF -DLITE2ONNX_BUILD_BENCH=OFF -DLITE2ONNX_BUILD_PYTHON=OFF"
 
 WORKDIR /src
 COPY . .

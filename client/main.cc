@@ -1,8 +1,6 @@
 // lite2onnx command-line tool: runs the conversion core in-process, or asks a
 // lite2onnx-server to (--server, through the client library in client/remote/).
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -11,15 +9,20 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 #include <variant>
 
+#include "client/batch.h"
 #include "client/cli_options.h"
+#include "client/mapped_file.h"
 #include "common/error_reasons.h"
+#include "common/failure.h"
 #include "core/convert.h"
 #ifdef LITE2ONNX_REMOTE
 #include "client/remote/remote.h"
@@ -29,75 +32,16 @@ namespace {
 
 using namespace lite2onnx;
 
-// Exit codes and the names printed with them come from one table
-// (common/error_reasons.h); the core's codes are rows under their own names.
-int exit_code(ErrorCode c) { return reason_named(to_string(c)).exit_code; }
-
-// A read-only memory map of a file: the model is never copied.
-class MappedFile {
- public:
-  static std::optional<MappedFile> open(const std::string& path, std::string* error) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      *error = "cannot open '" + path + "': " + std::strerror(errno);
-      return std::nullopt;
-    }
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      *error = "'" + path + "' is not a regular file";
-      ::close(fd);
-      return std::nullopt;
-    }
-    MappedFile f;
-    f.size_ = static_cast<size_t>(st.st_size);
-    if (f.size_ > 0) {
-      void* p = mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (p == MAP_FAILED) {
-        *error = "cannot map '" + path + "': " + std::strerror(errno);
-        ::close(fd);
-        return std::nullopt;
-      }
-      f.data_ = p;
-    }
-    ::close(fd);
-    return f;
-  }
-  MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_) { o.data_ = nullptr; }
-  MappedFile& operator=(MappedFile&&) = delete;
-  ~MappedFile() {
-    if (data_) munmap(data_, size_);
-  }
-  std::span<const std::byte> bytes() const {
-    return {static_cast<const std::byte*>(data_), data_ ? size_ : 0};
-  }
-
- private:
-  MappedFile() = default;
-  void* data_ = nullptr;
-  size_t size_ = 0;
-};
-
-// A failure as the CLI reports it: one line on stderr, `lite2onnx: CODE: message`,
-// and a distinct exit code.
-struct Failure {
-  int exit = kExitInternal;
-  std::string code;
-  Error error;
-};
-
-Failure failure(Error error) {
-  const int exit = exit_code(error.code);
-  std::string code = to_string(error.code);
-  return {exit, std::move(code), std::move(error)};
-}
-
+// A failure as the CLI reports it: one line on stderr, `lite2onnx: NAME: message`,
+// and the exit code of its row in the error-reason table (common/error_reasons.h);
+// the core's codes are rows under their own names.
 int report(const Failure& f) {
-  std::cerr << "lite2onnx: " << f.code << ": " << f.error.message << "\n";
-  return f.exit;
+  std::cerr << "lite2onnx: " << f.name() << ": " << f.error.message << "\n";
+  return f.reason->exit_code;
 }
 
 int fail(ErrorCode code, const std::string& message) {
-  return report(failure(make_error(code, message)));
+  return report(failure_of(make_error(code, message)));
 }
 
 // --server and the flags of the connection to it (convert, inspect, ops).
@@ -106,14 +50,12 @@ struct RemoteArgs {
   bool tls = false;
   std::string tls_ca, tls_cert, tls_key, tls_server_name;
   double deadline_seconds = 0;
-  int retries = 0;       // more attempts after a retryable failure
+  int retries = -1;      // more attempts after a retryable failure; -1: not given (0, a batch 3)
   bool verbose = false;  // convert -v
   bool enabled() const { return !server.empty(); }
 };
 
 #ifdef LITE2ONNX_REMOTE
-Failure failure(const remote::Failure& f) { return {f.reason->exit_code, f.name(), f.error}; }
-
 // A client of --server; the TLS files are read now, the connection is made by the first call.
 std::variant<remote::Client, Failure> connect(const RemoteArgs& r) {
   // Failures are reported in one line each; with -v, gRPC's own log shows too.
@@ -127,9 +69,9 @@ std::variant<remote::Client, Failure> connect(const RemoteArgs& r) {
   options.tls.key_file = r.tls_key;
   options.tls.server_name = r.tls_server_name;
   options.deadline = std::chrono::milliseconds(std::llround(r.deadline_seconds * 1000));
-  options.retry.max_attempts = 1 + r.retries;
+  options.retry.max_attempts = 1 + std::max(r.retries, 0);
   auto client = remote::Client::create(options);
-  if (!client) return failure(client.error());
+  if (!client) return client.error();
   return std::move(client).value();
 }
 
@@ -161,14 +103,17 @@ void add_remote_options(CLI::App* cmd, RemoteArgs& r) {
   cmd->add_option("--retries", r.retries,
                   "retry a call refused for a passing reason (queue_full, memory_budget, "
                   "cancelled, shutting_down, unavailable) up to N times, with backoff "
-                  "(default 0; --deadline bounds all attempts together)")
+                  "(default 0, and 3 for a batch; --deadline bounds all attempts of one model "
+                  "together)")
       ->needs(server)
       ->check(CLI::Range(0, 100));
 }
 #endif
 
 struct ConvertArgs {
+  std::vector<std::string> inputs;  // one model file; or several, or folders (a batch)
   std::string input, output;
+  int jobs = 0;  // a batch's worker threads; 0: one per usable CPU
   bool json = false, verbose = false;
   std::vector<OptionArg> options;  // client/cli_options.h
   Limits limits;
@@ -209,7 +154,7 @@ std::optional<Failure> run_conversion(const RemoteArgs& remote, std::span<const 
                                       Diagnostics& diag, std::string& remote_note) {
   if (!remote.enabled()) {
     auto result = convert(model, options, diag);
-    if (!result) return failure(result.error());
+    if (!result) return failure_of(result.error());
     onnx = std::move(result).value();
     return std::nullopt;
   }
@@ -223,7 +168,7 @@ std::optional<Failure> run_conversion(const RemoteArgs& remote, std::span<const 
     diag.opset = options.opset;
     diag.model_bytes = model.size();
     diag.unsupported = result.error().error.unsupported;
-    return failure(result.error());
+    return result.error();
   }
   onnx = std::move(result->onnx);
   diag = std::move(result->diagnostics);
@@ -237,7 +182,7 @@ std::optional<Failure> run_conversion(const RemoteArgs& remote, std::span<const 
   return std::nullopt;
 #else
   (void)remote_note;
-  return failure(make_error(ErrorCode::kInvalidOption, "--server: built without gRPC"));
+  return failure_of(make_error(ErrorCode::kInvalidOption, "--server: built without gRPC"));
 #endif
 }
 
@@ -266,7 +211,7 @@ int run_convert(const ConvertArgs& args, const RemoteArgs& remote) {
     const Error& e = failed->error;
     if (json) {
       auto j = nlohmann::ordered_json::parse(diag.to_json());
-      j["error"] = {{"code", failed->code}, {"message", e.message}};
+      j["error"] = {{"code", failed->name()}, {"message", e.message}};
       if (e.op_index >= 0) j["error"]["op_index"] = e.op_index;
       if (!e.tensor.empty()) j["error"]["tensor"] = e.tensor;
       std::cout << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
@@ -299,6 +244,146 @@ int run_convert(const ConvertArgs& args, const RemoteArgs& remote) {
   return kExitOk;
 }
 
+// ---- batch: `convert DIR_OR_FILES... -o OUT_DIR` (client/batch.h) ------------
+
+// Usable CPUs (the affinity mask: a container's cpuset), at least 1.
+int usable_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// What a batch shows while it runs: on a terminal, a bar redrawn on stderr
+// and a line per failed model; otherwise a plain line per model on stdout.
+class Progress {
+ public:
+  Progress(bool terminal, bool verbose) : terminal_(terminal), verbose_(verbose) {}
+
+  void done(const batch::ModelReport& r, size_t n, size_t total) {
+    const bool failed = r.outcome == batch::ModelReport::Outcome::kFailed;
+    failed_ += failed;
+    if (!terminal_ || verbose_ || failed) {
+      clear();
+      char head[64];
+      std::snprintf(head, sizeof head, "[%*zu/%zu] %-9s ", digits(total), n, total,
+                    r.outcome_name());
+      std::string line = head + r.name;
+      if (failed) {
+        line += ": " + r.failure.name() + ": " + r.failure.error.message;
+      } else {
+        char tail[160];
+        std::snprintf(tail, sizeof tail, ": %d nodes, %d Transposes, %.2f ms", r.nodes,
+                      r.transposes, r.ms);
+        line += " -> " + r.output + tail;
+      }
+      std::cout << line << "\n" << std::flush;
+      if (verbose_)
+        for (const auto& w : r.warnings)
+          std::cerr << "lite2onnx: warning: " << r.name << ": " << w << "\n";
+    }
+    if (terminal_) draw(n, total);
+  }
+  // Removes the bar before the summary.
+  void finish() { clear(); }
+
+ private:
+  static int digits(size_t n) { return static_cast<int>(std::to_string(n).size()); }
+  void clear() {
+    if (terminal_ && drawn_) std::cerr << "\r\033[K" << std::flush;
+    drawn_ = false;
+  }
+  void draw(size_t n, size_t total) {
+    constexpr size_t kWidth = 30;
+    const size_t filled = total ? n * kWidth / total : kWidth;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    char line[160];
+    std::snprintf(line, sizeof line, "\r\033[K[%s%s] %zu/%zu models, %zu failed, %.1f s",
+                  std::string(filled, '#').c_str(), std::string(kWidth - filled, '.').c_str(), n,
+                  total, failed_, seconds);
+    std::cerr << line << std::flush;
+    drawn_ = true;
+  }
+
+  bool terminal_, verbose_, drawn_ = false;
+  size_t failed_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+int run_batch(const ConvertArgs& args, RemoteArgs remote) {
+  auto options = make_options(args);
+  if (!options) return fail(options.error().code, options.error().message);
+  if (args.output.empty())
+    return fail(ErrorCode::kInvalidOption,
+                "several inputs or a folder need -o OUT_DIR (the folder of the ONNX files)");
+  std::error_code ec;
+  if (std::filesystem::exists(args.output, ec) && !std::filesystem::is_directory(args.output, ec))
+    return fail(ErrorCode::kInvalidOption,
+                "-o '" + args.output + "' is a file: several inputs or a folder need a folder");
+  auto plan = batch::plan(args.inputs, args.output);
+  if (!plan) return report(plan.error());
+  for (const auto& k : plan->skipped)
+    std::cerr << "lite2onnx: note: skipping " << k.input << ": " << k.note << "\n";
+
+  batch::ConverterFactory factory = [] { return batch::in_process(); };
+#ifdef LITE2ONNX_REMOTE
+  if (remote.enabled()) {
+    if (remote.retries < 0) remote.retries = 3;
+    // The TLS files are read once here, so that a bad one stops the batch before it starts.
+    auto first = connect(remote);
+    if (auto* f = std::get_if<Failure>(&first)) return report(*f);
+    factory = [remote]() -> batch::Converter {
+      auto connected = connect(remote);
+      if (auto* f = std::get_if<Failure>(&connected))
+        return
+            [failure = *f](std::span<const std::byte>,
+                           const ConvertOptions&) -> Outcome<batch::Converted> { return failure; };
+      auto client =
+          std::make_shared<remote::Client>(std::move(std::get<remote::Client>(connected)));
+      return [client](std::span<const std::byte> model,
+                      const ConvertOptions& o) -> Outcome<batch::Converted> {
+        auto result = client->convert(model, o);
+        if (!result) return result.error();
+        return batch::Converted{std::move(result->onnx), std::move(result->diagnostics),
+                                result->attempts};
+      };
+    };
+  }
+#else
+  if (remote.enabled()) return fail(ErrorCode::kInvalidOption, "--server: built without gRPC");
+#endif
+  Progress progress(isatty(STDERR_FILENO) && !args.json, args.verbose);
+  batch::RunOptions run;
+  run.jobs = args.jobs > 0 ? args.jobs : usable_cpus();
+  if (!args.json)
+    run.on_done = [&progress](const batch::ModelReport& r, size_t n, size_t total) {
+      progress.done(r, n, total);
+    };
+  batch::Summary summary = batch::run(*plan, *options, factory, run);
+  progress.finish();
+  summary.out_dir = args.output;
+  summary.server = remote.server;
+  if (auto written = batch::write_summary(summary); !written)
+    return report(make_failure(reason_named("io_error"), written.error().message));
+  if (args.json)
+    std::cout << summary.to_json() << "\n";
+  else
+    std::cout << summary.table()
+              << "summary: " << (std::filesystem::path(args.output) / "summary.json").string()
+              << "\n";
+  return summary.exit_code();
+}
+
+// One model file and an output file (or none): the conversion of one model,
+// as it always was; anything else is a batch.
+bool is_batch(const ConvertArgs& args) {
+  if (args.inputs.size() != 1) return true;
+  std::error_code ec;
+  if (std::filesystem::is_directory(args.inputs.front(), ec)) return true;
+  return !args.output.empty() &&
+         (args.output.back() == '/' || std::filesystem::is_directory(args.output, ec));
+}
+
 int run_inspect(const std::string& input, bool json, const Limits& limits,
                 const RemoteArgs& remote) {
   std::string err;
@@ -317,7 +402,7 @@ int run_inspect(const std::string& input, bool json, const Limits& limits,
     auto connected = connect(remote);
     if (auto* f = std::get_if<Failure>(&connected)) return report(*f);
     auto answer = std::get<remote::Client>(connected).inspect(file->bytes());
-    if (!answer) return report(failure(answer.error()));
+    if (!answer) return report(answer.error());
     info = std::move(answer).value();
 #endif
   }
@@ -370,7 +455,7 @@ int run_ops(bool json, bool markdown, const RemoteArgs& remote) {
     auto connected = connect(remote);
     if (auto* f = std::get_if<Failure>(&connected)) return report(*f);
     auto answer = std::get<remote::Client>(connected).operators();
-    if (!answer) return report(failure(answer.error()));
+    if (!answer) return report(answer.error());
     matrix = std::move(answer).value();
 #endif
   }
@@ -379,27 +464,7 @@ int run_ops(bool json, bool markdown, const RemoteArgs& remote) {
     return kExitOk;
   }
   if (json) {
-    nlohmann::ordered_json a = nlohmann::ordered_json::array();
-    for (const auto& s : matrix) {
-      if (s.op.rfind("PLACEHOLDER", 0) == 0) continue;
-      nlohmann::ordered_json o = {{"op", s.op}, {"code", s.code}, {"supported", s.supported}};
-      if (s.supported) {
-        o["layout_class"] = s.layout_class;
-        o["onnx"] = s.onnx;
-        nlohmann::ordered_json types = nlohmann::ordered_json::array();
-        for (size_t pos = 0; pos < s.dtypes.size();) {
-          size_t end = s.dtypes.find(", ", pos);
-          if (end == std::string::npos) end = s.dtypes.size();
-          types.push_back(s.dtypes.substr(pos, end - pos));
-          pos = end + 2;
-        }
-        o["dtypes"] = std::move(types);
-        o["quantized"] = s.quantized;
-        if (!s.notes.empty()) o["notes"] = s.notes;
-      }
-      a.push_back(std::move(o));
-    }
-    std::cout << a.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    std::cout << support_matrix_json(matrix) << "\n";
     return kExitOk;
   }
   int supported = 0;
@@ -450,8 +515,18 @@ int main(int argc, char** argv) {
   std::string input;
   bool json = false;
   auto* convert_cmd = app.add_subcommand("convert", "convert MODEL.tflite to ONNX");
-  convert_cmd->add_option("model", args.input, "TFLite model file")->required();
-  convert_cmd->add_option("-o,--output", args.output, "ONNX output file (default: MODEL.onnx)");
+  convert_cmd
+      ->add_option("model", args.inputs,
+                   "TFLite model file; or several, or folders (searched recursively): a batch, "
+                   "converted into -o OUT_DIR with the same relative paths")
+      ->required();
+  convert_cmd->add_option("-o,--output", args.output,
+                          "ONNX output file (default: MODEL.onnx); for a batch, the output "
+                          "folder (it gets summary.json)");
+  convert_cmd
+      ->add_option("-j,--jobs", args.jobs,
+                   "a batch's conversions at a time (default: one per usable CPU)")
+      ->check(CLI::Range(1, 256));
   add_conversion_options(convert_cmd, args.options);
   add_limit_options(convert_cmd, args.limits);
   convert_cmd->add_flag("--json", args.json, "print diagnostics as JSON on stdout");
@@ -487,7 +562,11 @@ int main(int argc, char** argv) {
   }
   try {
     remote.verbose = args.verbose;
-    if (*convert_cmd) return run_convert(args, remote);
+    if (*convert_cmd) {
+      if (is_batch(args)) return run_batch(args, remote);
+      args.input = args.inputs.front();
+      return run_convert(args, remote);
+    }
     if (*inspect_cmd) return run_inspect(input, json, args.limits, remote);
     if (*ops_cmd) return run_ops(json, markdown, remote);
     if (*errors_cmd) return run_errors(json, markdown);

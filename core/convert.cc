@@ -2,6 +2,7 @@
 #include "core/convert.h"
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <tuple>
 #include <unordered_map>
 
@@ -158,6 +159,31 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
       info.ops[it->second].reason = u.reason.empty() ? "not implemented" : u.reason;
     }
   return info;
+}
+
+std::string support_matrix_json(const std::vector<OpSupport>& matrix, int indent) {
+  using Json = nlohmann::ordered_json;
+  Json a = Json::array();
+  for (const auto& s : matrix) {
+    if (s.op.rfind("PLACEHOLDER", 0) == 0) continue;
+    Json o = {{"op", s.op}, {"code", s.code}, {"supported", s.supported}};
+    if (s.supported) {
+      o["layout_class"] = s.layout_class;
+      o["onnx"] = s.onnx;
+      Json types = Json::array();
+      for (size_t pos = 0; pos < s.dtypes.size();) {
+        size_t end = s.dtypes.find(", ", pos);
+        if (end == std::string::npos) end = s.dtypes.size();
+        types.push_back(s.dtypes.substr(pos, end - pos));
+        pos = end + 2;
+      }
+      o["dtypes"] = std::move(types);
+      o["quantized"] = s.quantized;
+      if (!s.notes.empty()) o["notes"] = s.notes;
+    }
+    a.push_back(std::move(o));
+  }
+  return a.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace lite2onnx

@@ -42,5 +42,9 @@ struct OpSupport {
   std::string quantized;
 };
 std::vector<OpSupport> support_matrix();
+// The support matrix as `lite2onnx ops --json` prints it: one object per
+// builtin and supported custom op (placeholders left out), supported ones with
+// their layout class, ONNX mapping, element types, quantized form and notes.
+std::string support_matrix_json(const std::vector<OpSupport>& matrix, int indent = 2);
 
 }  // namespace lite2onnx

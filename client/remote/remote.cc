@@ -16,7 +16,6 @@
 #include <thread>
 #include <type_traits>
 
-#include "client/remote/wire.h"
 #include "common/translate.h"
 #include "lite2onnx/v1/converter.grpc.pb.h"
 
@@ -25,69 +24,10 @@ namespace {
 
 using Clock = std::chrono::system_clock;
 
-// The core's code of a reason that is one of the core's, else kInternal.
-ErrorCode core_code(std::string_view name) {
-  for (ErrorCode c : {ErrorCode::kInvalidModel, ErrorCode::kUnsupported, ErrorCode::kInvalidOption,
-                      ErrorCode::kResourceLimit, ErrorCode::kCancelled})
-    if (name == to_string(c)) return c;
-  return ErrorCode::kInternal;
-}
-
-Failure make_failure(const ErrorReason& reason, std::string message) {
-  Failure f;
-  f.reason = &reason;
-  f.error = make_error(core_code(reason.name), std::move(message));
-  return f;
-}
-
-// "UNAVAILABLE", ...: the names of the codes the table knows, else the number.
-std::string status_code_name(grpc::StatusCode code) {
-  for (const auto& r : error_reasons())
-    if (r.grpc_code == static_cast<int>(code)) return std::string(r.grpc_code_name);
-  return std::to_string(static_cast<int>(code));
-}
-
-// The one place where a failed call's status becomes a Failure.
+// The one place where a failed call's status becomes a Failure (failure.h).
 Failure to_failure(const grpc::Status& status, const std::string& address) {
-  Failure f;
-  if (auto detail = conversion_error(status)) {
-    // A reason this client does not know (a newer server) reads as internal.
-    f = make_failure(reason_of_proto(detail->reason()), detail->message());
-    f.error.op_index = detail->op_index();
-    f.error.tensor = detail->tensor();
-    f.error.unsupported = from_proto(detail->unsupported());
-  } else {
-    // Statuses without details come from gRPC itself, or from something else
-    // listening at the address.
-    const ErrorReason& reason = reason_of_bare_grpc_code(status.error_code());
-    const std::string& why = status.error_message();
-    std::string message;
-    switch (status.error_code()) {
-      case grpc::StatusCode::UNAVAILABLE:
-        message = "cannot reach a lite2onnx server at " + address + ": " + why;
-        break;
-      case grpc::StatusCode::UNAUTHENTICATED:
-      case grpc::StatusCode::PERMISSION_DENIED:
-        message = "the server at " + address + " refused this client: " + why;
-        break;
-      case grpc::StatusCode::DEADLINE_EXCEEDED:
-        message = "no answer from " + address + " before the deadline";
-        break;
-      case grpc::StatusCode::RESOURCE_EXHAUSTED:  // e.g. gRPC's own message size limit
-        message = "the server at " + address + " refused the message: " + why;
-        break;
-      case grpc::StatusCode::CANCELLED:
-        message = "the call to " + address + " was cancelled: " + why;
-        break;
-      default:
-        message = "unexpected answer from " + address + " (gRPC status " +
-                  std::to_string(static_cast<int>(status.error_code())) + "): " + why;
-        break;
-    }
-    f = make_failure(reason, std::move(message));
-  }
-  f.grpc_code = status_code_name(status.error_code());
-  return f;
+  return failure_from_status(static_cast<int>(status.error_code()), status.error_message(),
+                             status.error_details(), address);
 }
 
 Outcome<std::string> read_pem(const std::string& path, const char* flag) {

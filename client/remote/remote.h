@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "client/remote/status.h"
 #include "common/error_reasons.h"
 #include "core/convert.h"
 
@@ -55,25 +56,6 @@ struct ClientOptions {
   uint64_t stream_threshold_bytes = kStreamThresholdBytes;
   RetryOptions retry;
 };
-
-// Why a call failed: a row of common/error_reasons.h (the name the CLI prints,
-// its exit code, whether a retry may pass) and the message.
-struct Failure {
-  const ErrorReason* reason = &reason_named("internal");  // never null
-  // The message and, from the server's ConversionError, op_index, tensor and
-  // every unsupported operator. `code` is the core's code when the reason is
-  // one of the core's (invalid_model, unsupported, ...), else kInternal.
-  Error error;
-  std::string grpc_code;  // "UNAVAILABLE", ...: the call's status code; empty for io_error
-  int attempts = 1;       // calls made, retries included
-
-  // "invalid_model", "queue_full", "unavailable", ...: reason->name.
-  std::string name() const { return std::string(reason->name); }
-};
-
-// A value or a Failure.
-template <class T>
-using Outcome = Result<T, Failure>;
 
 struct Conversion {
   std::string onnx;         // the ONNX model's bytes

@@ -76,7 +76,7 @@ StreamResult convert_stream(grpc::Channel& channel, const std::string& model,
 }
 
 std::optional<v1::ConversionError> error_detail(const grpc::Status& status) {
-  return remote::conversion_error(status);
+  return remote::conversion_error(status.error_details());
 }
 
 std::string health(grpc::Channel& channel, const std::string& service) {

@@ -112,11 +112,14 @@ TEST_F(LimitsTest, MemoryBudgetRefusesWhatDoesNotFit) {
 TEST_F(LimitsTest, DeadlineStopsARunningConversion) {
   start({"--workers", "1"});
   // Twice the slow model: reading, checking and laying it out take about 1 s
-  // before the first poll of the hook, so the 400 ms deadline passes while the
-  // conversion runs, well before it could end.
+  // before the first poll of the hook, and the whole conversion about 3 s, so
+  // the 1.2 s deadline passes while the conversion runs, well before it could
+  // end. (At 400 ms a loaded CI machine sometimes had not handed the call to
+  // the worker yet: it then never ran, and nothing was cancelled.)
   const std::string model = abs_chain_model(400000);
-  auto slow = std::async(std::launch::async,
-                         [this, &model] { return convert(*server_->channel(), model, {}, 400ms); });
+  auto slow = std::async(std::launch::async, [this, &model] {
+    return convert(*server_->channel(), model, {}, 1200ms);
+  });
   EXPECT_EQ(slow.get().status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   // The core saw the hook fire: the conversion stopped, it did not run to its end.
   EXPECT_EQ(wait_for_metric(server_->metrics_port(),
