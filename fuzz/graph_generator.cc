@@ -374,6 +374,17 @@ class Generator {
   void add_builtin(Op code) {
     const int c = static_cast<int>(code);
     switch (code) {
+      case Op::WHILE:
+        return while_loop();
+      case Op::IF:
+        return if_then_else();
+      case Op::CALL:
+        return call();
+      case Op::VAR_HANDLE:
+      case Op::READ_VARIABLE:
+      case Op::ASSIGN_VARIABLE:
+      case Op::CALL_ONCE:
+        return resource_variable();
       case Op::ADD:
       case Op::SUB:
       case Op::MUL:
@@ -1290,6 +1301,170 @@ class Generator {
          {new_output(o, at(x).type)});
   }
 
+  // ---- control flow ------------------------------------------------------------
+  // WHILE and IF with subgraphs of their own: a counter and one value through
+  // a few iterations, or one value through two branches. Their subgraph
+  // indices are bent now and then (out of range, negative, the main graph:
+  // recursion), as are the types they hand over.
+
+  struct SubgraphSpec {
+    std::string name;
+    std::vector<TensorSpec> tensors;
+    std::vector<OpSpec> ops;
+    std::vector<int32_t> inputs, outputs;
+    int add(TensorSpec t) {
+      tensors.push_back(std::move(t));
+      return static_cast<int>(tensors.size()) - 1;
+    }
+    int like(const TensorSpec& t, const std::string& tag) {
+      TensorSpec c;
+      c.name = tag;
+      c.type = t.type;
+      c.shape = t.shape;
+      c.quant = t.quant;
+      return add(std::move(c));
+    }
+    int scalar_i32(int32_t v, const std::string& tag) {
+      TensorSpec c;
+      c.name = tag;
+      c.type = Type::INT32;
+      c.constant = true;
+      c.data.resize(4);
+      std::memcpy(c.data.data(), &v, 4);
+      return add(std::move(c));
+    }
+  };
+
+  // The index a control-flow op names: its subgraph, or a hostile one.
+  int subgraph_index(int own) {
+    if (!bend(6)) return own;
+    switch (in_.range(0, 3)) {
+      case 0:
+        return -in_.range(1, 5);
+      case 1:
+        return 1000 + in_.range(0, 1 << 20);
+      case 2:
+        return 0;  // the main graph, which runs the op: recursion
+      default:
+        return own + 1;  // another subgraph, whatever its interface
+    }
+  }
+  int add_subgraph(SubgraphSpec g) {
+    extra_.push_back(std::move(g));
+    return static_cast<int>(extra_.size());  // subgraph 0 is the main graph
+  }
+
+  // One elementwise op of `g` on its tensor v.
+  int unary_in(SubgraphSpec& g, int v, const std::string& tag) {
+    static constexpr Op kOps[] = {Op::ABS, Op::NEG, Op::RELU, Op::TANH, Op::LOGISTIC};
+    const Op op = in_.pick(std::span<const Op>(kOps));
+    const int y = g.like(g.tensors[static_cast<size_t>(v)], tag);
+    g.ops.push_back({static_cast<int>(op), "", {v}, {y}, tflite::BuiltinOptions::NONE, {}});
+    return y;
+  }
+
+  void while_loop() {
+    const int x = data_input();
+    const int count = in_.range(0, 3);
+    TensorSpec counter;
+    counter.type = Type::INT32;
+    SubgraphSpec cond;
+    cond.name = "cond";
+    {
+      const int i = cond.like(counter, "i"), v = cond.like(at(x), "v");
+      TensorSpec flag;
+      flag.name = "again";
+      flag.type = Type::BOOL;
+      const int again = cond.add(std::move(flag));
+      cond.ops.push_back({static_cast<int>(Op::LESS),
+                          "",
+                          {i, cond.scalar_i32(count, "count")},
+                          {again},
+                          tflite::BuiltinOptions::NONE,
+                          {}});
+      cond.inputs = {i, v};
+      cond.outputs = {again};
+    }
+    SubgraphSpec body;
+    body.name = "body";
+    {
+      const int i = body.like(counter, "i"), v = body.like(at(x), "v");
+      const int next = body.like(counter, "i_next");
+      body.ops.push_back({static_cast<int>(Op::ADD),
+                          "",
+                          {i, body.scalar_i32(1, "one")},
+                          {next},
+                          tflite::BuiltinOptions::NONE,
+                          {}});
+      body.inputs = {i, v};
+      body.outputs = {next, unary_in(body, v, "v_next")};
+    }
+    const int cond_index = subgraph_index(add_subgraph(std::move(cond)));
+    const int body_index = subgraph_index(add_subgraph(std::move(body)));
+    const int i0 = const_ints({0});
+    push(static_cast<int>(Op::WHILE), {i0, x},
+         {new_output({}, Type::INT32), new_output(at(x).shape, at(x).type, at(x).quant)},
+         tflite::BuiltinOptions::WhileOptions, [=](auto& fbb) {
+           return tflite::CreateWhileOptions(fbb, cond_index, body_index).Union();
+         });
+  }
+
+  // CALL of a subgraph of one elementwise op (or of none: its argument passed
+  // through).
+  void call() {
+    const int x = data_input();
+    SubgraphSpec callee;
+    callee.name = "callee";
+    const int v = callee.like(at(x), "v");
+    callee.inputs = {v};
+    callee.outputs = {in_.one_in(4) ? v : unary_in(callee, v, "y")};
+    const int index = subgraph_index(add_subgraph(std::move(callee)));
+    push(static_cast<int>(Op::CALL), {x}, {new_output(at(x).shape, at(x).type, at(x).quant)},
+         tflite::BuiltinOptions::CallOptions, [=](auto& fbb) {
+           return tflite::CreateCallOptions(fbb, static_cast<uint32_t>(index)).Union();
+         });
+  }
+
+  void if_then_else() {
+    const int c = data_input(0, Type::BOOL);
+    const int x = data_input();
+    int index[2];
+    for (int b = 0; b < 2; ++b) {
+      SubgraphSpec branch;
+      branch.name = b == 0 ? "then" : "else";
+      const int v = branch.like(at(x), "v");
+      branch.inputs = {v};
+      // A branch that passes its argument through, now and then.
+      branch.outputs = {in_.one_in(4) ? v : unary_in(branch, v, "y")};
+      index[b] = subgraph_index(add_subgraph(std::move(branch)));
+    }
+    push(static_cast<int>(Op::IF), {c, x}, {new_output(at(x).shape, at(x).type, at(x).quant)},
+         tflite::BuiltinOptions::IfOptions,
+         [=](auto& fbb) { return tflite::CreateIfOptions(fbb, index[0], index[1]).Union(); });
+  }
+
+  // VAR_HANDLE -> ASSIGN_VARIABLE of a value -> READ_VARIABLE: a resource
+  // variable (state: an input and a next output); read before it is
+  // assigned now and then (unsupported: nothing gives it a value).
+  void resource_variable() {
+    const int x = data_input();
+    TensorSpec handle;
+    handle.name = fresh_name();
+    handle.type = Type::RESOURCE;
+    const int h = add_tensor(std::move(handle));
+    const std::string shared = "v" + std::to_string(in_.range(0, 3));
+    push(static_cast<int>(Op::VAR_HANDLE), {}, {h}, tflite::BuiltinOptions::VarHandleOptions,
+         [shared](auto& fbb) {
+           return tflite::CreateVarHandleOptions(fbb, 0, fbb.CreateString(shared)).Union();
+         });
+    const bool read_first = bend(4);
+    auto assign = [&] { push(static_cast<int>(Op::ASSIGN_VARIABLE), {h, x}, {}); };
+    if (!read_first) assign();
+    push(static_cast<int>(Op::READ_VARIABLE), {h},
+         {new_output(at(x).shape, at(x).type, at(x).quant)});
+    if (read_first) assign();
+  }
+
   // SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE: shape arithmetic the converter
   // folds to constants (fold_constants).
   void shape_arithmetic() {
@@ -1342,61 +1517,68 @@ class Generator {
   std::vector<uint8_t> build() {
     flatbuffers::FlatBufferBuilder fbb;
     std::vector<flatbuffers::Offset<tflite::Buffer>> buffers = {tflite::CreateBuffer(fbb)};
-    std::vector<uint32_t> buffer_of(tensors_.size(), 0);
-    for (size_t i = 0; i < tensors_.size(); ++i) {
-      const TensorSpec& t = tensors_[i];
-      if (!t.constant) continue;
-      if (t.shared_buffer_with >= 0) {
-        buffer_of[i] = buffer_of[static_cast<size_t>(t.shared_buffer_with)];
-        continue;
-      }
-      fbb.ForceVectorAlignment(t.data.size(), 1, 16);
-      buffers.push_back(tflite::CreateBuffer(fbb, fbb.CreateVector(t.data)));
-      buffer_of[i] = static_cast<uint32_t>(buffers.size() - 1);
-    }
-    std::vector<flatbuffers::Offset<tflite::Tensor>> tensors;
-    for (size_t i = 0; i < tensors_.size(); ++i) {
-      const TensorSpec& t = tensors_[i];
-      flatbuffers::Offset<tflite::QuantizationParameters> q = 0;
-      if (t.quant)
-        q = tflite::CreateQuantizationParameters(
-            fbb, 0, 0, fbb.CreateVector(t.quant->scale), fbb.CreateVector(t.quant->zero_point),
-            tflite::QuantizationDetails::NONE, 0, t.quant->axis);
-      flatbuffers::Offset<flatbuffers::Vector<int32_t>> signature = 0;
-      if (t.dynamic_batch) {
-        Shape sig = t.shape;
-        sig[0] = -1;
-        signature = fbb.CreateVector(sig);
-      }
-      tensors.push_back(tflite::CreateTensor(fbb, t.has_shape ? fbb.CreateVector(t.shape) : 0,
-                                             t.type, buffer_of[i], fbb.CreateString(t.name), q,
-                                             t.variable, 0, signature, t.has_shape));
-    }
     std::vector<flatbuffers::Offset<tflite::OperatorCode>> codes;
-    std::vector<flatbuffers::Offset<tflite::Operator>> operators;
     std::vector<std::pair<int, std::string>> code_keys;
-    for (const OpSpec& op : ops_) {
-      std::pair<int, std::string> key = {op.code, op.custom_code};
-      auto it = std::find(code_keys.begin(), code_keys.end(), key);
-      if (it == code_keys.end()) {
-        code_keys.push_back(key);
-        codes.push_back(tflite::CreateOperatorCode(
-            fbb, static_cast<int8_t>(std::min(op.code, 127)),
-            op.code == static_cast<int>(Op::CUSTOM) ? fbb.CreateString(op.custom_code) : 0, 1,
-            static_cast<Op>(op.code)));
-        it = code_keys.end() - 1;
+    auto subgraph = [&](const std::string& name, const std::vector<TensorSpec>& specs,
+                        const std::vector<OpSpec>& ops, const std::vector<int32_t>& inputs,
+                        const std::vector<int32_t>& outputs) {
+      std::vector<uint32_t> buffer_of(specs.size(), 0);
+      for (size_t i = 0; i < specs.size(); ++i) {
+        const TensorSpec& t = specs[i];
+        if (!t.constant) continue;
+        if (t.shared_buffer_with >= 0) {
+          buffer_of[i] = buffer_of[static_cast<size_t>(t.shared_buffer_with)];
+          continue;
+        }
+        fbb.ForceVectorAlignment(t.data.size(), 1, 16);
+        buffers.push_back(tflite::CreateBuffer(fbb, fbb.CreateVector(t.data)));
+        buffer_of[i] = static_cast<uint32_t>(buffers.size() - 1);
       }
-      auto options = op.options ? op.options(fbb) : 0;
-      operators.push_back(tflite::CreateOperator(
-          fbb, static_cast<uint32_t>(it - code_keys.begin()), fbb.CreateVector(op.inputs),
-          fbb.CreateVector(op.outputs), op.options ? op.options_type : tflite::BuiltinOptions::NONE,
-          options));
-    }
-    auto subgraph = tflite::CreateSubGraph(
-        fbb, fbb.CreateVector(tensors), fbb.CreateVector(graph_inputs_),
-        fbb.CreateVector(graph_outputs_), fbb.CreateVector(operators), fbb.CreateString("main"));
-    auto model = tflite::CreateModel(fbb, 3, fbb.CreateVector(codes),
-                                     fbb.CreateVector(std::vector{subgraph}),
+      std::vector<flatbuffers::Offset<tflite::Tensor>> tensors;
+      for (size_t i = 0; i < specs.size(); ++i) {
+        const TensorSpec& t = specs[i];
+        flatbuffers::Offset<tflite::QuantizationParameters> q = 0;
+        if (t.quant)
+          q = tflite::CreateQuantizationParameters(
+              fbb, 0, 0, fbb.CreateVector(t.quant->scale), fbb.CreateVector(t.quant->zero_point),
+              tflite::QuantizationDetails::NONE, 0, t.quant->axis);
+        flatbuffers::Offset<flatbuffers::Vector<int32_t>> signature = 0;
+        if (t.dynamic_batch) {
+          Shape sig = t.shape;
+          sig[0] = -1;
+          signature = fbb.CreateVector(sig);
+        }
+        tensors.push_back(tflite::CreateTensor(fbb, t.has_shape ? fbb.CreateVector(t.shape) : 0,
+                                               t.type, buffer_of[i], fbb.CreateString(t.name), q,
+                                               t.variable, 0, signature, t.has_shape));
+      }
+      std::vector<flatbuffers::Offset<tflite::Operator>> operators;
+      for (const OpSpec& op : ops) {
+        std::pair<int, std::string> key = {op.code, op.custom_code};
+        auto it = std::find(code_keys.begin(), code_keys.end(), key);
+        if (it == code_keys.end()) {
+          code_keys.push_back(key);
+          codes.push_back(tflite::CreateOperatorCode(
+              fbb, static_cast<int8_t>(std::min(op.code, 127)),
+              op.code == static_cast<int>(Op::CUSTOM) ? fbb.CreateString(op.custom_code) : 0, 1,
+              static_cast<Op>(op.code)));
+          it = code_keys.end() - 1;
+        }
+        auto options = op.options ? op.options(fbb) : 0;
+        operators.push_back(tflite::CreateOperator(
+            fbb, static_cast<uint32_t>(it - code_keys.begin()), fbb.CreateVector(op.inputs),
+            fbb.CreateVector(op.outputs),
+            op.options ? op.options_type : tflite::BuiltinOptions::NONE, options));
+      }
+      return tflite::CreateSubGraph(fbb, fbb.CreateVector(tensors), fbb.CreateVector(inputs),
+                                    fbb.CreateVector(outputs), fbb.CreateVector(operators),
+                                    fbb.CreateString(name));
+    };
+    std::vector<flatbuffers::Offset<tflite::SubGraph>> subgraphs = {
+        subgraph("main", tensors_, ops_, graph_inputs_, graph_outputs_)};
+    for (const SubgraphSpec& g : extra_)
+      subgraphs.push_back(subgraph(g.name, g.tensors, g.ops, g.inputs, g.outputs));
+    auto model = tflite::CreateModel(fbb, 3, fbb.CreateVector(codes), fbb.CreateVector(subgraphs),
                                      fbb.CreateString("fuzz"), fbb.CreateVector(buffers));
     tflite::FinishModelBuffer(fbb, model);
     return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
@@ -1423,6 +1605,7 @@ class Generator {
   std::vector<TensorSpec> tensors_;
   std::vector<OpSpec> ops_;
   std::vector<int32_t> graph_inputs_, graph_outputs_;
+  std::vector<SubgraphSpec> extra_;  // subgraphs 1.. (control flow)
   std::vector<int> activations_;
 };
 

@@ -257,6 +257,7 @@ class Emitter {
   // A subgraph attribute added to a node, to be filled.
   struct Pending {
     Scope* parent;
+    const ir::Node* owner;  // the node owning the subgraph, in the parent graph
     const ir::Subgraph* sub;
     std::string node;  // the ONNX name of the node
     onnx::GraphProto* proto;
@@ -275,6 +276,11 @@ class Emitter {
       fill_value_info(s, graph->add_input(), t, true);
     }
     for (TensorId t : g.outputs()) fill_value_info(s, graph->add_output(), t, true);
+    // State inputs default to their initial value: an initializer of the
+    // input's name (IR version 4 on: an input a caller may leave out).
+    if (!s.parent)
+      for (const ir::StatePair& p : g.state)
+        if (auto st = add_state_initializer(s, p); !st) return st;
 
     // Per tensor: described (graph input or output, or given a value_info).
     s.written.resize(g.tensor_count(), 0);
@@ -289,8 +295,14 @@ class Emitter {
       np->set_name(node_names_.take(n.name));
       np->set_op_type(n.op);
       if (!n.domain.empty()) np->set_domain(n.domain);
-      for (TensorId t : n.inputs) {
-        np->add_input(g.valid(t) ? s.names[static_cast<size_t>(t)] : "");
+      // Implicit inputs (values the node's subgraphs read from this graph)
+      // are no ONNX inputs, but a constant among them is this graph's
+      // initializer all the same.
+      const size_t explicit_inputs =
+          n.inputs.size() - std::min<size_t>(n.implicit_inputs, n.inputs.size());
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        const TensorId t = n.inputs[i];
+        if (i < explicit_inputs) np->add_input(g.valid(t) ? s.names[static_cast<size_t>(t)] : "");
         if (g.valid(t) && g.tensor(t).is_const() && !s.written[static_cast<size_t>(t)])
           add_initializer(s, t);
       }
@@ -306,7 +318,7 @@ class Emitter {
         auto* ap = np->add_attribute();
         ap->set_name(sub.attr());
         ap->set_type(onnx::AttributeProto::GRAPH);
-        pending_.push_back({&s, &sub, np->name(), ap->mutable_g()});
+        pending_.push_back({&s, &n, &sub, np->name(), ap->mutable_g()});
       }
     }
     // A constant graph output that no node reads as it is (a folded value,
@@ -334,6 +346,7 @@ class Emitter {
   Status check_graphs() const {
     uint64_t bytes = 0;
     if (auto st = add_up(g_, 0, bytes); !st) return st;
+    for (const ir::StatePair& p : g_.state) bytes += 4 * uint64_t{p.initial.bytes.size()};
     if (bytes <= opt_.max_output_bytes) return ok_status();
     return make_error(ErrorCode::kResourceLimit,
                       "the ONNX model would hold " + std::to_string(bytes) +
@@ -387,6 +400,15 @@ class Emitter {
   Status assign_names(Scope& s, const Pending& p) {
     const ir::Graph& g = *s.g;
     s.names.assign(g.tensor_count(), "");
+    // Captured tensors carry the ONNX name of the node input they are bound to.
+    for (const ir::Capture& c : p.sub->captures) {
+      if (!g.valid(c.inner) || c.slot >= p.owner->inputs.size() ||
+          !p.parent->g->valid(p.owner->inputs[c.slot]))
+        return make_error(ErrorCode::kInternal, "subgraph '" + p.sub->attr() + "' of node '" +
+                                                    p.node + "' has a capture out of range");
+      s.names[static_cast<size_t>(c.inner)] =
+          p.parent->names[static_cast<size_t>(p.owner->inputs[c.slot])];
+    }
     auto take = [&](TensorId t) -> Status {
       std::string& slot = s.names[static_cast<size_t>(t)];
       if (!slot.empty()) return ok_status();
@@ -493,6 +515,71 @@ class Emitter {
     std::string* raw = tp->mutable_raw_data();
     raw->resize(size);
     if (size) write_constant(x, reinterpret_cast<std::byte*>(raw->data()));
+  }
+
+  // The initial value of a state input, in the input's ONNX type and layout:
+  // TFLite's bytes, or (an integer state at a float interface, as
+  // --quantization dequantize makes it) their dequantized values.
+  Status add_state_initializer(Scope& s, const ir::StatePair& p) {
+    const ir::Graph& g = *s.g;
+    if (!g.valid(p.input) || !g.is_graph_input(p.input))
+      return make_error(ErrorCode::kInternal, "a state pair names no graph input");
+    ir::Tensor x = g.tensor(p.input);
+    x.emit_shape.reset();
+    const ir::ConstData& d = p.initial;
+    const auto count = ir::element_count(x.shape);
+    const size_t from = ir::element_size(d.stored_type);
+    if (!count || !from || d.bytes.size() != static_cast<size_t>(*count) * from)
+      return make_error(ErrorCode::kInternal,
+                        "the initial value of state '" + x.name + "' does not fit its shape");
+    if (d.stored_type == x.dtype ||
+        (d.stored_type == DataType::kFloat16 && x.dtype == DataType::kFloat32)) {
+      x.data = d;
+    } else if (x.dtype == DataType::kFloat32 && p.initial_quant &&
+               p.initial_quant->scale.size() == 1) {
+      const float scale = p.initial_quant->scale[0];
+      const int64_t zero = p.initial_quant->zero_point.empty() ? 0 : p.initial_quant->zero_point[0];
+      std::vector<std::byte> bytes(static_cast<size_t>(*count) * 4);
+      for (size_t i = 0; i < static_cast<size_t>(*count); ++i) {
+        int64_t q = 0;
+        const std::byte* at = d.bytes.data() + i * from;
+        switch (d.stored_type) {
+          case DataType::kInt8:
+            q = static_cast<int8_t>(at[0]);
+            break;
+          case DataType::kUInt8:
+            q = static_cast<uint8_t>(at[0]);
+            break;
+          case DataType::kInt16: {
+            int16_t v;
+            std::memcpy(&v, at, 2);
+            q = v;
+            break;
+          }
+          default: {
+            int32_t v;
+            std::memcpy(&v, at, 4);
+            q = v;
+          }
+        }
+        const float f = static_cast<float>(q - zero) * scale;
+        std::memcpy(bytes.data() + i * 4, &f, 4);
+      }
+      x.data = ir::ConstData::owned(std::move(bytes), DataType::kFloat32);
+    } else {
+      return make_error(ErrorCode::kInternal, "the initial value of state '" + x.name + "' (" +
+                                                  ir::to_string(d.stored_type) +
+                                                  ") cannot be written as " +
+                                                  ir::to_string(x.dtype));
+    }
+    onnx::TensorProto* tp = s.proto->add_initializer();
+    tp->set_name(s.names[static_cast<size_t>(p.input)]);
+    tp->set_data_type(ir::onnx_type_code(x.dtype));
+    for (int64_t dim : x.onnx_shape()) tp->add_dims(dim);
+    std::string* raw = tp->mutable_raw_data();
+    raw->resize(onnx_byte_size(x));
+    if (!raw->empty()) write_constant(x, reinterpret_cast<std::byte*>(raw->data()));
+    return ok_status();
   }
 
   static void add_attribute(onnx::NodeProto* np, const ir::Attr& a) {

@@ -157,6 +157,7 @@ ir::Node& LowerContext::emit(const ir::Node& source, const std::string& op_type,
   n.op = op_type;
   n.name = suffix.empty() ? source.name : source.name + "/" + suffix;
   n.source_op = source.source_op;
+  n.source_subgraph = source.source_subgraph;
   n.inputs = std::move(inputs);
   n.outputs = std::move(outputs);
   out_.push_back(std::move(n));

@@ -145,6 +145,17 @@ OpEntry audio_spectrogram();  // custom AudioSpectrogram
 OpEntry mfcc();               // custom Mfcc
 }  // namespace audio
 
+namespace control {
+OpEntry while_loop();    // WHILE (as the reader expands it): Loop
+OpEntry if_then_else();  // IF: If
+OpEntry call();          // CALL: copied in place by the reader
+// Resource variables: resolved into state pairs when the model is read.
+OpEntry var_handle();
+OpEntry read_variable();
+OpEntry assign_variable();
+OpEntry call_once();
+}  // namespace control
+
 namespace detection {
 OpEntry detection_postprocess();  // custom TFLite_Detection_PostProcess
 OpEntry non_max_suppression_v4();

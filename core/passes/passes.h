@@ -38,7 +38,7 @@ struct PassContext {
 Status validate(const ir::Graph& g, PassContext& ctx);
 
 // kResourceLimit when the constants the conversion created so far
-// (g.created) passed Limits::max_created_bytes; passes call it after each op
+// (g.created()) passed Limits::max_created_bytes; passes call it after each op
 // they create constants for. O(1).
 Status check_created_bytes(const ir::Graph& g);
 
@@ -85,6 +85,21 @@ Status fuse_dilated_convolutions(ir::Graph& g, PassContext& ctx);
 // has no complex tensors.
 Status fuse_spectral_magnitude(ir::Graph& g, PassContext& ctx);
 
+// Resource variables (TFLite dialect, on the main graph, before validate): every
+// VAR_HANDLE names a resource ((container, shared_name), shared across
+// subgraphs as TFLite's interpreter shares them); CALL_ONCE's init subgraph,
+// folded, gives their initial values; walking the ops in order, a
+// READ_VARIABLE becomes an Identity of the value the resource holds then (the
+// state input, or what the last ASSIGN_VARIABLE wrote) and ASSIGN_VARIABLE
+// changes that value. The resource ops go; each resource becomes a state pair
+// (ir::StatePair, g.state): a graph input named after it, initialised with
+// its initial value, and an output '<name>/next' with its last value.
+// Unsupported: a resource read before anything gives it a value, an
+// initial value computed at run time, values of differing type,
+// quantization or shape, resource ops inside control-flow subgraphs (the
+// preflight names them).
+Status resolve_resource_variables(ir::Graph& g, PassContext& ctx);
+
 // Quantization, QDQ form (TFLite dialect, after fold_constants): checks every
 // quantization parameter (an invalid one is an error naming the tensor), gives
 // int32 biases of integer CONV_2D / DEPTHWISE_CONV_2D / TRANSPOSE_CONV /
@@ -125,8 +140,11 @@ Status propagate_layouts(ir::Graph& g, PassContext& ctx,
                          const std::vector<ForcedLayout>& forced = {});
 
 // Lowering: each TFLite-dialect node becomes the ONNX-dialect nodes its op
-// converter writes (core/ops), in its place.
+// converter writes (core/ops), in its place. A control-flow node's subgraphs
+// are lowered first (lower_graph), then handed to its converter.
 Status lower(ir::Graph& g, PassContext& ctx);
+// lower, remove_identities and merge_reshapes: the lowering stage of one graph.
+Status lower_graph(ir::Graph& g, PassContext& ctx);
 
 // ONNX-level cleanup after lowering: drops Identity nodes that are not needed
 // for a graph output name.

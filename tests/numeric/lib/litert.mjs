@@ -92,7 +92,11 @@ function errorText(e) {
  * Returns Map tensorName -> host tensor for every output of the model's
  * signature (model.signature; the first one without).
  */
+// `inputs`: one Map (one invocation), or an array of them: consecutive
+// invocations of one compiled model (its variables carried from one to the
+// next), returning an array of output Maps.
 export async function runLiteRt(bytes, model, inputs) {
+  const invocations = Array.isArray(inputs) ? inputs : [inputs];
   // An output declared with shape [] and no has_rank flag has an unknown shape
   // (e.g. TFLite_Detection_PostProcess): this build then hands back scalar
   // buffers of stale memory instead of failing, so refuse such models.
@@ -147,6 +151,25 @@ export async function runLiteRt(bytes, model, inputs) {
     const inNames = vectorToArray(sig.inputNames());
     const outNames = vectorToArray(sig.outputNames());
 
+    const results = [];
+    for (const invocationInputs of invocations) {
+      results.push(await invoke(w, env, compiled, model, index, inNames, outNames, invocationInputs, cleanup, mark));
+    }
+    return Array.isArray(inputs) ? results : results[0];
+  } finally {
+    for (const f of cleanup.reverse()) {
+      try { f(); } catch { /* already released */ }
+    }
+  }
+}
+
+// One invocation: input buffers, run, outputs.
+async function invoke(w, env, compiled, model, index, inNames, outNames, inputs, cleanup, mark) {
+  const fail = (what, e) => {
+    const extra = recentErrors(mark).filter((l) => !errorText(e).includes(l));
+    return new Error(`LiteRT.js ${what}: ${errorText(e)}${extra.length ? ` (${extra.join('; ')})` : ''}`);
+  };
+  {
     const buffers = [];
     for (let i = 0; i < inNames.length; i++) {
       const tensor = signatureNameToTensor(model, inNames[i], 'inputs') ?? model.inputs[i];
@@ -219,9 +242,5 @@ export async function runLiteRt(bytes, model, inputs) {
       out.set(name, { type: typeName, shape, data });
     }
     return out;
-  } finally {
-    for (const f of cleanup.reverse()) {
-      try { f(); } catch { /* already released */ }
-    }
   }
 }

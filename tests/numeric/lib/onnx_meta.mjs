@@ -91,6 +91,63 @@ export function readOnnxMetadata(bytes) {
   return props;
 }
 
+// Where the raw_data bytes (TensorProto field 9) of each initializer of the
+// main graph (ModelProto.graph = 7, GraphProto.initializer = 5, TensorProto
+// .name = 8) lie in the model bytes: {name: [start, end)}.
+function initializerData(u8) {
+  const out = {};
+  const model = new Reader(u8);
+  const dec = new TextDecoder();
+  while (!model.done()) {
+    const tag = model.varint();
+    if (Math.floor(tag / 8) !== 7 || tag % 8 !== WIRE_LEN) { model.skip(tag % 8); continue; }
+    const [gs, ge] = model.bytes();
+    const graph = new Reader(u8, gs, ge);
+    while (!graph.done()) {
+      const gtag = graph.varint();
+      if (Math.floor(gtag / 8) !== 5 || gtag % 8 !== WIRE_LEN) { graph.skip(gtag % 8); continue; }
+      const [ts, te] = graph.bytes();
+      const tensor = new Reader(u8, ts, te);
+      let name = null;
+      let data = null;
+      while (!tensor.done()) {
+        const ttag = tensor.varint();
+        const field = Math.floor(ttag / 8);
+        if ((field === 8 || field === 9) && ttag % 8 === WIRE_LEN) {
+          const range = tensor.bytes();
+          if (field === 8) name = dec.decode(u8.subarray(range[0], range[1]));
+          else data = range;
+        } else {
+          tensor.skip(ttag % 8);
+        }
+      }
+      if (name !== null && data) out[name] = data;
+    }
+  }
+  return out;
+}
+
+/**
+ * A copy of the model whose initializers named in `values` ({name: typed
+ * array}) hold those values instead (same byte size, written over raw_data):
+ * how the harness feeds a state input backed by an initializer, which
+ * onnxruntime-node cannot feed (its sessions list no such input).
+ */
+export function withInitializers(bytes, values) {
+  const u8 = new Uint8Array(bytes);
+  const where = initializerData(u8);
+  for (const [name, data] of Object.entries(values)) {
+    const range = where[name];
+    const raw = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    if (!range) throw new Error(`the ONNX model has no initializer "${name}" with raw data`);
+    if (range[1] - range[0] !== raw.length) {
+      throw new Error(`initializer "${name}" holds ${range[1] - range[0]} bytes, the value ${raw.length}`);
+    }
+    u8.set(raw, range[0]);
+  }
+  return u8;
+}
+
 export const IO_LAYOUTS_KEY = 'lite2onnx.io_layouts';
 
 /**

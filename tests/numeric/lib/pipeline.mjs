@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { compareDetections, detectionGroups, detectionOutputShapes, DETECTION_RULES } from './detections.mjs';
 import { readTfliteModel, inferIndexRange, isIndexTensor, operatorName } from './tflite_model.mjs';
 import { jsonToTflite, tfliteToJson } from './tflite_rewrite.mjs';
-import { readIoLayouts, readOnnxMetadata, countOnnxOps } from './onnx_meta.mjs';
+import { readIoLayouts, readOnnxMetadata, countOnnxOps, withInitializers } from './onnx_meta.mjs';
 import { randomTensor, smoothTensor, inputSeed, makeRng } from './inputs.mjs';
 import {
   transpose, inversePermutation, castData, dequantize, quantize, makeTensor, allocate, isFloatType, isIntegerType, TYPED_ARRAYS, typeRange,
@@ -85,7 +85,8 @@ export function unsupportedOps(stdout) {
           else if (item && typeof item === 'object') {
             const op = item.op ?? item.name ?? item.opcode ?? item.operator ?? item.type ?? '?';
             const index = item.op_index ?? item.index ?? item.opIndex;
-            found.push({ op: String(op), index });
+            // An op of a subgraph the converted one runs (control flow).
+            found.push({ op: String(op), index: item.subgraph === undefined ? index : `${index} of subgraph ${item.subgraph}` });
           }
         }
       } else {
@@ -135,10 +136,12 @@ const GENERATABLE = new Set(['float32', 'float64', 'int8', 'uint8', 'int16', 'ui
 // along `axes` (task.smoothSpec's, else the two before the last, or both of a
 // rank-2 input), in its spec range; index and token inputs stay as they are.
 // Returns the inputs, and with `smooth` their count made smooth as `.smoothed`.
-function makeInputs(task, model, smooth = false) {
+// `invocation` > 0: the inputs of a later invocation of a stateful model
+// (other seeds; invocation 0 has the usual inputs).
+function makeInputs(task, model, smooth = false, invocation = 0) {
   const spec = task.spec ?? {};
   const inputs = new Map();
-  const fileName = path.basename(task.file);
+  const fileName = path.basename(task.file) + (invocation ? `@${invocation}` : '');
   let smoothed = 0;
   model.inputs.forEach((t, i) => {
     if (!GENERATABLE.has(t.type)) throw Object.assign(new Error(`input "${t.name}" has type ${t.type}, which the harness cannot generate`), { skip: true });
@@ -398,9 +401,27 @@ function matchByName(onnxNames, tflTensors, what, notes, aliases = null) {
   return tflTensors;
 }
 
-async function runOnnx(task, onnxBytes, model, inputs, notes) {
+// The state pairs of a stateful model (lite2onnx.state): [{input, output, kind, tflite}].
+function statePairs(meta) {
+  return meta['lite2onnx.state'] ? JSON.parse(meta['lite2onnx.state']) : [];
+}
+
+// One invocation in ONNX Runtime. `state`: the previous invocation's state
+// outputs (Map output name -> tensor, as ONNX Runtime gave them), fed to the
+// state inputs they pair with; null feeds nothing there (the initializers:
+// TFLite's first invocation). Returns the TFLite-named outputs, the layouts,
+// and the state outputs (`next`).
+async function runOnnx(task, onnxBytes, model, inputs, notes, state = null) {
   const layouts = readIoLayouts(onnxBytes);
   const { openOnnx } = await import('./ort_runner.mjs');
+  // State inputs are backed by initializers, which onnxruntime-node cannot
+  // feed: the model is run with those initializers holding the state.
+  if (state) {
+    const values = {};
+    for (const p of statePairs(readOnnxMetadata(onnxBytes)))
+      if (state.has(p.output)) values[p.input] = state.get(p.output).data;
+    onnxBytes = withInitializers(onnxBytes, values);
+  }
   let session;
   try {
     session = await openOnnx(onnxBytes, { threads: task.threads });
@@ -408,11 +429,16 @@ async function runOnnx(task, onnxBytes, model, inputs, notes) {
     throw new Error(`onnxruntime cannot load the ONNX model: ${compact(errMessage(e))}`);
   }
   const meta = readOnnxMetadata(onnxBytes);
+  const pairs = statePairs(meta);
+  const stateInputs = new Set(pairs.map((p) => p.input));
+  const stateOutputs = new Set(pairs.map((p) => p.output));
   try {
-    const inTensors = matchByName(session.inputs.map((m) => m.name), model.inputs, 'input', notes,
+    // State inputs have initializers: ONNX Runtime does not list them.
+    const regular = session.inputs.filter((m) => !stateInputs.has(m.name));
+    const inTensors = matchByName(regular.map((m) => m.name), model.inputs, 'input', notes,
       signatureAliases(meta, 'inputs'));
     const feeds = new Map();
-    session.inputs.forEach((m, i) => {
+    regular.forEach((m, i) => {
       const tfl = inTensors[i];
       let host = inputs.get(tfl.name);
       const perm = layouts[m.name] ?? layouts[tfl.name];
@@ -436,9 +462,11 @@ async function runOnnx(task, onnxBytes, model, inputs, notes) {
     } catch (e) {
       throw new Error(`onnxruntime failed to run: ${compact(errMessage(e))}`);
     }
-    const outNames = session.outputs.map((m) => m.name);
+    const outNames = session.outputs.map((m) => m.name).filter((name) => !stateOutputs.has(name));
     const outTensors = matchByName(outNames, model.outputs, 'output', notes, signatureAliases(meta, 'outputs'));
     const result = new Map();
+    const next = new Map();
+    for (const name of stateOutputs) if (outs.has(name)) next.set(name, outs.get(name));
     outNames.forEach((name, i) => {
       let t = outs.get(name);
       const perm = layouts[name] ?? layouts[outTensors[i].name];
@@ -448,7 +476,7 @@ async function runOnnx(task, onnxBytes, model, inputs, notes) {
       }
       result.set(outTensors[i].name, t);
     });
-    return { outputs: result, layouts };
+    return { outputs: result, layouts, next };
   } finally {
     await session.release();
   }
@@ -583,6 +611,54 @@ async function runtimeSpread(task, bytes, model, onnxBytes, random) {
   return { ok: Object.values(sets).every((r) => r.ok), measured, notes };
 }
 
+// A stateful model (lite2onnx.state): three invocations on three input sets,
+// one TFLite interpreter kept from one to the next (its variables carry the
+// state), ONNX Runtime fed each invocation's state outputs as the next one's
+// state inputs (nothing the first time: the initializers). Every invocation's
+// outputs must pass their tolerance; there is no runtime-spread escape.
+export const INVOCATIONS = 3;
+async function processStateful(task, res, bytes, model, onnxBytes, pairs, firstInputs, first) {
+  const sets = [firstInputs];
+  for (let k = 1; k < INVOCATIONS; k++) sets.push(makeInputs(task, model, false, k));
+  const ref = await runReference(task, bytes, model, sets);
+  if (ref.which !== first.which) res.notes.push(`the ${INVOCATIONS} invocations ran in ${RUNTIME_LABEL[ref.which]}`);
+  res.reference = ref.which;
+  let state = null;
+  const cmps = [];
+  for (let k = 0; k < INVOCATIONS; k++) {
+    const onnx = await runOnnx(task, onnxBytes, model, sets[k], k ? [] : res.notes, state);
+    state = onnx.next;
+    cmps.push(compareAll(task, model, ref.outputs[k], onnx.outputs, 'onnx'));
+  }
+  if (task.secondOpinion && ref.which === 'litert') {
+    try {
+      const other = await runTflite('tfjs', bytes, model, sets);
+      const bad = other.map((o, k) => compareAll(task, model, ref.outputs[k], o, 'tfjs-tflite'))
+        .map((c, k) => (c.every((r) => r.ok) ? '' : `invocation ${k + 1}: ${failureText(c)}`)).filter(Boolean);
+      if (bad.length) {
+        res.disagreement = true;
+        res.notes.push(`second opinion: tfjs-tflite DISAGREES with LiteRT.js: ${bad.join('; ')}`);
+      } else {
+        res.notes.push(`second opinion: tfjs-tflite agrees with LiteRT.js over ${INVOCATIONS} invocations`);
+      }
+    } catch (e) {
+      res.notes.push(`second opinion unavailable: ${errMessage(e)}`);
+    }
+  }
+  const refNote = ref.which !== 'litert' ? `, ref ${RUNTIME_LABEL[ref.which]}` : '';
+  const failed = cmps.map((c, k) => (c.every((r) => r.ok) ? '' : `invocation ${k + 1}: ${failureText(c)}`)).filter(Boolean);
+  if (failed.length) {
+    res.outcome = 'fail';
+    res.message = `${failed.join('; ')} (${pairs.length} state pair${pairs.length === 1 ? '' : 's'} fed back)${refNote}`;
+    return res;
+  }
+  const worst = summarize(cmps.flat());
+  res.outcome = 'pass';
+  res.message = `${INVOCATIONS} invocations, ${pairs.length} state pair${pairs.length === 1 ? '' : 's'} fed back, ` +
+    `outputs: ${cmps[0].length}, ${worst.summary}${refNote}`;
+  return res;
+}
+
 /** Processes one model. Never throws: errors become outcomes. */
 export async function processModel(task) {
   const spec = task.spec ?? {};
@@ -675,6 +751,8 @@ export async function processModel(task) {
     } catch (e) {
       res.notes.push(`cannot count the ONNX Transpose nodes: ${errMessage(e)}`);
     }
+    const pairs = statePairs(readOnnxMetadata(onnxBytes));
+    if (pairs.length) return await processStateful(task, res, bytes, model, onnxBytes, pairs, inputs, ref);
     const onnx = await runOnnx(task, onnxBytes, model, inputs, res.notes);
     const cmp = compareAll(task, model, ref.outputs, onnx.outputs, 'onnx');
     const worst = summarize(cmp);

@@ -58,7 +58,10 @@ const READABLE = new Set(['float32', 'int32', 'uint8', 'int8', 'int16', 'bool', 
  * Runs a .tflite model once with a fresh interpreter (so variable tensors start
  * from zero). inputs: Map tensorName -> host tensor. Returns Map name -> tensor.
  */
+// `inputs`: one Map, or an array of them for consecutive invocations of one
+// interpreter (variables carried), returning an array of output Maps.
 export async function runTfjsTflite(bytes, model, inputs) {
+  const invocations = Array.isArray(inputs) ? inputs : [inputs];
   // The interpreter's inputs and outputs are those of its primary subgraph:
   // the Web API has no signature runner.
   if (model.subgraphIndex) {
@@ -76,6 +79,16 @@ export async function runTfjsTflite(bytes, model, inputs) {
     throw new Error(`tfjs-tflite cannot load the model: ${e && e.message ? e.message : e}`);
   }
   try {
+    const results = [];
+    for (const invocationInputs of invocations) results.push(invoke(runner, model, invocationInputs));
+    return Array.isArray(inputs) ? results : results[0];
+  } finally {
+    runner.cleanUp();
+  }
+}
+
+function invoke(runner, model, inputs) {
+  {
     const ins = runner.getInputs();
     for (let i = 0; i < ins.length; i++) {
       const info = ins[i];
@@ -108,7 +121,5 @@ export async function runTfjsTflite(bytes, model, inputs) {
       out.set(name, { type, shape, data });
     }
     return out;
-  } finally {
-    runner.cleanUp();
   }
 }

@@ -1,0 +1,353 @@
+// resolve_resource_variables: see passes.h. The convention is shared with
+// the other kinds of state (variable tensors): ir::StatePair.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/ir/builtins.h"
+#include "core/ir/names.h"
+#include "core/passes/passes.h"
+
+namespace lite2onnx::passes {
+namespace {
+
+namespace builtin = ir::builtin;
+using ir::TensorId;
+
+std::string label(const ir::Node& n) {
+  return (n.source_subgraph >= 0 ? "subgraph " + std::to_string(n.source_subgraph) + " " : "") +
+         "op " + std::to_string(n.source_op) + " (" + n.op + ")";
+}
+
+Error unsupported(const ir::Node& n, const std::string& reason) {
+  Error e = make_error(ErrorCode::kUnsupported,
+                       "1 operator cannot be converted: " + label(n) + ": " + reason);
+  e.op_index = n.source_subgraph < 0 ? n.source_op : -1;
+  e.unsupported.push_back({n.source_op, n.op, reason, n.source_subgraph});
+  return e;
+}
+
+Error invalid(const ir::Node& n, const std::string& message) {
+  Error e = make_error(ErrorCode::kInvalidModel, label(n) + ": " + message);
+  e.op_index = n.source_subgraph < 0 ? n.source_op : -1;
+  return e;
+}
+
+// One resource variable: a (container, shared_name) pair, as TFLite's
+// interpreter keys them across subgraphs.
+struct Resource {
+  std::string name;  // the state's name (STATE.md)
+  // Its value at the start of an invocation: set by a CALL_ONCE initialiser.
+  std::optional<TensorId> initial;  // a constant of the init graph
+  const ir::Graph* initial_graph = nullptr;
+  TensorId input = ir::kNoTensor;  // the state input, made at first use
+  TensorId current = ir::kNoTensor;
+  const ir::Node* first = nullptr;  // the op that first used it, for messages
+};
+
+class Resolver {
+ public:
+  Resolver(ir::Graph& g, PassContext& ctx) : g_(g), ctx_(ctx) {}
+
+  Status run() {
+    bool any = false;
+    for (const ir::Node& n : g_.nodes())
+      any = any || (n.dialect == ir::Dialect::kTflite && is_resource_op(n.builtin));
+    if (!any) return ok_status();
+    for (ir::NodeId k : g_.order()) {
+      if (ctx_.checkpoint.should_stop()) return ctx_.checkpoint.status();
+      const ir::Node& n = g_.node(k);
+      if (n.dialect != ir::Dialect::kTflite || !is_resource_op(n.builtin)) continue;
+      if (auto st = step(k); !st) return st;
+    }
+    return finish();
+  }
+
+ private:
+  static bool is_resource_op(int code) {
+    return code == builtin::kVarHandle || code == builtin::kReadVariable ||
+           code == builtin::kAssignVariable || code == builtin::kCallOnce;
+  }
+
+  // The resource a VAR_HANDLE names; `graph`/`handle` its output tensor there.
+  size_t resource_of(const ir::Node& n, const ir::Graph& graph) {
+    const std::string container = n.attrs.get_string("container");
+    const std::string shared = n.attrs.get_string("shared_name");
+    std::string name = container.empty() ? shared : container + "/" + shared;
+    if (name.empty() && !n.outputs.empty() && graph.valid(n.outputs[0]))
+      name = graph.tensor(n.outputs[0]).name;
+    // Handles without a name are each their own resource, as TFLite's
+    // interpreter keys them by (container, shared_name) pairs that then differ
+    // by nothing: keyed by the handle instead.
+    const std::string key = container.empty() && shared.empty()
+                                ? "\n" + std::to_string(resources_.size())
+                                : container + "\n" + shared;
+    auto [at, fresh] = by_key_.try_emplace(key, resources_.size());
+    if (fresh)
+      resources_.push_back({name, std::nullopt, nullptr, ir::kNoTensor, ir::kNoTensor, &n});
+    return at->second;
+  }
+
+  Status step(ir::NodeId k) {
+    const ir::Node& n = g_.node(k);
+    switch (n.builtin) {
+      case builtin::kCallOnce:
+        if (auto st = initialise(n); !st) return st;
+        break;
+      case builtin::kVarHandle: {
+        if (n.outputs.empty() || !g_.valid(n.outputs[0]))
+          return invalid(n, "VAR_HANDLE has no output");
+        handle_[n.outputs[0]] = resource_of(n, g_);
+        break;
+      }
+      case builtin::kReadVariable: {
+        auto r = resource_read_by(n, "READ_VARIABLE");
+        if (!r) return r.take_error();
+        if (n.outputs.size() != 1) return invalid(n, "READ_VARIABLE has one output");
+        auto value = current(*r, n, n.outputs[0]);
+        if (!value) return value.take_error();
+        if (auto st = same_kind(*value, n.outputs[0], *r, n); !st) return st;
+        // The read becomes a copy of the value the resource holds now.
+        ir::Node copy;
+        copy.dialect = ir::Dialect::kOnnx;
+        copy.op = "Identity";
+        copy.name = n.name;
+        copy.source_op = n.source_op;
+        copy.source_subgraph = n.source_subgraph;
+        copy.inputs = {*value};
+        copy.outputs = n.outputs;
+        g_.add_node_before(k, std::move(copy));
+        break;
+      }
+      case builtin::kAssignVariable: {
+        auto r = resource_read_by(n, "ASSIGN_VARIABLE");
+        if (!r) return r.take_error();
+        if (n.inputs.size() < 2 || !g_.valid(n.inputs[1]))
+          return invalid(n, "ASSIGN_VARIABLE needs the value it assigns");
+        const TensorId v = n.inputs[1];
+        Resource& res = resources_[*r];
+        const TensorId like = res.current != ir::kNoTensor ? res.current : res.input;
+        if (like != ir::kNoTensor)
+          if (auto st = same_kind(like, v, *r, n); !st) return st;
+        if (res.initial && res.input == ir::kNoTensor)
+          if (auto st = same_kind_as_initial(res, v, n); !st) return st;
+        res.current = v;
+        if (!res.first) res.first = &n;
+        break;
+      }
+      default:
+        break;
+    }
+    removed_.push_back(k);
+    return ok_status();
+  }
+
+  Result<size_t> resource_read_by(const ir::Node& n, const char* what) {
+    if (n.inputs.empty() || !g_.valid(n.inputs[0]))
+      return invalid(n, std::string(what) + " has no resource input");
+    auto it = handle_.find(n.inputs[0]);
+    if (it == handle_.end())
+      return unsupported(n, "its resource '" + g_.tensor(n.inputs[0]).name +
+                                "' does not come from a VAR_HANDLE of this subgraph");
+    return it->second;
+  }
+
+  // The value resource r holds at node `n`, which reads it into `like`: what
+  // the last ASSIGN_VARIABLE wrote, else the state input.
+  Result<TensorId> current(size_t r, const ir::Node& n, TensorId like) {
+    Resource& res = resources_[r];
+    if (!res.first) res.first = &n;
+    if (res.current != ir::kNoTensor) return res.current;
+    if (!res.initial)
+      return unsupported(n, "resource '" + res.name +
+                                "' is read before anything assigns it (no CALL_ONCE initialiser "
+                                "gives it a value; TFLite's interpreter fails there too)");
+    if (auto st = same_kind_as_initial(res, like, n); !st) return st.take_error();
+    res.input = state_input(res, like);
+    res.current = res.input;
+    return res.current;
+  }
+
+  // The graph input carrying a resource's value into the invocation: the
+  // type, shape and quantization of its initial value, named after it.
+  TensorId state_input(const Resource& res, TensorId like) {
+    ir::Tensor t = g_.tensor(like);
+    const ir::Tensor& init = res.initial_graph->tensor(*res.initial);
+    t.name = res.name;
+    t.shape = init.shape;
+    t.has_rank = true;
+    t.data.reset();
+    t.layout = {};
+    t.is_variable = false;
+    return g_.add_tensor(std::move(t));
+  }
+
+  // Tensors a resource's value passes through must agree: one type, one
+  // shape, one quantization (TFLite copies the bytes as they are).
+  Status same_kind(TensorId a, TensorId b, size_t r, const ir::Node& n) {
+    const ir::Tensor& x = g_.tensor(a);
+    const ir::Tensor& y = g_.tensor(b);
+    if (x.dtype != y.dtype || !same_quantization(x, y))
+      return unsupported(n, "resource '" + resources_[r].name + "' holds '" + x.name + "' (" +
+                                ir::to_string(x.dtype) + ") and '" + y.name + "' (" +
+                                ir::to_string(y.dtype) +
+                                ") of another type or quantization: TFLite copies the bytes as "
+                                "they are");
+    if (x.has_rank && y.has_rank && ir::element_count(x.shape) && ir::element_count(y.shape) &&
+        x.shape != y.shape)
+      return unsupported(n, "resource '" + resources_[r].name + "' holds '" + x.name + "' " +
+                                ir::to_string(x.shape) + " and '" + y.name + "' " +
+                                ir::to_string(y.shape) +
+                                ": a state whose shape changes between invocations");
+    return ok_status();
+  }
+  Status same_kind_as_initial(const Resource& res, TensorId t, const ir::Node& n) {
+    const ir::Tensor& init = res.initial_graph->tensor(*res.initial);
+    const ir::Tensor& x = g_.tensor(t);
+    if (init.dtype != x.dtype || !same_quantization(init, x) ||
+        (x.has_rank && ir::element_count(x.shape) && init.shape != x.shape))
+      return unsupported(n, "resource '" + res.name + "' is initialised with '" + init.name + "' " +
+                                ir::to_string(init.dtype) + " " + ir::to_string(init.shape) +
+                                " but holds '" + x.name + "' " + ir::to_string(x.dtype) + " " +
+                                ir::to_string(x.shape));
+    return ok_status();
+  }
+
+  // A CALL_ONCE: its init graph's assignments, folded to constants, are the
+  // resources' values at the start of the first invocation.
+  Status initialise(const ir::Node& n) {
+    if (n.subgraphs.size() != 1) return invalid(n, "CALL_ONCE without its init subgraph");
+    inits_.push_back(std::make_unique<ir::Graph>(n.subgraphs[0].graph()));
+    ir::Graph& init = *inits_.back();
+    if (auto st = validate(init, ctx_); !st) return st;
+    if (auto st = sort_topologically(init, ctx_); !st) return st;
+    init.compact();
+    if (auto st = fold_constants(init, ctx_); !st) return st;
+    init.compact();
+    std::map<TensorId, size_t> handles;
+    for (const ir::Node& m : init.nodes()) {
+      if (m.dialect == ir::Dialect::kTflite && m.builtin == builtin::kVarHandle &&
+          !m.outputs.empty() && init.valid(m.outputs[0])) {
+        handles[m.outputs[0]] = resource_of(m, init);
+        continue;
+      }
+      if (m.dialect == ir::Dialect::kTflite && m.builtin == builtin::kAssignVariable &&
+          m.inputs.size() >= 2 && init.valid(m.inputs[0]) && init.valid(m.inputs[1])) {
+        auto h = handles.find(m.inputs[0]);
+        if (h == handles.end())
+          return unsupported(m, "assigns a resource that no VAR_HANDLE of its subgraph names");
+        const ir::Tensor& v = init.tensor(m.inputs[1]);
+        if (!v.is_const() || !ir::element_count(v.shape))
+          return unsupported(m, "the initial value of resource '" + resources_[h->second].name +
+                                    "' ('" + v.name + "') is computed at run time, not a constant");
+        if (v.quant && v.quant->scale.size() > 1)
+          return unsupported(m, "the initial value of resource '" + resources_[h->second].name +
+                                    "' is quantized per axis");
+        Resource& res = resources_[h->second];
+        if (res.input != ir::kNoTensor || res.current != ir::kNoTensor) continue;  // too late
+        res.initial = m.inputs[1];
+        res.initial_graph = &init;
+        continue;
+      }
+      // Anything else there (ops the folding left, a READ_VARIABLE) has no
+      // effect on a resource's value, or one this pass cannot see.
+      if (m.dialect == ir::Dialect::kTflite &&
+          (m.builtin == builtin::kReadVariable || m.builtin == builtin::kCallOnce))
+        return unsupported(m, "a CALL_ONCE initialiser that reads resources or calls another");
+    }
+    return ok_status();
+  }
+
+  // Removes the resource ops and adds each resource's state pair.
+  Status finish() {
+    for (ir::NodeId k : removed_) g_.remove_node(k);
+    // Named after the resources, unique among the graph's inputs and outputs
+    // (the emitter names those first, in order: a tensor inside the graph
+    // that has a state's name is the one renamed).
+    ir::UniqueNames names{"__", 1};
+    for (auto list : {&g_.inputs(), &g_.outputs()})
+      for (TensorId t : *list) names.insert(g_.tensor(t).name);
+    for (Resource& res : resources_) {
+      if (res.current == ir::kNoTensor && res.input == ir::kNoTensor) continue;  // only a handle
+      if (res.input == ir::kNoTensor) {
+        // Written before it is read (or never read): its value on entry is
+        // unused, but it is a pair all the same; its initial value is the
+        // CALL_ONCE one, else zeros.
+        if (!res.initial && !ir::element_count(g_.tensor(res.current).shape))
+          return unsupported(
+              *res.first, "resource '" + res.name + "' has no initial value and a dynamic shape");
+        res.input = res.initial ? state_input(res, res.current) : zero_input(res);
+      }
+      ir::Tensor& in = g_.tensor(res.input);
+      in.name = names.take(res.name);
+      ir::Tensor next = g_.tensor(res.input);
+      next.name = names.take(in.name + "/next");
+      const TensorId out = g_.add_tensor(std::move(next));
+      ir::Node copy;
+      copy.dialect = ir::Dialect::kOnnx;
+      copy.op = "Identity";
+      copy.name = in.name + "/next";
+      copy.source_op = res.first ? res.first->source_op : -1;
+      copy.inputs = {res.current};
+      copy.outputs = {out};
+      copy.inserted = ir::Insertion{in.name, "the state's value after the invocation"};
+      g_.add_node(std::move(copy));
+      g_.add_input(res.input);
+      g_.add_output(out);
+      ir::StatePair pair;
+      pair.input = res.input;
+      pair.output = out;
+      pair.kind = "resource";
+      pair.tflite = res.name;
+      if (res.initial) {
+        const ir::Tensor& v = res.initial_graph->tensor(*res.initial);
+        pair.initial = *v.data;
+        pair.initial_quant = v.quant;
+      } else {
+        pair.initial = zeros(g_.tensor(res.input));
+        pair.initial_quant = g_.tensor(res.input).quant;
+      }
+      g_.state.push_back(std::move(pair));
+    }
+    return check_created_bytes(g_);
+  }
+
+  TensorId zero_input(const Resource& res) {
+    ir::Tensor t = g_.tensor(res.current);
+    t.name = res.name;
+    t.data.reset();
+    t.layout = {};
+    return g_.add_tensor(std::move(t));
+  }
+  // TFLite's zero of a tensor's type: its zero point where quantized.
+  ir::ConstData zeros(const ir::Tensor& t) {
+    const size_t count = static_cast<size_t>(ir::element_count(t.shape).value_or(0));
+    const size_t size = ir::element_size(t.dtype);
+    std::vector<std::byte> bytes(count * size);
+    if (t.quant && !t.quant->zero_point.empty() && t.quant->zero_point[0] != 0)
+      for (size_t i = 0; i < count; ++i) {
+        const int64_t z = t.quant->zero_point[0];
+        std::memcpy(bytes.data() + i * size, &z, size);  // little-endian: the low bytes
+      }
+    return g_.own(std::move(bytes), t.dtype, t.name + " (initial zeros)");
+  }
+
+  ir::Graph& g_;
+  PassContext& ctx_;
+  std::vector<Resource> resources_;
+  std::map<std::string, size_t> by_key_;
+  std::map<TensorId, size_t> handle_;  // VAR_HANDLE output -> resource
+  std::vector<std::unique_ptr<ir::Graph>> inits_;
+  std::vector<ir::NodeId> removed_;
+};
+
+}  // namespace
+
+Status resolve_resource_variables(ir::Graph& g, PassContext& ctx) { return Resolver(g, ctx).run(); }
+
+}  // namespace lite2onnx::passes
