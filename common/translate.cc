@@ -76,6 +76,7 @@ void to_proto(const std::vector<UnsupportedOp>& ops,
     o->set_op_index(u.op_index);
     o->set_op(u.op);
     o->set_reason(u.reason);
+    if (u.subgraph >= 0) o->set_subgraph(u.subgraph);
   }
 }
 
@@ -323,7 +324,8 @@ std::vector<UnsupportedOp> from_proto(
     const google::protobuf::RepeatedPtrField<v1::UnsupportedOperator>& ops) {
   std::vector<UnsupportedOp> out;
   out.reserve(ops.size());
-  for (const auto& u : ops) out.push_back({u.op_index(), u.op(), u.reason()});
+  for (const auto& u : ops)
+    out.push_back({u.op_index(), u.op(), u.reason(), u.has_subgraph() ? u.subgraph() : -1});
   return out;
 }
 

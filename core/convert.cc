@@ -99,7 +99,9 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
     info.signatures.push_back(std::move(si));
   }
   const ir::Graph& g = pipeline.graph();
-  for (size_t i = 0; i < g.tensor_count(); ++i) {
+  // The converted subgraph's own tensors and ops (control flow adds copies of
+  // other subgraphs' after them: not listed).
+  for (size_t i = 0; i < pipeline.converted_tensors() && i < g.tensor_count(); ++i) {
     const ir::Tensor& t = g.tensor(static_cast<ir::TensorId>(i));
     TensorInfo ti;
     ti.index = static_cast<int>(i);
@@ -115,14 +117,24 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
     }
     info.tensors.push_back(std::move(ti));
   }
-  info.inputs.assign(g.inputs().begin(), g.inputs().end());
-  info.outputs.assign(g.outputs().begin(), g.outputs().end());
+  // The subgraph's own inputs and outputs (state pairs the reading added,
+  // resource variables', are no TFLite tensors).
+  const auto own = [&](ir::TensorId t) {
+    return t >= 0 && static_cast<size_t>(t) < pipeline.converted_tensors();
+  };
+  for (ir::TensorId t : g.inputs())
+    if (own(t)) info.inputs.push_back(t);
+  for (ir::TensorId t : g.outputs())
+    if (own(t)) info.outputs.push_back(t);
   std::unordered_map<int, size_t> op_at;  // op index -> its entry in info.ops
   for (const ir::Node& n : g.nodes()) {
+    if (n.source_subgraph >= 0 || n.dialect != ir::Dialect::kTflite) continue;
     OpInfo oi;
     oi.index = n.source_op;
     oi.op = n.op;
-    oi.inputs.assign(n.inputs.begin(), n.inputs.end());
+    // A WHILE's first input is its condition, computed by a copy of its cond subgraph.
+    for (ir::TensorId t : n.inputs)
+      if (t < static_cast<ir::TensorId>(pipeline.converted_tensors())) oi.inputs.push_back(t);
     oi.outputs.assign(n.outputs.begin(), n.outputs.end());
     op_at.emplace(oi.index, info.ops.size());
     info.ops.push_back(std::move(oi));
@@ -142,7 +154,7 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
   info.metadata = pipeline.tflite_metadata();
   info.unsupported = preflight(pipeline.graph());
   for (const auto& u : info.unsupported)
-    if (auto it = op_at.find(u.op_index); it != op_at.end()) {
+    if (auto it = op_at.find(u.op_index); u.subgraph < 0 && it != op_at.end()) {
       info.ops[it->second].supported = false;
       info.ops[it->second].reason = u.reason.empty() ? "not implemented" : u.reason;
     }

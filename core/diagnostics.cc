@@ -34,6 +34,7 @@ Json unsupported_json(const std::vector<UnsupportedOp>& ops) {
   Json a = Json::array();
   for (const auto& u : ops) {
     Json o = {{"op_index", u.op_index}, {"op", u.op}};
+    if (u.subgraph >= 0) o["subgraph"] = u.subgraph;
     if (!u.reason.empty()) o["reason"] = u.reason;
     a.push_back(std::move(o));
   }
@@ -186,8 +187,7 @@ std::string Diagnostics::to_text() const {
   }
   for (const auto& w : warnings) s += "warning: " + w + "\n";
   for (const auto& u : unsupported)
-    s += "unsupported: op " + std::to_string(u.op_index) + " " + u.op +
-         (u.reason.empty() ? "" : ": " + u.reason) + "\n";
+    s += "unsupported: " + u.label() + (u.reason.empty() ? "" : ": " + u.reason) + "\n";
   s += "timings:";
   for (const auto& p : timings) s += " " + p.phase + " " + fmt_ms(p.ms) + ";";
   s += "\n";

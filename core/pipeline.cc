@@ -1,8 +1,10 @@
 #include "core/pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -59,10 +61,30 @@ void add_time(Diagnostics& d, const char* name, std::chrono::steady_clock::time_
     d.timings.push_back({name, ms});
 }
 
+// Transposes in the graph and the graphs its nodes own.
 int count_transposes(const ir::Graph& g) {
   int count = 0;
-  for (const ir::Node& n : g.nodes()) count += n.op == "Transpose";
+  ir::for_each_graph(g, [&](const ir::Graph& x) {
+    for (const ir::Node& n : x.nodes()) count += n.op == "Transpose";
+  });
   return count;
+}
+
+void compact_all(ir::Graph& g) {
+  ir::for_each_graph(g, [](ir::Graph& x) { x.compact(); });
+}
+
+// Runs `pass` on the graph and then on every graph its nodes own (control
+// flow), each compacted first, stopping at the first error.
+template <class Pass>
+Status each_graph(ir::Graph& g, Pass&& pass) {
+  Status st = ok_status();
+  ir::for_each_graph(g, [&](ir::Graph& x) {
+    if (!st) return;
+    x.compact();
+    st = pass(x);
+  });
+  return st;
 }
 
 std::string io_layouts_json(const ir::Graph& g) {
@@ -155,7 +177,7 @@ Status Pipeline::run_until(Stage last) {
       failed_ = st.error();
       return st;
     }
-    graph_.compact();
+    compact_all(graph_);
     done_ = stage;
   }
   if (failed_) return *failed_;
@@ -175,6 +197,8 @@ Status Pipeline::run(Stage s) {
       description_ = std::move(read->description);
       metadata_ = std::move(read->metadata);
       subgraphs_ = std::move(read->subgraphs);
+      reached_ = std::move(read->reached);
+      converted_tensors_ = read->tensors;
       signatures_ = std::move(read->signatures);
       signature_ = read->signature;
       subgraph_ = read->subgraph;
@@ -196,34 +220,63 @@ Status Pipeline::run(Stage s) {
       if (!options_.no_metadata)
         tflite_metadata_ =
             tflite_reader::read_metadata(model_, metadata_, graph_, diag_.warnings, {}, subgraph_);
-      for (const auto& sub : subgraphs_)
-        diag_.subgraphs.push_back(
-            std::to_string(sub.index) + " '" + sub.name + "' (" + std::to_string(sub.operators) +
-            " ops" + (sub.index == subgraph_ ? ", converted" + via + ")" : ", not converted)"));
-      if (subgraphs_.size() > 1)
+      size_t left_out = 0;
+      for (const auto& sub : subgraphs_) {
+        const bool run = std::find(reached_.begin(), reached_.end(), sub.index) != reached_.end();
+        left_out += sub.index != subgraph_ && !run;
+        diag_.subgraphs.push_back(std::to_string(sub.index) + " '" + sub.name + "' (" +
+                                  std::to_string(sub.operators) + " ops" +
+                                  (sub.index == subgraph_ ? ", converted" + via + ")"
+                                   : run                  ? ", run by control flow)"
+                                                          : ", not converted)"));
+      }
+      if (left_out > 0)
         diag_.warnings.push_back("model has " + std::to_string(subgraphs_.size()) +
                                  " subgraphs; only subgraph " + std::to_string(subgraph_) + via +
-                                 " is converted");
-      for (const ir::Node& n : graph_.nodes()) ++diag_.source_ops[n.op];
+                                 (reached_.empty() ? std::string(" is converted")
+                                                   : " and the " + std::to_string(reached_.size()) +
+                                                         " its control flow runs are converted"));
+      // Each TFLite op once: the nodes of the converted subgraph and of every
+      // subgraph it runs (a WHILE's condition, copied twice, counts once).
+      std::set<std::pair<int, int>> counted;
+      ir::for_each_graph(graph_, [&](const ir::Graph& x) {
+        for (const ir::Node& n : x.nodes())
+          if (n.dialect == ir::Dialect::kTflite &&
+              counted.emplace(n.source_subgraph, n.source_op).second)
+            ++diag_.source_ops[n.op];
+      });
       return ok_status();
     }
+    // Control flow: the graphs a node owns are graphs like the main one; most
+    // passes run on each of them in turn (each_graph), the ones that carry
+    // something across the boundary (shapes, layouts, lowering) recurse
+    // themselves.
     case Stage::kValidate:
-      if (auto st = passes::validate(graph_, ctx); !st) return st;
+      // Model state (resource variables, the variable tensors of stateful
+      // ops) becomes state pairs once the graphs are valid; the ops as the
+      // file has them are what inspect lists (kRead).
+      if (auto st = each_graph(graph_, [&](ir::Graph& g) { return passes::validate(g, ctx); });
+          !st)
+        return st;
       return passes::expose_state(graph_, ctx);
     case Stage::kSort:
-      return passes::sort_topologically(graph_, ctx);
+      return each_graph(graph_, [&](ir::Graph& g) { return passes::sort_topologically(g, ctx); });
     case Stage::kInferShapes:
       return passes::infer_shapes(graph_, ctx);
     case Stage::kFold:
-      if (auto st = passes::fold_constant_dequantize(graph_, ctx); !st) return st;
-      graph_.compact();
-      return passes::fold_constants(graph_, ctx);
+      return each_graph(graph_, [&](ir::Graph& g) {
+        if (auto st = passes::fold_constant_dequantize(g, ctx); !st) return st;
+        g.compact();
+        return passes::fold_constants(g, ctx);
+      });
     case Stage::kFuse:
-      if (auto st = passes::fuse_dilated_convolutions(graph_, ctx); !st) return st;
-      graph_.compact();
-      return passes::fuse_spectral_magnitude(graph_, ctx);
+      return each_graph(graph_, [&](ir::Graph& g) {
+        if (auto st = passes::fuse_dilated_convolutions(g, ctx); !st) return st;
+        g.compact();
+        return passes::fuse_spectral_magnitude(g, ctx);
+      });
     case Stage::kPlanQuantization:
-      return passes::plan_qdq(graph_, ctx);
+      return each_graph(graph_, [&](ir::Graph& g) { return passes::plan_qdq(g, ctx); });
     case Stage::kPreflight: {
       diag_.unsupported = preflight(graph_);
       if (diag_.unsupported.empty()) {
@@ -240,22 +293,28 @@ Status Pipeline::run(Stage s) {
       return passes::propagate_layouts(graph_, ctx, *forced);
     }
     case Stage::kLower:
-      if (auto st = passes::lower(graph_, ctx); !st) return st;
-      graph_.compact();
-      if (auto st = passes::remove_identities(graph_, ctx); !st) return st;
-      graph_.compact();
-      return passes::merge_reshapes(graph_, ctx);
+      // Lowers the graphs nodes own first, each with its cleanups.
+      return passes::lower_graph(graph_, ctx);
     case Stage::kCleanup: {
       diag_.transposes_before_cleanup = count_transposes(graph_);
-      if (auto st = passes::cleanup_transposes(graph_, ctx); !st) return st;
+      if (auto st =
+              each_graph(graph_, [&](ir::Graph& g) { return passes::cleanup_transposes(g, ctx); });
+          !st)
+        return st;
       diag_.transposes_after_cleanup = count_transposes(graph_);
       return ok_status();
     }
     case Stage::kQuantize:
-      if (auto st = passes::materialize_qdq(graph_, ctx); !st) return st;
-      graph_.compact();
-      if (options_.keep_float16_weights)
-        if (auto st = passes::keep_float16_constants(graph_, ctx); !st) return st;
+      if (auto st = each_graph(graph_,
+                               [&](ir::Graph& g) {
+                                 if (auto st = passes::materialize_qdq(g, ctx); !st) return st;
+                                 g.compact();
+                                 if (options_.keep_float16_weights)
+                                   return passes::keep_float16_constants(g, ctx);
+                                 return ok_status();
+                               });
+          !st)
+        return st;
       for (auto [list, is_input] :
            {std::pair{&graph_.inputs(), true}, std::pair{&graph_.outputs(), false}})
         for (ir::TensorId t : *list)
@@ -291,11 +350,13 @@ Result<size_t> Pipeline::emit(const OutputBuffer& output) {
   Result<size_t> onnx = onnx_emit::emit(graph_, eo, output);
   add_time(diag_, "emit", start);
   if (!onnx) return onnx;
-  for (const ir::Node& n : graph_.nodes()) {
-    ++diag_.emitted_nodes[n.op];
-    if (n.inserted)
-      diag_.inserted.push_back({n.name, n.op, n.inserted->tensor, n.inserted->reason});
-  }
+  ir::for_each_graph(graph_, [&](const ir::Graph& g) {
+    for (const ir::Node& n : g.nodes()) {
+      ++diag_.emitted_nodes[n.op];
+      if (n.inserted)
+        diag_.inserted.push_back({n.name, n.op, n.inserted->tensor, n.inserted->reason});
+    }
+  });
   diag_.onnx_bytes = *onnx;
   return onnx;
 }

@@ -25,7 +25,7 @@ namespace lite2onnx {
 
 enum class Stage {
   kRead,              // bytes -> TFLite-dialect graph (indices, shapes and sizes checked)
-  kValidate,          // arity, absent inputs, reads: later stages rely on them
+  kValidate,          // resource variables -> state; arity, absent inputs, reads
   kSort,              // topological order; a cycle is an invalid model
   kInferShapes,       // intermediate shapes as TFLite computes them (the file's may differ)
   kFold,              // float16 DEQUANTIZE, shape arithmetic
@@ -55,6 +55,10 @@ class Pipeline {
   uint32_t model_version() const { return version_; }
   const std::string& description() const { return description_; }
   const std::vector<ir::SubgraphSummary>& subgraphs() const { return subgraphs_; }
+  // The other subgraphs the converted one runs (control flow), and how many of
+  // the graph's tensors are the converted subgraph's own (its first ones).
+  const std::vector<int>& reached() const { return reached_; }
+  size_t converted_tensors() const { return converted_tensors_; }
   // The model's SignatureDefs, and which of them was read (-1: none; then
   // subgraph 0 was).
   const std::vector<tflite_reader::Signature>& signatures() const { return signatures_; }
@@ -77,6 +81,8 @@ class Pipeline {
   std::vector<tflite_reader::MetadataEntry> metadata_;
   TfliteMetadata tflite_metadata_;
   std::vector<ir::SubgraphSummary> subgraphs_;
+  std::vector<int> reached_;
+  size_t converted_tensors_ = 0;
   std::vector<tflite_reader::Signature> signatures_;
   int signature_ = -1;
   int subgraph_ = 0;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <utility>
 
 #include "core/ir/builtins.h"
 #include "core/ops/registry.h"
@@ -63,12 +65,18 @@ std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
     for (ir::TensorId t : *list) {
       if (!g.valid(t)) continue;
       const ir::Tensor& x = g.tensor(t);
+      // A resource handle never reaches ONNX: the op's own check says why
+      // it is not converted where it is left.
+      if (x.dtype == ir::DataType::kResource && e.effect_only) continue;
+      if (x.dtype == ir::DataType::kResource &&
+          (n.builtin == ir::builtin::kVarHandle || n.builtin == ir::builtin::kReadVariable))
+        continue;
       if (!ir::onnx_representable(x.dtype) || x.dtype == ir::DataType::kString)
         return "tensor '" + x.name + "' has type " + ir::to_string(x.dtype);
       if (!x.has_rank) return "tensor '" + x.name + "' has unknown rank";
     }
   }
-  if (n.outputs.empty()) return "operator has no outputs";
+  if (n.outputs.empty() && !e.effect_only) return "operator has no outputs";
   // Variable tensors expose_state made state are graph inputs now; any other
   // is read where the op keeps no state, or cannot be state.
   for (ir::TensorId t : n.inputs)
@@ -83,7 +91,9 @@ std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
     for (ir::TensorId t : *list)
       int16 = int16 || (g.valid(t) && g.tensor(t).quantized_type == ir::DataType::kInt16);
   const ops::QuantizedKernel kind = int16 && e.quantized_int16 ? *e.quantized_int16 : e.quantized;
-  if (auto r = quantized_kernel_problem(g, n, kind); !r.empty()) return r;
+  // Control flow says itself what it cannot carry across the boundary.
+  if (e.layout != ops::LayoutClass::kSubgraph)
+    if (auto r = quantized_kernel_problem(g, n, kind); !r.empty()) return r;
   return e.check ? e.check(g, n) : "";
 }
 
@@ -91,12 +101,22 @@ std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
 
 std::vector<UnsupportedOp> preflight(const ir::Graph& g) {
   std::vector<UnsupportedOp> out;
-  for (const ir::Node& n : g.nodes()) {
-    std::string reason = unsupported_reason(g, n);
-    if (!ops::lookup(n).supported() || !reason.empty()) out.push_back({n.source_op, n.op, reason});
-  }
-  std::sort(out.begin(), out.end(),
-            [](const UnsupportedOp& a, const UnsupportedOp& b) { return a.op_index < b.op_index; });
+  // The graph and every graph its nodes own (control flow); an op of a
+  // subgraph copied to several places (a WHILE's condition) is listed once.
+  std::set<std::pair<int, int>> listed;
+  ir::for_each_graph(g, [&](const ir::Graph& x) {
+    for (const ir::Node& n : x.nodes()) {
+      // Nodes the converter made itself (the Identity of a CALL's result).
+      if (n.dialect != ir::Dialect::kTflite) continue;
+      std::string reason = unsupported_reason(x, n);
+      if ((!ops::lookup(n).supported() || !reason.empty()) &&
+          listed.emplace(n.source_subgraph, n.source_op).second)
+        out.push_back({n.source_op, n.op, reason, n.source_subgraph});
+    }
+  });
+  std::sort(out.begin(), out.end(), [](const UnsupportedOp& a, const UnsupportedOp& b) {
+    return std::pair{a.subgraph, a.op_index} < std::pair{b.subgraph, b.op_index};
+  });
   return out;
 }
 
@@ -132,8 +152,7 @@ std::string unsupported_message(const std::vector<UnsupportedOp>& ops) {
   }
   for (const auto& u : ops)
     if (!u.reason.empty()) {
-      msg +=
-          " (first reason: op " + std::to_string(u.op_index) + " " + u.op + ": " + u.reason + ")";
+      msg += " (first reason: " + u.label() + ": " + u.reason + ")";
       break;
     }
   return msg;

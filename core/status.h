@@ -24,6 +24,14 @@ struct UnsupportedOp {
   int op_index = -1;
   std::string op;      // TFLite builtin name, or custom code
   std::string reason;  // empty when the operator is simply not implemented
+  // The TFLite subgraph of the op when it is not the one converted (a
+  // subgraph its control flow runs); -1: the converted one.
+  int subgraph = -1;
+  // "op 5 ADD", or "subgraph 2 op 5 ADD".
+  std::string label() const {
+    return (subgraph >= 0 ? "subgraph " + std::to_string(subgraph) + " " : std::string()) + "op " +
+           std::to_string(op_index) + " " + op;
+  }
 };
 
 struct Error {

@@ -364,7 +364,7 @@ class Generator {
       op.code = static_cast<int>(Op::CUSTOM);
       op.custom_code = in_.flag() ? "FlexFoo" : "";
     } else {
-      op.code = in_.flag() ? static_cast<int>(Op::LSTM) : in_.range(0, 200);
+      op.code = in_.flag() ? static_cast<int>(Op::HASHTABLE_LOOKUP) : in_.range(0, 200);
     }
     op.inputs = {x};
     op.outputs = {y};
@@ -374,6 +374,17 @@ class Generator {
   void add_builtin(Op code) {
     const int c = static_cast<int>(code);
     switch (code) {
+      case Op::WHILE:
+        return while_loop();
+      case Op::IF:
+        return if_then_else();
+      case Op::CALL:
+        return call();
+      case Op::VAR_HANDLE:
+      case Op::READ_VARIABLE:
+      case Op::ASSIGN_VARIABLE:
+      case Op::CALL_ONCE:
+        return resource_variable();
       case Op::ADD:
       case Op::SUB:
       case Op::MUL:
@@ -429,6 +440,16 @@ class Generator {
         return pool(code);
       case Op::FULLY_CONNECTED:
         return fully_connected();
+      case Op::RNN:
+      case Op::UNIDIRECTIONAL_SEQUENCE_RNN:
+      case Op::BIDIRECTIONAL_SEQUENCE_RNN:
+        return rnn(code);
+      case Op::LSTM:
+      case Op::UNIDIRECTIONAL_SEQUENCE_LSTM:
+      case Op::BIDIRECTIONAL_SEQUENCE_LSTM:
+        return lstm(code);
+      case Op::SVDF:
+        return svdf();
       case Op::BATCH_MATMUL:
         return batch_matmul();
       case Op::RESHAPE:
@@ -921,6 +942,163 @@ class Generator {
          });
   }
 
+  // ---- recurrent ops: weights, biases and variable states around an input
+  // of rank 2 (one step) or 3 (a sequence, batch-major) ----
+
+  // A variable tensor (state TFLite keeps between invocations).
+  int state(Shape shape) {
+    TensorSpec t;
+    t.name = fresh_name();
+    t.type = Type::FLOAT32;
+    t.shape = std::move(shape);
+    t.variable = !bend(10);
+    return add_tensor(std::move(t));
+  }
+  // The sequence input [batch, time, features] (or one step [batch, features]).
+  int recurrent_input(bool sequence) { return data_input(sequence ? 3 : 2); }
+  // Batch, and input features, of `x` (any rank: the converter checks).
+  std::pair<int, int> batch_and_features(int x) const {
+    const Shape& s = at(x).shape;
+    if (s.empty()) return {1, 1};
+    return {std::max(s.front(), 1), std::max(s.back(), 1)};
+  }
+
+  void rnn(Op code) {
+    const bool sequence = code != Op::RNN;
+    const int x = recurrent_input(sequence);
+    auto [batch, features] = batch_and_features(x);
+    const int time = sequence && rank(x) == 3 ? at(x).shape[1] : 1;
+    const int units = in_.range(1, kMaxDim);
+    auto direction = [&] {
+      const int w = weights({units, features}, 0);
+      const int r = weights({units, units}, 0);
+      const int b = new_const({units}, Type::FLOAT32);
+      return std::vector<int32_t>{w, r, b, state({batch, units})};
+    };
+    std::vector<int32_t> inputs = {x};
+    for (int32_t t : direction()) inputs.push_back(t);
+    const auto fn = in_.flag() ? tflite::ActivationFunctionType::TANH : activation_fn();
+    const bool asymmetric = in_.flag();
+    if (code == Op::RNN) {
+      push(static_cast<int>(code), inputs, {new_output({batch, units}, at(x).type)},
+           tflite::BuiltinOptions::RNNOptions, [=](auto& fbb) {
+             return tflite::CreateRNNOptions(fbb, fn, asymmetric).Union();
+           });
+      return;
+    }
+    if (code == Op::UNIDIRECTIONAL_SEQUENCE_RNN) {
+      push(static_cast<int>(code), inputs, {new_output({batch, time, units}, at(x).type)},
+           tflite::BuiltinOptions::SequenceRNNOptions, [=](auto& fbb) {
+             return tflite::CreateSequenceRNNOptions(fbb, false, fn, asymmetric).Union();
+           });
+      return;
+    }
+    for (int32_t t : direction()) inputs.push_back(t);
+    for (int i = 0; i < 3; ++i) inputs.push_back(-1);  // no auxiliary input
+    const bool merge = in_.flag();
+    std::vector<int32_t> outputs;
+    if (merge) {
+      outputs = {new_output({batch, time, 2 * units}, at(x).type)};
+    } else {
+      outputs = {new_output({batch, time, units}, at(x).type),
+                 new_output({batch, time, units}, at(x).type)};
+    }
+    push(static_cast<int>(code), inputs, outputs,
+         tflite::BuiltinOptions::BidirectionalSequenceRNNOptions, [=](auto& fbb) {
+           return tflite::CreateBidirectionalSequenceRNNOptions(fbb, false, fn, merge, asymmetric)
+               .Union();
+         });
+  }
+
+  // TFLite's LSTM inputs per direction: input weights (4), recurrent weights
+  // (4), peepholes (3), gate biases (4), projection weights and bias, then
+  // (unidirectional) the output and cell states and 4 layer norms. CIFG,
+  // peepholes and projection come and go.
+  void lstm(Op code) {
+    const bool sequence = code != Op::LSTM;
+    const int x = recurrent_input(sequence);
+    auto [batch, features] = batch_and_features(x);
+    const int time = sequence && rank(x) == 3 ? at(x).shape[1] : 1;
+    const int units = in_.range(1, kMaxDim);
+    const bool cifg = in_.one_in(4), peephole = in_.one_in(4), projection = in_.one_in(4),
+               layer_norm = code != Op::BIDIRECTIONAL_SEQUENCE_LSTM && in_.one_in(4);
+    const int out_units = projection ? in_.range(1, kMaxDim) : units;
+    auto vec = [&](bool present) { return present ? new_const({units}, Type::FLOAT32) : -1; };
+    auto weights_and_biases = [&] {
+      std::vector<int32_t> in;
+      for (int g = 0; g < 4; ++g) in.push_back(cifg && g == 0 ? -1 : weights({units, features}, 0));
+      for (int g = 0; g < 4; ++g)
+        in.push_back(cifg && g == 0 ? -1 : weights({units, out_units}, 0));
+      for (int g = 0; g < 3; ++g) in.push_back(vec(peephole && !(cifg && g == 0)));
+      for (int g = 0; g < 4; ++g) in.push_back(vec(!(cifg && g == 0)));
+      in.push_back(projection ? weights({out_units, units}, 0) : -1);
+      in.push_back(projection && in_.flag() ? new_const({out_units}, Type::FLOAT32) : -1);
+      return in;
+    };
+    std::vector<int32_t> inputs = {x};
+    for (int32_t t : weights_and_biases()) inputs.push_back(t);
+    const auto fn = in_.flag() ? tflite::ActivationFunctionType::TANH : activation_fn();
+    const float cell_clip = in_.one_in(4) ? 3.0f : 0.0f;
+    const float proj_clip = projection && in_.one_in(4) ? 2.0f : 0.0f;
+    if (code == Op::BIDIRECTIONAL_SEQUENCE_LSTM) {
+      for (int32_t t : weights_and_biases()) inputs.push_back(t);
+      for (int d = 0; d < 2; ++d) {
+        inputs.push_back(state({batch, out_units}));
+        inputs.push_back(state({batch, units}));
+      }
+      for (int i = 0; i < 9; ++i) inputs.push_back(-1);  // no auxiliary input
+      const bool merge = in_.flag();
+      std::vector<int32_t> outputs;
+      if (merge)
+        outputs = {new_output({batch, time, 2 * out_units}, at(x).type)};
+      else
+        outputs = {new_output({batch, time, out_units}, at(x).type),
+                   new_output({batch, time, out_units}, at(x).type)};
+      push(static_cast<int>(code), inputs, outputs,
+           tflite::BuiltinOptions::BidirectionalSequenceLSTMOptions, [=](auto& fbb) {
+             return tflite::CreateBidirectionalSequenceLSTMOptions(fbb, fn, cell_clip, proj_clip,
+                                                                   merge, false)
+                 .Union();
+           });
+      return;
+    }
+    inputs.push_back(state({batch, out_units}));
+    inputs.push_back(state({batch, units}));
+    for (int g = 0; g < 4; ++g) inputs.push_back(vec(layer_norm && !(cifg && g == 0)));
+    if (code == Op::LSTM) {
+      push(static_cast<int>(code), inputs, {new_output({batch, out_units}, at(x).type)},
+           tflite::BuiltinOptions::LSTMOptions, [=](auto& fbb) {
+             return tflite::CreateLSTMOptions(fbb, fn, cell_clip, proj_clip).Union();
+           });
+      return;
+    }
+    push(static_cast<int>(code), inputs, {new_output({batch, time, out_units}, at(x).type)},
+         tflite::BuiltinOptions::UnidirectionalSequenceLSTMOptions, [=](auto& fbb) {
+           return tflite::CreateUnidirectionalSequenceLSTMOptions(fbb, fn, cell_clip, proj_clip,
+                                                                  false)
+               .Union();
+         });
+  }
+
+  // SVDF: feature weights [units x rank, features], time weights
+  // [units x rank, memory], bias [units], state [batch, memory x units x rank].
+  void svdf() {
+    const int x = recurrent_input(false);
+    auto [batch, features] = batch_and_features(x);
+    const int units = in_.range(1, kMaxDim), svdf_rank = in_.range(1, 2),
+              memory = in_.range(1, kMaxDim);
+    const int filters = units * svdf_rank;
+    const int wf = weights({filters, features}, 0);
+    const int wt = new_const({filters, memory}, Type::FLOAT32);
+    const int b = in_.flag() ? new_const({units}, Type::FLOAT32) : -1;
+    const int s = state({batch, memory * filters});
+    const auto fn = activation_fn();
+    push(static_cast<int>(Op::SVDF), {x, wf, wt, b, s}, {new_output({batch, units}, at(x).type)},
+         tflite::BuiltinOptions::SVDFOptions, [=](auto& fbb) {
+           return tflite::CreateSVDFOptions(fbb, svdf_rank, fn).Union();
+         });
+  }
+
   void batch_matmul() {
     int x = data_input(in_.range(2, 4));
     Shape s = at(x).shape;
@@ -1290,6 +1468,170 @@ class Generator {
          {new_output(o, at(x).type)});
   }
 
+  // ---- control flow ------------------------------------------------------------
+  // WHILE and IF with subgraphs of their own: a counter and one value through
+  // a few iterations, or one value through two branches. Their subgraph
+  // indices are bent now and then (out of range, negative, the main graph:
+  // recursion), as are the types they hand over.
+
+  struct SubgraphSpec {
+    std::string name;
+    std::vector<TensorSpec> tensors;
+    std::vector<OpSpec> ops;
+    std::vector<int32_t> inputs, outputs;
+    int add(TensorSpec t) {
+      tensors.push_back(std::move(t));
+      return static_cast<int>(tensors.size()) - 1;
+    }
+    int like(const TensorSpec& t, const std::string& tag) {
+      TensorSpec c;
+      c.name = tag;
+      c.type = t.type;
+      c.shape = t.shape;
+      c.quant = t.quant;
+      return add(std::move(c));
+    }
+    int scalar_i32(int32_t v, const std::string& tag) {
+      TensorSpec c;
+      c.name = tag;
+      c.type = Type::INT32;
+      c.constant = true;
+      c.data.resize(4);
+      std::memcpy(c.data.data(), &v, 4);
+      return add(std::move(c));
+    }
+  };
+
+  // The index a control-flow op names: its subgraph, or a hostile one.
+  int subgraph_index(int own) {
+    if (!bend(6)) return own;
+    switch (in_.range(0, 3)) {
+      case 0:
+        return -in_.range(1, 5);
+      case 1:
+        return 1000 + in_.range(0, 1 << 20);
+      case 2:
+        return 0;  // the main graph, which runs the op: recursion
+      default:
+        return own + 1;  // another subgraph, whatever its interface
+    }
+  }
+  int add_subgraph(SubgraphSpec g) {
+    extra_.push_back(std::move(g));
+    return static_cast<int>(extra_.size());  // subgraph 0 is the main graph
+  }
+
+  // One elementwise op of `g` on its tensor v.
+  int unary_in(SubgraphSpec& g, int v, const std::string& tag) {
+    static constexpr Op kOps[] = {Op::ABS, Op::NEG, Op::RELU, Op::TANH, Op::LOGISTIC};
+    const Op op = in_.pick(std::span<const Op>(kOps));
+    const int y = g.like(g.tensors[static_cast<size_t>(v)], tag);
+    g.ops.push_back({static_cast<int>(op), "", {v}, {y}, tflite::BuiltinOptions::NONE, {}});
+    return y;
+  }
+
+  void while_loop() {
+    const int x = data_input();
+    const int count = in_.range(0, 3);
+    TensorSpec counter;
+    counter.type = Type::INT32;
+    SubgraphSpec cond;
+    cond.name = "cond";
+    {
+      const int i = cond.like(counter, "i"), v = cond.like(at(x), "v");
+      TensorSpec flag;
+      flag.name = "again";
+      flag.type = Type::BOOL;
+      const int again = cond.add(std::move(flag));
+      cond.ops.push_back({static_cast<int>(Op::LESS),
+                          "",
+                          {i, cond.scalar_i32(count, "count")},
+                          {again},
+                          tflite::BuiltinOptions::NONE,
+                          {}});
+      cond.inputs = {i, v};
+      cond.outputs = {again};
+    }
+    SubgraphSpec body;
+    body.name = "body";
+    {
+      const int i = body.like(counter, "i"), v = body.like(at(x), "v");
+      const int next = body.like(counter, "i_next");
+      body.ops.push_back({static_cast<int>(Op::ADD),
+                          "",
+                          {i, body.scalar_i32(1, "one")},
+                          {next},
+                          tflite::BuiltinOptions::NONE,
+                          {}});
+      body.inputs = {i, v};
+      body.outputs = {next, unary_in(body, v, "v_next")};
+    }
+    const int cond_index = subgraph_index(add_subgraph(std::move(cond)));
+    const int body_index = subgraph_index(add_subgraph(std::move(body)));
+    const int i0 = const_ints({0});
+    push(static_cast<int>(Op::WHILE), {i0, x},
+         {new_output({}, Type::INT32), new_output(at(x).shape, at(x).type, at(x).quant)},
+         tflite::BuiltinOptions::WhileOptions, [=](auto& fbb) {
+           return tflite::CreateWhileOptions(fbb, cond_index, body_index).Union();
+         });
+  }
+
+  // CALL of a subgraph of one elementwise op (or of none: its argument passed
+  // through).
+  void call() {
+    const int x = data_input();
+    SubgraphSpec callee;
+    callee.name = "callee";
+    const int v = callee.like(at(x), "v");
+    callee.inputs = {v};
+    callee.outputs = {in_.one_in(4) ? v : unary_in(callee, v, "y")};
+    const int index = subgraph_index(add_subgraph(std::move(callee)));
+    push(static_cast<int>(Op::CALL), {x}, {new_output(at(x).shape, at(x).type, at(x).quant)},
+         tflite::BuiltinOptions::CallOptions, [=](auto& fbb) {
+           return tflite::CreateCallOptions(fbb, static_cast<uint32_t>(index)).Union();
+         });
+  }
+
+  void if_then_else() {
+    const int c = data_input(0, Type::BOOL);
+    const int x = data_input();
+    int index[2];
+    for (int b = 0; b < 2; ++b) {
+      SubgraphSpec branch;
+      branch.name = b == 0 ? "then" : "else";
+      const int v = branch.like(at(x), "v");
+      branch.inputs = {v};
+      // A branch that passes its argument through, now and then.
+      branch.outputs = {in_.one_in(4) ? v : unary_in(branch, v, "y")};
+      index[b] = subgraph_index(add_subgraph(std::move(branch)));
+    }
+    push(static_cast<int>(Op::IF), {c, x}, {new_output(at(x).shape, at(x).type, at(x).quant)},
+         tflite::BuiltinOptions::IfOptions,
+         [=](auto& fbb) { return tflite::CreateIfOptions(fbb, index[0], index[1]).Union(); });
+  }
+
+  // VAR_HANDLE -> ASSIGN_VARIABLE of a value -> READ_VARIABLE: a resource
+  // variable (state: an input and a next output); read before it is
+  // assigned now and then (unsupported: nothing gives it a value).
+  void resource_variable() {
+    const int x = data_input();
+    TensorSpec handle;
+    handle.name = fresh_name();
+    handle.type = Type::RESOURCE;
+    const int h = add_tensor(std::move(handle));
+    const std::string shared = "v" + std::to_string(in_.range(0, 3));
+    push(static_cast<int>(Op::VAR_HANDLE), {}, {h}, tflite::BuiltinOptions::VarHandleOptions,
+         [shared](auto& fbb) {
+           return tflite::CreateVarHandleOptions(fbb, 0, fbb.CreateString(shared)).Union();
+         });
+    const bool read_first = bend(4);
+    auto assign = [&] { push(static_cast<int>(Op::ASSIGN_VARIABLE), {h, x}, {}); };
+    if (!read_first) assign();
+    push(static_cast<int>(Op::READ_VARIABLE), {h},
+         {new_output(at(x).shape, at(x).type, at(x).quant)});
+    if (read_first) assign();
+  }
+
   // SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE: shape arithmetic the converter
   // folds to constants (fold_constants).
   void shape_arithmetic() {
@@ -1342,61 +1684,68 @@ class Generator {
   std::vector<uint8_t> build() {
     flatbuffers::FlatBufferBuilder fbb;
     std::vector<flatbuffers::Offset<tflite::Buffer>> buffers = {tflite::CreateBuffer(fbb)};
-    std::vector<uint32_t> buffer_of(tensors_.size(), 0);
-    for (size_t i = 0; i < tensors_.size(); ++i) {
-      const TensorSpec& t = tensors_[i];
-      if (!t.constant) continue;
-      if (t.shared_buffer_with >= 0) {
-        buffer_of[i] = buffer_of[static_cast<size_t>(t.shared_buffer_with)];
-        continue;
-      }
-      fbb.ForceVectorAlignment(t.data.size(), 1, 16);
-      buffers.push_back(tflite::CreateBuffer(fbb, fbb.CreateVector(t.data)));
-      buffer_of[i] = static_cast<uint32_t>(buffers.size() - 1);
-    }
-    std::vector<flatbuffers::Offset<tflite::Tensor>> tensors;
-    for (size_t i = 0; i < tensors_.size(); ++i) {
-      const TensorSpec& t = tensors_[i];
-      flatbuffers::Offset<tflite::QuantizationParameters> q = 0;
-      if (t.quant)
-        q = tflite::CreateQuantizationParameters(
-            fbb, 0, 0, fbb.CreateVector(t.quant->scale), fbb.CreateVector(t.quant->zero_point),
-            tflite::QuantizationDetails::NONE, 0, t.quant->axis);
-      flatbuffers::Offset<flatbuffers::Vector<int32_t>> signature = 0;
-      if (t.dynamic_batch) {
-        Shape sig = t.shape;
-        sig[0] = -1;
-        signature = fbb.CreateVector(sig);
-      }
-      tensors.push_back(tflite::CreateTensor(fbb, t.has_shape ? fbb.CreateVector(t.shape) : 0,
-                                             t.type, buffer_of[i], fbb.CreateString(t.name), q,
-                                             t.variable, 0, signature, t.has_shape));
-    }
     std::vector<flatbuffers::Offset<tflite::OperatorCode>> codes;
-    std::vector<flatbuffers::Offset<tflite::Operator>> operators;
     std::vector<std::pair<int, std::string>> code_keys;
-    for (const OpSpec& op : ops_) {
-      std::pair<int, std::string> key = {op.code, op.custom_code};
-      auto it = std::find(code_keys.begin(), code_keys.end(), key);
-      if (it == code_keys.end()) {
-        code_keys.push_back(key);
-        codes.push_back(tflite::CreateOperatorCode(
-            fbb, static_cast<int8_t>(std::min(op.code, 127)),
-            op.code == static_cast<int>(Op::CUSTOM) ? fbb.CreateString(op.custom_code) : 0, 1,
-            static_cast<Op>(op.code)));
-        it = code_keys.end() - 1;
+    auto subgraph = [&](const std::string& name, const std::vector<TensorSpec>& specs,
+                        const std::vector<OpSpec>& ops, const std::vector<int32_t>& inputs,
+                        const std::vector<int32_t>& outputs) {
+      std::vector<uint32_t> buffer_of(specs.size(), 0);
+      for (size_t i = 0; i < specs.size(); ++i) {
+        const TensorSpec& t = specs[i];
+        if (!t.constant) continue;
+        if (t.shared_buffer_with >= 0) {
+          buffer_of[i] = buffer_of[static_cast<size_t>(t.shared_buffer_with)];
+          continue;
+        }
+        fbb.ForceVectorAlignment(t.data.size(), 1, 16);
+        buffers.push_back(tflite::CreateBuffer(fbb, fbb.CreateVector(t.data)));
+        buffer_of[i] = static_cast<uint32_t>(buffers.size() - 1);
       }
-      auto options = op.options ? op.options(fbb) : 0;
-      operators.push_back(tflite::CreateOperator(
-          fbb, static_cast<uint32_t>(it - code_keys.begin()), fbb.CreateVector(op.inputs),
-          fbb.CreateVector(op.outputs), op.options ? op.options_type : tflite::BuiltinOptions::NONE,
-          options));
-    }
-    auto subgraph = tflite::CreateSubGraph(
-        fbb, fbb.CreateVector(tensors), fbb.CreateVector(graph_inputs_),
-        fbb.CreateVector(graph_outputs_), fbb.CreateVector(operators), fbb.CreateString("main"));
-    auto model = tflite::CreateModel(fbb, 3, fbb.CreateVector(codes),
-                                     fbb.CreateVector(std::vector{subgraph}),
+      std::vector<flatbuffers::Offset<tflite::Tensor>> tensors;
+      for (size_t i = 0; i < specs.size(); ++i) {
+        const TensorSpec& t = specs[i];
+        flatbuffers::Offset<tflite::QuantizationParameters> q = 0;
+        if (t.quant)
+          q = tflite::CreateQuantizationParameters(
+              fbb, 0, 0, fbb.CreateVector(t.quant->scale), fbb.CreateVector(t.quant->zero_point),
+              tflite::QuantizationDetails::NONE, 0, t.quant->axis);
+        flatbuffers::Offset<flatbuffers::Vector<int32_t>> signature = 0;
+        if (t.dynamic_batch) {
+          Shape sig = t.shape;
+          sig[0] = -1;
+          signature = fbb.CreateVector(sig);
+        }
+        tensors.push_back(tflite::CreateTensor(fbb, t.has_shape ? fbb.CreateVector(t.shape) : 0,
+                                               t.type, buffer_of[i], fbb.CreateString(t.name), q,
+                                               t.variable, 0, signature, t.has_shape));
+      }
+      std::vector<flatbuffers::Offset<tflite::Operator>> operators;
+      for (const OpSpec& op : ops) {
+        std::pair<int, std::string> key = {op.code, op.custom_code};
+        auto it = std::find(code_keys.begin(), code_keys.end(), key);
+        if (it == code_keys.end()) {
+          code_keys.push_back(key);
+          codes.push_back(tflite::CreateOperatorCode(
+              fbb, static_cast<int8_t>(std::min(op.code, 127)),
+              op.code == static_cast<int>(Op::CUSTOM) ? fbb.CreateString(op.custom_code) : 0, 1,
+              static_cast<Op>(op.code)));
+          it = code_keys.end() - 1;
+        }
+        auto options = op.options ? op.options(fbb) : 0;
+        operators.push_back(tflite::CreateOperator(
+            fbb, static_cast<uint32_t>(it - code_keys.begin()), fbb.CreateVector(op.inputs),
+            fbb.CreateVector(op.outputs),
+            op.options ? op.options_type : tflite::BuiltinOptions::NONE, options));
+      }
+      return tflite::CreateSubGraph(fbb, fbb.CreateVector(tensors), fbb.CreateVector(inputs),
+                                    fbb.CreateVector(outputs), fbb.CreateVector(operators),
+                                    fbb.CreateString(name));
+    };
+    std::vector<flatbuffers::Offset<tflite::SubGraph>> subgraphs = {
+        subgraph("main", tensors_, ops_, graph_inputs_, graph_outputs_)};
+    for (const SubgraphSpec& g : extra_)
+      subgraphs.push_back(subgraph(g.name, g.tensors, g.ops, g.inputs, g.outputs));
+    auto model = tflite::CreateModel(fbb, 3, fbb.CreateVector(codes), fbb.CreateVector(subgraphs),
                                      fbb.CreateString("fuzz"), fbb.CreateVector(buffers));
     tflite::FinishModelBuffer(fbb, model);
     return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
@@ -1423,6 +1772,7 @@ class Generator {
   std::vector<TensorSpec> tensors_;
   std::vector<OpSpec> ops_;
   std::vector<int32_t> graph_inputs_, graph_outputs_;
+  std::vector<SubgraphSpec> extra_;  // subgraphs 1.. (control flow)
   std::vector<int> activations_;
 };
 

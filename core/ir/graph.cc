@@ -58,6 +58,13 @@ std::vector<int64_t> Attributes::get_ints(const std::string& name) const {
   return {};
 }
 
+std::vector<float> Attributes::get_floats(const std::string& name) const {
+  const Attr* a = find(name);
+  if (!a) return {};
+  if (auto* v = std::get_if<std::vector<float>>(&a->value)) return *v;
+  return {};
+}
+
 void CreatedBytes::charge(uint64_t bytes, std::string_view by) {
   const bool was_over = exceeded();
   used_ = bytes > UINT64_MAX - used_ ? UINT64_MAX : used_ + bytes;
@@ -65,7 +72,7 @@ void CreatedBytes::charge(uint64_t bytes, std::string_view by) {
 }
 
 ConstData Graph::own(std::vector<std::byte> data, DataType type, std::string_view by) {
-  created.charge(data.size(), by);
+  created_->charge(data.size(), by);
   return ConstData::owned(std::move(data), type);
 }
 
@@ -309,6 +316,48 @@ void Graph::set_nodes(std::vector<Node> nodes) {
   if (live_ != 0) take_nodes();
   nodes_.reserve(nodes.size());
   for (auto& n : nodes) add_node(std::move(n));
+}
+
+size_t total_nodes(const Graph& g) {
+  size_t n = 0;
+  for_each_graph(g, [&](const Graph& x) { n += x.node_count(); });
+  return n;
+}
+
+size_t total_tensors(const Graph& g) {
+  size_t n = 0;
+  for_each_graph(g, [&](const Graph& x) { n += x.tensor_count(); });
+  return n;
+}
+
+std::vector<TensorId> inline_graph(Graph& into, const Graph& from, std::span<const TensorId> inputs,
+                                   const std::string& prefix, NodeId before) {
+  std::vector<TensorId> map(from.tensor_count(), kNoTensor);
+  for (size_t i = 0; i < from.inputs().size() && i < inputs.size(); ++i)
+    map[static_cast<size_t>(from.inputs()[i])] = inputs[i];
+  auto mapped = [&](TensorId t) {
+    if (!from.valid(t)) return t;
+    TensorId& m = map[static_cast<size_t>(t)];
+    if (m == kNoTensor) {
+      Tensor copy = from.tensor(t);
+      copy.name = prefix + copy.name;
+      m = into.add_tensor(std::move(copy));
+    }
+    return m;
+  };
+  for (const Node& n : from.nodes()) {
+    Node copy = n;
+    copy.name = prefix + copy.name;
+    for (TensorId& t : copy.inputs) t = mapped(t);
+    for (TensorId& t : copy.outputs) t = mapped(t);
+    if (before == kNoNode)
+      into.add_node(std::move(copy));
+    else
+      into.add_node_before(before, std::move(copy));
+  }
+  std::vector<TensorId> out;
+  for (TensorId t : from.outputs()) out.push_back(mapped(t));
+  return out;
 }
 
 }  // namespace lite2onnx::ir

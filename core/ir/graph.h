@@ -65,11 +65,6 @@ struct Tensor {
   std::optional<ConstData> data;  // set for constants
   Perm layout;                    // ONNX order is permute_shape(shape, layout)
   bool is_variable = false;
-  // A graph input that carries model state (Graph::states): the value it has
-  // when the caller feeds nothing, in TFLite's element type (stored_type);
-  // the emitter writes it as an initializer of the input's name, in the
-  // input's type (dequantized when the input is float and this is not).
-  std::optional<ConstData> initial;
   bool was_sparse = false;  // stored sparse in the file; the reader made it dense
   std::optional<FlattenedAxes> flattened;
   // ONNX dims when they are not permute_shape(shape, layout): a constant
@@ -106,6 +101,7 @@ class Attributes {
   float get_float(const std::string& name, float fallback = 0.f) const;
   std::string get_string(const std::string& name, const std::string& fallback = "") const;
   std::vector<int64_t> get_ints(const std::string& name) const;
+  std::vector<float> get_floats(const std::string& name) const;
   const std::vector<Attr>& list() const { return attrs_; }
 
  private:
@@ -118,7 +114,14 @@ enum class Dialect : uint8_t { kTflite, kOnnx };
 class Graph;
 
 // A graph a node owns (the body of a loop, a branch of a conditional), under
-// the attribute name it has in ONNX; copied with the node.
+// the attribute name it has in ONNX; copied with the node. `captures` binds
+// tensors of the subgraph to values of the enclosing graph (ONNX outer-scope
+// references): tensor captures[i].inner reads the node's input slot
+// captures[i].slot, one of the node's implicit inputs (NodeInfo::implicit_inputs).
+struct Capture {
+  TensorId inner = kNoTensor;
+  uint32_t slot = 0;
+};
 class Subgraph {
  public:
   Subgraph(std::string attr, Graph graph);
@@ -131,6 +134,7 @@ class Subgraph {
   const std::string& attr() const { return attr_; }
   Graph& graph() { return *graph_; }
   const Graph& graph() const { return *graph_; }
+  std::vector<Capture> captures;
 
  private:
   std::string attr_;
@@ -154,8 +158,15 @@ struct NodeInfo {
   std::string domain;  // ONNX domain ("" is the default domain)
   std::string name;    // traceable: Conv2D_3, Conv2D_3/Relu6
   int source_op = -1;  // index of the TFLite operator this node comes from
+  // The TFLite subgraph of source_op: -1 for the subgraph converted, else the
+  // index of the subgraph a control-flow op called (its nodes were copied here).
+  int source_subgraph = -1;
   Attributes attrs;
   std::vector<Subgraph> subgraphs;
+  // The last `implicit_inputs` inputs are values of this graph that the
+  // node's subgraphs read (Subgraph::captures), not ONNX inputs of the node:
+  // listing them keeps every pass aware that the node reads them.
+  uint32_t implicit_inputs = 0;
   std::optional<Insertion> inserted;
 };
 
@@ -164,6 +175,23 @@ struct NodeInfo {
 struct Node : NodeInfo {
   std::vector<TensorId> inputs;  // kNoTensor marks an omitted optional input
   std::vector<TensorId> outputs;
+};
+
+// State kept between invocations (docs/architecture.md, "Model state"): a
+// variable tensor a stateful op updates in place, or a resource variable. A
+// graph input carrying the value before the invocation, backed by an
+// initializer of the same name holding `initial` (so a caller feeding nothing
+// gets TFLite's first invocation), and a graph output with the value after
+// it, of the same type, shape and layout. passes::expose_state makes them;
+// the emitter writes the initializer, converted to the input's ONNX type and
+// layout (integer bytes dequantized by `initial_quant` where the interface is
+// float), and lists the pairs in the metadata entry lite2onnx.state.
+struct StatePair {
+  TensorId input = kNoTensor, output = kNoTensor;
+  std::string kind;    // "resource" or "variable_tensor"
+  std::string tflite;  // the TFLite tensor's or the resource's name
+  ConstData initial;   // TFLite type, TFLite axis order
+  std::optional<QuantParams> initial_quant;
 };
 
 // A subgraph that is read but not converted (only the primary one is).
@@ -234,19 +262,6 @@ class CreatedBytes {
 using NodeId = int32_t;
 inline constexpr NodeId kNoNode = -1;
 
-// State kept between invocations (a variable tensor an op updates in place, a
-// resource variable), as an ONNX model carries it: the graph input `input`
-// holds the value before the invocation (Tensor::initial is what it holds when
-// nothing is fed), the graph output `output` the value after it; both in the
-// same type, shape and axis order. The emitter lists the pairs in the model's
-// `lite2onnx.state` entry (docs: README, "What the ONNX model looks like").
-struct State {
-  TensorId input = kNoTensor;
-  TensorId output = kNoTensor;
-  std::string kind;    // "variable_tensor" or "resource"
-  std::string source;  // the TFLite tensor's (or the resource's) name
-};
-
 // One input slot reading a tensor.
 struct Use {
   NodeId node = kNoNode;
@@ -272,10 +287,14 @@ struct Use {
 class Graph {
  public:
   std::string name;
-  // Constants the conversion created: charged through own().
-  CreatedBytes created;
-  // Model state, in graph-input order (see State).
-  std::vector<State> states;
+  // The main graph's state pairs (their tensors are graph inputs and outputs).
+  std::vector<StatePair> state;
+
+  // Constants the conversion created: charged through own(). The graphs of
+  // one conversion (a node's subgraphs, and their copies) share one budget.
+  CreatedBytes& created() { return *created_; }
+  const CreatedBytes& created() const { return *created_; }
+  void share_created(const Graph& with) { created_ = with.created_; }
 
   // ---- tensors: ids are stable, tensors are never removed ----
   TensorId add_tensor(Tensor t);
@@ -364,6 +383,7 @@ class Graph {
   void place(NodeId id, NodeId before);  // before == kNoNode: at the end
   void grow_index();
 
+  std::shared_ptr<CreatedBytes> created_ = std::make_shared<CreatedBytes>();
   // A deque, so references to tensors stay valid while passes add new ones.
   std::deque<Tensor> tensors_;
   TensorList inputs_, outputs_;
@@ -412,5 +432,31 @@ class Graph::NodeRange {
 };
 
 inline Graph::NodeRange Graph::nodes() const { return NodeRange(this); }
+
+// Calls fn(graph) for `g` and then, depth first, for every graph its nodes own
+// (a parent before its subgraphs).
+template <class F>
+void for_each_graph(Graph& g, F&& fn) {
+  fn(g);
+  for (NodeId id = g.first(); id != kNoNode; id = g.next(id))
+    for (Subgraph& sub : g.info(id).subgraphs) for_each_graph(sub.graph(), fn);
+}
+template <class F>
+void for_each_graph(const Graph& g, F&& fn) {
+  fn(g);
+  for (NodeId id = g.first(); id != kNoNode; id = g.next(id))
+    for (const Subgraph& sub : g.node(id).subgraphs) for_each_graph(sub.graph(), fn);
+}
+
+// Nodes and tensors of `g` and of every graph its nodes own.
+size_t total_nodes(const Graph& g);
+size_t total_tensors(const Graph& g);
+
+// Copies `from` into `into`: its nodes (with their subgraphs) in order before
+// node `before` (kNoNode: at the end), and the tensors they use. `from`'s
+// inputs are `inputs` (as many); every copied tensor and node name gets
+// `prefix`. Returns the tensors `from`'s outputs became.
+std::vector<TensorId> inline_graph(Graph& into, const Graph& from, std::span<const TensorId> inputs,
+                                   const std::string& prefix, NodeId before = kNoNode);
 
 }  // namespace lite2onnx::ir

@@ -226,7 +226,7 @@ class Emitter {
       e->set_key(k);
       e->set_value(v);
     }
-    if (!g_.states.empty()) {
+    if (!g_.state.empty()) {
       auto* e = model.add_metadata_props();
       e->set_key("lite2onnx.state");
       e->set_value(state_json(main));
@@ -264,6 +264,7 @@ class Emitter {
   // A subgraph attribute added to a node, to be filled.
   struct Pending {
     Scope* parent;
+    const ir::Node* owner;  // the node owning the subgraph, in the parent graph
     const ir::Subgraph* sub;
     std::string node;  // the ONNX name of the node
     onnx::GraphProto* proto;
@@ -280,10 +281,13 @@ class Emitter {
     for (TensorId t : g.inputs()) {
       if (g.tensor(t).is_const()) continue;
       fill_value_info(s, graph->add_input(), t, true);
-      if (g.tensor(t).initial)
-        if (auto st = add_state_initializer(s, t); !st) return st;
     }
     for (TensorId t : g.outputs()) fill_value_info(s, graph->add_output(), t, true);
+    // State inputs default to their initial value: an initializer of the
+    // input's name (IR version 4 on: an input a caller may leave out).
+    if (!s.parent)
+      for (const ir::StatePair& p : g.state)
+        if (auto st = add_state_initializer(s, p); !st) return st;
 
     // Per tensor: described (graph input or output, or given a value_info).
     s.written.resize(g.tensor_count(), 0);
@@ -298,8 +302,14 @@ class Emitter {
       np->set_name(node_names_.take(n.name));
       np->set_op_type(n.op);
       if (!n.domain.empty()) np->set_domain(n.domain);
-      for (TensorId t : n.inputs) {
-        np->add_input(g.valid(t) ? s.names[static_cast<size_t>(t)] : "");
+      // Implicit inputs (values the node's subgraphs read from this graph)
+      // are no ONNX inputs, but a constant among them is this graph's
+      // initializer all the same.
+      const size_t explicit_inputs =
+          n.inputs.size() - std::min<size_t>(n.implicit_inputs, n.inputs.size());
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        const TensorId t = n.inputs[i];
+        if (i < explicit_inputs) np->add_input(g.valid(t) ? s.names[static_cast<size_t>(t)] : "");
         if (g.valid(t) && g.tensor(t).is_const() && !s.written[static_cast<size_t>(t)])
           add_initializer(s, t);
       }
@@ -315,7 +325,7 @@ class Emitter {
         auto* ap = np->add_attribute();
         ap->set_name(sub.attr());
         ap->set_type(onnx::AttributeProto::GRAPH);
-        pending_.push_back({&s, &sub, np->name(), ap->mutable_g()});
+        pending_.push_back({&s, &n, &sub, np->name(), ap->mutable_g()});
       }
     }
     // A constant graph output that no node reads as it is (a folded value,
@@ -343,6 +353,7 @@ class Emitter {
   Status check_graphs() const {
     uint64_t bytes = 0;
     if (auto st = add_up(g_, 0, bytes); !st) return st;
+    for (const ir::StatePair& p : g_.state) bytes += 4 * uint64_t{p.initial.bytes.size()};
     if (bytes <= opt_.max_output_bytes) return ok_status();
     return make_error(ErrorCode::kResourceLimit,
                       "the ONNX model would hold " + std::to_string(bytes) +
@@ -351,8 +362,6 @@ class Emitter {
   }
   Status add_up(const ir::Graph& g, uint32_t depth, uint64_t& bytes) const {
     std::vector<bool> seen(g.tensor_count(), false);
-    for (TensorId t : g.inputs())
-      if (g.tensor(t).initial) bytes += onnx_byte_size(g.tensor(t));
     for (const ir::Node& n : g.nodes()) {
       for (TensorId t : n.inputs)
         if (g.valid(t) && g.tensor(t).is_const() && !seen[static_cast<size_t>(t)]) {
@@ -398,6 +407,15 @@ class Emitter {
   Status assign_names(Scope& s, const Pending& p) {
     const ir::Graph& g = *s.g;
     s.names.assign(g.tensor_count(), "");
+    // Captured tensors carry the ONNX name of the node input they are bound to.
+    for (const ir::Capture& c : p.sub->captures) {
+      if (!g.valid(c.inner) || c.slot >= p.owner->inputs.size() ||
+          !p.parent->g->valid(p.owner->inputs[c.slot]))
+        return make_error(ErrorCode::kInternal, "subgraph '" + p.sub->attr() + "' of node '" +
+                                                    p.node + "' has a capture out of range");
+      s.names[static_cast<size_t>(c.inner)] =
+          p.parent->names[static_cast<size_t>(p.owner->inputs[c.slot])];
+    }
     auto take = [&](TensorId t) -> Status {
       std::string& slot = s.names[static_cast<size_t>(t)];
       if (!slot.empty()) return ok_status();
@@ -506,80 +524,85 @@ class Emitter {
     if (size) write_constant(x, reinterpret_cast<std::byte*>(raw->data()));
   }
 
-  // The initial value of a state input (ir::State), as an initializer of the
-  // input's name and type: the TFLite bytes as they are, or dequantized when
-  // the input became float (--quantization dequantize).
-  Status add_state_initializer(Scope& s, TensorId t) {
-    const ir::Tensor& x = s.g->tensor(t);
-    const ir::ConstData& init = *x.initial;
-    ir::Tensor c = x;
-    c.initial.reset();
-    c.data = init;
-    std::vector<std::byte> widened;
-    const bool integer =
-        init.stored_type == DataType::kInt8 || init.stored_type == DataType::kUInt8 ||
-        init.stored_type == DataType::kInt16 || init.stored_type == DataType::kInt32;
-    if (init.stored_type != x.dtype && integer && x.dtype == DataType::kFloat32 && x.quant &&
-        x.quant->scale.size() == 1) {
-      const auto count = static_cast<size_t>(ir::element_count(x.shape).value_or(0));
-      const double scale = x.quant->scale[0];
-      const double zp = x.quant->zero_point.empty() ? 0.0 : x.quant->zero_point[0];
-      widened.resize(count * 4);
-      for (size_t i = 0; i < count; ++i) {
-        const float v = static_cast<float>((integer_at(init, i) - zp) * scale);
-        std::memcpy(widened.data() + i * 4, &v, 4);
-      }
-      c.data = ir::ConstData{std::span<const std::byte>(widened), DataType::kFloat32, nullptr};
-    } else if (init.stored_type != x.dtype &&
-               !(init.stored_type == DataType::kFloat16 && x.dtype == DataType::kFloat32)) {
+  // The initial value of a state input, in the input's ONNX type and layout:
+  // TFLite's bytes, or (an integer state at a float interface, as
+  // --quantization dequantize makes it) their dequantized values.
+  Status add_state_initializer(Scope& s, const ir::StatePair& p) {
+    const ir::Graph& g = *s.g;
+    if (!g.valid(p.input) || !g.is_graph_input(p.input))
+      return make_error(ErrorCode::kInternal, "a state pair names no graph input");
+    ir::Tensor x = g.tensor(p.input);
+    x.emit_shape.reset();
+    const ir::ConstData& d = p.initial;
+    const auto count = ir::element_count(x.shape);
+    const size_t from = ir::element_size(d.stored_type);
+    if (!count || !from || d.bytes.size() != static_cast<size_t>(*count) * from)
       return make_error(ErrorCode::kInternal,
-                        "state input '" + x.name + "' is " + ir::to_string(x.dtype) +
-                            " but its initial value " + ir::to_string(init.stored_type));
+                        "the initial value of state '" + x.name + "' does not fit its shape");
+    if (d.stored_type == x.dtype ||
+        (d.stored_type == DataType::kFloat16 && x.dtype == DataType::kFloat32)) {
+      x.data = d;
+    } else if (x.dtype == DataType::kFloat32 && p.initial_quant &&
+               p.initial_quant->scale.size() == 1) {
+      const float scale = p.initial_quant->scale[0];
+      const int64_t zero = p.initial_quant->zero_point.empty() ? 0 : p.initial_quant->zero_point[0];
+      std::vector<std::byte> bytes(static_cast<size_t>(*count) * 4);
+      for (size_t i = 0; i < static_cast<size_t>(*count); ++i) {
+        int64_t q = 0;
+        const std::byte* at = d.bytes.data() + i * from;
+        switch (d.stored_type) {
+          case DataType::kInt8:
+            q = static_cast<int8_t>(at[0]);
+            break;
+          case DataType::kUInt8:
+            q = static_cast<uint8_t>(at[0]);
+            break;
+          case DataType::kInt16: {
+            int16_t v;
+            std::memcpy(&v, at, 2);
+            q = v;
+            break;
+          }
+          default: {
+            int32_t v;
+            std::memcpy(&v, at, 4);
+            q = v;
+          }
+        }
+        const float f = static_cast<float>(q - zero) * scale;
+        std::memcpy(bytes.data() + i * 4, &f, 4);
+      }
+      x.data = ir::ConstData::owned(std::move(bytes), DataType::kFloat32);
+    } else {
+      return make_error(ErrorCode::kInternal, "the initial value of state '" + x.name + "' (" +
+                                                  ir::to_string(d.stored_type) +
+                                                  ") cannot be written as " +
+                                                  ir::to_string(x.dtype));
     }
     onnx::TensorProto* tp = s.proto->add_initializer();
-    tp->set_name(s.names[static_cast<size_t>(t)]);
-    tp->set_data_type(ir::onnx_type_code(c.dtype));
-    for (int64_t d : c.onnx_shape()) tp->add_dims(d);
+    tp->set_name(s.names[static_cast<size_t>(p.input)]);
+    tp->set_data_type(ir::onnx_type_code(x.dtype));
+    for (int64_t dim : x.onnx_shape()) tp->add_dims(dim);
     std::string* raw = tp->mutable_raw_data();
-    raw->resize(onnx_byte_size(c));
-    if (!raw->empty()) write_constant(c, reinterpret_cast<std::byte*>(raw->data()));
+    raw->resize(onnx_byte_size(x));
+    if (!raw->empty()) write_constant(x, reinterpret_cast<std::byte*>(raw->data()));
     return ok_status();
   }
-  static double integer_at(const ir::ConstData& d, size_t i) {
-    const std::byte* p = d.bytes.data() + i * ir::element_size(d.stored_type);
-    switch (d.stored_type) {
-      case DataType::kInt8:
-        return static_cast<double>(static_cast<int8_t>(*p));
-      case DataType::kUInt8:
-        return static_cast<double>(static_cast<uint8_t>(*p));
-      case DataType::kInt16: {
-        int16_t v;
-        std::memcpy(&v, p, 2);
-        return v;
-      }
-      case DataType::kInt32: {
-        int32_t v;
-        std::memcpy(&v, p, 4);
-        return v;
-      }
-      default:
-        return 0.0;
-    }
-  }
 
-  // lite2onnx.state: the state pairs as ONNX names them, in graph-input order.
+  // lite2onnx.state: the state pairs under their ONNX names, in graph-input
+  // order (README, "Model state").
   std::string state_json(const Scope& main) const {
-    std::unordered_map<TensorId, const ir::State*> by_input;
-    for (const ir::State& st : g_.states) by_input.emplace(st.input, &st);
+    std::unordered_map<TensorId, const ir::StatePair*> by_input;
+    for (const ir::StatePair& p : g_.state) by_input.emplace(p.input, &p);
     nlohmann::ordered_json j = nlohmann::ordered_json::array();
     for (TensorId t : g_.inputs()) {
       auto it = by_input.find(t);
       if (it == by_input.end()) continue;
-      const ir::State& st = *it->second;
-      j.push_back({{"input", main.names[static_cast<size_t>(st.input)]},
-                   {"output", main.names[static_cast<size_t>(st.output)]},
-                   {"kind", st.kind},
-                   {"tflite", st.source}});
+      const ir::StatePair& p = *it->second;
+      j.push_back({{"input", main.names[static_cast<size_t>(p.input)]},
+                   {"output", main.names[static_cast<size_t>(p.output)]},
+                   {"kind", p.kind},
+                   {"tflite", p.tflite}});
     }
     return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   }

@@ -9,7 +9,9 @@
 // constants its initializers (written into the message, never spliced), its
 // other tensors value_info. A tensor of a subgraph that is none of its inputs,
 // none of its constants and written by none of its nodes is an outer-scope
-// reference: it carries the name of the value it reads, as that value is
+// reference: bound by Subgraph::captures, it takes the ONNX name of the
+// node input it is bound to (the node's implicit inputs are not written as
+// ONNX inputs); else it carries the name of the value it reads, as that value is
 // named in the ONNX model (for a tensor of the enclosing graph, its own name,
 // unless an earlier tensor took that name and it got a suffix). It resolves
 // to the nearest enclosing graph with a value of that ONNX name, or else a
@@ -20,6 +22,9 @@
 // each subgraph, breadth-first. Subgraphs nested deeper than
 // max_subgraph_depth (a node's subgraph of the main graph is at depth 1) are
 // kResourceLimit.
+//
+// State (ir::Graph::state): each state input gets an initializer of its name
+// holding the pair's initial value in the input's ONNX type and layout.
 #pragma once
 
 #include <cstdint>

@@ -98,8 +98,8 @@ Status lower_spectrogram(LowerContext& ctx, const ir::Node& n) {
   // Created before they exist: the DFT matrices and the frame indices.
   const uint64_t bytes = 2 * static_cast<uint64_t>(window * bins) * sizeof(float) +
                          static_cast<uint64_t>(frames * window) * sizeof(int64_t);
-  if (!ctx.graph().created.fits(bytes)) {
-    ctx.graph().created.charge(bytes, n.name + "/dft");
+  if (!ctx.graph().created().fits(bytes)) {
+    ctx.graph().created().charge(bytes, n.name + "/dft");
     return ok_status();  // the driver reports the limit after this op
   }
   NodeBuilder b(ctx, n);

@@ -137,7 +137,6 @@ TensorId LowerContext::temp_like(TensorId like, const std::string& suffix) {
   ir::Tensor t = graph_.tensor(like);
   t.name += "/" + suffix;
   t.data.reset();
-  t.initial.reset();
   t.is_variable = false;
   t.quant.reset();
   t.quantized_type.reset();
@@ -160,6 +159,7 @@ ir::Node& LowerContext::emit(const ir::Node& source, const std::string& op_type,
   n.op = op_type;
   n.name = suffix.empty() ? source.name : source.name + "/" + suffix;
   n.source_op = source.source_op;
+  n.source_subgraph = source.source_subgraph;
   n.inputs = std::move(inputs);
   n.outputs = std::move(outputs);
   out_.push_back(std::move(n));

@@ -114,6 +114,14 @@ Status lower_slice(LowerContext& ctx, const ir::Node& n) {
 std::string check_tile(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   if (!x.has_rank) return "input of unknown rank";
+  if (!g.tensor(n.inputs[1]).is_const()) {
+    // Multiples computed at run time (from a dynamic batch size, say).
+    const ir::Tensor& m = g.tensor(n.inputs[1]);
+    if (!is_index_type(m.dtype) || m.rank() != 1 || m.shape[0] != static_cast<int64_t>(x.rank()))
+      return "multiples computed at run time must be an int32 or int64 vector of " +
+             std::to_string(x.rank()) + " elements";
+    return "";
+  }
   if (auto r = check_const_vector(g, n, 1, "multiples", x.rank()); !r.empty()) return r;
   const std::vector<int64_t> multiples = *ir::const_ints(g, n.inputs[1]);
   for (int64_t m : multiples)
@@ -124,6 +132,32 @@ std::string check_tile(const ir::Graph& g, const ir::Node& n) {
 Status lower_tile(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   const Perm& p = g.tensor(n.inputs[0]).layout;
+  if (!g.tensor(n.inputs[1]).is_const()) {
+    // int64, in ONNX axis order.
+    ir::TensorId repeats = n.inputs[1];
+    const ir::Shape shape = g.tensor(repeats).shape;
+    auto vec = [&](const std::string& suffix) {
+      const ir::TensorId t = ctx.temp(n.name + "/" + suffix, ir::DataType::kInt64);
+      ctx.graph().tensor(t).has_rank = true;
+      ctx.graph().tensor(t).shape = shape;
+      return t;
+    };
+    if (g.tensor(repeats).dtype != ir::DataType::kInt64) {
+      const ir::TensorId cast = vec("repeats_int64");
+      ctx.emit(n, "Cast", {repeats}, {cast}, "repeats_int64")
+          .attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt64)});
+      repeats = cast;
+    }
+    if (!ir::is_identity(p)) {
+      const ir::TensorId permuted = vec("repeats_permuted");
+      ctx.emit(n, "Gather",
+               {repeats, ctx.const_i64(n.name + "/repeats_order", {p.begin(), p.end()})},
+               {permuted}, "repeats_permuted");
+      repeats = permuted;
+    }
+    ctx.emit(n, "Tile", {n.inputs[0], repeats}, {n.outputs[0]});
+    return ok_status();
+  }
   auto m = *ir::const_ints(g, n.inputs[1]);
   // ONNX axis i is TFLite axis p[i].
   std::vector<int64_t> repeats(m.size());
@@ -456,7 +490,9 @@ OpEntry tile() {
   OpEntry e =
       entry(LayoutClass::kAttribute, "Tile", propagate_data_input, check_tile, lower_tile, 2);
   e.dtypes = "float32, int32, int64, bool";
-  e.notes = "constant multiples, permuted by the layout";
+  e.notes =
+      "constant multiples, permuted by the layout; run-time multiples: Cast + Gather into the "
+      "layout's order";
   e.quantized = QuantizedKernel::kSameScale;
   e.infer_shapes = infer_tile;
   return e;

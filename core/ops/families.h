@@ -155,6 +155,17 @@ OpEntry bidirectional_sequence_lstm();
 OpEntry svdf();
 }  // namespace recurrent
 
+namespace control {
+OpEntry while_loop();    // WHILE (as the reader expands it): Loop
+OpEntry if_then_else();  // IF: If
+OpEntry call();          // CALL: copied in place by the reader
+// Resource variables: made state pairs by passes::expose_state.
+OpEntry var_handle();
+OpEntry read_variable();
+OpEntry assign_variable();
+OpEntry call_once();
+}  // namespace control
+
 namespace detection {
 OpEntry detection_postprocess();  // custom TFLite_Detection_PostProcess
 OpEntry non_max_suppression_v4();

@@ -268,26 +268,25 @@ std::string make_cell(const ir::Graph& g, const ir::Node& n, const Slots& s, int
 // "" or the problem.
 std::string make_integer(const ir::Graph& g, const ir::Node& n, Cell& c) {
   IntegerLstm q;
-  const std::vector<int64_t> mids = n.attrs.get_ints("intermediates");
-  if (mids.size() != 5)
+  // The reader keeps them as their quantization (one scale, or 0).
+  const std::vector<float> mid_scales = n.attrs.get_floats("intermediate_scales");
+  const std::vector<int64_t> mid_zps = n.attrs.get_ints("intermediate_zero_points");
+  if (mid_scales.size() != 5 || mid_zps.size() != 5)
     return "the integer kernel needs 5 intermediate tensors, the op has " +
-           std::to_string(mids.size()) + " (the 8x8_8 kernel is not converted)";
-  auto mid = [&](size_t k) -> const ir::Tensor& {
-    return g.tensor(static_cast<TensorId>(mids[k]));
-  };
+           std::to_string(mid_scales.size()) + " (the 8x8_8 kernel is not converted)";
   for (int k = 0; k < 4; ++k) {
     q.gate_scale[static_cast<size_t>(k)] = std::ldexp(1.0, -12);
     if (c.layer_norm && !(c.cifg && k == 0)) {
-      const double s = scale_of(mid(static_cast<size_t>(k)));
+      const double s = mid_scales[static_cast<size_t>(k)];
       if (!(s > 0) || !std::isfinite(s))
-        return "intermediate '" + mid(static_cast<size_t>(k)).name + "' has no valid scale";
+        return "intermediate " + std::to_string(k) + " (a gate's) has no valid scale";
       q.gate_scale[static_cast<size_t>(k)] = s;
     }
   }
-  q.hidden_scale = scale_of(mid(4));
-  q.hidden_zp = zp_of(mid(4));
+  q.hidden_scale = mid_scales[4];
+  q.hidden_zp = mid_zps[4];
   if (!(q.hidden_scale > 0) || !std::isfinite(q.hidden_scale))
-    return "intermediate '" + mid(4).name + "' (the hidden value) has no valid scale";
+    return "intermediate 4 (the hidden value) has no valid scale";
   const ir::Tensor& cs = g.tensor(c.c);
   const ir::Tensor& hs = g.tensor(c.h);
   const ir::Tensor& out = g.tensor(n.outputs[0]);

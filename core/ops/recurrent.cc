@@ -182,11 +182,11 @@ Status reserve_nodes(LowerContext& ctx, const ir::Node& n, int64_t nodes) {
   ir::Graph& g = ctx.graph();
   const uint64_t bytes = static_cast<uint64_t>(std::max<int64_t>(nodes, 0)) * kUnrolledNodeBytes;
   const std::string by = n.name + " unrolled to " + std::to_string(nodes) + " nodes";
-  g.created.charge(bytes, by);
-  if (!g.created.exceeded()) return ok_status();
+  g.created().charge(bytes, by);
+  if (!g.created().exceeded()) return ok_status();
   Error e =
       make_error(ErrorCode::kResourceLimit,
-                 "the conversion would create more than " + std::to_string(g.created.limit()) +
+                 "the conversion would create more than " + std::to_string(g.created().limit()) +
                      " bytes of constants and unrolled nodes (the max_created_bytes limit; "
                      "passed at '" +
                      by + "')");

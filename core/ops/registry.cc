@@ -58,6 +58,13 @@ Table make_table() {
   t[builtin::kHardSwish] = elementwise::hard_swish();
   t[builtin::kDepthToSpace] = space::depth_to_space();
   t[builtin::kSpaceToDepth] = space::space_to_depth();
+  t[builtin::kWhile] = control::while_loop();
+  t[builtin::kIf] = control::if_then_else();
+  t[builtin::kCall] = control::call();
+  t[builtin::kVarHandle] = control::var_handle();
+  t[builtin::kReadVariable] = control::read_variable();
+  t[builtin::kAssignVariable] = control::assign_variable();
+  t[builtin::kCallOnce] = control::call_once();
   t[builtin::kGather] = gather::gather();
   t[builtin::kBatchToSpaceNd] = space::batch_to_space_nd();
   t[builtin::kSpaceToBatchNd] = space::space_to_batch_nd();
@@ -177,6 +184,8 @@ const char* to_string(LayoutClass c) {
       return "Attribute";
     case LayoutClass::kTerminate:
       return "Terminate";
+    case LayoutClass::kSubgraph:
+      return "Subgraph";
   }
   return "?";
 }

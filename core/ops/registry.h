@@ -32,6 +32,7 @@ enum class LayoutClass {
   kTransparent,  // layout-insensitive elementwise: all tensors share one layout
   kAttribute,    // follows its input's layout, rewriting attributes (propagate fn)
   kTerminate,    // depends on TFLite memory order: inputs in TFLite order
+  kSubgraph,     // control flow: layouts carried into its subgraphs and back out
 };
 const char* to_string(LayoutClass c);
 
@@ -62,6 +63,15 @@ struct BiasSlots {
 };
 
 class LowerContext;
+
+// How a control-flow node's subgraph meets the node: subgraph input i reads
+// node input inputs[i], subgraph output j becomes node output outputs[j]
+// (-1: none); a loop body's input i takes its output carried[i] on the next
+// iteration (empty: not a loop).
+struct SubgraphBinding {
+  std::vector<int> inputs, outputs, carried;
+};
+using SubgraphBindingFn = SubgraphBinding (*)(const ir::Node& n, size_t subgraph);
 
 using ReadOptionsFn = void (*)(const tflite::Operator& op, ir::Attributes& attrs);
 // A custom op's options from Operator.custom_options (ops/custom_options.h);
@@ -122,6 +132,11 @@ struct OpEntry {
   // slot without one is left alone (the LSTM op's two kernels use different
   // slots).
   bool state_required = true;
+  // kSubgraph ops: how each of the node's subgraphs meets it.
+  SubgraphBindingFn subgraph_binding = nullptr;
+  // Ops whose effect is on state, not on outputs (ASSIGN_VARIABLE, CALL_ONCE):
+  // having no outputs is no defect.
+  bool effect_only = false;
 
   // Evaluation at conversion time (ops/evaluate.h): constant folding and the
   // dilated-convolution fusion use whichever is set.
@@ -202,6 +217,11 @@ class LowerContext {
   // Appends pending activation nodes; the lowering driver calls it after each op.
   void finish();
 
+  // The subgraphs of the node being lowered, already lowered themselves
+  // (control flow); the lowering pass hands them over before the converter runs.
+  void give_subgraphs(std::vector<ir::Subgraph> subgraphs) { subgraphs_ = std::move(subgraphs); }
+  std::vector<ir::Subgraph> take_subgraphs() { return std::move(subgraphs_); }
+
   Error error(const ir::Node& n, const std::string& message) const;
   // The node cannot be converted with these options (the preflight could not
   // tell: it does not know the opset): kUnsupported listing the node.
@@ -222,6 +242,7 @@ class LowerContext {
     ir::TensorId output;
   };
   std::vector<PendingActivation> pending_;
+  std::vector<ir::Subgraph> subgraphs_;
 };
 
 // Helpers for converters.

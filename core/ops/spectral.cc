@@ -62,8 +62,8 @@ Status lower_rfft2d(LowerContext& ctx, const ir::Node& n) {
   }
   // Two matrices of used x bins floats: checked against the limit before they exist.
   const uint64_t matrix_bytes = 2 * static_cast<uint64_t>(used * bins) * sizeof(float);
-  if (!g.created.fits(matrix_bytes)) {
-    ctx.graph().created.charge(matrix_bytes, n.name + "/cos");
+  if (!g.created().fits(matrix_bytes)) {
+    ctx.graph().created().charge(matrix_bytes, n.name + "/cos");
     return ok_status();  // the driver reports the limit after this op
   }
   std::vector<float> cos_m(static_cast<size_t>(used * bins)), sin_m(cos_m.size());

@@ -26,7 +26,8 @@ struct SliceDim {
   bool whole = true;    // every element in order: not named, or both ends masked with stride 1
   bool shrink = false;  // shrink_axis: the one element at `begin`, the dimension removed
   bool begin_masked = false, end_masked = false;
-  int64_t begin = 0, end = 0, stride = 1;  // as written
+  int64_t begin = 0, end = 0, stride = 1;  // as written (0 when begin and end are run-time values)
+  size_t entry = 0;                        // its entry in begin, end and strides
 };
 
 struct SliceSpec {
@@ -34,15 +35,40 @@ struct SliceSpec {
   std::vector<int> shrink_axes;   // input dimensions removed
   std::vector<int64_t> new_axes;  // positions of inserted unit dims in the output
   bool offset = false;            // end counts from begin (StridedSliceOptions.offset)
+  // begin or end is computed at run time (a loop counter): the spec's shape
+  // is known, its bounds are read at run time.
+  bool runtime = false;
 };
+
+// The length of a run-time begin or end vector (static, 1-D, integer), or nullopt.
+std::optional<size_t> runtime_length(const ir::Graph& g, TensorId t) {
+  if (!g.valid(t)) return std::nullopt;
+  const ir::Tensor& x = g.tensor(t);
+  if (x.dtype != ir::DataType::kInt32 && x.dtype != ir::DataType::kInt64) return std::nullopt;
+  if (x.rank() != 1 || x.shape[0] < 0) return std::nullopt;
+  return static_cast<size_t>(x.shape[0]);
+}
 
 std::optional<SliceSpec> slice_spec(const ir::Graph& g, const ir::Node& n, std::string* why) {
   auto begin = ir::const_ints(g, n.inputs[1]);
   auto end = ir::const_ints(g, n.inputs[2]);
   auto strides = ir::const_ints(g, n.inputs[3]);
+  bool runtime = false;
+  if (strides && (!begin || !end)) {
+    // Bounds computed at run time: their length must be known.
+    auto b = begin ? std::optional<size_t>(begin->size()) : runtime_length(g, n.inputs[1]);
+    auto e = end ? std::optional<size_t>(end->size()) : runtime_length(g, n.inputs[2]);
+    if (b && e && *b == strides->size() && *e == strides->size()) {
+      runtime = true;
+      begin = std::vector<int64_t>(strides->size(), 0);
+      end = std::vector<int64_t>(strides->size(), 0);
+    }
+  }
   if (!begin || !end || !strides || begin->size() != end->size() ||
       begin->size() != strides->size()) {
-    *why = "begin, end and strides must be constants of equal length";
+    *why =
+        "begin, end and strides must be constants of equal length (begin and end may be 1-D "
+        "integer tensors computed at run time)";
     return std::nullopt;
   }
   const size_t rank = g.tensor(n.inputs[0]).rank();
@@ -53,6 +79,7 @@ std::optional<SliceSpec> slice_spec(const ir::Graph& g, const ir::Node& n, std::
   SliceSpec spec;
   spec.dims.resize(rank);
   spec.offset = n.attrs.get_int("offset") != 0;
+  spec.runtime = runtime;
   size_t dense = 0;
   int64_t out_pos = 0;
   bool saw_ellipsis = false;
@@ -75,6 +102,7 @@ std::optional<SliceSpec> slice_spec(const ir::Graph& g, const ir::Node& n, std::
       return std::nullopt;
     }
     SliceDim d;
+    d.entry = i;
     d.stride = (*strides)[i];
     if (d.stride == 0 || d.stride == kMin) {
       *why = "stride " + std::to_string(d.stride);
@@ -126,13 +154,19 @@ std::optional<Resolved> resolve(const SliceDim& d, int64_t size, bool offset) {
 }
 
 std::string check_strided_slice(const ir::Graph& g, const ir::Node& n) {
-  for (size_t i = 1; i <= 3; ++i)
-    if (auto r = require_const(g, n, i, i == 1 ? "begin" : i == 2 ? "end" : "strides"); !r.empty())
-      return r;
+  if (auto r = require_const(g, n, 3, "strides"); !r.empty()) return r;
   std::string why;
   auto spec = slice_spec(g, n, &why);
   if (!spec) return why;
   const Shape& xs = g.tensor(n.inputs[0]).shape;
+  if (spec->runtime) {
+    if (spec->offset) return "offset slicing with begin or end computed at run time";
+    for (size_t d = 0; d < spec->dims.size(); ++d)
+      if (spec->dims[d].shrink && xs[d] < 0)
+        return "shrinking dimension " + std::to_string(d) +
+               " of unknown size at an index computed at run time";
+    return "";
+  }
   for (size_t d = 0; d < spec->dims.size(); ++d) {
     const SliceDim& s = spec->dims[d];
     if (s.whole) continue;
@@ -187,6 +221,98 @@ Bounds onnx_bounds(const SliceDim& d, int64_t size, bool offset) {
           d.end_masked ? (s > 0 ? kMax : kMin) : d.end, s};
 }
 
+// The Slice bounds of the sliced dimensions when begin or end is computed at
+// run time: the entries of each vector (as int64) picked for those
+// dimensions; a masked bound is its constant default, a shrunk dimension
+// starts at the index made non-negative (Mod by the dimension's static size,
+// as TFLite adds the size once) and ends one past it.
+std::pair<TensorId, TensorId> runtime_bounds(LowerContext& ctx, const ir::Node& n,
+                                             const SliceSpec& spec, const Shape& xs) {
+  std::vector<int64_t> entries, sizes, start_default, end_default;
+  std::vector<uint8_t> begin_masked, end_masked, shrink;
+  for (size_t d = 0; d < spec.dims.size(); ++d) {
+    const SliceDim& s = spec.dims[d];
+    if (s.whole) continue;
+    entries.push_back(static_cast<int64_t>(s.entry));
+    sizes.push_back(s.shrink ? xs[d] : 1);
+    start_default.push_back(s.stride > 0 ? 0 : kMax);
+    end_default.push_back(s.stride > 0 ? kMax : kMin);
+    begin_masked.push_back(s.begin_masked);
+    end_masked.push_back(s.end_masked);
+    shrink.push_back(s.shrink);
+  }
+  const ir::Graph& g = ctx.graph();
+  const int64_t k = static_cast<int64_t>(entries.size());
+  auto vec = [&](const std::string& name) {
+    const TensorId t = ctx.temp(n.name + "/" + name, ir::DataType::kInt64);
+    ctx.graph().tensor(t).has_rank = true;
+    ctx.graph().tensor(t).shape = {k};
+    return t;
+  };
+  auto flags = [&](const std::string& name, const std::vector<uint8_t>& bits) {
+    ir::Tensor t;
+    t.name = n.name + "/" + name;
+    t.dtype = ir::DataType::kBool;
+    t.shape = {k};
+    std::vector<std::byte> bytes(bits.size());
+    for (size_t i = 0; i < bits.size(); ++i) bytes[i] = std::byte{bits[i]};
+    t.data = ctx.graph().own(std::move(bytes), ir::DataType::kBool, t.name);
+    return ctx.graph().add_tensor(std::move(t));
+  };
+  auto any = [](const std::vector<uint8_t>& bits) {
+    return std::find(bits.begin(), bits.end(), 1) != bits.end();
+  };
+  // Entry i of a begin or end vector, for each sliced dimension, as int64.
+  auto picked = [&](size_t input, const std::string& name) {
+    TensorId v = n.inputs[input];
+    if (g.tensor(v).dtype != ir::DataType::kInt64) {
+      const TensorId cast = vec(name + "_int64");
+      ctx.graph().tensor(cast).shape = g.tensor(v).shape;
+      ctx.emit(n, "Cast", {v}, {cast}, name + "_int64").attrs.set("to", int64_t{7});
+      v = cast;
+    }
+    const TensorId out = vec(name);
+    ctx.emit(n, "Gather", {v, ctx.const_i64(n.name + "/" + name + "_entries", entries)}, {out},
+             name);
+    return out;
+  };
+  TensorId starts = picked(1, "starts");
+  if (any(begin_masked)) {
+    const TensorId masked = vec("starts_masked");
+    ctx.emit(n, "Where",
+             {flags("begin_mask", begin_masked),
+              ctx.const_i64(n.name + "/start_default", start_default), starts},
+             {masked}, "begin_mask");
+    starts = masked;
+  }
+  if (any(shrink)) {
+    const TensorId wrapped = vec("starts_wrapped");
+    ctx.emit(n, "Mod", {starts, ctx.const_i64(n.name + "/shrink_sizes", sizes)}, {wrapped},
+             "shrink_index");
+    const TensorId chosen = vec("starts_shrunk");
+    ctx.emit(n, "Where", {flags("shrink_mask", shrink), wrapped, starts}, {chosen}, "shrink_start");
+    starts = chosen;
+  }
+  TensorId ends = picked(2, "ends");
+  if (any(end_masked)) {
+    const TensorId masked = vec("ends_masked");
+    ctx.emit(
+        n, "Where",
+        {flags("end_mask", end_masked), ctx.const_i64(n.name + "/end_default", end_default), ends},
+        {masked}, "end_mask");
+    ends = masked;
+  }
+  if (any(shrink)) {
+    const TensorId one_past = vec("ends_one_past");
+    ctx.emit(n, "Add", {starts, ctx.const_i64(n.name + "/one", {1})}, {one_past}, "shrink_end");
+    const TensorId chosen = vec("ends_shrunk");
+    ctx.emit(n, "Where", {flags("shrink_mask_end", shrink), one_past, ends}, {chosen},
+             "shrink_end_pick");
+    ends = chosen;
+  }
+  return {starts, ends};
+}
+
 Status lower_strided_slice(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   std::string why;
@@ -198,7 +324,7 @@ Status lower_strided_slice(LowerContext& ctx, const ir::Node& n) {
   for (size_t d = 0; d < spec->dims.size(); ++d) {
     const SliceDim& s = spec->dims[d];
     if (s.whole) continue;
-    Bounds b = onnx_bounds(s, xs[d], spec->offset);
+    Bounds b = spec->runtime ? Bounds{0, 0, s.stride} : onnx_bounds(s, xs[d], spec->offset);
     starts.push_back(b.begin);
     ends.push_back(b.end);
     axes.push_back(ir::onnx_axis(p, static_cast<int>(d)));
@@ -211,10 +337,13 @@ Status lower_strided_slice(LowerContext& ctx, const ir::Node& n) {
     return last ? n.outputs[0] : ctx.temp(n.name + "/" + what, g.tensor(n.outputs[0]).dtype);
   };
   if (!starts.empty()) {
+    auto [first, last] = spec->runtime ? runtime_bounds(ctx, n, *spec, xs)
+                                       : std::pair{ctx.const_i64(n.name + "/starts", starts),
+                                                   ctx.const_i64(n.name + "/ends", ends)};
     TensorId out = next(!squeeze && !unsqueeze, "sliced");
     ctx.emit(n, "Slice",
-             {cur, ctx.const_i64(n.name + "/starts", starts), ctx.const_i64(n.name + "/ends", ends),
-              ctx.const_i64(n.name + "/axes", axes), ctx.const_i64(n.name + "/steps", steps)},
+             {cur, first, last, ctx.const_i64(n.name + "/axes", axes),
+              ctx.const_i64(n.name + "/steps", steps)},
              {out});
     cur = out;
   }
@@ -242,7 +371,7 @@ std::optional<std::vector<OutputMap>> strided_slice_sources(const ir::Graph& g, 
   if (!xs || n.inputs.size() < 4) return std::nullopt;
   std::string why;
   auto spec = slice_spec(g, n, &why);
-  if (!spec) return std::nullopt;
+  if (!spec || spec->runtime) return std::nullopt;
   const size_t rank = xs->size();
   std::vector<Resolved> dims;  // one per input dimension
   Shape walk;                  // the sliced extent per input dimension
@@ -304,7 +433,9 @@ OpEntry strided_slice() {
   e.infer_shapes = infer_strided_slice;
   e.min_inputs = 4;
   e.dtypes = "float32, int32, int64, bool";
-  e.notes = "constant begin/end/strides; every mask";
+  e.notes =
+      "constant strides; begin and end constant or computed at run time (a loop counter: "
+      "Gather + Where for masks, Mod for shrunk indices; no offset then); every mask";
   e.quantized = QuantizedKernel::kSameScale;
   return e;
 }

@@ -188,7 +188,7 @@ Status fold_constants(ir::Graph& g, PassContext& ctx) {
         ok &= agrees(g.tensor(n.outputs[o]), (*folded)[o].shape);
       if (!ok) continue;
       for (const Folded& f : *folded)
-        if (!shares_an_input(g, n, f.data)) g.created.charge(f.data.bytes.size(), n.name);
+        if (!shares_an_input(g, n, f.data)) g.created().charge(f.data.bytes.size(), n.name);
       if (auto st = check_created_bytes(g); !st) return st;
       for (size_t o = 0; o < n.outputs.size(); ++o) {
         ir::Tensor& y = g.tensor(n.outputs[o]);

@@ -77,7 +77,7 @@ Status check_arity(const ir::Node& n) {
               std::to_string(n.inputs.size());
   for (size_t i = 0; problem.empty() && i < need; ++i)
     if (n.inputs[i] == ir::kNoTensor) problem = "input " + std::to_string(i) + " is missing";
-  if (n.outputs.empty()) problem = "has no outputs";
+  if (n.outputs.empty() && !e.effect_only) problem = "has no outputs";
   if (problem.empty()) return ok_status();
   Error err = make_error(ErrorCode::kInvalidModel,
                          "op " + std::to_string(n.source_op) + " (" + n.op + ") " + problem);
@@ -103,11 +103,11 @@ Status validate(const ir::Graph& g, PassContext& ctx) {
 }
 
 Status check_created_bytes(const ir::Graph& g) {
-  if (!g.created.exceeded()) return ok_status();
+  if (!g.created().exceeded()) return ok_status();
   return make_error(ErrorCode::kResourceLimit,
-                    "the conversion would create more than " + std::to_string(g.created.limit()) +
+                    "the conversion would create more than " + std::to_string(g.created().limit()) +
                         " bytes of constants (the max_created_bytes limit; passed at '" +
-                        g.created.exceeded_by() + "')");
+                        g.created().exceeded_by() + "')");
 }
 
 namespace {

@@ -26,6 +26,24 @@ namespace builtin = ir::builtin;
 
 bool is_data(const ir::Graph& g, TensorId t) { return g.valid(t) && !g.tensor(t).is_const(); }
 
+// An ONNX Identity the reader or a pass put in the TFLite-dialect graph.
+bool is_identity_copy(const ir::Node& n) {
+  return n.dialect == ir::Dialect::kOnnx && n.op == "Identity" && n.inputs.size() == 1 &&
+         n.outputs.size() == 1;
+}
+
+// What the layouts of a control-flow node's subgraph would best be, seen from
+// inside: per input the layout its readers want (backward hints, then what
+// all its readers ask for, then, for a loop, the layout its next value comes
+// out in, so that no iteration needs a Transpose), per output the layout it
+// comes out in. Computed once per subgraph (memoized by address: the graphs
+// a node owns stay where they are while the pass runs), so nested loops cost
+// linear time.
+struct Preference {
+  std::vector<Perm> inputs, outputs;
+};
+using Preferences = std::map<const ir::Graph*, Preference>;
+
 struct Plan {
   std::vector<Perm> layout;                 // per tensor: what readers see
   std::vector<Perm> produced;               // per tensor: what its producer writes
@@ -37,8 +55,12 @@ class Planner {
  public:
   // Plans are indexed by position in `order`.
   Planner(const ir::Graph& g, const std::vector<ir::NodeId>& order,
-          const std::vector<ForcedLayout>& forced, Checkpoint& checkpoint)
-      : g_(g), order_(order), position_(g.node_id_bound(), 0), checkpoint_(checkpoint) {
+          const std::vector<ForcedLayout>& forced, Checkpoint& checkpoint, Preferences& preferences)
+      : g_(g),
+        order_(order),
+        position_(g.node_id_bound(), 0),
+        checkpoint_(checkpoint),
+        preferences_(preferences) {
     forced_.resize(g.tensor_count());
     for (const auto& f : forced) forced_[static_cast<size_t>(f.tensor)] = &f;
     for (size_t k = 0; k < order.size(); ++k) position_[static_cast<size_t>(order[k])] = k;
@@ -81,11 +103,16 @@ class Planner {
 
   // The layout every reader of a graph input asks for, if they all agree on a
   // non-identity one (the input then arrives in it: no Transpose).
-  Perm wanted_by_readers(const Plan& plan, TensorId t) const {
+  // The converter's own Identities (a variable read, a CALL's result) are
+  // looked through: their readers decide.
+  Perm wanted_by_readers(const Plan& plan, TensorId t, int depth = 0) const {
     Perm want;
     bool any = false;
     for (const ir::Use& u : g_.uses(t)) {
-      Perm r = ir::normalized(plan.required[position_[static_cast<size_t>(u.node)]][u.slot]);
+      const ir::Node& reader = g_.node(u.node);
+      Perm r = is_identity_copy(reader) && depth < 4 && !g_.is_graph_output(reader.outputs[0])
+                   ? wanted_by_readers(plan, reader.outputs[0], depth + 1)
+                   : ir::normalized(plan.required[position_[static_cast<size_t>(u.node)]][u.slot]);
       if (r.size() != g_.tensor(t).rank() && !r.empty()) return {};  // a broadcast
       if (any && r != want) return {};
       want = r;
@@ -103,12 +130,25 @@ class Planner {
     for (size_t k = order_.size(); k-- > 0;) {
       const ir::Node& n = g_.node(order_[k]);
       const ops::OpEntry& e = ops::lookup(n);
+      if (is_identity_copy(n)) {
+        if (is_data(g_, n.inputs[0]) && want[static_cast<size_t>(n.inputs[0])].empty())
+          want[static_cast<size_t>(n.inputs[0])] = want[static_cast<size_t>(n.outputs[0])];
+        continue;
+      }
       if (n.dialect != ir::Dialect::kTflite || !e.supported()) continue;
       if (e.layout == LayoutClass::kImplicit) {
         size_t d = static_cast<size_t>(e.data_input);
         if (d < n.inputs.size() && is_data(g_, n.inputs[d]))
           want[static_cast<size_t>(n.inputs[d])] =
               ir::channels_first(g_.tensor(n.inputs[d]).rank());
+        continue;
+      }
+      if (e.layout == LayoutClass::kSubgraph) {
+        // The layouts the node's subgraphs would like their inputs in.
+        const ops::LayoutPlan p = subgraph_plan(n, std::vector<Perm>(n.inputs.size()));
+        for (size_t i = 0; i < n.inputs.size(); ++i)
+          if (is_data(g_, n.inputs[i]) && want[static_cast<size_t>(n.inputs[i])].empty())
+            want[static_cast<size_t>(n.inputs[i])] = p.inputs[i];
         continue;
       }
       if (e.hint_input && !n.inputs.empty() && !n.outputs.empty() && is_data(g_, n.inputs[0]) &&
@@ -135,6 +175,13 @@ class Planner {
     ops::LayoutPlan plan;
     plan.inputs.assign(n.inputs.size(), Perm{});
     plan.outputs.assign(n.outputs.size(), Perm{});
+    // The converter's own Identity (a CALL's result passed through, a
+    // variable read): any layout, kept.
+    if (is_identity_copy(n) && !in.empty()) {
+      plan.inputs[0] = in[0];
+      plan.outputs[0] = in[0];
+      return plan;
+    }
     if (n.dialect != ir::Dialect::kTflite || !e.supported()) return plan;
     switch (e.layout) {
       case LayoutClass::kImplicit: {
@@ -167,6 +214,115 @@ class Planner {
         if (e.propagate)
           if (auto p = e.propagate(g_, n, in)) return *p;
         return plan;
+      case LayoutClass::kSubgraph:
+        return subgraph_plan(n, in);
+    }
+    return plan;
+  }
+
+ public:
+  // The best layouts of a subgraph's inputs and outputs, seen from inside.
+  static const Preference& prefer(const ir::Graph& sub, const ops::SubgraphBinding& b,
+                                  Checkpoint& checkpoint, Preferences& preferences) {
+    if (auto it = preferences.find(&sub); it != preferences.end()) return it->second;
+    Preference pref;
+    pref.inputs.resize(sub.inputs().size());
+    pref.outputs.resize(sub.outputs().size());
+    const std::vector<ir::NodeId> order = sub.order();
+    Planner p(sub, order, {}, checkpoint, preferences);
+    const std::vector<Perm> hints = p.backward_hints();
+    for (size_t i = 0; i < sub.inputs().size(); ++i) {
+      const TensorId t = sub.inputs()[i];
+      const Perm& h = hints[static_cast<size_t>(t)];
+      if (h.size() == sub.tensor(t).rank() && !sub.is_graph_output(t)) pref.inputs[i] = h;
+    }
+    auto plan = p.make(pref.inputs);
+    if (plan) {
+      bool changed = false;
+      for (size_t i = 0; i < sub.inputs().size(); ++i) {
+        if (!pref.inputs[i].empty()) continue;
+        Perm w = p.wanted_by_readers(*plan, sub.inputs()[i]);
+        if (!w.empty()) {
+          pref.inputs[i] = std::move(w);
+          changed = true;
+        }
+      }
+      if (changed) plan = p.make(pref.inputs);
+    }
+    if (plan) {
+      for (size_t i = 0; i < b.carried.size() && i < sub.inputs().size(); ++i) {
+        const int o = b.carried[i];
+        if (!pref.inputs[i].empty() || o < 0 || static_cast<size_t>(o) >= sub.outputs().size())
+          continue;
+        const TensorId out = sub.outputs()[o];
+        const Perm& made = plan->layout[static_cast<size_t>(out)];
+        if (made.size() == sub.tensor(sub.inputs()[i]).rank())
+          pref.inputs[i] = ir::normalized(made);
+      }
+      for (size_t j = 0; j < sub.outputs().size(); ++j)
+        pref.outputs[j] = ir::normalized(plan->layout[static_cast<size_t>(sub.outputs()[j])]);
+    }
+    return preferences.emplace(&sub, std::move(pref)).first->second;
+  }
+
+ private:
+  // A control-flow node: each value it hands a subgraph goes in the layout
+  // the subgraph prefers for it (the first subgraph with a preference), else
+  // in the layout it has (no Transpose). A loop's value leaves in the layout
+  // it entered with (every iteration must give it back in that layout); an
+  // IF's output in the layout its branches make it in (an argument passed
+  // through: the layout it was handed in).
+  ops::LayoutPlan subgraph_plan(const ir::Node& n, std::span<const Perm> in) const {
+    const ops::OpEntry& e = ops::lookup(n);
+    ops::LayoutPlan plan;
+    plan.inputs.assign(n.inputs.size(), Perm{});
+    plan.outputs.assign(n.outputs.size(), Perm{});
+    std::vector<bool> chosen(n.inputs.size(), false);
+    std::vector<ops::SubgraphBinding> bindings;
+    for (size_t s = 0; s < n.subgraphs.size(); ++s) {
+      const ir::Graph& sub = n.subgraphs[s].graph();
+      bindings.push_back(e.subgraph_binding(n, s));
+      const ops::SubgraphBinding& b = bindings.back();
+      const Preference& pref = prefer(sub, b, checkpoint_, preferences_);
+      for (size_t i = 0; i < b.inputs.size() && i < pref.inputs.size(); ++i) {
+        const int slot = b.inputs[i];
+        if (slot < 0 || static_cast<size_t>(slot) >= n.inputs.size() || chosen[slot] ||
+            pref.inputs[i].empty() || !is_data(g_, n.inputs[slot]) ||
+            pref.inputs[i].size() != g_.tensor(n.inputs[slot]).rank())
+          continue;
+        plan.inputs[slot] = pref.inputs[i];
+        chosen[slot] = true;
+      }
+    }
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (!chosen[i] && is_data(g_, n.inputs[i]) && i < in.size())
+        plan.inputs[i] = ir::normalized(in[i]);
+    std::vector<bool> placed(n.outputs.size(), false);
+    for (size_t s = 0; s < n.subgraphs.size(); ++s) {
+      const ir::Graph& sub = n.subgraphs[s].graph();
+      const ops::SubgraphBinding& b = bindings[s];
+      const Preference& pref = prefer(sub, b, checkpoint_, preferences_);
+      for (size_t j = 0; j < b.outputs.size() && j < sub.outputs().size(); ++j) {
+        const int slot = b.outputs[j];
+        if (slot < 0 || static_cast<size_t>(slot) >= n.outputs.size() || placed[slot]) continue;
+        Perm p;
+        // The input this output carries to the next iteration, or the input
+        // it passes through.
+        int from = -1;
+        for (size_t i = 0; i < b.carried.size(); ++i)
+          if (b.carried[i] == static_cast<int>(j)) from = static_cast<int>(i);
+        if (from < 0)
+          for (size_t i = 0; i < sub.inputs().size(); ++i)
+            if (sub.inputs()[i] == sub.outputs()[j]) from = static_cast<int>(i);
+        if (from >= 0 && static_cast<size_t>(from) < b.inputs.size() && b.inputs[from] >= 0)
+          p = plan.inputs[static_cast<size_t>(b.inputs[from])];
+        else if (j < pref.outputs.size())
+          p = pref.outputs[j];
+        if (p.empty() && b.carried.empty() && s + 1 < n.subgraphs.size()) continue;
+        if (!p.empty() && p.size() != g_.tensor(n.outputs[slot]).rank()) p.clear();
+        plan.outputs[slot] = p;
+        placed[slot] = true;
+      }
     }
     return plan;
   }
@@ -231,13 +387,23 @@ class Planner {
   const std::vector<ir::NodeId>& order_;
   std::vector<size_t> position_;  // per node id: its position in order_
   Checkpoint& checkpoint_;
+  Preferences& preferences_;
 };
+
+Status propagate(ir::Graph& g, PassContext& ctx, const std::vector<ForcedLayout>& forced,
+                 Preferences& preferences);
 
 // Inserts the reconciling nodes while rebuilding the node list.
 class Applier {
  public:
-  Applier(ir::Graph& g, const Plan& plan, const Planner& planner, Checkpoint& checkpoint)
-      : g_(g), plan_(plan), planner_(planner), checkpoint_(checkpoint) {}
+  Applier(ir::Graph& g, const Plan& plan, const Planner& planner, PassContext& ctx,
+          Preferences& preferences)
+      : g_(g),
+        plan_(plan),
+        planner_(planner),
+        checkpoint_(ctx.checkpoint),
+        ctx_(ctx),
+        preferences_(preferences) {}
 
   Status run() {
     for (size_t t = 0; t < g_.tensor_count(); ++t)
@@ -256,6 +422,8 @@ class Applier {
             need.size() > g_.tensor(t).rank() ? broadcast(t, need, n, i) : in_layout(t, need, n, i);
       }
       if (plan_.flatten_for_fc[k]) mark_flattened(n);
+      if (!n.subgraphs.empty() && n.dialect == ir::Dialect::kTflite)
+        if (auto st = into_subgraphs(n, k); !st) return st;
       // Outputs whose forced layout differs from what the op writes.
       std::vector<std::pair<TensorId, TensorId>> fixes;
       std::vector<size_t> fixed_index;
@@ -289,6 +457,31 @@ class Applier {
   }
 
  private:
+  // Propagates layouts inside each subgraph of control-flow node `n` (the
+  // k-th), its inputs in the layouts the node hands them over in. Its outputs
+  // are put in the layouts of the node's outputs when it is lowered.
+  Status into_subgraphs(ir::Node& n, size_t k) {
+    const ops::OpEntry& e = ops::lookup(n);
+    if (!e.subgraph_binding) return ok_status();
+    for (size_t s = 0; s < n.subgraphs.size(); ++s) {
+      ir::Graph& sub = n.subgraphs[s].graph();
+      const ops::SubgraphBinding b = e.subgraph_binding(n, s);
+      std::vector<ForcedLayout> forced;
+      for (size_t i = 0; i < b.inputs.size() && i < sub.inputs().size(); ++i) {
+        const int slot = b.inputs[i];
+        if (slot < 0 || static_cast<size_t>(slot) >= n.inputs.size()) continue;
+        const TensorId t = sub.inputs()[i];
+        Perm p = ir::normalized(plan_.required[k][static_cast<size_t>(slot)]);
+        if (!p.empty() && p.size() != sub.tensor(t).rank()) p.clear();
+        forced.push_back({t, std::move(p),
+                          n.name + " hands over input " + std::to_string(slot) + " in this layout",
+                          false});
+      }
+      if (auto st = propagate(sub, ctx_, forced, preferences_); !st) return st;
+    }
+    return ok_status();
+  }
+
   // The tensor in layout `need`, through one shared Transpose per (tensor, layout).
   TensorId in_layout(TensorId t, const Perm& need, const ir::Node& reader, size_t i) {
     if (g_.tensor(t).layout == need) return t;
@@ -424,6 +617,8 @@ class Applier {
   const Plan& plan_;
   const Planner& planner_;
   Checkpoint& checkpoint_;
+  PassContext& ctx_;
+  Preferences& preferences_;
   std::map<std::pair<TensorId, Perm>, TensorId> cache_;
   std::vector<ir::Node> out_;  // the nodes with the reconciling ones, in order
 };
@@ -470,19 +665,30 @@ Result<std::vector<ForcedLayout>> resolve_layouts(
     out.push_back({t, p, source, strict});
     return ok_status();
   };
-  // Model state is fed back as it comes out: its input and output keep
-  // TFLite's axis order, which options cannot change.
-  for (const ir::State& st : g.states)
-    for (TensorId t : {st.input, st.output})
-      if (!seen.count(t)) {
-        seen.emplace(t, out.size());
-        out.push_back(
-            {t, Perm{}, "model state '" + st.source + "' (keeps TFLite's axis order)", false});
-      }
   for (const auto& s : options.explicit_layouts)
     if (auto st = add(s, "explicit layout " + s.text(), false); !st) return st.take_error();
   for (const auto& s : options.io_layouts)
     if (auto st = add(s, "io layout " + s.text(), true); !st) return st.take_error();
+  // State: an input and its next value keep one layout, so an output can be
+  // fed back as it is. When an option names one of them, the other takes its
+  // layout too (else propagate_layouts pairs them up).
+  for (const ir::StatePair& p : g.state) {
+    const auto in = seen.find(p.input), next = seen.find(p.output);
+    if (in != seen.end() && next != seen.end()) {
+      if (out[in->second].perm != out[next->second].perm)
+        return make_error(ErrorCode::kInvalidOption,
+                          out[in->second].source + " and " + out[next->second].source +
+                              " give the state input '" + g.tensor(p.input).name +
+                              "' and its next value different layouts");
+      continue;
+    }
+    if (in == seen.end() && next == seen.end()) continue;
+    const ForcedLayout chosen = out[(in != seen.end() ? in : next)->second];
+    const TensorId other = in != seen.end() ? p.output : p.input;
+    seen.emplace(other, out.size());
+    out.push_back({other, chosen.perm, chosen.source + " (and the state it pairs with)", false});
+  }
+  // --keep-io-layout keeps both in TFLite's order (below).
   if (options.keep_io_layout) {
     for (auto list : {&g.inputs(), &g.outputs()})
       for (TensorId t : *list)
@@ -495,8 +701,16 @@ Result<std::vector<ForcedLayout>> resolve_layouts(
 }
 
 Status propagate_layouts(ir::Graph& g, PassContext& ctx, const std::vector<ForcedLayout>& forced) {
+  Preferences preferences;
+  return propagate(g, ctx, forced, preferences);
+}
+
+namespace {
+
+Status propagate(ir::Graph& g, PassContext& ctx, const std::vector<ForcedLayout>& forced,
+                 Preferences& preferences) {
   const std::vector<ir::NodeId> order = g.order();
-  Planner planner(g, order, forced, ctx.checkpoint);
+  Planner planner(g, order, forced, ctx.checkpoint, preferences);
   // 1. Graph inputs start in their forced layout, else the one ops downstream want.
   std::vector<Perm> hints = planner.backward_hints();
   std::vector<Perm> input_layouts;
@@ -524,8 +738,29 @@ Status propagate_layouts(ir::Graph& g, PassContext& ctx, const std::vector<Force
     plan = planner.make(input_layouts);
     if (!plan) return plan.take_error();
   }
-  // 3. Apply.
-  return Applier(g, *plan, planner, ctx.checkpoint).run();
+  // 3. State: each next value leaves in the layout its input arrived in (an
+  //    output fed back as it is), unless an option forced one of the two
+  //    (resolve_layouts then forced both).
+  std::vector<ForcedLayout> with_state;
+  for (const ir::StatePair& p : g.state) {
+    if (planner.forced(p.output) || planner.forced(p.input)) continue;
+    const auto at = std::find(g.inputs().begin(), g.inputs().end(), p.input);
+    if (at == g.inputs().end()) continue;
+    if (with_state.empty()) with_state = forced;
+    with_state.push_back({p.output, input_layouts[static_cast<size_t>(at - g.inputs().begin())],
+                          "state: the layout its input '" + g.tensor(p.input).name + "' arrives in",
+                          false});
+  }
+  if (!with_state.empty()) {
+    Planner paired(g, order, with_state, ctx.checkpoint, preferences);
+    auto again = paired.make(input_layouts);
+    if (!again) return again.take_error();
+    return Applier(g, *again, paired, ctx, preferences).run();
+  }
+  // 4. Apply (and propagate inside the graphs control-flow nodes own).
+  return Applier(g, *plan, planner, ctx, preferences).run();
 }
+
+}  // namespace
 
 }  // namespace lite2onnx::passes

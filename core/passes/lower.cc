@@ -10,11 +10,19 @@ Status lower(ir::Graph& g, PassContext& ctx) {
   out.reserve(g.node_count() * 2);
   ops::LowerContext lowering(g, out, ctx.options, ctx.diag);
   std::vector<ir::Node> nodes = g.take_nodes();
-  for (const auto& n : nodes) {
+  for (auto& n : nodes) {
     if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
     if (n.dialect == ir::Dialect::kOnnx) {
-      out.push_back(n);
+      out.push_back(std::move(n));
       continue;
+    }
+    // Control flow: the node's subgraphs are lowered first; its converter
+    // wires the lowered graphs into the ONNX node.
+    if (!n.subgraphs.empty()) {
+      for (ir::Subgraph& sub : n.subgraphs)
+        if (auto st = lower_graph(sub.graph(), ctx); !st) return st;
+      lowering.give_subgraphs(std::move(n.subgraphs));
+      n.subgraphs.clear();
     }
     if (auto st = ops::lookup(n).lower(lowering, n); !st) return st;
     lowering.finish();
@@ -22,6 +30,15 @@ Status lower(ir::Graph& g, PassContext& ctx) {
   }
   g.set_nodes(std::move(out));
   return ok_status();
+}
+
+Status lower_graph(ir::Graph& g, PassContext& ctx) {
+  g.compact();
+  if (auto st = lower(g, ctx); !st) return st;
+  g.compact();
+  if (auto st = remove_identities(g, ctx); !st) return st;
+  g.compact();
+  return merge_reshapes(g, ctx);
 }
 
 }  // namespace lite2onnx::passes

@@ -32,28 +32,44 @@ struct PassContext {
 // Runs first, right after reading: every supported op has the inputs it
 // always reads (an absent optional input is kNoTensor) and an output, and
 // every tensor a supported op reads is a graph input, a constant, a variable
-// tensor (state: expose_state) or written by an op (unsupported ops, custom ones among them, may
-// read scratch tensors: the preflight reports them). Every later pass may rely on that; patterns
-// that need an absent input simply do not match.
+// tensor (state: expose_state) or written by an op (unsupported ops, custom
+// ones among them, may read scratch tensors: the preflight reports them).
+// Every later pass may rely on that; patterns that need an absent input
+// simply do not match.
 Status validate(const ir::Graph& g, PassContext& ctx);
 
-// Model state (ir::State; README, "What the ONNX model looks like"): each
-// variable tensor that a supported op reads in one of its state slots
-// (OpEntry::state_inputs) and nothing else reads becomes a graph input with
-// TFLite's initial value (Tensor::initial: zeros, an int8 tensor's zero point,
-// as ResetVariableTensor sets it; the buffer if the file has one), and the op
-// gets one more output per slot, a graph output `<tensor>/next` for the value
-// after the invocation (node attribute "state_outputs": their positions, -1
-// for a slot left alone). A state slot that is absent or holds no variable
-// tensor is an invalid model, as in TFLite. Variable tensors it leaves alone
-// (variable_tensor_problem) stay variable: the preflight names them. Runs
-// right after validate; initial values count against max_created_bytes.
+// Model state (ir::StatePair, g.state; README, "Model state";
+// docs/architecture.md, "Model state"), on the main graph, right after
+// validate. Two sources, one form: each becomes a graph input named after the
+// state (unique among the graph's inputs and outputs) whose StatePair::initial
+// the emitter writes as its initializer, and a graph output '<input>/next'.
+// 1. Resource variables: every VAR_HANDLE names a resource ((container,
+//    shared_name), shared across subgraphs as TFLite's interpreter shares
+//    them); CALL_ONCE's init subgraph, folded, gives their initial values;
+//    walking the ops in order, a READ_VARIABLE becomes an Identity of the value
+//    the resource holds then (the state input, or what the last
+//    ASSIGN_VARIABLE wrote) and ASSIGN_VARIABLE changes that value. The
+//    resource ops go; the next value is an Identity of the last one.
+//    Unsupported: a resource read before anything gives it a value, an
+//    initial value computed at run time, values of differing type,
+//    quantization or shape; resource ops inside control-flow subgraphs stay
+//    (the preflight names them).
+// 2. Variable tensors: each one that a supported op reads in one of its state
+//    slots (OpEntry::state_inputs) and nothing else reads; its initial value is
+//    TFLite's (zeros, an int8 tensor's zero point, as ResetVariableTensor sets
+//    it; the buffer if the file has one), and the op gets one more output per
+//    slot for the value after the invocation (node attribute "state_outputs":
+//    their positions, -1 for a slot left alone), which its converter writes. A
+//    state slot that is absent or holds no variable tensor is an invalid model,
+//    as in TFLite. Variable tensors it leaves alone (variable_tensor_problem)
+//    stay variable: the preflight names them.
+// Initial values made here count against max_created_bytes.
 Status expose_state(ir::Graph& g, PassContext& ctx);
 // Why a variable tensor cannot become state, or "".
 std::string variable_tensor_problem(const ir::Graph& g, ir::TensorId t);
 
 // kResourceLimit when the constants the conversion created so far
-// (g.created) passed Limits::max_created_bytes; passes call it after each op
+// (g.created()) passed Limits::max_created_bytes; passes call it after each op
 // they create constants for. O(1).
 Status check_created_bytes(const ir::Graph& g);
 
@@ -100,6 +116,7 @@ Status fuse_dilated_convolutions(ir::Graph& g, PassContext& ctx);
 // has no complex tensors.
 Status fuse_spectral_magnitude(ir::Graph& g, PassContext& ctx);
 
+
 // Quantization, QDQ form (TFLite dialect, after fold_constants): checks every
 // quantization parameter (an invalid one is an error naming the tensor), gives
 // int32 biases of integer CONV_2D / DEPTHWISE_CONV_2D / TRANSPOSE_CONV /
@@ -140,8 +157,11 @@ Status propagate_layouts(ir::Graph& g, PassContext& ctx,
                          const std::vector<ForcedLayout>& forced = {});
 
 // Lowering: each TFLite-dialect node becomes the ONNX-dialect nodes its op
-// converter writes (core/ops), in its place.
+// converter writes (core/ops), in its place. A control-flow node's subgraphs
+// are lowered first (lower_graph), then handed to its converter.
 Status lower(ir::Graph& g, PassContext& ctx);
+// lower, remove_identities and merge_reshapes: the lowering stage of one graph.
+Status lower_graph(ir::Graph& g, PassContext& ctx);
 
 // ONNX-level cleanup after lowering: drops Identity nodes that are not needed
 // for a graph output name.

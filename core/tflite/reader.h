@@ -58,8 +58,13 @@ struct Signature {
 };
 
 struct ReadModel {
-  ir::Graph graph;  // the subgraph converted (`subgraph`)
+  // The subgraph converted (`subgraph`), with its control flow expanded: the
+  // subgraphs its WHILE, IF, CALL and CALL_ONCE ops run are read too (CALLs
+  // copied in place, the others owned by their nodes: see reader.cc).
+  ir::Graph graph;
   int subgraph = 0;
+  size_t tensors = 0;        // the converted subgraph's own tensors: graph's first ones
+  std::vector<int> reached;  // the other subgraphs its control flow runs
   uint32_t version = 0;
   std::string description;
   std::vector<MetadataEntry> metadata;         // entries naming a buffer that exists

@@ -16,7 +16,7 @@ def folder(tmp_path, test_models):
     shutil.copy(test_models / "mini_mobilenet.tflite", root / "mini.tflite")
     shutil.copy(test_models / "conv2d_relu6.tflite", root / "a" / "conv.tflite")
     shutil.copy(test_models / "sig_conv_fc.tflite", root / "a" / "b" / "sig.tflite")
-    shutil.copy(test_models / "formats_while.tflite", root / "a" / "while.tflite")
+    shutil.copy(test_models / "unsupported_custom_op.tflite", root / "a" / "while.tflite")
     (root / "a" / "README.md").write_text("not a model\n")
     return root
 
@@ -34,7 +34,7 @@ def test_convert_many_mirrors_the_folder_and_summarizes(folder, tmp_path, run_cl
                                "a/conv.tflite", "a/while.tflite", "mini.tflite"]
     assert by_name["a/while.tflite"]["outcome"] == "failed"
     assert by_name["a/while.tflite"]["error"]["reason"] == "unsupported"
-    assert [u["op"] for u in by_name["a/while.tflite"]["unsupported"]] == ["WHILE"]
+    assert [u["op"] for u in by_name["a/while.tflite"]["unsupported"]] == ["Lite2OnnxNoSuchOp"]
     assert by_name["a/README.md"]["outcome"] == "skipped"
     assert sorted(n for n, _, _, _ in seen) == ["a/b/sig.tflite", "a/conv.tflite",
                                                "a/while.tflite", "mini.tflite"]

@@ -60,9 +60,9 @@ def test_the_servers_errors_are_the_local_exceptions(server, test_models):
             client.convert(b"not a model")
         assert e.value.grpc_code == "INVALID_ARGUMENT" and not e.value.retryable
         with pytest.raises(lite2onnx.UnsupportedOperatorsError) as e:
-            client.convert(test_models / "formats_while.tflite")
+            client.convert(test_models / "unsupported_custom_op.tflite")
         with pytest.raises(lite2onnx.UnsupportedOperatorsError) as local:
-            lite2onnx.convert(test_models / "formats_while.tflite")
+            lite2onnx.convert(test_models / "unsupported_custom_op.tflite")
         assert e.value.operators == local.value.operators
         assert e.value.message == local.value.message
         assert e.value.grpc_code == "UNIMPLEMENTED"

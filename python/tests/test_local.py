@@ -145,17 +145,17 @@ def test_invalid_model(test_models):
 
 
 def test_unsupported_operators_are_all_listed(test_models, run_cli):
-    model = test_models / "formats_while.tflite"
+    model = test_models / "unsupported_custom_op.tflite"
     with pytest.raises(lite2onnx.UnsupportedOperatorsError) as e:
         lite2onnx.convert(model)
     assert e.value.reason == "unsupported" and e.value.exit_code == 4
     ops = e.value.operators
-    assert [o.op for o in ops] == ["WHILE"]
+    assert [o.op for o in ops] == ["Lite2OnnxNoSuchOp"]
     assert ops[0].op_index >= 0
     # The CLI says the same.
     r = run_cli("convert", model, "-o", os.devnull, "--json", check=False)
     assert r.returncode == 4
-    assert [u["op"] for u in json.loads(r.stdout)["unsupported"]] == ["WHILE"]
+    assert [u["op"] for u in json.loads(r.stdout)["unsupported"]] == ["Lite2OnnxNoSuchOp"]
 
 
 def test_invalid_options(test_models):

@@ -15,7 +15,7 @@ cp "$models/mini_mobilenet.tflite" "$in/mini.tflite"
 cp "$models/conv2d_relu6.tflite" "$in/a/conv.tflite"
 cp "$models/sig_conv_fc.tflite" "$in/a/b/sig.tflite"
 cp "$models/add.tflite" "$in/c/add.model"        # any extension: the identifier decides
-cp "$models/formats_while.tflite" "$in/c/while.tflite"   # unsupported: WHILE
+cp "$models/unsupported_custom_op.tflite" "$in/c/while.tflite"   # unsupported: a custom op
 head -c 200 "$models/mini_mobilenet.tflite" > "$in/c/broken.tflite"  # TFL3, truncated
 echo "not a model" > "$in/a/notes.txt"
 
@@ -30,7 +30,7 @@ jq -e '.failed_by_reason == {"invalid_model": 1, "unsupported": 1} and .exit_cod
   "$summary" >/dev/null || fail "summary: $(jq -c '{failed_by_reason, exit_code, jobs}' "$summary")"
 jq -e '[.models[] | select(.name == "c/while.tflite")][0] |
        .outcome == "failed" and .error.reason == "unsupported" and .error.exit_code == 4 and
-       .error.retryable == false and ([.unsupported[].op] == ["WHILE"])' "$summary" >/dev/null ||
+       .error.retryable == false and ([.unsupported[].op] == ["Lite2OnnxNoSuchOp"])' "$summary" >/dev/null ||
   fail "while: $(jq -c '.models[] | select(.name == "c/while.tflite")' "$summary")"
 jq -e '[.models[] | select(.name == "c/broken.tflite")][0] |
        .outcome == "failed" and .error.reason == "invalid_model" and .error.exit_code == 3' \

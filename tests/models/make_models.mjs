@@ -1032,6 +1032,15 @@ def('fold_shape_after_conv', 'CONV_2D -> [1,5,7,4]; SHAPE -> GATHER [0,3] -> UNP
   g.op('RESHAPE', [c, target], [y]);
   g.output(unary(g, 'RELU', y, 'output'));
 });
+// An op nothing converts or runs (a custom code no table knows): the model
+// the tests of failure paths use (batch summaries, the Python exceptions),
+// so that they keep failing as more ops convert.
+def('unsupported_custom_op', 'ABS -> custom op Lite2OnnxNoSuchOp (no converter, no runtime) on [2,3]: unsupported by design', (g) => {
+  const x = unary(g, 'ABS', g.input('input', [2, 3]), 'abs');
+  const y = g.tensor('output', [2, 3]);
+  g.customOp('Lite2OnnxNoSuchOp', [x], [y]);
+  g.output(y);
+});
 def('fold_int_arith', 'FLOOR_DIV, FLOOR_MOD, MAXIMUM, MINIMUM, SUB, CAST of constants -> FILL dims [4,3,5] -> ADD to [4,3,5] (all folded)', (g) => {
   const a = g.i32('a', [3], [17, -9, 23]);
   const b = g.i32('b', [3], [4, -4, 5]);

@@ -31,7 +31,9 @@ Diagnostics every_diagnostic_field() {
   d.quantization.quantized_activations = 11;
   d.quantization.int8_activations_as_uint8 = true;
   d.warnings = {"subgraph 1 is not converted", "int16 emulated"};
-  d.unsupported = {{4, "LSTM", "no converter"}, {9, "CUSTOM", "custom code 'Foo'"}};
+  d.unsupported = {{4, "LSTM", "no converter"},
+                   {9, "CUSTOM", "custom code 'Foo'"},
+                   {2, "FlexAddV2", "custom operator", 9}};
   d.timings = {{"read", 0.25}, {"emit", 1.5}};
   d.subgraphs = {"0 main (12 ops)", "1 body (3 ops)"};
   return d;
@@ -154,17 +156,21 @@ TEST(TranslateRoundTrip, ErrorsKeepTheirReasonAndOperators) {
   Error e = make_error(ErrorCode::kUnsupported, "2 operators cannot be converted");
   e.op_index = 4;
   e.tensor = "x";
-  e.unsupported = {{4, "LSTM", "no converter"}, {9, "CUSTOM", "custom code 'Foo'"}};
+  e.unsupported = {{4, "LSTM", "no converter"},
+                   {9, "CUSTOM", "custom code 'Foo'"},
+                   {0, "FlexAddV2", "custom operator", 9}};
   const v1::ConversionError m = to_proto(e);
   EXPECT_EQ(m.reason(), v1::ConversionError::REASON_UNSUPPORTED);
   EXPECT_EQ(m.message(), e.message);
   EXPECT_EQ(m.op_index(), 4);
   EXPECT_EQ(m.tensor(), "x");
   const auto ops = from_proto(m.unsupported());
-  ASSERT_EQ(ops.size(), 2u);
+  ASSERT_EQ(ops.size(), 3u);
   EXPECT_EQ(ops[1].op_index, 9);
   EXPECT_EQ(ops[1].op, "CUSTOM");
   EXPECT_EQ(ops[1].reason, "custom code 'Foo'");
+  EXPECT_EQ(ops[1].subgraph, -1);  // of the subgraph converted
+  EXPECT_EQ(ops[2].subgraph, 9);
 }
 
 }  // namespace

@@ -2289,6 +2289,95 @@ TEST(Hostile, SharedSubgraphsAndSignaturesAreAResourceLimit) {
   EXPECT_EQ(info->signatures.size(), 3u);
 }
 
+// Control flow and state copy names: a resource's names are read from the
+// options of every VAR_HANDLE, a subgraph's names once per op that runs it.
+// Shared FlatBuffer strings make both cheap to write and costly to copy.
+Bytes shared_name_ops(int ops, size_t name_bytes, bool calls) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<int32_t> shape = {1};
+  auto long_name = fbb.CreateString(std::string(name_bytes, 'n'));
+  std::vector<flatbuffers::Offset<tflite::Tensor>> tensors;
+  std::vector<flatbuffers::Offset<tflite::Operator>> operators;
+  std::vector<flatbuffers::Offset<tflite::SubGraph>> subgraphs;
+  std::vector<flatbuffers::Offset<tflite::OperatorCode>> codes;
+  std::vector<int32_t> io = {0};
+  if (calls) {
+    // Subgraph 1: two tensors with the long name, y = ABS(x); the main graph
+    // CALLs it `ops` times in a chain.
+    codes = {tflite::CreateOperatorCode(fbb, 31, 0, 1, tflite::BuiltinOperator::CALL),
+             tflite::CreateOperatorCode(fbb, 101, 0, 1, tflite::BuiltinOperator::ABS)};
+    std::vector<flatbuffers::Offset<tflite::Tensor>> callee_tensors;
+    for (int i = 0; i < 2; ++i)
+      callee_tensors.push_back(tflite::CreateTensor(fbb, fbb.CreateVector(shape),
+                                                    tflite::TensorType::FLOAT32, 0, long_name));
+    std::vector<int32_t> in = {0}, out = {1};
+    std::vector<flatbuffers::Offset<tflite::Operator>> callee_ops = {
+        tflite::CreateOperator(fbb, 1, fbb.CreateVector(in), fbb.CreateVector(out))};
+    auto callee =
+        tflite::CreateSubGraph(fbb, fbb.CreateVector(callee_tensors), fbb.CreateVector(in),
+                               fbb.CreateVector(out), fbb.CreateVector(callee_ops));
+    auto options = tflite::CreateCallOptions(fbb, 1).Union();
+    for (int i = 0; i <= ops; ++i)
+      tensors.push_back(tflite::CreateTensor(fbb, fbb.CreateVector(shape),
+                                             tflite::TensorType::FLOAT32, 0,
+                                             fbb.CreateString("t" + std::to_string(i))));
+    for (int i = 0; i < ops; ++i) {
+      std::vector<int32_t> a = {i}, b = {i + 1};
+      operators.push_back(tflite::CreateOperator(fbb, 0, fbb.CreateVector(a), fbb.CreateVector(b),
+                                                 tflite::BuiltinOptions::CallOptions, options));
+    }
+    std::vector<int32_t> last = {ops};
+    subgraphs = {tflite::CreateSubGraph(fbb, fbb.CreateVector(tensors), fbb.CreateVector(io),
+                                        fbb.CreateVector(last), fbb.CreateVector(operators)),
+                 callee};
+  } else {
+    // `ops` VAR_HANDLEs whose options share one long shared_name.
+    codes = {tflite::CreateOperatorCode(fbb, 127, 0, 1, tflite::BuiltinOperator::VAR_HANDLE)};
+    tensors.push_back(tflite::CreateTensor(fbb, fbb.CreateVector(shape),
+                                           tflite::TensorType::FLOAT32, 0, fbb.CreateString("x")));
+    auto options = tflite::CreateVarHandleOptions(fbb, 0, long_name).Union();
+    for (int i = 0; i < ops; ++i) {
+      tensors.push_back(tflite::CreateTensor(fbb, 0, tflite::TensorType::RESOURCE, 0,
+                                             fbb.CreateString("h" + std::to_string(i))));
+      std::vector<int32_t> none, h = {i + 1};
+      operators.push_back(
+          tflite::CreateOperator(fbb, 0, fbb.CreateVector(none), fbb.CreateVector(h),
+                                 tflite::BuiltinOptions::VarHandleOptions, options));
+    }
+    subgraphs = {tflite::CreateSubGraph(fbb, fbb.CreateVector(tensors), fbb.CreateVector(io),
+                                        fbb.CreateVector(io), fbb.CreateVector(operators))};
+  }
+  std::vector<flatbuffers::Offset<tflite::Buffer>> buffers = {tflite::CreateBuffer(fbb)};
+  auto model = tflite::CreateModel(fbb, 3, fbb.CreateVector(codes), fbb.CreateVector(subgraphs), 0,
+                                   fbb.CreateVector(buffers));
+  fbb.Finish(model, "TFL3");
+  return finished(fbb);
+}
+
+TEST(Hostile, SharedNamesCopiedByControlFlowAndStateAreAResourceLimit) {
+  // 4,096 VAR_HANDLEs sharing a 64 KiB shared_name: 256 MiB of copies.
+  Bytes handles = shared_name_ops(4096, 64 << 10, false);
+  ASSERT_LT(handles.size(), 400u << 10);
+  Error e = expect_error(handles, ErrorCode::kResourceLimit);
+  EXPECT_THAT(e.message, HasSubstr("expands to far more than its size"));
+  long grew = rss_growth_mib([&] { (void)run(view(handles)); });
+  ASSERT_GE(grew, 0) << "the converter died";
+  EXPECT_LT(grew, 32) << "MiB";
+  // 4,096 CALLs of a subgraph whose two tensors share a 64 KiB name: 512 MiB
+  // if every copy copied them.
+  Bytes calls = shared_name_ops(4096, 64 << 10, true);
+  ASSERT_LT(calls.size(), 600u << 10);
+  e = expect_error(calls, ErrorCode::kResourceLimit);
+  EXPECT_THAT(e.message, HasSubstr("copying the subgraph it runs"));
+  grew = rss_growth_mib([&] { (void)run(view(calls)); });
+  ASSERT_GE(grew, 0) << "the converter died";
+  EXPECT_LT(grew, 32) << "MiB";
+  // A few CALLs with short names convert.
+  Outcome few = convert_isolated(view(shared_name_ops(4, 8, true)));
+  ASSERT_EQ(few.died, "");
+  EXPECT_TRUE(few.ok) << few.error.message;
+}
+
 // Limits at the top of their type must not wrap around in the verifier's
 // table budget and make a valid model look corrupt.
 TEST(Hostile, LimitsAtTheirMaximumDoNotWrap) {

@@ -734,7 +734,7 @@ TEST(ReaderSparse, ConstantsAreReadDense) {
       ASSERT_TRUE(t.is_const());
       EXPECT_EQ(t.data->bytes.size(),
                 static_cast<size_t>(*ir::element_count(t.shape)) * ir::element_size(t.dtype));
-      EXPECT_GT(g.created.used(), 0u);  // the dense copy counts against max_created_bytes
+      EXPECT_GT(g.created().used(), 0u);  // the dense copy counts against max_created_bytes
     }
     EXPECT_TRUE(found);
     // inspect says which tensors the file stored sparse.

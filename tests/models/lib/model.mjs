@@ -584,9 +584,9 @@ export class Model extends Graph {
   // options of WHILE, IF, CALL_ONCE, CALL and the StableHLO ops).
   subgraph(name, build) {
     const g = new Graph(this, name);
-    this.graphs.push(g);
-    build(g);
-    return this.graphs.length - 1;
+    const index = this.graphs.push(g) - 1;
+    build(g); // may add subgraphs of its own (nested control flow)
+    return index;
   }
 
   // A SignatureDef: inputs and outputs map alias names to tensors of `subgraph`.
@@ -604,7 +604,9 @@ export class Model extends Graph {
   toJSON() {
     const indexFields = ['then_subgraph_index', 'else_subgraph_index', 'cond_subgraph_index', 'body_subgraph_index',
       'init_subgraph_index', 'decomposition_subgraph_index', 'comparator_subgraph_index', 'update_computation_subgraph_index'];
-    for (const g of this.graphs) {
+    // Hostile models (make_models_hostile.mjs) set uncheckedSubgraphIndices
+    // to write indices that name no subgraph.
+    for (const g of this.uncheckedSubgraphIndices ? [] : this.graphs) {
       for (const op of g.ops) {
         const options = { ...op.builtin_options, ...op.builtin_options_2 };
         for (const f of indexFields) {
@@ -725,7 +727,8 @@ export const formatIndented = (value) => JSON.stringify(value, null, 2);
 
 // Name prefixes of the model families in json/ (make_models_<family>.mjs);
 // make_models.mjs writes the models without a prefix.
-export const FAMILY_PREFIXES = ['math_', 'reduce_', 'data_', 'extra_', 'q_', 'formats_', 'det_', 'layout_', 'sig_', 'audio_', 'rnn_'];
+export const FAMILY_PREFIXES = ['math_', 'reduce_', 'data_', 'extra_', 'q_', 'formats_', 'det_', 'layout_', 'sig_', 'audio_',
+  'flow_', 'rnn_'];
 
 // Writes models [{ name, description, build(model) }] as `dir`/NAME.json after
 // removing the family's old files (names starting with `prefix`; for prefix ''

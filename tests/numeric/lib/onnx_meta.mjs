@@ -91,6 +91,63 @@ export function readOnnxMetadata(bytes) {
   return props;
 }
 
+// Where the raw_data bytes (TensorProto field 9) of each initializer of the
+// main graph (ModelProto.graph = 7, GraphProto.initializer = 5, TensorProto
+// .name = 8) lie in the model bytes: {name: [start, end)}.
+function initializerData(u8) {
+  const out = {};
+  const model = new Reader(u8);
+  const dec = new TextDecoder();
+  while (!model.done()) {
+    const tag = model.varint();
+    if (Math.floor(tag / 8) !== 7 || tag % 8 !== WIRE_LEN) { model.skip(tag % 8); continue; }
+    const [gs, ge] = model.bytes();
+    const graph = new Reader(u8, gs, ge);
+    while (!graph.done()) {
+      const gtag = graph.varint();
+      if (Math.floor(gtag / 8) !== 5 || gtag % 8 !== WIRE_LEN) { graph.skip(gtag % 8); continue; }
+      const [ts, te] = graph.bytes();
+      const tensor = new Reader(u8, ts, te);
+      let name = null;
+      let data = null;
+      while (!tensor.done()) {
+        const ttag = tensor.varint();
+        const field = Math.floor(ttag / 8);
+        if ((field === 8 || field === 9) && ttag % 8 === WIRE_LEN) {
+          const range = tensor.bytes();
+          if (field === 8) name = dec.decode(u8.subarray(range[0], range[1]));
+          else data = range;
+        } else {
+          tensor.skip(ttag % 8);
+        }
+      }
+      if (name !== null && data) out[name] = data;
+    }
+  }
+  return out;
+}
+
+/**
+ * A copy of the model whose initializers named in `values` ({name: typed
+ * array}) hold those values instead (same byte size, written over raw_data):
+ * how the harness feeds a state input backed by an initializer, which
+ * onnxruntime-node cannot feed (its sessions list no such input).
+ */
+export function withInitializers(bytes, values) {
+  const u8 = new Uint8Array(bytes);
+  const where = initializerData(u8);
+  for (const [name, data] of Object.entries(values)) {
+    const range = where[name];
+    const raw = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    if (!range) throw new Error(`the ONNX model has no initializer "${name}" with raw data`);
+    if (range[1] - range[0] !== raw.length) {
+      throw new Error(`initializer "${name}" holds ${range[1] - range[0]} bytes, the value ${raw.length}`);
+    }
+    u8.set(raw, range[0]);
+  }
+  return u8;
+}
+
 export const IO_LAYOUTS_KEY = 'lite2onnx.io_layouts';
 
 /**
@@ -181,75 +238,4 @@ export function countOnnxOps(bytes) {
     }
   }
   return counts;
-}
-
-function varintBytes(n) {
-  const out = [];
-  let v = n;
-  while (v >= 128) {
-    out.push((v % 128) | 0x80);
-    v = Math.floor(v / 128);
-  }
-  out.push(v);
-  return out;
-}
-
-// The name (field 8) of a TensorProto.
-function tensorName(u8, start, end) {
-  const r = new Reader(u8, start, end);
-  while (!r.done()) {
-    const tag = r.varint();
-    if (Math.floor(tag / 8) === 8 && tag % 8 === WIRE_LEN) {
-      const [s, e] = r.bytes();
-      return new TextDecoder().decode(u8.subarray(s, e));
-    }
-    r.skip(tag % 8);
-  }
-  return '';
-}
-
-/**
- * The model without the main graph's initializers of these names (GraphProto
- * field 5): the graph inputs they back become plain inputs. onnxruntime-node
- * feeds only the inputs that have no initializer (it drops any other feed
- * silently), so a model's state inputs (lite2onnx.state) can be fed only this
- * way.
- */
-export function withoutInitializers(bytes, names) {
-  const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
-  const drop = new Set(names);
-  const parts = [];
-  const r = new Reader(u8);
-  while (!r.done()) {
-    const fieldStart = r.pos;
-    const tag = r.varint();
-    if (Math.floor(tag / 8) !== 7 || tag % 8 !== WIRE_LEN) {
-      r.skip(tag % 8);
-      parts.push(u8.subarray(fieldStart, r.pos));
-      continue;
-    }
-    const [gs, ge] = r.bytes();
-    const g = new Reader(u8, gs, ge);
-    const kept = [];
-    while (!g.done()) {
-      const at = g.pos;
-      const t = g.varint();
-      if (Math.floor(t / 8) === 5 && t % 8 === WIRE_LEN) {
-        const [s, e] = g.bytes();
-        if (drop.has(tensorName(u8, s, e))) continue;
-      } else {
-        g.skip(t % 8);
-      }
-      kept.push(u8.subarray(at, g.pos));
-    }
-    const length = kept.reduce((n, p) => n + p.length, 0);
-    parts.push(Uint8Array.from([...varintBytes(tag), ...varintBytes(length)]), ...kept);
-  }
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

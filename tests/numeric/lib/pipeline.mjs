@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { compareDetections, detectionGroups, detectionOutputShapes, DETECTION_RULES } from './detections.mjs';
 import { readTfliteModel, inferIndexRange, isIndexTensor, operatorName } from './tflite_model.mjs';
 import { jsonToTflite, tfliteToJson } from './tflite_rewrite.mjs';
-import { readIoLayouts, readOnnxMetadata, countOnnxOps, withoutInitializers } from './onnx_meta.mjs';
+import { readIoLayouts, readOnnxMetadata, countOnnxOps, withInitializers } from './onnx_meta.mjs';
 import { randomTensor, smoothTensor, inputSeed, makeRng } from './inputs.mjs';
 import {
   transpose, inversePermutation, castData, dequantize, quantize, makeTensor, allocate, isFloatType, isIntegerType, TYPED_ARRAYS, typeRange,
@@ -85,7 +85,8 @@ export function unsupportedOps(stdout) {
           else if (item && typeof item === 'object') {
             const op = item.op ?? item.name ?? item.opcode ?? item.operator ?? item.type ?? '?';
             const index = item.op_index ?? item.index ?? item.opIndex;
-            found.push({ op: String(op), index });
+            // An op of a subgraph the converted one runs (control flow).
+            found.push({ op: String(op), index: item.subgraph === undefined ? index : `${index} of subgraph ${item.subgraph}` });
           }
         }
       } else {
@@ -472,46 +473,46 @@ export function readStatePairs(meta) {
 }
 
 // Runs every invocation of `inputs` (makeInputSets): the first on the model as
-// it is, with the state inputs not fed (their initializers hold the initial
-// state), each later one fed the state outputs of the one before, on the model
-// without those initializers (onnxruntime-node drops feeds of inputs that
-// have one). Returns every invocation's outputs in one Map
+// it is, the state inputs not fed (their initializers hold the initial state),
+// each later one on a copy of the model whose state initializers hold the
+// state outputs of the one before (withInitializers: the same bytes, other
+// values). onnxruntime-node lists no input that has an initializer and drops a
+// feed of one without a word (the harness's self-test pins that), so this is
+// how it is fed. Returns every invocation's outputs in one Map
 // (mergeInvocations), and the layouts.
 async function runOnnx(task, onnxBytes, model, inputs, notes) {
   const layouts = readIoLayouts(onnxBytes);
   const meta = readOnnxMetadata(onnxBytes);
   const pairs = readStatePairs(meta);
+  const stateIn = new Set(pairs.map((p) => p.input));
+  const stateOut = new Set(pairs.map((p) => p.output));
   const { openOnnx } = await import('./ort_runner.mjs');
-  const open = async (bytes) => {
+  const runs = [];
+  let state = null;
+  for (const invocation of inputs) {
+    let bytes = onnxBytes;
+    if (state) {
+      const values = {};
+      for (const p of pairs) values[p.input] = state.get(p.output).data;
+      bytes = withInitializers(onnxBytes, values);
+    }
+    let session;
     try {
-      return await openOnnx(bytes, { threads: task.threads });
+      session = await openOnnx(bytes, { threads: task.threads });
     } catch (e) {
       throw new Error(`onnxruntime cannot load the ONNX model: ${compact(errMessage(e))}`);
     }
-  };
-  const first = await open(onnxBytes);
-  const sessions = [first];
-  try {
-    const fed = inputs.length > 1 && pairs.length
-      ? await open(withoutInitializers(onnxBytes, pairs.map((p) => p.input))) : first;
-    if (fed !== first) sessions.push(fed);
-    const session = first;
-    const stateIn = new Set(pairs.map((p) => p.input));
-    const stateOut = new Set(pairs.map((p) => p.output));
-    for (const p of pairs) {
-      // onnxruntime-node lists only the inputs without an initializer.
-      if (session.inputs.some((m) => m.name === p.input)) throw new Error(`state input "${p.input}" has no initial value`);
-      if (!fed.inputs.some((m) => m.name === p.input) && fed !== first) throw new Error(`state input "${p.input}" is no graph input`);
-      if (!session.outputs.some((m) => m.name === p.output)) throw new Error(`state output "${p.output}" is no graph output`);
-    }
-    const dataInputs = session.inputs.filter((m) => !stateIn.has(m.name));
-    const inTensors = matchByName(dataInputs.map((m) => m.name), model.inputs, 'input', notes,
-      signatureAliases(meta, 'inputs'));
-    const outNames = session.outputs.map((m) => m.name).filter((name) => !stateOut.has(name));
-    const outTensors = matchByName(outNames, model.outputs, 'output', notes, signatureAliases(meta, 'outputs'));
-    const runs = [];
-    let state = null;
-    for (const invocation of inputs) {
+    try {
+      for (const p of pairs) {
+        // onnxruntime-node lists only the inputs without an initializer.
+        if (session.inputs.some((m) => m.name === p.input)) throw new Error(`state input "${p.input}" has no initial value`);
+        if (!session.outputs.some((m) => m.name === p.output)) throw new Error(`state output "${p.output}" is no graph output`);
+      }
+      const dataInputs = session.inputs.filter((m) => !stateIn.has(m.name));
+      const inTensors = matchByName(dataInputs.map((m) => m.name), model.inputs, 'input', runs.length ? [] : notes,
+        signatureAliases(meta, 'inputs'));
+      const outNames = session.outputs.map((m) => m.name).filter((name) => !stateOut.has(name));
+      const outTensors = matchByName(outNames, model.outputs, 'output', runs.length ? [] : notes, signatureAliases(meta, 'outputs'));
       const feeds = new Map();
       dataInputs.forEach((m, i) => {
         const tfl = inTensors[i];
@@ -531,10 +532,9 @@ async function runOnnx(task, onnxBytes, model, inputs, notes) {
         }
         feeds.set(m.name, host);
       });
-      if (state) for (const p of pairs) feeds.set(p.input, state.get(p.output));
       let outs;
       try {
-        outs = await (state ? fed : first).run(feeds);
+        outs = await session.run(feeds);
       } catch (e) {
         throw new Error(`onnxruntime failed to run: ${compact(errMessage(e))}`);
       }
@@ -550,11 +550,11 @@ async function runOnnx(task, onnxBytes, model, inputs, notes) {
         result.set(outTensors[i].name, t);
       });
       runs.push(result);
+    } finally {
+      await session.release();
     }
-    return { outputs: mergeInvocations(runs), layouts };
-  } finally {
-    for (const s of sessions) await s.release();
   }
+  return { outputs: mergeInvocations(runs), layouts };
 }
 
 // How a model's own TFLite outputs move when one input element moves by one
