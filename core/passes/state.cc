@@ -30,12 +30,23 @@ namespace {
 namespace builtin = ir::builtin;
 using ir::TensorId;
 
-std::string label(const ir::Node& n) {
+// Where an op sits in the source model, for messages: a copy, as the pass
+// adds nodes (which moves the graph's node storage) after noting it.
+struct OpSite {
+  OpSite() = default;
+  OpSite(const ir::Node& n)  // NOLINT: every node names its site
+      : source_op(n.source_op), source_subgraph(n.source_subgraph), op(n.op) {}
+  int source_op = -1;
+  int source_subgraph = -1;
+  std::string op;
+};
+
+std::string label(const OpSite& n) {
   return (n.source_subgraph >= 0 ? "subgraph " + std::to_string(n.source_subgraph) + " " : "") +
          "op " + std::to_string(n.source_op) + " (" + n.op + ")";
 }
 
-Error unsupported(const ir::Node& n, const std::string& reason) {
+Error unsupported(const OpSite& n, const std::string& reason) {
   Error e = make_error(ErrorCode::kUnsupported,
                        "1 operator cannot be converted: " + label(n) + ": " + reason);
   e.op_index = n.source_subgraph < 0 ? n.source_op : -1;
@@ -43,7 +54,7 @@ Error unsupported(const ir::Node& n, const std::string& reason) {
   return e;
 }
 
-Error invalid(const ir::Node& n, const std::string& message) {
+Error invalid(const OpSite& n, const std::string& message) {
   Error e = make_error(ErrorCode::kInvalidModel, label(n) + ": " + message);
   e.op_index = n.source_subgraph < 0 ? n.source_op : -1;
   return e;
@@ -177,7 +188,7 @@ struct Resource {
   const ir::Graph* initial_graph = nullptr;
   TensorId input = ir::kNoTensor;  // the state input, made at first use
   TensorId current = ir::kNoTensor;
-  const ir::Node* first = nullptr;  // the op that first used it, for messages
+  std::optional<OpSite> first;  // the op that first used it, for messages
 };
 
 class Resolver {
@@ -219,7 +230,7 @@ class Resolver {
                                 : container + "\n" + shared;
     auto [at, fresh] = by_key_.try_emplace(key, resources_.size());
     if (fresh)
-      resources_.push_back({name, std::nullopt, nullptr, ir::kNoTensor, ir::kNoTensor, &n});
+      resources_.push_back({name, std::nullopt, nullptr, ir::kNoTensor, ir::kNoTensor, OpSite(n)});
     return at->second;
   }
 
@@ -267,7 +278,7 @@ class Resolver {
         if (res.initial && res.input == ir::kNoTensor)
           if (auto st = same_kind_as_initial(res, v, n); !st) return st;
         res.current = v;
-        if (!res.first) res.first = &n;
+        if (!res.first) res.first = OpSite(n);
         break;
       }
       default:
@@ -291,7 +302,7 @@ class Resolver {
   // the last ASSIGN_VARIABLE wrote, else the state input.
   Result<TensorId> current(size_t r, const ir::Node& n, TensorId like) {
     Resource& res = resources_[r];
-    if (!res.first) res.first = &n;
+    if (!res.first) res.first = OpSite(n);
     if (res.current != ir::kNoTensor) return res.current;
     if (!res.initial)
       return unsupported(n, "resource '" + res.name +

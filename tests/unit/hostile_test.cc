@@ -2369,9 +2369,12 @@ TEST(Hostile, SharedNamesCopiedByControlFlowAndStateAreAResourceLimit) {
   ASSERT_LT(calls.size(), 600u << 10);
   e = expect_error(calls, ErrorCode::kResourceLimit);
   EXPECT_THAT(e.message, HasSubstr("copying the subgraph it runs"));
+  // The copy budget lets names reach 16 MiB + 4 x the model (~18 MiB; 13 MiB
+  // measured) before it refuses; ASan's redzones and quarantine take that to
+  // 34-38 MiB. Copying every name would be 512 MiB.
   grew = rss_growth_mib([&] { (void)run(view(calls)); });
   ASSERT_GE(grew, 0) << "the converter died";
-  EXPECT_LT(grew, 32) << "MiB";
+  EXPECT_LT(grew, 64) << "MiB";
   // A few CALLs with short names convert.
   Outcome few = convert_isolated(view(shared_name_ops(4, 8, true)));
   ASSERT_EQ(few.died, "");
