@@ -255,8 +255,7 @@ Status Pipeline::run(Stage s) {
       // Model state (resource variables, the variable tensors of stateful
       // ops) becomes state pairs once the graphs are valid; the ops as the
       // file has them are what inspect lists (kRead).
-      if (auto st = each_graph(graph_, [&](ir::Graph& g) { return passes::validate(g, ctx); });
-          !st)
+      if (auto st = each_graph(graph_, [&](ir::Graph& g) { return passes::validate(g, ctx); }); !st)
         return st;
       return passes::expose_state(graph_, ctx);
     case Stage::kSort:

@@ -981,9 +981,8 @@ class Generator {
     const bool asymmetric = in_.flag();
     if (code == Op::RNN) {
       push(static_cast<int>(code), inputs, {new_output({batch, units}, at(x).type)},
-           tflite::BuiltinOptions::RNNOptions, [=](auto& fbb) {
-             return tflite::CreateRNNOptions(fbb, fn, asymmetric).Union();
-           });
+           tflite::BuiltinOptions::RNNOptions,
+           [=](auto& fbb) { return tflite::CreateRNNOptions(fbb, fn, asymmetric).Union(); });
       return;
     }
     if (code == Op::UNIDIRECTIONAL_SEQUENCE_RNN) {
@@ -1094,9 +1093,8 @@ class Generator {
     const int s = state({batch, memory * filters});
     const auto fn = activation_fn();
     push(static_cast<int>(Op::SVDF), {x, wf, wt, b, s}, {new_output({batch, units}, at(x).type)},
-         tflite::BuiltinOptions::SVDFOptions, [=](auto& fbb) {
-           return tflite::CreateSVDFOptions(fbb, svdf_rank, fn).Union();
-         });
+         tflite::BuiltinOptions::SVDFOptions,
+         [=](auto& fbb) { return tflite::CreateSVDFOptions(fbb, svdf_rank, fn).Union(); });
   }
 
   void batch_matmul() {

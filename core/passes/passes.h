@@ -116,7 +116,6 @@ Status fuse_dilated_convolutions(ir::Graph& g, PassContext& ctx);
 // has no complex tensors.
 Status fuse_spectral_magnitude(ir::Graph& g, PassContext& ctx);
 
-
 // Quantization, QDQ form (TFLite dialect, after fold_constants): checks every
 // quantization parameter (an invalid one is an error naming the tensor), gives
 // int32 biases of integer CONV_2D / DEPTHWISE_CONV_2D / TRANSPOSE_CONV /

@@ -167,8 +167,7 @@ Status expose_variable_tensors(ir::Graph& g, PassContext& ctx, StatePairs& pairs
       }
       const std::string name = v.name;
       const std::optional<ir::QuantParams> quant = v.quant;
-      const TensorId next =
-          pairs.add(t, name, "variable_tensor", name, std::move(*initial), quant);
+      const TensorId next = pairs.add(t, name, "variable_tensor", name, std::move(*initial), quant);
       at.push_back(static_cast<int64_t>(g.node(k).outputs.size()));
       g.append_output(k, next);
     }
@@ -422,8 +421,8 @@ class Resolver {
         if (!res.initial && !ir::element_count(g_.tensor(res.current).shape))
           return unsupported(
               *res.first, "resource '" + res.name + "' has no initial value and a dynamic shape");
-        res.input = state_input(res.current, res.initial
-                                                 ? res.initial_graph->tensor(*res.initial).shape
+        res.input =
+            state_input(res.current, res.initial ? res.initial_graph->tensor(*res.initial).shape
                                                  : g_.tensor(res.current).shape);
       }
       if (!initial) {
@@ -441,8 +440,8 @@ class Resolver {
       copy.source_op = res.first ? res.first->source_op : -1;
       copy.inputs = {res.current};
       copy.outputs = {out};
-      copy.inserted = ir::Insertion{g_.tensor(res.input).name,
-                                    "the state's value after the invocation"};
+      copy.inserted =
+          ir::Insertion{g_.tensor(res.input).name, "the state's value after the invocation"};
       g_.add_node(std::move(copy));
     }
     return check_created_bytes(g_);

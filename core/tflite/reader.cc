@@ -632,9 +632,9 @@ class SubgraphReader {
       // ids change.
       if (const auto* mids = op->intermediates(); mids && mids->size() > 0) {
         if (mids->size() > limits_.max_inputs_per_op || 4 * mids->size() > budget_)
-          return at_op(make_error(ErrorCode::kResourceLimit,
-                                  where + ": too many intermediate tensors"),
-                       s, k);
+          return at_op(
+              make_error(ErrorCode::kResourceLimit, where + ": too many intermediate tensors"), s,
+              k);
         budget_ -= 4 * mids->size();
         std::vector<float> scales;
         std::vector<int64_t> zero_points;

@@ -515,17 +515,16 @@ TEST(Recurrent, AnIntegerLstmInACalledSubgraphConvertsAsItDoesInPlace) {
   const nlohmann::json& out = lstm["tensors"][lstm["outputs"][0].get<size_t>()];
   j["operator_codes"].push_back({{"deprecated_builtin_code", 31}, {"builtin_code", "CALL"}});
   const int call = static_cast<int>(j["operator_codes"].size()) - 1;
-  nlohmann::json main = {
-      {"name", "main"},
-      {"tensors", {in, out}},
-      {"inputs", {0}},
-      {"outputs", {1}},
-      {"operators",
-       {{{"opcode_index", call},
-         {"inputs", {0}},
-         {"outputs", {1}},
-         {"builtin_options_type", "CallOptions"},
-         {"builtin_options", {{"subgraph", 1}}}}}}};
+  nlohmann::json main = {{"name", "main"},
+                         {"tensors", {in, out}},
+                         {"inputs", {0}},
+                         {"outputs", {1}},
+                         {"operators",
+                          {{{"opcode_index", call},
+                            {"inputs", {0}},
+                            {"outputs", {1}},
+                            {"builtin_options_type", "CallOptions"},
+                            {"builtin_options", {{"subgraph", 1}}}}}}};
   j["subgraphs"] = {main, lstm};
   onnx::ModelProto inlined = converted(model_bytes(j));
   onnx::ModelProto in_place = converted(model_bytes(direct));
@@ -567,9 +566,9 @@ TEST(State, StatefulOpsInsideALoopBodyAreListedUnsupported) {
         "operators": [ { "opcode_index": 1, "inputs": [1, 3, 4, 5, 6], "outputs": [7],
                          "builtin_options_type": "RNNOptions",
                          "builtin_options": { "fused_activation_function": "TANH" } } ] } ],
-    "buffers": [ {}, { "data": )" + f32_bytes(w) +
-                                 R"( }, { "data": )" + f32_bytes(r) + R"( }, { "data": )" +
-                                 f32_bytes(b) + R"( } ] })");
+    "buffers": [ {}, { "data": )" +
+                                 f32_bytes(w) + R"( }, { "data": )" + f32_bytes(r) +
+                                 R"( }, { "data": )" + f32_bytes(b) + R"( } ] })");
   Error e = failed(bytes, ErrorCode::kUnsupported);
   ASSERT_EQ(e.unsupported.size(), 1u);
   EXPECT_EQ(e.unsupported[0].subgraph, 2);
