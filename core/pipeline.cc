@@ -257,6 +257,7 @@ Status Pipeline::run(Stage s) {
       // file has them are what inspect lists (kRead).
       if (auto st = each_graph(graph_, [&](ir::Graph& g) { return passes::validate(g, ctx); }); !st)
         return st;
+      if (auto st = passes::lower_tensor_lists(graph_, ctx); !st) return st;
       return passes::expose_state(graph_, ctx);
     case Stage::kSort:
       return each_graph(graph_, [&](ir::Graph& g) { return passes::sort_topologically(g, ctx); });

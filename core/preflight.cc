@@ -71,6 +71,8 @@ std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
       if (x.dtype == ir::DataType::kResource &&
           (n.builtin == ir::builtin::kVarHandle || n.builtin == ir::builtin::kReadVariable))
         continue;
+      // Nor does a TensorList lower_tensor_lists left: the op says why.
+      if (x.dtype == ir::DataType::kVariant && n.attrs.has("tensor_list_problem")) continue;
       if (!ir::onnx_representable(x.dtype) || x.dtype == ir::DataType::kString)
         return "tensor '" + x.name + "' has type " + ir::to_string(x.dtype);
       if (!x.has_rank) return "tensor '" + x.name + "' has unknown rank";

@@ -145,6 +145,15 @@ OpEntry audio_spectrogram();  // custom AudioSpectrogram
 OpEntry mfcc();               // custom Mfcc
 }  // namespace audio
 
+namespace tensor_list {  // select-TF TensorList ops (custom "Flex" + name)
+OpEntry reserve();
+OpEntry from_tensor();
+OpEntry get_item();
+OpEntry set_item();
+OpEntry stack();
+OpEntry length();
+}  // namespace tensor_list
+
 namespace recurrent {
 OpEntry rnn();
 OpEntry unidirectional_sequence_rnn();

@@ -164,6 +164,12 @@ CustomTable make_custom_table() {
   t["TransformTensorBilinear"] = landmarks::transform_tensor_bilinear();
   t["TransformLandmarks"] = landmarks::transform_landmarks();
   t["Landmarks2TransformMatrix"] = landmarks::landmarks_to_transform_matrix();
+  t["FlexTensorListReserve"] = tensor_list::reserve();
+  t["FlexTensorListFromTensor"] = tensor_list::from_tensor();
+  t["FlexTensorListGetItem"] = tensor_list::get_item();
+  t["FlexTensorListSetItem"] = tensor_list::set_item();
+  t["FlexTensorListStack"] = tensor_list::stack();
+  t["FlexTensorListLength"] = tensor_list::length();
   return t;
 }
 

@@ -65,6 +65,13 @@ Status validate(const ir::Graph& g, PassContext& ctx);
 //    stay variable: the preflight names them.
 // Initial values made here count against max_created_bytes.
 Status expose_state(ir::Graph& g, PassContext& ctx);
+// Keras' TensorList loops (select-TF TensorList ops, the lists carried
+// through WHILE loops) as dense tensors [length, element shape], rewritten
+// into builtins (tensor_lists.cc); a list it cannot make dense leaves its ops
+// with the reason (attribute "tensor_list_problem"), which the preflight
+// names. Constants it makes count against max_created_bytes.
+Status lower_tensor_lists(ir::Graph& g, PassContext& ctx);
+
 // Why a variable tensor cannot become state, or "".
 std::string variable_tensor_problem(const ir::Graph& g, ir::TensorId t);
 

@@ -17,7 +17,7 @@
 
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { conv3x3, writeModels } from './lib/model.mjs';
+import { conv3x3, flex, flexbuffer, seeded, writeModels } from './lib/model.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const JSON_DIR = join(HERE, 'json');
@@ -330,5 +330,202 @@ def('state_stream', 'a streaming model with resource variables, as TensorFlow ex
   m.op('CAST', [count], [times], 'CastOptions', { in_data_type: 'INT32', out_data_type: 'FLOAT32' });
   m.output(mul(m, mean, times, 'output'), count);
 });
+
+// ---- Keras TensorList loops (select-TF ops) -------------------------------------------
+//
+// No runtime here runs select-TF ops, so each such model has a twin,
+// `<name>_builtin`, computing the same function with builtins (a list is a
+// dense tensor carried through the loop; an item is set by arithmetic on a
+// one-hot row mask, unlike the converter's SELECT_V2), and the harness runs the
+// twin in the TFLite runtimes (spec reference_model) as the reference for the
+// ONNX of the Flex model. The twin is a test model of its own too.
+
+// A protobuf message of [field, value] pairs: varints (numbers), bytes
+// (Uint8Array / arrays of bytes) or nested messages (arrays of pairs).
+function protobuf(fields) {
+  const out = [];
+  const varint = (v) => {
+    let x = BigInt.asUintN(64, BigInt(v));
+    do {
+      const b = Number(x & 0x7fn);
+      x >>= 7n;
+      out.push(x ? b | 0x80 : b);
+    } while (x);
+  };
+  for (const [field, value] of fields) {
+    if (typeof value === 'number' || typeof value === 'bigint') {
+      varint(field << 3);
+      varint(value);
+    } else {
+      const bytes = value instanceof Uint8Array ? [...value] : typeof value === 'string'
+        ? [...new TextEncoder().encode(value)] : Array.isArray(value[0]) ? protobuf(value) : value;
+      varint((field << 3) | 2);
+      varint(bytes.length);
+      out.push(...bytes);
+    }
+  }
+  return out;
+}
+// A Flex op's custom options: FlexBuffer [op name, NodeDef {op, input x n, attr}].
+// attrs: { name: ['type' | 'i' | 'b', value] } (AttrValue type = 6, i = 3, b = 5).
+function flexOptions(op, inputs, attrs) {
+  const fieldOf = { type: 6, i: 3, b: 5 };
+  const def = [[2, op], ...new Array(inputs).fill([3, '']),
+    ...Object.entries(attrs).map(([k, [kind, v]]) => [5, [[1, k], [2, [[fieldOf[kind], v]]]]])];
+  return flexbuffer([op, flex.blob(protobuf(def))]);
+}
+const DT_FLOAT = 1;
+function listOp(g, op, inputs, outputs, attrs) {
+  g.customOp(`Flex${op}`, inputs, outputs, undefined, { bytes: flexOptions(op, inputs.length, attrs) });
+}
+const listTensor = (g, name) => g.tensor(name, [], 'VARIANT');
+
+// The two ways of writing one list: select-TF ops (flex) or builtins on a
+// dense tensor [length, ...element] (the twin).
+function lists(flex, length, element) {
+  const dense = [length, ...element];
+  return {
+    reserve(g, name) {
+      if (!flex) return g.f32(name, dense, new Array(dense.reduce((a, b) => a * b, 1)).fill(0));
+      const l = listTensor(g, name);
+      listOp(g, 'TensorListReserve', [g.i32(`${name}/element_shape`, [element.length], [-1, ...element.slice(1)]),
+        g.i32(`${name}/num_elements`, [], [length])], [l], { element_dtype: ['type', DT_FLOAT], shape_type: ['type', 3] });
+      return l;
+    },
+    fromTensor(g, x, name) {
+      if (!flex) return x;
+      const l = listTensor(g, name);
+      listOp(g, 'TensorListFromTensor', [x, g.i32(`${name}/element_shape`, [element.length], element)], [l],
+        { element_dtype: ['type', DT_FLOAT], shape_type: ['type', 3] });
+      return l;
+    },
+    input(b, name) { return flex ? b.input(name, [], 'VARIANT') : b.input(name, dense); },
+    getItem(g, l, index, name) {
+      if (!flex) return row(g, l, index, name);
+      const y = g.tensor(name, element);
+      listOp(g, 'TensorListGetItem', [l, index, g.i32(`${name}/element_shape`, [element.length], element)], [y],
+        { element_dtype: ['type', DT_FLOAT] });
+      return y;
+    },
+    setItem(g, l, index, item, name) {
+      if (flex) {
+        const out = listTensor(g, name);
+        listOp(g, 'TensorListSetItem', [l, index, item], [out],
+          { element_dtype: ['type', DT_FLOAT], resize_if_index_out_of_bounds: ['b', 0] });
+        return out;
+      }
+      // list * (1 - mask) + item * mask, mask = CAST(EQUAL(iota, index)) of shape [length, 1, ...].
+      const ones = new Array(element.length).fill(1);
+      const iota = g.i32(`${name}/iota`, [length, ...ones], [...new Array(length).keys()]);
+      const hit = g.tensor(`${name}/hit`, [length, ...ones], 'BOOL');
+      g.op('EQUAL', [iota, index], [hit]);
+      const mask = g.tensor(`${name}/mask`, [length, ...ones]);
+      g.op('CAST', [hit], [mask], 'CastOptions', { in_data_type: 'BOOL', out_data_type: 'FLOAT32' });
+      const keep = sub(g, g.f32(`${name}/one`, [], [1]), mask, `${name}/keep`);
+      const kept = g.tensor(`${name}/kept`, dense);
+      g.op('MUL', [l, keep], [kept], 'MulOptions', NONE);
+      const put = g.tensor(`${name}/put`, dense);
+      g.op('MUL', [item, mask], [put], 'MulOptions', NONE);
+      const y = g.tensor(name, dense);
+      g.op('ADD', [kept, put], [y], 'AddOptions', NONE);
+      return y;
+    },
+    stack(g, l, name) {
+      const y = g.tensor(name, dense);
+      if (flex) {
+        listOp(g, 'TensorListStack', [l, g.i32(`${name}/element_shape`, [element.length], [-1, ...element.slice(1)])],
+          [y], { element_dtype: ['type', DT_FLOAT], num_elements: ['i', length] });
+      } else {
+        g.op('RESHAPE', [l, g.i32(`${name}/shape`, [dense.length], dense)], [y], 'ReshapeOptions', { new_shape: dense });
+      }
+      return y;
+    },
+  };
+}
+
+// A Keras SimpleRNN with return_sequences=True as TensorFlow writes it
+// without lowering its TensorList: sequence [2, 5, 3] -> time-major ->
+// Reserve(element [-1, 4], 5) -> WHILE (t < 5) over (t, h, list, sequence):
+// h = TANH(x_t W + h U + b), list = SetItem(list, t, h) -> Stack -> [2, 5, 4].
+function tensorListRnn(flex) {
+  return (m) => {
+    if (flex) m.spec.reference_model = 'flow_tensorlist_rnn_builtin.tflite';
+    m.rand = seeded('flow_tensorlist_rnn');  // the twin's weights are the same
+    const L = lists(flex, 5, [2, 4]);
+    const seq = m.input('sequence', [2, 5, 3]);
+    const tm = m.tensor('time_major', [5, 2, 3]);
+    m.op('TRANSPOSE', [seq, m.i32('time_major/perm', [3], [1, 0, 2])], [tm], 'TransposeOptions', {});
+    const list0 = L.reserve(m, 'outputs');
+    const h0 = m.f32('h0', [2, 4], new Array(8).fill(0));
+    const t0 = m.i32('t0', [], [0]);
+    const values = [t0, h0, list0, tm];
+    const condIndex = m.subgraph('rnn_cond', (c) => {
+      const [t] = [c.input('c/t', [], 'INT32'), c.input('c/h', [2, 4]), L.input(c, 'c/list'), c.input('c/seq', [5, 2, 3])];
+      c.output(counting(c, t, 5, 't'));
+    });
+    const bodyIndex = m.subgraph('rnn_body', (b) => {
+      const t = b.input('b/t', [], 'INT32');
+      const hp = b.input('b/h', [2, 4]);
+      const list = L.input(b, 'b/list');
+      const s = b.input('b/seq', [5, 2, 3]);
+      const xt = row(b, s, t, 'x_t');
+      const pre = add(b, fullyConnected(b, xt, 'kernel', 4), fullyConnected(b, hp, 'recurrent', 4, { bias: false }),
+        'pre_activation');
+      const h = unary(b, 'TANH', pre, 'h');
+      b.output(next(b, t, 't'), h, L.setItem(b, list, t, h, 'b/list_next'), s);
+    });
+    const outs = [m.tensor('loop/t', [], 'INT32'), m.tensor('loop/h', [2, 4]),
+      flex ? listTensor(m, 'loop/list') : m.tensor('loop/list', [5, 2, 4]), m.tensor('loop/seq', [5, 2, 3])];
+    m.op('WHILE', values, outs, 'WhileOptions', { cond_subgraph_index: condIndex, body_subgraph_index: bodyIndex });
+    const stacked = L.stack(m, outs[2], 'stacked');
+    const y = m.tensor('sequence_out', [2, 5, 4]);
+    m.op('TRANSPOSE', [stacked, m.i32('batch_major/perm', [3], [1, 0, 2])], [y], 'TransposeOptions', {});
+    m.output(y, outs[1]);
+  };
+}
+def('tensorlist_rnn', 'a SimpleRNN (return_sequences) over select-TF TensorList ops: Reserve (element shape ' +
+  '[-1, 4], 5 items) carried through WHILE, SetItem of each step\'s h, Stack after the loop; reference: the ' +
+  'builtin twin flow_tensorlist_rnn_builtin in the TFLite runtimes', tensorListRnn(true));
+def('tensorlist_rnn_builtin', 'the function of flow_tensorlist_rnn with builtins: the list a dense [5, 2, 4] ' +
+  'tensor, an item set as list * (1 - mask) + h * mask', tensorListRnn(false));
+
+// FromTensor + GetItem: a list made of x [4, 3], read item by item in a loop
+// that writes 2 * item + 1 into a second list, read in reverse order.
+function tensorListMap(flex) {
+  return (m) => {
+    if (flex) m.spec.reference_model = 'flow_tensorlist_map_builtin.tflite';
+    m.rand = seeded('flow_tensorlist_map');
+    const L = lists(flex, 4, [3]);
+    const x = m.input('x', [4, 3]);
+    const source = L.fromTensor(m, x, 'source');
+    const target0 = L.reserve(m, 'target');
+    const values = [m.i32('i0', [], [0]), source, target0];
+    const condIndex = m.subgraph('map_cond', (c) => {
+      const i = c.input('c/i', [], 'INT32');
+      L.input(c, 'c/source');
+      L.input(c, 'c/target');
+      c.output(counting(c, i, 4, 'i'));
+    });
+    const bodyIndex = m.subgraph('map_body', (b) => {
+      const i = b.input('b/i', [], 'INT32');
+      const src = L.input(b, 'b/source');
+      const dst = L.input(b, 'b/target');
+      const item = L.getItem(b, src, i, 'item');
+      const y = add(b, mul(b, item, b.f32('two', [], [2]), 'doubled'), b.f32('one', [], [1]), 'mapped');
+      const at = sub(b, b.i32('last', [], [3]), i, 'reversed_index');
+      b.output(next(b, i, 'i'), src, L.setItem(b, dst, at, y, 'b/target_next'));
+    });
+    const outs = [m.tensor('loop/i', [], 'INT32'),
+      flex ? listTensor(m, 'loop/source') : m.tensor('loop/source', [4, 3]),
+      flex ? listTensor(m, 'loop/target') : m.tensor('loop/target', [4, 3])];
+    m.op('WHILE', values, outs, 'WhileOptions', { cond_subgraph_index: condIndex, body_subgraph_index: bodyIndex });
+    m.output(L.stack(m, outs[2], 'mapped_reversed'));
+  };
+}
+def('tensorlist_map', 'TensorListFromTensor of x [4, 3], GetItem of each row in a WHILE, 2 * row + 1 set into a ' +
+  'Reserve\'d list at index 3 - i, Stack; reference: the builtin twin flow_tensorlist_map_builtin',
+  tensorListMap(true));
+def('tensorlist_map_builtin', 'the function of flow_tensorlist_map with builtins (GATHER for GetItem, a mask for ' +
+  'SetItem)', tensorListMap(false));
 
 writeModels({ dir: JSON_DIR, prefix: 'flow_', models: MODELS, specsFile: SPECS_FILE });

@@ -39,6 +39,7 @@ namespace {
 using testing::corpus_dir;
 using testing::op_counts;
 using testing::op_model;
+using testing::op_model_json;
 
 using ::testing::AnyOf;
 using ::testing::Contains;
@@ -2558,6 +2559,91 @@ TEST(LargeGraph, OneOpWith100kInputs) {
   ASSERT_EQ(m.graph().node_size(), 1);
   EXPECT_EQ(m.graph().node(0).input_size(), inputs);
   EXPECT_EQ(m.graph().input_size(), inputs);
+}
+
+// ---- select-TF TensorList ops (passes::lower_tensor_lists) ------------------
+
+// The byte after `pattern` (followed by `skip` bytes) in `bytes`; npos if absent.
+size_t after(const Bytes& bytes, std::string_view pattern, size_t skip) {
+  const auto* begin = reinterpret_cast<const char*>(bytes.data());
+  const std::string_view all(begin, bytes.size());
+  const size_t at = all.find(pattern);
+  return at == std::string_view::npos ? at : at + pattern.size() + skip;
+}
+
+TEST(Hostile, TensorListOptionsAreCheckedByteByByte) {
+  // Every byte of the first list op's options (FlexBuffer + NodeDef) set to
+  // 0xFF in turn: a clear error or a conversion, never a crash.
+  const Bytes model = read_file(op_model("flow_tensorlist_map"));
+  const size_t from = after(model, "TensorListFromTensor", 0);
+  ASSERT_NE(from, std::string::npos);
+  int errors = 0;
+  for (size_t i = from - 24; i < from + 40 && i < model.size(); ++i) {
+    Bytes b = model;
+    b[i] = std::byte{0xFF};
+    Outcome r = convert_isolated(view(b));
+    ASSERT_EQ(r.died, "") << "byte " << i;
+    errors += !r.ok;
+  }
+  EXPECT_GT(errors, 0);
+}
+
+TEST(Hostile, TensorListsTheConverterCannotMakeDenseAreNamed) {
+  const Bytes model = read_file(op_model("flow_tensorlist_rnn"));
+  // resize_if_index_out_of_bounds = true: AttrValue {b (5): 1}.
+  Bytes resize = model;
+  const size_t b = after(resize, "resize_if_index_out_of_bounds", 3);
+  ASSERT_LT(b, resize.size());
+  ASSERT_EQ(resize[b - 1], std::byte{0x28});  // field 5, varint
+  resize[b] = std::byte{1};
+  Error e = expect_error(resize, ErrorCode::kUnsupported);
+  ASSERT_FALSE(e.unsupported.empty());
+  EXPECT_THAT(e.unsupported[0].op, HasSubstr("FlexTensorList"));
+  EXPECT_THAT(e.message, HasSubstr("resize_if_index_out_of_bounds is not converted"));
+  // element_dtype DT_STRING (7): AttrValue {type (6): 7}.
+  Bytes strings = model;
+  const size_t t = after(strings, "element_dtype", 3);
+  ASSERT_LT(t, strings.size());
+  ASSERT_EQ(strings[t - 1], std::byte{0x30});  // field 6, varint
+  strings[t] = std::byte{7};
+  e = expect_error(strings, ErrorCode::kUnsupported);
+  EXPECT_THAT(e.message, HasSubstr("element type 7 (tensorflow.DataType) is not converted"));
+  // A select-TF op outside the table stays unsupported, listed by name.
+  Bytes concat = model;
+  const size_t c = after(concat, "FlexTensorListStack", 0);
+  ASSERT_LT(c, concat.size());
+  std::memcpy(concat.data() + c - 5, "Xtack", 5);
+  e = expect_error(concat, ErrorCode::kUnsupported);
+  EXPECT_THAT(e.message, HasSubstr("FlexTensorListXtack"));
+}
+
+TEST(Hostile, ATensorListOfAHugeLengthIsAResourceLimit) {
+  // The list's length (Reserve's num_elements constant) set to 2^26: 2^29
+  // floats, past the created-bytes budget; refused before anything is
+  // allocated.
+  nlohmann::json j = op_model_json("flow_tensorlist_rnn");
+  auto tensor_named = [&](const std::string& name) -> nlohmann::json& {
+    for (auto& t : j["subgraphs"][0]["tensors"])
+      if (t["name"] == name) return t;
+    throw std::runtime_error("no tensor " + name);
+  };
+  const int length = 1 << 26;
+  j["buffers"][tensor_named("outputs/num_elements")["buffer"].get<int>()]["data"] = {
+      length & 0xFF, (length >> 8) & 0xFF, (length >> 16) & 0xFF, length >> 24};
+  Error e = expect_error(tflite_from_json(j.dump()), ErrorCode::kUnsupported);
+  EXPECT_THAT(e.message, HasSubstr("its length is 67108864 in one place and 5 in another"));
+  // Stack agreeing (its shape, and no num_elements: the key renamed).
+  tensor_named("stacked")["shape"] = {length, 2, 4};
+  for (auto& op : j["subgraphs"][0]["operators"]) {
+    if (!op.contains("custom_options")) continue;
+    auto bytes = op["custom_options"].get<std::vector<int>>();
+    const std::string key = "num_elements";
+    auto at = std::search(bytes.begin(), bytes.end(), key.begin(), key.end());
+    if (at != bytes.end()) at[11] = 'z';
+    op["custom_options"] = bytes;
+  }
+  e = expect_error(tflite_from_json(j.dump()), ErrorCode::kResourceLimit);
+  EXPECT_THAT(e.message, HasSubstr("a TensorList of [67108864, 2, 4] elements"));
 }
 
 }  // namespace

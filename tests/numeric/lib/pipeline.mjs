@@ -709,7 +709,7 @@ export async function processModel(task) {
     return res;
   }
   try {
-    const bytes = new Uint8Array(fs.readFileSync(task.file));
+    let bytes = new Uint8Array(fs.readFileSync(task.file));
     let onnxPath = null;
     if (!task.tfliteOnly) {
       onnxPath = path.join(task.outDir, onnxFileName(task.name));
@@ -755,8 +755,17 @@ export async function processModel(task) {
       }
     }
     const inputs = makeInputSets(task, model, !!task.smoothInputs);
+    if (spec.reference_model) {
+      // Ops no runtime here runs (select-TF): the TFLite runtimes run a twin
+      // of the same function in builtins, beside the model, with the same
+      // inputs and outputs.
+      bytes = new Uint8Array(fs.readFileSync(path.join(path.dirname(task.file), spec.reference_model)));
+      model = Object.assign(readTfliteModel(bytes, { signature: task.signature ?? null }),
+        { invocations: model.invocations, compared: model.compared, shapedCopy: null });
+    }
     const ref = await runReference(task, bytes, model, inputs);
     res.reference = ref.which;
+    if (spec.reference_model) res.notes.push(`reference: ${spec.reference_model}, a twin in builtins`);
     if (ref.which !== 'litert' && ref.errors.length && !task.tfliteOnly) res.notes.push(`reference is tfjs-tflite (${ref.errors[0]})`);
 
     if (task.tfliteOnly) {
