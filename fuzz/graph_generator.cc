@@ -957,16 +957,15 @@ class Generator {
   // The sequence input [batch, time, features] (or one step [batch, features]).
   int recurrent_input(bool sequence) { return data_input(sequence ? 3 : 2); }
   // Batch, and input features, of `x` (any rank: the converter checks).
-  std::pair<int, int> batch_and_features(int x) const {
-    const Shape& s = at(x).shape;
-    if (s.empty()) return {1, 1};
-    return {std::max(s.front(), 1), std::max(s.back(), 1)};
-  }
+  int batch_of(int x) const { return at(x).shape.empty() ? 1 : std::max(at(x).shape.front(), 1); }
+  int features_of(int x) const { return at(x).shape.empty() ? 1 : std::max(at(x).shape.back(), 1); }
 
   void rnn(Op code) {
     const bool sequence = code != Op::RNN;
     const int x = recurrent_input(sequence);
-    auto [batch, features] = batch_and_features(x);
+    // (plain variables: lambdas below capture them, which clang 15 refuses
+    // for structured bindings)
+    const int batch = batch_of(x), features = features_of(x);
     const int time = sequence && rank(x) == 3 ? at(x).shape[1] : 1;
     const int units = in_.range(1, kMaxDim);
     auto direction = [&] {
@@ -1016,7 +1015,9 @@ class Generator {
   void lstm(Op code) {
     const bool sequence = code != Op::LSTM;
     const int x = recurrent_input(sequence);
-    auto [batch, features] = batch_and_features(x);
+    // (plain variables: lambdas below capture them, which clang 15 refuses
+    // for structured bindings)
+    const int batch = batch_of(x), features = features_of(x);
     const int time = sequence && rank(x) == 3 ? at(x).shape[1] : 1;
     const int units = in_.range(1, kMaxDim);
     const bool cifg = in_.one_in(4), peephole = in_.one_in(4), projection = in_.one_in(4),
@@ -1083,7 +1084,9 @@ class Generator {
   // [units x rank, memory], bias [units], state [batch, memory x units x rank].
   void svdf() {
     const int x = recurrent_input(false);
-    auto [batch, features] = batch_and_features(x);
+    // (plain variables: lambdas below capture them, which clang 15 refuses
+    // for structured bindings)
+    const int batch = batch_of(x), features = features_of(x);
     const int units = in_.range(1, kMaxDim), svdf_rank = in_.range(1, 2),
               memory = in_.range(1, kMaxDim);
     const int filters = units * svdf_rank;
