@@ -393,7 +393,7 @@ class Planner {
 Status propagate(ir::Graph& g, PassContext& ctx, const std::vector<ForcedLayout>& forced,
                  Preferences& preferences);
 
-// Inserts the reconciling nodes while rebuilding the node list.
+// Inserts the reconciling nodes (one GraphEdit, applied at the end).
 class Applier {
  public:
   Applier(ir::Graph& g, const Plan& plan, const Planner& planner, PassContext& ctx,
@@ -409,50 +409,43 @@ class Applier {
     for (size_t t = 0; t < g_.tensor_count(); ++t)
       if (!g_.tensor(static_cast<TensorId>(t)).is_const())
         g_.tensor(static_cast<TensorId>(t)).layout = plan_.layout[t];
-    std::vector<ir::Node> old = g_.take_nodes();
-    out_.reserve(old.size());
-    for (size_t k = 0; k < old.size(); ++k) {
+    const std::vector<ir::NodeId> order = g_.order();
+    for (size_t k = 0; k < order.size(); ++k) {
       if (checkpoint_.should_stop()) return checkpoint_.status();
-      ir::Node n = std::move(old[k]);
-      for (size_t i = 0; i < n.inputs.size(); ++i) {
-        TensorId t = n.inputs[i];
+      const ir::NodeId id = order[k];
+      const ir::Node& n = g_.node(id);
+      std::vector<TensorId> inputs = n.inputs;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        TensorId t = inputs[i];
         if (!is_data(g_, t)) continue;
         Perm need = ir::normalized(plan_.required[k][i]);
-        n.inputs[i] =
-            need.size() > g_.tensor(t).rank() ? broadcast(t, need, n, i) : in_layout(t, need, n, i);
+        inputs[i] = need.size() > g_.tensor(t).rank() ? broadcast(t, need, id, i)
+                                                      : in_layout(t, need, id, i);
+        if (inputs[i] != t) edit_.set_input(id, i, inputs[i]);
       }
-      if (plan_.flatten_for_fc[k]) mark_flattened(n);
+      if (plan_.flatten_for_fc[k])  // a Reshape flattening a permuted tensor for an FC
+        g_.tensor(n.outputs[0]).flattened = g_.tensor(inputs[0]).flattened_axes();
       if (!n.subgraphs.empty() && n.dialect == ir::Dialect::kTflite)
-        if (auto st = into_subgraphs(n, k); !st) return st;
+        if (auto st = into_subgraphs(id, k); !st) return st;
       // Outputs whose forced layout differs from what the op writes.
-      std::vector<std::pair<TensorId, TensorId>> fixes;
-      std::vector<size_t> fixed_index;
       for (size_t oi = 0; oi < n.outputs.size(); ++oi) {
-        TensorId& o = n.outputs[oi];
+        const TensorId o = n.outputs[oi];
         const Perm& made = plan_.produced[static_cast<size_t>(o)];
         if (made == g_.tensor(o).layout) continue;
         ir::Tensor raw = g_.tensor(o);
         raw.name += "/as_produced";
         raw.layout = made;
         TensorId r = g_.add_tensor(std::move(raw));
-        fixes.emplace_back(r, o);
-        fixed_index.push_back(oi);
-        o = r;
-      }
-      ir::Node producer = std::move(n);
-      out_.push_back(std::move(producer));
-      const ir::Node& p = out_.back();
-      std::string pname = p.name;
-      int source = p.source_op;
-      for (size_t j = 0; j < fixes.size(); ++j) {
-        auto [r, o] = fixes[j];
+        edit_.set_output(id, oi, r);
         const ForcedLayout* f = planner_.forced(o);
-        add_transpose(r, o, pname + "/Transpose_out" + std::to_string(fixed_index[j]), source,
+        edit_.insert_after(
+            id,
+            transpose(r, o, n.name + "/Transpose_out" + std::to_string(oi), n.source_op,
                       (f ? f->source : std::string("forced layout")) + ": op writes " +
-                          ir::to_string(ir::full_perm(g_.tensor(r).layout, g_.tensor(r).rank())));
+                          ir::to_string(ir::full_perm(g_.tensor(r).layout, g_.tensor(r).rank()))));
       }
     }
-    g_.set_nodes(std::move(out_));
+    g_.apply(std::move(edit_));
     return ok_status();
   }
 
@@ -460,11 +453,12 @@ class Applier {
   // Propagates layouts inside each subgraph of control-flow node `n` (the
   // k-th), its inputs in the layouts the node hands them over in. Its outputs
   // are put in the layouts of the node's outputs when it is lowered.
-  Status into_subgraphs(ir::Node& n, size_t k) {
+  Status into_subgraphs(ir::NodeId id, size_t k) {
+    const ir::Node& n = g_.node(id);
     const ops::OpEntry& e = ops::lookup(n);
     if (!e.subgraph_binding) return ok_status();
     for (size_t s = 0; s < n.subgraphs.size(); ++s) {
-      ir::Graph& sub = n.subgraphs[s].graph();
+      ir::Graph& sub = g_.info(id).subgraphs[s].graph();
       const ops::SubgraphBinding b = e.subgraph_binding(n, s);
       std::vector<ForcedLayout> forced;
       for (size_t i = 0; i < b.inputs.size() && i < sub.inputs().size(); ++i) {
@@ -482,8 +476,10 @@ class Applier {
     return ok_status();
   }
 
-  // The tensor in layout `need`, through one shared Transpose per (tensor, layout).
-  TensorId in_layout(TensorId t, const Perm& need, const ir::Node& reader, size_t i) {
+  // The tensor in layout `need`, through one shared Transpose per (tensor,
+  // layout), put before the first reader that needs it.
+  TensorId in_layout(TensorId t, const Perm& need, ir::NodeId at, size_t i) {
+    const ir::Node& reader = g_.node(at);
     if (g_.tensor(t).layout == need) return t;
     auto key = std::make_pair(t, need);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
@@ -493,11 +489,12 @@ class Applier {
     TensorId nt = g_.add_tensor(std::move(copy));
     const Perm& have = g_.tensor(t).layout;
     if (only_unit_axes_move(t, nt)) {
-      add_reshape(t, nt, reader.name + "/Reshape_in" + std::to_string(i), reader.source_op,
-                  reason(reader, need, have) + "; only unit axes move, so a Reshape");
+      edit_.insert_before(
+          at, reshape(t, nt, reader.name + "/Reshape_in" + std::to_string(i), reader.source_op,
+                      reason(reader, need, have) + "; only unit axes move, so a Reshape"));
     } else {
-      add_transpose(t, nt, reader.name + "/Transpose_in" + std::to_string(i), reader.source_op,
-                    reason(reader, need, have));
+      edit_.insert_before(at, transpose(t, nt, reader.name + "/Transpose_in" + std::to_string(i),
+                                        reader.source_op, reason(reader, need, have)));
     }
     cache_.emplace(key, nt);
     return nt;
@@ -514,7 +511,7 @@ class Applier {
     return ir::keeps_memory_order(a.onnx_shape(), p);
   }
 
-  void add_reshape(TensorId from, TensorId to, const std::string& name, int source,
+  ir::Node reshape(TensorId from, TensorId to, const std::string& name, int source,
                    const std::string& why) {
     ir::Shape target = g_.tensor(to).onnx_shape();
     ir::Node r;
@@ -525,16 +522,17 @@ class Applier {
     r.inputs = {from, axes_constant(name + "/shape", target)};
     r.outputs = {to};
     r.inserted = ir::Insertion{g_.tensor(from).name, why};
-    out_.push_back(std::move(r));
+    return r;
   }
 
   // A lower-rank operand of a broadcast op running in layout `need` (rank n):
   // Unsqueeze it to rank n; when its own axes keep their order in `need`, the
   // Unsqueeze alone puts them in place, else a Transpose follows.
-  TensorId broadcast(TensorId t, const Perm& need, const ir::Node& reader, size_t i) {
+  TensorId broadcast(TensorId t, const Perm& need, ir::NodeId at, size_t i) {
     auto key = std::make_pair(t, need);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-    TensorId src = in_layout(t, Perm{}, reader, i);  // TFLite order first
+    TensorId src = in_layout(t, Perm{}, at, i);  // TFLite order first
+    const ir::Node& reader = g_.node(at);
     const size_t k = g_.tensor(src).rank(), n = need.size();
     ir::Tensor expanded = g_.tensor(src);
     expanded.shape.insert(expanded.shape.begin(), n - k, 1);
@@ -562,8 +560,8 @@ class Applier {
                                "rank-" + std::to_string(k) + " operand broadcast against rank " +
                                    std::to_string(n) + " in layout " + ir::to_string(need) + " (" +
                                    reader.op + ", op " + std::to_string(reader.source_op) + ")"};
-    out_.push_back(std::move(u));
-    TensorId out = direct ? ex : in_layout(ex, need, reader, i);
+    edit_.insert_before(at, std::move(u));
+    TensorId out = direct ? ex : in_layout(ex, need, at, i);
     cache_.emplace(key, out);
     return out;
   }
@@ -580,7 +578,7 @@ class Applier {
     return g_.add_tensor(std::move(c));
   }
 
-  void add_transpose(TensorId from, TensorId to, const std::string& name, int source,
+  ir::Node transpose(TensorId from, TensorId to, const std::string& name, int source,
                      const std::string& why) {
     size_t rank = g_.tensor(from).rank();
     // ONNX value in layout `have` -> layout `need`: perm = inverse(have), then need.
@@ -596,7 +594,7 @@ class Applier {
     tr.outputs = {to};
     tr.attrs.set("perm", std::vector<int64_t>(p.begin(), p.end()));
     tr.inserted = ir::Insertion{g_.tensor(from).name, why};
-    out_.push_back(std::move(tr));
+    return tr;
   }
 
   std::string reason(const ir::Node& reader, const Perm& need, const Perm& have) const {
@@ -609,10 +607,6 @@ class Applier {
     return s;
   }
 
-  void mark_flattened(const ir::Node& reshape) {
-    g_.tensor(reshape.outputs[0]).flattened = g_.tensor(reshape.inputs[0]).flattened_axes();
-  }
-
   ir::Graph& g_;
   const Plan& plan_;
   const Planner& planner_;
@@ -620,7 +614,7 @@ class Applier {
   PassContext& ctx_;
   Preferences& preferences_;
   std::map<std::pair<TensorId, Perm>, TensorId> cache_;
-  std::vector<ir::Node> out_;  // the nodes with the reconciling ones, in order
+  ir::GraphEdit edit_{g_};  // the reconciling nodes, and the edges they take over
 };
 
 }  // namespace
