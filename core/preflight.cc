@@ -67,7 +67,7 @@ std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
       const ir::Tensor& x = g.tensor(t);
       // A resource handle never reaches ONNX: the op's own check says why
       // it is not converted where it is left.
-      if (x.dtype == ir::DataType::kResource && e.effect_only) continue;
+      if (x.dtype == ir::DataType::kResource && e.state.effect_only) continue;
       if (x.dtype == ir::DataType::kResource &&
           (n.builtin == ir::builtin::kVarHandle || n.builtin == ir::builtin::kReadVariable))
         continue;
@@ -78,7 +78,7 @@ std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
       if (!x.has_rank) return "tensor '" + x.name + "' has unknown rank";
     }
   }
-  if (n.outputs.empty() && !e.effect_only) return "operator has no outputs";
+  if (n.outputs.empty() && !e.state.effect_only) return "operator has no outputs";
   // Variable tensors expose_state made state are graph inputs now; any other
   // is read where the op keeps no state, or cannot be state.
   for (ir::TensorId t : n.inputs)
@@ -92,9 +92,10 @@ std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
   for (auto list : {&n.inputs, &n.outputs})
     for (ir::TensorId t : *list)
       int16 = int16 || (g.valid(t) && g.tensor(t).quantized_type == ir::DataType::kInt16);
-  const ops::QuantizedKernel kind = int16 && e.quantized_int16 ? *e.quantized_int16 : e.quantized;
+  const ops::QuantizedKernel kind =
+      int16 && e.quantization.int16 ? *e.quantization.int16 : e.quantization.kernel;
   // Control flow says itself what it cannot carry across the boundary.
-  if (e.layout != ops::LayoutClass::kSubgraph)
+  if (e.layout.kind != ops::LayoutClass::kSubgraph)
     if (auto r = quantized_kernel_problem(g, n, kind); !r.empty()) return r;
   return e.check ? e.check(g, n) : "";
 }

@@ -59,16 +59,14 @@ Status lower_floor_mod(LowerContext& ctx, const ir::Node& n) {
 }  // namespace
 
 OpEntry floor_mod() {
-  OpEntry e;
-  e.layout = LayoutClass::kTransparent;
-  e.check = check_floor_mod;
-  e.lower = lower_floor_mod;
-  e.onnx = "Mod (fmod=0); floats: Mod (fmod=1) + sign correction";
-  e.dtypes = "float32, int32, int64, int8, int16";
-  e.notes = "constant operands are folded";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.arithmetic = Arithmetic::kFloorMod;
-  return e;
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .check = check_floor_mod,
+          .lower = lower_floor_mod,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .evaluate = {.arithmetic = Arithmetic::kFloorMod},
+          .doc = {.onnx = "Mod (fmod=0); floats: Mod (fmod=1) + sign correction",
+                  .dtypes = "float32, int32, int64, int8, int16",
+                  .notes = "constant operands are folded"}};
 }
 
 }  // namespace lite2onnx::ops::arith

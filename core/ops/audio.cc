@@ -267,44 +267,41 @@ Status lower_mfcc(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+Status read_spectrogram_options(std::span<const uint8_t> bytes, ir::Attributes& attrs) {
+  return read_flex_fields(bytes, kSpectrogramFields, attrs);
+}
+
+Status read_mfcc_options(std::span<const uint8_t> bytes, ir::Attributes& attrs) {
+  return read_flex_fields(bytes, kMfccFields, attrs);
+}
+
 }  // namespace
 
 OpEntry audio_spectrogram() {
-  OpEntry e;
-  e.layout = LayoutClass::kTerminate;
-  e.custom_options = [](std::span<const uint8_t> bytes, ir::Attributes& attrs) {
-    return read_flex_fields(bytes, kSpectrogramFields, attrs);
-  };
-  e.check = check_spectrogram;
-  e.lower = lower_spectrogram;
-  e.infer_shapes = infer_spectrogram;
-  e.onnx = "Gather (frames) + MatMul x2 (windowed cosine, sine) + Mul + Add (+ Sqrt)";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.notes =
-      "TFLite's own custom op: periodic Hann window, DFT of the next power of two, "
-      "[channels, frames, bins]; computed in float32 (TFLite: float64)";
-  return e;
+  return {.read = {.custom_options = read_spectrogram_options},
+          .infer_shapes = infer_spectrogram,
+          .check = check_spectrogram,
+          .lower = lower_spectrogram,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Gather (frames) + MatMul x2 (windowed cosine, sine) + Mul + Add (+ "
+                          "Sqrt)",
+                  .notes = "TFLite's own custom op: periodic Hann window, DFT of the next power "
+                           "of two, [channels, frames, bins]; computed in float32 (TFLite: "
+                           "float64)"}};
 }
 
 OpEntry mfcc() {
-  OpEntry e;
-  e.layout = LayoutClass::kTerminate;
-  e.min_inputs = 2;
-  e.custom_options = [](std::span<const uint8_t> bytes, ir::Attributes& attrs) {
-    return read_flex_fields(bytes, kMfccFields, attrs);
-  };
-  e.check = check_mfcc;
-  e.lower = lower_mfcc;
-  e.infer_shapes = infer_mfcc;
-  e.onnx =
-      "mel filterbank built in float64 from the run-time sample rate + Sqrt + MatMul + Log "
-      "+ MatMul (DCT)";
-  e.dtypes = "float32 (int32 sample rate)";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.notes =
-      "TFLite's own custom op; the sample rate may be a run-time input; a rate that puts "
-      "upper_frequency_limit past the last bin gives zeros, as TFLite does";
-  return e;
+  return {.read = {.min_inputs = 2, .custom_options = read_mfcc_options},
+          .infer_shapes = infer_mfcc,
+          .check = check_mfcc,
+          .lower = lower_mfcc,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "mel filterbank built in float64 from the run-time sample rate + Sqrt + "
+                          "MatMul + Log + MatMul (DCT)",
+                  .dtypes = "float32 (int32 sample rate)",
+                  .notes = "TFLite's own custom op; the sample rate may be a run-time input; a "
+                           "rate that puts upper_frequency_limit past the last bin gives zeros, as "
+                           "TFLite does"}};
 }
 
 }  // namespace lite2onnx::ops::audio

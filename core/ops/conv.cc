@@ -11,6 +11,7 @@ namespace {
 
 using ir::DataType;
 using ir::Perm;
+using ir::Shape;
 using ir::TensorId;
 
 const Perm kOhwiToOihw = {0, 3, 1, 2};
@@ -481,118 +482,144 @@ InferredShapes infer_unpool(const ir::Graph& g, const ir::Node& n) {
   return std::vector<ir::Shape>{{(*x)[0], (*x)[1] * fh, (*x)[2] * fw, (*x)[3]}};
 }
 
-OpEntry implicit(const char* onnx, ReadOptionsFn read, CheckFn check, LowerFn lower) {
-  OpEntry e;
-  e.layout = LayoutClass::kImplicit;
-  e.read_options = read;
-  e.check = check;
-  e.lower = lower;
-  e.onnx = onnx;
-  return e;
+std::string check_conv(const ir::Graph& g, const ir::Node& n) {
+  return check_conv_common(g, n, 0, 1);
+}
+std::string check_transpose_conv(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 0, "output_shape"); !r.empty())
+    return r + "; ONNX ConvTranspose cannot take a run-time output shape";
+  return check_conv_common(g, n, 2, 1);
+}
+Status lower_conv2d(LowerContext& ctx, const ir::Node& n) { return lower_conv(ctx, n, false); }
+Status lower_depthwise_conv2d(LowerContext& ctx, const ir::Node& n) {
+  return lower_conv(ctx, n, true);
+}
+Status lower_average_pool(LowerContext& ctx, const ir::Node& n) {
+  return lower_pool(ctx, n, "AveragePool");
+}
+Status lower_max_pool(LowerContext& ctx, const ir::Node& n) {
+  return lower_pool(ctx, n, "MaxPool");
+}
+
+// NHWC CONV_2D (filter OHWI) and DEPTHWISE_CONV_2D (filter 1HW(C*M)).
+InferredShapes infer_conv2d(const ir::Graph& g, const ir::Node& n) {
+  auto w = input_shape(g, n, 1);
+  if (!w || w->size() != 4) return std::nullopt;
+  return window_shape(g, n, (*w)[1], (*w)[2], (*w)[0]);
+}
+
+InferredShapes infer_depthwise_conv2d(const ir::Graph& g, const ir::Node& n) {
+  auto w = input_shape(g, n, 1);
+  if (!w || w->size() != 4) return std::nullopt;
+  return window_shape(g, n, (*w)[1], (*w)[2], (*w)[3]);
+}
+
+// TRANSPOSE_CONV: the constant output_shape (input 0).
+InferredShapes infer_transpose_conv(const ir::Graph& g, const ir::Node& n) {
+  // With a dynamic data input the file's (dynamic) output shape stands: the
+  // constant output_shape then holds a converter's placeholder batch.
+  auto shape = input_ints(g, n, 0);
+  if (!shape || shape->size() != 4 || !input_shape(g, n, 2) || n.outputs.size() != 1)
+    return std::nullopt;
+  for (int64_t d : *shape)
+    if (d < 0) return std::nullopt;
+  return one_shape(Shape(shape->begin(), shape->end()));
 }
 
 }  // namespace
 
 OpEntry conv2d() {
-  OpEntry e = implicit(
-      "Conv", read_conv_options,
-      [](const ir::Graph& g, const ir::Node& n) { return check_conv_common(g, n, 0, 1); },
-      [](LowerContext& ctx, const ir::Node& n) { return lower_conv(ctx, n, false); });
-  e.notes = "filter OHWI -> OIHW in the initializer; grouped convolution from the filter shape";
-  e.min_inputs = 2;
-  e.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true};
-  e.infer_shapes = infer_conv2d;
-  return e;
+  return {.read = {.min_inputs = 2, .options = read_conv_options},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_conv2d,
+          .check = check_conv,
+          .lower = lower_conv2d,
+          .quantization = {.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true}},
+          .doc = {.onnx = "Conv",
+                  .notes = "filter OHWI -> OIHW in the initializer; grouped convolution from the "
+                           "filter shape"}};
 }
 
 OpEntry depthwise_conv2d() {
-  OpEntry e = implicit(
-      "Conv (group = C)", read_depthwise_options,
-      [](const ir::Graph& g, const ir::Node& n) { return check_conv_common(g, n, 0, 1); },
-      [](LowerContext& ctx, const ir::Node& n) { return lower_conv(ctx, n, true); });
-  e.notes = "filter 1HW(C*M) -> (C*M)1HW; any multiplier, taken from the shapes";
-  e.min_inputs = 2;
-  e.bias = BiasSlots{2, 0, 1};
-  e.infer_shapes = infer_depthwise_conv2d;
-  return e;
+  return {.read = {.min_inputs = 2, .options = read_depthwise_options},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_depthwise_conv2d,
+          .check = check_conv,
+          .lower = lower_depthwise_conv2d,
+          .quantization = {.bias = BiasSlots{2, 0, 1}},
+          .doc = {.onnx = "Conv (group = C)",
+                  .notes = "filter 1HW(C*M) -> (C*M)1HW; any multiplier, taken from the shapes"}};
 }
 
 OpEntry transpose_conv() {
-  OpEntry e = implicit(
-      "ConvTranspose", read_transpose_conv_options,
-      [](const ir::Graph& g, const ir::Node& n) -> std::string {
-        if (auto r = require_const(g, n, 0, "output_shape"); !r.empty())
-          return r + "; ONNX ConvTranspose cannot take a run-time output shape";
-        return check_conv_common(g, n, 2, 1);
-      },
-      lower_transpose_conv);
-  e.data_input = 2;
-  e.min_inputs = 3;
-  e.notes = "filter OHWI -> IOHW; explicit pads and output_padding from output_shape";
-  e.bias = BiasSlots{3, 2, 1};
-  e.infer_shapes = infer_transpose_conv;
-  return e;
+  return {.read = {.min_inputs = 3, .options = read_transpose_conv_options},
+          .layout = {.kind = LayoutClass::kImplicit, .data_input = 2},
+          .infer_shapes = infer_transpose_conv,
+          .check = check_transpose_conv,
+          .lower = lower_transpose_conv,
+          .quantization = {.bias = BiasSlots{3, 2, 1}},
+          .doc = {.onnx = "ConvTranspose",
+                  .notes = "filter OHWI -> IOHW; explicit pads and output_padding from "
+                           "output_shape"}};
 }
 
 OpEntry mediapipe_transpose_conv_bias() {
-  OpEntry e =
-      implicit("ConvTranspose", nullptr, check_transpose_conv_bias, lower_transpose_conv_bias);
-  e.custom_options = read_transpose_conv_params;
-  e.min_inputs = 3;
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.notes =
-      "MediaPipe; filter OHWI -> IOHW; output size and pads as MediaPipe's kernel computes "
-      "them";
-  e.infer_shapes = infer_transpose_conv_bias;
-  return e;
+  return {.read = {.min_inputs = 3, .custom_options = read_transpose_conv_params},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_transpose_conv_bias,
+          .check = check_transpose_conv_bias,
+          .lower = lower_transpose_conv_bias,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "ConvTranspose",
+                  .notes = "MediaPipe; filter OHWI -> IOHW; output size and pads as MediaPipe's "
+                           "kernel computes them"}};
 }
 
 OpEntry mediapipe_max_pool_argmax() {
-  OpEntry e = implicit("MaxPool (with Indices), Mod, Div, Sub, Cast", nullptr, check_pool_argmax,
-                       lower_pool_argmax);
-  e.custom_options = read_mediapipe_pool_params;
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.notes =
-      "MediaPipe; indices are the position in the window (y * filter_width + x + 0.1, float), "
-      "from MaxPool's; ties: the first maximum, as in the kernel";
-  e.infer_shapes = infer_pool_argmax;
-  return e;
+  return {.read = {.custom_options = read_mediapipe_pool_params},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_pool_argmax,
+          .check = check_pool_argmax,
+          .lower = lower_pool_argmax,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "MaxPool (with Indices), Mod, Div, Sub, Cast",
+                  .notes = "MediaPipe; indices are the position in the window (y * filter_width "
+                           "+ x + 0.1, float), from MaxPool's; ties: the first maximum, as in the "
+                           "kernel"}};
 }
 
 OpEntry mediapipe_max_unpool() {
-  OpEntry e;
-  e.layout = LayoutClass::kAttribute;
-  e.propagate = propagate_unpool;
-  e.custom_options = read_mediapipe_pool_params;
-  e.check = check_unpool;
-  e.lower = lower_unpool;
-  e.min_inputs = 2;
-  e.onnx = "ScatterElements into zeros";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.notes =
-      "MediaPipe; values and indices in NCHW; output = input size x filter size; an index "
-      "outside the output fails in ONNX Runtime (the kernel writes out of bounds)";
-  e.infer_shapes = infer_unpool;
-  return e;
+  return {.read = {.min_inputs = 2, .custom_options = read_mediapipe_pool_params},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_unpool},
+          .infer_shapes = infer_unpool,
+          .check = check_unpool,
+          .lower = lower_unpool,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "ScatterElements into zeros",
+                  .notes = "MediaPipe; values and indices in NCHW; output = input size x filter "
+                           "size; an index outside the output fails in ONNX Runtime (the kernel "
+                           "writes out of bounds)"}};
 }
 
 OpEntry average_pool2d() {
-  OpEntry e = implicit(
-      "AveragePool", read_pool_options, check_pool,
-      [](LowerContext& ctx, const ir::Node& n) { return lower_pool(ctx, n, "AveragePool"); });
-  e.notes = "padding excluded from the average, as in TFLite";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_pool2d;
-  return e;
+  return {
+      .read = {.options = read_pool_options},
+      .layout = {.kind = LayoutClass::kImplicit},
+      .infer_shapes = infer_pool2d,
+      .check = check_pool,
+      .lower = lower_average_pool,
+      .quantization = {.kernel = QuantizedKernel::kSameScale},
+      .doc = {.onnx = "AveragePool", .notes = "padding excluded from the average, as in TFLite"}};
 }
 
 OpEntry max_pool2d() {
-  OpEntry e =
-      implicit("MaxPool", read_pool_options, check_pool,
-               [](LowerContext& ctx, const ir::Node& n) { return lower_pool(ctx, n, "MaxPool"); });
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_pool2d;
-  return e;
+  return {.read = {.options = read_pool_options},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_pool2d,
+          .check = check_pool,
+          .lower = lower_max_pool,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "MaxPool"}};
 }
 
 }  // namespace lite2onnx::ops::conv

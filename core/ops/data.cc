@@ -22,20 +22,6 @@ using ir::TensorId;
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
-OpEntry entry(LayoutClass layout, const char* onnx, PropagateFn propagate, CheckFn check,
-              LowerFn lower, int min_inputs) {
-  OpEntry e;
-  e.layout = layout;
-  e.propagate = propagate;
-  e.check = check;
-  e.lower = lower;
-  e.onnx = onnx;
-  e.min_inputs = min_inputs;
-  return e;
-}
-
-bool is_index_type(DataType t) { return t == DataType::kInt32 || t == DataType::kInt64; }
-
 std::string type_name(DataType t) { return ir::to_string(t); }
 
 // Input 0 in layout `in[0]`, constant operands in TFLite order, output in the
@@ -474,98 +460,258 @@ Status lower_batch_matmul(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+void read_batch_matmul_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_BatchMatMulOptions();
+  a.set("adj_x", int64_t{o && o->adj_x() ? 1 : 0});
+  a.set("adj_y", int64_t{o && o->adj_y() ? 1 : 0});
+}
+
+// GATHER_ND: indices[:-1] + params[indices[-1]:].
+InferredShapes infer_gather_nd(const ir::Graph& g, const ir::Node& n) {
+  auto params = input_shape(g, n, 0);
+  auto idx = input_shape(g, n, 1);
+  if (!params || !idx || n.inputs.size() != 2 || n.outputs.size() != 1 || params->empty() ||
+      idx->empty() || !is_index_type(g.tensor(n.inputs[1]).dtype))
+    return std::nullopt;
+  const int64_t depth = idx->back();
+  if (depth > static_cast<int64_t>(params->size())) return std::nullopt;
+  Shape s(idx->begin(), idx->end() - 1);
+  s.insert(s.end(), params->begin() + depth, params->end());
+  return one_shape(std::move(s));
+}
+
+// SLICE: constant begin and size (size -1: to the end).
+InferredShapes infer_slice(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto begin = const_operand(g, n, 1, true, 1);
+  auto size = const_operand(g, n, 2, true, 1);
+  if (!x || !begin || !size || n.outputs.size() != 1 || x->size() > 5 ||
+      begin->size() != x->size() || size->size() != x->size() ||
+      g.tensor(n.inputs[1]).dtype != g.tensor(n.inputs[2]).dtype)
+    return std::nullopt;
+  Shape s;
+  for (size_t d = 0; d < x->size(); ++d) {
+    const int64_t dim = (*x)[d], b = (*begin)[d], k = (*size)[d];
+    if (b < 0 || b > dim) return std::nullopt;
+    if (k == -1) {
+      s.push_back(dim - b);  // to the end
+    } else if (k >= 0 && k <= dim - b) {
+      s.push_back(k);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return one_shape(std::move(s));
+}
+
+// TILE: constant multiples.
+InferredShapes infer_tile(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto multiples = const_operand(g, n, 1, true, 1);
+  if (!x || !multiples || multiples->size() != x->size() || n.outputs.size() != 1)
+    return std::nullopt;
+  Shape s = *x;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const int64_t k = (*multiples)[i];
+    if (k < 0 || (k > 0 && s[i] > kMaxDim / k)) return std::nullopt;
+    s[i] *= k;
+  }
+  return one_shape(std::move(s));
+}
+
+// BROADCAST_TO: the constant shape (input 1), which the input must broadcast to.
+InferredShapes infer_broadcast_to(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto shape = const_operand(g, n, 1, true, 1);
+  if (!x || !shape || n.outputs.size() != 1 || shape->size() < x->size() || shape->size() > 8)
+    return std::nullopt;
+  const size_t lead = shape->size() - x->size();
+  for (int64_t d : *shape)
+    if (!dim_value(d)) return std::nullopt;
+  for (size_t i = 0; i < x->size(); ++i)
+    if ((*x)[i] != 1 && (*x)[i] != (*shape)[lead + i]) return std::nullopt;
+  return one_shape(Shape(shape->begin(), shape->end()));
+}
+
+// BATCH_MATMUL: broadcast batch dimensions, [rows, cols] after adj_x / adj_y.
+InferredShapes infer_batch_matmul(const ir::Graph& g, const ir::Node& n) {
+  auto lhs = input_shape(g, n, 0);
+  auto rhs = input_shape(g, n, 1);
+  if (!lhs || !rhs || n.outputs.size() != 1 || lhs->size() < 2 || rhs->size() < 2 ||
+      lhs->size() > 5 || rhs->size() > 5)
+    return std::nullopt;
+  const size_t rank = std::max(lhs->size(), rhs->size());
+  lhs->insert(lhs->begin(), rank - lhs->size(), 1);
+  rhs->insert(rhs->begin(), rank - rhs->size(), 1);
+  Shape s;
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    const int64_t l = (*lhs)[i], r = (*rhs)[i];
+    if (l != r && l != 1 && r != 1) return std::nullopt;
+    s.push_back(l == 1 ? r : l);
+  }
+  const bool adj_x = n.attrs.get_int("adj_x") != 0, adj_y = n.attrs.get_int("adj_y") != 0;
+  const int64_t rows = (*lhs)[adj_x ? rank - 1 : rank - 2];
+  const int64_t inner_l = (*lhs)[adj_x ? rank - 2 : rank - 1];
+  const int64_t inner_r = (*rhs)[adj_y ? rank - 1 : rank - 2];
+  const int64_t cols = (*rhs)[adj_y ? rank - 2 : rank - 1];
+  if (inner_l != inner_r) return std::nullopt;
+  s.push_back(rows);
+  s.push_back(cols);
+  return one_shape(std::move(s));
+}
+
+// RANGE: [count] of constant integer start, limit and delta.
+InferredShapes infer_range(const ir::Graph& g, const ir::Node& n) {
+  // Integers only: a float range's length depends on float rounding.
+  if (n.inputs.size() != 3 || n.outputs.size() != 1) return std::nullopt;
+  const ir::DataType type = g.tensor(n.outputs[0]).dtype;
+  if (!is_index_type(type)) return std::nullopt;
+  int64_t v[3];
+  for (size_t i = 0; i < 3; ++i) {
+    auto c = const_operand(g, n, i, true, -1);
+    if (!c || c->size() != 1 || g.tensor(n.inputs[i]).dtype != type) return std::nullopt;
+    v[i] = (*c)[0];
+  }
+  const int64_t start = v[0], limit = v[1], delta = v[2];
+  if (delta == 0 || !((start >= limit && delta < 0) || (start <= limit && delta > 0)))
+    return std::nullopt;
+  // (|limit - start| + |delta| - 1) / |delta| in T: where that overflows T
+  // TFLite's size is undefined.
+  const int64_t top = type == ir::DataType::kInt32 ? kMaxDim : std::numeric_limits<int64_t>::max();
+  int64_t span = 0, sum = 0;
+  if (__builtin_sub_overflow(limit, start, &span) || span == std::numeric_limits<int64_t>::min() ||
+      delta == std::numeric_limits<int64_t>::min())
+    return std::nullopt;
+  span = std::abs(span);
+  const int64_t step = std::abs(delta);
+  if (__builtin_add_overflow(span, step - 1, &sum) || sum > top) return std::nullopt;
+  const int64_t count = sum / step;
+  if (!dim_value(count)) return std::nullopt;
+  return one_shape({count});
+}
+
+// SCATTER_ND: the constant shape (input 2), checked against indices and updates.
+InferredShapes infer_scatter_nd(const ir::Graph& g, const ir::Node& n) {
+  auto idx = input_shape(g, n, 0);
+  auto updates = input_shape(g, n, 1);
+  auto shape = const_operand(g, n, 2, true, 1);
+  if (!idx || !updates || !shape || n.outputs.size() != 1 || idx->empty() || updates->empty() ||
+      !is_index_type(g.tensor(n.inputs[0]).dtype) ||
+      g.tensor(n.inputs[0]).dtype != g.tensor(n.inputs[2]).dtype)
+    return std::nullopt;
+  for (int64_t d : *shape)
+    if (!dim_value(d)) return std::nullopt;
+  // TFLite's CheckShapes: updates = indices[:-1] + shape[indices[-1]:].
+  const size_t outer = idx->size() - 1;
+  const int64_t depth = idx->back();
+  if (depth > static_cast<int64_t>(shape->size()) || updates->size() < outer ||
+      updates->size() - outer != shape->size() - static_cast<size_t>(depth))
+    return std::nullopt;
+  for (size_t i = 0; i < outer; ++i)
+    if ((*idx)[i] != (*updates)[i]) return std::nullopt;
+  for (size_t i = 0; i + outer < updates->size(); ++i)
+    if ((*updates)[outer + i] != (*shape)[static_cast<size_t>(depth) + i]) return std::nullopt;
+  return one_shape(Shape(shape->begin(), shape->end()));
+}
+
 }  // namespace
 
 OpEntry slice() {
-  OpEntry e =
-      entry(LayoutClass::kAttribute, "Slice", propagate_data_input, check_slice, lower_slice, 3);
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes = "constant begin/size (size -1: to the end); axes follow the layout";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_slice;
-  return e;
+  return {.read = {.min_inputs = 3},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_data_input},
+          .infer_shapes = infer_slice,
+          .check = check_slice,
+          .lower = lower_slice,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Slice",
+                  .dtypes = "float32, int32, int64, bool",
+                  .notes = "constant begin/size (size -1: to the end); axes follow the layout"}};
 }
 
 OpEntry tile() {
-  OpEntry e =
-      entry(LayoutClass::kAttribute, "Tile", propagate_data_input, check_tile, lower_tile, 2);
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes =
-      "constant multiples, permuted by the layout; run-time multiples: Cast + Gather into the "
-      "layout's order";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_tile;
-  return e;
+  return {.read = {.min_inputs = 2},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_data_input},
+          .infer_shapes = infer_tile,
+          .check = check_tile,
+          .lower = lower_tile,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Tile",
+                  .dtypes = "float32, int32, int64, bool",
+                  .notes = "constant multiples, permuted by the layout; run-time multiples: Cast "
+                           "+ Gather into the layout's order"}};
 }
 
 OpEntry reverse_v2() {
-  OpEntry e = entry(LayoutClass::kAttribute, "Slice (step -1)", propagate_data_input, check_reverse,
-                    lower_reverse, 2);
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes = "constant axis; axes follow the layout";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_same_as_input;
-  return e;
+  return {.read = {.min_inputs = 2},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_data_input},
+          .infer_shapes = infer_same_as_input,
+          .check = check_reverse,
+          .lower = lower_reverse,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Slice (step -1)",
+                  .dtypes = "float32, int32, int64, bool",
+                  .notes = "constant axis; axes follow the layout"}};
 }
 
 OpEntry broadcast_to() {
-  OpEntry e =
-      entry(LayoutClass::kTerminate, "Expand", nullptr, check_broadcast_to, lower_broadcast_to, 2);
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes = "constant or run-time shape";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_broadcast_to;
-  return e;
+  return {.read = {.min_inputs = 2},
+          .infer_shapes = infer_broadcast_to,
+          .check = check_broadcast_to,
+          .lower = lower_broadcast_to,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Expand",
+                  .dtypes = "float32, int32, int64, bool",
+                  .notes = "constant or run-time shape"}};
 }
 
 OpEntry gather_nd() {
-  OpEntry e = entry(LayoutClass::kTerminate, "GatherND (+ Cast of int32 indices)", nullptr,
-                    check_gather_nd, lower_gather_nd, 2);
-  e.dtypes = "float32, int32, int64";
-  e.notes = "batch_dims 0";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_gather_nd;
-  return e;
+  return {.read = {.min_inputs = 2},
+          .infer_shapes = infer_gather_nd,
+          .check = check_gather_nd,
+          .lower = lower_gather_nd,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "GatherND (+ Cast of int32 indices)",
+                  .dtypes = "float32, int32, int64",
+                  .notes = "batch_dims 0"}};
 }
 
 OpEntry scatter_nd() {
-  OpEntry e = entry(LayoutClass::kTerminate, "Expand + ScatterND (reduction 'add')", nullptr,
-                    check_scatter_nd, lower_scatter_nd, 3);
-  e.dtypes = "float32, int32, int64 (indices int32/int64)";
-  e.notes = "duplicate indices sum (opset 16+); at opset 13-15 constant distinct indices only";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.infer_shapes = infer_scatter_nd;
-  return e;
+  return {.read = {.min_inputs = 3},
+          .infer_shapes = infer_scatter_nd,
+          .check = check_scatter_nd,
+          .lower = lower_scatter_nd,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Expand + ScatterND (reduction 'add')",
+                  .dtypes = "float32, int32, int64 (indices int32/int64)",
+                  .notes = "duplicate indices sum (opset 16+); at opset 13-15 constant distinct "
+                           "indices only"}};
 }
 
 OpEntry range() {
-  OpEntry e = entry(LayoutClass::kTerminate, "Range", nullptr, check_range, lower_range, 3);
-  e.dtypes = "float32, int32, int64";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.infer_shapes = infer_range;
-  return e;
+  return {.read = {.min_inputs = 3},
+          .infer_shapes = infer_range,
+          .check = check_range,
+          .lower = lower_range,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Range", .dtypes = "float32, int32, int64"}};
 }
 
 OpEntry where() {
-  OpEntry e =
-      entry(LayoutClass::kTerminate, "NonZero + Transpose", nullptr, check_where, lower_where, 1);
-  e.dtypes = "bool, float32, int32, int64 (-> int32/int64)";
-  e.notes = "one input only (coordinates of the true elements)";
-  return e;
+  return {.check = check_where,
+          .lower = lower_where,
+          .doc = {.onnx = "NonZero + Transpose",
+                  .dtypes = "bool, float32, int32, int64 (-> int32/int64)",
+                  .notes = "one input only (coordinates of the true elements)"}};
 }
 
 OpEntry batch_matmul() {
-  OpEntry e =
-      entry(LayoutClass::kTerminate, "MatMul (+ Transpose of the last two axes for adj_x/adj_y)",
-            nullptr, check_batch_matmul, lower_batch_matmul, 2);
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_BatchMatMulOptions();
-    a.set("adj_x", int64_t{o && o->adj_x() ? 1 : 0});
-    a.set("adj_y", int64_t{o && o->adj_y() ? 1 : 0});
-  };
-  e.notes = "adjoint constants are transposed in the initializer; batch dims broadcast";
-  e.infer_shapes = infer_batch_matmul;
-  return e;
+  return {.read = {.min_inputs = 2, .options = read_batch_matmul_options},
+          .infer_shapes = infer_batch_matmul,
+          .check = check_batch_matmul,
+          .lower = lower_batch_matmul,
+          .doc = {.onnx = "MatMul (+ Transpose of the last two axes for adj_x/adj_y)",
+                  .notes = "adjoint constants are transposed in the initializer; batch dims "
+                           "broadcast"}};
 }
 
 }  // namespace lite2onnx::ops::data

@@ -331,45 +331,55 @@ InferredShapes infer_nms(const ir::Graph& g, const ir::Node& n, bool v5) {
   return out;
 }
 
-template <bool kV5>
-OpEntry nms() {
-  OpEntry e;
-  e.layout = LayoutClass::kTerminate;
-  e.min_inputs = -1;
-  e.check = [](const ir::Graph& g, const ir::Node& n) { return check_nms(g, n, kV5); };
-  e.lower = [](LowerContext& ctx, const ir::Node& n) { return lower_nms(ctx, n, kV5); };
-  e.infer_shapes = [](const ir::Graph& g, const ir::Node& n) { return infer_nms(g, n, kV5); };
-  e.onnx = "NonMaxSuppression + Gather, zero padding (Expand + Concat + Slice)";
-  e.dtypes = "float32 (int32 indices)";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.notes = kV5 ? "soft_nms_sigma 0 only (soft-NMS has no ONNX form); equal scores keep the lower "
-                  "index first"
-                : "equal scores keep the lower index first";
-  return e;
+std::string check_nms_v4(const ir::Graph& g, const ir::Node& n) { return check_nms(g, n, false); }
+std::string check_nms_v5(const ir::Graph& g, const ir::Node& n) { return check_nms(g, n, true); }
+Status lower_nms_v4(LowerContext& ctx, const ir::Node& n) { return lower_nms(ctx, n, false); }
+Status lower_nms_v5(LowerContext& ctx, const ir::Node& n) { return lower_nms(ctx, n, true); }
+InferredShapes infer_nms_v4(const ir::Graph& g, const ir::Node& n) {
+  return infer_nms(g, n, false);
+}
+InferredShapes infer_nms_v5(const ir::Graph& g, const ir::Node& n) { return infer_nms(g, n, true); }
+
+Status read_postprocess_options(std::span<const uint8_t> bytes, ir::Attributes& attrs) {
+  return read_flex_fields(bytes, kPostProcessFields, attrs);
 }
 
 }  // namespace
 
-OpEntry non_max_suppression_v4() { return nms<false>(); }
-OpEntry non_max_suppression_v5() { return nms<true>(); }
+OpEntry non_max_suppression_v4() {
+  return {.read = {.min_inputs = -1},
+          .infer_shapes = infer_nms_v4,
+          .check = check_nms_v4,
+          .lower = lower_nms_v4,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "NonMaxSuppression + Gather, zero padding (Expand + Concat + Slice)",
+                  .dtypes = "float32 (int32 indices)",
+                  .notes = "equal scores keep the lower index first"}};
+}
+
+OpEntry non_max_suppression_v5() {
+  return {.read = {.min_inputs = -1},
+          .infer_shapes = infer_nms_v5,
+          .check = check_nms_v5,
+          .lower = lower_nms_v5,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "NonMaxSuppression + Gather, zero padding (Expand + Concat + Slice)",
+                  .dtypes = "float32 (int32 indices)",
+                  .notes = "soft_nms_sigma 0 only (soft-NMS has no ONNX form); equal scores keep "
+                           "the lower index first"}};
+}
 
 OpEntry detection_postprocess() {
-  OpEntry e;
-  e.layout = LayoutClass::kTerminate;
-  e.min_inputs = -1;
-  e.custom_options = [](std::span<const uint8_t> bytes, ir::Attributes& attrs) {
-    return read_flex_fields(bytes, kPostProcessFields, attrs);
-  };
-  e.check = check_postprocess;
-  e.lower = lower_postprocess;
-  e.infer_shapes = infer_postprocess;
-  e.onnx = "Exp/Mul/Add (box decoding) + NonMaxSuppression + TopK + Gather";
-  e.dtypes = "float32, uint8 (-> float32 outputs)";
-  e.notes =
-      "fast (use_regular_nms false) and regular NMS, background class, max_classes_per_detection; "
-      "rows past num_detections are zeros (TFLite's fast path leaves them unwritten); equal "
-      "scores keep the lower index first";
-  return e;
+  return {.read = {.min_inputs = -1, .custom_options = read_postprocess_options},
+          .infer_shapes = infer_postprocess,
+          .check = check_postprocess,
+          .lower = lower_postprocess,
+          .doc = {.onnx = "Exp/Mul/Add (box decoding) + NonMaxSuppression + TopK + Gather",
+                  .dtypes = "float32, uint8 (-> float32 outputs)",
+                  .notes = "fast (use_regular_nms false) and regular NMS, background class, "
+                           "max_classes_per_detection; rows past num_detections are zeros "
+                           "(TFLite's fast path leaves them unwritten); equal scores keep the "
+                           "lower index first"}};
 }
 
 }  // namespace lite2onnx::ops::detection

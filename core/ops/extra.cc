@@ -12,18 +12,8 @@ namespace lite2onnx::ops::extra {
 namespace {
 
 using ir::DataType;
+using ir::Shape;
 using ir::TensorId;
-
-OpEntry make(LayoutClass layout, const char* onnx, CheckFn check, LowerFn lower,
-             int min_inputs = 1) {
-  OpEntry e;
-  e.layout = layout;
-  e.check = check;
-  e.lower = lower;
-  e.onnx = onnx;
-  e.min_inputs = min_inputs;
-  return e;
-}
 
 // "" if input i exists and has one of the types.
 std::string check_type(const ir::Graph& g, const ir::Node& n, size_t i,
@@ -217,79 +207,97 @@ Status lower_reverse_sequence(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+std::string check_sign(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_arity(n, 1); !r.empty()) return r;
+  return check_type(g, n, 0, {DataType::kFloat32, DataType::kInt32});
+}
+
+std::string check_relu_0_to_1(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_arity(n, 1); !r.empty()) return r;
+  return check_type(g, n, 0, {DataType::kFloat32});
+}
+
+void read_cumsum_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_CumsumOptions();
+  a.set("exclusive", int64_t{o && o->exclusive() ? 1 : 0});
+  a.set("reverse", int64_t{o && o->reverse() ? 1 : 0});
+}
+
+void read_reverse_sequence_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_ReverseSequenceOptions();
+  a.set("seq_dim", int64_t{o ? o->seq_dim() : 0});
+  a.set("batch_dim", int64_t{o ? o->batch_dim() : 0});
+}
+
+// EMBEDDING_LOOKUP: [ids, params[1:]...].
+InferredShapes infer_embedding_lookup(const ir::Graph& g, const ir::Node& n) {
+  auto ids = input_shape(g, n, 0);
+  auto params = input_shape(g, n, 1);
+  if (!ids || !params || ids->size() != 1 || params->size() < 2 || n.inputs.size() != 2 ||
+      n.outputs.size() != 1 || g.tensor(n.inputs[0]).dtype != ir::DataType::kInt32)
+    return std::nullopt;
+  Shape s = *params;
+  s[0] = (*ids)[0];
+  return one_shape(std::move(s));
+}
+
 }  // namespace
 
 OpEntry sign() {
-  OpEntry e = make(
-      LayoutClass::kTransparent, "Sign",
-      [](const ir::Graph& g, const ir::Node& n) -> std::string {
-        if (auto r = check_arity(n, 1); !r.empty()) return r;
-        return check_type(g, n, 0, {DataType::kFloat32, DataType::kInt32});
-      },
-      lower_sign);
-  e.dtypes = "float32, int32";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  return e;
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .check = check_sign,
+          .lower = lower_sign,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Sign", .dtypes = "float32, int32"}};
 }
 
 OpEntry relu_0_to_1() {
-  OpEntry e = make(
-      LayoutClass::kTransparent, "Clip",
-      [](const ir::Graph& g, const ir::Node& n) -> std::string {
-        if (auto r = check_arity(n, 1); !r.empty()) return r;
-        return check_type(g, n, 0, {DataType::kFloat32});
-      },
-      lower_relu_0_to_1);
-  return e;
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .check = check_relu_0_to_1,
+          .lower = lower_relu_0_to_1,
+          .doc = {.onnx = "Clip"}};
 }
 
 OpEntry embedding_lookup() {
-  OpEntry e = make(LayoutClass::kTerminate, "Gather (axis 0)", check_embedding_lookup,
-                   lower_embedding_lookup, 2);
-  e.dtypes = "float32, int32";
-  e.notes = "int32 ids";
-  e.infer_shapes = infer_embedding_lookup;
-  return e;
+  return {.read = {.min_inputs = 2},
+          .infer_shapes = infer_embedding_lookup,
+          .check = check_embedding_lookup,
+          .lower = lower_embedding_lookup,
+          .doc = {.onnx = "Gather (axis 0)", .dtypes = "float32, int32", .notes = "int32 ids"}};
 }
 
 OpEntry cumsum() {
-  OpEntry e = make(LayoutClass::kAttribute, "CumSum", check_cumsum, lower_cumsum, 2);
-  e.propagate = propagate_same;
-  e.keeps_layout = true;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_CumsumOptions();
-    a.set("exclusive", int64_t{o && o->exclusive() ? 1 : 0});
-    a.set("reverse", int64_t{o && o->reverse() ? 1 : 0});
-  };
-  e.dtypes = "float32, int32, int64";
-  e.notes = "constant axis, mapped through the input layout";
-  e.infer_shapes = infer_same_as_input;
-  return e;
+  return {.read = {.min_inputs = 2, .options = read_cumsum_options},
+          .layout = {.kind = LayoutClass::kAttribute,
+                     .propagate = propagate_same,
+                     .keeps_layout = true},
+          .infer_shapes = infer_same_as_input,
+          .check = check_cumsum,
+          .lower = lower_cumsum,
+          .doc = {.onnx = "CumSum",
+                  .dtypes = "float32, int32, int64",
+                  .notes = "constant axis, mapped through the input layout"}};
 }
 
 OpEntry l2_pool2d() {
-  OpEntry e =
-      make(LayoutClass::kImplicit, "Mul + AveragePool + Sqrt", check_l2_pool, lower_l2_pool);
-  e.read_options = read_pool_options;
-  e.data_input = 0;
-  e.notes = "sqrt of the mean square over in-bounds elements (padding excluded)";
-  e.infer_shapes = infer_pool2d;
-  return e;
+  return {.read = {.options = read_pool_options},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_pool2d,
+          .check = check_l2_pool,
+          .lower = lower_l2_pool,
+          .doc = {.onnx = "Mul + AveragePool + Sqrt",
+                  .notes = "sqrt of the mean square over in-bounds elements (padding excluded)"}};
 }
 
 OpEntry reverse_sequence() {
-  OpEntry e = make(LayoutClass::kTerminate, "ReverseSequence (+ Cast)", check_reverse_sequence,
-                   lower_reverse_sequence, 2);
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_ReverseSequenceOptions();
-    a.set("seq_dim", int64_t{o ? o->seq_dim() : 0});
-    a.set("batch_dim", int64_t{o ? o->batch_dim() : 0});
-  };
-  e.dtypes = "float32, int32, int64";
-  e.notes = "seq_dim/batch_dim must be 0/1 or 1/0 (ONNX limit)";
-  e.infer_shapes = infer_same_as_input;
-  e.quantized = QuantizedKernel::kSameScale;
-  return e;
+  return {.read = {.min_inputs = 2, .options = read_reverse_sequence_options},
+          .infer_shapes = infer_same_as_input,
+          .check = check_reverse_sequence,
+          .lower = lower_reverse_sequence,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "ReverseSequence (+ Cast)",
+                  .dtypes = "float32, int32, int64",
+                  .notes = "seq_dim/batch_dim must be 0/1 or 1/0 (ONNX limit)"}};
 }
 
 }  // namespace lite2onnx::ops::extra

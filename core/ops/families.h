@@ -41,8 +41,7 @@ OpEntry concatenation();
 OpEntry split();
 OpEntry split_v();
 OpEntry strided_slice();
-OpEntry pad();
-OpEntry padv2();
+OpEntry pad();  // PAD and PADV2
 OpEntry mirror_pad();
 }  // namespace shape
 
@@ -109,7 +108,8 @@ OpEntry square();
 OpEntry zeros_like();
 OpEntry gelu();
 OpEntry cast();
-OpEntry compare(const char* onnx_op);
+OpEntry equal();
+OpEntry compare(const char* onnx_op);  // ordered comparisons
 OpEntry not_equal();
 OpEntry logical_binary(const char* onnx_op);
 OpEntry logical_not();

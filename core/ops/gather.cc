@@ -16,19 +16,6 @@ using ir::Perm;
 using ir::Shape;
 using ir::TensorId;
 
-OpEntry entry(LayoutClass layout, const char* onnx, PropagateFn propagate, CheckFn check,
-              LowerFn lower) {
-  OpEntry e;
-  e.layout = layout;
-  e.propagate = propagate;
-  e.check = check;
-  e.lower = lower;
-  e.onnx = onnx;
-  return e;
-}
-
-bool is_index_type(DataType t) { return t == DataType::kInt32 || t == DataType::kInt64; }
-
 // The layout after TFLite axis `a` is inserted into a rank-`rank` tensor of
 // layout `p`: the new axis follows its TFLite predecessor in ONNX order (it
 // comes first when a == 0), the other axes keep their ONNX order.
@@ -508,87 +495,173 @@ std::optional<std::vector<OutputMap>> fill_sources(const ir::Graph& g, const ir:
   return std::vector<OutputMap>{std::move(out)};
 }
 
+// ---- options and shapes ------------------------------------------------------
+
+void read_shape_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_ShapeOptions();
+  a.set("out_type", int64_t{o ? static_cast<int64_t>(o->out_type()) : 2});
+}
+
+void read_pack_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_PackOptions();
+  a.set("values_count", int64_t{o ? o->values_count() : 0});
+  a.set("axis", int64_t{o ? o->axis() : 0});
+}
+
+void read_unpack_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_UnpackOptions();
+  a.set("num", int64_t{o ? o->num() : 0});
+  a.set("axis", int64_t{o ? o->axis() : 0});
+}
+
+void read_gather_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_GatherOptions();
+  a.set("axis", int64_t{o ? o->axis() : 0});
+  a.set("batch_dims", int64_t{o ? o->batch_dims() : 0});
+}
+
+// GATHER: params[:axis] + indices[batch_dims:] + params[axis+1:] (the
+// indices' shape only: they need not be constant).
+InferredShapes infer_gather(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto idx = input_shape(g, n, 1);
+  if (!x || !idx || n.inputs.size() != 2 || n.outputs.size() != 1 ||
+      !is_index_type(g.tensor(n.inputs[1]).dtype))
+    return std::nullopt;
+  auto axis = ir::resolve_axis(n.attrs.get_int("axis"), x->size());
+  if (!axis) return std::nullopt;
+  const int64_t a = *axis;
+  int64_t batch = n.attrs.get_int("batch_dims");
+  if (batch < 0) batch += static_cast<int64_t>(idx->size());
+  if (batch < 0 || batch > a || batch >= static_cast<int64_t>(x->size()) ||
+      batch > static_cast<int64_t>(idx->size()))
+    return std::nullopt;
+  for (int64_t i = 0; i < batch; ++i)
+    if ((*x)[static_cast<size_t>(i)] != (*idx)[static_cast<size_t>(i)]) return std::nullopt;
+  Shape s(x->begin(), x->begin() + a);
+  s.insert(s.end(), idx->begin() + batch, idx->end());
+  s.insert(s.end(), x->begin() + a + 1, x->end());
+  return one_shape(std::move(s));
+}
+
+// PACK (values_count inputs of one shape, new axis) and UNPACK (num outputs).
+InferredShapes infer_pack(const ir::Graph& g, const ir::Node& n) {
+  const int64_t count = static_cast<int64_t>(n.inputs.size());
+  if (count < 1 || n.attrs.get_int("values_count") != count || n.outputs.size() != 1)
+    return std::nullopt;
+  auto x = input_shape(g, n, 0);
+  if (!x) return std::nullopt;
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (input_shape(g, n, i) != x) return std::nullopt;
+  auto a = ir::resolve_axis(n.attrs.get_int("axis"), x->size() + 1);
+  if (!a) return std::nullopt;
+  Shape s = *x;
+  s.insert(s.begin() + *a, count);
+  return one_shape(std::move(s));
+}
+
+InferredShapes infer_unpack(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  const int64_t num = static_cast<int64_t>(n.outputs.size());
+  if (!x || n.inputs.size() != 1 || num < 1 || n.attrs.get_int("num") != num ||
+      ir::element_count(*x).value_or(0) == 0)
+    return std::nullopt;
+  auto a = ir::resolve_axis(n.attrs.get_int("axis"), x->size());
+  if (!a || (*x)[static_cast<size_t>(*a)] != num) return std::nullopt;
+  Shape s = *x;
+  s.erase(s.begin() + *a);
+  return many_shapes(std::vector<Shape>(static_cast<size_t>(num), s));
+}
+
+// SHAPE: [rank of the input] (only its rank need be known).
+InferredShapes infer_shape_op(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0) || n.outputs.size() != 1 || !g.tensor(n.inputs[0]).has_rank)
+    return std::nullopt;
+  return one_shape({static_cast<int64_t>(g.tensor(n.inputs[0]).rank())});
+}
+
+// FILL: the constant dims (input 0).
+InferredShapes infer_fill(const ir::Graph& g, const ir::Node& n) {
+  auto dims = const_operand(g, n, 0, true, 1);
+  if (!dims || !has_input(g, n, 1) || n.outputs.size() != 1) return std::nullopt;
+  for (int64_t d : *dims)
+    if (!dim_value(d)) return std::nullopt;
+  return one_shape(Shape(dims->begin(), dims->end()));
+}
+
 }  // namespace
 
 OpEntry shape_op() {
-  OpEntry e = entry(LayoutClass::kAttribute, "Shape (+ Gather to TFLite order, Cast)",
-                    propagate_shape, check_shape, lower_shape);
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_ShapeOptions();
-    a.set("out_type", int64_t{o ? static_cast<int64_t>(o->out_type()) : 2});
-  };
-  e.dtypes = "float32, int32, int64, bool (-> int32/int64)";
-  e.notes = "reads any layout (no Transpose) and reports TFLite order; static shapes are folded";
-  e.fold = fold_shape;
-  e.infer_shapes = infer_shape_op;
-  return e;
+  return {.read = {.options = read_shape_options},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_shape},
+          .infer_shapes = infer_shape_op,
+          .check = check_shape,
+          .lower = lower_shape,
+          .evaluate = {.fold = fold_shape},
+          .doc = {.onnx = "Shape (+ Gather to TFLite order, Cast)",
+                  .dtypes = "float32, int32, int64, bool (-> int32/int64)",
+                  .notes = "reads any layout (no Transpose) and reports TFLite order; static "
+                           "shapes are folded"}};
 }
 
 OpEntry pack() {
-  OpEntry e =
-      entry(LayoutClass::kAttribute, "Unsqueeze + Concat", propagate_pack, check_pack, lower_pack);
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_PackOptions();
-    a.set("values_count", int64_t{o ? o->values_count() : 0});
-    a.set("axis", int64_t{o ? o->axis() : 0});
-  };
-  e.dtypes = "float32, int32, int64";
-  e.notes = "the new axis is inserted into the input layout";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.element_sources = pack_sources;
-  e.infer_shapes = infer_pack;
-  return e;
+  return {.read = {.options = read_pack_options},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_pack},
+          .infer_shapes = infer_pack,
+          .check = check_pack,
+          .lower = lower_pack,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .evaluate = {.element_sources = pack_sources},
+          .doc = {.onnx = "Unsqueeze + Concat",
+                  .dtypes = "float32, int32, int64",
+                  .notes = "the new axis is inserted into the input layout"}};
 }
 
 OpEntry unpack() {
-  OpEntry e = entry(LayoutClass::kAttribute, "Split + Squeeze", propagate_unpack, check_unpack,
-                    lower_unpack);
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_UnpackOptions();
-    a.set("num", int64_t{o ? o->num() : 0});
-    a.set("axis", int64_t{o ? o->axis() : 0});
-  };
-  e.dtypes = "float32, int32";
-  e.notes = "the unpacked axis leaves the layout";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.element_sources = unpack_sources;
-  e.infer_shapes = infer_unpack;
-  return e;
+  return {.read = {.options = read_unpack_options},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_unpack},
+          .infer_shapes = infer_unpack,
+          .check = check_unpack,
+          .lower = lower_unpack,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .evaluate = {.element_sources = unpack_sources},
+          .doc = {.onnx = "Split + Squeeze",
+                  .dtypes = "float32, int32",
+                  .notes = "the unpacked axis leaves the layout"}};
 }
 
 OpEntry gather() {
-  OpEntry e =
-      entry(LayoutClass::kAttribute, "Gather", propagate_gather, check_gather, lower_gather);
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_GatherOptions();
-    a.set("axis", int64_t{o ? o->axis() : 0});
-    a.set("batch_dims", int64_t{o ? o->batch_dims() : 0});
-  };
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes = "axis follows the layout; int32/int64 indices; batch_dims 0 only";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.element_sources = gather_sources;
-  e.infer_shapes = infer_gather;
-  return e;
+  return {.read = {.options = read_gather_options},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_gather},
+          .infer_shapes = infer_gather,
+          .check = check_gather,
+          .lower = lower_gather,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .evaluate = {.element_sources = gather_sources},
+          .doc = {.onnx = "Gather",
+                  .dtypes = "float32, int32, int64, bool",
+                  .notes = "axis follows the layout; int32/int64 indices; batch_dims 0 only"}};
 }
 
 OpEntry expand_dims() {
-  OpEntry e = entry(LayoutClass::kAttribute, "Unsqueeze", propagate_expand_dims, check_expand_dims,
-                    lower_expand_dims);
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes = "constant axis; the new axis is inserted into the input layout";
-  e.quantized = QuantizedKernel::kReinterpret;
-  e.element_sources = expand_dims_sources;
-  return e;
+  return {.layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_expand_dims},
+          .check = check_expand_dims,
+          .lower = lower_expand_dims,
+          .quantization = {.kernel = QuantizedKernel::kReinterpret},
+          .evaluate = {.element_sources = expand_dims_sources},
+          .doc = {.onnx = "Unsqueeze",
+                  .dtypes = "float32, int32, int64, bool",
+                  .notes = "constant axis; the new axis is inserted into the input layout"}};
 }
 
 OpEntry fill() {
-  OpEntry e = entry(LayoutClass::kTerminate, "Expand", nullptr, check_fill, lower_fill);
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes = "constant dims are folded into an initializer";
-  e.element_sources = fill_sources;
-  e.infer_shapes = infer_fill;
-  return e;
+  return {.infer_shapes = infer_fill,
+          .check = check_fill,
+          .lower = lower_fill,
+          .evaluate = {.element_sources = fill_sources},
+          .doc = {.onnx = "Expand",
+                  .dtypes = "float32, int32, int64, bool",
+                  .notes = "constant dims are folded into an initializer"}};
 }
 
 }  // namespace lite2onnx::ops::gather

@@ -303,53 +303,41 @@ InferredShapes infer_to_matrix(const ir::Graph&, const ir::Node& n) {
   return std::vector<ir::Shape>{{1, 4, 4}};
 }
 
-InferredShapes infer_same_as_input(const ir::Graph& g, const ir::Node& n) {
-  if (n.inputs.empty() || n.outputs.size() != 1) return std::nullopt;
-  auto s = ir::static_shape(g.tensor(n.inputs[0]));
-  if (!s) return std::nullopt;
-  return std::vector<ir::Shape>{*s};
-}
-
-OpEntry mediapipe_entry(LayoutClass layout, CheckFn check, LowerFn lower, const char* onnx) {
-  OpEntry e;
-  e.layout = layout;
-  e.check = check;
-  e.lower = lower;
-  e.onnx = onnx;
-  e.min_inputs = -1;
-  e.custom_version = kVersion;
-  e.quantized = QuantizedKernel::kNoQuantized;
-  return e;
-}
-
 }  // namespace
 
+// Version 2, the one MediaPipe's resolvers register, of each transform.
 OpEntry transform_tensor_bilinear() {
-  OpEntry e = mediapipe_entry(LayoutClass::kImplicit, check_transform_tensor,
-                              lower_transform_tensor, "Pad, Gather (4 corners), Where");
-  e.notes =
-      "MediaPipe, version 2; data in NCHW; output size from the output tensor, as the kernel; "
-      "batch 1";
-  return e;
+  return {.read = {.min_inputs = -1, .custom_version = kVersion},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .check = check_transform_tensor,
+          .lower = lower_transform_tensor,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Pad, Gather (4 corners), Where",
+                  .notes = "MediaPipe, version 2; data in NCHW; output size from the output "
+                           "tensor, as the kernel; batch 1"}};
 }
 
 OpEntry transform_landmarks() {
-  OpEntry e = mediapipe_entry(LayoutClass::kTerminate, check_transform_landmarks,
-                              lower_transform_landmarks, "MatMul, Add (x, y); z kept");
-  e.notes = "MediaPipe, version 2; [1, N, 2 or 3] landmarks";
-  e.infer_shapes = infer_same_as_input;
-  return e;
+  return {.read = {.min_inputs = -1, .custom_version = kVersion},
+          .infer_shapes = infer_same_as_input,
+          .check = check_transform_landmarks,
+          .lower = lower_transform_landmarks,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "MatMul, Add (x, y); z kept",
+                  .notes = "MediaPipe, version 2; [1, N, 2 or 3] landmarks"}};
 }
 
 OpEntry landmarks_to_transform_matrix() {
-  OpEntry e = mediapipe_entry(LayoutClass::kTerminate, check_to_matrix, lower_to_matrix,
-                              "Gather, MatMul, ReduceMax/Min, Concat");
-  e.custom_options = read_to_matrix_options;
-  e.notes =
-      "MediaPipe, version 2; the rotation from the angle-difference identities (ONNX has no "
-      "atan2)";
-  e.infer_shapes = infer_to_matrix;
-  return e;
+  return {.read = {.min_inputs = -1,
+                   .custom_options = read_to_matrix_options,
+                   .custom_version = kVersion},
+          .infer_shapes = infer_to_matrix,
+          .check = check_to_matrix,
+          .lower = lower_to_matrix,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Gather, MatMul, ReduceMax/Min, Concat",
+                  .notes = "MediaPipe, version 2; the rotation from the angle-difference "
+                           "identities (ONNX has no atan2)"}};
 }
 
 }  // namespace lite2onnx::ops::landmarks

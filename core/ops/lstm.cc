@@ -1063,74 +1063,66 @@ constexpr const char* kLstmNotes =
     "weights; float, hybrid (int8 weights, computed in float) and full-integer int8 (8x8_16, "
     "computed in float on the integer kernel's grids); states are model state";
 
+void read_sequence_lstm_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_UnidirectionalSequenceLSTMOptions();
+  read_lstm_options(o, a);
+  a.set("time_major", int64_t{o && o->time_major() ? 1 : 0});
+}
+
+void read_bidi_lstm_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_BidirectionalSequenceLSTMOptions();
+  read_lstm_options(o, a);
+  a.set("time_major", int64_t{o == nullptr || o->time_major() ? 1 : 0});
+  a.set("merge_outputs", int64_t{o && o->merge_outputs() ? 1 : 0});
+}
+
+void read_one_step_lstm_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_LSTMOptions();
+  read_lstm_options(o, a);
+  a.set("kernel_type", int64_t{o ? static_cast<int>(o->kernel_type()) : 0});
+}
+
 }  // namespace
 
 OpEntry unidirectional_sequence_lstm() {
-  OpEntry e;
-  e.min_inputs = 1;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_UnidirectionalSequenceLSTMOptions();
-    read_lstm_options(o, a);
-    a.set("time_major", int64_t{o && o->time_major() ? 1 : 0});
-  };
-  e.check = check_sequence_lstm;
-  e.lower = lower_sequence_lstm;
-  e.infer_shapes = infer_sequence_lstm;
-  e.state_inputs = {18, 19};
-  e.onnx =
-      "LSTM where it matches TFLite exactly, else the cell unrolled (MatMul, Gemm, Split, "
-      "Sigmoid, Tanh, Mul, Add per step)";
-  e.notes = kLstmNotes;
-  e.dtypes = "float32, int8 weights, int8 (int16 cell state)";
-  return e;
+  return {.read = {.options = read_sequence_lstm_options},
+          .infer_shapes = infer_sequence_lstm,
+          .check = check_sequence_lstm,
+          .lower = lower_sequence_lstm,
+          .state = {.inputs = {18, 19}},
+          .doc = {.onnx = "LSTM where it matches TFLite exactly, else the cell unrolled (MatMul, "
+                          "Gemm, Split, Sigmoid, Tanh, Mul, Add per step)",
+                  .dtypes = "float32, int8 weights, int8 (int16 cell state)",
+                  .notes = kLstmNotes}};
 }
 
 OpEntry bidirectional_sequence_lstm() {
-  OpEntry e;
-  e.min_inputs = 1;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_BidirectionalSequenceLSTMOptions();
-    read_lstm_options(o, a);
-    a.set("time_major", int64_t{o == nullptr || o->time_major() ? 1 : 0});
-    a.set("merge_outputs", int64_t{o && o->merge_outputs() ? 1 : 0});
-  };
-  e.check = check_bidi_lstm;
-  e.lower = lower_bidi_lstm;
-  e.infer_shapes = infer_bidi_lstm;
-  e.state_inputs = {35, 36, 37, 38};
-  e.onnx =
-      "two LSTMs (forward, reverse) where they match TFLite exactly, else both cells "
-      "unrolled; Concat for merge_outputs";
-  e.notes =
-      "time_major, merge_outputs, auxiliary input (stacking and not); the four states are "
-      "model state; float and hybrid";
-  e.dtypes = "float32, int8 weights";
-  return e;
+  return {.read = {.options = read_bidi_lstm_options},
+          .infer_shapes = infer_bidi_lstm,
+          .check = check_bidi_lstm,
+          .lower = lower_bidi_lstm,
+          .state = {.inputs = {35, 36, 37, 38}},
+          .doc = {.onnx = "two LSTMs (forward, reverse) where they match TFLite exactly, else "
+                          "both cells unrolled; Concat for merge_outputs",
+                  .dtypes = "float32, int8 weights",
+                  .notes = "time_major, merge_outputs, auxiliary input (stacking and not); the "
+                           "four states are model state; float and hybrid"}};
 }
 
 OpEntry lstm() {
-  OpEntry e;
-  e.min_inputs = 1;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_LSTMOptions();
-    read_lstm_options(o, a);
-    a.set("kernel_type", int64_t{o ? static_cast<int>(o->kernel_type()) : 0});
-  };
-  e.check = check_lstm;
-  e.lower = lower_lstm;
-  e.infer_shapes = infer_lstm;
-  // Basic kernel: the previous activation and state (1, 4), written when
-  // they are variable tensors; full kernel: 18 and 19, which must be.
-  e.state_inputs = {1, 4, 18, 19};
-  e.state_required = false;
-  e.onnx =
-      "full kernel: as UNIDIRECTIONAL_SEQUENCE_LSTM with one step; basic kernel: Concat, "
-      "Gemm, Split, Sigmoid, Tanh, Mul, Add";
-  e.notes =
-      "full kernel (20 or 24 inputs) as the sequence op; basic kernel float (its "
-      "activation and state inputs are model state when they are variable tensors)";
-  e.dtypes = "float32, int8 weights, int8 (int16 cell state)";
-  return e;
+  return {.read = {.options = read_one_step_lstm_options},
+          .infer_shapes = infer_lstm,
+          .check = check_lstm,
+          .lower = lower_lstm,
+          // Basic kernel: the previous activation and state (1, 4), written when
+          // they are variable tensors; full kernel: 18 and 19, which must be.
+          .state = {.inputs = {1, 4, 18, 19}, .required = false},
+          .doc = {.onnx = "full kernel: as UNIDIRECTIONAL_SEQUENCE_LSTM with one step; basic "
+                          "kernel: Concat, Gemm, Split, Sigmoid, Tanh, Mul, Add",
+                  .dtypes = "float32, int8 weights, int8 (int16 cell state)",
+                  .notes = "full kernel (20 or 24 inputs) as the sequence op; basic kernel float "
+                           "(its activation and state inputs are model state when they are "
+                           "variable tensors)"}};
 }
 
 }  // namespace lite2onnx::ops::recurrent

@@ -737,89 +737,89 @@ void read_rnn_options(const Options* o, ir::Attributes& a) {
   a.set("asymmetric_quantize_inputs", int64_t{o && o->asymmetric_quantize_inputs() ? 1 : 0});
 }
 
+void read_svdf_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_SVDFOptions();
+  store_activation(o, a);
+  a.set("rank", int64_t{o ? o->rank() : 0});
+  a.set("asymmetric_quantize_inputs", int64_t{o && o->asymmetric_quantize_inputs() ? 1 : 0});
+}
+
+std::optional<std::vector<Shape>> infer_svdf(const ir::Graph& g, const ir::Node& n) {
+  SvdfDims d;
+  if (!read_svdf(g, n, d).empty()) return std::nullopt;
+  return std::vector<Shape>{{d.batch, d.units}};
+}
+
+void read_one_step_rnn_options(const tflite::Operator& op, ir::Attributes& a) {
+  read_rnn_options(op.builtin_options_as_RNNOptions(), a);
+}
+
+void read_sequence_rnn_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_SequenceRNNOptions();
+  read_rnn_options(o, a);
+  a.set("time_major", int64_t{o && o->time_major() ? 1 : 0});
+}
+
+void read_bidi_rnn_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_BidirectionalSequenceRNNOptions();
+  read_rnn_options(o, a);
+  a.set("time_major", int64_t{o && o->time_major() ? 1 : 0});
+  a.set("merge_outputs", int64_t{o && o->merge_outputs() ? 1 : 0});
+}
+
 }  // namespace
 
 OpEntry svdf() {
-  OpEntry e;
-  e.min_inputs = 3;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_SVDFOptions();
-    store_activation(o, a);
-    a.set("rank", int64_t{o ? o->rank() : 0});
-    a.set("asymmetric_quantize_inputs", int64_t{o && o->asymmetric_quantize_inputs() ? 1 : 0});
-  };
-  e.check = check_svdf;
-  e.lower = lower_svdf;
-  e.infer_shapes = [](const ir::Graph& g, const ir::Node& n) -> std::optional<std::vector<Shape>> {
-    SvdfDims d;
-    if (!read_svdf(g, n, d).empty()) return std::nullopt;
-    return std::vector<Shape>{{d.batch, d.units}};
-  };
-  e.state_inputs = {static_cast<int>(kSvdfState)};
-  e.onnx = "MatMul, Slice, Concat, Mul, ReduceSum, Reshape, activation";
-  e.notes =
-      "rank >= 1; the state (the last memory_size activations of each filter) is model "
-      "state; float, hybrid (int8 weights, computed in float) and integer (int8 with "
-      "int16 state, computed in float on the kernel's grids)";
-  e.dtypes = "float32, int8 weights, int8 (int16 state)";
-  return e;
+  return {.read = {.min_inputs = 3, .options = read_svdf_options},
+          .infer_shapes = infer_svdf,
+          .check = check_svdf,
+          .lower = lower_svdf,
+          .state = {.inputs = {static_cast<int>(kSvdfState)}},
+          .doc = {.onnx = "MatMul, Slice, Concat, Mul, ReduceSum, Reshape, activation",
+                  .dtypes = "float32, int8 weights, int8 (int16 state)",
+                  .notes = "rank >= 1; the state (the last memory_size activations of each "
+                           "filter) is model state; float, hybrid (int8 weights, computed in "
+                           "float) and integer (int8 with int16 state, computed in float on the "
+                           "kernel's grids)"}};
 }
 
 OpEntry rnn() {
-  OpEntry e;
-  e.min_inputs = 5;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    read_rnn_options(op.builtin_options_as_RNNOptions(), a);
-  };
-  e.check = check_rnn;
-  e.lower = lower_rnn;
-  e.infer_shapes = infer_rnn;
-  e.state_inputs = {static_cast<int>(kRnnState)};
-  e.onnx = "Gemm (input), Gemm (recurrent), the activation";
-  e.notes = "one step; hidden state is model state; hybrid (int8 weights) computes in float";
-  e.dtypes = "float32, int8 weights";
-  return e;
+  return {.read = {.min_inputs = 5, .options = read_one_step_rnn_options},
+          .infer_shapes = infer_rnn,
+          .check = check_rnn,
+          .lower = lower_rnn,
+          .state = {.inputs = {static_cast<int>(kRnnState)}},
+          .doc = {.onnx = "Gemm (input), Gemm (recurrent), the activation",
+                  .dtypes = "float32, int8 weights",
+                  .notes = "one step; hidden state is model state; hybrid (int8 weights) "
+                           "computes in float"}};
 }
 
 OpEntry unidirectional_sequence_rnn() {
-  OpEntry e;
-  e.min_inputs = 5;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_SequenceRNNOptions();
-    read_rnn_options(o, a);
-    a.set("time_major", int64_t{o && o->time_major() ? 1 : 0});
-  };
-  e.check = check_sequence_rnn;
-  e.lower = lower_sequence_rnn;
-  e.infer_shapes = infer_rnn;
-  e.state_inputs = {static_cast<int>(kRnnState)};
-  e.onnx =
-      "RNN for TANH and RELU (Transposes around it when batch-major); otherwise MatMul, then "
-      "Gather, Gemm and the activation per step (unrolled), Concat, Reshape";
-  e.notes = "time_major both ways; hidden state is model state; hybrid computes in float";
-  e.dtypes = "float32, int8 weights";
-  return e;
+  return {.read = {.min_inputs = 5, .options = read_sequence_rnn_options},
+          .infer_shapes = infer_rnn,
+          .check = check_sequence_rnn,
+          .lower = lower_sequence_rnn,
+          .state = {.inputs = {static_cast<int>(kRnnState)}},
+          .doc = {.onnx = "RNN for TANH and RELU (Transposes around it when batch-major); "
+                          "otherwise MatMul, then Gather, Gemm and the activation per step "
+                          "(unrolled), Concat, Reshape",
+                  .dtypes = "float32, int8 weights",
+                  .notes = "time_major both ways; hidden state is model state; hybrid computes "
+                           "in float"}};
 }
 
 OpEntry bidirectional_sequence_rnn() {
-  OpEntry e;
-  e.min_inputs = 9;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_BidirectionalSequenceRNNOptions();
-    read_rnn_options(o, a);
-    a.set("time_major", int64_t{o && o->time_major() ? 1 : 0});
-    a.set("merge_outputs", int64_t{o && o->merge_outputs() ? 1 : 0});
-  };
-  e.check = check_bidi_rnn;
-  e.lower = lower_bidi_rnn;
-  e.infer_shapes = infer_bidi_rnn;
-  e.state_inputs = {static_cast<int>(kBiFwState), static_cast<int>(kBiBwState)};
-  e.onnx = "MatMul, Gemm and the activation per step and direction (unrolled), Concat, Reshape";
-  e.notes =
-      "time_major, merge_outputs, auxiliary input (stacking and not); both hidden states "
-      "are model state";
-  e.dtypes = "float32, int8 weights";
-  return e;
+  return {.read = {.min_inputs = 9, .options = read_bidi_rnn_options},
+          .infer_shapes = infer_bidi_rnn,
+          .check = check_bidi_rnn,
+          .lower = lower_bidi_rnn,
+          .state = {.inputs = {static_cast<int>(kBiFwState), static_cast<int>(kBiBwState)}},
+          .doc = {.onnx = "MatMul, Gemm and the activation per step and direction (unrolled), "
+                          "Concat, Reshape",
+                  .dtypes = "float32, int8 weights",
+                  .notes = "time_major, merge_outputs, auxiliary input (stacking and not); both "
+                           "hidden states are model state"}};
 }
 
 }  // namespace lite2onnx::ops::recurrent

@@ -21,18 +21,6 @@ using ir::TensorId;
 
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
-OpEntry attribute(const char* onnx, PropagateFn propagate, LowerFn lower, CheckFn check = nullptr,
-                  int min_inputs = 1) {
-  OpEntry e;
-  e.min_inputs = min_inputs;
-  e.layout = LayoutClass::kAttribute;
-  e.propagate = propagate;
-  e.lower = lower;
-  e.check = check;
-  e.onnx = onnx;
-  return e;
-}
-
 LayoutPlan plan_for(const ir::Node& n, const Perm& data_layout, size_t data_index,
                     const Perm& out_layout) {
   LayoutPlan plan;
@@ -607,132 +595,257 @@ std::optional<std::vector<OutputMap>> concatenation_sources(const ir::Graph& g, 
   return std::vector<OutputMap>{std::move(out)};
 }
 
+// ---- options, checks and shapes -------------------------------------------
+
+void read_reshape_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_ReshapeOptions();
+  if (o && o->new_shape() && o->new_shape()->size() > 0)
+    a.set("new_shape", std::vector<int64_t>(o->new_shape()->begin(), o->new_shape()->end()));
+}
+
+void read_squeeze_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_SqueezeOptions();
+  if (o && o->squeeze_dims())
+    a.set("squeeze_dims",
+          std::vector<int64_t>(o->squeeze_dims()->begin(), o->squeeze_dims()->end()));
+}
+
+void read_concatenation_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_ConcatenationOptions();
+  a.set("axis", int64_t{o ? o->axis() : 0});
+  store_activation(o, a);
+}
+
+std::string check_concatenation(const ir::Graph& g, const ir::Node& n) {
+  if (!ir::resolve_axis(n.attrs.get_int("axis"), out_rank(g, n))) return "axis out of range";
+  return check_activation(g, n);
+}
+
+void read_split_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_SplitOptions();
+  a.set("num_splits", int64_t{o ? o->num_splits() : 0});
+}
+
+void read_split_v_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_SplitVOptions();
+  a.set("num_splits", int64_t{o ? o->num_splits() : 0});
+}
+
+void read_mirror_pad_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_MirrorPadOptions();
+  a.set("mode",
+        std::string(o && o->mode() == tflite::MirrorPadMode::SYMMETRIC ? "SYMMETRIC" : "REFLECT"));
+}
+
+// CONCATENATION along `axis`.
+InferredShapes infer_concatenation(const ir::Graph& g, const ir::Node& n) {
+  std::optional<Shape> out;
+  std::optional<int> axis;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    auto s = input_shape(g, n, i);
+    if (!s) return std::nullopt;
+    if (!out) {
+      axis = ir::resolve_axis(n.attrs.get_int("axis"), s->size());
+      if (!axis) return std::nullopt;
+      out = *s;
+      continue;
+    }
+    if (s->size() != out->size()) return std::nullopt;
+    for (size_t a = 0; a < s->size(); ++a) {
+      if (static_cast<int>(a) == *axis) continue;
+      if ((*s)[a] != (*out)[a]) return std::nullopt;
+    }
+    const size_t a = static_cast<size_t>(*axis);
+    if ((*out)[a] > kMaxElements || (*s)[a] > kMaxElements) return std::nullopt;
+    (*out)[a] += (*s)[a];
+  }
+  if (!out || n.outputs.size() != 1) return std::nullopt;
+  return one_shape(*out);
+}
+
+// TRANSPOSE: the constant perm (input 1).
+InferredShapes infer_transpose(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto perm = input_ints(g, n, 1);
+  if (!x || !perm || perm->size() != x->size() || n.outputs.size() != 1) return std::nullopt;
+  std::vector<bool> seen(x->size(), false);
+  Shape s;
+  for (int64_t p : *perm) {
+    if (p < 0 || static_cast<size_t>(p) >= x->size() || seen[static_cast<size_t>(p)])
+      return std::nullopt;
+    seen[static_cast<size_t>(p)] = true;
+    s.push_back((*x)[static_cast<size_t>(p)]);
+  }
+  return one_shape(std::move(s));
+}
+
+// PAD, PADV2, MIRROR_PAD: constant paddings [rank, 2] (input 1).
+InferredShapes infer_pad(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto pads = input_ints(g, n, 1);
+  if (!x || !pads || pads->size() != 2 * x->size() || n.outputs.size() != 1) return std::nullopt;
+  Shape s = *x;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const int64_t before = (*pads)[2 * i], after = (*pads)[2 * i + 1];
+    if (before < 0 || after < 0 || before > kMaxElements || after > kMaxElements)
+      return std::nullopt;
+    s[i] += before + after;
+  }
+  return one_shape(std::move(s));
+}
+
+// SPLIT (axis input 0, equal parts) and SPLIT_V (constant size_splits, one -1).
+InferredShapes infer_split(const ir::Graph& g, const ir::Node& n) {
+  auto axis = const_operand(g, n, 0, false, -1);
+  auto x = input_shape(g, n, 1);
+  const int64_t parts = static_cast<int64_t>(n.outputs.size());
+  if (!axis || axis->size() != 1 || !x || n.inputs.size() != 2 || parts < 1 ||
+      n.attrs.get_int("num_splits", parts) != parts)
+    return std::nullopt;
+  auto a = ir::resolve_axis((*axis)[0], x->size());
+  if (!a) return std::nullopt;
+  const int64_t dim = (*x)[static_cast<size_t>(*a)];
+  if (dim % parts != 0) return std::nullopt;
+  Shape s = *x;
+  s[static_cast<size_t>(*a)] = dim / parts;
+  return many_shapes(std::vector<Shape>(static_cast<size_t>(parts), s));
+}
+
+InferredShapes infer_split_v(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto sizes = const_operand(g, n, 1, true, -1);
+  auto axis = const_operand(g, n, 2, false, -1);
+  if (!x || !sizes || !axis || axis->size() != 1 || n.inputs.size() != 3 ||
+      sizes->size() != n.outputs.size() || sizes->empty() ||
+      n.attrs.get_int("num_splits", static_cast<int64_t>(sizes->size())) !=
+          static_cast<int64_t>(sizes->size()))
+    return std::nullopt;
+  auto a = ir::resolve_axis((*axis)[0], x->size());
+  if (!a) return std::nullopt;
+  const int64_t dim = (*x)[static_cast<size_t>(*a)];
+  std::optional<size_t> fill;  // the one -1
+  int64_t sum = 0;
+  for (size_t i = 0; i < sizes->size(); ++i) {
+    const int64_t v = (*sizes)[i];
+    if (v == -1 && !fill) {
+      fill = i;
+    } else if (v < 0 || v > dim - sum) {
+      return std::nullopt;  // a second -1, a negative size, more than the dimension
+    } else {
+      sum += v;
+    }
+  }
+  if (!fill && sum != dim) return std::nullopt;
+  std::vector<Shape> out;
+  for (size_t i = 0; i < sizes->size(); ++i) {
+    Shape s = *x;
+    s[static_cast<size_t>(*a)] = fill && *fill == i ? dim - sum : (*sizes)[i];
+    out.push_back(std::move(s));
+  }
+  return many_shapes(std::move(out));
+}
+
 }  // namespace
 
 OpEntry reshape() {
-  OpEntry e = attribute("Reshape", propagate_reshape, lower_reshape);
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_ReshapeOptions();
-    if (o && o->new_shape() && o->new_shape()->size() > 0)
-      a.set("new_shape", std::vector<int64_t>(o->new_shape()->begin(), o->new_shape()->end()));
-  };
-  e.dtypes = "float32, int32, int64, bool";
-  e.hint_input = hint_reshape_input;
-  e.notes =
-      "layout kept when only unit dimensions move (classifier heads), or when the layout moves "
-      "whole groups of merged or split axes ([N*T, C, H, W] <-> [N, T, C, H, W])";
-  e.quantized = QuantizedKernel::kReinterpret;
-  e.element_sources = reshape_sources;
-  return e;
+  return {.read = {.options = read_reshape_options},
+          .layout = {.kind = LayoutClass::kAttribute,
+                     .propagate = propagate_reshape,
+                     .hint_input = hint_reshape_input},
+          .lower = lower_reshape,
+          .quantization = {.kernel = QuantizedKernel::kReinterpret},
+          .evaluate = {.element_sources = reshape_sources},
+          .doc = {.onnx = "Reshape",
+                  .dtypes = "float32, int32, int64, bool",
+                  .notes = "layout kept when only unit dimensions move (classifier heads), or "
+                           "when the layout moves whole groups of merged or split axes ([N*T, C, "
+                           "H, W] <-> [N, T, C, H, W])"}};
 }
 
 OpEntry squeeze() {
-  OpEntry e = attribute("Squeeze", propagate_squeeze, lower_squeeze);
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_SqueezeOptions();
-    if (o && o->squeeze_dims())
-      a.set("squeeze_dims",
-            std::vector<int64_t>(o->squeeze_dims()->begin(), o->squeeze_dims()->end()));
-  };
-  e.check = check_squeeze;
-  e.dtypes = "float32, int32, int64, bool";
-  e.quantized = QuantizedKernel::kReinterpret;
-  e.element_sources = squeeze_sources;
-  return e;
+  return {.read = {.options = read_squeeze_options},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_squeeze},
+          .check = check_squeeze,
+          .lower = lower_squeeze,
+          .quantization = {.kernel = QuantizedKernel::kReinterpret},
+          .evaluate = {.element_sources = squeeze_sources},
+          .doc = {.onnx = "Squeeze", .dtypes = "float32, int32, int64, bool"}};
 }
 
 OpEntry transpose() {
-  OpEntry e =
-      attribute("Transpose (composed with the input layout)", propagate_transpose, lower_transpose);
-  e.check = check_transpose;
-  e.min_inputs = 2;
-  e.dtypes = "float32, int32, int64, bool";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.element_sources = transpose_sources;
-  e.infer_shapes = infer_transpose;
-  return e;
+  return {.read = {.min_inputs = 2},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_transpose},
+          .infer_shapes = infer_transpose,
+          .check = check_transpose,
+          .lower = lower_transpose,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .evaluate = {.element_sources = transpose_sources},
+          .doc = {.onnx = "Transpose (composed with the input layout)",
+                  .dtypes = "float32, int32, int64, bool"}};
 }
 
 OpEntry concatenation() {
-  OpEntry e = attribute("Concat", propagate_same, lower_concat);
-  e.keeps_layout = true;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_ConcatenationOptions();
-    a.set("axis", int64_t{o ? o->axis() : 0});
-    store_activation(o, a);
-  };
-  e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
-    if (!ir::resolve_axis(n.attrs.get_int("axis"), out_rank(g, n))) return "axis out of range";
-    return check_activation(g, n);
-  };
-  e.min_inputs = -1;
-  e.dtypes = "float32, int32, int64, bool";
-  e.element_sources = concatenation_sources;
-  // uint8 requantizes each input; int16 copies the integers (both TFLite runtimes).
-  e.quantized_int16 = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_concatenation;
-  return e;
+  return {.read = {.min_inputs = -1, .options = read_concatenation_options},
+          .layout = {.kind = LayoutClass::kAttribute,
+                     .propagate = propagate_same,
+                     .keeps_layout = true},
+          .infer_shapes = infer_concatenation,
+          .check = check_concatenation,
+          .lower = lower_concat,
+          // uint8 requantizes each input; int16 copies the integers (both TFLite runtimes).
+          .quantization = {.int16 = QuantizedKernel::kSameScale},
+          .evaluate = {.element_sources = concatenation_sources},
+          .doc = {.onnx = "Concat", .dtypes = "float32, int32, int64, bool"}};
 }
 
 OpEntry split() {
-  OpEntry e = attribute("Split", propagate_split, lower_split, check_split, 2);
-  e.keeps_layout = true;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_SplitOptions();
-    a.set("num_splits", int64_t{o ? o->num_splits() : 0});
-  };
-  e.dtypes = "float32, int32";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_split;
-  return e;
+  return {.read = {.min_inputs = 2, .options = read_split_options},
+          .layout = {.kind = LayoutClass::kAttribute,
+                     .propagate = propagate_split,
+                     .keeps_layout = true},
+          .infer_shapes = infer_split,
+          .check = check_split,
+          .lower = lower_split,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Split", .dtypes = "float32, int32"}};
 }
 
 OpEntry split_v() {
-  OpEntry e = attribute("Split", propagate_split, lower_split, check_split, 3);
-  e.keeps_layout = true;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_SplitVOptions();
-    a.set("num_splits", int64_t{o ? o->num_splits() : 0});
-  };
-  e.dtypes = "float32, int32";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_split_v;
-  return e;
+  return {.read = {.min_inputs = 3, .options = read_split_v_options},
+          .layout = {.kind = LayoutClass::kAttribute,
+                     .propagate = propagate_split,
+                     .keeps_layout = true},
+          .infer_shapes = infer_split_v,
+          .check = check_split,
+          .lower = lower_split,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Split", .dtypes = "float32, int32"}};
 }
 
+// PAD and PADV2 (whose pad value, input 2, lower_pad reads).
 OpEntry pad() {
-  OpEntry e = attribute("Pad", propagate_same, lower_pad, check_pad, 2);
-  e.keeps_layout = true;
-  e.dtypes = "float32, int32, int64";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_pad;
-  return e;
-}
-
-OpEntry padv2() {
-  OpEntry e = attribute("Pad", propagate_same, lower_pad, check_pad, 2);
-  e.keeps_layout = true;
-  e.dtypes = "float32, int32, int64";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_pad;
-  return e;
+  return {.read = {.min_inputs = 2},
+          .layout = {.kind = LayoutClass::kAttribute,
+                     .propagate = propagate_same,
+                     .keeps_layout = true},
+          .infer_shapes = infer_pad,
+          .check = check_pad,
+          .lower = lower_pad,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Pad", .dtypes = "float32, int32, int64"}};
 }
 
 OpEntry mirror_pad() {
-  OpEntry e =
-      attribute("Pad (reflect) / Slice + Concat (symmetric)", propagate_same, lower_mirror_pad);
-  e.keeps_layout = true;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_MirrorPadOptions();
-    a.set("mode", std::string(o && o->mode() == tflite::MirrorPadMode::SYMMETRIC ? "SYMMETRIC"
-                                                                                 : "REFLECT"));
-  };
-  e.check = check_pad;
-  e.min_inputs = 2;
-  e.dtypes = "float32, int32, int64";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_pad;
-  return e;
+  return {.read = {.min_inputs = 2, .options = read_mirror_pad_options},
+          .layout = {.kind = LayoutClass::kAttribute,
+                     .propagate = propagate_same,
+                     .keeps_layout = true},
+          .infer_shapes = infer_pad,
+          .check = check_pad,
+          .lower = lower_mirror_pad,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Pad (reflect) / Slice + Concat (symmetric)",
+                  .dtypes = "float32, int32, int64"}};
 }
 
 }  // namespace lite2onnx::ops::shape

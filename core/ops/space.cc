@@ -14,17 +14,8 @@ namespace lite2onnx::ops::space {
 namespace {
 
 using ir::Perm;
+using ir::Shape;
 using ir::TensorId;
-
-OpEntry implicit(const char* onnx, CheckFn check, LowerFn lower) {
-  OpEntry e;
-  e.layout = LayoutClass::kImplicit;
-  e.data_input = 0;
-  e.check = check;
-  e.lower = lower;
-  e.onnx = onnx;
-  return e;
-}
 
 Status require_nchw(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
@@ -175,52 +166,147 @@ Status lower_depth_space(LowerContext& ctx, const ir::Node& n, bool to_depth) {
   return ok_status();
 }
 
+std::string check_space_to_depth(const ir::Graph& g, const ir::Node& n) {
+  return check_depth_space(g, n, true);
+}
+std::string check_depth_to_space(const ir::Graph& g, const ir::Node& n) {
+  return check_depth_space(g, n, false);
+}
+Status lower_space_to_depth(LowerContext& ctx, const ir::Node& n) {
+  return lower_depth_space(ctx, n, true);
+}
+Status lower_depth_to_space(LowerContext& ctx, const ir::Node& n) {
+  return lower_depth_space(ctx, n, false);
+}
+
+void read_space_to_depth_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_SpaceToDepthOptions();
+  a.set("block_size", int64_t{o ? o->block_size() : 0});
+}
+
+void read_depth_to_space_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_DepthToSpaceOptions();
+  a.set("block_size", int64_t{o ? o->block_size() : 0});
+}
+
+// SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND: input 0 of rank 3 or 4, block_shape
+// [rank - 2] and paddings or crops [rank - 2, 2], int32 constants.
+struct BlockOperands {
+  Shape x;
+  std::vector<int64_t> block, pads;
+};
+std::optional<BlockOperands> block_operands(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto block = const_operand(g, n, 1, false, 1);
+  auto pads = const_operand(g, n, 2, false, 2);
+  if (!x || (x->size() != 3 && x->size() != 4) || !block || !pads || n.inputs.size() != 3 ||
+      n.outputs.size() != 1)
+    return std::nullopt;
+  const size_t spatial = x->size() - 2;
+  if (block->size() != spatial ||
+      g.tensor(n.inputs[2]).shape != Shape{static_cast<int64_t>(spatial), 2})
+    return std::nullopt;
+  for (int64_t b : *block)
+    if (b < 1 || b > kMaxDim) return std::nullopt;
+  for (int64_t p : *pads)
+    if (!dim_value(p)) return std::nullopt;
+  return BlockOperands{*x, *block, *pads};
+}
+
+// DEPTH_TO_SPACE / SPACE_TO_DEPTH with block_size.
+InferredShapes infer_depth_to_space(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  const int64_t b = n.attrs.get_int("block_size");
+  if (!x || x->size() != 4 || b < 1 || b > (int64_t{1} << 15) || (*x)[3] % (b * b) != 0 ||
+      n.outputs.size() != 1)
+    return std::nullopt;
+  return one_shape({(*x)[0], (*x)[1] * b, (*x)[2] * b, (*x)[3] / (b * b)});
+}
+
+InferredShapes infer_space_to_depth(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  const int64_t b = n.attrs.get_int("block_size");
+  if (!x || x->size() != 4 || b < 1 || b > (int64_t{1} << 15) || (*x)[1] % b != 0 ||
+      (*x)[2] % b != 0 || n.outputs.size() != 1)
+    return std::nullopt;
+  return one_shape({(*x)[0], (*x)[1] / b, (*x)[2] / b, (*x)[3] * b * b});
+}
+
+// SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND (rank 3 or 4): constant block_shape
+// and paddings / crops.
+InferredShapes infer_space_to_batch(const ir::Graph& g, const ir::Node& n) {
+  auto op = block_operands(g, n);
+  if (!op) return std::nullopt;
+  Shape s = op->x;
+  int64_t batch = s[0];
+  for (size_t d = 0; d + 2 < s.size(); ++d) {
+    const int64_t padded = s[d + 1] + op->pads[2 * d] + op->pads[2 * d + 1];
+    const int64_t b = op->block[d];
+    if (padded % b != 0 || (batch > 0 && b > kMaxElements / batch)) return std::nullopt;
+    s[d + 1] = padded / b;
+    batch *= b;
+  }
+  s[0] = batch;
+  return one_shape(std::move(s));
+}
+
+InferredShapes infer_batch_to_space(const ir::Graph& g, const ir::Node& n) {
+  auto op = block_operands(g, n);
+  if (!op) return std::nullopt;
+  Shape s = op->x;
+  int64_t batch = s[0];
+  for (size_t d = 0; d + 2 < s.size(); ++d) {
+    const int64_t b = op->block[d];
+    if (batch % b != 0 || s[d + 1] > kMaxDim / b) return std::nullopt;
+    batch /= b;
+    const int64_t size = s[d + 1] * b - op->pads[2 * d] - op->pads[2 * d + 1];
+    if (size < 0) return std::nullopt;
+    s[d + 1] = size;
+  }
+  s[0] = batch;
+  return one_shape(std::move(s));
+}
+
 }  // namespace
 
 OpEntry space_to_batch_nd() {
-  OpEntry e =
-      implicit("Pad + Reshape + Transpose + Reshape", check_space_to_batch, lower_space_to_batch);
-  e.notes = "4-D, constant block_shape and paddings, static H/W/C";
-  e.infer_shapes = infer_space_to_batch;
-  e.quantized = QuantizedKernel::kSameScale;
-  return e;
+  return {.layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_space_to_batch,
+          .check = check_space_to_batch,
+          .lower = lower_space_to_batch,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Pad + Reshape + Transpose + Reshape",
+                  .notes = "4-D, constant block_shape and paddings, static H/W/C"}};
 }
 
 OpEntry batch_to_space_nd() {
-  OpEntry e =
-      implicit("Reshape + Transpose + Reshape + Slice", check_batch_to_space, lower_batch_to_space);
-  e.notes = "4-D, constant block_shape and crops, static H/W/C";
-  e.infer_shapes = infer_batch_to_space;
-  e.quantized = QuantizedKernel::kSameScale;
-  return e;
+  return {.layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_batch_to_space,
+          .check = check_batch_to_space,
+          .lower = lower_batch_to_space,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Reshape + Transpose + Reshape + Slice",
+                  .notes = "4-D, constant block_shape and crops, static H/W/C"}};
 }
 
 OpEntry space_to_depth() {
-  OpEntry e = implicit(
-      "SpaceToDepth",
-      [](const ir::Graph& g, const ir::Node& n) { return check_depth_space(g, n, true); },
-      [](LowerContext& ctx, const ir::Node& n) { return lower_depth_space(ctx, n, true); });
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_SpaceToDepthOptions();
-    a.set("block_size", int64_t{o ? o->block_size() : 0});
-  };
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_space_to_depth;
-  return e;
+  return {.read = {.options = read_space_to_depth_options},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_space_to_depth,
+          .check = check_space_to_depth,
+          .lower = lower_space_to_depth,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "SpaceToDepth"}};
 }
 
 OpEntry depth_to_space() {
-  OpEntry e = implicit(
-      "DepthToSpace (DCR)",
-      [](const ir::Graph& g, const ir::Node& n) { return check_depth_space(g, n, false); },
-      [](LowerContext& ctx, const ir::Node& n) { return lower_depth_space(ctx, n, false); });
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_DepthToSpaceOptions();
-    a.set("block_size", int64_t{o ? o->block_size() : 0});
-  };
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_depth_to_space;
-  return e;
+  return {.read = {.options = read_depth_to_space_options},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_depth_to_space,
+          .check = check_depth_to_space,
+          .lower = lower_depth_to_space,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "DepthToSpace (DCR)"}};
 }
 
 }  // namespace lite2onnx::ops::space

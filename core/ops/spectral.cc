@@ -15,6 +15,7 @@ namespace lite2onnx::ops::spectral {
 namespace {
 
 using ir::DataType;
+using ir::Shape;
 using ir::TensorId;
 
 // The matrices are built in memory: bound them (2 x n x (n/2+1) floats).
@@ -93,38 +94,49 @@ Status lower_rfft2d(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+std::string check_complex_abs(const ir::Graph& g, const ir::Node& n) {
+  if (n.attrs.get_int("magnitude_input") != 1 || g.tensor(n.inputs[0]).dtype != DataType::kFloat32)
+    return "complex inputs cannot be expressed in ONNX (only after RFFT2D)";
+  return "";
+}
+
+Status lower_complex_abs(LowerContext& ctx, const ir::Node& n) {
+  ctx.emit(n, "Identity", {n.inputs[0]}, {n.outputs[0]});
+  return ok_status();
+}
+
+// RFFT2D: the last two axes become fft_length[0], fft_length[1] / 2 + 1.
+InferredShapes infer_rfft2d(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto len = const_operand(g, n, 1, false, 1);
+  if (!x || x->size() < 2 || !len || len->size() != 2 || n.outputs.size() != 1) return std::nullopt;
+  // fft2d takes powers of two only.
+  for (int64_t v : *len)
+    if (v < 1 || v > kMaxDim || (v & (v - 1)) != 0) return std::nullopt;
+  Shape s = *x;
+  s[s.size() - 2] = (*len)[0];
+  s[s.size() - 1] = (*len)[1] / 2 + 1;
+  return one_shape(std::move(s));
+}
+
 }  // namespace
 
 OpEntry rfft2d() {
-  OpEntry e;
-  e.layout = LayoutClass::kTerminate;
-  e.min_inputs = 2;
-  e.check = check_rfft2d;
-  e.lower = lower_rfft2d;
-  e.infer_shapes = infer_rfft2d;
-  e.onnx = "MatMul x2 (cosine, sine) + Mul + Add + Sqrt: the magnitude, with COMPLEX_ABS";
-  e.notes =
-      "only as RFFT2D -> COMPLEX_ABS (ONNX Runtime has no complex tensors), fft_length[0] = 1";
-  return e;
+  return {.read = {.min_inputs = 2},
+          .infer_shapes = infer_rfft2d,
+          .check = check_rfft2d,
+          .lower = lower_rfft2d,
+          .doc = {.onnx = "MatMul x2 (cosine, sine) + Mul + Add + Sqrt: the magnitude, with "
+                          "COMPLEX_ABS",
+                  .notes = "only as RFFT2D -> COMPLEX_ABS (ONNX Runtime has no complex tensors), "
+                           "fft_length[0] = 1"}};
 }
 
 OpEntry complex_abs() {
-  OpEntry e;
-  e.layout = LayoutClass::kTerminate;
-  e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
-    if (n.attrs.get_int("magnitude_input") != 1 ||
-        g.tensor(n.inputs[0]).dtype != DataType::kFloat32)
-      return "complex inputs cannot be expressed in ONNX (only after RFFT2D)";
-    return "";
-  };
-  e.lower = [](LowerContext& ctx, const ir::Node& n) {
-    ctx.emit(n, "Identity", {n.inputs[0]}, {n.outputs[0]});
-    return ok_status();
-  };
-  e.onnx = "nothing (RFFT2D computes the magnitude)";
-  e.infer_shapes = infer_same_as_input;
-  e.notes = "only after RFFT2D";
-  return e;
+  return {.infer_shapes = infer_same_as_input,
+          .check = check_complex_abs,
+          .lower = lower_complex_abs,
+          .doc = {.onnx = "nothing (RFFT2D computes the magnitude)", .notes = "only after RFFT2D"}};
 }
 
 }  // namespace lite2onnx::ops::spectral

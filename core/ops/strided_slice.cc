@@ -3,6 +3,7 @@
 // lowering (Slice + Squeeze/Unsqueeze) and the conversion-time evaluation
 // (OpEntry::element_sources) use.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "core/ir/shape.h"
@@ -411,33 +412,134 @@ std::optional<std::vector<OutputMap>> strided_slice_sources(const ir::Graph& g, 
   return std::vector<OutputMap>{std::move(out)};
 }
 
+void read_strided_slice_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_StridedSliceOptions();
+  a.set("begin_mask", int64_t{o ? o->begin_mask() : 0});
+  a.set("end_mask", int64_t{o ? o->end_mask() : 0});
+  a.set("ellipsis_mask", int64_t{o ? o->ellipsis_mask() : 0});
+  a.set("new_axis_mask", int64_t{o ? o->new_axis_mask() : 0});
+  a.set("shrink_axis_mask", int64_t{o ? o->shrink_axis_mask() : 0});
+  a.set("offset", int64_t{o && o->offset() ? 1 : 0});
+}
+
+// STRIDED_SLICE: constant begin/end/strides with every mask and offset, as
+// TFLite's kernel expands them (nullopt where its reading of the spec and
+// TensorFlow's could differ).
+InferredShapes infer_strided_slice(const ir::Graph& g, const ir::Node& n) {
+  // TFLite's strided_slice.cc: BuildStridedSliceParams expands the ellipsis
+  // and the new axes into an effective input of at most 5 dimensions, then
+  // every dimension not shrunk counts ceil((end - begin) / stride) elements
+  // (StridedSliceStartForAxis / StridedSliceEndForAxis), or ceil(end / stride)
+  // with offset.
+  auto x = input_shape(g, n, 0);
+  auto begin = const_operand(g, n, 1, false, 1);
+  auto end = const_operand(g, n, 2, false, 1);
+  auto strides = const_operand(g, n, 3, false, 1);
+  if (!x || !begin || !end || !strides || n.inputs.size() != 4 || n.outputs.size() != 1 ||
+      x->size() > 5)
+    return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(x->size());
+  const int64_t m = static_cast<int64_t>(begin->size());
+  if (static_cast<int64_t>(end->size()) != m || static_cast<int64_t>(strides->size()) != m || m > 5)
+    return std::nullopt;
+  const int64_t ellipsis = n.attrs.get_int("ellipsis_mask");
+  const int64_t new_axis = n.attrs.get_int("new_axis_mask");
+  const bool offset = n.attrs.get_int("offset") != 0;
+  // Mask bits past the spec (TFLite would read them against expanded
+  // indices) and a second ellipsis are left to the file.
+  if (ellipsis < 0 || new_axis < 0 || (ellipsis >> m) != 0 || (new_axis >> m) != 0 ||
+      (ellipsis & (ellipsis - 1)) != 0)
+    return std::nullopt;
+  auto bit = [&](const char* mask, int64_t i) {
+    return i >= 0 && i < m && ((n.attrs.get_int(mask) >> i) & 1) != 0;
+  };
+  int64_t added = 0;  // new axes outside the ellipsis
+  for (int64_t i = 0; i < m; ++i) added += !bit("ellipsis_mask", i) && bit("new_axis_mask", i);
+  const int64_t dims = rank + added;
+  // More entries than dimensions (an ellipsis then covers nothing, which
+  // TFLite widens to one dimension): not TensorFlow's reading.
+  if (dims > 5 || m > dims) return std::nullopt;
+  if (offset && (ellipsis != 0 || new_axis != 0 || m != rank)) return std::nullopt;
+
+  enum class Kind { kSpec, kEllipsis, kNewAxis };
+  std::vector<Kind> kind(static_cast<size_t>(dims), Kind::kSpec);
+  int64_t ellipsis_start = dims, expanded = 0;
+  for (int64_t i = 0; i < dims;) {
+    if (bit("ellipsis_mask", i)) {
+      ellipsis_start = i;
+      const int64_t stop = std::max(i + 1, std::min(i + 1 + added + rank - m, dims));
+      expanded = stop - ellipsis_start - 1;
+      for (; i < stop; ++i) kind[static_cast<size_t>(i)] = Kind::kEllipsis;
+      continue;
+    }
+    if (bit("new_axis_mask", i - expanded)) kind[static_cast<size_t>(i)] = Kind::kNewAxis;
+    ++i;
+  }
+  Shape out;
+  int64_t added_ellipsis = 0, added_axes = 0;
+  for (int64_t i = 0; i < dims; ++i) {
+    const Kind k = kind[static_cast<size_t>(i)];
+    if (k == Kind::kNewAxis) {
+      out.push_back(1);  // [0, 1) of a unit dimension
+      ++added_axes;
+      continue;
+    }
+    if (k == Kind::kEllipsis) added_ellipsis = std::max<int64_t>(0, i - ellipsis_start);
+    if (i - added_axes < 0 || i - added_axes >= rank) return std::nullopt;
+    const int64_t size = (*x)[static_cast<size_t>(i - added_axes)];
+    if (size > kMaxDim) return std::nullopt;
+    if (k == Kind::kEllipsis || i >= m + expanded) {
+      out.push_back(size);  // begin and end masked, stride 1
+      continue;
+    }
+    const int64_t j = i - added_ellipsis;  // the spec entry
+    if (j < 0 || j >= m) return std::nullopt;
+    const int64_t stride = (*strides)[static_cast<size_t>(j)];
+    if (stride == 0) return std::nullopt;
+    if (bit("shrink_axis_mask", j)) continue;
+    // StridedSliceStartForAxis / StridedSliceEndForAxis (int32 values).
+    int64_t b = (*begin)[static_cast<size_t>(j)];
+    if (b < 0) b += size;
+    b = stride > 0 ? std::clamp<int64_t>(b, 0, size) : std::clamp<int64_t>(b, -1, size - 1);
+    if (bit("begin_mask", j)) b = stride > 0 ? 0 : size - 1;
+    int64_t e = (*end)[static_cast<size_t>(j)];
+    if (offset) {
+      e += b;
+      if (e < std::numeric_limits<int32_t>::min() || e > kMaxDim) return std::nullopt;
+    }
+    if (e < 0) e += size;
+    e = stride > 0 ? std::clamp<int64_t>(e, 0, size) : std::clamp<int64_t>(e, -1, size - 1);
+    if (bit("end_mask", j)) e = stride > 0 ? size : -1;
+    int64_t count = 0;  // the elements the kernel copies
+    if (stride > 0 && e > b) count = (e - b - 1) / stride + 1;
+    if (stride < 0 && b > e) count = (b - e - 1) / -stride + 1;
+    // What Prepare sizes the output to, in float as it computes it: a
+    // different count (float rounding, offset past the end) is not a shape
+    // the kernel fills.
+    const int64_t span = offset ? (*end)[static_cast<size_t>(j)] : e - b;
+    const double prepared =
+        std::ceil(static_cast<double>(static_cast<float>(span) / static_cast<float>(stride)));
+    if (std::max(prepared, 0.0) != static_cast<double>(count)) return std::nullopt;
+    out.push_back(count);
+  }
+  return one_shape(std::move(out));
+}
+
 }  // namespace
 
 OpEntry strided_slice() {
-  OpEntry e;
-  e.layout = LayoutClass::kAttribute;
-  e.propagate = propagate_strided_slice;
-  e.lower = lower_strided_slice;
-  e.onnx = "Slice (+ Squeeze/Unsqueeze for shrink/new axes)";
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_StridedSliceOptions();
-    a.set("begin_mask", int64_t{o ? o->begin_mask() : 0});
-    a.set("end_mask", int64_t{o ? o->end_mask() : 0});
-    a.set("ellipsis_mask", int64_t{o ? o->ellipsis_mask() : 0});
-    a.set("new_axis_mask", int64_t{o ? o->new_axis_mask() : 0});
-    a.set("shrink_axis_mask", int64_t{o ? o->shrink_axis_mask() : 0});
-    a.set("offset", int64_t{o && o->offset() ? 1 : 0});
-  };
-  e.check = check_strided_slice;
-  e.element_sources = strided_slice_sources;
-  e.infer_shapes = infer_strided_slice;
-  e.min_inputs = 4;
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes =
-      "constant strides; begin and end constant or computed at run time (a loop counter: "
-      "Gather + Where for masks, Mod for shrunk indices; no offset then); every mask";
-  e.quantized = QuantizedKernel::kSameScale;
-  return e;
+  return {.read = {.min_inputs = 4, .options = read_strided_slice_options},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_strided_slice},
+          .infer_shapes = infer_strided_slice,
+          .check = check_strided_slice,
+          .lower = lower_strided_slice,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .evaluate = {.element_sources = strided_slice_sources},
+          .doc = {.onnx = "Slice (+ Squeeze/Unsqueeze for shrink/new axes)",
+                  .dtypes = "float32, int32, int64, bool",
+                  .notes = "constant strides; begin and end constant or computed at run time (a "
+                           "loop counter: Gather + Where for masks, Mod for shrunk indices; no "
+                           "offset then); every mask"}};
 }
 
 }  // namespace lite2onnx::ops::shape

@@ -136,14 +136,14 @@ class Planner {
         continue;
       }
       if (n.dialect != ir::Dialect::kTflite || !e.supported()) continue;
-      if (e.layout == LayoutClass::kImplicit) {
-        size_t d = static_cast<size_t>(e.data_input);
+      if (e.layout.kind == LayoutClass::kImplicit) {
+        size_t d = static_cast<size_t>(e.layout.data_input);
         if (d < n.inputs.size() && is_data(g_, n.inputs[d]))
           want[static_cast<size_t>(n.inputs[d])] =
               ir::channels_first(g_.tensor(n.inputs[d]).rank());
         continue;
       }
-      if (e.layout == LayoutClass::kSubgraph) {
+      if (e.layout.kind == LayoutClass::kSubgraph) {
         // The layouts the node's subgraphs would like their inputs in.
         const ops::LayoutPlan p = subgraph_plan(n, std::vector<Perm>(n.inputs.size()));
         for (size_t i = 0; i < n.inputs.size(); ++i)
@@ -151,13 +151,13 @@ class Planner {
             want[static_cast<size_t>(n.inputs[i])] = p.inputs[i];
         continue;
       }
-      if (e.hint_input && !n.inputs.empty() && !n.outputs.empty() && is_data(g_, n.inputs[0]) &&
-          want[static_cast<size_t>(n.inputs[0])].empty()) {
+      if (e.layout.hint_input && !n.inputs.empty() && !n.outputs.empty() &&
+          is_data(g_, n.inputs[0]) && want[static_cast<size_t>(n.inputs[0])].empty()) {
         want[static_cast<size_t>(n.inputs[0])] =
-            e.hint_input(g_, n, want[static_cast<size_t>(n.outputs[0])]);
+            e.layout.hint_input(g_, n, want[static_cast<size_t>(n.outputs[0])]);
         continue;
       }
-      bool keeps = e.layout == LayoutClass::kTransparent || e.keeps_layout;
+      bool keeps = e.layout.kind == LayoutClass::kTransparent || e.layout.keeps_layout;
       if (!keeps || n.outputs.empty()) continue;
       const Perm& w = want[static_cast<size_t>(n.outputs[0])];
       size_t rank = g_.tensor(n.outputs[0]).rank();
@@ -183,9 +183,9 @@ class Planner {
       return plan;
     }
     if (n.dialect != ir::Dialect::kTflite || !e.supported()) return plan;
-    switch (e.layout) {
+    switch (e.layout.kind) {
       case LayoutClass::kImplicit: {
-        size_t d = static_cast<size_t>(e.data_input);
+        size_t d = static_cast<size_t>(e.layout.data_input);
         if (d < n.inputs.size() && is_data(g_, n.inputs[d]))
           plan.inputs[d] = ir::channels_first(g_.tensor(n.inputs[d]).rank());
         for (size_t o = 0; o < n.outputs.size(); ++o)
@@ -211,8 +211,8 @@ class Planner {
       case LayoutClass::kAttribute:
       case LayoutClass::kTerminate:
         // A Terminate op may still take a layout that leaves memory order as is.
-        if (e.propagate)
-          if (auto p = e.propagate(g_, n, in)) return *p;
+        if (e.layout.propagate)
+          if (auto p = e.layout.propagate(g_, n, in)) return *p;
         return plan;
       case LayoutClass::kSubgraph:
         return subgraph_plan(n, in);
@@ -354,8 +354,9 @@ class Planner {
 
   Status check_implicit_conflict(const ir::Node& n, const ops::LayoutPlan& np) const {
     const ops::OpEntry& e = ops::lookup(n);
-    if (n.dialect != ir::Dialect::kTflite || e.layout != LayoutClass::kImplicit) return ok_status();
-    size_t d = static_cast<size_t>(e.data_input);
+    if (n.dialect != ir::Dialect::kTflite || e.layout.kind != LayoutClass::kImplicit)
+      return ok_status();
+    size_t d = static_cast<size_t>(e.layout.data_input);
     if (d >= n.inputs.size() || !is_data(g_, n.inputs[d])) return ok_status();
     const ForcedLayout* f = forced_[static_cast<size_t>(n.inputs[d])];
     Perm need = ir::normalized(np.inputs[d]);
@@ -600,8 +601,8 @@ class Applier {
   std::string reason(const ir::Node& reader, const Perm& need, const Perm& have) const {
     const ops::OpEntry& e = ops::lookup(reader);
     std::string s =
-        reader.op + " (op " + std::to_string(reader.source_op) + ", " + ops::to_string(e.layout) +
-        ") needs " +
+        reader.op + " (op " + std::to_string(reader.source_op) + ", " +
+        ops::to_string(e.layout.kind) + ") needs " +
         (need.empty() ? std::string("TFLite axis order") : "layout " + ir::to_string(need));
     if (!have.empty()) s += "; tensor has layout " + ir::to_string(have);
     return s;

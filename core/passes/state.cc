@@ -131,12 +131,12 @@ Status expose_variable_tensors(ir::Graph& g, PassContext& ctx, StatePairs& pairs
     const ir::Node& n = g.node(k);
     if (n.dialect != ir::Dialect::kTflite) continue;
     const ops::OpEntry& e = ops::lookup(n);
-    if (!e.supported() || e.state_inputs.empty()) continue;
+    if (!e.supported() || e.state.inputs.empty()) continue;
     std::vector<int64_t> at;
-    for (int slot : e.state_inputs) {
+    for (int slot : e.state.inputs) {
       const size_t s = static_cast<size_t>(slot);
       const TensorId t = s < g.node(k).inputs.size() ? g.node(k).inputs[s] : ir::kNoTensor;
-      if (!e.state_required && (t == ir::kNoTensor || !g.tensor(t).is_variable)) {
+      if (!e.state.required && (t == ir::kNoTensor || !g.tensor(t).is_variable)) {
         at.push_back(-1);
         continue;
       }

@@ -511,23 +511,23 @@ TEST(OpTable, EntriesAreConsistent) {
     SCOPED_TRACE(ir::builtin_name(code));
     // SPLIT keeps its data input's layout too (axis rewritten).
     const bool split = code == ir::builtin::kSplit || code == ir::builtin::kSplitV;
-    EXPECT_EQ(e->keeps_layout, e->propagate == ops::propagate_same || split);
-    if (e->keeps_layout) {
-      EXPECT_EQ(e->layout, ops::LayoutClass::kAttribute);
+    EXPECT_EQ(e->layout.keeps_layout, e->layout.propagate == ops::propagate_same || split);
+    if (e->layout.keeps_layout) {
+      EXPECT_EQ(e->layout.kind, ops::LayoutClass::kAttribute);
     }
-    if (e->bias) {
-      EXPECT_NE(e->bias->bias, e->bias->data);
-      EXPECT_NE(e->bias->bias, e->bias->weight);
+    if (const auto& bias = e->quantization.bias) {
+      EXPECT_NE(bias->bias, bias->data);
+      EXPECT_NE(bias->bias, bias->weight);
     }
     if (e->evaluable()) {
       EXPECT_TRUE(e->supported());
     }
   }
-  EXPECT_TRUE(ops::lookup(ir::builtin::kStridedSlice).element_sources);
-  EXPECT_EQ(ops::lookup(ir::builtin::kAdd).arithmetic, ops::Arithmetic::kAdd);
-  EXPECT_EQ(ops::lookup(ir::builtin::kDiv).arithmetic, ops::Arithmetic::kNone);
-  EXPECT_TRUE(ops::lookup(ir::builtin::kShape).fold);
-  EXPECT_TRUE(ops::lookup(ir::builtin::kConv2d).bias);
+  EXPECT_TRUE(ops::lookup(ir::builtin::kStridedSlice).evaluate.element_sources);
+  EXPECT_EQ(ops::lookup(ir::builtin::kAdd).evaluate.arithmetic, ops::Arithmetic::kAdd);
+  EXPECT_EQ(ops::lookup(ir::builtin::kDiv).evaluate.arithmetic, ops::Arithmetic::kNone);
+  EXPECT_TRUE(ops::lookup(ir::builtin::kShape).evaluate.fold);
+  EXPECT_TRUE(ops::lookup(ir::builtin::kConv2d).quantization.bias);
 }
 
 TEST(Convert, SupportMatrixComesFromTheRegistry) {
