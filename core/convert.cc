@@ -157,6 +157,7 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
     if (auto it = op_at.find(u.op_index); u.subgraph < 0 && it != op_at.end()) {
       info.ops[it->second].supported = false;
       info.ops[it->second].reason = u.reason.empty() ? "not implemented" : u.reason;
+      info.ops[it->second].reason_code = u.reason_code;
     }
   return info;
 }

@@ -61,12 +61,7 @@ v1::ConversionError to_proto(const Failure& f) {
   detail.set_message(f.message);
   detail.set_op_index(f.op_index);
   detail.set_tensor(f.tensor);
-  for (const auto& u : f.unsupported) {
-    auto* op = detail.add_unsupported();
-    op->set_op_index(u.op_index);
-    op->set_op(u.op);
-    op->set_reason(u.reason);
-  }
+  lite2onnx::to_proto(f.unsupported, detail.mutable_unsupported());
   return detail;
 }
 

@@ -14,12 +14,13 @@ bool is_int(DataType t) {
          t == DataType::kInt32 || t == DataType::kInt64;
 }
 
-std::string check_floor_mod(const ir::Graph& g, const ir::Node& n) {
+Check check_floor_mod(const ir::Graph& g, const ir::Node& n) {
   if (n.inputs.size() != 2 || !has_input(g, n, 0) || !has_input(g, n, 1))
-    return "expects two inputs";
+    return refuse(ReasonCode::kOperands, "expects two inputs");
   DataType t = g.tensor(n.outputs[0]).dtype;
-  if (!is_int(t) && t != DataType::kFloat32) return "type " + std::string(ir::to_string(t));
-  return "";
+  if (!is_int(t) && t != DataType::kFloat32)
+    return refuse(ReasonCode::kType, "type " + std::string(ir::to_string(t)));
+  return {};
 }
 
 // reference_ops::FloorMod: r = x mod y truncated (C's % / fmod); r + y where r

@@ -69,15 +69,15 @@ int64_t frame_count(int64_t samples, int64_t window, int64_t stride) {
 
 // ---- AudioSpectrogram ----
 
-std::string check_spectrogram(const ir::Graph& g, const ir::Node& n) {
+Check check_spectrogram(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   if (x.dtype != DataType::kFloat32 || g.tensor(n.outputs[0]).dtype != DataType::kFloat32)
-    return "input and output must be float32";
+    return refuse(ReasonCode::kType, "input and output must be float32");
   if (!x.has_rank || x.rank() != 2 || !ir::static_shape(x))
-    return "input must be [samples, channels] with static dimensions";
+    return refuse(ReasonCode::kShape, "input must be [samples, channels] with static dimensions");
   if (frame_count(x.shape[0], n.attrs.get_int("window_size"), n.attrs.get_int("stride")) < 1)
-    return "fewer samples than window_size: TFLite's output is empty";
-  return "";
+    return refuse(ReasonCode::kShape, "fewer samples than window_size: TFLite's output is empty");
+  return {};
 }
 
 InferredShapes infer_spectrogram(const ir::Graph& g, const ir::Node& n) {
@@ -152,24 +152,29 @@ struct MfccParams {
 
 double freq_to_mel(double freq) { return 1127.0 * std::log1p(freq / 700.0); }
 
-std::string check_mfcc(const ir::Graph& g, const ir::Node& n) {
+Check check_mfcc(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& rate = g.tensor(n.inputs[1]);
   if (x.dtype != DataType::kFloat32 || g.tensor(n.outputs[0]).dtype != DataType::kFloat32)
-    return "spectrogram and output must be float32";
+    return refuse(ReasonCode::kType, "spectrogram and output must be float32");
   if (!x.has_rank || x.rank() != 3 || x.shape[2] < 2)
-    return "spectrogram must be [channels, frames, bins] with at least 2 static bins";
+    return refuse(ReasonCode::kShape,
+                  "spectrogram must be [channels, frames, bins] with at least 2 static bins");
   if (rate.dtype != DataType::kInt32 || !rate.has_rank ||
       ir::element_count(rate.shape).value_or(0) != 1)
-    return "sample rate must be one int32";
+    return refuse(ReasonCode::kType, "sample rate must be one int32");
   // TFLite's filterbank or DCT refuses to initialise; its Eval then fails.
   const MfccParams p(n);
   if (p.upper <= p.lower)
-    return "upper_frequency_limit must exceed lower_frequency_limit (TFLite fails at run time)";
+    return refuse(
+        ReasonCode::kOperands,
+        "upper_frequency_limit must exceed lower_frequency_limit (TFLite fails at run time)");
   if (p.coefficients > p.channels)
-    return "dct_coefficient_count must not exceed filterbank_channel_count (TFLite fails at run "
-           "time)";
-  return "";
+    return refuse(
+        ReasonCode::kOperands,
+        "dct_coefficient_count must not exceed filterbank_channel_count (TFLite fails at run "
+        "time)");
+  return {};
 }
 
 InferredShapes infer_mfcc(const ir::Graph& g, const ir::Node& n) {

@@ -50,40 +50,48 @@ SubgraphBinding if_binding(const ir::Node& n, size_t) {
 
 // Quantized values crossing the boundary would need the Q/DQ writer to
 // agree on integer types across graphs: not done yet.
-std::string check_boundary(const ir::Graph& g, const ir::Node& n) {
+Check check_boundary(const ir::Graph& g, const ir::Node& n) {
   for (auto list : {&n.inputs, &n.outputs})
     for (TensorId t : *list)
       if (g.valid(t) && g.tensor(t).quantized_type)
-        return "quantized tensor '" + g.tensor(t).name +
-               "' crosses a subgraph boundary (control flow is converted in float only)";
+        return refuse(
+            ReasonCode::kQuantization,
+            "quantized tensor '" + g.tensor(t).name +
+                "' crosses a subgraph boundary (control flow is converted in float only)");
   for (const ir::Subgraph& sub : n.subgraphs)
     for (auto list : {&sub.graph().inputs(), &sub.graph().outputs()})
       for (TensorId t : *list)
         if (sub.graph().tensor(t).quantized_type)
-          return "quantized tensor '" + sub.graph().tensor(t).name +
-                 "' crosses a subgraph boundary (control flow is converted in float only)";
-  return "";
+          return refuse(
+              ReasonCode::kQuantization,
+              "quantized tensor '" + sub.graph().tensor(t).name +
+                  "' crosses a subgraph boundary (control flow is converted in float only)");
+  return {};
 }
 
-std::string check_while(const ir::Graph& g, const ir::Node& n) {
-  if (n.subgraphs.size() != 1) return "expected one subgraph (the loop body)";
+Check check_while(const ir::Graph& g, const ir::Node& n) {
+  if (n.subgraphs.size() != 1)
+    return refuse(ReasonCode::kOperands, "expected one subgraph (the loop body)");
   const ir::Graph& body = n.subgraphs[0].graph();
   if (body.inputs().size() + 1 != n.inputs.size() || body.outputs().size() != n.inputs.size() ||
       n.outputs.size() + 1 != n.inputs.size())
-    return "the loop body does not match the op's inputs and outputs";
+    return refuse(ReasonCode::kOperands,
+                  "the loop body does not match the op's inputs and outputs");
   for (const ir::Tensor* t : {&g.tensor(n.inputs[0]), &body.tensor(body.outputs()[0])}) {
     auto count = ir::element_count(t->shape);
     if (!t->has_rank || !count || *count != 1)
-      return "the condition '" + t->name + "' must hold one element";
+      return refuse(ReasonCode::kShape, "the condition '" + t->name + "' must hold one element");
   }
   return check_boundary(g, n);
 }
 
-std::string check_if(const ir::Graph& g, const ir::Node& n) {
-  if (n.subgraphs.size() != 2) return "expected two subgraphs (then and else)";
+Check check_if(const ir::Graph& g, const ir::Node& n) {
+  if (n.subgraphs.size() != 2)
+    return refuse(ReasonCode::kOperands, "expected two subgraphs (then and else)");
   auto count = ir::element_count(g.tensor(n.inputs[0]).shape);
   if (!g.tensor(n.inputs[0]).has_rank || !count || *count != 1)
-    return "the condition '" + g.tensor(n.inputs[0]).name + "' must hold one element";
+    return refuse(ReasonCode::kShape,
+                  "the condition '" + g.tensor(n.inputs[0]).name + "' must hold one element");
   return check_boundary(g, n);
 }
 
@@ -236,8 +244,9 @@ Status lower_if(LowerContext& ctx, const ir::Node& n) {
 // passes::expose_state turns them into state pairs once the model is
 // validated. Inside a control-flow subgraph they stay, and the preflight
 // reports them with this reason.
-std::string check_resource_op(const ir::Graph&, const ir::Node&) {
-  return "resource variables inside a control-flow subgraph are not converted";
+Check check_resource_op(const ir::Graph&, const ir::Node&) {
+  return refuse(ReasonCode::kState,
+                "resource variables inside a control-flow subgraph are not converted");
 }
 Status lower_resource_op(LowerContext& ctx, const ir::Node& n) {
   return ctx.error(n, "a resource variable op left after the state pass");

@@ -37,37 +37,42 @@ std::optional<LayoutPlan> propagate_data_input(const ir::Graph&, const ir::Node&
 }
 
 // A constant int vector input with exactly `count` entries.
-std::string check_const_vector(const ir::Graph& g, const ir::Node& n, size_t i, const char* what,
-                               size_t count) {
-  if (auto r = require_const(g, n, i, what); !r.empty()) return r;
+Check check_const_vector(const ir::Graph& g, const ir::Node& n, size_t i, const char* what,
+                         size_t count) {
+  if (auto r = require_const(g, n, i, what)) return r;
   if (!is_index_type(g.tensor(n.inputs[i]).dtype))
-    return std::string(what) + " of type " + type_name(g.tensor(n.inputs[i]).dtype);
+    return refuse(ReasonCode::kType,
+                  std::string(what) + " of type " + type_name(g.tensor(n.inputs[i]).dtype));
   auto v = ir::const_ints(g, n.inputs[i]);
   if (!v || v->size() != count)
-    return std::string(what) + " must hold " + std::to_string(count) +
-           " values (one per dimension)";
-  return "";
+    return refuse(ReasonCode::kShape, std::string(what) + " must hold " + std::to_string(count) +
+                                          " values (one per dimension)");
+  return {};
 }
 
 // ---- SLICE ------------------------------------------------------------------
 
-std::string check_slice(const ir::Graph& g, const ir::Node& n) {
+Check check_slice(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
-  if (!x.has_rank) return "input of unknown rank";
+  if (!x.has_rank) return refuse(ReasonCode::kShape, "input of unknown rank");
   const size_t rank = x.rank();
-  if (auto r = check_const_vector(g, n, 1, "begin", rank); !r.empty()) return r;
-  if (auto r = check_const_vector(g, n, 2, "size", rank); !r.empty()) return r;
+  if (auto r = check_const_vector(g, n, 1, "begin", rank)) return r;
+  if (auto r = check_const_vector(g, n, 2, "size", rank)) return r;
   auto begin = *ir::const_ints(g, n.inputs[1]);
   auto size = *ir::const_ints(g, n.inputs[2]);
   for (size_t d = 0; d < rank; ++d) {
-    if (begin[d] < 0) return "negative begin " + std::to_string(begin[d]);
-    if (size[d] < -1) return "size " + std::to_string(size[d]) + " (>= -1 expected)";
+    if (begin[d] < 0)
+      return refuse(ReasonCode::kOperands, "negative begin " + std::to_string(begin[d]));
+    if (size[d] < -1)
+      return refuse(ReasonCode::kOperands, "size " + std::to_string(size[d]) + " (>= -1 expected)");
     int64_t dim = x.shape[d];
     if (dim >= 0 && (begin[d] > dim || (size[d] >= 0 && begin[d] + size[d] > dim)))
-      return "slice [" + std::to_string(begin[d]) + ", +" + std::to_string(size[d]) +
-             ") exceeds dimension " + std::to_string(d) + " of size " + std::to_string(dim);
+      return refuse(ReasonCode::kOperands, "slice [" + std::to_string(begin[d]) + ", +" +
+                                               std::to_string(size[d]) + ") exceeds dimension " +
+                                               std::to_string(d) + " of size " +
+                                               std::to_string(dim));
   }
-  return "";
+  return {};
 }
 
 Status lower_slice(LowerContext& ctx, const ir::Node& n) {
@@ -97,22 +102,23 @@ Status lower_slice(LowerContext& ctx, const ir::Node& n) {
 
 // ---- TILE -------------------------------------------------------------------
 
-std::string check_tile(const ir::Graph& g, const ir::Node& n) {
+Check check_tile(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
-  if (!x.has_rank) return "input of unknown rank";
+  if (!x.has_rank) return refuse(ReasonCode::kShape, "input of unknown rank");
   if (!g.tensor(n.inputs[1]).is_const()) {
     // Multiples computed at run time (from a dynamic batch size, say).
     const ir::Tensor& m = g.tensor(n.inputs[1]);
     if (!is_index_type(m.dtype) || m.rank() != 1 || m.shape[0] != static_cast<int64_t>(x.rank()))
-      return "multiples computed at run time must be an int32 or int64 vector of " +
-             std::to_string(x.rank()) + " elements";
-    return "";
+      return refuse(ReasonCode::kType,
+                    "multiples computed at run time must be an int32 or int64 vector of " +
+                        std::to_string(x.rank()) + " elements");
+    return {};
   }
-  if (auto r = check_const_vector(g, n, 1, "multiples", x.rank()); !r.empty()) return r;
+  if (auto r = check_const_vector(g, n, 1, "multiples", x.rank())) return r;
   const std::vector<int64_t> multiples = *ir::const_ints(g, n.inputs[1]);
   for (int64_t m : multiples)
-    if (m < 0) return "negative multiple " + std::to_string(m);
-  return "";
+    if (m < 0) return refuse(ReasonCode::kOperands, "negative multiple " + std::to_string(m));
+  return {};
 }
 
 Status lower_tile(LowerContext& ctx, const ir::Node& n) {
@@ -166,12 +172,13 @@ std::optional<std::vector<int>> reverse_axes(const ir::Graph& g, const ir::Node&
   return std::vector<int>(axes.begin(), axes.end());
 }
 
-std::string check_reverse(const ir::Graph& g, const ir::Node& n) {
-  if (!g.tensor(n.inputs[0]).has_rank) return "input of unknown rank";
-  if (auto r = require_const(g, n, 1, "axis"); !r.empty()) return r;
-  if (!is_index_type(g.tensor(n.inputs[1]).dtype)) return "axis must be int32 or int64";
-  if (!reverse_axes(g, n)) return "axis out of range";
-  return "";
+Check check_reverse(const ir::Graph& g, const ir::Node& n) {
+  if (!g.tensor(n.inputs[0]).has_rank) return refuse(ReasonCode::kShape, "input of unknown rank");
+  if (auto r = require_const(g, n, 1, "axis")) return r;
+  if (!is_index_type(g.tensor(n.inputs[1]).dtype))
+    return refuse(ReasonCode::kType, "axis must be int32 or int64");
+  if (!reverse_axes(g, n)) return refuse(ReasonCode::kOperands, "axis out of range");
+  return {};
 }
 
 Status lower_reverse(LowerContext& ctx, const ir::Node& n) {
@@ -213,20 +220,24 @@ TensorId as_int64(LowerContext& ctx, const ir::Node& n, size_t i, const std::str
 
 // ---- BROADCAST_TO -------------------------------------------------------------
 
-std::string check_broadcast_to(const ir::Graph& g, const ir::Node& n) {
+Check check_broadcast_to(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& s = g.tensor(n.inputs[1]);
-  if (!is_index_type(s.dtype)) return "shape of type " + type_name(s.dtype);
-  if (s.rank() != 1) return "shape must be a vector";
+  if (!is_index_type(s.dtype))
+    return refuse(ReasonCode::kType, "shape of type " + type_name(s.dtype));
+  if (s.rank() != 1) return refuse(ReasonCode::kShape, "shape must be a vector");
   if (auto v = ir::const_ints(g, n.inputs[1])) {
     const Shape& xs = g.tensor(n.inputs[0]).shape;
-    if (xs.size() > v->size()) return "shape has lower rank than the input";
+    if (xs.size() > v->size())
+      return refuse(ReasonCode::kShape, "shape has lower rank than the input");
     for (size_t i = 0; i < xs.size(); ++i) {
       int64_t want = (*v)[v->size() - xs.size() + i];
       if (xs[i] >= 0 && xs[i] != 1 && xs[i] != want)
-        return "input " + ir::to_string(xs) + " does not broadcast to " + ir::to_string(Shape(*v));
+        return refuse(
+            ReasonCode::kOperands,
+            "input " + ir::to_string(xs) + " does not broadcast to " + ir::to_string(Shape(*v)));
     }
   }
-  return "";
+  return {};
 }
 
 Status lower_broadcast_to(LowerContext& ctx, const ir::Node& n) {
@@ -238,17 +249,20 @@ Status lower_broadcast_to(LowerContext& ctx, const ir::Node& n) {
 
 // ---- GATHER_ND ----------------------------------------------------------------
 
-std::string check_gather_nd(const ir::Graph& g, const ir::Node& n) {
+Check check_gather_nd(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& idx = g.tensor(n.inputs[1]);
-  if (!is_index_type(idx.dtype)) return "indices of type " + type_name(idx.dtype);
-  if (!x.has_rank || !idx.has_rank || idx.rank() < 1) return "indices must have rank >= 1";
+  if (!is_index_type(idx.dtype))
+    return refuse(ReasonCode::kType, "indices of type " + type_name(idx.dtype));
+  if (!x.has_rank || !idx.has_rank || idx.rank() < 1)
+    return refuse(ReasonCode::kShape, "indices must have rank >= 1");
   int64_t depth = idx.shape.back();
-  if (depth < 0) return "the last dimension of indices must be static";
+  if (depth < 0) return refuse(ReasonCode::kShape, "the last dimension of indices must be static");
   if (depth > static_cast<int64_t>(x.rank()))
-    return "index depth " + std::to_string(depth) + " exceeds the params rank " +
-           std::to_string(x.rank());
-  return "";
+    return refuse(ReasonCode::kOperands, "index depth " + std::to_string(depth) +
+                                             " exceeds the params rank " +
+                                             std::to_string(x.rank()));
+  return {};
 }
 
 Status lower_gather_nd(LowerContext& ctx, const ir::Node& n) {
@@ -275,46 +289,56 @@ std::vector<std::vector<int64_t>> index_rows(const std::vector<int64_t>& flat, s
   return rows;
 }
 
-std::string check_scatter_nd(const ir::Graph& g, const ir::Node& n) {
+Check check_scatter_nd(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& idx = g.tensor(n.inputs[0]);
   const ir::Tensor& upd = g.tensor(n.inputs[1]);
   const ir::Tensor& shp = g.tensor(n.inputs[2]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
-  if (!is_index_type(idx.dtype)) return "indices of type " + type_name(idx.dtype);
-  if (!is_index_type(shp.dtype)) return "shape of type " + type_name(shp.dtype);
+  if (!is_index_type(idx.dtype))
+    return refuse(ReasonCode::kType, "indices of type " + type_name(idx.dtype));
+  if (!is_index_type(shp.dtype))
+    return refuse(ReasonCode::kType, "shape of type " + type_name(shp.dtype));
   if (upd.dtype != DataType::kFloat32 && upd.dtype != DataType::kInt32 &&
       upd.dtype != DataType::kInt64)
-    return "updates of type " + type_name(upd.dtype) + " (float32, int32 or int64 expected)";
-  if (y.dtype != upd.dtype) return "output type differs from the updates' type";
-  if (!idx.has_rank || idx.rank() < 1) return "indices must have rank >= 1";
-  if (!upd.has_rank || !y.has_rank) return "updates and output need a known rank";
+    return refuse(ReasonCode::kType, "updates of type " + type_name(upd.dtype) +
+                                         " (float32, int32 or int64 expected)");
+  if (y.dtype != upd.dtype)
+    return refuse(ReasonCode::kType, "output type differs from the updates' type");
+  if (!idx.has_rank || idx.rank() < 1)
+    return refuse(ReasonCode::kShape, "indices must have rank >= 1");
+  if (!upd.has_rank || !y.has_rank)
+    return refuse(ReasonCode::kShape, "updates and output need a known rank");
   const int64_t depth = idx.shape.back();
-  if (depth < 1) return "the last dimension of indices must be static and >= 1";
+  if (depth < 1)
+    return refuse(ReasonCode::kShape, "the last dimension of indices must be static and >= 1");
   if (depth > static_cast<int64_t>(y.rank()))
-    return "index depth " + std::to_string(depth) + " exceeds the output rank " +
-           std::to_string(y.rank());
+    return refuse(ReasonCode::kOperands, "index depth " + std::to_string(depth) +
+                                             " exceeds the output rank " +
+                                             std::to_string(y.rank()));
   // updates = indices.shape[:-1] + output.shape[depth:]
   const size_t batch = idx.rank() - 1, tail = y.rank() - static_cast<size_t>(depth);
   if (upd.rank() != batch + tail)
-    return "updates " + ir::to_string(upd.shape) + " do not match indices " +
-           ir::to_string(idx.shape) + " and output " + ir::to_string(y.shape);
+    return refuse(ReasonCode::kOperands, "updates " + ir::to_string(upd.shape) +
+                                             " do not match indices " + ir::to_string(idx.shape) +
+                                             " and output " + ir::to_string(y.shape));
   auto clash = [](int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; };
   for (size_t i = 0; i < batch; ++i)
     if (clash(upd.shape[i], idx.shape[i]))
-      return "updates " + ir::to_string(upd.shape) + " do not match indices " +
-             ir::to_string(idx.shape);
+      return refuse(ReasonCode::kOperands, "updates " + ir::to_string(upd.shape) +
+                                               " do not match indices " + ir::to_string(idx.shape));
   for (size_t i = 0; i < tail; ++i)
     if (clash(upd.shape[batch + i], y.shape[static_cast<size_t>(depth) + i]))
-      return "updates " + ir::to_string(upd.shape) + " do not match output " +
-             ir::to_string(y.shape);
+      return refuse(ReasonCode::kOperands, "updates " + ir::to_string(upd.shape) +
+                                               " do not match output " + ir::to_string(y.shape));
   if (auto v = ir::const_ints(g, n.inputs[0])) {
     for (const auto& row : index_rows(*v, static_cast<size_t>(depth)))
       for (size_t d = 0; d < row.size(); ++d)
         if (y.shape[d] >= 0 && (row[d] < 0 || row[d] >= y.shape[d]))
-          return "index " + std::to_string(row[d]) + " is outside dimension " + std::to_string(d) +
-                 " of size " + std::to_string(y.shape[d]);
+          return refuse(ReasonCode::kOperands, "index " + std::to_string(row[d]) +
+                                                   " is outside dimension " + std::to_string(d) +
+                                                   " of size " + std::to_string(y.shape[d]));
   }
-  return "";
+  return {};
 }
 
 // True when the constant indices name every element at most once.
@@ -329,8 +353,9 @@ bool distinct_constant_indices(const ir::Graph& g, const ir::Node& n) {
 Status lower_scatter_nd(LowerContext& ctx, const ir::Node& n) {
   const bool add = ctx.opset() >= kScatterAddOpset;
   if (!add && !distinct_constant_indices(ctx.graph(), n))
-    return ctx.unsupported(n, "indices that may repeat need ScatterND reduction 'add' (opset " +
-                                  std::to_string(kScatterAddOpset) + ")");
+    return ctx.unsupported(
+        n, {ReasonCode::kOpset, "indices that may repeat need ScatterND reduction 'add' (opset " +
+                                    std::to_string(kScatterAddOpset) + ")"});
   if (auto st = check_shape_operand(ctx, n, 2); !st) return st;
   const DataType type = ctx.tensor(n.inputs[1]).dtype;
   TensorId zero = ctx.const_scalar(n.name + "/zero", type, 0.0);
@@ -344,24 +369,26 @@ Status lower_scatter_nd(LowerContext& ctx, const ir::Node& n) {
 
 // ---- RANGE --------------------------------------------------------------------
 
-std::string check_range(const ir::Graph& g, const ir::Node& n) {
+Check check_range(const ir::Graph& g, const ir::Node& n) {
   DataType t = g.tensor(n.outputs[0]).dtype;
   if (t != DataType::kInt32 && t != DataType::kFloat32 && t != DataType::kInt64)
-    return "output type " + type_name(t) + " (int32, int64 or float32 expected)";
+    return refuse(ReasonCode::kType,
+                  "output type " + type_name(t) + " (int32, int64 or float32 expected)");
   for (size_t i = 0; i < 3; ++i) {
     const ir::Tensor& x = g.tensor(n.inputs[i]);
     if (x.dtype != t)
-      return "input '" + x.name + "' is " + type_name(x.dtype) + ", output " + type_name(t);
+      return refuse(ReasonCode::kType,
+                    "input '" + x.name + "' is " + type_name(x.dtype) + ", output " + type_name(t));
     if (ir::element_count(x.shape).value_or(0) != 1)
-      return "input '" + x.name + "' must be a scalar";
+      return refuse(ReasonCode::kOperands, "input '" + x.name + "' must be a scalar");
   }
   if (g.tensor(n.inputs[2]).is_const() && g.tensor(n.inputs[2]).data->stored_type == t) {
     const ir::Tensor& d = g.tensor(n.inputs[2]);
     bool zero = t == DataType::kFloat32 ? d.data->as<float>()[0] == 0.0f
                                         : (*ir::const_ints(g, n.inputs[2]))[0] == 0;
-    if (zero) return "delta is 0";
+    if (zero) return refuse(ReasonCode::kOperands, "delta is 0");
   }
-  return "";
+  return {};
 }
 
 // A scalar (rank-0) view of a one-element input.
@@ -395,13 +422,16 @@ Status lower_range(LowerContext& ctx, const ir::Node& n) {
 
 // ---- WHERE --------------------------------------------------------------------
 
-std::string check_where(const ir::Graph& g, const ir::Node& n) {
-  if (n.inputs.size() != 1) return "only the one-input form (coordinates of true elements)";
+Check check_where(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.size() != 1)
+    return refuse(ReasonCode::kNotImplemented,
+                  "only the one-input form (coordinates of true elements)");
   const ir::Tensor& x = g.tensor(n.inputs[0]);
-  if (!x.has_rank) return "input of unknown rank";
+  if (!x.has_rank) return refuse(ReasonCode::kShape, "input of unknown rank");
   DataType t = g.tensor(n.outputs[0]).dtype;
-  if (t != DataType::kInt64 && t != DataType::kInt32) return "output type " + type_name(t);
-  return "";
+  if (t != DataType::kInt64 && t != DataType::kInt32)
+    return refuse(ReasonCode::kType, "output type " + type_name(t));
+  return {};
 }
 
 Status lower_where(LowerContext& ctx, const ir::Node& n) {
@@ -423,20 +453,22 @@ Status lower_where(LowerContext& ctx, const ir::Node& n) {
 
 // ---- BATCH_MATMUL -------------------------------------------------------------
 
-std::string check_batch_matmul(const ir::Graph& g, const ir::Node& n) {
+Check check_batch_matmul(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& a = g.tensor(n.inputs[0]);
   const ir::Tensor& b = g.tensor(n.inputs[1]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
   if (a.dtype != DataType::kFloat32 || b.dtype != DataType::kFloat32 ||
       y.dtype != DataType::kFloat32)
-    return "only float32 operands (" + type_name(a.dtype) + " x " + type_name(b.dtype) + ")";
+    return refuse(ReasonCode::kType, "only float32 operands (" + type_name(a.dtype) + " x " +
+                                         type_name(b.dtype) + ")");
   if (!a.has_rank || !b.has_rank || a.rank() < 2 || b.rank() < 2)
-    return "operands must have rank >= 2";
+    return refuse(ReasonCode::kShape, "operands must have rank >= 2");
   const int64_t ka = a.shape[a.rank() - (n.attrs.get_int("adj_x") ? 2 : 1)];
   const int64_t kb = b.shape[b.rank() - (n.attrs.get_int("adj_y") ? 1 : 2)];
   if (ka >= 0 && kb >= 0 && ka != kb)
-    return "inner dimensions differ (" + std::to_string(ka) + " vs " + std::to_string(kb) + ")";
-  return "";
+    return refuse(ReasonCode::kOperands, "inner dimensions differ (" + std::to_string(ka) + " vs " +
+                                             std::to_string(kb) + ")");
+  return {};
 }
 
 // Operand i with its last two axes swapped: constants in the initializer,

@@ -10,20 +10,27 @@ namespace {
 using ir::Shape;
 using ir::TensorId;
 
-std::string check_fc(const ir::Graph& g, const ir::Node& n) {
-  if (n.attrs.get_int("weights_format") != 0) return "shuffled weights format is not supported";
-  if (auto r = require_rank(g, n, 1, 2); !r.empty()) return "weights: " + r;
+Check check_fc(const ir::Graph& g, const ir::Node& n) {
+  if (n.attrs.get_int("weights_format") != 0)
+    return refuse(ReasonCode::kOption, "shuffled weights format is not supported");
+  if (auto r = require_rank(g, n, 1, 2)) {
+    r->text = "weights: " + r->text;
+    return r;
+  }
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& w = g.tensor(n.inputs[1]);
   if (w.dtype != x.dtype)
-    return "hybrid (integer weights, float input) fully connected needs quantization support";
-  if (x.rank() < 1 || w.shape[1] < 1) return "input and weights must have a depth";
+    return refuse(
+        ReasonCode::kQuantization,
+        "hybrid (integer weights, float input) fully connected needs quantization support");
+  if (x.rank() < 1 || w.shape[1] < 1)
+    return refuse(ReasonCode::kShape, "input and weights must have a depth");
   int64_t depth = w.shape[1];
   if (x.shape.back() >= 0 && x.shape.back() != depth && x.rank() == 1)
-    return "input depth does not match the weights";
+    return refuse(ReasonCode::kOperands, "input depth does not match the weights");
   int dynamic = 0;
   for (int64_t d : g.tensor(n.outputs[0]).shape) dynamic += d < 0;
-  if (dynamic > 1) return "more than one dynamic output dimension";
+  if (dynamic > 1) return refuse(ReasonCode::kShape, "more than one dynamic output dimension");
   return check_activation(g, n);
 }
 

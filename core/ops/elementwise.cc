@@ -53,9 +53,9 @@ void read_binary_options(const tflite::Operator& op, ir::Attributes& attrs) {
   }
 }
 
-std::string check_binary(const ir::Graph& g, const ir::Node& n) {
+Check check_binary(const ir::Graph& g, const ir::Node& n) {
   if (n.inputs.size() != 2 || !has_input(g, n, 0) || !has_input(g, n, 1))
-    return "expects two inputs";
+    return refuse(ReasonCode::kOperands, "expects two inputs");
   return check_activation(g, n);
 }
 
@@ -261,22 +261,23 @@ Status lower_int16_to_int32(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-std::string check_quantization_copy(const ir::Graph& g, const ir::Node& n) {
-  if (!has_input(g, n, 0)) return "input is missing";
+Check check_quantization_copy(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0)) return refuse(ReasonCode::kOperands, "input is missing");
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
-  if (int16_to_int32(g, n)) return "";
+  if (int16_to_int32(g, n)) return {};
   if (y.dtype != ir::DataType::kFloat32)
-    return "output '" + y.name + "' has type " + ir::to_string(y.dtype) +
-           " (a quantized int8/uint8 or float32 tensor expected)";
+    return refuse(ReasonCode::kType, "output '" + y.name + "' has type " + ir::to_string(y.dtype) +
+                                         " (a quantized int8/uint8 or float32 tensor expected)");
   bool from_ok = x.dtype == ir::DataType::kFloat32 ||
                  (n.builtin == ir::builtin::kDequantize && x.dtype == ir::DataType::kFloat16);
   if (!from_ok)
-    return "input '" + x.name + "' has type " + ir::to_string(x.dtype) +
-           " (a quantized int8/uint8 or float tensor expected)";
+    return refuse(ReasonCode::kType, "input '" + x.name + "' has type " + ir::to_string(x.dtype) +
+                                         " (a quantized int8/uint8 or float tensor expected)");
   if (n.builtin == ir::builtin::kQuantize && !y.quantized_type)
-    return "output '" + y.name + "' has no quantization parameters";
-  return "";
+    return refuse(ReasonCode::kQuantization,
+                  "output '" + y.name + "' has no quantization parameters");
+  return {};
 }
 
 }  // namespace
@@ -295,14 +296,15 @@ namespace {
 
 // DENSIFY: the reader already made its sparse constant dense, so it is a copy
 // that constant folding removes.
-std::string check_densify(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_const(g, n, 0, "the sparse input"); !r.empty()) return r;
+Check check_densify(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 0, "the sparse input")) return r;
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
   if (x.dtype != y.dtype || x.shape != y.shape)
-    return "output " + ir::to_string(y.shape) + " " + ir::to_string(y.dtype) +
-           " differs from the input " + ir::to_string(x.shape) + " " + ir::to_string(x.dtype);
-  return "";
+    return refuse(ReasonCode::kType, "output " + ir::to_string(y.shape) + " " +
+                                         ir::to_string(y.dtype) + " differs from the input " +
+                                         ir::to_string(x.shape) + " " + ir::to_string(x.dtype));
+  return {};
 }
 
 std::optional<std::vector<OutputMap>> densify_sources(const ir::Graph& g, const ir::Node& n,

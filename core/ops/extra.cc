@@ -16,22 +16,25 @@ using ir::Shape;
 using ir::TensorId;
 
 // "" if input i exists and has one of the types.
-std::string check_type(const ir::Graph& g, const ir::Node& n, size_t i,
-                       std::initializer_list<DataType> ok) {
-  if (!has_input(g, n, i)) return "input " + std::to_string(i) + " is missing";
+Check check_type(const ir::Graph& g, const ir::Node& n, size_t i,
+                 std::initializer_list<DataType> ok) {
+  if (!has_input(g, n, i))
+    return refuse(ReasonCode::kOperands, "input " + std::to_string(i) + " is missing");
   DataType t = g.tensor(n.inputs[i]).dtype;
   for (DataType o : ok)
-    if (o == t) return "";
+    if (o == t) return {};
   std::string list;
   for (DataType o : ok) list += (list.empty() ? "" : ", ") + std::string(ir::to_string(o));
-  return "input " + std::to_string(i) + " of type " + std::string(ir::to_string(t)) +
-         " (supported: " + list + ")";
+  return refuse(ReasonCode::kType, "input " + std::to_string(i) + " of type " +
+                                       std::string(ir::to_string(t)) + " (supported: " + list +
+                                       ")");
 }
 
-std::string check_arity(const ir::Node& n, size_t inputs) {
-  if (n.inputs.size() != inputs) return "expects " + std::to_string(inputs) + " inputs";
-  if (n.outputs.size() != 1) return "expects one output";
-  return "";
+Check check_arity(const ir::Node& n, size_t inputs) {
+  if (n.inputs.size() != inputs)
+    return refuse(ReasonCode::kOperands, "expects " + std::to_string(inputs) + " inputs");
+  if (n.outputs.size() != 1) return refuse(ReasonCode::kOperands, "expects one output");
+  return {};
 }
 
 // ---- SIGN, RELU_0_TO_1 ----------------------------------------------------------
@@ -56,16 +59,19 @@ Status lower_relu_0_to_1(LowerContext& ctx, const ir::Node& n) {
 
 // ---- EMBEDDING_LOOKUP -------------------------------------------------------------
 
-std::string check_embedding_lookup(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = check_arity(n, 2); !r.empty()) return r;
-  if (auto r = check_type(g, n, 0, {DataType::kInt32}); !r.empty()) return r;
-  if (auto r = check_type(g, n, 1, {DataType::kFloat32, DataType::kInt32}); !r.empty())
-    return r + "; quantized (hybrid) tables need quantization support";
-  if (g.tensor(n.inputs[0]).rank() != 1) return "ids must be rank 1";
-  if (g.tensor(n.inputs[1]).rank() < 1) return "params must have rank >= 1";
+Check check_embedding_lookup(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_arity(n, 2)) return r;
+  if (auto r = check_type(g, n, 0, {DataType::kInt32})) return r;
+  if (auto r = check_type(g, n, 1, {DataType::kFloat32, DataType::kInt32})) {
+    r->text += "; quantized (hybrid) tables need quantization support";
+    return r;
+  }
+  if (g.tensor(n.inputs[0]).rank() != 1) return refuse(ReasonCode::kShape, "ids must be rank 1");
+  if (g.tensor(n.inputs[1]).rank() < 1)
+    return refuse(ReasonCode::kShape, "params must have rank >= 1");
   if (g.tensor(n.outputs[0]).dtype != g.tensor(n.inputs[1]).dtype)
-    return "output type differs from the params type";
-  return "";
+    return refuse(ReasonCode::kType, "output type differs from the params type");
+  return {};
 }
 
 Status lower_embedding_lookup(LowerContext& ctx, const ir::Node& n) {
@@ -83,15 +89,16 @@ std::optional<int> cumsum_axis(const ir::Graph& g, const ir::Node& n) {
   return ir::resolve_axis((*v)[0], g.tensor(n.inputs[0]).rank());
 }
 
-std::string check_cumsum(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = check_arity(n, 2); !r.empty()) return r;
-  if (auto r = check_type(g, n, 0, {DataType::kFloat32, DataType::kInt32, DataType::kInt64});
-      !r.empty())
+Check check_cumsum(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_arity(n, 2)) return r;
+  if (auto r = check_type(g, n, 0, {DataType::kFloat32, DataType::kInt32, DataType::kInt64}))
     return r;
-  if (auto r = require_const(g, n, 1, "axis"); !r.empty()) return r;
-  if (g.tensor(n.inputs[0]).rank() < 1) return "input must have rank >= 1";
-  if (!cumsum_axis(g, n)) return "axis must be one value in [-rank, rank)";
-  return "";
+  if (auto r = require_const(g, n, 1, "axis")) return r;
+  if (g.tensor(n.inputs[0]).rank() < 1)
+    return refuse(ReasonCode::kShape, "input must have rank >= 1");
+  if (!cumsum_axis(g, n))
+    return refuse(ReasonCode::kOperands, "axis must be one value in [-rank, rank)");
+  return {};
 }
 
 Status lower_cumsum(LowerContext& ctx, const ir::Node& n) {
@@ -117,13 +124,13 @@ void read_pool_options(const tflite::Operator& op, ir::Attributes& a) {
   store_activation(o, a);
 }
 
-std::string check_l2_pool(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_rank(g, n, 0, 4); !r.empty()) return r;
-  if (auto r = check_type(g, n, 0, {DataType::kFloat32}); !r.empty()) return r;
+Check check_l2_pool(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_rank(g, n, 0, 4)) return r;
+  if (auto r = check_type(g, n, 0, {DataType::kFloat32})) return r;
   if (n.attrs.get_int("filter_height") < 1 || n.attrs.get_int("filter_width") < 1)
-    return "filter size must be positive";
+    return refuse(ReasonCode::kOperands, "filter size must be positive");
   if (n.attrs.get_int("stride_h", 1) < 1 || n.attrs.get_int("stride_w", 1) < 1)
-    return "strides must be positive";
+    return refuse(ReasonCode::kOperands, "strides must be positive");
   return check_activation(g, n);
 }
 
@@ -174,19 +181,20 @@ Status lower_l2_pool(LowerContext& ctx, const ir::Node& n) {
 
 // ---- REVERSE_SEQUENCE -------------------------------------------------------------
 
-std::string check_reverse_sequence(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = check_arity(n, 2); !r.empty()) return r;
-  if (!has_input(g, n, 0)) return "input is missing";
-  if (auto r = check_type(g, n, 1, {DataType::kInt32, DataType::kInt64}); !r.empty()) return r;
+Check check_reverse_sequence(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_arity(n, 2)) return r;
+  if (!has_input(g, n, 0)) return refuse(ReasonCode::kOperands, "input is missing");
+  if (auto r = check_type(g, n, 1, {DataType::kInt32, DataType::kInt64})) return r;
   const size_t rank = g.tensor(n.inputs[0]).rank();
-  if (rank < 2) return "input must have rank >= 2";
+  if (rank < 2) return refuse(ReasonCode::kShape, "input must have rank >= 2");
   auto seq = ir::resolve_axis(n.attrs.get_int("seq_dim"), rank);
   auto batch = ir::resolve_axis(n.attrs.get_int("batch_dim"), rank);
-  if (!seq || !batch) return "seq_dim or batch_dim out of range";
+  if (!seq || !batch) return refuse(ReasonCode::kOperands, "seq_dim or batch_dim out of range");
   if (!((*seq == 0 && *batch == 1) || (*seq == 1 && *batch == 0)))
-    return "seq_dim " + std::to_string(*seq) + " with batch_dim " + std::to_string(*batch) +
-           ": ONNX ReverseSequence only takes batch/time axes 0 and 1";
-  return "";
+    return refuse(ReasonCode::kNotExpressible,
+                  "seq_dim " + std::to_string(*seq) + " with batch_dim " + std::to_string(*batch) +
+                      ": ONNX ReverseSequence only takes batch/time axes 0 and 1");
+  return {};
 }
 
 Status lower_reverse_sequence(LowerContext& ctx, const ir::Node& n) {
@@ -207,13 +215,13 @@ Status lower_reverse_sequence(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-std::string check_sign(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = check_arity(n, 1); !r.empty()) return r;
+Check check_sign(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_arity(n, 1)) return r;
   return check_type(g, n, 0, {DataType::kFloat32, DataType::kInt32});
 }
 
-std::string check_relu_0_to_1(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = check_arity(n, 1); !r.empty()) return r;
+Check check_relu_0_to_1(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_arity(n, 1)) return r;
   return check_type(g, n, 0, {DataType::kFloat32});
 }
 

@@ -75,12 +75,13 @@ std::optional<LayoutPlan> propagate_shape(const ir::Graph&, const ir::Node& n,
   return plan;
 }
 
-std::string check_shape(const ir::Graph& g, const ir::Node& n) {
-  if (!has_input(g, n, 0)) return "input is missing";
+Check check_shape(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0)) return refuse(ReasonCode::kOperands, "input is missing");
   DataType t = g.tensor(n.outputs[0]).dtype;
   if (!is_index_type(t))
-    return "output type " + std::string(ir::to_string(t)) + " (int32 or int64 expected)";
-  return "";
+    return refuse(ReasonCode::kType,
+                  "output type " + std::string(ir::to_string(t)) + " (int32 or int64 expected)");
+  return {};
 }
 
 Status lower_shape(LowerContext& ctx, const ir::Node& n) {
@@ -117,24 +118,29 @@ std::optional<int> pack_axis(const ir::Graph& g, const ir::Node& n) {
   return ir::resolve_axis(n.attrs.get_int("axis"), g.tensor(n.inputs[0]).rank() + 1);
 }
 
-std::string check_pack(const ir::Graph& g, const ir::Node& n) {
-  if (n.inputs.empty()) return "no inputs";
+Check check_pack(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.empty()) return refuse(ReasonCode::kOperands, "no inputs");
   for (size_t i = 0; i < n.inputs.size(); ++i) {
-    if (!has_input(g, n, i)) return "input " + std::to_string(i) + " is missing";
+    if (!has_input(g, n, i))
+      return refuse(ReasonCode::kOperands, "input " + std::to_string(i) + " is missing");
     const ir::Tensor& x = g.tensor(n.inputs[i]);
     const ir::Tensor& x0 = g.tensor(n.inputs[0]);
     if (x.rank() != x0.rank() || x.dtype != x0.dtype)
-      return "inputs differ in rank or type ('" + x0.name + "', '" + x.name + "')";
+      return refuse(ReasonCode::kOperands,
+                    "inputs differ in rank or type ('" + x0.name + "', '" + x.name + "')");
     for (size_t d = 0; d < x.rank(); ++d)
       if (x.shape[d] >= 0 && x0.shape[d] >= 0 && x.shape[d] != x0.shape[d])
-        return "inputs differ in shape ('" + x0.name + "', '" + x.name + "')";
+        return refuse(ReasonCode::kOperands,
+                      "inputs differ in shape ('" + x0.name + "', '" + x.name + "')");
   }
   int64_t count = n.attrs.get_int("values_count");
   if (count != 0 && count != static_cast<int64_t>(n.inputs.size()))
-    return "values_count " + std::to_string(count) + " but " + std::to_string(n.inputs.size()) +
-           " inputs";
-  if (!pack_axis(g, n)) return "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range";
-  return "";
+    return refuse(ReasonCode::kOperands, "values_count " + std::to_string(count) + " but " +
+                                             std::to_string(n.inputs.size()) + " inputs");
+  if (!pack_axis(g, n))
+    return refuse(ReasonCode::kOperands,
+                  "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range");
+  return {};
 }
 
 std::optional<LayoutPlan> propagate_pack(const ir::Graph& g, const ir::Node& n,
@@ -186,17 +192,20 @@ std::optional<int> unpack_axis(const ir::Graph& g, const ir::Node& n) {
   return ir::resolve_axis(n.attrs.get_int("axis"), g.tensor(n.inputs[0]).rank());
 }
 
-std::string check_unpack(const ir::Graph& g, const ir::Node& n) {
-  if (!has_input(g, n, 0)) return "input is missing";
+Check check_unpack(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0)) return refuse(ReasonCode::kOperands, "input is missing");
   auto a = unpack_axis(g, n);
-  if (!a) return "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range";
+  if (!a)
+    return refuse(ReasonCode::kOperands,
+                  "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range");
   int64_t dim = g.tensor(n.inputs[0]).shape[static_cast<size_t>(*a)];
   int64_t outs = static_cast<int64_t>(n.outputs.size());
   if (dim >= 0 && dim != outs)
-    return "dimension " + std::to_string(dim) + " does not unpack into " + std::to_string(outs) +
-           " outputs";
-  if (dim < 0) return "the unpacked dimension must be static";
-  return "";
+    return refuse(ReasonCode::kOperands, "dimension " + std::to_string(dim) +
+                                             " does not unpack into " + std::to_string(outs) +
+                                             " outputs");
+  if (dim < 0) return refuse(ReasonCode::kShape, "the unpacked dimension must be static");
+  return {};
 }
 
 std::optional<LayoutPlan> propagate_unpack(const ir::Graph& g, const ir::Node& n,
@@ -242,15 +251,20 @@ std::optional<int> gather_axis(const ir::Graph& g, const ir::Node& n) {
   return ir::resolve_axis(n.attrs.get_int("axis"), g.tensor(n.inputs[0]).rank());
 }
 
-std::string check_gather(const ir::Graph& g, const ir::Node& n) {
-  if (!has_input(g, n, 0) || !has_input(g, n, 1)) return "expects params and indices";
+Check check_gather(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0) || !has_input(g, n, 1))
+    return refuse(ReasonCode::kOperands, "expects params and indices");
   if (n.attrs.get_int("batch_dims") != 0)
-    return "batch_dims " + std::to_string(n.attrs.get_int("batch_dims")) + " (only 0 is supported)";
+    return refuse(
+        ReasonCode::kOption,
+        "batch_dims " + std::to_string(n.attrs.get_int("batch_dims")) + " (only 0 is supported)");
   if (!gather_axis(g, n))
-    return "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range";
+    return refuse(ReasonCode::kOperands,
+                  "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range");
   DataType t = g.tensor(n.inputs[1]).dtype;
-  if (!is_index_type(t)) return "indices of type " + std::string(ir::to_string(t));
-  return "";
+  if (!is_index_type(t))
+    return refuse(ReasonCode::kType, "indices of type " + std::string(ir::to_string(t)));
+  return {};
 }
 
 std::optional<LayoutPlan> propagate_gather(const ir::Graph& g, const ir::Node& n,
@@ -289,10 +303,11 @@ std::optional<int> expand_axis(const ir::Graph& g, const ir::Node& n) {
   return ir::resolve_axis((*v)[0], g.tensor(n.inputs[0]).rank() + 1);
 }
 
-std::string check_expand_dims(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_const(g, n, 1, "axis"); !r.empty()) return r;
-  if (!expand_axis(g, n)) return "axis must be one value in [-rank-1, rank]";
-  return "";
+Check check_expand_dims(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 1, "axis")) return r;
+  if (!expand_axis(g, n))
+    return refuse(ReasonCode::kOperands, "axis must be one value in [-rank-1, rank]");
+  return {};
 }
 
 std::optional<LayoutPlan> propagate_expand_dims(const ir::Graph& g, const ir::Node& n,
@@ -321,14 +336,16 @@ Status lower_expand_dims(LowerContext& ctx, const ir::Node& n) {
 
 // ---- FILL -------------------------------------------------------------------------
 
-std::string check_fill(const ir::Graph& g, const ir::Node& n) {
-  if (!has_input(g, n, 0) || !has_input(g, n, 1)) return "expects dims and value";
+Check check_fill(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0) || !has_input(g, n, 1))
+    return refuse(ReasonCode::kOperands, "expects dims and value");
   const ir::Tensor& dims = g.tensor(n.inputs[0]);
-  if (!is_index_type(dims.dtype)) return "dims of type " + std::string(ir::to_string(dims.dtype));
-  if (dims.rank() != 1) return "dims must be a vector";
+  if (!is_index_type(dims.dtype))
+    return refuse(ReasonCode::kType, "dims of type " + std::string(ir::to_string(dims.dtype)));
+  if (dims.rank() != 1) return refuse(ReasonCode::kShape, "dims must be a vector");
   if (ir::element_count(g.tensor(n.inputs[1]).shape).value_or(0) != 1)
-    return "value must hold one element";
-  return "";
+    return refuse(ReasonCode::kShape, "value must hold one element");
+  return {};
 }
 
 Status lower_fill(LowerContext& ctx, const ir::Node& n) {

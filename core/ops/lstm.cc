@@ -163,17 +163,18 @@ bool integer_type(const ir::Tensor& t, DataType type) {
 
 // ---- checks (TFLite's Prepare) ----
 
-std::string shape_problem(const ir::Graph& g, TensorId t, const Shape& want, const char* what) {
+Check shape_problem(const ir::Graph& g, TensorId t, const Shape& want, const char* what) {
   const ir::Tensor& x = g.tensor(t);
   if (!x.has_rank || x.shape != want)
-    return std::string(what) + " '" + x.name + "' has shape " + ir::to_string(x.shape) +
-           ", TFLite's kernel needs " + ir::to_string(want);
-  return "";
+    return refuse(ReasonCode::kShape, std::string(what) + " '" + x.name + "' has shape " +
+                                          ir::to_string(x.shape) + ", TFLite's kernel needs " +
+                                          ir::to_string(want));
+  return {};
 }
 
 // Resolves the cell of `slots` and checks it; "" or the problem.
-std::string make_cell(const ir::Graph& g, const ir::Node& n, const Slots& s, int64_t batch,
-                      int64_t n_input, bool layer_norm_allowed, Cell& c) {
+Check make_cell(const ir::Graph& g, const ir::Node& n, const Slots& s, int64_t batch,
+                int64_t n_input, bool layer_norm_allowed, Cell& c) {
   auto get = [&](int i) { return slot(g, n, i); };
   for (int k = 0; k < 4; ++k) {
     c.w[k] = get(s.w[k]);
@@ -189,67 +190,72 @@ std::string make_cell(const ir::Graph& g, const ir::Node& n, const Slots& s, int
   c.c = get(s.c);
   for (int k = 1; k < 4; ++k) {
     if (c.w[k] == ir::kNoTensor)
-      return "input weights of gate " + std::to_string(k) + " are missing";
+      return refuse(ReasonCode::kOperands,
+                    "input weights of gate " + std::to_string(k) + " are missing");
     if (c.r[k] == ir::kNoTensor)
-      return "recurrent weights of gate " + std::to_string(k) + " are missing";
-    if (c.b[k] == ir::kNoTensor) return "bias of gate " + std::to_string(k) + " is missing";
+      return refuse(ReasonCode::kOperands,
+                    "recurrent weights of gate " + std::to_string(k) + " are missing");
+    if (c.b[k] == ir::kNoTensor)
+      return refuse(ReasonCode::kOperands, "bias of gate " + std::to_string(k) + " is missing");
   }
-  if (c.h == ir::kNoTensor || c.c == ir::kNoTensor) return "a state input is missing";
+  if (c.h == ir::kNoTensor || c.c == ir::kNoTensor)
+    return refuse(ReasonCode::kOperands, "a state input is missing");
   c.cifg = c.w[0] == ir::kNoTensor;
   if (c.cifg != (c.r[0] == ir::kNoTensor))
-    return "input-gate weights must be all present or all absent (CIFG)";
+    return refuse(ReasonCode::kOperands,
+                  "input-gate weights must be all present or all absent (CIFG)");
   c.peephole = c.p[2] != ir::kNoTensor;
   if (c.peephole != (c.p[1] != ir::kNoTensor) ||
       (c.p[0] != ir::kNoTensor) != (c.peephole && !c.cifg))
-    return "peephole weights must be all present or all absent";
+    return refuse(ReasonCode::kOperands, "peephole weights must be all present or all absent");
   c.layer_norm = c.ln[1] != ir::kNoTensor;
   if (c.layer_norm)
     for (int k = c.cifg ? 1 : 0; k < 4; ++k)
-      if (c.ln[k] == ir::kNoTensor) return "layer norm coefficients are missing";
+      if (c.ln[k] == ir::kNoTensor)
+        return refuse(ReasonCode::kOperands, "layer norm coefficients are missing");
   c.projection = c.proj_w != ir::kNoTensor;
-  if (c.proj_b != ir::kNoTensor && !c.projection) return "projection bias without weights";
+  if (c.proj_b != ir::kNoTensor && !c.projection)
+    return refuse(ReasonCode::kOperands, "projection bias without weights");
   const ir::Tensor& w_f = g.tensor(c.w[1]);
-  if (!w_f.has_rank || w_f.rank() != 2) return "input weights must have rank 2";
+  if (!w_f.has_rank || w_f.rank() != 2)
+    return refuse(ReasonCode::kShape, "input weights must have rank 2");
   c.n_cell = w_f.shape[0];
   c.n_input = n_input;
   const ir::Tensor& r_o = g.tensor(c.r[3]);
   c.diag = r_o.has_rank && r_o.rank() == 1;
   c.n_output = c.diag ? r_o.shape.at(0) : (r_o.has_rank && r_o.rank() == 2 ? r_o.shape[1] : -1);
-  if (c.n_cell < 1 || c.n_output < 1) return "empty cell";
+  if (c.n_cell < 1 || c.n_output < 1) return refuse(ReasonCode::kShape, "empty cell");
   if (!c.projection && c.n_output != c.n_cell)
-    return "without projection the output size must be the cell size";
+    return refuse(ReasonCode::kOperands,
+                  "without projection the output size must be the cell size");
   for (int k = c.cifg ? 1 : 0; k < 4; ++k) {
-    if (auto r = shape_problem(g, c.w[k], {c.n_cell, n_input}, "input weights"); !r.empty())
-      return r;
+    if (auto r = shape_problem(g, c.w[k], {c.n_cell, n_input}, "input weights")) return r;
     if (auto r = shape_problem(g, c.r[k], c.diag ? Shape{c.n_cell} : Shape{c.n_cell, c.n_output},
-                               "recurrent weights");
-        !r.empty())
+                               "recurrent weights"))
       return r;
-    if (auto r = shape_problem(g, c.b[k], {c.n_cell}, "gate bias"); !r.empty()) return r;
+    if (auto r = shape_problem(g, c.b[k], {c.n_cell}, "gate bias")) return r;
     if (c.layer_norm)
-      if (auto r = shape_problem(g, c.ln[k], {c.n_cell}, "layer norm coefficients"); !r.empty())
-        return r;
+      if (auto r = shape_problem(g, c.ln[k], {c.n_cell}, "layer norm coefficients")) return r;
     if (c.aux_w[k] != ir::kNoTensor) {
       const ir::Tensor& a = g.tensor(c.aux_w[k]);
       if (!a.has_rank || a.rank() != 2 || a.shape[0] != c.n_cell)
-        return "auxiliary weights '" + a.name + "' must be [n_cell, n_aux]";
+        return refuse(ReasonCode::kShape,
+                      "auxiliary weights '" + a.name + "' must be [n_cell, n_aux]");
       c.n_aux = a.shape[1];
     }
   }
-  if (c.cifg && c.b[0] != ir::kNoTensor) return "CIFG with an input gate bias";
+  if (c.cifg && c.b[0] != ir::kNoTensor)
+    return refuse(ReasonCode::kOperands, "CIFG with an input gate bias");
   for (int k = 0; k < 3; ++k)
     if (c.p[k] != ir::kNoTensor)
-      if (auto r = shape_problem(g, c.p[k], {c.n_cell}, "peephole weights"); !r.empty()) return r;
+      if (auto r = shape_problem(g, c.p[k], {c.n_cell}, "peephole weights")) return r;
   if (c.projection) {
-    if (auto r = shape_problem(g, c.proj_w, {c.n_output, c.n_cell}, "projection weights");
-        !r.empty())
-      return r;
+    if (auto r = shape_problem(g, c.proj_w, {c.n_output, c.n_cell}, "projection weights")) return r;
     if (c.proj_b != ir::kNoTensor)
-      if (auto r = shape_problem(g, c.proj_b, {c.n_output}, "projection bias"); !r.empty())
-        return r;
+      if (auto r = shape_problem(g, c.proj_b, {c.n_output}, "projection bias")) return r;
   }
-  if (auto r = shape_problem(g, c.h, {batch, c.n_output}, "output state"); !r.empty()) return r;
-  if (auto r = shape_problem(g, c.c, {batch, c.n_cell}, "cell state"); !r.empty()) return r;
+  if (auto r = shape_problem(g, c.h, {batch, c.n_output}, "output state")) return r;
+  if (auto r = shape_problem(g, c.c, {batch, c.n_cell}, "cell state")) return r;
   // Everything the cell multiplies with must be a constant (as every
   // converter writing LSTMs makes them) except the activations and states.
   std::vector<TensorId> constants;
@@ -260,45 +266,52 @@ std::string make_cell(const ir::Graph& g, const ir::Node& n, const Slots& s, int
     if (t != ir::kNoTensor) constants.push_back(t);
   for (TensorId t : constants)
     if (!g.tensor(t).is_const())
-      return "'" + g.tensor(t).name + "' is computed at run time (weights must be constants)";
-  return "";
+      return refuse(
+          ReasonCode::kRuntimeValue,
+          "'" + g.tensor(t).name + "' is computed at run time (weights must be constants)");
+  return {};
 }
 
 // The integer kernel's scales, from the tensors and the op's intermediates;
 // "" or the problem.
-std::string make_integer(const ir::Graph& g, const ir::Node& n, Cell& c) {
+Check make_integer(const ir::Graph& g, const ir::Node& n, Cell& c) {
   IntegerLstm q;
   // The reader keeps them as their quantization (one scale, or 0).
   const std::vector<float> mid_scales = n.attrs.get_floats("intermediate_scales");
   const std::vector<int64_t> mid_zps = n.attrs.get_ints("intermediate_zero_points");
   if (mid_scales.size() != 5 || mid_zps.size() != 5)
-    return "the integer kernel needs 5 intermediate tensors, the op has " +
-           std::to_string(mid_scales.size()) + " (the 8x8_8 kernel is not converted)";
+    return refuse(ReasonCode::kQuantization,
+                  "the integer kernel needs 5 intermediate tensors, the op has " +
+                      std::to_string(mid_scales.size()) + " (the 8x8_8 kernel is not converted)");
   for (int k = 0; k < 4; ++k) {
     q.gate_scale[static_cast<size_t>(k)] = std::ldexp(1.0, -12);
     if (c.layer_norm && !(c.cifg && k == 0)) {
       const double s = mid_scales[static_cast<size_t>(k)];
       if (!(s > 0) || !std::isfinite(s))
-        return "intermediate " + std::to_string(k) + " (a gate's) has no valid scale";
+        return refuse(ReasonCode::kQuantization,
+                      "intermediate " + std::to_string(k) + " (a gate's) has no valid scale");
       q.gate_scale[static_cast<size_t>(k)] = s;
     }
   }
   q.hidden_scale = mid_scales[4];
   q.hidden_zp = mid_zps[4];
   if (!(q.hidden_scale > 0) || !std::isfinite(q.hidden_scale))
-    return "intermediate 4 (the hidden value) has no valid scale";
+    return refuse(ReasonCode::kQuantization,
+                  "intermediate 4 (the hidden value) has no valid scale");
   const ir::Tensor& cs = g.tensor(c.c);
   const ir::Tensor& hs = g.tensor(c.h);
   const ir::Tensor& out = g.tensor(n.outputs[0]);
   q.cell_scale = scale_of(cs);
   int e = 0;
   if (!(q.cell_scale > 0) || std::frexp(q.cell_scale, &e) != 0.5)
-    return "cell state '" + cs.name + "' must have a power-of-two scale";
+    return refuse(ReasonCode::kQuantization,
+                  "cell state '" + cs.name + "' must have a power-of-two scale");
   q.state_scale = scale_of(hs);
   q.state_zp = zp_of(hs);
   q.output_scale = scale_of(out);
   q.output_zp = zp_of(out);
-  if (!(q.state_scale > 0) || !(q.output_scale > 0)) return "the output state needs a scale";
+  if (!(q.state_scale > 0) || !(q.output_scale > 0))
+    return refuse(ReasonCode::kQuantization, "the output state needs a scale");
   const float cell_clip = n.attrs.get_float("cell_clip");
   const float proj_clip = n.attrs.get_float("proj_clip");
   if (cell_clip > 0)
@@ -306,17 +319,19 @@ std::string make_integer(const ir::Graph& g, const ir::Node& n, Cell& c) {
   if (proj_clip > 0)
     q.proj_clip = static_cast<int64_t>(std::clamp(proj_clip / q.output_scale, -128.0, 127.0));
   c.integer = q;
-  return "";
+  return {};
 }
 
 // Whether every small constant the converter folds (biases, peepholes, layer
 // norm coefficients) can be read, with the scales the kernel reads them
 // with; "" or the problem.
-std::string constants_problem(const ir::Graph& g, const Cell& c, double input_scale) {
+Check constants_problem(const ir::Graph& g, const Cell& c, double input_scale) {
   const IntegerLstm* q = c.integer ? &*c.integer : nullptr;
-  auto readable = [&](TensorId t, double scale) -> std::string {
-    if (t == ir::kNoTensor || real_values(g.tensor(t), scale)) return "";
-    return "'" + g.tensor(t).name + "' cannot be read as values (a per-tensor scale is needed)";
+  auto readable = [&](TensorId t, double scale) -> Check {
+    if (t == ir::kNoTensor || real_values(g.tensor(t), scale)) return {};
+    return refuse(
+        ReasonCode::kQuantization,
+        "'" + g.tensor(t).name + "' cannot be read as values (a per-tensor scale is needed)");
   };
   for (int k = c.cifg ? 1 : 0; k < 4; ++k) {
     const auto kk = static_cast<size_t>(k);
@@ -325,17 +340,17 @@ std::string constants_problem(const ir::Graph& g, const Cell& c, double input_sc
       bias_scale = c.layer_norm ? scale_of(g.tensor(c.ln[kk])) / 1024.0
                                 : input_scale * scale_of(g.tensor(c.w[kk]));
     if (q && !(bias_scale > 0))
-      return "integer kernel: gate " + std::to_string(k) + " has no scale";
+      return refuse(ReasonCode::kQuantization,
+                    "integer kernel: gate " + std::to_string(k) + " has no scale");
     for (auto [t, s] : {std::pair{c.b[kk], bias_scale}, std::pair{c.ln[kk], 0.0}})
-      if (auto r = readable(t, s); !r.empty()) return r;
+      if (auto r = readable(t, s)) return r;
   }
   for (TensorId t : c.p)
-    if (auto r = readable(t, 0); !r.empty()) return r;
+    if (auto r = readable(t, 0)) return r;
   if (c.proj_b != ir::kNoTensor)
-    if (auto r = readable(c.proj_b, q ? scale_of(g.tensor(c.proj_w)) * q->hidden_scale : 0);
-        !r.empty())
+    if (auto r = readable(c.proj_b, q ? scale_of(g.tensor(c.proj_w)) * q->hidden_scale : 0))
       return r;
-  return "";
+  return {};
 }
 
 // Everything about the op that the converter reads, checked.
@@ -347,61 +362,73 @@ struct Lstm {
   bool bw_reads_aux = false;  // non-stacking bidirectional: aux is the backward input
 };
 
-std::string check_options(const ir::Node& n) {
+Check check_options(const ir::Node& n) {
   const float cell_clip = n.attrs.get_float("cell_clip");
   const float proj_clip = n.attrs.get_float("proj_clip");
-  if (!(cell_clip >= 0) || !(proj_clip >= 0)) return "negative or NaN clipping";
+  if (!(cell_clip >= 0) || !(proj_clip >= 0))
+    return refuse(ReasonCode::kOperands, "negative or NaN clipping");
   return check_recurrent_activation(n, false);
 }
 
 // Kind: 0 unidirectional, 1 full LSTM (one step), 2 bidirectional.
-std::string read_lstm(const ir::Graph& g, const ir::Node& n, int kind, Lstm& l) {
-  if (auto r = check_options(n); !r.empty()) return r;
+Check read_lstm(const ir::Graph& g, const ir::Node& n, int kind, Lstm& l) {
+  if (auto r = check_options(n)) return r;
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   l.sequence = kind != 1;
   l.time_major = kind == 1 || n.attrs.get_int("time_major") != 0;
-  if (!x.has_rank) return "input '" + x.name + "' has no shape";
-  if (l.sequence && x.rank() != 3) return "input must have rank 3";
-  if (!l.sequence && x.rank() != 2) return "input must have rank 2";
+  if (!x.has_rank) return refuse(ReasonCode::kShape, "input '" + x.name + "' has no shape");
+  if (l.sequence && x.rank() != 3) return refuse(ReasonCode::kShape, "input must have rank 3");
+  if (!l.sequence && x.rank() != 2) return refuse(ReasonCode::kShape, "input must have rank 2");
   l.steps = l.sequence ? (l.time_major ? x.shape[0] : x.shape[1]) : 1;
   const TensorId state = slot(g, n, kind == 2 ? kBidiFw.h : kFull.h);
-  if (state == ir::kNoTensor) return "the output state input is missing";
+  if (state == ir::kNoTensor)
+    return refuse(ReasonCode::kOperands, "the output state input is missing");
   l.batch = input_batch(x, l.sequence && l.time_major ? 1 : 0, g.tensor(state));
   if (l.batch < 1)
-    return "input '" + x.name +
-           "' has a dynamic dimension other than its batch, or a dynamic "
-           "batch that the state does not fix";
+    return refuse(ReasonCode::kShape,
+                  "input '" + x.name +
+                      "' has a dynamic dimension other than its batch, or a dynamic "
+                      "batch that the state does not fix");
   l.n_input = x.shape.back();
   if (l.steps < 1 || l.steps > kMaxSteps)
-    return "sequence of " + std::to_string(l.steps) + " steps (1.." + std::to_string(kMaxSteps) +
-           " are converted)";
+    return refuse(ReasonCode::kLimit, "sequence of " + std::to_string(l.steps) + " steps (1.." +
+                                          std::to_string(kMaxSteps) + " are converted)");
   const bool integer = x.quantized_type == DataType::kInt8;
   if (x.quantized_type && !integer)
-    return "input '" + x.name + "' is " + ir::to_string(*x.quantized_type) +
-           " (float32 or int8 expected)";
+    return refuse(ReasonCode::kQuantization, "input '" + x.name + "' is " +
+                                                 ir::to_string(*x.quantized_type) +
+                                                 " (float32 or int8 expected)");
   if (!x.quantized_type && x.dtype != DataType::kFloat32)
-    return "input '" + x.name + "' has type " + ir::to_string(x.dtype);
+    return refuse(ReasonCode::kType, "input '" + x.name + "' has type " + ir::to_string(x.dtype));
   if (kind == 2) {
     l.merge = n.attrs.get_int("merge_outputs") != 0;
     if (own_outputs(n) != (l.merge ? 1u : 2u))
-      return "the kernel needs one output per direction, or one merged";
-    if (n.inputs.size() < 48) return "the kernel needs 48 inputs";
-    if (integer) return "the integer bidirectional kernel does not exist in TFLite";
+      return refuse(ReasonCode::kOperands,
+                    "the kernel needs one output per direction, or one merged");
+    if (n.inputs.size() < 48) return refuse(ReasonCode::kOperands, "the kernel needs 48 inputs");
+    if (integer)
+      return refuse(ReasonCode::kQuantization,
+                    "the integer bidirectional kernel does not exist in TFLite");
   } else if (n.inputs.size() != 20 && n.inputs.size() != 24) {
-    return "the full kernel needs 20 or 24 inputs, the op has " + std::to_string(n.inputs.size());
+    return refuse(ReasonCode::kOperands, "the full kernel needs 20 or 24 inputs, the op has " +
+                                             std::to_string(n.inputs.size()));
   } else if (own_outputs(n) != 1) {
-    return "the kernel has one output";
+    return refuse(ReasonCode::kOperands, "the kernel has one output");
   }
   const bool ln_allowed = kind != 2 && n.inputs.size() == 24;
   std::vector<const Slots*> dirs = {kind == 2 ? &kBidiFw : &kFull};
   if (kind == 2) dirs.push_back(&kBidiBw);
   for (const Slots* s : dirs) {
     Cell c;
-    if (auto r = make_cell(g, n, *s, l.batch, l.n_input, ln_allowed, c); !r.empty())
-      return (dirs.size() > 1 ? (s == &kBidiFw ? "forward: " : "backward: ") : "") + r;
+    if (auto r = make_cell(g, n, *s, l.batch, l.n_input, ln_allowed, c)) {
+      if (dirs.size() > 1) r->text = (s == &kBidiFw ? "forward: " : "backward: ") + r->text;
+      return r;
+    }
     // Rank-1 (diagonal) recurrent weights come from newer converters, and no
     // TFLite runtime here runs them to check a conversion against.
-    if (c.diag) return "diagonal (rank-1) recurrent weights are not converted";
+    if (c.diag)
+      return refuse(ReasonCode::kNotImplemented,
+                    "diagonal (rank-1) recurrent weights are not converted");
     l.cells.push_back(std::move(c));
   }
   if (kind == 2) {
@@ -410,18 +437,25 @@ std::string read_lstm(const ir::Graph& g, const ir::Node& n, int kind, Lstm& l) 
     for (const Cell& c : l.cells)
       for (int k = c.cifg ? 1 : 0; k < 4; ++k)
         if ((c.aux_w[k] != ir::kNoTensor) != aux_weights)
-          return "auxiliary weights must be all present or all absent";
-    if (aux_weights && l.aux == ir::kNoTensor) return "auxiliary weights without auxiliary input";
+          return refuse(ReasonCode::kOperands,
+                        "auxiliary weights must be all present or all absent");
+    if (aux_weights && l.aux == ir::kNoTensor)
+      return refuse(ReasonCode::kOperands, "auxiliary weights without auxiliary input");
     if (l.aux != ir::kNoTensor) {
       const ir::Tensor& a = g.tensor(l.aux);
       if (!a.has_rank || a.rank() != 3 || a.shape[0] != x.shape[0] || a.shape[1] != x.shape[1])
-        return "auxiliary input '" + a.name + "' must match the input's time and batch";
-      if (a.dtype != DataType::kFloat32 || a.quantized_type) return "auxiliary input not float32";
+        return refuse(ReasonCode::kOperands,
+                      "auxiliary input '" + a.name + "' must match the input's time and batch");
+      if (a.dtype != DataType::kFloat32 || a.quantized_type)
+        return refuse(ReasonCode::kType, "auxiliary input not float32");
       if (!aux_weights && a.shape[2] != l.n_input)
-        return "auxiliary input (the backward input) differs from the input in depth";
+        return refuse(ReasonCode::kOperands,
+                      "auxiliary input (the backward input) differs from the input in depth");
       if (aux_weights)
         for (const Cell& c : l.cells)
-          if (c.n_aux != a.shape[2]) return "auxiliary weights do not fit the auxiliary input";
+          if (c.n_aux != a.shape[2])
+            return refuse(ReasonCode::kOperands,
+                          "auxiliary weights do not fit the auxiliary input");
       l.bw_reads_aux = !aux_weights;  // then aux is the backward cell's input
     }
   }
@@ -432,41 +466,47 @@ std::string read_lstm(const ir::Graph& g, const ir::Node& n, int kind, Lstm& l) 
       for (int k = c.cifg ? 1 : 0; k < 4; ++k)
         for (TensorId t : {c.w[k], c.r[k]})
           if (!integer_type(g.tensor(t), DataType::kInt8) || scale_of(g.tensor(t)) <= 0)
-            return "integer kernel: weights '" + g.tensor(t).name + "' must be int8 per tensor";
+            return refuse(
+                ReasonCode::kQuantization,
+                "integer kernel: weights '" + g.tensor(t).name + "' must be int8 per tensor");
       if (!integer_type(g.tensor(c.c), DataType::kInt16))
-        return "integer kernel: the cell state must be int16";
+        return refuse(ReasonCode::kQuantization, "integer kernel: the cell state must be int16");
       if (!integer_type(g.tensor(c.h), DataType::kInt8))
-        return "integer kernel: the output state must be int8";
+        return refuse(ReasonCode::kQuantization, "integer kernel: the output state must be int8");
       if (c.projection &&
           (!integer_type(g.tensor(c.proj_w), DataType::kInt8) || scale_of(g.tensor(c.proj_w)) <= 0))
-        return "integer kernel: projection weights must be int8 per tensor";
+        return refuse(ReasonCode::kQuantization,
+                      "integer kernel: projection weights must be int8 per tensor");
       if (c.layer_norm)
         for (int k = c.cifg ? 1 : 0; k < 4; ++k)
           if (!integer_type(g.tensor(c.ln[k]), DataType::kInt16))
-            return "integer kernel: layer norm coefficients must be int16";
+            return refuse(ReasonCode::kQuantization,
+                          "integer kernel: layer norm coefficients must be int16");
       if (c.peephole)
         for (TensorId t : c.p)
           if (t != ir::kNoTensor && !integer_type(g.tensor(t), DataType::kInt16))
-            return "integer kernel: peephole weights must be int16";
-      if (auto r = make_integer(g, n, c); !r.empty()) return r;
-      if (auto r = constants_problem(g, c, scale_of(x)); !r.empty()) return r;
+            return refuse(ReasonCode::kQuantization,
+                          "integer kernel: peephole weights must be int16");
+      if (auto r = make_integer(g, n, c)) return r;
+      if (auto r = constants_problem(g, c, scale_of(x))) return r;
     } else {
       if (w.dtype != DataType::kFloat32)
-        return "weights '" + w.name + "' have type " + ir::to_string(w.dtype) +
-               " without quantization";
+        return refuse(ReasonCode::kQuantization, "weights '" + w.name + "' have type " +
+                                                     ir::to_string(w.dtype) +
+                                                     " without quantization");
       if (g.tensor(c.h).quantized_type || g.tensor(c.c).quantized_type)
-        return "quantized states with float input";
-      if (auto r = constants_problem(g, c, 0); !r.empty()) return r;
+        return refuse(ReasonCode::kQuantization, "quantized states with float input");
+      if (auto r = constants_problem(g, c, 0)) return r;
     }
   }
-  return "";
+  return {};
 }
 
-std::string check_sequence_lstm(const ir::Graph& g, const ir::Node& n) {
+Check check_sequence_lstm(const ir::Graph& g, const ir::Node& n) {
   Lstm l;
   return read_lstm(g, n, 0, l);
 }
-std::string check_bidi_lstm(const ir::Graph& g, const ir::Node& n) {
+Check check_bidi_lstm(const ir::Graph& g, const ir::Node& n) {
   Lstm l;
   return read_lstm(g, n, 2, l);
 }
@@ -877,7 +917,7 @@ void write_states(Writer& w, const ir::Node& n, size_t first, const Result& r,
 
 Status lower_sequence_lstm(LowerContext& ctx, const ir::Node& n) {
   Lstm l;
-  if (auto r = read_lstm(ctx.graph(), n, 0, l); !r.empty()) return ctx.error(n, r);
+  if (auto r = read_lstm(ctx.graph(), n, 0, l)) return ctx.error(n, r->text);
   Writer w(ctx, n);
   bool joined = false;
   std::optional<Error> error;
@@ -890,7 +930,7 @@ Status lower_sequence_lstm(LowerContext& ctx, const ir::Node& n) {
 
 Status lower_bidi_lstm(LowerContext& ctx, const ir::Node& n) {
   Lstm l;
-  if (auto r = read_lstm(ctx.graph(), n, 2, l); !r.empty()) return ctx.error(n, r);
+  if (auto r = read_lstm(ctx.graph(), n, 2, l)) return ctx.error(n, r->text);
   Writer w(ctx, n);
   const TensorId x = n.inputs[0];
   const TensorId real_aux = l.bw_reads_aux ? ir::kNoTensor : l.aux;
@@ -917,34 +957,36 @@ Status lower_bidi_lstm(LowerContext& ctx, const ir::Node& n) {
 
 // ---- LSTM (the single-step op): full and basic kernels ----
 
-std::string check_basic_lstm(const ir::Graph& g, const ir::Node& n) {
+Check check_basic_lstm(const ir::Graph& g, const ir::Node& n) {
   // basic::Prepare: input [B, I], previous activation [B, U], weights
   // [4U, I+U], bias [4U], previous state [B, U]; four outputs.
-  if (n.inputs.size() != 5) return "the basic kernel needs 5 inputs";
-  if (own_outputs(n) != 4) return "the basic kernel needs 4 outputs";
+  if (n.inputs.size() != 5) return refuse(ReasonCode::kOperands, "the basic kernel needs 5 inputs");
+  if (own_outputs(n) != 4) return refuse(ReasonCode::kOperands, "the basic kernel needs 4 outputs");
   for (size_t i = 0; i < 5; ++i)
-    if (!has_input(g, n, i)) return "input " + std::to_string(i) + " is missing";
+    if (!has_input(g, n, i))
+      return refuse(ReasonCode::kOperands, "input " + std::to_string(i) + " is missing");
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& w = g.tensor(n.inputs[2]);
-  if (!x.has_rank || x.rank() != 2 || !ir::static_shape(x)) return "input must be [batch, depth]";
+  if (!x.has_rank || x.rank() != 2 || !ir::static_shape(x))
+    return refuse(ReasonCode::kShape, "input must be [batch, depth]");
   if (!w.has_rank || w.rank() != 2 || w.shape[0] % 4 != 0 || w.shape[0] < 4)
-    return "weights must be [4 * units, depth + units]";
+    return refuse(ReasonCode::kShape, "weights must be [4 * units, depth + units]");
   const int64_t units = w.shape[0] / 4;
-  if (w.shape[1] != x.shape[1] + units) return "weights must be [4 * units, depth + units]";
-  if (auto r = shape_problem(g, n.inputs[1], {x.shape[0], units}, "previous activation");
-      !r.empty())
-    return r;
-  if (auto r = shape_problem(g, n.inputs[3], {4 * units}, "bias"); !r.empty()) return r;
-  if (auto r = shape_problem(g, n.inputs[4], {x.shape[0], units}, "previous state"); !r.empty())
-    return r;
+  if (w.shape[1] != x.shape[1] + units)
+    return refuse(ReasonCode::kShape, "weights must be [4 * units, depth + units]");
+  if (auto r = shape_problem(g, n.inputs[1], {x.shape[0], units}, "previous activation")) return r;
+  if (auto r = shape_problem(g, n.inputs[3], {4 * units}, "bias")) return r;
+  if (auto r = shape_problem(g, n.inputs[4], {x.shape[0], units}, "previous state")) return r;
   for (size_t i : {size_t{0}, size_t{1}, size_t{4}})
     if (g.tensor(n.inputs[i]).quantized_type || g.tensor(n.inputs[i]).dtype != DataType::kFloat32)
-      return "the quantized basic kernel (uint8 with an int16 state) is not converted";
+      return refuse(ReasonCode::kQuantization,
+                    "the quantized basic kernel (uint8 with an int16 state) is not converted");
   if (g.tensor(n.inputs[2]).dtype != DataType::kFloat32 || g.tensor(n.inputs[2]).quantized_type)
-    return "the quantized basic kernel (uint8 with an int16 state) is not converted";
+    return refuse(ReasonCode::kQuantization,
+                  "the quantized basic kernel (uint8 with an int16 state) is not converted");
   if (!g.tensor(n.inputs[2]).is_const() || !g.tensor(n.inputs[3]).is_const())
-    return "weights and bias must be constants";
-  return "";
+    return refuse(ReasonCode::kRuntimeValue, "weights and bias must be constants");
+  return {};
 }
 
 Status lower_basic_lstm(LowerContext& ctx, const ir::Node& n) {
@@ -969,20 +1011,21 @@ Status lower_basic_lstm(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-std::string check_lstm(const ir::Graph& g, const ir::Node& n) {
+Check check_lstm(const ir::Graph& g, const ir::Node& n) {
   if (n.attrs.get_int("kernel_type") == 1) return check_basic_lstm(g, n);
   Lstm l;
-  if (auto r = read_lstm(g, n, 1, l); !r.empty()) return r;
+  if (auto r = read_lstm(g, n, 1, l)) return r;
   if (state_output(n, 2) == ir::kNoTensor || state_output(n, 3) == ir::kNoTensor)
-    return "inputs 18 and 19 (output and cell state) must be variable tensors, as TFLite's "
-           "kernel requires";
-  return "";
+    return refuse(ReasonCode::kState,
+                  "inputs 18 and 19 (output and cell state) must be variable tensors, as TFLite's "
+                  "kernel requires");
+  return {};
 }
 
 Status lower_lstm(LowerContext& ctx, const ir::Node& n) {
   if (n.attrs.get_int("kernel_type") == 1) return lower_basic_lstm(ctx, n);
   Lstm l;
-  if (auto r = read_lstm(ctx.graph(), n, 1, l); !r.empty()) return ctx.error(n, r);
+  if (auto r = read_lstm(ctx.graph(), n, 1, l)) return ctx.error(n, r->text);
   Writer w(ctx, n);
   // One step: the sequence of one time-major step.
   TensorId x = w.unsqueeze(n.inputs[0], {0}, "as_sequence");

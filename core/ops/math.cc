@@ -29,52 +29,54 @@ std::string type_list(std::initializer_list<DataType> ok) {
 }
 
 // "" if input 0 exists and has one of the types.
-std::string check_input_type(const ir::Graph& g, const ir::Node& n,
-                             std::initializer_list<DataType> ok) {
-  if (!has_input(g, n, 0)) return "input 0 is missing";
+Check check_input_type(const ir::Graph& g, const ir::Node& n, std::initializer_list<DataType> ok) {
+  if (!has_input(g, n, 0)) return refuse(ReasonCode::kOperands, "input 0 is missing");
   DataType t = g.tensor(n.inputs[0]).dtype;
   for (DataType o : ok)
-    if (o == t) return "";
-  return "input type " + std::string(ir::to_string(t)) + " (supported: " + type_list(ok) + ")";
+    if (o == t) return {};
+  return refuse(ReasonCode::kType, "input type " + std::string(ir::to_string(t)) +
+                                       " (supported: " + type_list(ok) + ")");
 }
 
-std::string check_inputs(const ir::Graph& g, const ir::Node& n, size_t count) {
-  if (n.inputs.size() != count) return "expects " + std::to_string(count) + " inputs";
+Check check_inputs(const ir::Graph& g, const ir::Node& n, size_t count) {
+  if (n.inputs.size() != count)
+    return refuse(ReasonCode::kOperands, "expects " + std::to_string(count) + " inputs");
   for (size_t i = 0; i < count; ++i)
-    if (!has_input(g, n, i)) return "input " + std::to_string(i) + " is missing";
-  if (n.outputs.size() != 1) return "expects one output";
-  return "";
+    if (!has_input(g, n, i))
+      return refuse(ReasonCode::kOperands, "input " + std::to_string(i) + " is missing");
+  if (n.outputs.size() != 1) return refuse(ReasonCode::kOperands, "expects one output");
+  return {};
 }
 
-std::string check_float_unary(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
+Check check_float_unary(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 1)) return s;
   return check_input_type(g, n, {DataType::kFloat32});
 }
 
-std::string check_neg(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
+Check check_neg(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 1)) return s;
   return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt64});
 }
 
-std::string check_bool_unary(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
+Check check_bool_unary(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 1)) return s;
   return check_input_type(g, n, {DataType::kBool});
 }
 
-std::string check_bool_binary(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 2); !s.empty()) return s;
+Check check_bool_binary(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 2)) return s;
   return check_input_type(g, n, {DataType::kBool});
 }
 
-std::string check_equality(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 2); !s.empty()) return s;
+Check check_equality(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 2)) return s;
   return check_input_type(g, n,
                           {DataType::kFloat32, DataType::kInt32, DataType::kInt64, DataType::kInt8,
                            DataType::kUInt8, DataType::kInt16, DataType::kBool});
 }
 
-std::string check_numeric_binary(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 2); !s.empty()) return s;
+Check check_numeric_binary(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 2)) return s;
   return check_input_type(g, n,
                           {DataType::kFloat32, DataType::kInt32, DataType::kInt64, DataType::kInt8,
                            DataType::kUInt8, DataType::kInt16});
@@ -148,18 +150,18 @@ Status lower_gelu(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-std::string check_cast(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
+Check check_cast(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 1)) return s;
   for (TensorId t : {n.inputs[0], n.outputs[0]}) {
     const DataType type = g.tensor(t).dtype;
     // ONNX Cast takes every numeric type and bool; not strings here, nor complex.
     if (ir::onnx_type_code(type) == 0 || type == DataType::kString ||
         type == DataType::kComplex64 || type == DataType::kComplex128 ||
         type == DataType::kBFloat16)
-      return "type " + std::string(ir::to_string(type)) + " of '" + g.tensor(t).name +
-             "' cannot be cast in ONNX";
+      return refuse(ReasonCode::kType, "type " + std::string(ir::to_string(type)) + " of '" +
+                                           g.tensor(t).name + "' cannot be cast in ONNX");
   }
-  return "";
+  return {};
 }
 
 // TFLite casts with static_cast (floats truncate toward zero, != 0 is true),
@@ -172,8 +174,8 @@ Status lower_cast(LowerContext& ctx, const ir::Node& n) {
 
 bool is_float(DataType t) { return t == DataType::kFloat32; }
 
-std::string check_floor_div(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 2); !s.empty()) return s;
+Check check_floor_div(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 2)) return s;
   return check_input_type(
       g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt16, DataType::kInt8});
 }
@@ -200,10 +202,12 @@ Status lower_floor_div(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-std::string check_add_n(const ir::Graph& g, const ir::Node& n) {
-  if (n.inputs.empty() || n.outputs.size() != 1) return "expects inputs and one output";
+Check check_add_n(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.empty() || n.outputs.size() != 1)
+    return refuse(ReasonCode::kOperands, "expects inputs and one output");
   for (size_t i = 0; i < n.inputs.size(); ++i)
-    if (!has_input(g, n, i)) return "input " + std::to_string(i) + " is missing";
+    if (!has_input(g, n, i))
+      return refuse(ReasonCode::kOperands, "input " + std::to_string(i) + " is missing");
   return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32});
 }
 
@@ -226,10 +230,11 @@ Status lower_add_n(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-std::string check_select(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 3); !s.empty()) return s;
-  if (g.tensor(n.inputs[0]).dtype != DataType::kBool) return "condition must be BOOL";
-  return "";
+Check check_select(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 3)) return s;
+  if (g.tensor(n.inputs[0]).dtype != DataType::kBool)
+    return refuse(ReasonCode::kType, "condition must be BOOL");
+  return {};
 }
 
 // SELECT (v1): the condition has the shape of x, or is rank 1 over x's
@@ -328,8 +333,8 @@ std::optional<std::vector<Folded>> fold_cast(const ir::Graph& g, const ir::Node&
   return std::vector<Folded>{{x->shape, ir::ConstData::owned(encode_ints(type, values), type)}};
 }
 
-std::string check_zeros_like(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
+Check check_zeros_like(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 1)) return s;
   return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt64});
 }
 

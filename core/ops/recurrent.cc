@@ -194,14 +194,15 @@ Status reserve_nodes(LowerContext& ctx, const ir::Node& n, int64_t nodes) {
   return e;
 }
 
-std::string require_shape(const ir::Graph& g, const ir::Node& n, size_t i, const Shape& want,
-                          const char* what) {
-  if (!has_input(g, n, i)) return std::string(what) + " is missing";
+Check require_shape(const ir::Graph& g, const ir::Node& n, size_t i, const Shape& want,
+                    const char* what) {
+  if (!has_input(g, n, i)) return refuse(ReasonCode::kOperands, std::string(what) + " is missing");
   const ir::Tensor& t = g.tensor(n.inputs[i]);
   if (!t.has_rank || t.shape != want)
-    return std::string(what) + " '" + t.name + "' has shape " + ir::to_string(t.shape) +
-           ", TFLite's kernel needs " + ir::to_string(want);
-  return "";
+    return refuse(ReasonCode::kShape, std::string(what) + " '" + t.name + "' has shape " +
+                                          ir::to_string(t.shape) + ", TFLite's kernel needs " +
+                                          ir::to_string(want));
+  return {};
 }
 
 int64_t input_batch(const ir::Tensor& x, size_t batch_axis, const ir::Tensor& state) {
@@ -213,12 +214,14 @@ int64_t input_batch(const ir::Tensor& x, size_t batch_axis, const ir::Tensor& st
   return state.shape[0];
 }
 
-std::string check_recurrent_activation(const ir::Node& n, bool none_allowed) {
+Check check_recurrent_activation(const ir::Node& n, bool none_allowed) {
   const std::string a = n.attrs.get_string("fused_activation_function", "NONE");
-  if (a == "RELU" || a == "RELU6" || a == "RELU_N1_TO_1" || a == "TANH") return "";
-  if (a == "NONE" && none_allowed) return "";
-  if (a == "NONE") return "activation NONE: TFLite's kernel then leaves the gate buffers unwritten";
-  return "activation " + a + " is not converted";
+  if (a == "RELU" || a == "RELU6" || a == "RELU_N1_TO_1" || a == "TANH") return {};
+  if (a == "NONE" && none_allowed) return {};
+  if (a == "NONE")
+    return refuse(ReasonCode::kOption,
+                  "activation NONE: TFLite's kernel then leaves the gate buffers unwritten");
+  return refuse(ReasonCode::kOption, "activation " + a + " is not converted");
 }
 
 namespace {
@@ -234,68 +237,71 @@ struct RnnDims {
 
 // The input, weights, bias and state of one RNN cell as TFLite's Prepare
 // checks them; "" or the problem. `rank3`: a sequence op.
-std::string check_rnn_operands(const ir::Graph& g, const ir::Node& n, size_t input, size_t weights,
-                               size_t recurrent, size_t bias, size_t state, bool time_major,
-                               bool rank3, RnnDims& d) {
+Check check_rnn_operands(const ir::Graph& g, const ir::Node& n, size_t input, size_t weights,
+                         size_t recurrent, size_t bias, size_t state, bool time_major, bool rank3,
+                         RnnDims& d) {
   const ir::Tensor& x = g.tensor(n.inputs[input]);
   if (n.builtin != ir::builtin::kBidirectionalSequenceRnn && own_outputs(n) != 1)
-    return "the kernel has one output";
+    return refuse(ReasonCode::kOperands, "the kernel has one output");
   if (!x.has_rank || x.rank() != (rank3 ? 3u : 2u))
-    return "input '" + x.name + "' must have rank " + (rank3 ? "3" : "2");
-  if (!has_input(g, n, state)) return "hidden state is missing";
+    return refuse(ReasonCode::kShape,
+                  "input '" + x.name + "' must have rank " + (rank3 ? "3" : "2"));
+  if (!has_input(g, n, state)) return refuse(ReasonCode::kOperands, "hidden state is missing");
   const size_t batch_axis = rank3 && time_major ? 1 : 0;
   const int64_t batch = input_batch(x, batch_axis, g.tensor(n.inputs[state]));
   if (batch < 1)
-    return "input '" + x.name +
-           "' has a dynamic dimension other than its batch, or a dynamic "
-           "batch that the state does not fix";
+    return refuse(ReasonCode::kShape,
+                  "input '" + x.name +
+                      "' has a dynamic dimension other than its batch, or a dynamic "
+                      "batch that the state does not fix");
   if (x.dtype != DataType::kFloat32 || x.quantized_type)
-    return "input '" + x.name + "' is not float32: TFLite's kernel takes float input";
-  if (!has_input(g, n, weights)) return "input weights are missing";
+    return refuse(ReasonCode::kType,
+                  "input '" + x.name + "' is not float32: TFLite's kernel takes float input");
+  if (!has_input(g, n, weights)) return refuse(ReasonCode::kOperands, "input weights are missing");
   const ir::Tensor& wt = g.tensor(n.inputs[weights]);
   if (!wt.has_rank || wt.rank() != 2 || !ir::static_shape(wt))
-    return "weights '" + wt.name + "' must have a static rank-2 shape";
+    return refuse(ReasonCode::kShape, "weights '" + wt.name + "' must have a static rank-2 shape");
   d.units = wt.shape[0];
   d.batch = batch;
   if (rank3) d.time = time_major ? x.shape[0] : x.shape[1];
   d.input = x.shape.back();
   if (wt.shape[1] != d.input)
-    return "weights '" + wt.name + "' have " + std::to_string(wt.shape[1]) +
-           " columns, the input " + std::to_string(d.input);
-  if (auto r = require_shape(g, n, recurrent, {d.units, d.units}, "recurrent weights"); !r.empty())
-    return r;
-  if (auto r = require_shape(g, n, bias, {d.units}, "bias"); !r.empty()) return r;
-  if (auto r = require_shape(g, n, state, {d.batch, d.units}, "hidden state"); !r.empty()) return r;
+    return refuse(ReasonCode::kOperands, "weights '" + wt.name + "' have " +
+                                             std::to_string(wt.shape[1]) + " columns, the input " +
+                                             std::to_string(d.input));
+  if (auto r = require_shape(g, n, recurrent, {d.units, d.units}, "recurrent weights")) return r;
+  if (auto r = require_shape(g, n, bias, {d.units}, "bias")) return r;
+  if (auto r = require_shape(g, n, state, {d.batch, d.units}, "hidden state")) return r;
   for (size_t slot : {weights, recurrent, bias}) {
     const ir::Tensor& t = g.tensor(n.inputs[slot]);
     if (t.dtype != DataType::kFloat32)
-      return "'" + t.name + "' has type " + ir::to_string(t.dtype) +
-             " without quantization parameters (float32 or quantized int8 expected)";
+      return refuse(ReasonCode::kQuantization,
+                    "'" + t.name + "' has type " + ir::to_string(t.dtype) +
+                        " without quantization parameters (float32 or quantized int8 expected)");
   }
   if (g.tensor(n.inputs[state]).quantized_type)
-    return "hidden state '" + g.tensor(n.inputs[state]).name + "' is quantized";
+    return refuse(ReasonCode::kQuantization,
+                  "hidden state '" + g.tensor(n.inputs[state]).name + "' is quantized");
   if (d.time < 1 || d.time > kMaxSteps)
-    return "sequence of " + std::to_string(d.time) + " steps (1.." + std::to_string(kMaxSteps) +
-           " are converted)";
-  return "";
+    return refuse(ReasonCode::kLimit, "sequence of " + std::to_string(d.time) + " steps (1.." +
+                                          std::to_string(kMaxSteps) + " are converted)");
+  return {};
 }
 
-std::string check_rnn(const ir::Graph& g, const ir::Node& n) {
+Check check_rnn(const ir::Graph& g, const ir::Node& n) {
   RnnDims d;
   if (auto r = check_rnn_operands(g, n, kRnnInput, kRnnWeights, kRnnRecurrent, kRnnBias, kRnnState,
-                                  false, false, d);
-      !r.empty())
+                                  false, false, d))
     return r;
-  if (auto r = require_shape(g, n, 0, {d.batch, d.input}, "input"); !r.empty()) return r;
+  if (auto r = require_shape(g, n, 0, {d.batch, d.input}, "input")) return r;
   return check_recurrent_activation(n, true);
 }
 
-std::string check_sequence_rnn(const ir::Graph& g, const ir::Node& n) {
+Check check_sequence_rnn(const ir::Graph& g, const ir::Node& n) {
   RnnDims d;
   const bool tm = n.attrs.get_int("time_major") != 0;
   if (auto r = check_rnn_operands(g, n, kRnnInput, kRnnWeights, kRnnRecurrent, kRnnBias, kRnnState,
-                                  tm, true, d);
-      !r.empty())
+                                  tm, true, d))
     return r;
   return check_recurrent_activation(n, true);
 }
@@ -450,46 +456,54 @@ constexpr size_t kBiInput = 0, kBiFwWeights = 1, kBiFwRecurrent = 2, kBiFwBias =
                  kBiBwWeights = 5, kBiBwRecurrent = 6, kBiBwBias = 7, kBiBwState = 8, kBiAux = 9,
                  kBiFwAuxWeights = 10, kBiBwAuxWeights = 11;
 
-std::string check_bidi_rnn(const ir::Graph& g, const ir::Node& n) {
+Check check_bidi_rnn(const ir::Graph& g, const ir::Node& n) {
   const bool tm = n.attrs.get_int("time_major") != 0;
   RnnDims fw, bw;
   if (auto r = check_rnn_operands(g, n, kBiInput, kBiFwWeights, kBiFwRecurrent, kBiFwBias,
-                                  kBiFwState, tm, true, fw);
-      !r.empty())
-    return "forward: " + r;
+                                  kBiFwState, tm, true, fw)) {
+    r->text = "forward: " + r->text;
+    return r;
+  }
   if (auto r = check_rnn_operands(g, n, kBiInput, kBiBwWeights, kBiBwRecurrent, kBiBwBias,
-                                  kBiBwState, tm, true, bw);
-      !r.empty())
-    return "backward: " + r;
+                                  kBiBwState, tm, true, bw)) {
+    r->text = "backward: " + r->text;
+    return r;
+  }
   const bool merge = n.attrs.get_int("merge_outputs") != 0;
   if (n.inputs.size() != 12)
-    return "the kernel needs 12 inputs, the op has " + std::to_string(n.inputs.size());
+    return refuse(ReasonCode::kOperands,
+                  "the kernel needs 12 inputs, the op has " + std::to_string(n.inputs.size()));
   if (own_outputs(n) != (merge ? 1u : 2u))
-    return "the kernel needs one output per direction, or one merged";
+    return refuse(ReasonCode::kOperands,
+                  "the kernel needs one output per direction, or one merged");
   const bool aux = has_input(g, n, kBiAux);
   const bool fw_aux = has_input(g, n, kBiFwAuxWeights), bw_aux = has_input(g, n, kBiBwAuxWeights);
-  if (fw_aux != bw_aux) return "only one of the auxiliary weights is given";
-  if (fw_aux && !aux) return "auxiliary weights without an auxiliary input";
+  if (fw_aux != bw_aux)
+    return refuse(ReasonCode::kOperands, "only one of the auxiliary weights is given");
+  if (fw_aux && !aux)
+    return refuse(ReasonCode::kOperands, "auxiliary weights without an auxiliary input");
   if (aux) {
     const ir::Tensor& a = g.tensor(n.inputs[kBiAux]);
     const ir::Tensor& xi = g.tensor(n.inputs[kBiInput]);
     if (!a.has_rank || a.rank() != 3 || a.shape[0] != xi.shape[0] || a.shape[1] != xi.shape[1])
-      return "auxiliary input '" + a.name + "' must match the input's time and batch";
-    if (a.dtype != DataType::kFloat32 || a.quantized_type) return "auxiliary input is not float32";
+      return refuse(ReasonCode::kOperands,
+                    "auxiliary input '" + a.name + "' must match the input's time and batch");
+    if (a.dtype != DataType::kFloat32 || a.quantized_type)
+      return refuse(ReasonCode::kType, "auxiliary input is not float32");
     if (fw_aux) {
       if (tm && a.shape[2] != xi.shape[2])
-        return "time-major auxiliary input of another depth than the input: TFLite's kernel "
-               "steps through it by the input's depth";
+        return refuse(ReasonCode::kOperands,
+                      "time-major auxiliary input of another depth than the input: TFLite's kernel "
+                      "steps through it by the input's depth");
       if (auto r = require_shape(g, n, kBiFwAuxWeights, {fw.units, a.shape[2]},
-                                 "forward auxiliary weights");
-          !r.empty())
+                                 "forward auxiliary weights"))
         return r;
       if (auto r = require_shape(g, n, kBiBwAuxWeights, {bw.units, a.shape[2]},
-                                 "backward auxiliary weights");
-          !r.empty())
+                                 "backward auxiliary weights"))
         return r;
     } else if (a.shape[2] != xi.shape[2]) {
-      return "auxiliary input '" + a.name + "' (the backward cell's input) differs in depth";
+      return refuse(ReasonCode::kOperands, "auxiliary input '" + a.name +
+                                               "' (the backward cell's input) differs in depth");
     }
   }
   return check_recurrent_activation(n, true);
@@ -606,36 +620,37 @@ std::optional<std::vector<float>> scaled_values(const ir::Tensor& t, double scal
   return out;
 }
 
-std::string read_svdf(const ir::Graph& g, const ir::Node& n, SvdfDims& d) {
-  if (n.inputs.size() != 5) return "the kernel needs 5 inputs";
-  if (own_outputs(n) != 1) return "the kernel has one output";
+Check read_svdf(const ir::Graph& g, const ir::Node& n, SvdfDims& d) {
+  if (n.inputs.size() != 5) return refuse(ReasonCode::kOperands, "the kernel needs 5 inputs");
+  if (own_outputs(n) != 1) return refuse(ReasonCode::kOperands, "the kernel has one output");
   const ir::Tensor& x = g.tensor(n.inputs[kSvdfInput]);
   if (!x.has_rank || x.rank() != 2 || input_batch(x, 0, g.tensor(n.inputs[kSvdfState])) < 1)
-    return "input must be [batch, depth] (a dynamic batch fixed by the state)";
+    return refuse(ReasonCode::kShape,
+                  "input must be [batch, depth] (a dynamic batch fixed by the state)");
   const ir::Tensor& wf = g.tensor(n.inputs[kSvdfFeature]);
   const ir::Tensor& wt = g.tensor(n.inputs[kSvdfTime]);
   if (!wf.has_rank || wf.rank() != 2 || !wt.has_rank || wt.rank() != 2)
-    return "feature and time weights must have rank 2";
+    return refuse(ReasonCode::kShape, "feature and time weights must have rank 2");
   d.batch = input_batch(x, 0, g.tensor(n.inputs[kSvdfState]));
   d.input = x.shape[1];
   d.filters = wf.shape[0];
   d.memory = wt.shape[1];
   d.rank = n.attrs.get_int("rank");
   if (d.rank < 1 || d.filters < 1 || d.filters % d.rank != 0)
-    return "rank " + std::to_string(d.rank) + " must divide the " + std::to_string(d.filters) +
-           " filters";
+    return refuse(ReasonCode::kOperands, "rank " + std::to_string(d.rank) + " must divide the " +
+                                             std::to_string(d.filters) + " filters");
   d.units = d.filters / d.rank;
-  if (d.memory < 1) return "time weights have no memory";
-  if (wf.shape[1] != d.input) return "feature weights do not fit the input depth";
-  if (wt.shape[0] != d.filters) return "time weights must be [filters, memory]";
+  if (d.memory < 1) return refuse(ReasonCode::kShape, "time weights have no memory");
+  if (wf.shape[1] != d.input)
+    return refuse(ReasonCode::kOperands, "feature weights do not fit the input depth");
+  if (wt.shape[0] != d.filters)
+    return refuse(ReasonCode::kShape, "time weights must be [filters, memory]");
   if (has_input(g, n, kSvdfBias))
-    if (auto r = require_shape(g, n, kSvdfBias, {d.units}, "bias"); !r.empty()) return r;
-  if (auto r = require_shape(g, n, kSvdfState, {d.batch, d.memory * d.filters}, "state");
-      !r.empty())
-    return r;
+    if (auto r = require_shape(g, n, kSvdfBias, {d.units}, "bias")) return r;
+  if (auto r = require_shape(g, n, kSvdfState, {d.batch, d.memory * d.filters}, "state")) return r;
   if (!wf.is_const() || !wt.is_const() ||
       (has_input(g, n, kSvdfBias) && !g.tensor(n.inputs[kSvdfBias]).is_const()))
-    return "weights and bias must be constants";
+    return refuse(ReasonCode::kRuntimeValue, "weights and bias must be constants");
   d.integer = x.quantized_type == DataType::kInt8;
   const ir::Tensor& st = g.tensor(n.inputs[kSvdfState]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
@@ -646,34 +661,42 @@ std::string read_svdf(const ir::Graph& g, const ir::Node& n, SvdfDims& d) {
     // nothing but the output's range.
     if (wf.quantized_type != DataType::kInt8 || wt.quantized_type != DataType::kInt16 ||
         st.quantized_type != DataType::kInt16 || y.quantized_type != DataType::kInt8)
-      return "integer kernel: int8 input, feature weights and output, int16 time weights and "
-             "state expected";
+      return refuse(
+          ReasonCode::kQuantization,
+          "integer kernel: int8 input, feature weights and output, int16 time weights and "
+          "state expected");
     for (const ir::Tensor* t : {&x, &wf, &wt, &st, &y})
-      if (!(scale_of(*t) > 0)) return "'" + t->name + "' needs a per-tensor scale";
-    if (act != "RELU") return "the integer kernel requires activation RELU";
+      if (!(scale_of(*t) > 0))
+        return refuse(ReasonCode::kQuantization, "'" + t->name + "' needs a per-tensor scale");
+    if (act != "RELU")
+      return refuse(ReasonCode::kOption, "the integer kernel requires activation RELU");
     if (has_input(g, n, kSvdfBias) &&
         !scaled_values(g.tensor(n.inputs[kSvdfBias]), scale_of(st) * scale_of(wt)))
-      return "bias must be int32";
-    return "";
+      return refuse(ReasonCode::kType, "bias must be int32");
+    return {};
   }
-  if (x.quantized_type || x.dtype != DataType::kFloat32) return "input must be float32 or int8";
-  if (st.quantized_type || y.quantized_type) return "quantized state or output with float input";
+  if (x.quantized_type || x.dtype != DataType::kFloat32)
+    return refuse(ReasonCode::kType, "input must be float32 or int8");
+  if (st.quantized_type || y.quantized_type)
+    return refuse(ReasonCode::kQuantization, "quantized state or output with float input");
   for (const ir::Tensor* t : {&wf, &wt})
     if (t->dtype != DataType::kFloat32)
-      return "'" + t->name + "' has type " + ir::to_string(t->dtype) + " without quantization";
+      return refuse(
+          ReasonCode::kQuantization,
+          "'" + t->name + "' has type " + ir::to_string(t->dtype) + " without quantization");
   if (has_input(g, n, kSvdfBias) && !scaled_values(g.tensor(n.inputs[kSvdfBias]), 0))
-    return "bias must be float32";
+    return refuse(ReasonCode::kType, "bias must be float32");
   return check_recurrent_activation(n, true);
 }
 
-std::string check_svdf(const ir::Graph& g, const ir::Node& n) {
+Check check_svdf(const ir::Graph& g, const ir::Node& n) {
   SvdfDims d;
   return read_svdf(g, n, d);
 }
 
 Status lower_svdf(LowerContext& ctx, const ir::Node& n) {
   SvdfDims d;
-  if (auto r = read_svdf(ctx.graph(), n, d); !r.empty()) return ctx.error(n, r);
+  if (auto r = read_svdf(ctx.graph(), n, d)) return ctx.error(n, r->text);
   Writer w(ctx, n);
   const ir::Graph& g = ctx.graph();
   const ir::Tensor& st = g.tensor(n.inputs[kSvdfState]);
@@ -746,7 +769,7 @@ void read_svdf_options(const tflite::Operator& op, ir::Attributes& a) {
 
 std::optional<std::vector<Shape>> infer_svdf(const ir::Graph& g, const ir::Node& n) {
   SvdfDims d;
-  if (!read_svdf(g, n, d).empty()) return std::nullopt;
+  if (read_svdf(g, n, d)) return std::nullopt;
   return std::vector<Shape>{{d.batch, d.units}};
 }
 

@@ -35,15 +35,16 @@ bool empty_axes(const ir::Graph& g, const ir::Node& n) {
   return c && *c == 0;
 }
 
-std::string check_reduce(const ir::Graph& g, const ir::Node& n) {
-  if (empty_axes(g, n)) return "";
-  if (auto r = require_const(g, n, 1, "axes"); !r.empty()) return r;
+Check check_reduce(const ir::Graph& g, const ir::Node& n) {
+  if (empty_axes(g, n)) return {};
+  if (auto r = require_const(g, n, 1, "axes")) return r;
   size_t rank = g.tensor(n.inputs[0]).rank();
   auto axes = ir::const_ints(g, n.inputs[1]);
-  if (!axes) return "axes must be an int32 or int64 constant";
+  if (!axes) return refuse(ReasonCode::kType, "axes must be an int32 or int64 constant");
   for (int64_t a : *axes)
-    if (!ir::resolve_axis(a, rank)) return "axis " + std::to_string(a) + " out of range";
-  return "";
+    if (!ir::resolve_axis(a, rank))
+      return refuse(ReasonCode::kOperands, "axis " + std::to_string(a) + " out of range");
+  return {};
 }
 
 std::optional<LayoutPlan> propagate_reduce(const ir::Graph& g, const ir::Node& n,
@@ -101,11 +102,11 @@ Status lower_reduce_prod(LowerContext& ctx, const ir::Node& n) {
 }
 
 // The types every ONNX reduction (ReduceSum/Max/Min/Prod) takes.
-std::string check_typed_reduce(const ir::Graph& g, const ir::Node& n) {
+Check check_typed_reduce(const ir::Graph& g, const ir::Node& n) {
   ir::DataType t = g.tensor(n.inputs[0]).dtype;
   if (t != ir::DataType::kFloat32 && t != ir::DataType::kInt32 && t != ir::DataType::kInt64)
-    return std::string("input type ") + ir::to_string(t) +
-           " is not supported (float32, int32, int64)";
+    return refuse(ReasonCode::kType, std::string("input type ") + ir::to_string(t) +
+                                         " is not supported (float32, int32, int64)");
   return check_reduce(g, n);
 }
 
@@ -134,9 +135,10 @@ void read_softmax_options(const tflite::Operator& op, ir::Attributes& a) {
   a.set("beta", o ? o->beta() : 1.0f);
 }
 
-std::string check_softmax(const ir::Graph& g, const ir::Node& n) {
-  if (g.tensor(n.inputs[0]).rank() < 1) return "input must have at least one dimension";
-  return "";
+Check check_softmax(const ir::Graph& g, const ir::Node& n) {
+  if (g.tensor(n.inputs[0]).rank() < 1)
+    return refuse(ReasonCode::kShape, "input must have at least one dimension");
+  return {};
 }
 
 Status lower_softmax(LowerContext& ctx, const ir::Node& n) {
@@ -154,11 +156,12 @@ Status lower_softmax(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-std::string check_float_rank1(const ir::Graph& g, const ir::Node& n) {
+Check check_float_rank1(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
-  if (x.rank() < 1) return "input must have at least one dimension";
-  if (x.dtype != ir::DataType::kFloat32) return "only float32 is supported";
-  return "";
+  if (x.rank() < 1) return refuse(ReasonCode::kShape, "input must have at least one dimension");
+  if (x.dtype != ir::DataType::kFloat32)
+    return refuse(ReasonCode::kType, "only float32 is supported");
+  return {};
 }
 
 Status lower_log_softmax(LowerContext& ctx, const ir::Node& n) {
@@ -176,14 +179,16 @@ std::optional<int> arg_axis(const ir::Graph& g, const ir::Node& n) {
   return ir::resolve_axis((*v)[0], g.tensor(n.inputs[0]).rank());
 }
 
-std::string check_arg(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_const(g, n, 1, "axis"); !r.empty()) return r;
-  if (g.tensor(n.inputs[0]).rank() < 1) return "input must have at least one dimension";
-  if (!arg_axis(g, n)) return "axis must be one int32 or int64 value in range";
+Check check_arg(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 1, "axis")) return r;
+  if (g.tensor(n.inputs[0]).rank() < 1)
+    return refuse(ReasonCode::kShape, "input must have at least one dimension");
+  if (!arg_axis(g, n))
+    return refuse(ReasonCode::kOperands, "axis must be one int32 or int64 value in range");
   ir::DataType t = g.tensor(n.outputs[0]).dtype;
   if (t != ir::DataType::kInt32 && t != ir::DataType::kInt64)
-    return "output type must be int32 or int64";
-  return "";
+    return refuse(ReasonCode::kType, "output type must be int32 or int64");
+  return {};
 }
 
 std::optional<LayoutPlan> propagate_arg(const ir::Graph& g, const ir::Node& n,
@@ -218,8 +223,8 @@ void read_l2_normalization_options(const tflite::Operator& op, ir::Attributes& a
   store_activation(op.builtin_options_as_L2NormOptions(), a);
 }
 
-std::string check_l2_normalization(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = check_float_rank1(g, n); !r.empty()) return r;
+Check check_l2_normalization(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_float_rank1(g, n)) return r;
   return check_activation(g, n);
 }
 
@@ -256,11 +261,16 @@ void read_lrn_options(const tflite::Operator& op, ir::Attributes& a) {
   a.set("beta", o ? o->beta() : 0.0f);
 }
 
-std::string check_lrn(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_rank(g, n, 0, 4); !r.empty()) return r + " (only 4-D NHWC inputs)";
-  if (g.tensor(n.inputs[0]).dtype != ir::DataType::kFloat32) return "only float32 is supported";
-  if (n.attrs.get_int("radius") < 0) return "radius must not be negative";
-  return "";
+Check check_lrn(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_rank(g, n, 0, 4)) {
+    r->text += " (only 4-D NHWC inputs)";
+    return r;
+  }
+  if (g.tensor(n.inputs[0]).dtype != ir::DataType::kFloat32)
+    return refuse(ReasonCode::kType, "only float32 is supported");
+  if (n.attrs.get_int("radius") < 0)
+    return refuse(ReasonCode::kOperands, "radius must not be negative");
+  return {};
 }
 
 // TFLite: x * (bias + alpha * sum over [c-r, c+r] of x^2)^-beta; ONNX LRN
@@ -281,20 +291,23 @@ Status lower_lrn(LowerContext& ctx, const ir::Node& n) {
 
 // ---- TOPK_V2 ------------------------------------------------------------------------
 
-std::string check_topk(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_const(g, n, 1, "k"); !r.empty()) return r;
+Check check_topk(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 1, "k")) return r;
   const ir::Tensor& x = g.tensor(n.inputs[0]);
-  if (x.rank() < 1) return "input must have at least one dimension";
+  if (x.rank() < 1) return refuse(ReasonCode::kShape, "input must have at least one dimension");
   auto k = ir::const_ints(g, n.inputs[1]);
-  if (!k || k->size() != 1 || (*k)[0] < 0) return "k must be one non-negative integer";
+  if (!k || k->size() != 1 || (*k)[0] < 0)
+    return refuse(ReasonCode::kOperands, "k must be one non-negative integer");
   int64_t last = x.shape.back();
   if (last >= 0 && (*k)[0] > last)
-    return "k = " + std::to_string((*k)[0]) + " exceeds the last dimension " + std::to_string(last);
-  if (n.outputs.size() != 2) return "expects two outputs (values, indices)";
+    return refuse(ReasonCode::kOperands, "k = " + std::to_string((*k)[0]) +
+                                             " exceeds the last dimension " + std::to_string(last));
+  if (n.outputs.size() != 2)
+    return refuse(ReasonCode::kOperands, "expects two outputs (values, indices)");
   ir::DataType t = g.tensor(n.outputs[1]).dtype;
   if (t != ir::DataType::kInt32 && t != ir::DataType::kInt64)
-    return "indices must be int32 or int64";
-  return "";
+    return refuse(ReasonCode::kType, "indices must be int32 or int64");
+  return {};
 }
 
 Status lower_topk(LowerContext& ctx, const ir::Node& n) {

@@ -80,8 +80,11 @@ using CustomOptionsFn = Status (*)(std::span<const uint8_t> bytes, ir::Attribute
 // nullopt: the op cannot run in these layouts; it then runs in TFLite order.
 using PropagateFn = std::optional<LayoutPlan> (*)(const ir::Graph& g, const ir::Node& n,
                                                   std::span<const ir::Perm> input_layouts);
-// Empty when the node can be converted, else the reason it cannot.
-using CheckFn = std::string (*)(const ir::Graph& g, const ir::Node& n);
+// What a check returns: nothing when the node can be converted, else why it
+// cannot (a ReasonCode and the text; core/status.h).
+using Check = std::optional<Refusal>;
+inline Check refuse(ReasonCode code, std::string text) { return Refusal{code, std::move(text)}; }
+using CheckFn = Check (*)(const ir::Graph& g, const ir::Node& n);
 // The layout an Attribute op's input 0 would need for its output to come out
 // in `wanted` (empty: none); backward hints walk through it.
 using HintInputFn = ir::Perm (*)(const ir::Graph& g, const ir::Node& n, const ir::Perm& wanted);
@@ -191,7 +194,9 @@ const OpEntry& lookup_custom(std::string_view custom_code);
 // A TFLite node's entry: by its builtin code, or by its custom code for CUSTOM.
 const OpEntry& lookup(const ir::NodeInfo& n);
 // Reads an op's builtin or custom options into node attributes through its
-// entry (the reader's OptionsReader); fails on custom options that are bad.
+// entry (the reader's OptionsReader); fails on custom options that are bad,
+// and on a custom op it cannot take (kUnsupported listing it, with its
+// reason code, at op index -1: the reader knows the index).
 Status read_options(int builtin, std::string_view custom_code, int version,
                     const tflite::Operator& op, ir::Attributes& attrs);
 // Every builtin code with its entry, in code order (the support matrix).
@@ -259,7 +264,7 @@ class LowerContext {
   Error error(const ir::Node& n, const std::string& message) const;
   // The node cannot be converted with these options (the preflight could not
   // tell: it does not know the opset): kUnsupported listing the node.
-  Error unsupported(const ir::Node& n, const std::string& reason) const;
+  Error unsupported(const ir::Node& n, Refusal why) const;
 
  private:
   ir::Graph& graph_;

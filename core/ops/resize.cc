@@ -10,18 +10,19 @@ namespace {
 using ir::Shape;
 using ir::TensorId;
 
-std::string check_resize(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_rank(g, n, 0, 4); !r.empty()) return r;
-  if (auto r = require_const(g, n, 1, "size"); !r.empty()) return r;
+Check check_resize(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_rank(g, n, 0, 4)) return r;
+  if (auto r = require_const(g, n, 1, "size")) return r;
   auto size = ir::const_ints(g, n.inputs[1]);
   if (!size || size->size() != 2 || (*size)[0] < 1 || (*size)[1] < 1)
-    return "size must be two positive values";
+    return refuse(ReasonCode::kOperands, "size must be two positive values");
   const ir::Shape& xs = g.tensor(n.inputs[0]).shape;
   if ((xs[0] < 0 || xs[3] < 0) && (xs[1] < 1 || xs[2] < 1))
-    return "needs a static batch and depth, or static spatial dimensions";
+    return refuse(ReasonCode::kShape,
+                  "needs a static batch and depth, or static spatial dimensions");
   if (n.attrs.get_int("align_corners") && n.attrs.get_int("half_pixel_centers"))
-    return "align_corners and half_pixel_centers cannot both be set";
-  return "";
+    return refuse(ReasonCode::kOperands, "align_corners and half_pixel_centers cannot both be set");
+  return {};
 }
 
 Status lower_resize(LowerContext& ctx, const ir::Node& n, bool bilinear) {

@@ -186,16 +186,18 @@ std::vector<int> squeezed_axes(const ir::Graph& g, const ir::Node& n) {
   return axes;
 }
 
-std::string check_squeeze(const ir::Graph& g, const ir::Node& n) {
+Check check_squeeze(const ir::Graph& g, const ir::Node& n) {
   const Shape& xs = g.tensor(n.inputs[0]).shape;
   for (int64_t d : n.attrs.get_ints("squeeze_dims")) {
     auto a = ir::resolve_axis(d, xs.size());
-    if (!a) return "squeeze dimension " + std::to_string(d) + " is out of range";
+    if (!a)
+      return refuse(ReasonCode::kOperands,
+                    "squeeze dimension " + std::to_string(d) + " is out of range");
     if (xs[static_cast<size_t>(*a)] != 1)
-      return "squeeze dimension " + std::to_string(d) + " has size " +
-             std::to_string(xs[static_cast<size_t>(*a)]);
+      return refuse(ReasonCode::kOperands, "squeeze dimension " + std::to_string(d) + " has size " +
+                                               std::to_string(xs[static_cast<size_t>(*a)]));
   }
-  return "";
+  return {};
 }
 
 std::optional<LayoutPlan> propagate_squeeze(const ir::Graph& g, const ir::Node& n,
@@ -220,14 +222,16 @@ Status lower_squeeze(LowerContext& ctx, const ir::Node& n) {
 
 // ---- TRANSPOSE --------------------------------------------------------------
 
-std::string check_transpose(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_const(g, n, 1, "perm"); !r.empty()) return r;
+Check check_transpose(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 1, "perm")) return r;
   auto perm = ir::const_ints(g, n.inputs[1]);
   size_t rank = g.tensor(n.inputs[0]).rank();
-  if (!perm || perm->size() != rank) return "perm must hold one entry per input dimension";
+  if (!perm || perm->size() != rank)
+    return refuse(ReasonCode::kOperands, "perm must hold one entry per input dimension");
   Perm p(perm->begin(), perm->end());
-  if (!ir::is_permutation(p, rank)) return "perm " + ir::to_string(p) + " is not a permutation";
-  return "";
+  if (!ir::is_permutation(p, rank))
+    return refuse(ReasonCode::kOperands, "perm " + ir::to_string(p) + " is not a permutation");
+  return {};
 }
 
 std::optional<LayoutPlan> propagate_transpose(const ir::Graph& g, const ir::Node& n,
@@ -316,40 +320,44 @@ std::optional<LayoutPlan> propagate_split(const ir::Graph& g, const ir::Node& n,
   return plan_for(n, in[data], data, in[data]);
 }
 
-std::string check_split(const ir::Graph& g, const ir::Node& n) {
+Check check_split(const ir::Graph& g, const ir::Node& n) {
   size_t data = n.builtin == ir::builtin::kSplit ? 1 : 0;
   size_t axis_input = n.builtin == ir::builtin::kSplit ? 0 : 2;
-  if (auto r = require_const(g, n, axis_input, "axis"); !r.empty()) return r;
-  if (!has_input(g, n, data)) return "data input is missing";
+  if (auto r = require_const(g, n, axis_input, "axis")) return r;
+  if (!has_input(g, n, data)) return refuse(ReasonCode::kOperands, "data input is missing");
   auto axis = ir::const_ints(g, n.inputs[axis_input]);
   size_t rank = g.tensor(n.inputs[data]).rank();
   if (!axis || axis->size() != 1 || !ir::resolve_axis((*axis)[0], rank))
-    return "axis is out of range";
+    return refuse(ReasonCode::kOperands, "axis is out of range");
   int64_t dim =
       g.tensor(n.inputs[data]).shape[static_cast<size_t>(*ir::resolve_axis((*axis)[0], rank))];
   if (n.builtin == ir::builtin::kSplit) {
     if (dim >= 0 && (n.outputs.empty() || dim % static_cast<int64_t>(n.outputs.size()) != 0))
-      return "dimension " + std::to_string(dim) + " does not split into " +
-             std::to_string(n.outputs.size()) + " equal parts";
-    return "";
+      return refuse(ReasonCode::kOperands, "dimension " + std::to_string(dim) +
+                                               " does not split into " +
+                                               std::to_string(n.outputs.size()) + " equal parts");
+    return {};
   }
-  if (auto r = require_const(g, n, 1, "size_splits"); !r.empty()) return r;
+  if (auto r = require_const(g, n, 1, "size_splits")) return r;
   auto sizes = ir::const_ints(g, n.inputs[1]);
   if (!sizes || sizes->size() != n.outputs.size())
-    return "size_splits must have one entry per output";
-  if (std::count(sizes->begin(), sizes->end(), -1) > 1) return "size_splits has more than one -1";
+    return refuse(ReasonCode::kOperands, "size_splits must have one entry per output");
+  if (std::count(sizes->begin(), sizes->end(), -1) > 1)
+    return refuse(ReasonCode::kOperands, "size_splits has more than one -1");
   if (dim < 0 && std::count(sizes->begin(), sizes->end(), -1) > 0)
-    return "size_splits with -1 on a dynamic dimension";
+    return refuse(ReasonCode::kShape, "size_splits with -1 on a dynamic dimension");
   int64_t known = 0;
   for (int64_t s : *sizes) {
-    if (s < -1) return "size_splits entry " + std::to_string(s) + " is negative";
+    if (s < -1)
+      return refuse(ReasonCode::kOperands,
+                    "size_splits entry " + std::to_string(s) + " is negative");
     if (s > 0) known += s;
   }
   bool fill = std::count(sizes->begin(), sizes->end(), -1) > 0;
   if (dim >= 0 && (fill ? known > dim : known != dim))
-    return "size_splits add up to " + std::to_string(known) + ", not dimension " +
-           std::to_string(dim);
-  return "";
+    return refuse(ReasonCode::kOperands, "size_splits add up to " + std::to_string(known) +
+                                             ", not dimension " + std::to_string(dim));
+  return {};
 }
 
 Status lower_split(LowerContext& ctx, const ir::Node& n) {
@@ -374,20 +382,21 @@ Status lower_split(LowerContext& ctx, const ir::Node& n) {
 
 // ---- PAD / PADV2 / MIRROR_PAD ----------------------------------------------
 
-std::string check_pad(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_const(g, n, 1, "paddings"); !r.empty()) return r;
+Check check_pad(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 1, "paddings")) return r;
   auto pads = ir::const_ints(g, n.inputs[1]);
   size_t rank = g.tensor(n.inputs[0]).rank();
   if (!pads || pads->size() != 2 * rank)
-    return "paddings must be a [" + std::to_string(rank) + ", 2] constant";
+    return refuse(ReasonCode::kShape,
+                  "paddings must be a [" + std::to_string(rank) + ", 2] constant");
   for (int64_t v : *pads)
-    if (v < 0) return "negative padding " + std::to_string(v);
+    if (v < 0) return refuse(ReasonCode::kOperands, "negative padding " + std::to_string(v));
   if (n.builtin == ir::builtin::kPadv2 && has_input(g, n, 2)) {
-    if (auto r = require_const(g, n, 2, "constant_values"); !r.empty()) return r;
+    if (auto r = require_const(g, n, 2, "constant_values")) return r;
     if (ir::element_count(g.tensor(n.inputs[2]).shape).value_or(0) != 1)
-      return "constant_values must hold one value";
+      return refuse(ReasonCode::kOperands, "constant_values must hold one value");
   }
-  return "";
+  return {};
 }
 
 // TFLite [rank, 2] paddings -> ONNX [begins..., ends...] in ONNX axis order.
@@ -616,8 +625,9 @@ void read_concatenation_options(const tflite::Operator& op, ir::Attributes& a) {
   store_activation(o, a);
 }
 
-std::string check_concatenation(const ir::Graph& g, const ir::Node& n) {
-  if (!ir::resolve_axis(n.attrs.get_int("axis"), out_rank(g, n))) return "axis out of range";
+Check check_concatenation(const ir::Graph& g, const ir::Node& n) {
+  if (!ir::resolve_axis(n.attrs.get_int("axis"), out_rank(g, n)))
+    return refuse(ReasonCode::kOperands, "axis out of range");
   return check_activation(g, n);
 }
 

@@ -34,35 +34,43 @@ struct Blocks {
 };
 
 // Reads block_shape (input 1) and paddings / crops (input 2); "" if valid.
-std::string read_blocks(const ir::Graph& g, const ir::Node& n, const char* what, Blocks* out) {
-  if (auto r = require_rank(g, n, 0, 4); !r.empty())
-    return r + " (only 4-D NHWC inputs are supported)";
-  if (auto r = require_const(g, n, 1, "block_shape"); !r.empty()) return r;
-  if (auto r = require_const(g, n, 2, what); !r.empty()) return r;
+Check read_blocks(const ir::Graph& g, const ir::Node& n, const char* what, Blocks* out) {
+  if (auto r = require_rank(g, n, 0, 4)) {
+    r->text += " (only 4-D NHWC inputs are supported)";
+    return r;
+  }
+  if (auto r = require_const(g, n, 1, "block_shape")) return r;
+  if (auto r = require_const(g, n, 2, what)) return r;
   auto block = ir::const_ints(g, n.inputs[1]);
   auto pads = ir::const_ints(g, n.inputs[2]);
-  if (!block || block->size() != 2) return "block_shape must hold 2 values";
-  if (!pads || pads->size() != 4) return std::string(what) + " must be a [2, 2] constant";
+  if (!block || block->size() != 2)
+    return refuse(ReasonCode::kShape, "block_shape must hold 2 values");
+  if (!pads || pads->size() != 4)
+    return refuse(ReasonCode::kOperands, std::string(what) + " must be a [2, 2] constant");
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   if ((*block)[0] < 1 || (*block)[1] < 1 || (*block)[0] > kMax || (*block)[1] > kMax)
-    return "block sizes must be positive int32 values";
+    return refuse(ReasonCode::kOperands, "block sizes must be positive int32 values");
   for (int64_t v : *pads)
-    if (v < 0 || v > kMax) return std::string("invalid ") + what + " value " + std::to_string(v);
+    if (v < 0 || v > kMax)
+      return refuse(ReasonCode::kOperands,
+                    std::string("invalid ") + what + " value " + std::to_string(v));
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   for (size_t d = 1; d < 4; ++d)
-    if (x.shape[d] < 0) return "height, width and channels must be static";
+    if (x.shape[d] < 0)
+      return refuse(ReasonCode::kShape, "height, width and channels must be static");
   *out = {(*block)[0], (*block)[1], (*pads)[0], (*pads)[1], (*pads)[2], (*pads)[3]};
-  return "";
+  return {};
 }
 
-std::string check_space_to_batch(const ir::Graph& g, const ir::Node& n) {
+Check check_space_to_batch(const ir::Graph& g, const ir::Node& n) {
   Blocks b;
-  if (auto r = read_blocks(g, n, "paddings", &b); !r.empty()) return r;
+  if (auto r = read_blocks(g, n, "paddings", &b)) return r;
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   if ((x.shape[1] + b.before_h + b.after_h) % b.bh != 0 ||
       (x.shape[2] + b.before_w + b.after_w) % b.bw != 0)
-    return "padded height and width are not multiples of the block shape";
-  return "";
+    return refuse(ReasonCode::kOperands,
+                  "padded height and width are not multiples of the block shape");
+  return {};
 }
 
 // [N, C, H, W] -> Pad -> [N, C, Ho, bh, Wo, bw] -> [bh, bw, N, C, Ho, Wo] -> [bh*bw*N, C, Ho, Wo]:
@@ -71,7 +79,7 @@ Status lower_space_to_batch(LowerContext& ctx, const ir::Node& n) {
   if (auto st = require_nchw(ctx, n); !st) return st;
   const ir::Graph& g = ctx.graph();
   Blocks b;
-  if (auto r = read_blocks(g, n, "paddings", &b); !r.empty()) return ctx.error(n, r);
+  if (auto r = read_blocks(g, n, "paddings", &b)) return ctx.error(n, r->text);
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const int64_t c = x.shape[3];
   const int64_t ho = (x.shape[1] + b.before_h + b.after_h) / b.bh;
@@ -97,15 +105,16 @@ Status lower_space_to_batch(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-std::string check_batch_to_space(const ir::Graph& g, const ir::Node& n) {
+Check check_batch_to_space(const ir::Graph& g, const ir::Node& n) {
   Blocks b;
-  if (auto r = read_blocks(g, n, "crops", &b); !r.empty()) return r;
+  if (auto r = read_blocks(g, n, "crops", &b)) return r;
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   if (x.shape[0] >= 0 && x.shape[0] % (b.bh * b.bw) != 0)
-    return "batch " + std::to_string(x.shape[0]) + " is not a multiple of the block size";
+    return refuse(ReasonCode::kOperands,
+                  "batch " + std::to_string(x.shape[0]) + " is not a multiple of the block size");
   if (b.before_h + b.after_h > x.shape[1] * b.bh || b.before_w + b.after_w > x.shape[2] * b.bw)
-    return "crops exceed the output size";
-  return "";
+    return refuse(ReasonCode::kOperands, "crops exceed the output size");
+  return {};
 }
 
 // [bh*bw*N, C, H, W] -> [bh, bw, N, C, H, W] -> [N, C, H, bh, W, bw] -> [N, C, H*bh, W*bw] -> crop.
@@ -113,7 +122,7 @@ Status lower_batch_to_space(LowerContext& ctx, const ir::Node& n) {
   if (auto st = require_nchw(ctx, n); !st) return st;
   const ir::Graph& g = ctx.graph();
   Blocks b;
-  if (auto r = read_blocks(g, n, "crops", &b); !r.empty()) return ctx.error(n, r);
+  if (auto r = read_blocks(g, n, "crops", &b)) return ctx.error(n, r->text);
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const int64_t h = x.shape[1], w = x.shape[2], c = x.shape[3];
   TensorId split = ctx.temp(n.name + "/blocks", x.dtype);
@@ -140,18 +149,20 @@ Status lower_batch_to_space(LowerContext& ctx, const ir::Node& n) {
 
 // ---- SPACE_TO_DEPTH / DEPTH_TO_SPACE -----------------------------------------
 
-std::string check_depth_space(const ir::Graph& g, const ir::Node& n, bool to_depth) {
-  if (auto r = require_rank(g, n, 0, 4); !r.empty()) return r;
+Check check_depth_space(const ir::Graph& g, const ir::Node& n, bool to_depth) {
+  if (auto r = require_rank(g, n, 0, 4)) return r;
   const int64_t block = n.attrs.get_int("block_size");
-  if (block < 1) return "block_size must be positive (got " + std::to_string(block) + ")";
+  if (block < 1)
+    return refuse(ReasonCode::kOperands,
+                  "block_size must be positive (got " + std::to_string(block) + ")");
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   if (to_depth) {
     if ((x.shape[1] >= 0 && x.shape[1] % block) || (x.shape[2] >= 0 && x.shape[2] % block))
-      return "height and width must be multiples of block_size";
+      return refuse(ReasonCode::kOperands, "height and width must be multiples of block_size");
   } else if (x.shape[3] >= 0 && x.shape[3] % (block * block)) {
-    return "channels must be a multiple of block_size^2";
+    return refuse(ReasonCode::kOperands, "channels must be a multiple of block_size^2");
   }
-  return "";
+  return {};
 }
 
 // TFLite's channel order matches ONNX's on NCHW: SPACE_TO_DEPTH puts block
@@ -166,10 +177,10 @@ Status lower_depth_space(LowerContext& ctx, const ir::Node& n, bool to_depth) {
   return ok_status();
 }
 
-std::string check_space_to_depth(const ir::Graph& g, const ir::Node& n) {
+Check check_space_to_depth(const ir::Graph& g, const ir::Node& n) {
   return check_depth_space(g, n, true);
 }
-std::string check_depth_to_space(const ir::Graph& g, const ir::Node& n) {
+Check check_depth_to_space(const ir::Graph& g, const ir::Node& n) {
   return check_depth_space(g, n, false);
 }
 Status lower_space_to_depth(LowerContext& ctx, const ir::Node& n) {

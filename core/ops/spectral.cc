@@ -21,23 +21,26 @@ using ir::TensorId;
 // The matrices are built in memory: bound them (2 x n x (n/2+1) floats).
 constexpr int64_t kMaxFftLength = 4096;
 
-std::string check_rfft2d(const ir::Graph& g, const ir::Node& n) {
+Check check_rfft2d(const ir::Graph& g, const ir::Node& n) {
   if (n.attrs.get_int("magnitude") != 1)
-    return "complex outputs cannot be expressed in ONNX (only RFFT2D read by COMPLEX_ABS, "
-           "a magnitude spectrum, converts)";
-  if (auto r = require_const(g, n, 1, "fft_length"); !r.empty()) return r;
+    return refuse(ReasonCode::kNotExpressible,
+                  "complex outputs cannot be expressed in ONNX (only RFFT2D read by COMPLEX_ABS, "
+                  "a magnitude spectrum, converts)");
+  if (auto r = require_const(g, n, 1, "fft_length")) return r;
   auto len = ir::const_ints(g, n.inputs[1]);
   const ir::Tensor& x = g.tensor(n.inputs[0]);
-  if (!len || len->size() != 2) return "fft_length must hold 2 values";
-  if (x.dtype != DataType::kFloat32) return "input must be float32";
+  if (!len || len->size() != 2) return refuse(ReasonCode::kShape, "fft_length must hold 2 values");
+  if (x.dtype != DataType::kFloat32) return refuse(ReasonCode::kType, "input must be float32");
   if (x.rank() < 2 || x.shape[x.rank() - 1] < 1 || x.shape[x.rank() - 2] < 1)
-    return "input needs static last two dimensions";
+    return refuse(ReasonCode::kShape, "input needs static last two dimensions");
   if ((*len)[0] != 1)
-    return "fft_length[0] = " + std::to_string((*len)[0]) +
-           ": only FFTs along the last axis (fft_length[0] = 1) are supported";
+    return refuse(ReasonCode::kNotImplemented,
+                  "fft_length[0] = " + std::to_string((*len)[0]) +
+                      ": only FFTs along the last axis (fft_length[0] = 1) are supported");
   if ((*len)[1] < 1 || (*len)[1] > kMaxFftLength)
-    return "fft_length[1] must be in 1.." + std::to_string(kMaxFftLength);
-  return "";
+    return refuse(ReasonCode::kLimit,
+                  "fft_length[1] must be in 1.." + std::to_string(kMaxFftLength));
+  return {};
 }
 
 Status lower_rfft2d(LowerContext& ctx, const ir::Node& n) {
@@ -94,10 +97,11 @@ Status lower_rfft2d(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-std::string check_complex_abs(const ir::Graph& g, const ir::Node& n) {
+Check check_complex_abs(const ir::Graph& g, const ir::Node& n) {
   if (n.attrs.get_int("magnitude_input") != 1 || g.tensor(n.inputs[0]).dtype != DataType::kFloat32)
-    return "complex inputs cannot be expressed in ONNX (only after RFFT2D)";
-  return "";
+    return refuse(ReasonCode::kNotExpressible,
+                  "complex inputs cannot be expressed in ONNX (only after RFFT2D)");
+  return {};
 }
 
 Status lower_complex_abs(LowerContext& ctx, const ir::Node& n) {

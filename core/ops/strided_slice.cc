@@ -50,7 +50,7 @@ std::optional<size_t> runtime_length(const ir::Graph& g, TensorId t) {
   return static_cast<size_t>(x.shape[0]);
 }
 
-std::optional<SliceSpec> slice_spec(const ir::Graph& g, const ir::Node& n, std::string* why) {
+std::optional<SliceSpec> slice_spec(const ir::Graph& g, const ir::Node& n, Refusal* why) {
   auto begin = ir::const_ints(g, n.inputs[1]);
   auto end = ir::const_ints(g, n.inputs[2]);
   auto strides = ir::const_ints(g, n.inputs[3]);
@@ -67,9 +67,9 @@ std::optional<SliceSpec> slice_spec(const ir::Graph& g, const ir::Node& n, std::
   }
   if (!begin || !end || !strides || begin->size() != end->size() ||
       begin->size() != strides->size()) {
-    *why =
-        "begin, end and strides must be constants of equal length (begin and end may be 1-D "
-        "integer tensors computed at run time)";
+    *why = {ReasonCode::kRuntimeValue,
+            "begin, end and strides must be constants of equal length (begin and end may be 1-D "
+            "integer tensors computed at run time)"};
     return std::nullopt;
   }
   const size_t rank = g.tensor(n.inputs[0]).rank();
@@ -99,14 +99,14 @@ std::optional<SliceSpec> slice_spec(const ir::Graph& g, const ir::Node& n, std::
       continue;
     }
     if (dense >= rank) {
-      *why = "slice spec has more entries than the input has dimensions";
+      *why = {ReasonCode::kOperands, "slice spec has more entries than the input has dimensions"};
       return std::nullopt;
     }
     SliceDim d;
     d.entry = i;
     d.stride = (*strides)[i];
     if (d.stride == 0 || d.stride == kMin) {
-      *why = "stride " + std::to_string(d.stride);
+      *why = {ReasonCode::kOperands, "stride " + std::to_string(d.stride)};
       return std::nullopt;
     }
     d.begin = (*begin)[i];
@@ -154,39 +154,44 @@ std::optional<Resolved> resolve(const SliceDim& d, int64_t size, bool offset) {
   return Resolved{b, count};
 }
 
-std::string check_strided_slice(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_const(g, n, 3, "strides"); !r.empty()) return r;
-  std::string why;
+Check check_strided_slice(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 3, "strides")) return r;
+  Refusal why;
   auto spec = slice_spec(g, n, &why);
   if (!spec) return why;
   const Shape& xs = g.tensor(n.inputs[0]).shape;
   if (spec->runtime) {
-    if (spec->offset) return "offset slicing with begin or end computed at run time";
+    if (spec->offset)
+      return refuse(ReasonCode::kRuntimeValue,
+                    "offset slicing with begin or end computed at run time");
     for (size_t d = 0; d < spec->dims.size(); ++d)
       if (spec->dims[d].shrink && xs[d] < 0)
-        return "shrinking dimension " + std::to_string(d) +
-               " of unknown size at an index computed at run time";
-    return "";
+        return refuse(ReasonCode::kRuntimeValue,
+                      "shrinking dimension " + std::to_string(d) +
+                          " of unknown size at an index computed at run time");
+    return {};
   }
   for (size_t d = 0; d < spec->dims.size(); ++d) {
     const SliceDim& s = spec->dims[d];
     if (s.whole) continue;
     if (xs[d] < 0) {
       if (spec->offset)
-        return "offset slicing of dimension " + std::to_string(d) + ", of unknown size";
+        return refuse(ReasonCode::kShape,
+                      "offset slicing of dimension " + std::to_string(d) + ", of unknown size");
       continue;
     }
     if (!resolve(s, xs[d], spec->offset))
-      return s.shrink ? "shrink index " + std::to_string(s.begin) + " out of range for dimension " +
-                            std::to_string(d)
-                      : "end of dimension " + std::to_string(d) + " overflows";
+      return refuse(ReasonCode::kOperands,
+                    s.shrink ? "shrink index " + std::to_string(s.begin) +
+                                   " out of range for dimension " + std::to_string(d)
+                             : "end of dimension " + std::to_string(d) + " overflows");
   }
-  return "";
+  return {};
 }
 
 std::optional<LayoutPlan> propagate_strided_slice(const ir::Graph& g, const ir::Node& n,
                                                   std::span<const Perm> in) {
-  std::string why;
+  Refusal why;
   auto spec = slice_spec(g, n, &why);
   Perm p = in.empty() ? Perm{} : in[0];
   if (!spec || (!spec->new_axes.empty() && !p.empty())) return std::nullopt;
@@ -316,9 +321,9 @@ std::pair<TensorId, TensorId> runtime_bounds(LowerContext& ctx, const ir::Node& 
 
 Status lower_strided_slice(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
-  std::string why;
+  Refusal why;
   auto spec = slice_spec(g, n, &why);
-  if (!spec) return ctx.error(n, why);
+  if (!spec) return ctx.error(n, why.text);
   const Perm& p = g.tensor(n.inputs[0]).layout;
   const Shape& xs = g.tensor(n.inputs[0]).shape;
   std::vector<int64_t> starts, ends, axes, steps;
@@ -370,7 +375,7 @@ std::optional<std::vector<OutputMap>> strided_slice_sources(const ir::Graph& g, 
                                                             int64_t max) {
   auto xs = input_shape(g, n, 0);
   if (!xs || n.inputs.size() < 4) return std::nullopt;
-  std::string why;
+  Refusal why;
   auto spec = slice_spec(g, n, &why);
   if (!spec || spec->runtime) return std::nullopt;
   const size_t rank = xs->size();

@@ -160,9 +160,12 @@ Status read_node_def(std::span<const uint8_t> bytes, ir::Attributes& attrs) {
   return ok_status();
 }
 
-std::string check_rewritten(const ir::Graph&, const ir::Node& n) {
-  return n.attrs.get_string("tensor_list_problem",
-                            "a TensorList op outside the loops the converter rewrites");
+// A TensorList op left (lower_tensor_lists says why): a select-TF op not
+// converted.
+Check check_rewritten(const ir::Graph&, const ir::Node& n) {
+  return refuse(ReasonCode::kSelectTfOp,
+                n.attrs.get_string("tensor_list_problem",
+                                   "a TensorList op outside the loops the converter rewrites"));
 }
 
 Status not_rewritten(LowerContext&, const ir::Node& n) {

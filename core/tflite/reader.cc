@@ -660,8 +660,12 @@ class SubgraphReader {
       if (read_options_)
         if (auto st = read_options_(*code, n.op, version, *op, n.attrs); !st) {
           Error e = st.take_error();
-          if (e.code == ErrorCode::kUnsupported && s == converted_)
-            e.unsupported.push_back({static_cast<int>(k), n.op, e.message});
+          // An unsupported op is listed when it is in the converted subgraph.
+          if (s != converted_) e.unsupported.clear();
+          for (UnsupportedOp& u : e.unsupported) {
+            u.op_index = static_cast<int>(k);
+            u.op = n.op;
+          }
           e.message = where + ": " + e.message;
           return at_op(std::move(e), s, k);
         }

@@ -182,6 +182,7 @@ TEST(HttpTest, ErrorsCarryTheTableStatusAndTheConversionError) {
   EXPECT_EQ(e["reason"], "REASON_UNSUPPORTED");
   ASSERT_EQ(e["unsupported"].size(), 3u);
   EXPECT_EQ(e["unsupported"][1]["op"], "OtherCustomOp");
+  EXPECT_EQ(e["unsupported"][1]["reasonCode"], "custom_op");
 
   const std::string model = read_file(mini_mobilenet_path());
   r = http_call(port, post("/v1/convert?opset=12", model));

@@ -350,6 +350,7 @@ TEST(Convert, UnsupportedOpsAreAllListed) {
   for (const auto& u : r.error().unsupported) ops.insert(u.op);
   EXPECT_TRUE(ops.count("SVDF")) << r.error().message;
   EXPECT_EQ(r.error().unsupported.size(), 1u);
+  EXPECT_EQ(r.error().unsupported[0].reason_code, "shape");
   EXPECT_THAT(r.error().message, HasSubstr("SVDF"));
   EXPECT_THAT(r.error().message, HasSubstr("state 'activation_state4' has shape [1, 9]"));
 }
@@ -433,6 +434,7 @@ TEST(Convert, StridedSliceOffsetOnADynamicDimensionIsUnsupported) {
   EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
   ASSERT_EQ(r.error().unsupported.size(), 1u);
   EXPECT_THAT(r.error().unsupported[0].reason, HasSubstr("offset slicing of dimension 0"));
+  EXPECT_EQ(r.error().unsupported[0].reason_code, "shape");
 }
 
 // The reduction attribute of the ScatterND node, "" when it has none.
@@ -462,6 +464,7 @@ TEST(Convert, ScatterNdSumsRepeatedIndicesFromOpset16) {
     ASSERT_EQ(r.error().unsupported.size(), 1u);
     EXPECT_EQ(r.error().unsupported[0].op, "SCATTER_ND");
     EXPECT_THAT(r.error().unsupported[0].reason, HasSubstr("opset 16"));
+    EXPECT_EQ(r.error().unsupported[0].reason_code, "opset");
   }
 }
 

@@ -293,6 +293,7 @@ Outcome convert_isolated(std::span<const std::byte> bytes, const ConvertOptions&
           put(fds[1], std::to_string(u.op_index));
           put(fds[1], u.op);
           put(fds[1], u.reason);
+          put(fds[1], u.reason_code);
         }
       }
       (void)inspect(bytes, o.limits);  // the same reader, and preflight: must not crash either
@@ -321,8 +322,8 @@ Outcome convert_isolated(std::span<const std::byte> bytes, const ConvertOptions&
     out.error.message = rec[2];
     out.error.op_index = std::stoi(rec[3]);
     out.error.tensor = rec[4];
-    for (size_t i = 5; i + 2 < rec.size(); i += 3)
-      out.error.unsupported.push_back({std::stoi(rec[i]), rec[i + 1], rec[i + 2]});
+    for (size_t i = 5; i + 3 < rec.size(); i += 4)
+      out.error.unsupported.push_back({std::stoi(rec[i]), rec[i + 1], rec[i + 2], rec[i + 3]});
   }
   return out;
 }
@@ -340,6 +341,8 @@ Error expect_error(const Bytes& bytes, ErrorCode code, const ConvertOptions& o =
   }
   EXPECT_EQ(r.error.code, code) << to_string(r.error.code) << ": " << r.error.message;
   EXPECT_FALSE(r.error.message.empty());
+  for (const UnsupportedOp& u : r.error.unsupported)
+    EXPECT_FALSE(u.reason_code.empty()) << u.label() << ": " << u.reason;
   return r.error;
 }
 
