@@ -131,19 +131,23 @@ function permutations(n) {
  * A value read inside the ONNX graph, in the TFLite tensor's layout and
  * representation: transposed back with `hint` (its layout as a graph output
  * of the exposed conversion) when that fits its shape, else with the one
- * permutation that fits (null when none or several do); an int8 tensor that
+ * permutation that fits, or of several the channels-last to channels-first
+ * one (null when none fits); an int8 tensor that
  * is uint8 inside the graph (zero point + 128, README "Quantized models")
  * shifted back.
  */
 export function inTfliteLayout(got, ref, hint) {
   const fits = (perm) => perm.length === ref.shape.length && perm.every((p, i) => ref.shape[p] === got.shape[i]);
+  // channels-last -> channels-first, the layout change the converter makes
+  const channelsFirst = ref.shape.length >= 3 ? [0, ref.shape.length - 1, ...[...ref.shape.keys()].slice(1, -1)] : null;
   let perm = null;
   if (hint && fits(hint)) perm = hint;
   else if (fits([...ref.shape.keys()])) perm = null;
   else {
     const all = ref.shape.length <= 6 ? permutations(ref.shape.length).filter(fits) : [];
-    if (all.length !== 1) return null;
-    [perm] = all;
+    if (all.length === 1) [perm] = all;
+    else if (channelsFirst && fits(channelsFirst)) perm = channelsFirst;
+    else return null;
   }
   let t = perm ? transpose(got, inversePermutation(perm)) : got;
   if (ref.type === 'int8' && t.type === 'uint8') t = makeTensor('int8', t.shape, Int8Array.from(t.data, (v) => v - 128));
@@ -208,7 +212,15 @@ export function tensorDifference(tensor, ref, got) {
 
 // ---- formatting ----------------------------------------------------------------
 
-const pct = (x) => `${Number((100 * x).toPrecision(4))}%`;
+// A percentage with 4 digits, more when that would round a fraction that is
+// not 0 or 1 to 0% or 100%.
+function pct(x) {
+  for (let digits = 4; digits < 12; digits++) {
+    const p = Number((100 * x).toPrecision(digits));
+    if ((p !== 100 || x === 1) && (p !== 0 || x === 0)) return `${p}%`;
+  }
+  return `${100 * x}%`;
+}
 const num = (x) => (x === 0 ? '0' : Math.abs(x) >= 1e4 || Math.abs(x) < 1e-3 ? x.toExponential(1) : String(Number(x.toPrecision(3))));
 
 /** A difference as text: "exact", "max 3 steps, 97.2% exact, 99.9% within 1", ... */
@@ -232,6 +244,18 @@ export function formatDifference(d) {
 // The size of a difference on one scale for "how it grows": steps for
 // quantized tensors, the fraction of the range for float ones.
 const sizeOf = (d) => (d?.kind === 'steps' ? d.max : d?.kind === 'float' ? d.rel : d?.kind === 'exact' ? d.max : 0);
+
+// Whether two tensors hold the same multiset of values, of at least 16
+// distinct ones (a tensor of few values, saturated ones say, can hold the
+// same multiset by chance).
+function sameValues(a, b) {
+  if (!a || !b || a.data.length !== b.data.length) return false;
+  const sorted = (t) => Float64Array.from(toNumberArray(t)).sort();
+  const x = sorted(a);
+  if (new Set(x).size < 16) return false;
+  const y = sorted(b);
+  return x.every((v, i) => v === y[i] || (Number.isNaN(v) && Number.isNaN(y[i])));
+}
 
 function sameDifference(a, b) {
   return !!a && !!b && a.kind === b.kind && sizeOf(a) === sizeOf(b) &&
@@ -404,7 +428,14 @@ export async function diverge({
         got = inTfliteLayout(got, refT, layouts[r.tensor.name]);
         if (!got) return { ...row, skipped: `layout unknown (ONNX shape [${onnx.outputs.get(r.tensor.name).shape}])` };
       }
-      row.onnx = tensorDifference(r.tensor, refT, got);
+      const difference = tensorDifference(r.tensor, refT, got);
+      if (difference.differs && !r.output && sameValues(refT, got)) {
+        // A flattened value whose element order inside the graph no
+        // transpose describes (the converter reorders the next op's weights
+        // instead): the same values, in another order.
+        return { ...row, skipped: 'the same values in another element order (a layout inside the graph)' };
+      }
+      row.onnx = difference;
       if (other) row.runtimes = tensorDifference(r.tensor, refT, other.get(r.tensor.name));
       return row;
     });
@@ -424,6 +455,15 @@ export async function diverge({
       }
     }
     const later = firstIndex >= 0 ? table.slice(firstIndex).filter((r) => r.onnx) : [];
+    // Inputs of the first differing op that could not be compared: the
+    // difference may begin there.
+    if (firstIndex >= 0) {
+      const first = table[firstIndex];
+      first.uncomparedInputs = model.operators[first.op].inputs
+        .map((t) => table.find((r) => r.tensor === t && r.op < first.op))
+        .filter((r) => r && r.skipped)
+        .map((r) => ({ op: r.op, opName: r.opName, tensor: r.tensor, name: r.name, why: r.skipped }));
+    }
 
     // Final outputs: the exposed copy's and the model's own.
     const refAlone = refBase ?? ref;
@@ -515,6 +555,9 @@ export function formatReport(res) {
     if (f.runtimes) {
       out.push(`  There ${other} ${f.runtimes.differs ? `differs from ${ref} too: ${formatDifference(f.runtimes)}`
         : `agrees with ${ref} (${formatDifference(f.runtimes)})`}.`);
+    }
+    for (const u of f.uncomparedInputs ?? []) {
+      out.push(`  Its input ${u.tensor} "${u.name}" (op ${u.op} ${u.opName}) was not compared (${u.why}): the difference may begin there.`);
     }
     out.push(`  From there on ${res.differing} of ${res.after} compared tensors differ.`);
     const size = (g) => (g.kind === 'steps' ? `${num(g.size)} step${g.size === 1 ? '' : 's'}` : g.kind === 'float' ? `${num(g.size)} of range` : `|d| ${num(g.size)}`);
