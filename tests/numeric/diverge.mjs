@@ -455,6 +455,17 @@ export async function diverge({
       }
     }
     const later = firstIndex >= 0 ? table.slice(firstIndex).filter((r) => r.onnx) : [];
+    // Where a difference starts: an op whose output differs although every
+    // input that an earlier op produces was compared and equal (graph inputs
+    // are the same on both sides).
+    const producedBy = new Map(table.map((r) => [r.tensor, r]));
+    for (const r of table) {
+      if (!r.onnx?.differs) continue;
+      r.origin = model.operators[r.op].inputs.every((t) => {
+        const p = producedBy.get(t);
+        return !p || p.op >= r.op || (p.onnx && !p.onnx.differs);
+      });
+    }
     // Inputs of the first differing op that could not be compared: the
     // difference may begin there.
     if (firstIndex >= 0) {
@@ -507,6 +518,7 @@ export async function diverge({
       differing: later.filter((r) => r.onnx.differs).length,
       after: later.length,
       growth,
+      origins: table.filter((r) => r.origin).map((r) => ({ op: r.op, opName: r.opName, tensor: r.tensor, difference: r.onnx })),
       finals,
       finalsSame,
       unoptimized,
@@ -542,6 +554,7 @@ export function formatReport(res) {
       : formatDifference(r.onnx).padEnd(44) + (r.runtimes ? ` ${formatDifference(r.runtimes)}` : '');
     let mark = '';
     if (res.first && r.tensor === res.first.tensor) mark = '  <== first difference';
+    else if (r.origin) mark = '  <== starts here too';
     else if (grew.has(r.tensor)) mark = '  (largest so far)';
     if (r.output) mark += '  (model output)';
     out.push(`  ${String(r.op).padStart(4)}  ${r.opName.slice(0, 24).padEnd(24)} ${shown.padEnd(width)} ${r.type.padEnd(7)} ${cells}${mark}`);
@@ -562,6 +575,11 @@ export function formatReport(res) {
     out.push(`  From there on ${res.differing} of ${res.after} compared tensors differ.`);
     const size = (g) => (g.kind === 'steps' ? `${num(g.size)} step${g.size === 1 ? '' : 's'}` : g.kind === 'float' ? `${num(g.size)} of range` : `|d| ${num(g.size)}`);
     out.push(`  Growth (largest difference so far): ${res.growth.map((g) => `op ${g.op} ${g.opName} ${size(g)}`).join(' -> ')}`);
+    if (res.origins.length) {
+      const shown = res.origins.slice(0, 12).map((o) => `op ${o.op} ${o.opName} (${formatDifference(o.difference)})`);
+      out.push(`  Differences that start at an op whose inputs equal ${ref}'s (${res.origins.length}): ${shown.join('; ')}` +
+        `${res.origins.length > 12 ? '; ...' : ''}`);
+    }
   }
   res.finals.forEach((f) => {
     out.push(`  Final output ${f.tensor} "${f.name}": ${formatDifference(f.exposed)} with the tensors exposed, ` +

@@ -86,6 +86,8 @@ test('diverge: the first difference of a pool chain is its AVERAGE_POOL_2D', { s
     assert.ok(res.first.onnx.exact > 0.5 && res.first.onnx.exact < 1, `exact ${res.first.onnx.exact}`);
     assert.equal(res.first.runtimes?.differs, false, 'tfjs-tflite agrees with LiteRT.js at the first difference');
     assert.equal(res.growth[0].tensor, res.first.tensor);
+    // Only the AVERAGE_POOL_2D starts a difference: the CONV_2D's input already differs.
+    assert.deepEqual(res.origins.map((o) => o.opName), ['AVERAGE_POOL_2D']);
     // Exposing the pools' outputs leaves the final output's difference as it is.
     assert.equal(res.finals.length, 1);
     assert.equal(res.finalsSame, true);
