@@ -43,7 +43,7 @@ export function onnxFileName(name) {
   return name.replace(/\.tflite$/i, '').replace(/[\\/]+/g, '__') + '.onnx';
 }
 
-function runConverter(task, onnxPath) {
+export function runConverter(task, onnxPath) {
   const spec = task.spec ?? {};
   const args = ['convert', task.file, '-o', onnxPath, '--opset', String(spec.opset ?? task.opset), '--json'];
   if (task.signature) args.push('--signature', task.signature);
@@ -215,7 +215,7 @@ function makeInputs(task, model, smooth = false, invocation = 0) {
 // The inputs of every invocation (model.invocations, 1 unless the model has
 // state): an array of Maps; with `smooth`, `.smoothed` counts the inputs made
 // smooth in one invocation.
-function makeInputSets(task, model, smooth = false) {
+export function makeInputSets(task, model, smooth = false) {
   const sets = [];
   for (let k = 0; k < (model.invocations ?? 1); k++) sets.push(makeInputs(task, model, smooth, k));
   if (smooth) sets.smoothed = sets[0].smoothed;
@@ -277,7 +277,7 @@ function staticInputsCopy(task, model, inputs) {
 // `inputs`: the inputs of every invocation (makeInputSets); one interpreter
 // runs them in order. Returns every invocation's outputs in one Map
 // (mergeInvocations).
-async function runTflite(which, bytes, model, inputs) {
+export async function runTflite(which, bytes, model, inputs) {
   try {
     if (which === 'litert') {
       const { runLiteRt } = await import('./litert.mjs');
@@ -504,7 +504,7 @@ export function readStatePairs(meta) {
 // feed of one without a word (the harness's self-test pins that), so this is
 // how it is fed. Returns every invocation's outputs in one Map
 // (mergeInvocations), and the layouts.
-async function runOnnx(task, onnxBytes, model, inputs, notes) {
+export async function runOnnx(task, onnxBytes, model, inputs, notes) {
   const layouts = readIoLayouts(onnxBytes);
   const meta = readOnnxMetadata(onnxBytes);
   const pairs = readStatePairs(meta);
@@ -522,7 +522,7 @@ async function runOnnx(task, onnxBytes, model, inputs, notes) {
     }
     let session;
     try {
-      session = await openOnnx(bytes, { threads: task.threads });
+      session = await openOnnx(bytes, { threads: task.threads, optimization: task.ortOptimization });
     } catch (e) {
       throw new Error(`onnxruntime cannot load the ONNX model: ${compact(errMessage(e))}`);
     }
