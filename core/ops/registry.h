@@ -93,6 +93,9 @@ using LowerFn = Status (*)(LowerContext& ctx, const ir::Node& n);
 // nullopt when they depend on something not known at conversion time.
 using InferShapesFn = std::optional<std::vector<ir::Shape>> (*)(const ir::Graph& g,
                                                                 const ir::Node& n);
+// Bytes of the constants lowering a node will create, from its shapes and
+// attributes alone (no work): see OpEntry::lowering_bytes.
+using LoweringBytesFn = uint64_t (*)(const ir::Graph& g, const ir::Node& n);
 
 // An op's entry in the table, in named parts. Each family file writes its
 // entries with designated initializers, naming only what differs from these
@@ -173,6 +176,12 @@ struct OpEntry {
   InferShapesFn infer_shapes = nullptr;
   CheckFn check = nullptr;  // seen by the preflight
   LowerFn lower = nullptr;  // the converter; an entry is supported iff it has one
+  // Ops whose lowering creates large constants (DFT matrices, frame indices):
+  // their size, which the lowering stage adds up over every graph before it
+  // lowers anything (passes::check_lowering_fits), so a model that would pass
+  // the created-bytes budget ends before the first matrix is computed. Unset:
+  // the op creates only small constants (shapes, axes, scalars).
+  LoweringBytesFn lowering_bytes = nullptr;
   Quantization quantization;
   StateRule state;
   // kSubgraph ops: how each of the node's subgraphs meets it.

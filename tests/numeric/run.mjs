@@ -15,6 +15,7 @@ import {
 } from './lib/expect.mjs';
 import { formatDistance } from './lib/compare.mjs';
 import { readSignatureKeys } from './lib/tflite_model.mjs';
+import { matchingKeys, specFor } from './lib/specs.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -47,6 +48,8 @@ options:
   --filter REGEX        only models whose name matches REGEX
   --convert-arg ARG     pass ARG to every conversion (repeatable), e.g. --convert-arg=--keep-io-layout
   --timeout SEC         per-model time limit (default 120)
+  --report FILE         also write every model's result as JSON to FILE: an array of
+                        {"name", "file", "label", "outcome", "message", "unsupported": [op names]}
   --verbose             print runtime logs of the workers
   -h, --help            this text`;
 
@@ -60,10 +63,11 @@ function parseArgs(argv) {
     cli: null, opset: 13, jobs: Math.max(1, Math.min(2, os.cpus().length)), outDir: null,
     specs: [], smoothSpecs: null, expect: null, knownFail: null, writeExpect: null, writeKnownFail: null, variant: null,
     noSkip: false, smooth: false, secondOpinion: false, tfliteOnly: false, filter: null, timeout: 120, verbose: false,
+    report: null,
     paths: [], convertArgs: [],
   };
   const takesValue = new Set(['--cli', '--opset', '--jobs', '--out-dir', '--specs', '--smooth-specs', '--expect', '--known-fail',
-    '--write-expect', '--write-known-fail', '--variant', '--filter', '--timeout', '--convert-arg']);
+    '--write-expect', '--write-known-fail', '--variant', '--filter', '--timeout', '--convert-arg', '--report']);
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i];
     let value;
@@ -95,6 +99,7 @@ function parseArgs(argv) {
       case '--second-opinion': o.secondOpinion = true; break;
       case '--tflite-only': o.tfliteOnly = true; break;
       case '--verbose': o.verbose = true; break;
+      case '--report': o.report = value; break;
       case '-h': case '--help': process.stdout.write(`${USAGE}\n`); process.exit(0); break;
       default:
         if (a.startsWith('-') && a !== '-') usageError(`unknown option ${a}`);
@@ -184,32 +189,6 @@ function expandSignatures(models) {
     for (const key of keys.slice(1)) out.push({ ...m, name: `${m.name}#${key}`, signature: key });
   }
   return out;
-}
-
-// A key (from specs.json or the expectations file) matches a model when the
-// model's path ends with "/<key>"; "*" in a key matches within one path part.
-// A signature's model (NAME#KEY) has the path FILE#KEY.
-function keyMatcher(key) {
-  const rx = key.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*');
-  return new RegExp(`(^|/)${rx}$`);
-}
-
-function matchingKeys(table, model) {
-  const target = toSlash(model.file) + (model.signature ? `#${model.signature}` : '');
-  return Object.keys(table)
-    .filter((k) => !k.startsWith('//') && (keyMatcher(k).test(target) || keyMatcher(k).test(model.name)))
-    .sort((a, b) => a.length - b.length);
-}
-
-// A signature's model takes the spec of its file, then its own (NAME#KEY).
-function specFor(specs, model) {
-  const merged = {};
-  const keys = model.signature
-    ? [...matchingKeys(specs, { file: model.file, name: model.name.slice(0, model.name.lastIndexOf('#')) }),
-      ...matchingKeys(specs, model)]
-    : matchingKeys(specs, model);
-  for (const k of keys) Object.assign(merged, specs[k]);
-  return merged;
 }
 
 // The most specific entry of a table (expectations, known-fail list) for a model.
@@ -442,6 +421,7 @@ async function main() {
   const hints = [];
   const knownSeen = new Map(); // known-fail key -> status in this run
   const results = new Array(tasks.length);
+  const reported = [];  // --report
   let printed = 0;
 
   const report = (i) => {
@@ -461,6 +441,10 @@ async function main() {
     counts[v.status]++;
     hints.push(...v.hints);
     if (r.disagreement) disagreements.push(model.name);
+    reported.push({
+      name: model.name, file: model.file, label: v.label, outcome: r.outcome, message: v.message,
+      unsupported: (r.unsupported ?? []).map((u) => u.op),
+    });
     process.stdout.write(`${formatLine(v.label, model.name, v.message)}\n`);
     for (const n of v.notes) process.stdout.write(`    note: ${n}\n`);
   };
@@ -516,6 +500,7 @@ async function main() {
     process.stdout.write(`\nwrote the figures of ${added.length} failing model(s) to ${file}` +
       (removed.length ? `; removed the ${variant} figures of ${removed.length} that no longer fail: ${removed.join(', ')}` : '') + '\n');
   }
+  if (opts.report) fs.writeFileSync(opts.report, `${JSON.stringify(reported, null, 1)}\n`);
   if (opts.writeExpect) {
     const file = path.resolve(opts.writeExpect);
     const merged = fs.existsSync(file) ? readJson(file, 'expectations file') : {};
