@@ -1,5 +1,5 @@
-// Shared by the recurrent op converters (recurrent.cc: RNN and SVDF; lstm.cc:
-// the LSTM family): a writer of the ONNX nodes of one TFLite op, and the
+// Shared by the recurrent op converters (rnn.cc, svdf.cc and the LSTM family,
+// lstm.h): a writer of the ONNX nodes of one TFLite op, and the
 // checks and sequence plumbing every recurrent op needs.
 #pragma once
 
@@ -85,6 +85,13 @@ class Writer {
 
 // The values of a float (or dequantized) constant, or nullopt.
 std::optional<std::vector<float>> float_values(const ir::Tensor& t);
+// A tensor's per-tensor scale and zero point (0 when it has none).
+inline double scale_of(const ir::Tensor& t) {
+  return t.quant && t.quant->scale.size() == 1 ? t.quant->scale[0] : 0.0;
+}
+inline int64_t zp_of(const ir::Tensor& t) {
+  return t.quant && !t.quant->zero_point.empty() ? t.quant->zero_point[0] : 0;
+}
 
 // Writes a sequence of per-step [batch, units] values into a [T, B, U]
 // (time-major) or [B, T, U] tensor `out`: Concat along the batch or unit axis,
