@@ -55,4 +55,13 @@ Window read_window(const ir::Node& n) {
   return w;
 }
 
+LayoutPlan plan_for(const ir::Node& n, const ir::Perm& data_layout, size_t data_index,
+                    const ir::Perm& out_layout) {
+  LayoutPlan plan;
+  plan.inputs.assign(n.inputs.size(), ir::Perm{});
+  if (data_index < plan.inputs.size()) plan.inputs[data_index] = data_layout;
+  plan.outputs.assign(n.outputs.size(), out_layout);
+  return plan;
+}
+
 }  // namespace lite2onnx::ops

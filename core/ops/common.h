@@ -41,6 +41,11 @@ Status check_shape_operand(LowerContext& ctx, const ir::Node& n, size_t i);
 
 std::vector<int64_t> to_i64(const ir::Perm& p);
 
+// The plan of an Attribute op with one data input: input `data_index` in
+// `data_layout` (the others in TFLite order), every output in `out_layout`.
+LayoutPlan plan_for(const ir::Node& n, const ir::Perm& data_layout, size_t data_index,
+                    const ir::Perm& out_layout);
+
 // Strides, dilations and padding of a windowed NHWC op (convolutions, pools).
 struct Window {
   int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;

@@ -1,7 +1,6 @@
-// Data-movement ops: SLICE, TILE, REVERSE_V2 (Attribute class: they follow
-// their input's layout and rewrite their constant begin/size, multiples and
-// axes), and BROADCAST_TO, GATHER_ND, SCATTER_ND, RANGE, WHERE, BATCH_MATMUL
-// (Terminate: they work in TFLite order).
+// Data-movement ops that work in TFLite order (Terminate class): BROADCAST_TO,
+// GATHER_ND, SCATTER_ND, RANGE, WHERE, BATCH_MATMUL. (slice.cc: SLICE, TILE,
+// REVERSE_V2, which follow their input's layout.)
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -19,188 +18,7 @@ using ir::Perm;
 using ir::Shape;
 using ir::TensorId;
 
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-
 std::string type_name(DataType t) { return ir::to_string(t); }
-
-// Input 0 in layout `in[0]`, constant operands in TFLite order, output in the
-// input's layout (SLICE, TILE, REVERSE_V2 keep the rank).
-std::optional<LayoutPlan> propagate_data_input(const ir::Graph&, const ir::Node& n,
-                                               std::span<const Perm> in) {
-  LayoutPlan plan;
-  plan.inputs.assign(n.inputs.size(), Perm{});
-  Perm p = in.empty() ? Perm{} : in[0];
-  if (!plan.inputs.empty()) plan.inputs[0] = p;
-  plan.outputs.assign(n.outputs.size(), p);
-  return plan;
-}
-
-// A constant int vector input with exactly `count` entries.
-Check check_const_vector(const ir::Graph& g, const ir::Node& n, size_t i, const char* what,
-                         size_t count) {
-  if (auto r = require_const(g, n, i, what)) return r;
-  if (!is_index_type(g.tensor(n.inputs[i]).dtype))
-    return refuse(ReasonCode::kType,
-                  std::string(what) + " of type " + type_name(g.tensor(n.inputs[i]).dtype));
-  auto v = ir::const_ints(g, n.inputs[i]);
-  if (!v || v->size() != count)
-    return refuse(ReasonCode::kShape, std::string(what) + " must hold " + std::to_string(count) +
-                                          " values (one per dimension)");
-  return {};
-}
-
-// ---- SLICE ------------------------------------------------------------------
-
-Check check_slice(const ir::Graph& g, const ir::Node& n) {
-  const ir::Tensor& x = g.tensor(n.inputs[0]);
-  if (!x.has_rank) return refuse(ReasonCode::kShape, "input of unknown rank");
-  const size_t rank = x.rank();
-  if (auto r = check_const_vector(g, n, 1, "begin", rank)) return r;
-  if (auto r = check_const_vector(g, n, 2, "size", rank)) return r;
-  auto begin = *ir::const_ints(g, n.inputs[1]);
-  auto size = *ir::const_ints(g, n.inputs[2]);
-  for (size_t d = 0; d < rank; ++d) {
-    if (begin[d] < 0)
-      return refuse(ReasonCode::kOperands, "negative begin " + std::to_string(begin[d]));
-    if (size[d] < -1)
-      return refuse(ReasonCode::kOperands, "size " + std::to_string(size[d]) + " (>= -1 expected)");
-    int64_t dim = x.shape[d];
-    if (dim >= 0 && (begin[d] > dim || (size[d] >= 0 && begin[d] + size[d] > dim)))
-      return refuse(ReasonCode::kOperands, "slice [" + std::to_string(begin[d]) + ", +" +
-                                               std::to_string(size[d]) + ") exceeds dimension " +
-                                               std::to_string(d) + " of size " +
-                                               std::to_string(dim));
-  }
-  return {};
-}
-
-Status lower_slice(LowerContext& ctx, const ir::Node& n) {
-  const ir::Graph& g = ctx.graph();
-  const ir::Tensor& x = g.tensor(n.inputs[0]);
-  const Perm& p = x.layout;
-  auto begin = *ir::const_ints(g, n.inputs[1]);
-  auto size = *ir::const_ints(g, n.inputs[2]);
-  std::vector<int64_t> starts, ends, axes;
-  for (size_t d = 0; d < begin.size(); ++d) {
-    const bool to_end = size[d] == -1 || (x.shape[d] >= 0 && begin[d] + size[d] == x.shape[d]);
-    if (begin[d] == 0 && to_end) continue;  // whole dimension
-    starts.push_back(begin[d]);
-    ends.push_back(size[d] == -1 ? kMax : begin[d] + size[d]);
-    axes.push_back(ir::onnx_axis(p, static_cast<int>(d)));
-  }
-  if (starts.empty()) {
-    ctx.emit(n, "Identity", {n.inputs[0]}, {n.outputs[0]});
-    return ok_status();
-  }
-  ctx.emit(n, "Slice",
-           {n.inputs[0], ctx.const_i64(n.name + "/starts", starts),
-            ctx.const_i64(n.name + "/ends", ends), ctx.const_i64(n.name + "/axes", axes)},
-           {n.outputs[0]});
-  return ok_status();
-}
-
-// ---- TILE -------------------------------------------------------------------
-
-Check check_tile(const ir::Graph& g, const ir::Node& n) {
-  const ir::Tensor& x = g.tensor(n.inputs[0]);
-  if (!x.has_rank) return refuse(ReasonCode::kShape, "input of unknown rank");
-  if (!g.tensor(n.inputs[1]).is_const()) {
-    // Multiples computed at run time (from a dynamic batch size, say).
-    const ir::Tensor& m = g.tensor(n.inputs[1]);
-    if (!is_index_type(m.dtype) || m.rank() != 1 || m.shape[0] != static_cast<int64_t>(x.rank()))
-      return refuse(ReasonCode::kType,
-                    "multiples computed at run time must be an int32 or int64 vector of " +
-                        std::to_string(x.rank()) + " elements");
-    return {};
-  }
-  if (auto r = check_const_vector(g, n, 1, "multiples", x.rank())) return r;
-  const std::vector<int64_t> multiples = *ir::const_ints(g, n.inputs[1]);
-  for (int64_t m : multiples)
-    if (m < 0) return refuse(ReasonCode::kOperands, "negative multiple " + std::to_string(m));
-  return {};
-}
-
-Status lower_tile(LowerContext& ctx, const ir::Node& n) {
-  const ir::Graph& g = ctx.graph();
-  const Perm& p = g.tensor(n.inputs[0]).layout;
-  if (!g.tensor(n.inputs[1]).is_const()) {
-    // int64, in ONNX axis order.
-    ir::TensorId repeats = n.inputs[1];
-    const ir::Shape shape = g.tensor(repeats).shape;
-    auto vec = [&](const std::string& suffix) {
-      const ir::TensorId t = ctx.temp(n.name + "/" + suffix, ir::DataType::kInt64);
-      ctx.graph().tensor(t).has_rank = true;
-      ctx.graph().tensor(t).shape = shape;
-      return t;
-    };
-    if (g.tensor(repeats).dtype != ir::DataType::kInt64) {
-      const ir::TensorId cast = vec("repeats_int64");
-      ctx.emit(n, "Cast", {repeats}, {cast}, "repeats_int64")
-          .attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt64)});
-      repeats = cast;
-    }
-    if (!ir::is_identity(p)) {
-      const ir::TensorId permuted = vec("repeats_permuted");
-      ctx.emit(n, "Gather",
-               {repeats, ctx.const_i64(n.name + "/repeats_order", {p.begin(), p.end()})},
-               {permuted}, "repeats_permuted");
-      repeats = permuted;
-    }
-    ctx.emit(n, "Tile", {n.inputs[0], repeats}, {n.outputs[0]});
-    return ok_status();
-  }
-  auto m = *ir::const_ints(g, n.inputs[1]);
-  // ONNX axis i is TFLite axis p[i].
-  std::vector<int64_t> repeats(m.size());
-  for (size_t i = 0; i < m.size(); ++i) repeats[i] = m[p.empty() ? i : static_cast<size_t>(p[i])];
-  ctx.emit(n, "Tile", {n.inputs[0], ctx.const_i64(n.name + "/repeats", repeats)}, {n.outputs[0]});
-  return ok_status();
-}
-
-// ---- REVERSE_V2 ---------------------------------------------------------------
-
-std::optional<std::vector<int>> reverse_axes(const ir::Graph& g, const ir::Node& n) {
-  auto v = ir::const_ints(g, n.inputs[1]);
-  if (!v) return std::nullopt;
-  std::set<int> axes;
-  for (int64_t a : *v) {
-    auto r = ir::resolve_axis(a, g.tensor(n.inputs[0]).rank());
-    if (!r) return std::nullopt;
-    axes.insert(*r);
-  }
-  return std::vector<int>(axes.begin(), axes.end());
-}
-
-Check check_reverse(const ir::Graph& g, const ir::Node& n) {
-  if (!g.tensor(n.inputs[0]).has_rank) return refuse(ReasonCode::kShape, "input of unknown rank");
-  if (auto r = require_const(g, n, 1, "axis")) return r;
-  if (!is_index_type(g.tensor(n.inputs[1]).dtype))
-    return refuse(ReasonCode::kType, "axis must be int32 or int64");
-  if (!reverse_axes(g, n)) return refuse(ReasonCode::kOperands, "axis out of range");
-  return {};
-}
-
-Status lower_reverse(LowerContext& ctx, const ir::Node& n) {
-  const ir::Graph& g = ctx.graph();
-  const Perm& p = g.tensor(n.inputs[0]).layout;
-  std::vector<int64_t> axes;
-  const std::vector<int> tflite_axes = *reverse_axes(g, n);
-  for (int a : tflite_axes) axes.push_back(ir::onnx_axis(p, a));
-  std::sort(axes.begin(), axes.end());
-  if (axes.empty()) {
-    ctx.emit(n, "Identity", {n.inputs[0]}, {n.outputs[0]});
-    return ok_status();
-  }
-  const size_t k = axes.size();
-  ctx.emit(n, "Slice",
-           {n.inputs[0], ctx.const_i64(n.name + "/starts", std::vector<int64_t>(k, -1)),
-            ctx.const_i64(n.name + "/ends", std::vector<int64_t>(k, kMin)),
-            ctx.const_i64(n.name + "/axes", axes),
-            ctx.const_i64(n.name + "/steps", std::vector<int64_t>(k, -1))},
-           {n.outputs[0]});
-  return ok_status();
-}
 
 // ---- shared: an int tensor as an ONNX int64 value ----------------------------------
 
@@ -247,6 +65,20 @@ Status lower_broadcast_to(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// BROADCAST_TO: the constant shape (input 1), which the input must broadcast to.
+InferredShapes infer_broadcast_to(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto shape = const_operand(g, n, 1, true, 1);
+  if (!x || !shape || n.outputs.size() != 1 || shape->size() < x->size() || shape->size() > 8)
+    return std::nullopt;
+  const size_t lead = shape->size() - x->size();
+  for (int64_t d : *shape)
+    if (!dim_value(d)) return std::nullopt;
+  for (size_t i = 0; i < x->size(); ++i)
+    if ((*x)[i] != 1 && (*x)[i] != (*shape)[lead + i]) return std::nullopt;
+  return one_shape(Shape(shape->begin(), shape->end()));
+}
+
 // ---- GATHER_ND ----------------------------------------------------------------
 
 Check check_gather_nd(const ir::Graph& g, const ir::Node& n) {
@@ -270,6 +102,20 @@ Status lower_gather_nd(LowerContext& ctx, const ir::Node& n) {
   ir::Node& gt = ctx.emit(n, "GatherND", {n.inputs[0], indices}, {n.outputs[0]});
   gt.attrs.set("batch_dims", int64_t{0});
   return ok_status();
+}
+
+// GATHER_ND: indices[:-1] + params[indices[-1]:].
+InferredShapes infer_gather_nd(const ir::Graph& g, const ir::Node& n) {
+  auto params = input_shape(g, n, 0);
+  auto idx = input_shape(g, n, 1);
+  if (!params || !idx || n.inputs.size() != 2 || n.outputs.size() != 1 || params->empty() ||
+      idx->empty() || !is_index_type(g.tensor(n.inputs[1]).dtype))
+    return std::nullopt;
+  const int64_t depth = idx->back();
+  if (depth > static_cast<int64_t>(params->size())) return std::nullopt;
+  Shape s(idx->begin(), idx->end() - 1);
+  s.insert(s.end(), params->begin() + depth, params->end());
+  return one_shape(std::move(s));
 }
 
 // ---- SCATTER_ND -----------------------------------------------------------------
@@ -367,6 +213,30 @@ Status lower_scatter_nd(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// SCATTER_ND: the constant shape (input 2), checked against indices and updates.
+InferredShapes infer_scatter_nd(const ir::Graph& g, const ir::Node& n) {
+  auto idx = input_shape(g, n, 0);
+  auto updates = input_shape(g, n, 1);
+  auto shape = const_operand(g, n, 2, true, 1);
+  if (!idx || !updates || !shape || n.outputs.size() != 1 || idx->empty() || updates->empty() ||
+      !is_index_type(g.tensor(n.inputs[0]).dtype) ||
+      g.tensor(n.inputs[0]).dtype != g.tensor(n.inputs[2]).dtype)
+    return std::nullopt;
+  for (int64_t d : *shape)
+    if (!dim_value(d)) return std::nullopt;
+  // TFLite's CheckShapes: updates = indices[:-1] + shape[indices[-1]:].
+  const size_t outer = idx->size() - 1;
+  const int64_t depth = idx->back();
+  if (depth > static_cast<int64_t>(shape->size()) || updates->size() < outer ||
+      updates->size() - outer != shape->size() - static_cast<size_t>(depth))
+    return std::nullopt;
+  for (size_t i = 0; i < outer; ++i)
+    if ((*idx)[i] != (*updates)[i]) return std::nullopt;
+  for (size_t i = 0; i + outer < updates->size(); ++i)
+    if ((*updates)[outer + i] != (*shape)[static_cast<size_t>(depth) + i]) return std::nullopt;
+  return one_shape(Shape(shape->begin(), shape->end()));
+}
+
 // ---- RANGE --------------------------------------------------------------------
 
 Check check_range(const ir::Graph& g, const ir::Node& n) {
@@ -418,6 +288,36 @@ Status lower_range(LowerContext& ctx, const ir::Node& n) {
   for (size_t i = 0; i < 3; ++i) in.push_back(scalar(ctx, n, i));
   ctx.emit(n, "Range", in, {n.outputs[0]});
   return ok_status();
+}
+
+// RANGE: [count] of constant integer start, limit and delta.
+InferredShapes infer_range(const ir::Graph& g, const ir::Node& n) {
+  // Integers only: a float range's length depends on float rounding.
+  if (n.inputs.size() != 3 || n.outputs.size() != 1) return std::nullopt;
+  const ir::DataType type = g.tensor(n.outputs[0]).dtype;
+  if (!is_index_type(type)) return std::nullopt;
+  int64_t v[3];
+  for (size_t i = 0; i < 3; ++i) {
+    auto c = const_operand(g, n, i, true, -1);
+    if (!c || c->size() != 1 || g.tensor(n.inputs[i]).dtype != type) return std::nullopt;
+    v[i] = (*c)[0];
+  }
+  const int64_t start = v[0], limit = v[1], delta = v[2];
+  if (delta == 0 || !((start >= limit && delta < 0) || (start <= limit && delta > 0)))
+    return std::nullopt;
+  // (|limit - start| + |delta| - 1) / |delta| in T: where that overflows T
+  // TFLite's size is undefined.
+  const int64_t top = type == ir::DataType::kInt32 ? kMaxDim : std::numeric_limits<int64_t>::max();
+  int64_t span = 0, sum = 0;
+  if (__builtin_sub_overflow(limit, start, &span) || span == std::numeric_limits<int64_t>::min() ||
+      delta == std::numeric_limits<int64_t>::min())
+    return std::nullopt;
+  span = std::abs(span);
+  const int64_t step = std::abs(delta);
+  if (__builtin_add_overflow(span, step - 1, &sum) || sum > top) return std::nullopt;
+  const int64_t count = sum / step;
+  if (!dim_value(count)) return std::nullopt;
+  return one_shape({count});
 }
 
 // ---- WHERE --------------------------------------------------------------------
@@ -498,73 +398,6 @@ void read_batch_matmul_options(const tflite::Operator& op, ir::Attributes& a) {
   a.set("adj_y", int64_t{o && o->adj_y() ? 1 : 0});
 }
 
-// GATHER_ND: indices[:-1] + params[indices[-1]:].
-InferredShapes infer_gather_nd(const ir::Graph& g, const ir::Node& n) {
-  auto params = input_shape(g, n, 0);
-  auto idx = input_shape(g, n, 1);
-  if (!params || !idx || n.inputs.size() != 2 || n.outputs.size() != 1 || params->empty() ||
-      idx->empty() || !is_index_type(g.tensor(n.inputs[1]).dtype))
-    return std::nullopt;
-  const int64_t depth = idx->back();
-  if (depth > static_cast<int64_t>(params->size())) return std::nullopt;
-  Shape s(idx->begin(), idx->end() - 1);
-  s.insert(s.end(), params->begin() + depth, params->end());
-  return one_shape(std::move(s));
-}
-
-// SLICE: constant begin and size (size -1: to the end).
-InferredShapes infer_slice(const ir::Graph& g, const ir::Node& n) {
-  auto x = input_shape(g, n, 0);
-  auto begin = const_operand(g, n, 1, true, 1);
-  auto size = const_operand(g, n, 2, true, 1);
-  if (!x || !begin || !size || n.outputs.size() != 1 || x->size() > 5 ||
-      begin->size() != x->size() || size->size() != x->size() ||
-      g.tensor(n.inputs[1]).dtype != g.tensor(n.inputs[2]).dtype)
-    return std::nullopt;
-  Shape s;
-  for (size_t d = 0; d < x->size(); ++d) {
-    const int64_t dim = (*x)[d], b = (*begin)[d], k = (*size)[d];
-    if (b < 0 || b > dim) return std::nullopt;
-    if (k == -1) {
-      s.push_back(dim - b);  // to the end
-    } else if (k >= 0 && k <= dim - b) {
-      s.push_back(k);
-    } else {
-      return std::nullopt;
-    }
-  }
-  return one_shape(std::move(s));
-}
-
-// TILE: constant multiples.
-InferredShapes infer_tile(const ir::Graph& g, const ir::Node& n) {
-  auto x = input_shape(g, n, 0);
-  auto multiples = const_operand(g, n, 1, true, 1);
-  if (!x || !multiples || multiples->size() != x->size() || n.outputs.size() != 1)
-    return std::nullopt;
-  Shape s = *x;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const int64_t k = (*multiples)[i];
-    if (k < 0 || (k > 0 && s[i] > kMaxDim / k)) return std::nullopt;
-    s[i] *= k;
-  }
-  return one_shape(std::move(s));
-}
-
-// BROADCAST_TO: the constant shape (input 1), which the input must broadcast to.
-InferredShapes infer_broadcast_to(const ir::Graph& g, const ir::Node& n) {
-  auto x = input_shape(g, n, 0);
-  auto shape = const_operand(g, n, 1, true, 1);
-  if (!x || !shape || n.outputs.size() != 1 || shape->size() < x->size() || shape->size() > 8)
-    return std::nullopt;
-  const size_t lead = shape->size() - x->size();
-  for (int64_t d : *shape)
-    if (!dim_value(d)) return std::nullopt;
-  for (size_t i = 0; i < x->size(); ++i)
-    if ((*x)[i] != 1 && (*x)[i] != (*shape)[lead + i]) return std::nullopt;
-  return one_shape(Shape(shape->begin(), shape->end()));
-}
-
 // BATCH_MATMUL: broadcast batch dimensions, [rows, cols] after adj_x / adj_y.
 InferredShapes infer_batch_matmul(const ir::Graph& g, const ir::Node& n) {
   auto lhs = input_shape(g, n, 0);
@@ -592,98 +425,7 @@ InferredShapes infer_batch_matmul(const ir::Graph& g, const ir::Node& n) {
   return one_shape(std::move(s));
 }
 
-// RANGE: [count] of constant integer start, limit and delta.
-InferredShapes infer_range(const ir::Graph& g, const ir::Node& n) {
-  // Integers only: a float range's length depends on float rounding.
-  if (n.inputs.size() != 3 || n.outputs.size() != 1) return std::nullopt;
-  const ir::DataType type = g.tensor(n.outputs[0]).dtype;
-  if (!is_index_type(type)) return std::nullopt;
-  int64_t v[3];
-  for (size_t i = 0; i < 3; ++i) {
-    auto c = const_operand(g, n, i, true, -1);
-    if (!c || c->size() != 1 || g.tensor(n.inputs[i]).dtype != type) return std::nullopt;
-    v[i] = (*c)[0];
-  }
-  const int64_t start = v[0], limit = v[1], delta = v[2];
-  if (delta == 0 || !((start >= limit && delta < 0) || (start <= limit && delta > 0)))
-    return std::nullopt;
-  // (|limit - start| + |delta| - 1) / |delta| in T: where that overflows T
-  // TFLite's size is undefined.
-  const int64_t top = type == ir::DataType::kInt32 ? kMaxDim : std::numeric_limits<int64_t>::max();
-  int64_t span = 0, sum = 0;
-  if (__builtin_sub_overflow(limit, start, &span) || span == std::numeric_limits<int64_t>::min() ||
-      delta == std::numeric_limits<int64_t>::min())
-    return std::nullopt;
-  span = std::abs(span);
-  const int64_t step = std::abs(delta);
-  if (__builtin_add_overflow(span, step - 1, &sum) || sum > top) return std::nullopt;
-  const int64_t count = sum / step;
-  if (!dim_value(count)) return std::nullopt;
-  return one_shape({count});
-}
-
-// SCATTER_ND: the constant shape (input 2), checked against indices and updates.
-InferredShapes infer_scatter_nd(const ir::Graph& g, const ir::Node& n) {
-  auto idx = input_shape(g, n, 0);
-  auto updates = input_shape(g, n, 1);
-  auto shape = const_operand(g, n, 2, true, 1);
-  if (!idx || !updates || !shape || n.outputs.size() != 1 || idx->empty() || updates->empty() ||
-      !is_index_type(g.tensor(n.inputs[0]).dtype) ||
-      g.tensor(n.inputs[0]).dtype != g.tensor(n.inputs[2]).dtype)
-    return std::nullopt;
-  for (int64_t d : *shape)
-    if (!dim_value(d)) return std::nullopt;
-  // TFLite's CheckShapes: updates = indices[:-1] + shape[indices[-1]:].
-  const size_t outer = idx->size() - 1;
-  const int64_t depth = idx->back();
-  if (depth > static_cast<int64_t>(shape->size()) || updates->size() < outer ||
-      updates->size() - outer != shape->size() - static_cast<size_t>(depth))
-    return std::nullopt;
-  for (size_t i = 0; i < outer; ++i)
-    if ((*idx)[i] != (*updates)[i]) return std::nullopt;
-  for (size_t i = 0; i + outer < updates->size(); ++i)
-    if ((*updates)[outer + i] != (*shape)[static_cast<size_t>(depth) + i]) return std::nullopt;
-  return one_shape(Shape(shape->begin(), shape->end()));
-}
-
 }  // namespace
-
-OpEntry slice() {
-  return {.read = {.min_inputs = 3},
-          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_data_input},
-          .infer_shapes = infer_slice,
-          .check = check_slice,
-          .lower = lower_slice,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
-          .doc = {.onnx = "Slice",
-                  .dtypes = "float32, int32, int64, bool",
-                  .notes = "constant begin/size (size -1: to the end); axes follow the layout"}};
-}
-
-OpEntry tile() {
-  return {.read = {.min_inputs = 2},
-          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_data_input},
-          .infer_shapes = infer_tile,
-          .check = check_tile,
-          .lower = lower_tile,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
-          .doc = {.onnx = "Tile",
-                  .dtypes = "float32, int32, int64, bool",
-                  .notes = "constant multiples, permuted by the layout; run-time multiples: Cast "
-                           "+ Gather into the layout's order"}};
-}
-
-OpEntry reverse_v2() {
-  return {.read = {.min_inputs = 2},
-          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_data_input},
-          .infer_shapes = infer_same_as_input,
-          .check = check_reverse,
-          .lower = lower_reverse,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
-          .doc = {.onnx = "Slice (step -1)",
-                  .dtypes = "float32, int32, int64, bool",
-                  .notes = "constant axis; axes follow the layout"}};
-}
 
 OpEntry broadcast_to() {
   return {.read = {.min_inputs = 2},
