@@ -296,7 +296,7 @@ class LowerContext {
 // Helpers for converters.
 const char* activation_name(int tflite_activation);
 // The output of a stateful node that carries the value of its entry's k-th
-// state input after the op (OpEntry::state_inputs), or kNoTensor.
+// state input after the op (OpEntry::state.inputs), or kNoTensor.
 ir::TensorId state_output(const ir::Node& n, size_t k);
 // How many of the node's outputs the TFLite operator has (expose_state
 // appends the state outputs after them).

@@ -206,7 +206,7 @@ Status lower_squeeze(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-// ---- evaluation at conversion time (OpEntry::element_sources) ------------
+// ---- evaluation at conversion time (OpEntry::evaluate.element_sources) ------------
 
 // RESHAPE: input 0's elements in order, in the target shape (from the shape
 // input, else new_shape, else the static output shape; one -1 inferred).

@@ -279,7 +279,7 @@ Status lower_mirror_pad(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-// ---- evaluation at conversion time (OpEntry::element_sources) ------------
+// ---- evaluation at conversion time (OpEntry::evaluate.element_sources) ------------
 
 std::optional<std::vector<OutputMap>> transpose_sources(const ir::Graph& g, const ir::Node& n,
                                                         int64_t max) {

@@ -1,7 +1,7 @@
 // STRIDED_SLICE: TensorFlow's sparse slice spec (ellipsis, new-axis, shrink,
 // begin and end masks, offset) read once into a dense spec, which both the
 // lowering (Slice + Squeeze/Unsqueeze) and the conversion-time evaluation
-// (OpEntry::element_sources) use.
+// (OpEntry::evaluate.element_sources) use.
 #include <algorithm>
 #include <cmath>
 #include <limits>

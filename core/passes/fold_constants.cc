@@ -2,8 +2,8 @@
 // (SHAPE -> STRIDED_SLICE / PACK / ADD ... -> RESHAPE): a TFLite-dialect
 // pre-pass that turns nodes whose inputs are all constants, and SHAPE of a
 // tensor with a static shape, into constants before layout propagation. What
-// each op computes is in the op table (OpEntry::element_sources, ::arithmetic,
-// ::fold; ops/evaluate.h); this pass drives it.
+// each op computes is in the op table (OpEntry::evaluate: element_sources,
+// arithmetic, fold; ops/evaluate.h); this pass drives it.
 #include <algorithm>
 #include <cstring>
 #include <limits>

@@ -2,7 +2,7 @@
 // sources in TFLite and one form in the converted graph (ir::StatePair;
 // docs/architecture.md, "Model state"):
 //   - variable tensors that a stateful op reads and updates in place, in the
-//     input slots its op table entry names (OpEntry::state_inputs): the op
+//     input slots its op table entry names (OpEntry::state.inputs): the op
 //     gets one more output per slot, which its converter writes;
 //   - resource variables (VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE,
 //     initialised by CALL_ONCE): the resource ops go, and an Identity of the
