@@ -1,6 +1,7 @@
 // Elementwise ops: unary math, activations, binary arithmetic with broadcast.
 // All Transparent: they run in whatever layout their operands have.
 #include <cmath>
+#include <utility>
 
 #include "core/ir/builtins.h"
 #include "core/ir/shape.h"
@@ -59,12 +60,18 @@ Check check_binary(const ir::Graph& g, const ir::Node& n) {
   return check_activation(g, n);
 }
 
-Status lower_binary(LowerContext& ctx, const ir::Node& n) {
+// Inputs 0 and 1 in the output's layout and rank (numpy broadcast).
+std::pair<TensorId, TensorId> binary_operands(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   const ir::Perm& p = out_layout(g, n);
-  size_t rank = out_rank(g, n);
+  const size_t rank = out_rank(g, n);
   TensorId a = ctx.operand(n, 0, p, rank);
   TensorId b = ctx.operand(n, 1, p, rank);
+  return {a, b};
+}
+
+Status lower_binary(LowerContext& ctx, const ir::Node& n) {
+  const auto [a, b] = binary_operands(ctx, n);
   auto y = ctx.fused_activation(n, n.outputs[0]);
   if (!y) return y.take_error();
   ctx.emit(n, lookup(n).doc.onnx, {a, b}, {*y});
@@ -114,11 +121,7 @@ Status lower_leaky_relu(LowerContext& ctx, const ir::Node& n) {
 }
 
 Status lower_squared_difference(LowerContext& ctx, const ir::Node& n) {
-  const ir::Graph& g = ctx.graph();
-  const ir::Perm& p = out_layout(g, n);
-  size_t rank = out_rank(g, n);
-  TensorId a = ctx.operand(n, 0, p, rank);
-  TensorId b = ctx.operand(n, 1, p, rank);
+  const auto [a, b] = binary_operands(ctx, n);
   TensorId d = ctx.temp_like(n.outputs[0], "diff");
   ctx.emit(n, "Sub", {a, b}, {d}, "Sub");
   ctx.emit(n, "Mul", {d, d}, {n.outputs[0]});
@@ -126,10 +129,8 @@ Status lower_squared_difference(LowerContext& ctx, const ir::Node& n) {
 }
 
 Status lower_prelu(LowerContext& ctx, const ir::Node& n) {
-  const ir::Graph& g = ctx.graph();
-  const ir::Perm& p = out_layout(g, n);
-  size_t rank = out_rank(g, n);
-  ctx.emit(n, "PRelu", {ctx.operand(n, 0, p, rank), ctx.operand(n, 1, p, rank)}, {n.outputs[0]});
+  const auto [x, slope] = binary_operands(ctx, n);
+  ctx.emit(n, "PRelu", {x, slope}, {n.outputs[0]});
   return ok_status();
 }
 

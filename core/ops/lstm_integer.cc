@@ -13,7 +13,18 @@ namespace lite2onnx::ops::recurrent {
 using ir::TensorId;
 
 namespace {
+
 constexpr double kQ15 = 1.0 / 32768.0;  // a Q0.15 step
+
+// Round(x / scale) + zero point: the real value x as the integers of (scale,
+// zero point), unclamped. `s` names the nodes.
+TensorId integer_steps(Writer& w, TensorId x, double scale, int64_t zero_point,
+                       const std::string& s) {
+  return w.add(w.op("Round", {w.mul(x, w.scalar(static_cast<float>(1.0 / scale)), s + "_scaled")},
+                    s + "_round"),
+               w.scalar(static_cast<float>(zero_point)), s + "_zp");
+}
+
 }  // namespace
 
 Check make_integer(const ir::Graph& g, const ir::Node& n, Cell& c) {
@@ -141,11 +152,7 @@ IntegerHidden integer_hidden(Writer& w, const IntegerLstm& q, TensorId o, Tensor
     TensorId hr = w.from_steps(hs, q.hidden_scale, s + "hidden_real");
     TensorId p = w.op("MatMul", {hr, proj_w_t}, s + "projection");
     if (proj_b != ir::kNoTensor) p = w.add(p, proj_b, s + "projection_biased");
-    steps = w.add(
-        w.op("Round",
-             {w.mul(p, w.scalar(static_cast<float>(1.0 / q.state_scale)), s + "projection_scaled")},
-             s + "projection_round"),
-        w.scalar(static_cast<float>(q.state_zp)), s + "projection_zp");
+    steps = integer_steps(w, p, q.state_scale, q.state_zp, s + "projection");
     steps = w.clip(steps, -128.f, 127.f, s + "output_steps");
     if (q.proj_clip > 0)
       steps = w.clip(steps, static_cast<float>(-q.proj_clip), static_cast<float>(q.proj_clip),
@@ -154,11 +161,7 @@ IntegerHidden integer_hidden(Writer& w, const IntegerLstm& q, TensorId o, Tensor
     // Plus the hidden zero point, as TFLite's kernel adds it since the
     // fix of its sign (CwiseMul; older TFLite, tfjs-tflite's among them,
     // subtracted it: tests/numeric/known_fail.json, dtln).
-    steps = w.add(
-        w.op("Round",
-             {w.mul(hid, w.scalar(static_cast<float>(1.0 / q.hidden_scale)), s + "hidden_scaled")},
-             s + "hidden_round"),
-        w.scalar(static_cast<float>(q.hidden_zp)), s + "hidden_zp");
+    steps = integer_steps(w, hid, q.hidden_scale, q.hidden_zp, s + "hidden");
     steps = w.clip(steps, -128.f, 127.f, s + "output_steps");
   }
   // The same integers, as the output state and as the output read them.
