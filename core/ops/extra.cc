@@ -80,6 +80,18 @@ Status lower_embedding_lookup(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// EMBEDDING_LOOKUP: [ids, params[1:]...].
+InferredShapes infer_embedding_lookup(const ir::Graph& g, const ir::Node& n) {
+  auto ids = input_shape(g, n, 0);
+  auto params = input_shape(g, n, 1);
+  if (!ids || !params || ids->size() != 1 || params->size() < 2 || n.inputs.size() != 2 ||
+      n.outputs.size() != 1 || g.tensor(n.inputs[0]).dtype != ir::DataType::kInt32)
+    return std::nullopt;
+  Shape s = *params;
+  s[0] = (*ids)[0];
+  return one_shape(std::move(s));
+}
+
 // ---- CUMSUM -----------------------------------------------------------------------
 
 std::optional<int> cumsum_axis(const ir::Graph& g, const ir::Node& n) {
@@ -235,18 +247,6 @@ void read_reverse_sequence_options(const tflite::Operator& op, ir::Attributes& a
   const auto* o = op.builtin_options_as_ReverseSequenceOptions();
   a.set("seq_dim", int64_t{o ? o->seq_dim() : 0});
   a.set("batch_dim", int64_t{o ? o->batch_dim() : 0});
-}
-
-// EMBEDDING_LOOKUP: [ids, params[1:]...].
-InferredShapes infer_embedding_lookup(const ir::Graph& g, const ir::Node& n) {
-  auto ids = input_shape(g, n, 0);
-  auto params = input_shape(g, n, 1);
-  if (!ids || !params || ids->size() != 1 || params->size() < 2 || n.inputs.size() != 2 ||
-      n.outputs.size() != 1 || g.tensor(n.inputs[0]).dtype != ir::DataType::kInt32)
-    return std::nullopt;
-  Shape s = *params;
-  s[0] = (*ids)[0];
-  return one_shape(std::move(s));
 }
 
 }  // namespace

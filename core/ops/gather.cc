@@ -111,6 +111,13 @@ Status lower_shape(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// SHAPE: [rank of the input] (only its rank need be known).
+InferredShapes infer_shape_op(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0) || n.outputs.size() != 1 || !g.tensor(n.inputs[0]).has_rank)
+    return std::nullopt;
+  return one_shape({static_cast<int64_t>(g.tensor(n.inputs[0]).rank())});
+}
+
 // ---- PACK -----------------------------------------------------------------------
 
 std::optional<int> pack_axis(const ir::Graph& g, const ir::Node& n) {
@@ -185,6 +192,22 @@ Status lower_pack(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// PACK (values_count inputs of one shape, new axis) and UNPACK (num outputs).
+InferredShapes infer_pack(const ir::Graph& g, const ir::Node& n) {
+  const int64_t count = static_cast<int64_t>(n.inputs.size());
+  if (count < 1 || n.attrs.get_int("values_count") != count || n.outputs.size() != 1)
+    return std::nullopt;
+  auto x = input_shape(g, n, 0);
+  if (!x) return std::nullopt;
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (input_shape(g, n, i) != x) return std::nullopt;
+  auto a = ir::resolve_axis(n.attrs.get_int("axis"), x->size() + 1);
+  if (!a) return std::nullopt;
+  Shape s = *x;
+  s.insert(s.begin() + *a, count);
+  return one_shape(std::move(s));
+}
+
 // ---- UNPACK ---------------------------------------------------------------------
 
 std::optional<int> unpack_axis(const ir::Graph& g, const ir::Node& n) {
@@ -244,6 +267,19 @@ Status lower_unpack(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+InferredShapes infer_unpack(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  const int64_t num = static_cast<int64_t>(n.outputs.size());
+  if (!x || n.inputs.size() != 1 || num < 1 || n.attrs.get_int("num") != num ||
+      ir::element_count(*x).value_or(0) == 0)
+    return std::nullopt;
+  auto a = ir::resolve_axis(n.attrs.get_int("axis"), x->size());
+  if (!a || (*x)[static_cast<size_t>(*a)] != num) return std::nullopt;
+  Shape s = *x;
+  s.erase(s.begin() + *a);
+  return many_shapes(std::vector<Shape>(static_cast<size_t>(num), s));
+}
+
 // ---- GATHER ---------------------------------------------------------------------
 
 std::optional<int> gather_axis(const ir::Graph& g, const ir::Node& n) {
@@ -292,6 +328,30 @@ Status lower_gather(LowerContext& ctx, const ir::Node& n) {
   ir::Node& gt = ctx.emit(n, "Gather", {n.inputs[0], n.inputs[1]}, {n.outputs[0]});
   gt.attrs.set("axis", int64_t{ir::onnx_axis(p, a)});
   return ok_status();
+}
+
+// GATHER: params[:axis] + indices[batch_dims:] + params[axis+1:] (the
+// indices' shape only: they need not be constant).
+InferredShapes infer_gather(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto idx = input_shape(g, n, 1);
+  if (!x || !idx || n.inputs.size() != 2 || n.outputs.size() != 1 ||
+      !is_index_type(g.tensor(n.inputs[1]).dtype))
+    return std::nullopt;
+  auto axis = ir::resolve_axis(n.attrs.get_int("axis"), x->size());
+  if (!axis) return std::nullopt;
+  const int64_t a = *axis;
+  int64_t batch = n.attrs.get_int("batch_dims");
+  if (batch < 0) batch += static_cast<int64_t>(idx->size());
+  if (batch < 0 || batch > a || batch >= static_cast<int64_t>(x->size()) ||
+      batch > static_cast<int64_t>(idx->size()))
+    return std::nullopt;
+  for (int64_t i = 0; i < batch; ++i)
+    if ((*x)[static_cast<size_t>(i)] != (*idx)[static_cast<size_t>(i)]) return std::nullopt;
+  Shape s(x->begin(), x->begin() + a);
+  s.insert(s.end(), idx->begin() + batch, idx->end());
+  s.insert(s.end(), x->begin() + a + 1, x->end());
+  return one_shape(std::move(s));
 }
 
 // ---- EXPAND_DIMS ------------------------------------------------------------------
@@ -377,6 +437,15 @@ Status lower_fill(LowerContext& ctx, const ir::Node& n) {
   }
   ctx.emit(n, "Expand", {value, dims}, {n.outputs[0]});
   return ok_status();
+}
+
+// FILL: the constant dims (input 0).
+InferredShapes infer_fill(const ir::Graph& g, const ir::Node& n) {
+  auto dims = const_operand(g, n, 0, true, 1);
+  if (!dims || !has_input(g, n, 1) || n.outputs.size() != 1) return std::nullopt;
+  for (int64_t d : *dims)
+    if (!dim_value(d)) return std::nullopt;
+  return one_shape(Shape(dims->begin(), dims->end()));
 }
 
 // ---- evaluation at conversion time ------------------------------------------
@@ -512,7 +581,7 @@ std::optional<std::vector<OutputMap>> fill_sources(const ir::Graph& g, const ir:
   return std::vector<OutputMap>{std::move(out)};
 }
 
-// ---- options and shapes ------------------------------------------------------
+// ---- options ---------------------------------------------------------------
 
 void read_shape_options(const tflite::Operator& op, ir::Attributes& a) {
   const auto* o = op.builtin_options_as_ShapeOptions();
@@ -535,75 +604,6 @@ void read_gather_options(const tflite::Operator& op, ir::Attributes& a) {
   const auto* o = op.builtin_options_as_GatherOptions();
   a.set("axis", int64_t{o ? o->axis() : 0});
   a.set("batch_dims", int64_t{o ? o->batch_dims() : 0});
-}
-
-// GATHER: params[:axis] + indices[batch_dims:] + params[axis+1:] (the
-// indices' shape only: they need not be constant).
-InferredShapes infer_gather(const ir::Graph& g, const ir::Node& n) {
-  auto x = input_shape(g, n, 0);
-  auto idx = input_shape(g, n, 1);
-  if (!x || !idx || n.inputs.size() != 2 || n.outputs.size() != 1 ||
-      !is_index_type(g.tensor(n.inputs[1]).dtype))
-    return std::nullopt;
-  auto axis = ir::resolve_axis(n.attrs.get_int("axis"), x->size());
-  if (!axis) return std::nullopt;
-  const int64_t a = *axis;
-  int64_t batch = n.attrs.get_int("batch_dims");
-  if (batch < 0) batch += static_cast<int64_t>(idx->size());
-  if (batch < 0 || batch > a || batch >= static_cast<int64_t>(x->size()) ||
-      batch > static_cast<int64_t>(idx->size()))
-    return std::nullopt;
-  for (int64_t i = 0; i < batch; ++i)
-    if ((*x)[static_cast<size_t>(i)] != (*idx)[static_cast<size_t>(i)]) return std::nullopt;
-  Shape s(x->begin(), x->begin() + a);
-  s.insert(s.end(), idx->begin() + batch, idx->end());
-  s.insert(s.end(), x->begin() + a + 1, x->end());
-  return one_shape(std::move(s));
-}
-
-// PACK (values_count inputs of one shape, new axis) and UNPACK (num outputs).
-InferredShapes infer_pack(const ir::Graph& g, const ir::Node& n) {
-  const int64_t count = static_cast<int64_t>(n.inputs.size());
-  if (count < 1 || n.attrs.get_int("values_count") != count || n.outputs.size() != 1)
-    return std::nullopt;
-  auto x = input_shape(g, n, 0);
-  if (!x) return std::nullopt;
-  for (size_t i = 1; i < n.inputs.size(); ++i)
-    if (input_shape(g, n, i) != x) return std::nullopt;
-  auto a = ir::resolve_axis(n.attrs.get_int("axis"), x->size() + 1);
-  if (!a) return std::nullopt;
-  Shape s = *x;
-  s.insert(s.begin() + *a, count);
-  return one_shape(std::move(s));
-}
-
-InferredShapes infer_unpack(const ir::Graph& g, const ir::Node& n) {
-  auto x = input_shape(g, n, 0);
-  const int64_t num = static_cast<int64_t>(n.outputs.size());
-  if (!x || n.inputs.size() != 1 || num < 1 || n.attrs.get_int("num") != num ||
-      ir::element_count(*x).value_or(0) == 0)
-    return std::nullopt;
-  auto a = ir::resolve_axis(n.attrs.get_int("axis"), x->size());
-  if (!a || (*x)[static_cast<size_t>(*a)] != num) return std::nullopt;
-  Shape s = *x;
-  s.erase(s.begin() + *a);
-  return many_shapes(std::vector<Shape>(static_cast<size_t>(num), s));
-}
-
-// SHAPE: [rank of the input] (only its rank need be known).
-InferredShapes infer_shape_op(const ir::Graph& g, const ir::Node& n) {
-  if (!has_input(g, n, 0) || n.outputs.size() != 1 || !g.tensor(n.inputs[0]).has_rank)
-    return std::nullopt;
-  return one_shape({static_cast<int64_t>(g.tensor(n.inputs[0]).rank())});
-}
-
-// FILL: the constant dims (input 0).
-InferredShapes infer_fill(const ir::Graph& g, const ir::Node& n) {
-  auto dims = const_operand(g, n, 0, true, 1);
-  if (!dims || !has_input(g, n, 1) || n.outputs.size() != 1) return std::nullopt;
-  for (int64_t d : *dims)
-    if (!dim_value(d)) return std::nullopt;
-  return one_shape(Shape(dims->begin(), dims->end()));
 }
 
 }  // namespace

@@ -128,6 +128,27 @@ void cast_int32(LowerContext& ctx, const ir::Node& n, TensorId from, TensorId ou
   c.attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt32)});
 }
 
+// MEAN, SUM, REDUCE_*: constant axes (input 1), keep_dims.
+InferredShapes infer_reduce(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto axes = input_ints(g, n, 1);
+  if (!x || !axes || axes->empty() || n.outputs.size() != 1) return std::nullopt;
+  std::vector<bool> reduced(x->size(), false);
+  for (int64_t a : *axes) {
+    auto r = ir::resolve_axis(a, x->size());
+    if (!r) return std::nullopt;
+    reduced[static_cast<size_t>(*r)] = true;
+  }
+  const bool keep = n.attrs.get_int("keep_dims") != 0;
+  Shape s;
+  for (size_t i = 0; i < x->size(); ++i)
+    if (!reduced[i])
+      s.push_back((*x)[i]);
+    else if (keep)
+      s.push_back(1);
+  return one_shape(std::move(s));
+}
+
 // ---- SOFTMAX, LOG_SOFTMAX ------------------------------------------------------
 
 void read_softmax_options(const tflite::Operator& op, ir::Attributes& a) {
@@ -216,6 +237,18 @@ Status lower_arg(LowerContext& ctx, const ir::Node& n, const char* op) {
 }
 Status lower_arg_max(LowerContext& ctx, const ir::Node& n) { return lower_arg(ctx, n, "ArgMax"); }
 Status lower_arg_min(LowerContext& ctx, const ir::Node& n) { return lower_arg(ctx, n, "ArgMin"); }
+
+// ARG_MAX / ARG_MIN: the constant axis (input 1) removed.
+InferredShapes infer_arg(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto axis = input_ints(g, n, 1);
+  if (!x || !axis || axis->size() != 1 || n.outputs.size() != 1) return std::nullopt;
+  auto a = ir::resolve_axis((*axis)[0], x->size());
+  if (!a) return std::nullopt;
+  Shape s = *x;
+  s.erase(s.begin() + *a);
+  return one_shape(std::move(s));
+}
 
 // ---- L2_NORMALIZATION ------------------------------------------------------------
 
@@ -321,39 +354,6 @@ Status lower_topk(LowerContext& ctx, const ir::Node& n) {
   t.attrs.set("sorted", int64_t{1});
   cast_int32(ctx, n, idx, n.outputs[1]);
   return ok_status();
-}
-
-// MEAN, SUM, REDUCE_*: constant axes (input 1), keep_dims.
-InferredShapes infer_reduce(const ir::Graph& g, const ir::Node& n) {
-  auto x = input_shape(g, n, 0);
-  auto axes = input_ints(g, n, 1);
-  if (!x || !axes || axes->empty() || n.outputs.size() != 1) return std::nullopt;
-  std::vector<bool> reduced(x->size(), false);
-  for (int64_t a : *axes) {
-    auto r = ir::resolve_axis(a, x->size());
-    if (!r) return std::nullopt;
-    reduced[static_cast<size_t>(*r)] = true;
-  }
-  const bool keep = n.attrs.get_int("keep_dims") != 0;
-  Shape s;
-  for (size_t i = 0; i < x->size(); ++i)
-    if (!reduced[i])
-      s.push_back((*x)[i]);
-    else if (keep)
-      s.push_back(1);
-  return one_shape(std::move(s));
-}
-
-// ARG_MAX / ARG_MIN: the constant axis (input 1) removed.
-InferredShapes infer_arg(const ir::Graph& g, const ir::Node& n) {
-  auto x = input_shape(g, n, 0);
-  auto axis = input_ints(g, n, 1);
-  if (!x || !axis || axis->size() != 1 || n.outputs.size() != 1) return std::nullopt;
-  auto a = ir::resolve_axis((*axis)[0], x->size());
-  if (!a) return std::nullopt;
-  Shape s = *x;
-  s.erase(s.begin() + *a);
-  return one_shape(std::move(s));
 }
 
 // TOPK_V2: both outputs are the input with the last axis k.

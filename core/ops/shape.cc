@@ -82,6 +82,22 @@ Status lower_transpose(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// TRANSPOSE: the constant perm (input 1).
+InferredShapes infer_transpose(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto perm = input_ints(g, n, 1);
+  if (!x || !perm || perm->size() != x->size() || n.outputs.size() != 1) return std::nullopt;
+  std::vector<bool> seen(x->size(), false);
+  Shape s;
+  for (int64_t p : *perm) {
+    if (p < 0 || static_cast<size_t>(p) >= x->size() || seen[static_cast<size_t>(p)])
+      return std::nullopt;
+    seen[static_cast<size_t>(p)] = true;
+    s.push_back((*x)[static_cast<size_t>(p)]);
+  }
+  return one_shape(std::move(s));
+}
+
 // ---- CONCATENATION ----------------------------------------------------------
 
 Status lower_concat(LowerContext& ctx, const ir::Node& n) {
@@ -98,6 +114,32 @@ Status lower_concat(LowerContext& ctx, const ir::Node& n) {
   ir::Node& c = ctx.emit(n, "Concat", inputs, {*y});
   c.attrs.set("axis", int64_t{ir::onnx_axis(p, *axis)});
   return ok_status();
+}
+
+// CONCATENATION along `axis`.
+InferredShapes infer_concatenation(const ir::Graph& g, const ir::Node& n) {
+  std::optional<Shape> out;
+  std::optional<int> axis;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    auto s = input_shape(g, n, i);
+    if (!s) return std::nullopt;
+    if (!out) {
+      axis = ir::resolve_axis(n.attrs.get_int("axis"), s->size());
+      if (!axis) return std::nullopt;
+      out = *s;
+      continue;
+    }
+    if (s->size() != out->size()) return std::nullopt;
+    for (size_t a = 0; a < s->size(); ++a) {
+      if (static_cast<int>(a) == *axis) continue;
+      if ((*s)[a] != (*out)[a]) return std::nullopt;
+    }
+    const size_t a = static_cast<size_t>(*axis);
+    if ((*out)[a] > kMaxElements || (*s)[a] > kMaxElements) return std::nullopt;
+    (*out)[a] += (*s)[a];
+  }
+  if (!out || n.outputs.size() != 1) return std::nullopt;
+  return one_shape(*out);
 }
 
 // ---- SPLIT / SPLIT_V --------------------------------------------------------
@@ -180,6 +222,57 @@ Status lower_split(LowerContext& ctx, const ir::Node& n) {
     sizes.assign(n.outputs.size(), dim / static_cast<int64_t>(n.outputs.size()));
   }
   return emit_split(ctx, n, data, axis, sizes);
+}
+
+// SPLIT (axis input 0, equal parts) and SPLIT_V (constant size_splits, one -1).
+InferredShapes infer_split(const ir::Graph& g, const ir::Node& n) {
+  auto axis = const_operand(g, n, 0, false, -1);
+  auto x = input_shape(g, n, 1);
+  const int64_t parts = static_cast<int64_t>(n.outputs.size());
+  if (!axis || axis->size() != 1 || !x || n.inputs.size() != 2 || parts < 1 ||
+      n.attrs.get_int("num_splits", parts) != parts)
+    return std::nullopt;
+  auto a = ir::resolve_axis((*axis)[0], x->size());
+  if (!a) return std::nullopt;
+  const int64_t dim = (*x)[static_cast<size_t>(*a)];
+  if (dim % parts != 0) return std::nullopt;
+  Shape s = *x;
+  s[static_cast<size_t>(*a)] = dim / parts;
+  return many_shapes(std::vector<Shape>(static_cast<size_t>(parts), s));
+}
+
+InferredShapes infer_split_v(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto sizes = const_operand(g, n, 1, true, -1);
+  auto axis = const_operand(g, n, 2, false, -1);
+  if (!x || !sizes || !axis || axis->size() != 1 || n.inputs.size() != 3 ||
+      sizes->size() != n.outputs.size() || sizes->empty() ||
+      n.attrs.get_int("num_splits", static_cast<int64_t>(sizes->size())) !=
+          static_cast<int64_t>(sizes->size()))
+    return std::nullopt;
+  auto a = ir::resolve_axis((*axis)[0], x->size());
+  if (!a) return std::nullopt;
+  const int64_t dim = (*x)[static_cast<size_t>(*a)];
+  std::optional<size_t> fill;  // the one -1
+  int64_t sum = 0;
+  for (size_t i = 0; i < sizes->size(); ++i) {
+    const int64_t v = (*sizes)[i];
+    if (v == -1 && !fill) {
+      fill = i;
+    } else if (v < 0 || v > dim - sum) {
+      return std::nullopt;  // a second -1, a negative size, more than the dimension
+    } else {
+      sum += v;
+    }
+  }
+  if (!fill && sum != dim) return std::nullopt;
+  std::vector<Shape> out;
+  for (size_t i = 0; i < sizes->size(); ++i) {
+    Shape s = *x;
+    s[static_cast<size_t>(*a)] = fill && *fill == i ? dim - sum : (*sizes)[i];
+    out.push_back(std::move(s));
+  }
+  return many_shapes(std::move(out));
 }
 
 // ---- PAD / PADV2 / MIRROR_PAD ----------------------------------------------
@@ -279,6 +372,21 @@ Status lower_mirror_pad(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// PAD, PADV2, MIRROR_PAD: constant paddings [rank, 2] (input 1).
+InferredShapes infer_pad(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto pads = input_ints(g, n, 1);
+  if (!x || !pads || pads->size() != 2 * x->size() || n.outputs.size() != 1) return std::nullopt;
+  Shape s = *x;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const int64_t before = (*pads)[2 * i], after = (*pads)[2 * i + 1];
+    if (before < 0 || after < 0 || before > kMaxElements || after > kMaxElements)
+      return std::nullopt;
+    s[i] += before + after;
+  }
+  return one_shape(std::move(s));
+}
+
 // ---- evaluation at conversion time (OpEntry::evaluate.element_sources) ------------
 
 std::optional<std::vector<OutputMap>> transpose_sources(const ir::Graph& g, const ir::Node& n,
@@ -346,7 +454,7 @@ std::optional<std::vector<OutputMap>> concatenation_sources(const ir::Graph& g, 
   return std::vector<OutputMap>{std::move(out)};
 }
 
-// ---- options, checks and shapes -------------------------------------------
+// ---- options and checks ---------------------------------------------------
 
 void read_concatenation_options(const tflite::Operator& op, ir::Attributes& a) {
   const auto* o = op.builtin_options_as_ConcatenationOptions();
@@ -374,114 +482,6 @@ void read_mirror_pad_options(const tflite::Operator& op, ir::Attributes& a) {
   const auto* o = op.builtin_options_as_MirrorPadOptions();
   a.set("mode",
         std::string(o && o->mode() == tflite::MirrorPadMode::SYMMETRIC ? "SYMMETRIC" : "REFLECT"));
-}
-
-// CONCATENATION along `axis`.
-InferredShapes infer_concatenation(const ir::Graph& g, const ir::Node& n) {
-  std::optional<Shape> out;
-  std::optional<int> axis;
-  for (size_t i = 0; i < n.inputs.size(); ++i) {
-    auto s = input_shape(g, n, i);
-    if (!s) return std::nullopt;
-    if (!out) {
-      axis = ir::resolve_axis(n.attrs.get_int("axis"), s->size());
-      if (!axis) return std::nullopt;
-      out = *s;
-      continue;
-    }
-    if (s->size() != out->size()) return std::nullopt;
-    for (size_t a = 0; a < s->size(); ++a) {
-      if (static_cast<int>(a) == *axis) continue;
-      if ((*s)[a] != (*out)[a]) return std::nullopt;
-    }
-    const size_t a = static_cast<size_t>(*axis);
-    if ((*out)[a] > kMaxElements || (*s)[a] > kMaxElements) return std::nullopt;
-    (*out)[a] += (*s)[a];
-  }
-  if (!out || n.outputs.size() != 1) return std::nullopt;
-  return one_shape(*out);
-}
-
-// TRANSPOSE: the constant perm (input 1).
-InferredShapes infer_transpose(const ir::Graph& g, const ir::Node& n) {
-  auto x = input_shape(g, n, 0);
-  auto perm = input_ints(g, n, 1);
-  if (!x || !perm || perm->size() != x->size() || n.outputs.size() != 1) return std::nullopt;
-  std::vector<bool> seen(x->size(), false);
-  Shape s;
-  for (int64_t p : *perm) {
-    if (p < 0 || static_cast<size_t>(p) >= x->size() || seen[static_cast<size_t>(p)])
-      return std::nullopt;
-    seen[static_cast<size_t>(p)] = true;
-    s.push_back((*x)[static_cast<size_t>(p)]);
-  }
-  return one_shape(std::move(s));
-}
-
-// PAD, PADV2, MIRROR_PAD: constant paddings [rank, 2] (input 1).
-InferredShapes infer_pad(const ir::Graph& g, const ir::Node& n) {
-  auto x = input_shape(g, n, 0);
-  auto pads = input_ints(g, n, 1);
-  if (!x || !pads || pads->size() != 2 * x->size() || n.outputs.size() != 1) return std::nullopt;
-  Shape s = *x;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const int64_t before = (*pads)[2 * i], after = (*pads)[2 * i + 1];
-    if (before < 0 || after < 0 || before > kMaxElements || after > kMaxElements)
-      return std::nullopt;
-    s[i] += before + after;
-  }
-  return one_shape(std::move(s));
-}
-
-// SPLIT (axis input 0, equal parts) and SPLIT_V (constant size_splits, one -1).
-InferredShapes infer_split(const ir::Graph& g, const ir::Node& n) {
-  auto axis = const_operand(g, n, 0, false, -1);
-  auto x = input_shape(g, n, 1);
-  const int64_t parts = static_cast<int64_t>(n.outputs.size());
-  if (!axis || axis->size() != 1 || !x || n.inputs.size() != 2 || parts < 1 ||
-      n.attrs.get_int("num_splits", parts) != parts)
-    return std::nullopt;
-  auto a = ir::resolve_axis((*axis)[0], x->size());
-  if (!a) return std::nullopt;
-  const int64_t dim = (*x)[static_cast<size_t>(*a)];
-  if (dim % parts != 0) return std::nullopt;
-  Shape s = *x;
-  s[static_cast<size_t>(*a)] = dim / parts;
-  return many_shapes(std::vector<Shape>(static_cast<size_t>(parts), s));
-}
-
-InferredShapes infer_split_v(const ir::Graph& g, const ir::Node& n) {
-  auto x = input_shape(g, n, 0);
-  auto sizes = const_operand(g, n, 1, true, -1);
-  auto axis = const_operand(g, n, 2, false, -1);
-  if (!x || !sizes || !axis || axis->size() != 1 || n.inputs.size() != 3 ||
-      sizes->size() != n.outputs.size() || sizes->empty() ||
-      n.attrs.get_int("num_splits", static_cast<int64_t>(sizes->size())) !=
-          static_cast<int64_t>(sizes->size()))
-    return std::nullopt;
-  auto a = ir::resolve_axis((*axis)[0], x->size());
-  if (!a) return std::nullopt;
-  const int64_t dim = (*x)[static_cast<size_t>(*a)];
-  std::optional<size_t> fill;  // the one -1
-  int64_t sum = 0;
-  for (size_t i = 0; i < sizes->size(); ++i) {
-    const int64_t v = (*sizes)[i];
-    if (v == -1 && !fill) {
-      fill = i;
-    } else if (v < 0 || v > dim - sum) {
-      return std::nullopt;  // a second -1, a negative size, more than the dimension
-    } else {
-      sum += v;
-    }
-  }
-  if (!fill && sum != dim) return std::nullopt;
-  std::vector<Shape> out;
-  for (size_t i = 0; i < sizes->size(); ++i) {
-    Shape s = *x;
-    s[static_cast<size_t>(*a)] = fill && *fill == i ? dim - sum : (*sizes)[i];
-    out.push_back(std::move(s));
-  }
-  return many_shapes(std::move(out));
 }
 
 }  // namespace
