@@ -309,7 +309,7 @@ void Graph::reorder(const std::vector<NodeId>& order) {
 
 GraphEdit::GraphEdit(const Graph& g) : replaced_(g.node_id_bound(), 0) {}
 
-void GraphEdit::replace(NodeId at, std::vector<Node> nodes) {
+void GraphEdit::replace(NodeId at, std::span<Node> nodes) {
   replaced_[static_cast<size_t>(at)] = 1;
   for (Node& n : nodes) queue(at, kInstead, std::move(n));
 }

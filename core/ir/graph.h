@@ -425,9 +425,9 @@ class GraphEdit {
   // A node to run right before / right after node `at` (in the order added).
   void insert_before(NodeId at, Node n) { queue(at, kBefore, std::move(n)); }
   void insert_after(NodeId at, Node n) { queue(at, kAfter, std::move(n)); }
-  // Node `at` becomes `nodes`, in that order (none: it is removed); the nodes
-  // inserted before and after it stay around them.
-  void replace(NodeId at, std::vector<Node> nodes);
+  // Node `at` becomes `nodes` (moved from), in that order (none: it is
+  // removed); the nodes inserted before and after it stay around them.
+  void replace(NodeId at, std::span<Node> nodes);
   // Node `at` reads `t` in input slot `slot` / writes `t` in output slot `slot`.
   void set_input(NodeId at, size_t slot, TensorId t) { edges_.push_back({at, slot, t, false}); }
   void set_output(NodeId at, size_t slot, TensorId t) { edges_.push_back({at, slot, t, true}); }

@@ -50,17 +50,19 @@ class Applier {
       if (checkpoint_.should_stop()) return checkpoint_.status();
       const ir::NodeId id = order[k];
       const ir::Node& n = g_.node(id);
-      std::vector<TensorId> inputs = n.inputs;
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        TensorId t = inputs[i];
+      TensorId first_input = n.inputs.empty() ? ir::kNoTensor : n.inputs[0];
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        const TensorId t = n.inputs[i];
         if (!is_data(g_, t)) continue;
         Perm need = ir::normalized(plan_.required[k][i]);
-        inputs[i] = need.size() > g_.tensor(t).rank() ? broadcast(t, need, id, i)
-                                                      : in_layout(t, need, id, i);
-        if (inputs[i] != t) edit_.set_input(id, i, inputs[i]);
+        const TensorId in = need.size() > g_.tensor(t).rank() ? broadcast(t, need, id, i)
+                                                              : in_layout(t, need, id, i);
+        if (in == t) continue;
+        edit_.set_input(id, i, in);
+        if (i == 0) first_input = in;
       }
       if (plan_.flatten_for_fc[k])  // a Reshape flattening a permuted tensor for an FC
-        g_.tensor(n.outputs[0]).flattened = g_.tensor(inputs[0]).flattened_axes();
+        g_.tensor(n.outputs[0]).flattened = g_.tensor(first_input).flattened_axes();
       if (!n.subgraphs.empty() && n.dialect == ir::Dialect::kTflite)
         if (auto st = into_subgraphs(id, k); !st) return st;
       // Outputs whose forced layout differs from what the op writes.

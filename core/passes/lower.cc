@@ -53,8 +53,8 @@ Status lower(ir::Graph& g, PassContext& ctx) {
     }
     if (auto st = ops::lookup(n).lower(lowering, n); !st) return st;
     lowering.finish();
-    edit.replace(id, std::move(lowered));
-    lowered.clear();
+    edit.replace(id, lowered);
+    lowered.clear();  // keeps its capacity for the next node
     if (auto st = check_created_bytes(g); !st) return st;
   }
   g.apply(std::move(edit));

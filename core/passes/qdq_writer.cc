@@ -51,7 +51,7 @@ class QdqWriter {
       const ir::Node& n = g_.node(id);
       if (!n.outputs.empty() && integer_clamps_.count(n.outputs[0])) {
         clamp_integers(n, n.inputs[0]);  // reads the integers, not their DequantizeLinear
-        edit.replace(id, take_new_nodes());
+        replace_with_new_nodes(edit, id);
         continue;
       }
       if (copies_integers(g_, n)) {
@@ -71,7 +71,7 @@ class QdqWriter {
                   ((n.op == "Identity" && n.inputs.size() == 1) || clamp_implied(g_, n));
       if (copy) {
         quantize_output(n.source_op, output_base(n, 0), inputs[0], n.outputs[0]);
-        edit.replace(id, take_new_nodes());
+        replace_with_new_nodes(edit, id);
         continue;
       }
       std::vector<std::tuple<size_t, TensorId, TensorId>> pending;  // (slot, float, quantized)
@@ -231,6 +231,11 @@ class QdqWriter {
 
   // The nodes made since the last call, in order (for the GraphEdit).
   std::vector<ir::Node> take_new_nodes() { return std::exchange(new_nodes_, {}); }
+  // Node `id` becomes the nodes made since the last call.
+  void replace_with_new_nodes(ir::GraphEdit& edit, ir::NodeId id) {
+    edit.replace(id, new_nodes_);
+    new_nodes_.clear();
+  }
 
   // ONNX axis of a per-axis constant: its TFLite axis through the layout,
   // then through emit_shape when the data is viewed with other dimensions.

@@ -162,9 +162,11 @@ TEST_F(GraphTest, ABatchEditLeavesTheGraphAsItIsUntilApplied) {
   edit.set_input(b, 0, y2);
   edit.set_output(b, 0, z2);
   edit.insert_after(b, node("b_after", {z2}, {z}));
-  edit.replace(c, {node("c1", {z}, {tensor("c1_out")}), node("c2", {z}, {tensor("c2_out")})});
+  std::vector<Node> instead = {node("c1", {z}, {tensor("c1_out")}),
+                               node("c2", {z}, {tensor("c2_out")})};
+  edit.replace(c, instead);
   edit.add_first(node("first", {x}, {tensor("first_out")}));
-  edit.replace(a, {});  // nodes around a removed one stay
+  edit.replace(a, std::span<Node>());  // nodes around a removed one stay
   EXPECT_THAT(names(), ElementsAre("a", "b", "c"));
   EXPECT_EQ(producer(y), "a");
 
