@@ -59,7 +59,14 @@ std::string quantized_kernel_problem(const ir::Graph& g, const ir::Node& n,
 // Why a node cannot be converted, or "" if it can.
 std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
   const ops::OpEntry& e = ops::lookup(n);
-  if (n.builtin == ir::builtin::kCustom && !e.supported()) return "custom operator";
+  if (n.builtin == ir::builtin::kCustom && !e.supported()) {
+    // edgetpu_compiler moves the graph into one op that only an Edge TPU runs.
+    if (n.op == "edgetpu-custom-op")
+      return "custom operator of an Edge TPU model: edgetpu_compiler moved the graph into it, "
+             "and only an Edge TPU runs it; convert the CPU .tflite from before edgetpu_compiler "
+             "instead";
+    return "custom operator";
+  }
   if (!e.supported()) return "";
   for (auto list : {&n.inputs, &n.outputs}) {
     for (ir::TensorId t : *list) {

@@ -233,6 +233,9 @@ py::list option_table_list() {
       case OptionKind::kText:
         kind = "text";
         break;
+      case OptionKind::kShapes:
+        kind = "shapes";
+        break;
     }
     d["kind"] = kind;
     d["flag"] = std::string(def.flag);
