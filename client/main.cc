@@ -108,8 +108,10 @@ std::variant<remote::Client, Failure> connect(const RemoteArgs& r) {
 
 void add_remote_options(CLI::App* cmd, RemoteArgs& r) {
   auto* server = cmd->add_option("--server", r.server,
-                                 "HOST:PORT of a lite2onnx-server: run there instead of in this "
-                                 "process (same options, same output)");
+                                 "HOST:PORT of a lite2onnx-server (or a gRPC target: "
+                                 "dns:///NAME:PORT, ipv4:A:P,B:Q; calls are balanced over all its "
+                                 "addresses): run there instead of in this process (same options, "
+                                 "same output)");
   cmd->add_flag("--tls", r.tls, "connect with TLS, verifying the server with the system's CAs")
       ->needs(server);
   cmd->add_option("--tls-ca", r.tls_ca, "PEM CA bundle that verifies the server (implies --tls)")
@@ -133,9 +135,10 @@ void add_remote_options(CLI::App* cmd, RemoteArgs& r) {
       ->check(CLI::Range(0.001, 1e6));
   cmd->add_option("--retries", r.retries,
                   "retry a call refused for a passing reason (queue_full, memory_budget, "
-                  "cancelled, shutting_down, unavailable) up to N times, with backoff "
-                  "(default 0, and 3 for a batch; --deadline bounds all attempts of one model "
-                  "together)")
+                  "cancelled, shutting_down, unavailable) up to N times, at most 4 (gRPC's "
+                  "limit of 5 attempts): the server says when, an unreachable one is tried "
+                  "again after 250 ms doubling (default 0, and 3 for a batch; --deadline bounds "
+                  "all attempts of one model together)")
       ->needs(server)
       ->check(CLI::Range(0, 100));
 }
