@@ -40,6 +40,9 @@ APT_PACKAGES=(
   # for the tests; binutils' readelf/nm check what the extension links and exports,
   # bsdutils' script gives the batch test a terminal. hyperfine: bench/batch.sh.
   python3 python3-dev python3-venv python3-pip python3-setuptools python3-wheel
+  # python3-build: `python3 -m build --wheel --no-isolation python` makes the wheel
+  # (docs/python.md); the ctest python.wheel builds and installs one.
+  python3-build
   pybind11-dev python3-grpcio python3-protobuf python3-onnx python3-pytest
   binutils bsdutils hyperfine
   # libFuzzer targets (fuzz/, scripts/fuzz.sh): clang, its runtime libraries

@@ -14,13 +14,22 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple, TypeVar, Union
 
 from . import _core
 from ._errors import _REASONS, file_error, from_failure
 from ._local import Conversion, Model, PathLike, _ModelBytes
 from ._options import to_texts
+
+if TYPE_CHECKING:
+    from ._option_types import ConvertOptions
+
+    if sys.version_info >= (3, 11):
+        from typing import Unpack
+    else:
+        from typing_extensions import Unpack
 
 T = TypeVar("T")
 
@@ -131,7 +140,7 @@ class Client:
     # ---- the calls ---------------------------------------------------------
 
     def convert(self, model: Model, output: Optional[PathLike] = None,
-                **options: Any) -> Conversion:
+                **options: Unpack[ConvertOptions]) -> Conversion:
         """Converts a model on the server: as ``lite2onnx.convert`` (same
         options, same bytes, same diagnostics, same exceptions), plus
         ``Unavailable``, ``Overloaded`` and ``DeadlineExceeded``. The result's
