@@ -153,10 +153,11 @@ def run_page(page, build, source, venv):
                 else:
                     cmd = ["bash", "-euo", "pipefail", "-c", text]
                 start = time.monotonic()
-                r = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True,
-                                   timeout=300)
+                # One stream, so that the output keeps the order the commands wrote it in.
+                r = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True, timeout=300)
                 ran += 1
-                output = r.stdout + r.stderr
+                output = r.stdout
                 print(f"{where}: {info[0]} block, exit {r.returncode}, "
                       f"{time.monotonic() - start:.2f} s")
                 if r.returncode != 0:
