@@ -20,7 +20,7 @@ that the block does not mention are ignored.
 
 The blocks of one page run in order in one working folder (a later block
 sees the files an earlier one wrote), laid out like a checkout: ``build``
-(the build folder), ``examples``, ``docs``, ``python`` (the package's sources),
+(the build folder), ``examples``, ``docs``, ``tests``, ``python`` (the package's sources),
 ``model.tflite`` (the example model), ``.venv`` (a venv with the package)
 and ``../shared/models``.
 
@@ -114,6 +114,7 @@ def lay_out(root, build, source, venv):
     (work / "examples").symlink_to(source / "examples")
     (work / "python").symlink_to(source / "python")
     (work / "docs").symlink_to(source / "docs")
+    (work / "tests").symlink_to(source / "tests")
     (work / ".venv").symlink_to(venv)
     shutil.copy(build / "examples" / "mini_mobilenet.tflite", work / "model.tflite")
     corpus = source.parent / "shared" / "models"
