@@ -9,6 +9,7 @@
 #include <set>
 
 #include "client/cli_options.h"
+#include "common/size_value.h"
 #include "core/option_table.h"
 #include "option_cases.h"
 
@@ -236,6 +237,20 @@ TEST(OptionTable, AliasesSetTheTablesOptions) {
   EXPECT_EQ(shapes->input_shapes[0].dims, (std::vector<int64_t>{1, 224, 224, 3}));
   EXPECT_EQ(parse_cli({"--input-shape", "x=1,-1"}).error().message,
             "--input-shape: shape 'x=1,-1': dimension '-1' is not a whole number in 1..2147483647");
+}
+
+// The CLI and the server read sizes with one transform: kb is 1000, kib 1024.
+TEST(OptionTable, SizeSuffixesMeanTheSameEverywhere) {
+  for (auto [text, bytes] :
+       {std::pair{"1kb", uint64_t{1000}}, std::pair{"1kib", uint64_t{1024}},
+        std::pair{"2mib", uint64_t{2} << 20}, std::pair{"3gb", uint64_t{3000000000}},
+        std::pair{"512", uint64_t{512}}}) {
+    CLI::App app;
+    uint64_t value = 0;
+    app.add_option("--size", value)->transform(size_value());
+    app.parse(std::string("--size ") + text);
+    EXPECT_EQ(value, bytes) << text;
+  }
 }
 
 }  // namespace
