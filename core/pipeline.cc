@@ -299,6 +299,7 @@ Status Pipeline::run(Stage s) {
       return passes::propagate_layouts(graph_, ctx, *forced);
     }
     case Stage::kLower:
+      if (auto st = passes::check_lowering_fits(graph_); !st) return st;
       // Lowers the graphs nodes own first, each with its cleanups.
       return passes::lower_graph(graph_, ctx);
     case Stage::kCleanup: {

@@ -203,7 +203,12 @@ class ProcessRunner final : public ConversionRunner {
           model.copy_to(input);
           std::memcpy(input + model.size(), options.data(), options.size());
         },
-        stop);
+        stop,
+        [&] {
+          log_.debug("job sent to the worker", {{"request_id", request_id},
+                                                {"pid", int64_t{worker_->pid()}},
+                                                {"model_bytes", uint64_t{model.size()}}});
+        });
     model.clear();
     switch (r.end) {
       case JobEnd::kAnswered:

@@ -33,6 +33,9 @@ class Logger {
   Logger& operator=(const Logger&) = delete;
 
   void log(LogLevel level, std::string_view message, std::initializer_list<LogField> fields) const;
+  void debug(std::string_view message, std::initializer_list<LogField> fields = {}) const {
+    log(LogLevel::kDebug, message, fields);
+  }
   void info(std::string_view message, std::initializer_list<LogField> fields = {}) const {
     log(LogLevel::kInfo, message, fields);
   }

@@ -323,7 +323,7 @@ void WorkerProcess::check_answer(JobResult* result, UniqueFd new_output) {
 
 JobResult WorkerProcess::run(const worker::JobFrame& job,
                              const std::function<void(std::byte* input)>& write_input,
-                             StopSignal& stop) {
+                             StopSignal& stop, const std::function<void()>& on_sent) {
   JobResult result;
   if (!ensure_input(job.model_bytes + job.options_bytes)) {
     result.problem = errno_text("cannot make its input memfd");
@@ -363,6 +363,7 @@ JobResult WorkerProcess::run(const worker::JobFrame& job,
     reap(&result);
   } else {
     input_sent_ = true;
+    if (on_sent) on_sent();
     for (;;) {
       const auto now = SteadyClock::now();
       if (now >= deadline || now >= time_limit) {

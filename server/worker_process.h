@@ -97,9 +97,11 @@ class WorkerProcess {
   // Writes the job's bytes (model_bytes + options_bytes of `job`) into the
   // worker's input memfd with `write_input`, sends the job and waits for the
   // answer, the worker's death, or a stop: `stop`'s deadline or cancellation,
-  // or the time limit.
+  // or the time limit. `on_sent` is called once the worker has the job (from
+  // then on a stop kills it, and the job counts as a conversion).
   JobResult run(const worker::JobFrame& job,
-                const std::function<void(std::byte* input)>& write_input, StopSignal& stop);
+                const std::function<void(std::byte* input)>& write_input, StopSignal& stop,
+                const std::function<void()>& on_sent = {});
 
  private:
   WorkerProcess(const WorkerOptions& options, ChildRegistry& children)

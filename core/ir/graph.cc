@@ -71,6 +71,12 @@ void CreatedBytes::charge(uint64_t bytes, std::string_view by) {
   if (!was_over && exceeded()) exceeded_by_ = by;
 }
 
+bool CreatedBytes::admit(uint64_t bytes, std::string_view by) {
+  if (fits(bytes)) return true;
+  charge(bytes, by);
+  return false;
+}
+
 ConstData Graph::own(std::vector<std::byte> data, DataType type, std::string_view by) {
   created_->charge(data.size(), by);
   return ConstData::owned(std::move(data), type);
@@ -196,14 +202,20 @@ void Graph::add_use(TensorId t, NodeId id, uint32_t slot) {
 }
 
 // Keeps the order of the other readers (passes visit them in that order).
+// Searched from both ends at once: passes rewire the readers of a tensor
+// read by thousands of nodes (a shared weight or bias) in node order, i.e.
+// from the front, or undo their latest edit, at the back; a search from one
+// end made the first case quadratic in the readers.
 void Graph::remove_use(TensorId t, NodeId id, uint32_t slot) {
   if (!valid(t)) return;
   auto& u = uses_[static_cast<size_t>(t)];
-  for (size_t i = u.size(); i-- > 0;)
-    if (u[i].node == id && u[i].slot == slot) {
-      u.erase(u.begin() + static_cast<std::ptrdiff_t>(i));
-      return;
-    }
+  const auto matches = [&](size_t i) { return u[i].node == id && u[i].slot == slot; };
+  for (size_t front = 0, back = u.size(); front < back; ++front) {
+    size_t at = matches(front) ? front : matches(--back) ? back : u.size();
+    if (at == u.size()) continue;
+    u.erase(u.begin() + static_cast<std::ptrdiff_t>(at));
+    return;
+  }
 }
 
 void Graph::link(NodeId id) {

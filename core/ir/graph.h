@@ -250,6 +250,11 @@ class CreatedBytes {
   bool fits(uint64_t bytes) const { return bytes <= limit_ - std::min(used_, limit_); }
   // Counts `bytes`; the first charge that passes the limit records `by`.
   void charge(uint64_t bytes, std::string_view by);
+  // Before the work that would create `bytes`: whether they still fit. When
+  // they do not, the overrun is recorded as charge() records it, so the caller
+  // stops before doing the work and check_created_bytes() names `by`. (The
+  // bytes are charged when they are made, through Graph::own().)
+  bool admit(uint64_t bytes, std::string_view by);
   bool exceeded() const { return used_ > limit_; }
   const std::string& exceeded_by() const { return exceeded_by_; }
 

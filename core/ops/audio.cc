@@ -24,6 +24,7 @@
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/custom_options.h"
+#include "core/ops/dft_angles.h"
 #include "core/ops/families.h"
 #include "core/ops/node_builder.h"
 #include "core/ops/shape_inference.h"
@@ -89,19 +90,26 @@ InferredShapes infer_spectrogram(const ir::Graph& g, const ir::Node& n) {
                              fft_length(window) / 2 + 1}};
 }
 
+// The DFT matrices and the frame indices the lowering creates (a checked op:
+// static [samples, channels] input).
+uint64_t spectrogram_bytes(const ir::Graph& g, const ir::Node& n) {
+  const int64_t samples = g.tensor(n.inputs[0]).shape[0];
+  const int64_t window = n.attrs.get_int("window_size"), stride = n.attrs.get_int("stride");
+  const int64_t bins = fft_length(window) / 2 + 1;
+  const int64_t frames = frame_count(samples, window, stride);
+  return 2 * static_cast<uint64_t>(window * bins) * sizeof(float) +
+         static_cast<uint64_t>(frames * window) * sizeof(int64_t);
+}
+
 Status lower_spectrogram(LowerContext& ctx, const ir::Node& n) {
   const ir::Tensor& x = ctx.tensor(n.inputs[0]);
   const int64_t samples = x.shape[0], channels = x.shape[1];
   const int64_t window = n.attrs.get_int("window_size"), stride = n.attrs.get_int("stride");
   const int64_t fft = fft_length(window), bins = fft / 2 + 1;
   const int64_t frames = frame_count(samples, window, stride);
-  // Created before they exist: the DFT matrices and the frame indices.
-  const uint64_t bytes = 2 * static_cast<uint64_t>(window * bins) * sizeof(float) +
-                         static_cast<uint64_t>(frames * window) * sizeof(int64_t);
-  if (!ctx.graph().created().fits(bytes)) {
-    ctx.graph().created().charge(bytes, n.name + "/dft");
+  // Checked before they exist (the lowering stage added every op's up already).
+  if (!ctx.graph().created().admit(spectrogram_bytes(ctx.graph(), n), n.name + "/dft"))
     return ok_status();  // the driver reports the limit after this op
-  }
   NodeBuilder b(ctx, n);
   const DataType f = DataType::kFloat32;
   // [samples, channels] -> [channels, samples]: the kernel's per-channel signals.
@@ -117,14 +125,13 @@ Status lower_spectrogram(LowerContext& ctx, const ir::Node& n) {
   // Periodic Hann window folded into the DFT: the zero padding to `fft`
   // contributes nothing, so only `window` rows are needed.
   std::vector<float> cos_m(static_cast<size_t>(window * bins)), sin_m(cos_m.size());
+  const DftAngles angles(fft);
   for (int64_t j = 0; j < window; ++j) {
     const double hann = 0.5 - 0.5 * std::cos(2.0 * std::numbers::pi * static_cast<double>(j) /
                                              static_cast<double>(window));
     for (int64_t k = 0; k < bins; ++k) {
-      const double t =
-          2.0 * std::numbers::pi * static_cast<double>((j * k) % fft) / static_cast<double>(fft);
-      cos_m[static_cast<size_t>(j * bins + k)] = static_cast<float>(hann * std::cos(t));
-      sin_m[static_cast<size_t>(j * bins + k)] = static_cast<float>(hann * std::sin(t));
+      cos_m[static_cast<size_t>(j * bins + k)] = static_cast<float>(hann * angles.cos(j, k));
+      sin_m[static_cast<size_t>(j * bins + k)] = static_cast<float>(hann * angles.sin(j, k));
     }
   }
   TensorId re = b.add("MatMul", {framed, b.floats(std::move(cos_m), Shape{window, bins})}, f);
@@ -277,6 +284,7 @@ OpEntry audio_spectrogram() {
   };
   e.check = check_spectrogram;
   e.lower = lower_spectrogram;
+  e.lowering_bytes = spectrogram_bytes;
   e.infer_shapes = infer_spectrogram;
   e.onnx = "Gather (frames) + MatMul x2 (windowed cosine, sine) + Mul + Add (+ Sqrt)";
   e.quantized = QuantizedKernel::kNoQuantized;

@@ -90,6 +90,9 @@ using LowerFn = Status (*)(LowerContext& ctx, const ir::Node& n);
 // nullopt when they depend on something not known at conversion time.
 using InferShapesFn = std::optional<std::vector<ir::Shape>> (*)(const ir::Graph& g,
                                                                 const ir::Node& n);
+// Bytes of the constants lowering a node will create, from its shapes and
+// attributes alone (no work): see OpEntry::lowering_bytes.
+using LoweringBytesFn = uint64_t (*)(const ir::Graph& g, const ir::Node& n);
 
 struct OpEntry {
   LayoutClass layout = LayoutClass::kTerminate;
@@ -143,6 +146,13 @@ struct OpEntry {
   ElementSourcesFn element_sources = nullptr;  // ops that only copy elements
   Arithmetic arithmetic = Arithmetic::kNone;   // binary arithmetic
   FoldFn fold = nullptr;                       // any other (SHAPE, CAST)
+
+  // Ops whose lowering creates large constants (DFT matrices, frame indices):
+  // their size, which the lowering stage adds up over every graph before it
+  // lowers anything (passes::check_lowering_fits), so a model that would pass
+  // the created-bytes budget ends before the first matrix is computed. Unset:
+  // the op creates only small constants (shapes, axes, scalars).
+  LoweringBytesFn lowering_bytes = nullptr;
 
   bool supported() const { return lower != nullptr; }
   bool evaluable() const {

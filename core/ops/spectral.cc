@@ -3,11 +3,9 @@
 // passes::fuse_spectral_magnitude). Both are Terminate (they work on the last
 // TFLite axes). The real DFT is two MatMuls with constant cosine and sine
 // matrices: |X_k| = sqrt((sum x_n cos t)^2 + (sum x_n sin t)^2), t = 2 pi k n / N.
-#include <cmath>
-#include <numbers>
-
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
+#include "core/ops/dft_angles.h"
 #include "core/ops/families.h"
 #include "core/ops/shape_inference.h"
 
@@ -39,6 +37,15 @@ std::string check_rfft2d(const ir::Graph& g, const ir::Node& n) {
   return "";
 }
 
+// The cosine and sine matrices, used x bins floats each (a checked op: static
+// last dimensions, constant fft_length).
+uint64_t rfft2d_bytes(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const int64_t fft = (*ir::const_ints(g, n.inputs[1]))[1];
+  const int64_t used = std::min(x.shape[x.rank() - 1], fft), bins = fft / 2 + 1;
+  return 2 * static_cast<uint64_t>(used * bins) * sizeof(float);
+}
+
 Status lower_rfft2d(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   const ir::Tensor& x = g.tensor(n.inputs[0]);
@@ -60,20 +67,15 @@ Status lower_rfft2d(LowerContext& ctx, const ir::Node& n) {
              {cropped}, "crop");
     input = cropped;
   }
-  // Two matrices of used x bins floats: checked against the limit before they exist.
-  const uint64_t matrix_bytes = 2 * static_cast<uint64_t>(used * bins) * sizeof(float);
-  if (!g.created().fits(matrix_bytes)) {
-    ctx.graph().created().charge(matrix_bytes, n.name + "/cos");
+  // Checked before they exist (the lowering stage added every op's up already).
+  if (!ctx.graph().created().admit(rfft2d_bytes(g, n), n.name + "/cos"))
     return ok_status();  // the driver reports the limit after this op
-  }
   std::vector<float> cos_m(static_cast<size_t>(used * bins)), sin_m(cos_m.size());
-  for (int64_t k = 0; k < bins; ++k)
-    for (int64_t i = 0; i < used; ++i) {
-      // Reduce k*i mod fft first: the angle stays small and exact.
-      const double t =
-          2.0 * std::numbers::pi * static_cast<double>((k * i) % fft) / static_cast<double>(fft);
-      cos_m[static_cast<size_t>(i * bins + k)] = static_cast<float>(std::cos(t));
-      sin_m[static_cast<size_t>(i * bins + k)] = static_cast<float>(std::sin(t));
+  const DftAngles angles(fft);
+  for (int64_t i = 0; i < used; ++i)
+    for (int64_t k = 0; k < bins; ++k) {
+      cos_m[static_cast<size_t>(i * bins + k)] = static_cast<float>(angles.cos(k, i));
+      sin_m[static_cast<size_t>(i * bins + k)] = static_cast<float>(angles.sin(k, i));
     }
   TensorId re = ctx.temp(n.name + "/real", DataType::kFloat32);
   TensorId im = ctx.temp(n.name + "/imag", DataType::kFloat32);
@@ -101,6 +103,7 @@ OpEntry rfft2d() {
   e.min_inputs = 2;
   e.check = check_rfft2d;
   e.lower = lower_rfft2d;
+  e.lowering_bytes = rfft2d_bytes;
   e.infer_shapes = infer_rfft2d;
   e.onnx = "MatMul x2 (cosine, sine) + Mul + Add + Sqrt: the magnitude, with COMPLEX_ABS";
   e.notes =

@@ -4,6 +4,7 @@
 // tensor with a static shape, into constants before layout propagation. What
 // each op computes is in the op table (OpEntry::element_sources, ::arithmetic,
 // ::fold; ops/evaluate.h); this pass drives it.
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -171,9 +172,58 @@ bool agrees(const ir::Tensor& y, const Shape& s) {
   return true;
 }
 
+// Bytes of a node's results, from the shapes its outputs declare (nullopt
+// when one is not static); 0 for a reshape, whose result shares its input's
+// bytes (element_sources() maps a reshape whatever the bound, and nothing
+// else within a bound of 0 elements).
+std::optional<uint64_t> declared_result_bytes(const ir::Graph& g, const ir::Node& n) {
+  uint64_t bytes = 0;
+  for (TensorId t : n.outputs) {
+    const ir::Tensor& y = g.tensor(t);
+    const auto count = y.has_rank ? ir::element_count(y.shape) : std::nullopt;
+    const uint64_t size = ir::element_size(y.dtype);
+    if (!count || !size || static_cast<uint64_t>(*count) > UINT64_MAX / 2 / size / n.outputs.size())
+      return std::nullopt;
+    bytes += static_cast<uint64_t>(*count) * size;
+  }
+  if (bytes == 0) return bytes;
+  if (auto maps = ops::element_sources(g, n, 0))
+    if (std::all_of(maps->begin(), maps->end(), [](const ops::OutputMap& m) { return m.in_order; }))
+      return 0;
+  return bytes;
+}
+
+// What folding would create, added up from the declared shapes before
+// anything is folded: the nodes whose inputs are constants, or results of
+// nodes before them that fold. Folding that would pass the created-bytes
+// budget (thousands of FILLs of a million elements, say) ends here, in
+// microseconds per node, instead of after computing the budget's worth of
+// constants. An upper bound: a node the evaluator then declines is counted.
+Status check_folding_fits(const ir::Graph& g) {
+  std::vector<bool> constant(g.tensor_count(), false);
+  for (size_t t = 0; t < constant.size(); ++t)
+    constant[t] = g.tensor(static_cast<TensorId>(t)).is_const();
+  uint64_t total = 0, largest = 0;
+  std::string largest_by;
+  for (const ir::Node& n : g.nodes()) {
+    if (!may_fold(g, n) || !ops::lookup(n).evaluable()) continue;
+    bool inputs_constant = true;
+    for (TensorId t : n.inputs) inputs_constant &= !g.valid(t) || constant[static_cast<size_t>(t)];
+    if (!inputs_constant) continue;
+    const auto bytes = declared_result_bytes(g, n);
+    if (!bytes) continue;  // a shape known only once folded: checked then
+    for (TensorId t : n.outputs) constant[static_cast<size_t>(t)] = true;
+    total = *bytes > UINT64_MAX - total ? UINT64_MAX : total + *bytes;
+    if (*bytes > largest) largest = *bytes, largest_by = n.name;
+  }
+  if (g.created().fits(total)) return ok_status();
+  return planned_bytes_error(g, "constant folding", total, largest, largest_by);
+}
+
 }  // namespace
 
 Status fold_constants(ir::Graph& g, PassContext& ctx) {
+  if (auto st = check_folding_fits(g); !st) return st;
   bool changed = true;
   while (changed) {
     changed = false;
@@ -181,6 +231,9 @@ Status fold_constants(ir::Graph& g, PassContext& ctx) {
       if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
       const ir::Node& n = g.node(k);
       if (!may_fold(g, n)) continue;
+      // Checked before the work: what the declared shapes say it creates.
+      if (auto bytes = declared_result_bytes(g, n); bytes && !g.created().admit(*bytes, n.name))
+        return check_created_bytes(g);
       auto folded = fold_node(g, n);
       if (!folded || folded->size() != n.outputs.size()) continue;
       bool ok = true;

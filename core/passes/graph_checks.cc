@@ -61,6 +61,18 @@ Status sort_topologically(ir::Graph& g, PassContext& ctx) {
   return ok_status();
 }
 
+Error planned_bytes_error(const ir::Graph& g, std::string_view what, uint64_t total,
+                          uint64_t largest, std::string_view largest_by) {
+  const ir::CreatedBytes& b = g.created();
+  return make_error(ErrorCode::kResourceLimit,
+                    std::string(what) + " would create " + std::to_string(total) +
+                        " bytes of constants (the largest part: " + std::to_string(largest) +
+                        " bytes for '" + std::string(largest_by) + "'), more than the " +
+                        std::to_string(b.limit() - std::min(b.used(), b.limit())) +
+                        " bytes left of the max_created_bytes limit (" + std::to_string(b.limit()) +
+                        ")");
+}
+
 namespace {
 
 Status check_reads(const ir::Graph& g, PassContext& ctx);

@@ -4,6 +4,33 @@
 #include "core/passes/passes.h"
 
 namespace lite2onnx::passes {
+namespace {
+
+struct Planned {
+  uint64_t total = 0, largest = 0;
+  std::string largest_by;
+};
+
+void add_lowering_bytes(const ir::Graph& g, Planned& p) {
+  for (const ir::Node& n : g.nodes()) {
+    for (const ir::Subgraph& sub : n.subgraphs) add_lowering_bytes(sub.graph(), p);
+    if (n.dialect != ir::Dialect::kTflite) continue;
+    const ops::LoweringBytesFn bytes_of = ops::lookup(n).lowering_bytes;
+    if (!bytes_of) continue;
+    const uint64_t bytes = bytes_of(g, n);
+    p.total = bytes > UINT64_MAX - p.total ? UINT64_MAX : p.total + bytes;
+    if (bytes > p.largest) p.largest = bytes, p.largest_by = n.name;
+  }
+}
+
+}  // namespace
+
+Status check_lowering_fits(const ir::Graph& g) {
+  Planned p;
+  add_lowering_bytes(g, p);
+  if (g.created().fits(p.total)) return ok_status();
+  return planned_bytes_error(g, "lowering", p.total, p.largest, p.largest_by);
+}
 
 Status lower(ir::Graph& g, PassContext& ctx) {
   std::vector<ir::Node> out;

@@ -79,6 +79,11 @@ std::string variable_tensor_problem(const ir::Graph& g, ir::TensorId t);
 // (g.created()) passed Limits::max_created_bytes; passes call it after each op
 // they create constants for. O(1).
 Status check_created_bytes(const ir::Graph& g);
+// The kResourceLimit error of a pass that added up, before any work, what it
+// would create (`total` bytes, the largest part `largest` bytes for
+// `largest_by`) and found it beyond what the budget has left.
+Error planned_bytes_error(const ir::Graph& g, std::string_view what, uint64_t total,
+                          uint64_t largest, std::string_view largest_by);
 
 // Orders the nodes topologically (Kahn's algorithm, lowest position first, so
 // a valid order is kept); a cycle is an invalid model. O(n log n + e).
@@ -168,6 +173,10 @@ Status propagate_layouts(ir::Graph& g, PassContext& ctx,
 Status lower(ir::Graph& g, PassContext& ctx);
 // lower, remove_identities and merge_reshapes: the lowering stage of one graph.
 Status lower_graph(ir::Graph& g, PassContext& ctx);
+// Before lowering: the large constants lowering `g` and the graphs its nodes
+// own would create (OpEntry::lowering_bytes), added up; kResourceLimit when
+// they pass what the created-bytes budget has left, naming the largest.
+Status check_lowering_fits(const ir::Graph& g);
 
 // ONNX-level cleanup after lowering: drops Identity nodes that are not needed
 // for a graph output name.

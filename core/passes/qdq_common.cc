@@ -116,10 +116,7 @@ Result<ir::ConstData> dequantized_copy(ir::Graph& g, const ir::Tensor& t) {
   const size_t inner = channel_stride(t, q);
   const size_t float_bytes =
       t.data->bytes.size() / std::max<size_t>(1, ir::element_size(*t.quantized_type)) * 4;
-  if (!g.created().fits(float_bytes)) {
-    g.created().charge(float_bytes, t.name);
-    return check_created_bytes(g).error();
-  }
+  if (!g.created().admit(float_bytes, t.name)) return check_created_bytes(g).error();
   std::vector<float> values;
   switch (*t.quantized_type) {
     case DataType::kInt8:

@@ -109,6 +109,13 @@ Status plan_biases(ir::Graph& g, Diagnostics& diag) {
       return e;
     }
     if (bias.quant && same_params(*bias.quant, want)) continue;
+    // A bias shared by ops with different scales gets one alias per scale
+    // (and one warning: the ops after the first read the alias).
+    if (auto it = derived_alias.find(b);
+        it != derived_alias.end() && same_params(*g.tensor(it->second).quant, want)) {
+      g.set_input(k, slots->bias, it->second);
+      continue;
+    }
     bool close = bias.quant && bias.quant->scale.size() == want.scale.size() &&
                  param_problem(bias, bias.dtype).empty();
     for (size_t i = 0; close && i < want.scale.size(); ++i)
@@ -123,12 +130,6 @@ Status plan_biases(ir::Graph& g, Diagnostics& diag) {
           had + (problem.empty() ? "" : " (" + problem + ")") +
           "; it is dequantized with input scale x filter scale, the scale TFLite's integer "
           "kernel gives it");
-    }
-    // A bias shared by ops with different scales gets one alias per scale.
-    if (auto it = derived_alias.find(b);
-        it != derived_alias.end() && same_params(*g.tensor(it->second).quant, want)) {
-      g.set_input(k, slots->bias, it->second);
-      continue;
     }
     ir::Tensor alias = g.tensor(b);
     alias.quant = want;

@@ -68,10 +68,7 @@ Result<ir::ConstData> reset_value(ir::Graph& g, const ir::Tensor& like) {
   const uint64_t bytes = static_cast<uint64_t>(ir::element_count(like.shape).value_or(0)) *
                          ir::element_size(like.dtype);
   const std::string by = "the initial value of '" + like.name + "'";
-  if (!g.created().fits(bytes)) {
-    g.created().charge(bytes, by);
-    return check_created_bytes(g).take_error();
-  }
+  if (!g.created().admit(bytes, by)) return check_created_bytes(g).take_error();
   int value = 0;
   if (like.dtype == ir::DataType::kInt8 && like.quant && !like.quant->zero_point.empty())
     value = static_cast<int>(like.quant->zero_point[0]);

@@ -77,6 +77,15 @@ class Server:
         m = re.search(rf"^{re.escape(name)} ([0-9.e+-]+)$", text.decode(), re.M)
         return float(m.group(1)) if m else None
 
+    def wait_for_log(self, text, timeout=60):
+        """Whether `text` appears in the server's log within `timeout` seconds
+        (a guard against a wait that never ends, not a bound)."""
+        for _ in range(int(timeout * 100)):
+            if text in self.read_log():
+                return True
+            time.sleep(0.01)
+        return text in self.read_log()
+
     def read_log(self):
         self.log.flush()
         return (Path(self.dir.name) / "log").read_text(errors="replace")

@@ -98,10 +98,14 @@ def test_nothing_listening_is_unavailable_and_retried(test_models):
 
 
 def test_a_full_server_is_overloaded_and_retries_wait_it_out(start_server, test_models):
-    s = start_server("--workers", "1", "--queue-size", "0", "--test-fault-hooks")
+    """Nothing here is timed: the busy worker hangs until the test frees it
+    (closing the holding client cancels its call), once the retrying client
+    has been refused again."""
+    s = start_server("--workers", "1", "--queue-size", "0", "--test-fault-hooks",
+                     "--log-level", "debug")
     model = test_models / "mini_mobilenet.tflite"
-    busy = lite2onnx.Client(s.address, deadline=1.5)
-    busy._metadata = [("x-lite2onnx-test-fault", "hang")]  # holds the one worker until its deadline
+    busy = lite2onnx.Client(s.address)
+    busy._metadata = [("x-lite2onnx-test-fault", "hang")]  # holds the one worker until cancelled
     outcome = {}
 
     def hold():
@@ -112,23 +116,33 @@ def test_a_full_server_is_overloaded_and_retries_wait_it_out(start_server, test_
 
     holder = threading.Thread(target=hold)
     holder.start()
-    for _ in range(200):
-        if s.metric("lite2onnx_workers_busy") == 1:
-            break
-        time.sleep(0.01)
-    assert s.metric("lite2onnx_workers_busy") == 1
+    assert s.wait_for_log("job sent to the worker"), s.read_log()
     with lite2onnx.Client(s.address) as client:
         with pytest.raises(lite2onnx.Overloaded) as e:
             client.convert(model)
     assert e.value.reason == "queue_full" and e.value.retryable and e.value.exit_code == 8
-    # Retried with backoff until the worker is free again (its call ends at 1.5 s).
-    with lite2onnx.Client(s.address, retries=6, deadline=30) as client:
-        result = client.convert(model)
-    assert result.attempts > 1 and result.onnx_bytes == lite2onnx.convert(model).onnx_bytes
-    holder.join()
-    assert isinstance(outcome["error"], lite2onnx.DeadlineExceeded)
-    assert outcome["error"].reason == "deadline_exceeded" and not outcome["error"].retryable
+    # Retried with backoff: refused again while the worker is busy, then it is
+    # freed, and a retry converts.
+    retried = {}
+
+    def retry():
+        with lite2onnx.Client(s.address, retries=6, deadline=60) as client:
+            retried["result"] = client.convert(model)
+
+    retrier = threading.Thread(target=retry)
+    retrier.start()
+    shed = 'lite2onnx_requests_shed_total{reason="queue_full"}'
+    for _ in range(6000):  # a guard of 60 s, not a bound
+        if (s.metric(shed) or 0) >= 2:
+            break
+        time.sleep(0.01)
+    assert s.metric(shed) >= 2
     busy.close()
+    holder.join()
+    retrier.join()
+    assert isinstance(outcome["error"], lite2onnx.ConversionError)
+    result = retried["result"]
+    assert result.attempts > 1 and result.onnx_bytes == lite2onnx.convert(model).onnx_bytes
 
 
 def test_deadline_and_worker_crash(start_server, test_models):

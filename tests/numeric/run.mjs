@@ -47,6 +47,8 @@ options:
   --filter REGEX        only models whose name matches REGEX
   --convert-arg ARG     pass ARG to every conversion (repeatable), e.g. --convert-arg=--keep-io-layout
   --timeout SEC         per-model time limit (default 120)
+  --report FILE         also write every model's result as JSON to FILE: an array of
+                        {"name", "file", "label", "outcome", "message", "unsupported": [op names]}
   --verbose             print runtime logs of the workers
   -h, --help            this text`;
 
@@ -60,10 +62,11 @@ function parseArgs(argv) {
     cli: null, opset: 13, jobs: Math.max(1, Math.min(2, os.cpus().length)), outDir: null,
     specs: [], smoothSpecs: null, expect: null, knownFail: null, writeExpect: null, writeKnownFail: null, variant: null,
     noSkip: false, smooth: false, secondOpinion: false, tfliteOnly: false, filter: null, timeout: 120, verbose: false,
+    report: null,
     paths: [], convertArgs: [],
   };
   const takesValue = new Set(['--cli', '--opset', '--jobs', '--out-dir', '--specs', '--smooth-specs', '--expect', '--known-fail',
-    '--write-expect', '--write-known-fail', '--variant', '--filter', '--timeout', '--convert-arg']);
+    '--write-expect', '--write-known-fail', '--variant', '--filter', '--timeout', '--convert-arg', '--report']);
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i];
     let value;
@@ -95,6 +98,7 @@ function parseArgs(argv) {
       case '--second-opinion': o.secondOpinion = true; break;
       case '--tflite-only': o.tfliteOnly = true; break;
       case '--verbose': o.verbose = true; break;
+      case '--report': o.report = value; break;
       case '-h': case '--help': process.stdout.write(`${USAGE}\n`); process.exit(0); break;
       default:
         if (a.startsWith('-') && a !== '-') usageError(`unknown option ${a}`);
@@ -442,6 +446,7 @@ async function main() {
   const hints = [];
   const knownSeen = new Map(); // known-fail key -> status in this run
   const results = new Array(tasks.length);
+  const reported = [];  // --report
   let printed = 0;
 
   const report = (i) => {
@@ -461,6 +466,10 @@ async function main() {
     counts[v.status]++;
     hints.push(...v.hints);
     if (r.disagreement) disagreements.push(model.name);
+    reported.push({
+      name: model.name, file: model.file, label: v.label, outcome: r.outcome, message: v.message,
+      unsupported: (r.unsupported ?? []).map((u) => u.op),
+    });
     process.stdout.write(`${formatLine(v.label, model.name, v.message)}\n`);
     for (const n of v.notes) process.stdout.write(`    note: ${n}\n`);
   };
@@ -516,6 +525,7 @@ async function main() {
     process.stdout.write(`\nwrote the figures of ${added.length} failing model(s) to ${file}` +
       (removed.length ? `; removed the ${variant} figures of ${removed.length} that no longer fail: ${removed.join(', ')}` : '') + '\n');
   }
+  if (opts.report) fs.writeFileSync(opts.report, `${JSON.stringify(reported, null, 1)}\n`);
   if (opts.writeExpect) {
     const file = path.resolve(opts.writeExpect);
     const merged = fs.existsSync(file) ? readJson(file, 'expectations file') : {};

@@ -245,23 +245,29 @@ TEST_F(CliTest, ModelsBeyondTheUnaryLimitAreStreamed) {
 // A full queue is exit 8 (retry later); --retries waits it out.
 TEST(CliRetryTest, AFullQueueIsExit8AndRetriesWaitItOut) {
   auto server = ServerProcess::start({"--workers", "1", "--queue-size", "0", "--metrics-listen",
-                                      "127.0.0.1:0", "--test-fault-hooks"});
+                                      "127.0.0.1:0", "--test-fault-hooks", "--log-level", "debug"});
   ASSERT_TRUE(server);
-  // The one worker hangs until the call's deadline, 1 s.
-  auto busy = std::async(std::launch::async, [&] {
-    return convert(*server->channel(), read_file(mini_mobilenet_path()), {},
-                   std::chrono::milliseconds(1000), {{"x-lite2onnx-test-fault", "hang"}});
-  });
-  ASSERT_EQ(wait_for_metric(server->metrics_port(), "lite2onnx_workers_busy", 1), 1);
+  // The one worker hangs until the test cancels its call.
+  auto channel = server->channel();
+  std::unique_ptr<HungCall> busy;
+  ASSERT_TRUE(server->wait_for_job_sent([&] { busy = std::make_unique<HungCall>(*channel); }));
   TempDir dir;
   const Args convert_mini{"convert",  mini_mobilenet_path(), "-o", dir.file("m.onnx"),
                           "--server", server->address()};
   CliResult refused = run_cli(convert_mini);
   EXPECT_EQ(refused.exit_code, 8) << refused.err;
   EXPECT_EQ(refused.err.rfind("lite2onnx: queue_full: ", 0), 0u) << refused.err;
-  CliResult retried = run_cli(convert_mini + Args{"--retries", "6"});
-  EXPECT_EQ(retried.exit_code, 0) << retried.err;
-  EXPECT_EQ(busy.get().status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  // Retrying: refused at least once more while the worker is busy, then the
+  // worker comes free and a retry converts.
+  auto retried = std::async(std::launch::async, [&] {
+    return run_cli(convert_mini + Args{"--retries", "6"});
+  });
+  const char* shed = R"(lite2onnx_requests_shed_total{reason="queue_full"})";
+  EXPECT_EQ(wait_for_metric(server->metrics_port(), shed, 2), 2);
+  busy->cancel();
+  EXPECT_EQ(busy->result().error_code(), grpc::StatusCode::CANCELLED);
+  const CliResult done = retried.get();
+  EXPECT_EQ(done.exit_code, 0) << done.err;
 }
 
 TEST(CliTlsTest, TlsAndMutualTlsThroughTheFlags) {

@@ -6,6 +6,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "server_process.h"
+#include "test_models.h"
 
 #include <thread>
 
@@ -80,11 +81,30 @@ std::optional<v1::ConversionError> error_detail(const grpc::Status& status) {
   return remote::conversion_error(status.error_details());
 }
 
+HungCall::HungCall(grpc::Channel& channel, std::chrono::milliseconds deadline)
+    : stub_(v1::Converter::NewStub(std::shared_ptr<grpc::Channel>(&channel, [](auto*) {}))) {
+  ctx_.AddMetadata("x-lite2onnx-test-fault", "hang");
+  if (deadline.count() > 0) ctx_.set_deadline(std::chrono::system_clock::now() + deadline);
+  request_.set_model(read_file(mini_mobilenet_path()));
+  stub_->async()->Convert(&ctx_, &request_, &response_,
+                          [this](grpc::Status s) { done_.set_value(std::move(s)); });
+}
+
+HungCall::~HungCall() {
+  cancel();
+  result();
+}
+
+grpc::Status HungCall::result() {
+  if (!status_) status_ = done_.get_future().get();
+  return *status_;
+}
+
 std::string health(grpc::Channel& channel, const std::string& service) {
   auto stub =
       grpc::health::v1::Health::NewStub(std::shared_ptr<grpc::Channel>(&channel, [](auto*) {}));
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));  // a guard
   grpc::health::v1::HealthCheckRequest request;
   request.set_service(service);
   grpc::health::v1::HealthCheckResponse response;
@@ -103,7 +123,7 @@ std::optional<ServerReflectionResponse> reflect(grpc::Channel& channel,
                                                 const ServerReflectionRequest& request) {
   auto stub = ServerReflection::NewStub(std::shared_ptr<grpc::Channel>(&channel, [](auto*) {}));
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));  // a guard
   auto stream = stub->ServerReflectionInfo(&ctx);
   ServerReflectionResponse response;
   const bool ok = stream->Write(request) && stream->Read(&response);
@@ -149,15 +169,32 @@ std::optional<double> metric(const std::string& exposition, const std::string& s
   return std::nullopt;
 }
 
-std::optional<double> wait_for_metric(int port, const std::string& series, double value,
-                                      std::chrono::milliseconds timeout) {
+namespace {
+
+template <class Reached>
+std::optional<double> wait_until(int port, const std::string& series,
+                                 std::chrono::milliseconds timeout, Reached reached) {
   const auto end = std::chrono::steady_clock::now() + timeout;
   std::optional<double> last;
   for (;;) {
     last = metric(http_get(port, "/metrics"), series);
-    if ((last && *last >= value) || std::chrono::steady_clock::now() >= end) return last;
+    if (reached(last) || std::chrono::steady_clock::now() >= end) return last;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+
+}  // namespace
+
+std::optional<double> wait_for_metric(int port, const std::string& series, double value,
+                                      std::chrono::milliseconds timeout) {
+  return wait_until(port, series, timeout,
+                    [value](std::optional<double> v) { return v && *v >= value; });
+}
+
+std::optional<double> wait_for_metric_at_most(int port, const std::string& series, double value,
+                                              std::chrono::milliseconds timeout) {
+  return wait_until(port, series, timeout,
+                    [value](std::optional<double> v) { return v && *v <= value; });
 }
 
 }  // namespace lite2onnx::server_test

@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,6 +34,30 @@ ConvertResult convert(grpc::Channel& channel, const std::string& model,
 ConvertResult convert(grpc::Channel& channel, const v1::ConvertRequest& request,
                       std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
                       const Metadata& metadata = {});
+
+// A Convert call of the mini model whose worker hangs (the test hook "hang";
+// the server needs --test-fault-hooks) until the call is cancelled or its
+// deadline passes: a worker kept busy for as long as a test needs, on any
+// machine. The destructor cancels it and waits for its end.
+class HungCall {
+ public:
+  explicit HungCall(grpc::Channel& channel,
+                    std::chrono::milliseconds deadline = std::chrono::milliseconds(0));
+  ~HungCall();
+  HungCall(const HungCall&) = delete;
+  HungCall& operator=(const HungCall&) = delete;
+  void cancel() { ctx_.TryCancel(); }
+  // Its status, once it ended.
+  grpc::Status result();
+
+ private:
+  std::unique_ptr<v1::Converter::Stub> stub_;
+  grpc::ClientContext ctx_;
+  v1::ConvertRequest request_;
+  v1::ConvertResponse response_;
+  std::promise<grpc::Status> done_;
+  std::optional<grpc::Status> status_;
+};
 
 // One Inspect; its status.
 grpc::Status inspect_status(grpc::Channel& channel, const std::string& model,
@@ -77,7 +102,13 @@ std::optional<double> metric(const std::string& exposition, const std::string& s
 
 // Scrapes http://127.0.0.1:port/metrics until `series` has at least `value`;
 // its last value (nullopt if never seen) when `timeout` passes first.
+// (The timeouts are guards against a wait that never ends, not bounds on
+// speed: generous, so that a loaded machine still passes.)
 std::optional<double> wait_for_metric(int port, const std::string& series, double value,
-                                      std::chrono::milliseconds timeout = std::chrono::seconds(10));
+                                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
+// The same until `series` is at most `value` (a gauge going back down).
+std::optional<double> wait_for_metric_at_most(
+    int port, const std::string& series, double value,
+    std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 }  // namespace lite2onnx::server_test

@@ -222,14 +222,17 @@ TEST(HttpTest, RefusalsComeBeforeTheBody) {
 }
 
 TEST(HttpTest, OverloadAndDeadlineAnswers) {
-  auto server = start_http({"--workers", "1", "--queue-size", "0", "--test-fault-hooks"});
+  auto server = start_http(
+      {"--workers", "1", "--queue-size", "0", "--test-fault-hooks", "--log-level", "debug"});
   ASSERT_TRUE(server);
   const int port = server->http_port();
   const std::string model = read_file(mini_mobilenet_path());
   HttpRequest slow = post("/v1/convert", model);
   slow.headers.push_back({"X-Lite2onnx-Test-Fault", "delay=1500"});
-  auto busy = std::async(std::launch::async, [&] { return http_call(port, slow); });
-  std::this_thread::sleep_for(300ms);
+  // The worker busy with the slow call (waited for, not slept for).
+  std::future<HttpResponse> busy;
+  ASSERT_TRUE(server->wait_for_job_sent(
+      [&] { busy = std::async(std::launch::async, [&] { return http_call(port, slow); }); }));
   const HttpResponse full = http_call(port, post("/v1/convert", model));
   EXPECT_EQ(full.status, 429);
   EXPECT_EQ(full.header("retry-after"), "1");
@@ -343,22 +346,28 @@ TEST(HttpTest, MetricsAndLogsCountHttpCalls) {
 }
 
 TEST(HttpTest, DrainingAnswers503AndFinishesCallsInProgress) {
-  auto server = start_http({"--test-fault-hooks", "--drain-seconds", "10"});
+  auto server = start_http({"--test-fault-hooks", "--drain-seconds", "60", "--log-level", "debug"});
   ASSERT_TRUE(server);
   const int port = server->http_port();
   const std::string model = read_file(mini_mobilenet_path());
   HttpRequest slow = post("/v1/convert", model);
   slow.headers.push_back({"X-Lite2onnx-Test-Fault", "delay=1500"});
-  auto in_progress = std::async(std::launch::async, [&] { return http_call(port, slow); });
-  std::this_thread::sleep_for(300ms);
+  std::future<HttpResponse> in_progress;
+  ASSERT_TRUE(server->wait_for_job_sent([&] {
+    in_progress = std::async(std::launch::async, [&] { return http_call(port, slow); });
+  }));
   server->send_signal(SIGTERM);
-  std::this_thread::sleep_for(200ms);
-  EXPECT_EQ(http_call(port, get("/readyz")).status, 503);
+  // Not ready once the server has taken the signal (polled: a guard of 30 s).
+  int ready = 200;
+  for (auto end = std::chrono::steady_clock::now() + 30s;
+       ready != 503 && std::chrono::steady_clock::now() < end;)
+    ready = http_call(port, get("/readyz")).status;
+  EXPECT_EQ(ready, 503);
   const HttpResponse refused = http_call(port, post("/v1/convert", model));
   EXPECT_EQ(refused.status, 503);
   EXPECT_EQ(error_of(refused)["reason"], "REASON_SHUTTING_DOWN");
   EXPECT_EQ(in_progress.get().status, 200);
-  EXPECT_EQ(server->wait_exit(10s), 0);
+  EXPECT_EQ(server->wait_exit(60s), 0);
 }
 
 }  // namespace

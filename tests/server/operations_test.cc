@@ -153,24 +153,29 @@ TEST(OperationsTest, JsonLogsAreOneObjectPerLine) {
 }
 
 TEST(OperationsTest, SigtermDrainsInFlightWorkThenExitsZero) {
-  // The call in flight: a small model whose worker first waits 2 s (a test
-  // hook), so that its answer is small too. (A large answer raced the server's
-  // exit: see docs/service.md, Shutdown.)
-  auto server = ServerProcess::start({"--workers", "1", "--metrics-listen", "127.0.0.1:0",
-                                      "--drain-seconds", "300", "--test-fault-hooks"});
+  // The call in flight: a small model whose worker first waits 5 s (a test
+  // hook), so that its answer is small too (a large answer raced the server's
+  // exit: see docs/service.md, Shutdown), and so that the signal, the health
+  // check and the refused call below happen while it waits, even on a loaded
+  // machine.
+  auto server =
+      ServerProcess::start({"--workers", "1", "--metrics-listen", "127.0.0.1:0", "--drain-seconds",
+                            "300", "--test-fault-hooks", "--log-level", "debug"});
   ASSERT_TRUE(server);
   const std::string model = read_file(mini_mobilenet_path());
-  auto in_flight = std::async(std::launch::async, [&server, &model] {
-    return convert(*server->channel(), model, {}, std::chrono::milliseconds(0),
-                   {{"x-lite2onnx-test-fault", "delay=2000"}});
-  });
-  ASSERT_EQ(wait_for_metric(server->metrics_port(), "lite2onnx_workers_busy", 1), 1);
+  std::future<ConvertResult> in_flight;
+  ASSERT_TRUE(server->wait_for_job_sent([&] {
+    in_flight = std::async(std::launch::async, [&server, &model] {
+      return convert(*server->channel(), model, {}, std::chrono::milliseconds(0),
+                     {{"x-lite2onnx-test-fault", "delay=5000"}});
+    });
+  }));
   auto channel = server->channel();
   ASSERT_EQ(health(*channel), "SERVING");
   server->send_signal(SIGTERM);
   // While the conversion runs: health says NOT_SERVING and new calls are refused.
   std::string status;
-  for (auto end = std::chrono::steady_clock::now() + 5s;
+  for (auto end = std::chrono::steady_clock::now() + 30s;
        (status = health(*channel)) != "NOT_SERVING" && std::chrono::steady_clock::now() < end;)
     std::this_thread::sleep_for(5ms);
   EXPECT_EQ(status, "NOT_SERVING");
@@ -184,7 +189,7 @@ TEST(OperationsTest, SigtermDrainsInFlightWorkThenExitsZero) {
   ASSERT_TRUE(done.status.ok()) << done.status.error_message() << "\n" << server->log();
   EXPECT_EQ(done.response.diagnostics().source_ops().count("CONV_2D"), 1u);
   EXPECT_FALSE(done.response.onnx_model().empty());
-  EXPECT_EQ(server->wait_exit(15s), 0) << server->log();
+  EXPECT_EQ(server->wait_exit(60s), 0) << server->log();  // a guard
   const std::string log = server->log();
   EXPECT_NE(log.find("draining signal=SIGTERM"), std::string::npos) << log;
   EXPECT_NE(log.find("info stopped"), std::string::npos) << log;
@@ -201,7 +206,7 @@ TEST(OperationsTest, DrainGracePeriodIsBounded) {
   ASSERT_EQ(wait_for_metric(server->metrics_port(), "lite2onnx_workers_busy", 1), 1);
   server->send_signal(SIGINT);
   EXPECT_FALSE(in_flight.get().status.ok());
-  EXPECT_EQ(server->wait_exit(15s), 0) << server->log();
+  EXPECT_EQ(server->wait_exit(60s), 0) << server->log();  // a guard
   EXPECT_NE(server->log().find("grace period over"), std::string::npos) << server->log();
 }
 

@@ -178,17 +178,32 @@ int ServerProcess::wait_exit(std::chrono::milliseconds timeout) {
 
 std::string ServerProcess::log() const { return read_file(dir_.file("log")); }
 
+namespace {
+
+int occurrences(const std::string& text, const std::string& what) {
+  int seen = 0;
+  for (size_t pos = 0; (pos = text.find(what, pos)) != std::string::npos; pos += what.size())
+    ++seen;
+  return seen;
+}
+
+}  // namespace
+
 std::string ServerProcess::wait_for_log(const std::string& text, int count,
                                         std::chrono::milliseconds timeout) const {
   const auto end = Clock::now() + timeout;
   for (;;) {
     std::string log = this->log();
-    int seen = 0;
-    for (size_t pos = 0; (pos = log.find(text, pos)) != std::string::npos; pos += text.size())
-      ++seen;
-    if (seen >= count || Clock::now() >= end) return log;
+    if (occurrences(log, text) >= count || Clock::now() >= end) return log;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+
+bool ServerProcess::wait_for_job_sent(const std::function<void()>& start_call) const {
+  const std::string sent = "job sent to the worker";
+  const int before = occurrences(log(), sent);
+  start_call();
+  return occurrences(wait_for_log(sent, before + 1, std::chrono::seconds(60)), sent) > before;
 }
 
 RunResult run_server(const std::vector<std::string>& args, const Env& env,

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -73,7 +74,12 @@ class ServerProcess {
   // The log once `text` occurs `count` times in it (a call's request line is
   // written after its answer), or as it is after `timeout`.
   std::string wait_for_log(const std::string& text, int count = 1,
-                           std::chrono::milliseconds timeout = std::chrono::seconds(5)) const;
+                           std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
+  // Runs `start_call` (which starts a conversion and returns) and waits until
+  // the server's log says a worker has the job: from then on the conversion
+  // runs, and a stop kills the worker. Needs --log-level debug ("job sent to
+  // the worker"); false if the line never came (a 60 s guard).
+  bool wait_for_job_sent(const std::function<void()>& start_call) const;
 
  private:
   ServerProcess() = default;

@@ -4,6 +4,7 @@
 // generator keeps producing models that reach the converter's passes.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,14 +69,17 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
-// Runs `body` in a forked child that gets `seconds` of wall time; returns ""
-// when it exited normally, else how it ended.
+// Runs `body` in a forked child that gets `seconds` of CPU time (a guard
+// against an endless loop, which burns CPU; CPU time, not wall time, so that a
+// loaded machine changes nothing); returns "" when it exited normally, else
+// how it ended.
 template <class Body>
 std::string run_isolated(unsigned seconds, Body body) {
   std::fflush(nullptr);
   pid_t pid = ::fork();
   if (pid == 0) {
-    ::alarm(seconds);
+    const rlimit cpu{seconds, seconds + 1};
+    ::setrlimit(RLIMIT_CPU, &cpu);
     body();
     ::_exit(0);
   }
@@ -83,8 +87,8 @@ std::string run_isolated(unsigned seconds, Body body) {
   while (::waitpid(pid, &status, 0) < 0) {
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-    return "did not finish within " + std::to_string(seconds) + " s";
+  if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL))
+    return "did not finish within " + std::to_string(seconds) + " s of CPU";
   if (WIFSIGNALED(status)) return "crashed with signal " + std::to_string(WTERMSIG(status));
   return "exited with code " + std::to_string(WEXITSTATUS(status)) + " (sanitizer report?)";
 }

@@ -1,7 +1,7 @@
 // Hostile models through the lite2onnx CLI, as a user would run it: each must
 // end in a clean error (exit 3 invalid model, 4 unsupported, 5 resource limit,
-// with a one-line message) or a converted model, in under 10 s and 1 GiB of
-// peak memory. The models are valid FlatBuffers made to exhaust a converter:
+// with a one-line message) or a converted model, within a bound of CPU time
+// and 1 GiB of peak memory. The models are valid FlatBuffers made to exhaust a converter:
 // deep, wide and fan-out graphs, shared tables, constant amplification, large
 // spectral lowering (hostile_graphs.h), and the JSON reproductions of
 // tests/models/hostile.
@@ -29,13 +29,19 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// CPU seconds, not wall time: the bound is on the work a graph costs, which
-// other load on the machine does not change (wall time under a parallel
-// build doubled and failed the bound). A hang burns no CPU: kKillSeconds.
+// CPU seconds, not wall time: the bound is on the work a graph costs. Wall
+// time is reported, never asserted: with both cores busy it was 3 to 5 times
+// the CPU time. Each bound is at least 3x the most this machine measured with
+// both cores kept busy by another process (docs/limits.md, "Measuring the
+// hostile models"): 3.35 s for the costliest model that converts (29,999 int8
+// convolutions in dequantize mode), 0.11 s for the costliest one a limit
+// refuses (each limit trips before the work it bounds).
 constexpr double kMaxCpuSeconds = 10;
+constexpr double kMaxRefusedCpuSeconds = 2;
 constexpr long kMaxRssMiB = 1024;
-// A run past this is killed, so a hang fails one test instead of the suite.
-constexpr double kKillSeconds = 60;
+// A run past this is killed, so a hang fails one test instead of the suite
+// (a hang guard, not a bound on speed: 12x the slowest wall time seen).
+constexpr double kKillSeconds = 200;
 
 struct Run {
   int exit_code = -1;  // -1: killed by a signal
@@ -94,8 +100,13 @@ Run run_cli(const fs::path& model, const std::vector<std::string>& args, const f
   return r;
 }
 
-void expect_clean(const std::string& name, const std::string& what, const Run& r) {
+// `want_exit`: the one exit code the model must end with, or -1 for any clean one.
+void expect_clean(const std::string& name, const std::string& what, const Run& r,
+                  int want_exit = -1) {
   SCOPED_TRACE(name + " (" + what + ")");
+  if (want_exit >= 0) {
+    EXPECT_EQ(r.exit_code, want_exit) << r.stderr_text;
+  }
   EXPECT_EQ(r.signal, 0) << "killed by signal " << r.signal << "; stderr: " << r.stderr_text;
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3 || r.exit_code == 4 || r.exit_code == 5)
       << "exit " << r.exit_code << ": " << r.stderr_text;
@@ -103,7 +114,8 @@ void expect_clean(const std::string& name, const std::string& what, const Run& r
     EXPECT_EQ(r.stderr_text.rfind("lite2onnx: ", 0), 0u)
         << "an error is one line 'lite2onnx: CODE: message', got: " << r.stderr_text;
   }
-  EXPECT_LT(r.cpu_seconds, kMaxCpuSeconds) << "CPU seconds";
+  EXPECT_LT(r.cpu_seconds, r.exit_code == 0 ? kMaxCpuSeconds : kMaxRefusedCpuSeconds)
+      << "CPU seconds";
   EXPECT_LT(r.peak_rss_mib, kMaxRssMiB) << "MiB peak RSS";
   std::printf("  %-18s exit %d  %6.2f s (%6.2f s CPU)  %5ld MiB  %s\n", name.c_str(), r.exit_code,
               r.seconds, r.cpu_seconds, r.peak_rss_mib,
@@ -132,7 +144,7 @@ TEST_F(HostileCli, GeneratedGraphsEndCleanlyWithinTimeAndMemory) {
               static_cast<std::streamsize>(bytes.size()));
     }
     malloc_trim(0);  // the child's peak RSS starts from this process's
-    expect_clean(m.name, m.what, run_cli(file, m.args, dir_));
+    expect_clean(m.name, m.what, run_cli(file, m.args, dir_), m.refused ? 5 : 0);
     fs::remove(file);
   }
 }

@@ -18,6 +18,9 @@ struct HostileModel {
   // Builds the model's bytes (on demand: some are tens of MB).
   std::function<std::vector<std::byte>()> build;
   std::vector<std::string> args;  // extra converter arguments
+  // Beyond a limit: the conversion must end in a resource_limit error (else
+  // it must convert).
+  bool refused = false;
 };
 
 // input -> `ops` x ABS -> output: a deep graph (every tensor named `name`

@@ -330,9 +330,7 @@ TEST(TfliteMetadata, ZipBombsStopAtTheirDeclaredSize) {
       fuzz::metadata_buffer(classifier()),
       {{"labels.txt", zeros, true, 100}, {"README.md", kLabels, true, 5}});
   ASSERT_LT(model.size(), 1u << 20);
-  const auto start = std::chrono::steady_clock::now();
   Converted c = convert_ok(model);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   EXPECT_THAT(metadata_warnings(c.diag),
               ElementsAre(HasSubstr("'labels.txt' inflates past the 100 bytes it declares"),
                           HasSubstr("'README.md' inflates past the 5 bytes it declares")));

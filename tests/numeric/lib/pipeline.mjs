@@ -718,6 +718,7 @@ export async function processModel(task) {
       if (conv.code === EXIT_UNSUPPORTED) {
         const ops = unsupportedOps(conv.stdout);
         res.outcome = 'unsupported';
+        res.unsupported = ops ?? [];
         res.message = ops && ops.length ? describeUnsupported(ops) : (firstLine(conv.stderr) || 'unsupported operators');
         return res;
       }
