@@ -15,6 +15,7 @@ import {
 } from './lib/expect.mjs';
 import { formatDistance } from './lib/compare.mjs';
 import { readSignatureKeys } from './lib/tflite_model.mjs';
+import { matchingKeys, specFor } from './lib/specs.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -188,32 +189,6 @@ function expandSignatures(models) {
     for (const key of keys.slice(1)) out.push({ ...m, name: `${m.name}#${key}`, signature: key });
   }
   return out;
-}
-
-// A key (from specs.json or the expectations file) matches a model when the
-// model's path ends with "/<key>"; "*" in a key matches within one path part.
-// A signature's model (NAME#KEY) has the path FILE#KEY.
-function keyMatcher(key) {
-  const rx = key.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*');
-  return new RegExp(`(^|/)${rx}$`);
-}
-
-function matchingKeys(table, model) {
-  const target = toSlash(model.file) + (model.signature ? `#${model.signature}` : '');
-  return Object.keys(table)
-    .filter((k) => !k.startsWith('//') && (keyMatcher(k).test(target) || keyMatcher(k).test(model.name)))
-    .sort((a, b) => a.length - b.length);
-}
-
-// A signature's model takes the spec of its file, then its own (NAME#KEY).
-function specFor(specs, model) {
-  const merged = {};
-  const keys = model.signature
-    ? [...matchingKeys(specs, { file: model.file, name: model.name.slice(0, model.name.lastIndexOf('#')) }),
-      ...matchingKeys(specs, model)]
-    : matchingKeys(specs, model);
-  for (const k of keys) Object.assign(merged, specs[k]);
-  return merged;
 }
 
 // The most specific entry of a table (expectations, known-fail list) for a model.

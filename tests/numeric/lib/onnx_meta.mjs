@@ -239,3 +239,94 @@ export function countOnnxOps(bytes) {
   }
   return counts;
 }
+
+// ---- graph outputs ---------------------------------------------------------
+
+function encodeVarint(n) {
+  const out = [];
+  let v = n;
+  do {
+    let b = v % 128;
+    v = Math.floor(v / 128);
+    if (v) b |= 0x80;
+    out.push(b);
+  } while (v);
+  return out;
+}
+
+function lengthDelimited(field, payload) {
+  return [...encodeVarint(field * 8 + WIRE_LEN), ...encodeVarint(payload.length), ...payload];
+}
+
+/**
+ * The values of the main graph (ModelProto.graph = 7): `produced`, the names
+ * of its nodes' outputs (GraphProto.node = 1, NodeProto.output = 2), and
+ * `outputs`, its graph outputs (GraphProto.output = 12, ValueInfoProto.name = 1).
+ */
+export function readGraphValues(bytes) {
+  const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  const dec = new TextDecoder();
+  const produced = new Set();
+  const outputs = [];
+  const model = new Reader(u8);
+  while (!model.done()) {
+    const tag = model.varint();
+    if (Math.floor(tag / 8) !== 7 || tag % 8 !== WIRE_LEN) { model.skip(tag % 8); continue; }
+    const [gs, ge] = model.bytes();
+    const graph = new Reader(u8, gs, ge);
+    while (!graph.done()) {
+      const gtag = graph.varint();
+      const field = Math.floor(gtag / 8);
+      if ((field !== 1 && field !== 12) || gtag % 8 !== WIRE_LEN) { graph.skip(gtag % 8); continue; }
+      const [s, e] = graph.bytes();
+      const sub = new Reader(u8, s, e);
+      while (!sub.done()) {
+        const t = sub.varint();
+        const f = Math.floor(t / 8);
+        if (t % 8 === WIRE_LEN && ((field === 1 && f === 2) || (field === 12 && f === 1))) {
+          const [ns, ne] = sub.bytes();
+          const name = dec.decode(u8.subarray(ns, ne));
+          if (field === 1) produced.add(name); else outputs.push(name);
+        } else {
+          sub.skip(t % 8);
+        }
+      }
+    }
+  }
+  return { produced, outputs };
+}
+
+/**
+ * A copy of the model whose main graph also outputs the values `names`: a
+ * ValueInfoProto with the name only each (ONNX Runtime takes the type and
+ * shape from the producing node), appended to GraphProto.output. The graph's
+ * nodes are untouched, so nothing changes but what the session returns (and
+ * which fusions ONNX Runtime may still apply: see diverge.mjs).
+ */
+export function withGraphOutputs(bytes, names) {
+  const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  const enc = new TextEncoder();
+  const extra = names.flatMap((name) => lengthDelimited(12, lengthDelimited(1, [...enc.encode(name)])));
+  const parts = [];
+  const model = new Reader(u8);
+  let found = false;
+  while (!model.done()) {
+    const start = model.pos;
+    const tag = model.varint();
+    if (Math.floor(tag / 8) === 7 && tag % 8 === WIRE_LEN && !found) {
+      const [gs, ge] = model.bytes();
+      // The graph field again, its length grown by the new outputs.
+      parts.push(Uint8Array.from([...encodeVarint(7 * 8 + WIRE_LEN), ...encodeVarint(ge - gs + extra.length)]));
+      parts.push(u8.subarray(gs, ge), Uint8Array.from(extra));
+      found = true;
+    } else {
+      model.skip(tag % 8);
+      parts.push(u8.subarray(start, model.pos));
+    }
+  }
+  if (!found) throw new Error('the ONNX model has no graph');
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) { out.set(p, at); at += p.length; }
+  return out;
+}

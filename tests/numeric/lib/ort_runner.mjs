@@ -32,14 +32,17 @@ function halfToFloat32(bits) {
 const ORT_TYPES = new Set(['float32', 'float64', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'bool']);
 
 /**
- * Opens an ONNX model. Returns {inputs: [{name, type, shape}], outputs: [...], run(feeds), release()}.
+ * Opens an ONNX model (`optimization`: ONNX Runtime's graph optimization
+ * level, disabled|basic|extended|all). Returns {inputs: [{name, type, shape}], outputs: [...], run(feeds), release()}.
  * feeds: Map name -> host tensor (already in ONNX layout and type).
  */
-export async function openOnnx(onnxBytes, { threads } = {}) {
+export async function openOnnx(onnxBytes, { threads, optimization } = {}) {
   const o = getOrt();
   const options = { executionProviders: ['cpu'], logSeverityLevel: 3 };
-  // Debugging aid: LITE2ONNX_ORT_OPT=disabled|basic|extended|all (default: ORT's default, all).
-  if (process.env.LITE2ONNX_ORT_OPT) options.graphOptimizationLevel = process.env.LITE2ONNX_ORT_OPT;
+  // Debugging aid: LITE2ONNX_ORT_OPT=disabled|basic|extended|all (default: ORT's default, all);
+  // `optimization` (diverge.mjs) sets it for one session.
+  const level = optimization ?? process.env.LITE2ONNX_ORT_OPT;
+  if (level) options.graphOptimizationLevel = level;
   const n = threads ?? Math.max(1, Math.min(os.cpus().length, 4));
   options.intraOpNumThreads = n;
   options.interOpNumThreads = 1;

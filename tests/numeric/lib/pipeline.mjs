@@ -43,7 +43,7 @@ export function onnxFileName(name) {
   return name.replace(/\.tflite$/i, '').replace(/[\\/]+/g, '__') + '.onnx';
 }
 
-function runConverter(task, onnxPath) {
+export function runConverter(task, onnxPath) {
   const spec = task.spec ?? {};
   const args = ['convert', task.file, '-o', onnxPath, '--opset', String(spec.opset ?? task.opset), '--json'];
   if (task.signature) args.push('--signature', task.signature);
@@ -215,7 +215,7 @@ function makeInputs(task, model, smooth = false, invocation = 0) {
 // The inputs of every invocation (model.invocations, 1 unless the model has
 // state): an array of Maps; with `smooth`, `.smoothed` counts the inputs made
 // smooth in one invocation.
-function makeInputSets(task, model, smooth = false) {
+export function makeInputSets(task, model, smooth = false) {
   const sets = [];
   for (let k = 0; k < (model.invocations ?? 1); k++) sets.push(makeInputs(task, model, smooth, k));
   if (smooth) sets.smoothed = sets[0].smoothed;
@@ -250,10 +250,34 @@ function declaredShapesCopy(task, model) {
   return { bytes, model: readTfliteModel(bytes, { signature: task.signature ?? null }) };
 }
 
+// A model whose inputs have dynamic dimensions (shape_signature -1) declares
+// placeholder sizes (often 1) that the TFLite runtimes prepare the graph with:
+// a convolution then fails ("BytesRequired number of elements overflowed"),
+// or LiteRT.js reads past its buffers. When the inputs made (a spec's `shape`)
+// differ from the declared ones, the runtimes run a copy declaring them, as
+// an application would resize them before AllocateTensors. Null otherwise.
+function staticInputsCopy(task, model, inputs) {
+  const resized = model.inputs.filter((t) => {
+    const given = inputs.get(t.name);
+    return given && (given.shape.length !== t.shape.length || given.shape.some((d, i) => d !== t.shape[i]));
+  });
+  if (resized.length === 0 || !task.file || !task.outDir) return null;
+  const json = tfliteToJson(task.file, model);
+  const graph = json.subgraphs[model.subgraphIndex];
+  for (const t of resized) {
+    graph.tensors[t.index].shape = [...inputs.get(t.name).shape];
+    delete graph.tensors[t.index].shape_signature;
+  }
+  const file = path.join(task.outDir, onnxFileName(task.name).replace(/\.onnx$/, '.static.tflite'));
+  jsonToTflite(json, file);
+  const bytes = new Uint8Array(fs.readFileSync(file));
+  return { bytes, model: readTfliteModel(bytes, { signature: task.signature ?? null }) };
+}
+
 // `inputs`: the inputs of every invocation (makeInputSets); one interpreter
 // runs them in order. Returns every invocation's outputs in one Map
 // (mergeInvocations).
-async function runTflite(which, bytes, model, inputs) {
+export async function runTflite(which, bytes, model, inputs) {
   try {
     if (which === 'litert') {
       const { runLiteRt } = await import('./litert.mjs');
@@ -480,7 +504,7 @@ export function readStatePairs(meta) {
 // feed of one without a word (the harness's self-test pins that), so this is
 // how it is fed. Returns every invocation's outputs in one Map
 // (mergeInvocations), and the layouts.
-async function runOnnx(task, onnxBytes, model, inputs, notes) {
+export async function runOnnx(task, onnxBytes, model, inputs, notes) {
   const layouts = readIoLayouts(onnxBytes);
   const meta = readOnnxMetadata(onnxBytes);
   const pairs = readStatePairs(meta);
@@ -498,7 +522,7 @@ async function runOnnx(task, onnxBytes, model, inputs, notes) {
     }
     let session;
     try {
-      session = await openOnnx(bytes, { threads: task.threads });
+      session = await openOnnx(bytes, { threads: task.threads, optimization: task.ortOptimization });
     } catch (e) {
       throw new Error(`onnxruntime cannot load the ONNX model: ${compact(errMessage(e))}`);
     }
@@ -756,6 +780,13 @@ export async function processModel(task) {
       }
     }
     const inputs = makeInputSets(task, model, !!task.smoothInputs);
+    const staticCopy = spec.reference_model ? null : staticInputsCopy(task, model, inputs[0]);
+    if (staticCopy) {
+      // The runtimes run the copy; the comparison keeps the model's own view.
+      bytes = staticCopy.bytes;
+      model.shapedCopy = null;
+      res.notes.push('the TFLite runtimes run a copy whose inputs declare the shapes given');
+    }
     if (spec.reference_model) {
       // Ops no runtime here runs (select-TF): the TFLite runtimes run a twin
       // of the same function in builtins, beside the model, with the same

@@ -1,0 +1,138 @@
+// Hybrid (dynamic-range quantized) FULLY_CONNECTED and CONV_2D: float32 input/output, int8
+// weights (per-tensor and per-channel), float32 bias, asymmetric_quantize_inputs true/false.
+import { Model, qconst, tensor, rng, randInts, count } from '../lib/qmodel.mjs';
+import * as H from '../ref/hybrid.mjs';
+import * as L from '../ref/linear.mjs';
+import { f32 } from '../ref/common.mjs';
+
+function rows(r, B, K) {
+  const out = [];
+  for (let b = 0; b < B; b++) {
+    const kind = b % 5;
+    const row = [];
+    for (let k = 0; k < K; k++) {
+      let v = (r() * 2 - 1) * 3;
+      if (kind === 1) v = Math.abs(v); // all positive: rmin = 0
+      if (kind === 2) v = -Math.abs(v) * 0.1; // all negative, small
+      if (kind === 3) v = Math.round(v * 8) / 8; // coarse values (exact ties in the quantization grid)
+      if (kind === 4 && k % 3 === 0) v = 0;
+      row.push(f32(v));
+    }
+    out.push(row);
+  }
+  return out;
+}
+
+function fcHybridCase({ name, B, K, O, perChannel, asym, bias = true, variant }) {
+  const r = rng(name.length * 131 + B);
+  const m = new Model(name, `hybrid FULLY_CONNECTED ${variant}`);
+  const x = m.input('x', [B, K], 'FLOAT32');
+  const w = randInts(r, O * K, -127, 127);
+  const ws = perChannel ? Array.from({ length: O }, () => f32(0.002 + 0.01 * r())) : [f32(0.0071)];
+  const tw = qconst(m, 'w', [O, K], 'int8', w, perChannel ? ws : ws[0], perChannel ? ws.map(() => 0) : 0, perChannel ? 0 : undefined);
+  const bv = Array.from({ length: O }, () => f32((r() * 2 - 1) * 0.5));
+  const tb = bias ? m.f32('bias', [O], bv) : -1;
+  const y = m.tensor('y', [B, O], 'FLOAT32');
+  m.op('FULLY_CONNECTED', [x, tw, tb], [y], 'FullyConnectedOptions', { fused_activation_function: 'NONE', asymmetric_quantize_inputs: asym });
+  m.output(y);
+  const X = rows(r, B, K);
+  const wsc = (c) => (perChannel ? ws[c] : ws[0]);
+  const bb = (c) => (bias ? bv[c] : 0);
+  const refs = {
+    xnnpackQd8: () => {
+      const o = [];
+      for (const row of X) {
+        const p = H.xnnQd8Params(row); const q = H.xnnQuantizeRow(row, p);
+        for (let c = 0; c < O; c++) { let acc = 0; for (let k = 0; k < K; k++) acc += (q[k] - p.zp) * w[c * K + k]; o.push(H.xnnQd8Output(acc, p.ds, wsc(c), bb(c))); }
+      }
+      return o;
+    },
+    tfliteSym: () => {
+      const o = [];
+      for (const row of X) {
+        const p = H.tfliteSymParams(row); const q = H.tfliteSymQuantizeRow(row, p);
+        for (let c = 0; c < O; c++) { let acc = 0; for (let k = 0; k < K; k++) acc += q[k] * w[c * K + k]; o.push(f32(bb(c) + f32(acc * f32(p.sf * wsc(c))))); }
+      }
+      return o;
+    },
+    tfliteAsym: () => {
+      const o = [];
+      for (const row of X) {
+        const p = H.tfliteAsymParams(row); const q = H.tfliteAsymQuantizeRow(row, p);
+        for (let c = 0; c < O; c++) { let acc = 0; for (let k = 0; k < K; k++) acc += (q[k] - p.zp) * w[c * K + k]; o.push(f32(bb(c) + f32(acc * f32(p.sf * wsc(c))))); }
+      }
+      return o;
+    },
+    tfliteSymScale0: () => {
+      const o = [];
+      for (const row of X) {
+        const p = H.tfliteSymParams(row); const q = H.tfliteSymQuantizeRow(row, p);
+        for (let c = 0; c < O; c++) { let acc = 0; for (let k = 0; k < K; k++) acc += q[k] * w[c * K + k]; o.push(f32(bb(c) + f32(acc * f32(p.sf * ws[0])))); }
+      }
+      return o;
+    },
+    tfliteAsymScale0: () => {
+      const o = [];
+      for (const row of X) {
+        const p = H.tfliteAsymParams(row); const q = H.tfliteAsymQuantizeRow(row, p);
+        for (let c = 0; c < O; c++) { let acc = 0; for (let k = 0; k < K; k++) acc += (q[k] - p.zp) * w[c * K + k]; o.push(f32(bb(c) + f32(acc * f32(p.sf * ws[0])))); }
+      }
+      return o;
+    },
+    float: () => {
+      const o = [];
+      for (const row of X) for (let c = 0; c < O; c++) { let s = 0; for (let k = 0; k < K; k++) s += row[k] * w[c * K + k] * wsc(c); o.push(f32(s + bb(c))); }
+      return o;
+    },
+  };
+  return { name, op: 'FULLY_CONNECTED (hybrid)', variant, model: m, inputs: [tensor('float32', [B, K], X.flat())], refs };
+}
+
+function convHybridCase({ name, xShape, wShape, perChannel, asym, padding = 'SAME', variant }) {
+  const r = rng(name.length * 7 + 3);
+  const m = new Model(name, `hybrid CONV_2D ${variant}`);
+  const x = m.input('x', xShape, 'FLOAT32');
+  const O = wShape[0];
+  const w = randInts(r, count(wShape), -127, 127);
+  const ws = perChannel ? Array.from({ length: O }, () => f32(0.002 + 0.01 * r())) : [f32(0.0071)];
+  const tw = qconst(m, 'w', wShape, 'int8', w, perChannel ? ws : ws[0], perChannel ? ws.map(() => 0) : 0, perChannel ? 0 : undefined);
+  const bv = Array.from({ length: O }, () => f32((r() * 2 - 1) * 0.5));
+  const tb = m.f32('bias', [O], bv);
+  const oShape = L.conv2dShape(xShape, wShape, { padding });
+  const y = m.tensor('y', oShape, 'FLOAT32');
+  m.op('CONV_2D', [x, tw, tb], [y], 'Conv2DOptions', { padding, stride_h: 1, stride_w: 1, dilation_h_factor: 1, dilation_w_factor: 1, fused_activation_function: 'NONE' });
+  m.output(y);
+  const X = rows(r, xShape[0], count(xShape) / xShape[0]);
+  const wsc = (c) => (perChannel ? ws[c] : ws[0]);
+  const per = count(xShape) / xShape[0];
+  const quantRef = (paramsFn, quantFn, symmetric) => () => {
+    const o = [];
+    for (let b = 0; b < xShape[0]; b++) {
+      const p = paramsFn(X[b]); const q = quantFn(X[b], p);
+      const zp = symmetric ? 0 : p.zp;
+      const { acc, channel } = L.conv2dAcc(q, [1, ...xShape.slice(1)], zp, w, wShape, 0, null, { padding });
+      acc.forEach((a, i) => o.push(symmetric || paramsFn === H.tfliteAsymParams ? f32(bv[channel[i]] + f32(a * f32(p.sf * wsc(channel[i])))) : H.xnnQd8Output(a, p.ds, wsc(channel[i]), bv[channel[i]])));
+    }
+    return o;
+  };
+  const refs = {
+    xnnpackQd8: quantRef(H.xnnQd8Params, H.xnnQuantizeRow, false),
+    tfliteSym: quantRef(H.tfliteSymParams, H.tfliteSymQuantizeRow, true),
+    tfliteAsym: quantRef(H.tfliteAsymParams, H.tfliteAsymQuantizeRow, false),
+  };
+  void per;
+  return { name, op: 'CONV_2D (hybrid)', variant, model: m, inputs: [tensor('float32', xShape, X.flat())], refs };
+}
+
+export function cases() {
+  const out = [];
+  for (const asym of [false, true]) {
+    for (const perChannel of [false, true]) {
+      const tag = `${perChannel ? 'pc' : 'pt'}_${asym ? 'asym' : 'sym'}`;
+      out.push(fcHybridCase({ name: `hybrid_fc_${tag}`, B: 10, K: 37, O: 9, perChannel, asym, variant: `int8 ${perChannel ? 'per-channel' : 'per-tensor'} weights, asymmetric_quantize_inputs=${asym}` }));
+      out.push(fcHybridCase({ name: `hybrid_fc_${tag}_nobias`, B: 5, K: 300, O: 4, perChannel, asym, bias: false, variant: `no bias, K=300, ${perChannel ? 'per-channel' : 'per-tensor'}, asym=${asym}` }));
+      out.push(convHybridCase({ name: `hybrid_conv_${tag}`, xShape: [5, 6, 7, 3], wShape: [4, 3, 2, 3], perChannel, asym, variant: `int8 ${perChannel ? 'per-channel' : 'per-tensor'} weights, asymmetric_quantize_inputs=${asym} (Conv2DOptions has no such field)` }));
+    }
+  }
+  return out;
+}
