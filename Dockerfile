@@ -31,7 +31,7 @@ ARG CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DLITE2ONNX_BUILD_TESTS=OFF -DLITE2ON
 WORKDIR /src
 COPY . .
 RUN cmake -S . -B /build -G Ninja ${CMAKE_ARGS} \
- && cmake --build /build --target lite2onnx-server lite2onnx-worker lite2onnx \
+ && cmake --build /build --target lite2onnx-server lite2onnx-worker lite2onnx examples \
  && strip /build/server/lite2onnx-server /build/server/lite2onnx-worker /build/lite2onnx \
  && deploy/derive-runtime-packages.sh --check deploy/runtime-packages.txt \
       /build/server/lite2onnx-server /build/server/lite2onnx-worker /build/lite2onnx
@@ -56,6 +56,8 @@ RUN apt-get update \
 # The server starts lite2onnx-worker from beside itself (--isolation process).
 COPY --from=build /build/server/lite2onnx-server /build/server/lite2onnx-worker /build/lite2onnx \
      /usr/local/bin/
+# The example model (a 16 KB MobileNet-like CNN): the chart's `helm test` converts it.
+COPY --from=build /build/examples/mini_mobilenet.tflite /usr/local/share/lite2onnx/examples/
 
 # Numeric, so Kubernetes' runAsNonRoot can verify it.
 USER 10001:10001

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Batch conversion against one CLI process per model (README, "Batch
+# Batch conversion against one CLI process per model (docs/cli.md, "Batch
 # conversion"): converts every model of a folder (default ../shared/models)
 #   - one `lite2onnx convert MODEL -o OUT` process per model, one at a time,
 #   - the same, two processes at a time (xargs -P 2),

@@ -3,7 +3,7 @@
 # shared machine's load drifts over both alike: ROUNDS rounds, each running
 # OLD's then NEW's lite2onnx_bench on a few models (5 repetitions, the best of
 # them kept); prints per model the median of the rounds' CPU times and of the
-# ratios NEW/OLD. README.md ("Python") has the -fPIC figures it measured.
+# ratios NEW/OLD. docs/python.md has the -fPIC figures it measured.
 #   bench/compare_builds.sh OLD/lite2onnx_bench NEW/lite2onnx_bench [ROUNDS]
 set -euo pipefail
 old=$1 new=$2 rounds=${3:-10}

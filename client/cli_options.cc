@@ -6,7 +6,8 @@ namespace lite2onnx {
 
 void add_conversion_options(CLI::App* cmd, std::vector<OptionArg>& args) {
   const auto table = option_table();
-  args.resize(table.size());
+  const auto aliases = option_aliases();
+  args.resize(table.size() + aliases.size());
   for (size_t i = 0; i < table.size(); ++i) {
     const OptionDef& def = table[i];
     const std::string flag(def.flag), help(def.help);
@@ -22,6 +23,14 @@ void add_conversion_options(CLI::App* cmd, std::vector<OptionArg>& args) {
           ->default_str(def.default_text());
     }
   }
+  for (size_t i = 0; i < aliases.size(); ++i) {
+    OptionArg& arg = args[table.size() + i];
+    const std::string flag(aliases[i].flag), help(aliases[i].help);
+    if (aliases[i].takes_value)
+      cmd->add_option(flag, arg.texts, help)->group("tf2onnx spellings");
+    else
+      cmd->add_flag(flag, arg.flag, help)->group("tf2onnx spellings");
+  }
 }
 
 Result<ConvertOptions> parse_conversion_options(const std::vector<OptionArg>& args) {
@@ -32,6 +41,14 @@ Result<ConvertOptions> parse_conversion_options(const std::vector<OptionArg>& ar
     if (table[i].kind == OptionKind::kBoolean) texts = {args[i].flag ? "true" : "false"};
     for (const auto& text : texts)
       if (auto st = table[i].parse(options, text, table[i].flag); !st) return st.take_error();
+  }
+  const auto aliases = option_aliases();
+  for (size_t i = 0; i < aliases.size() && table.size() + i < args.size(); ++i) {
+    const OptionArg& arg = args[table.size() + i];
+    if (!aliases[i].takes_value && arg.flag)
+      if (auto st = apply_alias(aliases[i], options, ""); !st) return st.take_error();
+    for (const auto& text : arg.texts)
+      if (auto st = apply_alias(aliases[i], options, text); !st) return st.take_error();
   }
   return options;
 }

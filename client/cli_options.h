@@ -20,11 +20,13 @@ struct OptionArg {
   bool flag = false;
 };
 
-// Adds a flag per option to `cmd`, with the table's help and defaults; what the
-// command line gives lands in `args` (args[i] for option_table()[i]).
+// Adds a flag per option to `cmd`, with the table's help and defaults, and one
+// per alias (option_aliases(): tf2onnx's spellings); what the command line
+// gives lands in `args` (args[i] for option_table()[i], then one per alias).
 void add_conversion_options(CLI::App* cmd, std::vector<OptionArg>& args);
 
-// The options `args` give (everything else at its default); errors
+// The options `args` give (everything else at its default; aliases applied
+// after the table's flags, through the table); errors
 // (kInvalidOption) name the flag, e.g. "--quantization: 'x' (choose qdq or dequantize)".
 Result<ConvertOptions> parse_conversion_options(const std::vector<OptionArg>& args);
 

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <variant>
@@ -23,6 +24,7 @@
 #include "client/mapped_file.h"
 #include "common/error_reasons.h"
 #include "common/failure.h"
+#include "common/size_value.h"
 #include "core/convert.h"
 #ifdef LITE2ONNX_REMOTE
 #include "client/remote/remote.h"
@@ -43,6 +45,35 @@ int report(const Failure& f) {
 int fail(ErrorCode code, const std::string& message) {
   return report(failure_of(make_error(code, message)));
 }
+
+// A model's bytes: a file mapped into memory, or standard input ("-") read whole.
+class ModelInput {
+ public:
+  static std::optional<ModelInput> open(const std::string& path, std::string* error) {
+    if (path == "-") {
+      std::ostringstream s;
+      s << std::cin.rdbuf();
+      if (std::cin.bad()) {
+        *error = "cannot read standard input";
+        return std::nullopt;
+      }
+      return ModelInput(std::nullopt, std::move(s).str());
+    }
+    auto file = MappedFile::open(path, error);
+    if (!file) return std::nullopt;
+    return ModelInput(std::move(file), {});
+  }
+  std::span<const std::byte> bytes() const {
+    if (file_) return file_->bytes();
+    return std::as_bytes(std::span(stdin_.data(), stdin_.size()));
+  }
+
+ private:
+  ModelInput(std::optional<MappedFile> file, std::string data)
+      : file_(std::move(file)), stdin_(std::move(data)) {}
+  std::optional<MappedFile> file_;
+  std::string stdin_;
+};
 
 // --server and the flags of the connection to it (convert, inspect, ops).
 struct RemoteArgs {
@@ -77,8 +108,10 @@ std::variant<remote::Client, Failure> connect(const RemoteArgs& r) {
 
 void add_remote_options(CLI::App* cmd, RemoteArgs& r) {
   auto* server = cmd->add_option("--server", r.server,
-                                 "HOST:PORT of a lite2onnx-server: run there instead of in this "
-                                 "process (same options, same output)");
+                                 "HOST:PORT of a lite2onnx-server (or a gRPC target: "
+                                 "dns:///NAME:PORT, ipv4:A:P,B:Q; calls are balanced over all its "
+                                 "addresses): run there instead of in this process (same options, "
+                                 "same output)");
   cmd->add_flag("--tls", r.tls, "connect with TLS, verifying the server with the system's CAs")
       ->needs(server);
   cmd->add_option("--tls-ca", r.tls_ca, "PEM CA bundle that verifies the server (implies --tls)")
@@ -102,9 +135,10 @@ void add_remote_options(CLI::App* cmd, RemoteArgs& r) {
       ->check(CLI::Range(0.001, 1e6));
   cmd->add_option("--retries", r.retries,
                   "retry a call refused for a passing reason (queue_full, memory_budget, "
-                  "cancelled, shutting_down, unavailable) up to N times, with backoff "
-                  "(default 0, and 3 for a batch; --deadline bounds all attempts of one model "
-                  "together)")
+                  "cancelled, shutting_down, unavailable) up to N times, at most 4 (gRPC's "
+                  "limit of 5 attempts): the server says when, an unreachable one is tried "
+                  "again after 250 ms doubling (default 0, and 3 for a batch; --deadline bounds "
+                  "all attempts of one model together)")
       ->needs(server)
       ->check(CLI::Range(0, 100));
 }
@@ -132,12 +166,13 @@ void add_limit_options(CLI::App* cmd, Limits& l) {
       ->group("Limits (beyond one: resource_limit, exit 5)");
   cmd->add_option("--max-created-bytes", l.max_created_bytes,
                   "bytes of constants one conversion may create (folded values, DFT matrices, "
-                  "converted weights); default 256MiB + 4 x the model (sizes take kib, mib, gib)")
-      ->transform(CLI::AsSizeValue(false))
+                  "converted weights); default 256MiB + 4 x the model (sizes take b, kb = 1000, "
+                  "kib = 1024, mb, mib, gb, gib)")
+      ->transform(size_value())
       ->group("Limits (beyond one: resource_limit, exit 5)");
   cmd->add_option("--max-output-bytes", l.max_output_bytes,
                   "bytes of the ONNX model; default 512MiB + 8 x the model, at most 2GiB - 1")
-      ->transform(CLI::AsSizeValue(false))
+      ->transform(size_value())
       ->group("Limits (beyond one: resource_limit, exit 5)");
 }
 
@@ -194,11 +229,15 @@ int run_convert(const ConvertArgs& args, const RemoteArgs& remote) {
   if (!parsed) return fail(parsed.error().code, parsed.error().message);
   const int opset = parsed->opset;
   std::string err;
-  auto file = MappedFile::open(input, &err);
+  auto file = ModelInput::open(input, &err);
   if (!file) {
     std::cerr << "lite2onnx: io_error: " << err << "\n";
     return kExitIo;
   }
+  if (output.empty() && input == "-") output = "-";
+  // With the ONNX model on standard output, everything else goes to stderr.
+  const bool to_stdout = output == "-";
+  std::ostream& info = to_stdout ? std::cerr : std::cout;
   if (output.empty()) {
     output = input;
     auto dot = output.rfind('.');
@@ -210,35 +249,54 @@ int run_convert(const ConvertArgs& args, const RemoteArgs& remote) {
   if (auto failed = run_conversion(remote, file->bytes(), *parsed, onnx, diag, remote_note)) {
     const Error& e = failed->error;
     if (json) {
-      auto j = nlohmann::ordered_json::parse(diag.to_json());
-      j["error"] = {{"code", failed->name()}, {"message", e.message}};
+      // What happened: the outcome first, the error, then the diagnostics of
+      // the stages that ran (the core marks no subgraph "converted" then).
+      nlohmann::ordered_json j = {{"outcome", "failed"}};
+      j["error"] = {{"code", failed->name()},
+                    {"exit_code", failed->reason->exit_code},
+                    {"retryable", failed->reason->retryable},
+                    {"message", e.message}};
       if (e.op_index >= 0) j["error"]["op_index"] = e.op_index;
       if (!e.tensor.empty()) j["error"]["tensor"] = e.tensor;
-      std::cout << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+      const nlohmann::ordered_json diagnostics = nlohmann::ordered_json::parse(diag.to_json());
+      for (auto it = diagnostics.begin(); it != diagnostics.end(); ++it) j[it.key()] = *it;
+      info << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     } else if (verbose) {
       std::cerr << diag.to_text();
     }
     return report(*failed);
   }
-  std::ofstream out(output, std::ios::binary | std::ios::trunc);
-  out.write(onnx.data(), static_cast<std::streamsize>(onnx.size()));
-  out.close();
-  if (!out) {
-    std::cerr << "lite2onnx: io_error: cannot write '" << output << "'\n";
-    return kExitIo;
+  if (to_stdout) {
+    std::cout.write(onnx.data(), static_cast<std::streamsize>(onnx.size()));
+    std::cout.flush();
+    if (!std::cout) {
+      std::cerr << "lite2onnx: io_error: cannot write the ONNX model to standard output\n";
+      return kExitIo;
+    }
+  } else {
+    std::ofstream out(output, std::ios::binary | std::ios::trunc);
+    out.write(onnx.data(), static_cast<std::streamsize>(onnx.size()));
+    out.close();
+    if (!out) {
+      std::cerr << "lite2onnx: io_error: cannot write '" << output << "'\n";
+      return kExitIo;
+    }
   }
   if (json) {
-    std::cout << diag.to_json() << "\n";
+    info << diag.to_json() << "\n";
   } else {
     double total = 0;
     for (const auto& t : diag.timings)
       if (t.phase == "total") total = t.ms;
     int nodes = 0;
     for (const auto& [k, v] : diag.emitted_nodes) nodes += v;
-    std::printf("%s -> %s: %d ONNX nodes (%zu inserted), %zu bytes, opset %d, %.2f ms\n",
-                input.c_str(), output.c_str(), nodes, diag.inserted.size(), diag.onnx_bytes, opset,
-                total);
-    if (verbose) std::cout << diag.to_text() << remote_note;
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "%s -> %s: %d ONNX nodes (%zu inserted), %zu bytes, opset %d, %.2f ms\n",
+                  input == "-" ? "(stdin)" : input.c_str(), to_stdout ? "(stdout)" : output.c_str(),
+                  nodes, diag.inserted.size(), diag.onnx_bytes, opset, total);
+    info << line;
+    if (verbose) info << diag.to_text() << remote_note;
     for (const auto& w : diag.warnings) std::cerr << "lite2onnx: warning: " << w << "\n";
   }
   return kExitOk;
@@ -313,6 +371,10 @@ class Progress {
 int run_batch(const ConvertArgs& args, RemoteArgs remote) {
   auto options = make_options(args);
   if (!options) return fail(options.error().code, options.error().message);
+  for (const auto& input : args.inputs)
+    if (input == "-")
+      return fail(ErrorCode::kInvalidOption,
+                  "'-' (standard input) is one model: convert - -o OUT.onnx (or -o -)");
   if (args.output.empty())
     return fail(ErrorCode::kInvalidOption,
                 "several inputs or a folder need -o OUT_DIR (the folder of the ONNX files)");
@@ -387,7 +449,7 @@ bool is_batch(const ConvertArgs& args) {
 int run_inspect(const std::string& input, bool json, const Limits& limits,
                 const RemoteArgs& remote) {
   std::string err;
-  auto file = MappedFile::open(input, &err);
+  auto file = ModelInput::open(input, &err);
   if (!file) {
     std::cerr << "lite2onnx: io_error: " << err << "\n";
     return kExitIo;
@@ -415,7 +477,7 @@ std::string ops_markdown(const std::vector<OpSupport>& matrix) {
   std::string md =
       "# Operator support\n\n"
       "Generated by `lite2onnx ops --markdown` from the op registry; do not edit by hand.\n"
-      "Layout classes: see the Layout section of the README. Quantized (int8/uint8, as\n"
+      "Layout classes: see docs/conversion.md (Layout). Quantized (int8/uint8, as\n"
       "QuantizeLinear/DequantizeLinear): `rescale` = real-valued op, output requantized to its\n"
       "own scale; `same scale` = TFLite copies integers, so input and output must share\n"
       "quantization; `reinterprets` = TFLite copies the integers and reads them with the\n"
@@ -515,13 +577,15 @@ int main(int argc, char** argv) {
   std::string input;
   bool json = false;
   auto* convert_cmd = app.add_subcommand("convert", "convert MODEL.tflite to ONNX");
-  convert_cmd
-      ->add_option("model", args.inputs,
-                   "TFLite model file; or several, or folders (searched recursively): a batch, "
-                   "converted into -o OUT_DIR with the same relative paths")
-      ->required();
+  convert_cmd->add_option("model", args.inputs,
+                          "TFLite model file ('-': standard input); or several, or folders "
+                          "(searched recursively): a batch, converted into -o OUT_DIR with the "
+                          "same relative paths");
+  std::string tflite_flag;
+  convert_cmd->add_option("--tflite", tflite_flag, "the TFLite model file (tf2onnx's spelling)");
   convert_cmd->add_option("-o,--output", args.output,
-                          "ONNX output file (default: MODEL.onnx); for a batch, the output "
+                          "ONNX output file (default: MODEL.onnx; '-': standard output, the "
+                          "default for a model from standard input); for a batch, the output "
                           "folder (it gets summary.json)");
   convert_cmd
       ->add_option("-j,--jobs", args.jobs,
@@ -563,6 +627,11 @@ int main(int argc, char** argv) {
   try {
     remote.verbose = args.verbose;
     if (*convert_cmd) {
+      if (!tflite_flag.empty()) args.inputs.insert(args.inputs.begin(), tflite_flag);
+      if (args.inputs.empty())
+        return fail(ErrorCode::kInvalidOption,
+                    "convert needs a model: MODEL.tflite, --tflite MODEL.tflite or - (standard "
+                    "input) (see --help)");
       if (is_batch(args)) return run_batch(args, remote);
       args.input = args.inputs.front();
       return run_convert(args, remote);

@@ -40,6 +40,11 @@ Result<size_t> convert(std::span<const std::byte> tflite, const ConvertOptions& 
   const auto start = std::chrono::steady_clock::now();
   Pipeline pipeline(tflite, options, diag);
   Result<size_t> onnx = pipeline.emit(output);
+  // A failed conversion converted nothing: the subgraph it chose says so.
+  if (!onnx)
+    for (auto& s : diag.subgraphs)
+      if (auto at = s.find(", converted"); at != std::string::npos)
+        s.replace(at, 11, ", chosen; the conversion failed");
   // Every conversion that ran has a total, also one that failed.
   diag.timings.push_back(
       {"total", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)

@@ -63,6 +63,14 @@ Status read(const OptionDef& def, std::string_view text, std::string_view label,
   return ok_status();
 }
 
+Status read(const OptionDef&, std::string_view text, std::string_view label,
+            std::vector<InputShape>& value) {
+  auto shape = parse_input_shape(text);
+  if (!shape) return invalid(label, shape.error().message);
+  value.push_back(std::move(shape).value());
+  return ok_status();
+}
+
 // Text as it is: bounded (the signature key of a request goes into logs and
 // error messages) and one line, so the options summary stays one line.
 Status read(const OptionDef& def, std::string_view text, std::string_view label,
@@ -96,6 +104,12 @@ std::vector<std::string> write(const OptionDef&, const std::vector<LayoutSpec>& 
   return out;
 }
 
+std::vector<std::string> write(const OptionDef&, const std::vector<InputShape>& value) {
+  std::vector<std::string> out;
+  for (const auto& shape : value) out.push_back(shape.text());
+  return out;
+}
+
 template <class T>
 constexpr OptionKind kind_of() {
   if constexpr (std::is_same_v<T, int>) {
@@ -106,6 +120,8 @@ constexpr OptionKind kind_of() {
     return OptionKind::kChoice;
   } else if constexpr (std::is_same_v<T, std::string>) {
     return OptionKind::kText;
+  } else if constexpr (std::is_same_v<T, std::vector<InputShape>>) {
+    return OptionKind::kShapes;
   } else {
     static_assert(std::is_same_v<T, std::vector<LayoutSpec>>, "an option of an unknown type");
     return OptionKind::kLayouts;
@@ -132,6 +148,13 @@ static_assert(static_cast<int>(QuantizationMode::kQdq) == 0 &&
 constexpr std::string_view kIoNames[] = {"tensor", "signature"};
 static_assert(static_cast<int>(IoNames::kTensor) == 0 &&
               static_cast<int>(IoNames::kSignature) == 1);
+
+// Bounds of the interface options' texts: an input's dimensions are TFLite's
+// int32; the renames are one name per graph input or output.
+constexpr int64_t kMaxInputDimension = 0x7fffffff;
+constexpr size_t kMaxInputRank = 16;
+constexpr int kMaxBatch = 1 << 20;
+constexpr int kMaxRenameBytes = 1 << 20;
 
 constexpr OptionDef kOptions[] = {
     option(
@@ -199,6 +222,73 @@ constexpr OptionDef kOptions[] = {
                  "signature: after the converted signature's aliases",
          .choices = kIoNames},
         [](auto& o) -> auto& { return o.io_names; }),
+    option(
+        {.name = "input_shapes",
+         .flag = "--input-shape",
+         .help = "TENSOR=D0,D1,... e.g. input=1,224,224,3 (repeatable): fix the dynamic (-1) "
+                 "dimensions of a graph input before shape inference, so the ONNX model gets "
+                 "static shapes and folded shape arithmetic (a static dimension may only be "
+                 "given its own value)",
+         .omit_default = true},
+        [](auto& o) -> auto& { return o.input_shapes; }),
+    option(
+        {.name = "batch",
+         .flag = "--batch",
+         .help = "fix the first dimension of every graph input whose first dimension is "
+                 "dynamic to N (inputs named by --input-shape keep theirs; 0: leave it)",
+         .min = 0,
+         .max = kMaxBatch,
+         .omit_default = true},
+        [](auto& o) -> auto& { return o.batch; }),
+    option(
+        {.name = "rename_inputs",
+         .flag = "--rename-inputs",
+         .help = "NAME,NAME,...: new names of the graph inputs, in their order (those beyond "
+                 "the list keep theirs; layout options and --input-shape take either name)",
+         .max = kMaxRenameBytes,
+         .omit_default = true},
+        [](auto& o) -> auto& { return o.rename_inputs; }),
+    option(
+        {.name = "rename_outputs",
+         .flag = "--rename-outputs",
+         .help = "NAME,NAME,...: new names of the graph outputs, in their order",
+         .max = kMaxRenameBytes,
+         .omit_default = true},
+        [](auto& o) -> auto& { return o.rename_outputs; }),
+};
+
+// The named tensors, comma-separated, each as TENSOR=NCHW: an I/O order read
+// against its channels-last form (NHWC:NCHW), as --io-layout reads it.
+std::vector<std::pair<std::string, std::string>> as_nchw(std::string_view names) {
+  std::vector<std::pair<std::string, std::string>> out = {{"keep_io_layout", "true"}};
+  size_t start = 0;
+  while (start <= names.size()) {
+    size_t comma = names.find(',', start);
+    if (comma == std::string_view::npos) comma = names.size();
+    out.emplace_back("io_layouts", std::string(names.substr(start, comma - start)) + "=NCHW");
+    start = comma + 1;
+  }
+  return out;
+}
+
+const OptionAlias kAliases[] = {
+    {.flag = "--dequantize",
+     .help = "tf2onnx's spelling of --quantization dequantize",
+     .expand = [](std::string_view) -> std::vector<std::pair<std::string, std::string>> {
+       return {{"quantization", "dequantize"}};
+     }},
+    {.flag = "--inputs-as-nchw",
+     .help = "NAME,NAME,... (tf2onnx): these graph inputs are NCHW in ONNX (--io-layout "
+             "NAME=NCHW), and every other input and output keeps TFLite's axis order "
+             "(--keep-io-layout)",
+     .takes_value = true,
+     .expand = as_nchw},
+    {.flag = "--outputs-as-nchw",
+     .help = "NAME,NAME,... (tf2onnx): these graph outputs are NCHW in ONNX (--io-layout "
+             "NAME=NCHW), and every other input and output keeps TFLite's axis order "
+             "(--keep-io-layout)",
+     .takes_value = true,
+     .expand = as_nchw},
 };
 
 }  // namespace
@@ -218,6 +308,43 @@ std::string OptionDef::default_text() const {
 }
 
 std::span<const OptionDef> option_table() { return kOptions; }
+
+std::span<const OptionAlias> option_aliases() { return kAliases; }
+
+Status apply_alias(const OptionAlias& alias, ConvertOptions& options, std::string_view value) {
+  for (const auto& [name, text] : alias.expand(value))
+    if (auto st = find_option(name)->parse(options, text, alias.flag); !st) return st;
+  return ok_status();
+}
+
+Result<InputShape> parse_input_shape(std::string_view text) {
+  auto bad = [&](const std::string& why) {
+    return make_error(ErrorCode::kInvalidOption, "shape '" + std::string(text) + "': " + why);
+  };
+  const size_t eq = text.rfind('=');
+  if (eq == std::string_view::npos || eq == 0)
+    return bad("expected TENSOR=D0,D1,... (e.g. input=1,224,224,3)");
+  InputShape shape{std::string(text.substr(0, eq)), {}};
+  std::string_view dims = text.substr(eq + 1);
+  if (dims.empty()) return bad("no dimensions (a scalar input has no dynamic dimension)");
+  size_t start = 0;
+  while (start <= dims.size()) {
+    size_t comma = dims.find(',', start);
+    if (comma == std::string_view::npos) comma = dims.size();
+    const std::string_view d = dims.substr(start, comma - start);
+    int64_t v = 0;
+    auto [stop, ec] = std::from_chars(d.data(), d.data() + d.size(), v);
+    if (d.empty() || ec != std::errc() || stop != d.data() + d.size() || v < 1 ||
+        v > kMaxInputDimension)
+      return bad("dimension '" + std::string(d) + "' is not a whole number in 1.." +
+                 std::to_string(kMaxInputDimension));
+    if (shape.dims.size() == kMaxInputRank)
+      return bad("more than " + std::to_string(kMaxInputRank) + " dimensions");
+    shape.dims.push_back(v);
+    start = comma + 1;
+  }
+  return shape;
+}
 
 const OptionDef* find_option(std::string_view name) {
   for (const auto& def : kOptions)
@@ -245,6 +372,9 @@ std::string options_summary(std::span<const std::vector<std::string>> texts) {
   for (bool repeated : {false, true})
     for (size_t i = 0; i < std::size(kOptions) && i < texts.size(); ++i) {
       if (kOptions[i].repeated() != repeated) continue;
+      if (kOptions[i].omit_default && !repeated &&
+          (texts[i].empty() || texts[i] == std::vector{kOptions[i].default_text()}))
+        continue;
       if (texts[i].empty() && !repeated) add(kOptions[i], kOptions[i].default_text());
       for (const auto& text : texts[i]) add(kOptions[i], text);
     }

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/options.h"
@@ -28,6 +29,7 @@ enum class OptionKind {
   kLayouts,  // repeated "TENSOR=SRC:DST" (parse_layout_spec); wire: repeated string
   kText,     // any text of at most `max` bytes without control characters; wire:
              // string, "" = the default
+  kShapes,   // repeated "TENSOR=D0,D1,..." (parse_input_shape); wire: repeated string
 };
 
 struct OptionDef;
@@ -45,10 +47,14 @@ struct OptionDef {
   // kChoice: the texts, in the order of the member's enum (choices[i] is value i).
   std::span<const std::string_view> choices = {};
   bool order_only = false;  // kLayouts: "TENSOR=ORDER" accepted too
+  // Left out of options_summary() while at its default: options added after
+  // the summary was first written, so that models converted without them keep
+  // their bytes (and cache keys).
+  bool omit_default = false;
   ParseOption parse_member = nullptr;
   FormatOption format_member = nullptr;
 
-  bool repeated() const { return kind == OptionKind::kLayouts; }
+  bool repeated() const { return kind == OptionKind::kLayouts || kind == OptionKind::kShapes; }
   // Reads one value written as text and sets the member, or appends to it
   // (repeated). Errors are kInvalidOption naming `label` (default: the name),
   // e.g. "quantization: 'x' (choose qdq or dequantize)"; an integer out of
@@ -60,6 +66,23 @@ struct OptionDef {
   // The text of the default (format(ConvertOptions{})); "" when repeated.
   std::string default_text() const;
 };
+
+// Other spellings of options, as users of other converters type them
+// (tf2onnx's --dequantize, --inputs-as-nchw, --outputs-as-nchw): each expands
+// its value into (canonical name, text) pairs of the table, which parse them.
+struct OptionAlias {
+  std::string_view flag;  // e.g. "--inputs-as-nchw"
+  std::string_view help;
+  bool takes_value = false;  // false: a flag without a value
+  // The table's options it sets: each (name, text) goes through set_option.
+  std::vector<std::pair<std::string, std::string>> (*expand)(std::string_view value) = nullptr;
+};
+std::span<const OptionAlias> option_aliases();
+// Applies an alias to `options` through the table; errors name `alias.flag`.
+Status apply_alias(const OptionAlias& alias, ConvertOptions& options, std::string_view value);
+
+// "TENSOR=D0,D1,...": a graph input's shape (dimensions 1..2^31-1, at most 16).
+Result<InputShape> parse_input_shape(std::string_view text);
 
 // Every option, in the order of the proto's fields (and the CLI's help).
 std::span<const OptionDef> option_table();

@@ -66,6 +66,19 @@ struct LayoutOptions {
   bool keep_io_layout = false;
 };
 
+// A graph input's shape fixed before shape inference (--input-shape
+// x=1,224,224,3): each dimension the model leaves dynamic (-1) takes the given
+// value; a static one may only be given its own value.
+struct InputShape {
+  std::string tensor;
+  std::vector<int64_t> dims;
+  std::string text() const {
+    std::string s = tensor + "=";
+    for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+    return s;
+  }
+};
+
 // How the ONNX graph's inputs and outputs are named.
 enum class IoNames {
   kTensor,     // their TFLite tensor names
@@ -99,6 +112,17 @@ struct ConvertOptions {
   // Name the graph inputs and outputs after the signature's aliases instead
   // of their tensor names (the tensors inside keep theirs).
   IoNames io_names = IoNames::kTensor;
+  // Shapes of graph inputs, fixed right after reading (passes/interface.h), so
+  // that shape inference and folding see static shapes.
+  std::vector<InputShape> input_shapes;
+  // The first dimension of every graph input whose first dimension is dynamic
+  // (and that input_shapes does not name); 0: left as the model has it.
+  int batch = 0;
+  // New names of the graph inputs / outputs, in their order, comma-separated
+  // (tf2onnx's --rename-inputs / --rename-outputs); those beyond the list keep
+  // theirs. Layout options and input_shapes name a tensor by either name.
+  std::string rename_inputs;
+  std::string rename_outputs;
   Limits limits;
   // Polled between operators; returning true stops the conversion with kCancelled.
   std::function<bool()> cancelled;

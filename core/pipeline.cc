@@ -11,6 +11,7 @@
 #include "core/ir/names.h"
 #include "core/onnx/emit.h"
 #include "core/ops/registry.h"
+#include "core/passes/interface.h"
 #include "core/passes/passes.h"
 #include "core/preflight.h"
 #include "core/provenance.h"
@@ -215,6 +216,11 @@ Status Pipeline::run(Stage s) {
           tflite_names_ = name_after_aliases(graph_, signatures_[static_cast<size_t>(signature_)],
                                              diag_.warnings);
       }
+      // The interface as the options ask for it (names, then fixed input
+      // shapes), before anything reads the shapes.
+      if (auto st = passes::rename_interface(graph_, options_, tflite_names_); !st) return st;
+      if (auto st = passes::fix_input_shapes(graph_, options_, tflite_names_, diag_.warnings); !st)
+        return st;
       // TFLite Support's metadata and associated files: never an error, a
       // warning for what cannot be read.
       if (!options_.no_metadata)

@@ -60,12 +60,15 @@ std::string quantized_kernel_problem(const ir::Graph& g, const ir::Node& n,
 // delegate runs it), one an accelerator's compiler made (it holds the
 // compiled program, not the ops), or any other.
 Refusal unknown_custom_op(const std::string& code) {
-  ReasonCode why = ReasonCode::kCustomOp;
-  if (code.starts_with("Flex"))
-    why = ReasonCode::kSelectTfOp;
-  else if (code == "edgetpu-custom-op" || code == "ethos-u")
-    why = ReasonCode::kAcceleratorCompiled;
-  return {why, "custom operator"};
+  if (code.starts_with("Flex")) return {ReasonCode::kSelectTfOp, "custom operator"};
+  // edgetpu_compiler moves the graph into one op that only an Edge TPU runs.
+  if (code == "edgetpu-custom-op")
+    return {ReasonCode::kAcceleratorCompiled,
+            "custom operator of an Edge TPU model: edgetpu_compiler moved the graph into it, "
+            "and only an Edge TPU runs it; convert the CPU .tflite from before edgetpu_compiler "
+            "instead"};
+  if (code == "ethos-u") return {ReasonCode::kAcceleratorCompiled, "custom operator"};
+  return {ReasonCode::kCustomOp, "custom operator"};
 }
 
 // Why a node cannot be converted, or nothing if it can.

@@ -108,8 +108,9 @@ void add_layout(FuzzInput& in, const std::vector<TensorName>& tensors,
 
 // Options from the input's first bytes: opset 13..17 (now and then an invalid
 // one), quantization mode, the flags, a few layouts, small limits, a
-// cancellation hook that fires after some polls, and a signature (one of the
-// model's keys, or one it lacks) with the interface named after its aliases.
+// cancellation hook that fires after some polls, a signature (one of the
+// model's keys, or one it lacks) with the interface named after its aliases,
+// and the interface options (fixed input shapes, batch, renames).
 ConvertOptions decode_options(FuzzInput& in, const std::vector<TensorName>& tensors,
                               const std::vector<std::string>& signatures, int& polls_until_cancel) {
   ConvertOptions o;
@@ -145,6 +146,21 @@ ConvertOptions decode_options(FuzzInput& in, const std::vector<TensorName>& tens
         o.signature = "no_such_signature";
     }
   }
+  // The interface options (core/passes/interface.h): a batch, a shape for one of
+  // the model's tensors (its own rank or not; dimensions small, or hostile), and
+  // renamed inputs and outputs (too many names now and then).
+  const uint8_t interface = in.byte();
+  if (interface & 1) o.batch = in.range(1, 1 << 20);
+  if ((interface & 2) && !tensors.empty()) {
+    const TensorName& t = in.pick(std::span<const TensorName>(tensors));
+    InputShape shape{t.name, {}};
+    const int rank = in.one_in(4) ? in.range(0, 5) : static_cast<int>(t.rank);
+    for (int i = 0; i < rank; ++i)
+      shape.dims.push_back(in.one_in(4) ? int64_t{0x7fffffff} : in.range(1, 64));
+    o.input_shapes.push_back(std::move(shape));
+  }
+  if (interface & 4) o.rename_inputs = in.flag() ? "a,b,c" : "image";
+  if (interface & 8) o.rename_outputs = in.flag() ? "," : "logits";
   return o;
 }
 

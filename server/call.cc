@@ -1,9 +1,12 @@
 #include "server/call.h"
 
+#include "common/service_config.h"
+
 #include <grpcpp/server_context.h>
 #include <sys/eventfd.h>
 
 #include <cstdlib>
+#include <random>
 #include <utility>
 
 namespace lite2onnx::server {
@@ -76,7 +79,14 @@ void StopSignal::clear_waker() {
 CallTrace::CallTrace(CallEnvironment& env, grpc::CallbackServerContext* ctx,
                      std::string_view method)
     : CallTrace(env, "grpc", method, given_request_id(ctx), ctx->peer()) {
-  ctx->AddInitialMetadata("x-request-id", id_);
+  ctx_ = ctx;
+  // gRPC's retries send the count of earlier attempts of the same call.
+  const auto& md = ctx->client_metadata();
+  if (auto it = md.find("grpc-previous-rpc-attempts"); it != md.end()) {
+    int n = 0;
+    for (char c : it->second) n = c >= '0' && c <= '9' && n < 1000 ? n * 10 + (c - '0') : n;
+    attempt_ = 1 + n;
+  }
 }
 
 CallTrace::CallTrace(CallEnvironment& env, std::string_view method, std::string_view given_id,
@@ -101,8 +111,27 @@ CallTrace::~CallTrace() {
   env_.call_ended();
 }
 
+void CallTrace::send_headers() {
+  if (!ctx_ || headers_sent_) return;
+  headers_sent_ = true;
+  ctx_->AddInitialMetadata("x-request-id", id_);
+}
+
 CallRecord CallTrace::complete(const grpc::Status& status) {
   completed_ = true;
+  if (status.ok()) send_headers();
+  if (ctx_ && !headers_sent_) ctx_->AddTrailingMetadata("x-request-id", id_);
+  if (ctx_) {
+    ctx_->AddTrailingMetadata(std::string(kAttemptHeader), std::to_string(attempt_));
+    if (!status.ok()) {
+      // The client's retry policy (common/service_config.h) retries by code;
+      // the reason says whether, and the server when.
+      thread_local std::mt19937 random{std::random_device{}()};
+      const std::string pushback = server_pushback_ms(
+          reason_name_of(status), attempt_, std::uniform_real_distribution<>(0.5, 1.0)(random));
+      if (!pushback.empty()) ctx_->AddTrailingMetadata("grpc-retry-pushback-ms", pushback);
+    }
+  }
   CallRecord r(env_);
   r.seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   r.protocol_ = protocol_;

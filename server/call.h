@@ -122,6 +122,12 @@ class CallTrace {
   CallTrace& operator=(const CallTrace&) = delete;
 
   const std::string& id() const { return id_; }
+  // gRPC: puts x-request-id in the initial metadata now; a stream calls it
+  // before its first answer message, complete() for a successful unary call.
+  // A failed call carries the id in its trailers instead: custom initial
+  // metadata would make its answer more than Trailers-Only, which commits a
+  // call and stops the client's gRPC from retrying it.
+  void send_headers();
   // Ends the call's time now. Pass `status` to Finish(), then write the record.
   CallRecord complete(const grpc::Status& status);
 
@@ -144,6 +150,11 @@ class CallTrace {
   std::string id_;
   std::string peer_;
   std::chrono::steady_clock::time_point start_;
+  // A gRPC call's context: complete() tells the client which attempt this
+  // was and, for a refusal, when to retry (grpc-retry-pushback-ms).
+  grpc::CallbackServerContext* ctx_ = nullptr;
+  int attempt_ = 1;
+  bool headers_sent_ = false;
   double queue_seconds_ = 0, cpu_seconds_ = -1;
   std::optional<Diagnostics> conversion_;
   std::string_view outcome_;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "common/size_value.h"
 #include "core/convert.h"
 
 namespace lite2onnx::server {
@@ -136,7 +137,7 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
   option(app, "--conversion-memory-limit", c.isolation.conversion_memory_limit,
          "--isolation process: memory one conversion may use in its worker process (on top of "
          "the worker's own ~30 MiB); beyond, RESOURCE_EXHAUSTED (memory_limit); 0: none")
-      ->transform(CLI::AsSizeValue(true));
+      ->transform(size_value());
   option(app, "--conversion-time-limit", c.isolation.conversion_time_limit,
          "--isolation process: seconds of wall time one conversion may take; beyond, its worker "
          "is killed and the call answered RESOURCE_EXHAUSTED (time_limit); 0: none");
@@ -145,19 +146,19 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
       ->group("");
   option(app, "--max-inflight-bytes", c.limits.max_inflight_bytes,
          "budget of model bytes held by all accepted requests together; beyond: "
-         "RESOURCE_EXHAUSTED at once (sizes take b, kb, kib, mb, mib, gb, gib)")
-      ->transform(CLI::AsSizeValue(true));
+         "RESOURCE_EXHAUSTED at once (sizes take b, kb = 1000, kib = 1024, mb, mib, gb, gib)")
+      ->transform(size_value());
   option(app, "--max-unary-bytes", c.limits.max_unary_bytes,
          "largest model in one Convert or Inspect message")
-      ->transform(CLI::AsSizeValue(true));
+      ->transform(size_value());
   option(app, "--max-stream-bytes", c.limits.max_stream_bytes,
          "largest model sent through ConvertStream, at most 1GiB")
-      ->transform(CLI::AsSizeValue(true));
+      ->transform(size_value());
   option(app, "--cache-bytes", c.limits.cache_bytes,
          "bytes of converted models kept to answer identical Convert calls again (key: the "
          "model's SHA-256, the options, the converter version; least recently used out first); "
          "0: no cache")
-      ->transform(CLI::AsSizeValue(true));
+      ->transform(size_value());
   option(app, "--stream-idle-timeout", c.limits.stream_idle_seconds,
          "seconds a ConvertStream may send nothing while it uploads; then it is ended "
          "(INVALID_ARGUMENT, bad_stream) and its memory budget freed");
@@ -172,11 +173,11 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
   option(app, "--max-created-bytes", c.limits.conversion.max_created_bytes,
          "bytes of constants one conversion may create (folded values, DFT matrices, converted "
          "weights); 0: 256MiB + 4 x the model")
-      ->transform(CLI::AsSizeValue(true))
+      ->transform(size_value())
       ->group(kLimits);
   option(app, "--max-output-bytes", c.limits.conversion.max_output_bytes,
          "bytes of one ONNX model; 0: 512MiB + 8 x the model, at most 2GiB - 1")
-      ->transform(CLI::AsSizeValue(true))
+      ->transform(size_value())
       ->group(kLimits);
   option(app, "--tls-cert", c.tls.cert_file, "PEM server certificate chain: serve TLS");
   option(app, "--tls-key", c.tls.key_file, "PEM private key of --tls-cert");

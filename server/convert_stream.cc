@@ -173,6 +173,7 @@ class ConvertStreamCall final : public Reactor, public IdleWatcher::Watched {
     out_.Clear();
     to_proto(out.diagnostics, out_.mutable_diagnostics());
     out_.set_total_bytes(onnx_.bytes.size());
+    trace_.send_headers();
     StartWrite(&out_);
   }
 

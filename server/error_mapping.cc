@@ -78,6 +78,16 @@ grpc::Status to_status(const Failure& f) {
   return grpc::Status(code, std::move(message), status.SerializeAsString());
 }
 
+std::string reason_name_of(const grpc::Status& status) {
+  if (status.ok() || status.error_details().empty()) return "";
+  google::rpc::Status details;
+  v1::ConversionError error;
+  if (!details.ParseFromString(status.error_details()) || details.details_size() == 0 ||
+      !details.details(0).UnpackTo(&error))
+    return "";
+  return std::string(reason_of_proto(static_cast<int>(error.reason())).name);
+}
+
 std::string_view status_code_name(grpc::StatusCode code) {
   switch (code) {
     case grpc::StatusCode::OK:

@@ -44,6 +44,10 @@ int http_status(Reason reason);
 // The failure as the wire's ConversionError (every field; the message not shortened).
 v1::ConversionError to_proto(const Failure& failure);
 
+// The error-table row (its name) of a status to_status() made, read back
+// from its details; "" for OK or a status without a ConversionError.
+std::string reason_name_of(const grpc::Status& status);
+
 // "OK", "INVALID_ARGUMENT", ...: the label of metrics and logs.
 std::string_view status_code_name(grpc::StatusCode code);
 

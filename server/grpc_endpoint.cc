@@ -1,5 +1,6 @@
 #include "server/grpc_endpoint.h"
 
+#include <grpc/grpc.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/server_credentials.h>
@@ -55,6 +56,10 @@ Status GrpcEndpoint::start(const GrpcOptions& options, const TlsOptions& tls,
   builder.AddListeningPort(options.listen, credentials(tls), &port_);
   builder.SetMaxReceiveMessageSize(
       static_cast<int>(std::min<uint64_t>(max_message_bytes + kMessageOverheadBytes, INT32_MAX)));
+  // Clients ping idle connections every 20 s (common/service_config.h), to
+  // notice a pod that vanished; accept that instead of answering too_many_pings.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10'000);
   builder.RegisterService(&service);
   server_ = builder.BuildAndStart();
   if (!server_ || port_ == 0) {

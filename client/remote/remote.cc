@@ -16,6 +16,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "common/service_config.h"
 #include "common/translate.h"
 #include "lite2onnx/v1/converter.grpc.pb.h"
 
@@ -24,10 +25,30 @@ namespace {
 
 using Clock = std::chrono::system_clock;
 
+// Which attempt of the call the server answered (it says so in a header,
+// from gRPC's grpc-previous-rpc-attempts), or 0 when no server answered.
+int answered_attempt(const grpc::ClientContext& ctx) {
+  for (const auto* md : {&ctx.GetServerTrailingMetadata(), &ctx.GetServerInitialMetadata()}) {
+    auto it = md->find(grpc::string_ref(kAttemptHeader.data(), kAttemptHeader.size()));
+    if (it == md->end()) continue;
+    int n = 0;
+    for (char c : it->second) n = c >= '0' && c <= '9' && n < 1000 ? n * 10 + (c - '0') : n;
+    return n;
+  }
+  return 0;
+}
+
 // The one place where a failed call's status becomes a Failure (failure.h).
-Failure to_failure(const grpc::Status& status, const std::string& address) {
-  return failure_from_status(static_cast<int>(status.error_code()), status.error_message(),
-                             status.error_details(), address);
+// gRPC made the attempts (the service config's retry policy): the server
+// says which one it answered; a call no server answered (nothing listens)
+// was retried as often as the policy allows if its reason is retryable.
+Failure to_failure(const grpc::Status& status, const std::string& address,
+                   const grpc::ClientContext& ctx, int max_attempts) {
+  Failure f = failure_from_status(static_cast<int>(status.error_code()), status.error_message(),
+                                  status.error_details(), address);
+  const int answered = answered_attempt(ctx);
+  f.attempts = answered > 0 ? answered : f.reason->retryable ? max_attempts : 1;
+  return f;
 }
 
 Outcome<std::string> read_pem(const std::string& path, const char* flag) {
@@ -59,10 +80,12 @@ Outcome<std::shared_ptr<grpc::ChannelCredentials>> credentials(const TlsOptions&
   return grpc::SslCredentials(ssl);
 }
 
+// The server's request id: in the headers of an answer, in the trailers of a refusal.
 std::string request_id(const grpc::ClientContext& ctx) {
-  const auto& md = ctx.GetServerInitialMetadata();
-  auto it = md.find("x-request-id");
-  return it == md.end() ? std::string() : std::string(it->second.data(), it->second.size());
+  for (const auto* md : {&ctx.GetServerInitialMetadata(), &ctx.GetServerTrailingMetadata()})
+    if (auto it = md->find("x-request-id"); it != md->end())
+      return std::string(it->second.data(), it->second.size());
+  return {};
 }
 
 }  // namespace
@@ -75,8 +98,7 @@ struct Client::Impl {
   std::string address;
   std::chrono::milliseconds deadline{0};
   uint64_t stream_threshold_bytes = kStreamThresholdBytes;
-  RetryOptions retry;
-  std::mt19937_64 random{std::random_device{}()};
+  int max_attempts = 1;  // of the channel's retry policy
   std::unique_ptr<v1::Converter::Stub> stub;
 
   // Every call of one operation shares the deadline taken when it started.
@@ -88,29 +110,8 @@ struct Client::Impl {
     if (deadline) ctx.set_deadline(*deadline);
   }
 
-  // Runs `call` until it succeeds, fails for a reason that is not retryable,
-  // or retry.max_attempts are used; waits between attempts, and never starts
-  // one past `deadline`.
-  template <class T>
-  Outcome<T> with_retries(std::optional<Clock::time_point> deadline,
-                          const std::function<Outcome<T>()>& call) {
-    auto backoff = retry.initial_backoff;
-    for (int attempt = 1;; ++attempt) {
-      Outcome<T> outcome = call();
-      if (outcome) {
-        if constexpr (std::is_same_v<T, Conversion>) outcome->attempts = attempt;
-        return outcome;
-      }
-      Failure failure = outcome.take_error();
-      failure.attempts = attempt;
-      if (!failure.reason->retryable || attempt >= retry.max_attempts) return failure;
-      // Full jitter in [backoff / 2, backoff]: clients refused together do not return together.
-      std::uniform_int_distribution<int64_t> pick(backoff.count() / 2, backoff.count());
-      const std::chrono::milliseconds wait(pick(random));
-      if (deadline && Clock::now() + wait >= *deadline) return failure;
-      std::this_thread::sleep_for(wait);
-      backoff = std::min(backoff * 2, retry.max_backoff);
-    }
+  Failure failed(const grpc::Status& status, const grpc::ClientContext& ctx) const {
+    return to_failure(status, address, ctx, max_attempts);
   }
 
   Outcome<Conversion> convert_unary(std::span<const std::byte> model,
@@ -131,8 +132,9 @@ Outcome<Conversion> Client::Impl::convert_unary(std::span<const std::byte> model
   *request.mutable_options() = options;
   v1::ConvertResponse response;
   const grpc::Status status = stub->Convert(&ctx, request, &response);
-  if (!status.ok()) return to_failure(status, address);
+  if (!status.ok()) return failed(status, ctx);
   Conversion c;
+  c.attempts = std::max(1, answered_attempt(ctx));
   c.onnx = std::move(*response.mutable_onnx_model());
   c.diagnostics = from_proto(response.diagnostics());
   c.request_id = request_id(ctx);
@@ -186,7 +188,8 @@ Outcome<Conversion> Client::Impl::convert_stream(std::span<const std::byte> mode
   if (!bad_answer.empty()) ctx.TryCancel();
   const grpc::Status status = stream->Finish();
   if (!bad_answer.empty()) return make_failure(reason_named("internal"), bad_answer);
-  if (!status.ok()) return to_failure(status, address);
+  if (!status.ok()) return failed(status, ctx);
+  c.attempts = std::max(1, answered_attempt(ctx));
   if (!have_diagnostics || c.onnx.size() != total)
     return make_failure(reason_named("internal"), "the server's ConvertStream answer ended after " +
                                                       std::to_string(c.onnx.size()) + " of " +
@@ -198,17 +201,22 @@ Outcome<Conversion> Client::Impl::convert_stream(std::span<const std::byte> mode
 Outcome<Client> Client::create(const ClientOptions& options) {
   auto creds = credentials(options.tls);
   if (!creds) return creds.error();
+  if (auto bad = address_problem(options.address)) return *bad;
+  // Round robin over every address of the target, keepalive and the retry
+  // policy: one definition for every client (common/service_config.h).
+  const int max_attempts = std::clamp(options.retry.max_attempts, 1, kMaxGrpcAttempts);
   grpc::ChannelArguments args;
-  // ONNX models may be larger than gRPC's default 4 MiB receive limit.
-  args.SetMaxReceiveMessageSize(-1);
-  args.SetMaxSendMessageSize(-1);
+  const ChannelArgs channel = client_channel_args(max_attempts);
+  for (const auto& [name, value] : channel.strings) args.SetString(name, value);
+  for (const auto& [name, value] : channel.integers)
+    args.SetInt(name, static_cast<int>(std::min<int64_t>(value, INT32_MAX)));
   if (options.tls.enabled && !options.tls.server_name.empty())
     args.SetSslTargetNameOverride(options.tls.server_name);
   auto impl = std::make_unique<Impl>();
   impl->address = options.address;
   impl->deadline = options.deadline;
   impl->stream_threshold_bytes = options.stream_threshold_bytes;
-  impl->retry = options.retry;
+  impl->max_attempts = max_attempts;
   impl->stub = v1::Converter::NewStub(grpc::CreateCustomChannel(options.address, *creds, args));
   return Client(std::move(impl));
 }
@@ -222,43 +230,34 @@ Outcome<Conversion> Client::convert(std::span<const std::byte> model,
                                     const ConvertOptions& options) {
   const v1::ConvertOptions wire = to_proto(options);
   const auto deadline = impl_->call_deadline();
-  return impl_->with_retries<Conversion>(deadline, [&]() -> Outcome<Conversion> {
-    if (model.size() > impl_->stream_threshold_bytes)
-      return impl_->convert_stream(model, wire, deadline);
-    auto unary = impl_->convert_unary(model, wire, deadline);
-    // The server's unary limit may be below the threshold: stream instead.
-    if (!unary && unary.error().reason->name == "model_too_large")
-      return impl_->convert_stream(model, wire, deadline);
-    return unary;
-  });
+  if (model.size() > impl_->stream_threshold_bytes)
+    return impl_->convert_stream(model, wire, deadline);
+  auto unary = impl_->convert_unary(model, wire, deadline);
+  // The server's unary limit may be below the threshold: stream instead.
+  if (!unary && unary.error().reason->name == "model_too_large")
+    return impl_->convert_stream(model, wire, deadline);
+  return unary;
 }
 
 Outcome<ModelInfo> Client::inspect(std::span<const std::byte> model) {
   v1::InspectRequest request;
   request.set_model(reinterpret_cast<const char*>(model.data()), model.size());
-  const auto deadline = impl_->call_deadline();
-  return impl_->with_retries<ModelInfo>(deadline, [&]() -> Outcome<ModelInfo> {
-    grpc::ClientContext ctx;
-    Impl::prepare(ctx, deadline);
-    v1::InspectResponse response;
-    const grpc::Status status = impl_->stub->Inspect(&ctx, request, &response);
-    if (!status.ok()) return to_failure(status, impl_->address);
-    return from_proto(response);
-  });
+  grpc::ClientContext ctx;
+  Impl::prepare(ctx, impl_->call_deadline());
+  v1::InspectResponse response;
+  const grpc::Status status = impl_->stub->Inspect(&ctx, request, &response);
+  if (!status.ok()) return impl_->failed(status, ctx);
+  return from_proto(response);
 }
 
 Outcome<std::vector<OpSupport>> Client::operators() {
-  const auto deadline = impl_->call_deadline();
-  return impl_->with_retries<std::vector<OpSupport>>(
-      deadline, [&]() -> Outcome<std::vector<OpSupport>> {
-        grpc::ClientContext ctx;
-        Impl::prepare(ctx, deadline);
-        v1::ListOperatorsResponse response;
-        const grpc::Status status =
-            impl_->stub->ListOperators(&ctx, v1::ListOperatorsRequest(), &response);
-        if (!status.ok()) return to_failure(status, impl_->address);
-        return from_proto(response);
-      });
+  grpc::ClientContext ctx;
+  Impl::prepare(ctx, impl_->call_deadline());
+  v1::ListOperatorsResponse response;
+  const grpc::Status status =
+      impl_->stub->ListOperators(&ctx, v1::ListOperatorsRequest(), &response);
+  if (!status.ok()) return impl_->failed(status, ctx);
+  return from_proto(response);
 }
 
 }  // namespace lite2onnx::remote

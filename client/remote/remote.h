@@ -40,16 +40,21 @@ struct TlsOptions {
 
 // Retries of calls that failed for a reason the table marks retryable
 // (common/error_reasons.h: queue_full, memory_budget, cancelled, shutting_down,
-// unavailable), with exponential backoff and jitter. Off by default. Every
-// attempt of one operation shares its deadline: no attempt starts after it.
+// unavailable). Off by default. gRPC makes them, by the channel's service
+// config (common/service_config.h, shared with the Python client): a server's
+// refusal says when to come back, an unanswered call waits 250 ms doubling to
+// 8 s (jittered); every attempt of one call shares its deadline.
 struct RetryOptions {
-  int max_attempts = 1;  // 1: no retry
-  std::chrono::milliseconds initial_backoff{250};
-  std::chrono::milliseconds max_backoff{8000};
+  int max_attempts = 1;  // 1: no retry; at most kMaxGrpcAttempts (5)
 };
 
+// Every client channel balances calls over all the addresses its target
+// resolves to (gRPC's round_robin: dns:///NAME:PORT of a headless Service
+// reaches every ready pod; ipv4:A:P,B:Q lists them) and pings idle
+// connections (keepalive).
 struct ClientOptions {
-  std::string address;  // HOST:PORT, or any gRPC target (dns:///host:port, unix:/path)
+  std::string address;  // HOST:PORT, or any gRPC target (dns:///host:port, unix:/path);
+                        // a URL (http://...) is invalid_option with a hint
   TlsOptions tls;
   // Each call's deadline, from its start (a stream fallback included); zero: none.
   std::chrono::milliseconds deadline{0};

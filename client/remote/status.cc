@@ -72,4 +72,21 @@ Failure failure_from_status(int grpc_code, std::string_view message, std::string
   return f;
 }
 
+std::optional<Failure> address_problem(std::string_view address) {
+  for (std::string_view scheme : {"http://", "https://", "grpc://", "grpcs://"}) {
+    if (!address.starts_with(scheme)) continue;
+    std::string_view rest = address.substr(scheme.size());
+    if (auto slash = rest.find('/'); slash != std::string_view::npos) rest = rest.substr(0, slash);
+    const bool tls = scheme == "https://" || scheme == "grpcs://";
+    std::string host_port(rest);
+    if (host_port.find(':') == std::string::npos) host_port += tls ? ":443" : ":80";
+    return make_failure(reason_named("invalid_option"),
+                        "server address '" + std::string(address) +
+                            "' is a URL; give the gRPC endpoint as HOST:PORT: '" + host_port + "'" +
+                            (tls ? " with TLS (--tls, or --tls-ca CA.pem)" : "") +
+                            " (the HTTP endpoint is for curl: /v1/convert)");
+  }
+  return std::nullopt;
+}
+
 }  // namespace lite2onnx::remote

@@ -4,6 +4,7 @@
 // types: protobuf only.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,11 @@ using Outcome = lite2onnx::Outcome<T>;
 // row of the bare status code with a message naming the address.
 Failure failure_from_status(int grpc_code, std::string_view message, std::string_view details,
                             std::string_view address);
+
+// Why `address` cannot be a gRPC target, or nullopt: a URL
+// ("http://host:port", "https://...", "grpc://...") gets invalid_option with
+// the HOST:PORT to give instead (and --tls / tls=True for https).
+std::optional<Failure> address_problem(std::string_view address);
 
 // "UNAVAILABLE", ...: the name of a gRPC status code the table knows, else its number.
 std::string status_code_name(int grpc_code);

@@ -6,11 +6,20 @@ import json
 import mmap
 import os
 import tempfile
-from typing import Any, Callable, Dict, Iterable, List, Optional, Union
+import sys
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Union
 
 from . import _core
 from ._errors import file_error, from_failure
 from ._options import describe, to_texts
+
+if TYPE_CHECKING:
+    from ._option_types import ConvertOptions
+
+    if sys.version_info >= (3, 11):
+        from typing import Unpack
+    else:
+        from typing_extensions import Unpack
 
 PathLike = Union[str, "os.PathLike[str]"]
 Model = Union[bytes, bytearray, memoryview, PathLike]
@@ -107,7 +116,8 @@ class _ModelBytes:
             self._map.close()
 
 
-def convert(model: Model, output: Optional[PathLike] = None, **options: Any) -> Conversion:
+def convert(model: Model, output: Optional[PathLike] = None,
+            **options: Unpack[ConvertOptions]) -> Conversion:
     """Converts a TFLite model to ONNX, in this process.
 
     ``model`` is the model's bytes or its path; with ``output``, the ONNX model
@@ -156,10 +166,16 @@ def operators() -> List[Dict[str, Any]]:
     return json.loads(_core.operators())
 
 
+def getSupportedOperators() -> List[str]:  # noqa: N802 (tflite2onnx's name)
+    """tflite2onnx's ``getSupportedOperators()``: the names of the TFLite
+    operators that convert (builtins, then custom codes), sorted."""
+    return sorted(o["op"] for o in operators() if o["supported"])
+
+
 def convert_many(paths: Union[PathLike, Iterable[PathLike]], out_dir: PathLike, *,
                  jobs: Optional[int] = None,
                  progress: Optional[Callable[[str, str, int, int], None]] = None,
-                 **options: Any) -> Dict[str, Any]:
+                 **options: Unpack[ConvertOptions]) -> Dict[str, Any]:
     """Converts every model of ``paths`` (files, and folders searched
     recursively) into ``out_dir``, as ``lite2onnx convert PATHS... -o OUT_DIR -j
     JOBS`` does: relative paths mirrored, files that are not TFLite models

@@ -20,7 +20,7 @@ class Option(NamedTuple):
     """One keyword option (a row of the option table, or a limit)."""
 
     name: str
-    kind: str  # integer, boolean, choice, layouts, text; limit
+    kind: str  # integer, boolean, choice, layouts, text, shapes; limit
     default: str
     help: str
     choices: Tuple[str, ...]
@@ -64,6 +64,26 @@ def _layout_texts(name: str, value: Any, order_only: bool) -> List[str]:
                          f"'TENSOR=SRC:DST' texts")
 
 
+def _shape_texts(name: str, value: Any) -> List[str]:
+    """TENSOR=D0,D1,... texts of a shapes option: a mapping (tensor -> dimensions)
+    or texts as given."""
+    if isinstance(value, Mapping):
+        texts = []
+        for tensor, dims in value.items():
+            if isinstance(dims, (str, bytes)) or not isinstance(dims, (tuple, list)) or not all(
+                    isinstance(d, int) and not isinstance(d, bool) for d in dims):
+                raise invalid_option(f"{name}[{tensor!r}]: {dims!r} is not a sequence of "
+                                     f"dimensions like (1, 224, 224, 3)")
+            texts.append(f"{tensor}=" + ",".join(str(d) for d in dims))
+        return texts
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)) and all(isinstance(x, str) for x in value):
+        return list(value)
+    raise invalid_option(f"{name}: {value!r}: give a dict {{tensor: (d0, d1, ...)}} or "
+                         f"'TENSOR=D0,D1,...' texts")
+
+
 def to_texts(kwargs: Mapping[str, Any]) -> Tuple[List[Tuple[str, str]], Dict[str, int]]:
     """The (name, text) pairs and the limits of keyword options; unknown names
     and values of the wrong type are InvalidOptionError."""
@@ -98,6 +118,8 @@ def to_texts(kwargs: Mapping[str, Any]) -> Tuple[List[Tuple[str, str]], Dict[str
             texts.append((name, value))
         elif kind == "layouts":
             texts += [(name, t) for t in _layout_texts(name, value, row["order_only"])]
+        elif kind == "shapes":
+            texts += [(name, t) for t in _shape_texts(name, value)]
         else:  # a kind this package does not know: the text as it is
             texts.append((name, str(value)))
     return texts, limits

@@ -14,14 +14,22 @@ from __future__ import annotations
 
 import json
 import os
-import random
+import sys
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple, TypeVar, Union
 
 from . import _core
 from ._errors import _REASONS, file_error, from_failure
 from ._local import Conversion, Model, PathLike, _ModelBytes
 from ._options import to_texts
+
+if TYPE_CHECKING:
+    from ._option_types import ConvertOptions
+
+    if sys.version_info >= (3, 11):
+        from typing import Unpack
+    else:
+        from typing_extensions import Unpack
 
 T = TypeVar("T")
 
@@ -72,10 +80,16 @@ class Client:
         deadline: seconds each call may take, all its attempts together (None: no deadline).
         retries: further attempts after a failure the error table marks retryable
             (``queue_full``, ``memory_budget``, ``cancelled``, ``shutting_down``,
-            ``unavailable``), with exponential backoff (250 ms doubling to 8 s, jittered).
+            ``unavailable``), at most 4 (gRPC's limit of 5 attempts). gRPC makes them, by
+            the service config every lite2onnx client uses: the server says when to
+            come back, and a server that does not answer is tried again after
+            250 ms doubling to 8 s (jittered), all within ``deadline``.
         stream_threshold_bytes: models above it go through ConvertStream.
 
-    The connection is made by the first call. Usable from several threads;
+    The channel balances calls over every address the target resolves to
+    (gRPC's round_robin: ``dns:///lite2onnx-headless:50051`` reaches every pod
+    of the chart's headless Service) and pings idle connections. The
+    connection is made by the first call. Usable from several threads;
     ``close()`` (or ``with``) releases the channel.
     """
 
@@ -94,15 +108,17 @@ class Client:
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
             raise from_failure({"reason": "invalid_option",
                                 "message": f"retries: {retries!r} is not a count of 0 or more"})
+        problem = _core.address_problem(address)
+        if problem is not None:
+            raise from_failure(problem)
         self.address = address
         self.deadline = deadline
         self.retries = retries
         self.stream_threshold_bytes = stream_threshold_bytes
-        channel_options: List[Tuple[str, Any]] = [
-            # ONNX models may be larger than gRPC's default 4 MiB receive limit.
-            ("grpc.max_receive_message_length", -1),
-            ("grpc.max_send_message_length", -1),
-        ]
+        self._max_attempts = min(1 + retries, _core.MAX_GRPC_ATTEMPTS)
+        # Round robin, keepalive, the retry policy, no message size limits:
+        # the same channel as the C++ client's (common/service_config.h).
+        channel_options: List[Tuple[str, Any]] = list(_core.channel_options(self._max_attempts))
         if tls is False or tls is None:
             self._channel = grpc.insecure_channel(address, options=channel_options)
         else:
@@ -124,7 +140,7 @@ class Client:
     # ---- the calls ---------------------------------------------------------
 
     def convert(self, model: Model, output: Optional[PathLike] = None,
-                **options: Any) -> Conversion:
+                **options: Unpack[ConvertOptions]) -> Conversion:
         """Converts a model on the server: as ``lite2onnx.convert`` (same
         options, same bytes, same diagnostics, same exceptions), plus
         ``Unavailable``, ``Overloaded`` and ``DeadlineExceeded``. The result's
@@ -200,7 +216,22 @@ class Client:
                 details = value
         code = error.code()
         number = code.value[0] if code is not None else 2  # UNKNOWN
-        return _core.failure_from_status(number, error.details() or "", details, self.address)
+        failure = _core.failure_from_status(number, error.details() or "", details, self.address)
+        # The attempt the server answered; a call no server answered was
+        # retried as often as the policy allows when its reason is retryable.
+        answered = self._attempt(error.trailing_metadata())
+        failure["attempts"] = answered or (self._max_attempts if _retryable(failure) else 1)
+        return failure
+
+    @staticmethod
+    def _attempt(metadata: Any) -> int:
+        for key, value in metadata or ():
+            if key == _core.ATTEMPT_HEADER:
+                try:
+                    return int(value)
+                except ValueError:
+                    return 0
+        return 0
 
     @staticmethod
     def _timeout(deadline_at: Optional[float]) -> Optional[float]:
@@ -224,7 +255,8 @@ class Client:
         request = self._pb.ConvertRequest(model=bytes(data), options=options)
         answer, call = self._unary(self._stub.Convert, request, deadline_at)
         diagnostics = json.loads(_core.diagnostics_from_wire(answer.diagnostics.SerializeToString()))
-        return Conversion(answer.onnx_model, diagnostics, request_id=self._request_id(call))
+        return Conversion(answer.onnx_model, diagnostics, request_id=self._request_id(call),
+                          attempts=max(1, self._attempt(call.trailing_metadata())))
 
     def _convert_stream(self, data: Any, options: Any,
                         deadline_at: Optional[float]) -> Conversion:
@@ -267,31 +299,17 @@ class Client:
             raise _CallFailed(_internal(f"the server's ConvertStream answer ended after "
                                         f"{received} of {total} ONNX bytes"))
         return Conversion(b"".join(pieces), diagnostics, request_id=self._request_id(answers),
-                          streamed=True)
+                          streamed=True,
+                          attempts=max(1, self._attempt(answers.trailing_metadata())))
 
     def _with_retries(self, call: Callable[[Optional[float]], T]) -> T:
-        """Runs ``call`` until it succeeds, fails for a reason that is not
-        retryable, or the attempts are used; waits between attempts (full
-        jitter in [backoff/2, backoff]) and never starts one past the deadline."""
+        """Runs ``call`` once: gRPC makes the attempts (the channel's retry
+        policy), each within the call's deadline."""
         deadline_at = None if self.deadline is None else time.monotonic() + self.deadline
-        backoff = _core.RETRY_INITIAL_BACKOFF_MS / 1000
-        attempt = 1
-        while True:
-            try:
-                result = call(deadline_at)
-                if isinstance(result, Conversion):
-                    result.attempts = attempt
-                return result
-            except _CallFailed as e:
-                failure = dict(e.failure, attempts=attempt)
-            if not _retryable(failure) or attempt > self.retries:
-                raise from_failure(failure)
-            wait = random.uniform(backoff / 2, backoff)
-            if deadline_at is not None and time.monotonic() + wait >= deadline_at:
-                raise from_failure(failure)
-            time.sleep(wait)
-            backoff = min(backoff * 2, _core.RETRY_MAX_BACKOFF_MS / 1000)
-            attempt += 1
+        try:
+            return call(deadline_at)
+        except _CallFailed as e:
+            raise from_failure(e.failure) from None
 
 
 def _internal(message: str) -> Dict[str, Any]:

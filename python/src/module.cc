@@ -26,6 +26,7 @@
 #include "client/remote/status.h"
 #include "common/error_reasons.h"
 #include "common/failure.h"
+#include "common/service_config.h"
 #include "common/translate.h"
 #include "core/convert.h"
 #include "core/option_table.h"
@@ -233,6 +234,9 @@ py::list option_table_list() {
       case OptionKind::kText:
         kind = "text";
         break;
+      case OptionKind::kShapes:
+        kind = "shapes";
+        break;
     }
     d["kind"] = kind;
     d["flag"] = std::string(def.flag);
@@ -326,9 +330,27 @@ PYBIND11_MODULE(_core, m) {
             remote::failure_from_status(code, message, std::string_view(details), address));
       },
       py::arg("code"), py::arg("message"), py::arg("details"), py::arg("address"));
+  m.def(
+      "address_problem",
+      [](const std::string& address) -> py::object {
+        if (auto f = remote::address_problem(address)) return failure_dict(*f);
+        return py::none();
+      },
+      py::arg("address"));
+  // The channel of every client (common/service_config.h): round_robin,
+  // keepalive and the retry policy, as grpcio channel options.
+  m.def(
+      "channel_options",
+      [](int max_attempts) {
+        py::list out;
+        const ChannelArgs args = client_channel_args(max_attempts);
+        for (const auto& [name, value] : args.strings) out.append(py::make_tuple(name, value));
+        for (const auto& [name, value] : args.integers) out.append(py::make_tuple(name, value));
+        return out;
+      },
+      py::arg("max_attempts"));
   m.attr("STREAM_THRESHOLD_BYTES") = remote::kStreamThresholdBytes;
   m.attr("STREAM_CHUNK_BYTES") = remote::kStreamChunkBytes;
-  const remote::RetryOptions retry;
-  m.attr("RETRY_INITIAL_BACKOFF_MS") = retry.initial_backoff.count();
-  m.attr("RETRY_MAX_BACKOFF_MS") = retry.max_backoff.count();
+  m.attr("MAX_GRPC_ATTEMPTS") = kMaxGrpcAttempts;
+  m.attr("ATTEMPT_HEADER") = std::string(kAttemptHeader);
 }

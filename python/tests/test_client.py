@@ -178,3 +178,26 @@ def test_client_arguments(test_models):
         lite2onnx.Client("127.0.0.1:1", retries=-1)
     with pytest.raises(lite2onnx.FileError, match="TLS CA"):
         lite2onnx.Client("127.0.0.1:1", tls=lite2onnx.TLS(ca=test_models / "missing.pem"))
+
+
+def test_calls_of_one_client_spread_over_two_servers(start_server, test_models):
+    """The channel's round_robin (common/service_config.h): two servers behind
+    one target; once both are connected, each call goes to the other one."""
+    a, b = start_server(), start_server()
+    target = f"ipv4:{a.address},{b.address}"
+    model = test_models / "mini_mobilenet.tflite"
+    with lite2onnx.Client(target) as client:
+        seen = []
+        for _ in range(40):
+            seen.append(client.convert(model).request_id.split("-")[0])
+            if len(set(seen)) == 2:
+                break
+        assert len(set(seen)) == 2, seen
+        servers = [client.convert(model).request_id.split("-")[0] for _ in range(10)]
+    assert all(x != y for x, y in zip(servers, servers[1:])), servers
+
+
+def test_a_url_is_not_a_server_address():
+    with pytest.raises(lite2onnx.InvalidOptionError) as e:
+        lite2onnx.Client("http://127.0.0.1:8080")
+    assert "HOST:PORT: '127.0.0.1:8080'" in e.value.message

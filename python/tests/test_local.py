@@ -95,6 +95,8 @@ def option_value(option):
         return {"input": ("NHWC", "NCHW")}, [option.flag, "input=NHWC:NCHW"]
     if option.kind == "text":
         return "embed", [option.flag, "embed"]
+    if option.kind == "shapes":
+        return {"input": (1, 5, 7, 3)}, [option.flag, "input=1,5,7,3"]
     raise AssertionError(f"option {option.name} is of a kind this test has no value for: "
                          f"{option.kind}")
 

@@ -78,3 +78,24 @@ def test_typed_and_documented():
             continue
         assert getattr(lite2onnx, name).__doc__, name
     assert lite2onnx.convert.__annotations__["return"] in ("Conversion", lite2onnx.Conversion)
+
+
+def test_the_typed_options_are_the_option_table():
+    """lite2onnx/_option_types.py is generated from the table: a new option
+    without a regenerated file fails here (python -m lite2onnx._stubgen)."""
+    from lite2onnx import _option_types, _stubgen
+    assert Path(_option_types.__file__).read_text() == _stubgen.render()
+    keys = set(lite2onnx.ConvertOptions.__annotations__)
+    assert keys == {o.name for o in lite2onnx.options()}
+
+
+def test_tflite2onnx_names_exist(test_models, tmp_path):
+    import lite2onnx as tflite2onnx
+    ops = tflite2onnx.getSupportedOperators()
+    assert "CONV_2D" in ops and ops == sorted(ops)
+    assert set(ops) == {o["op"] for o in lite2onnx.operators() if o["supported"]}
+    model = str(test_models / "mini_mobilenet.tflite")
+    assert tflite2onnx.convert(model, str(tmp_path / "m.onnx"),
+                               explicit_layouts={"input": ("NHWC", "NCHW")}) is not None
+    assert (tmp_path / "m.onnx").stat().st_size > 0
+    assert isinstance(tflite2onnx.__version__, str)

@@ -184,6 +184,18 @@ TEST_F(CliTest, ErrorsAreTheLocalCliErrors) {
   ASSERT_TRUE(j.is_object()) << r.out;
   EXPECT_EQ(j["error"]["code"], "unsupported");
   EXPECT_EQ(j["unsupported"].size(), 3u) << r.out;
+  // A failed --json says so: the outcome first, and (locally, where the stages that
+  // ran are described) no subgraph described as converted.
+  EXPECT_EQ(j["outcome"], "failed") << r.out;
+  CliResult local = run_cli(Args{"convert", unsupported, "--json"});
+  auto l = nlohmann::json::parse(local.out, nullptr, false);
+  ASSERT_TRUE(l.is_object()) << local.out;
+  EXPECT_EQ(l["outcome"], "failed");
+  EXPECT_EQ(l["error"]["exit_code"], 4);
+  EXPECT_EQ(l["error"]["retryable"], false);
+  ASSERT_FALSE(l["subgraphs"].empty()) << local.out;
+  for (const auto& sub : l["subgraphs"])
+    EXPECT_EQ(sub.get<std::string>().find(", converted"), std::string::npos) << sub;
 }
 
 TEST_F(CliTest, AnUnreachableServerIsExitCode7) {

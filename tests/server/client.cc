@@ -29,9 +29,10 @@ ConvertResult convert(grpc::Channel& channel, const v1::ConvertRequest& request,
   for (const auto& [k, v] : metadata) ctx.AddMetadata(k, v);
   ConvertResult r;
   r.status = stub->Convert(&ctx, request, &r.response);
-  const auto& md = ctx.GetServerInitialMetadata();
-  if (auto it = md.find("x-request-id"); it != md.end())
-    r.request_id.assign(it->second.data(), it->second.size());
+  // In the headers of an answer, in the trailers of a refusal.
+  for (const auto* md : {&ctx.GetServerInitialMetadata(), &ctx.GetServerTrailingMetadata()})
+    if (auto it = md->find("x-request-id"); it != md->end() && r.request_id.empty())
+      r.request_id.assign(it->second.data(), it->second.size());
   return r;
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's curl examples and examples/registry_hook.sh against the real
+# The curl examples of docs/http-api.md and examples/registry_hook.sh against the real
 # server's HTTP endpoint: the CLI's bytes, the JSON errors, the metrics,
 # keep-alive; then over HTTPS and mutual TLS (docs/service.md's curl lines).
 #   http_curl_test.sh SERVER_BINARY CLI_BINARY MODEL.tflite

@@ -28,6 +28,7 @@ FieldDescriptor::Type wire_type(OptionKind kind) {
       return FieldDescriptor::TYPE_ENUM;
     case OptionKind::kLayouts:
     case OptionKind::kText:
+    case OptionKind::kShapes:
       return FieldDescriptor::TYPE_STRING;
   }
   return FieldDescriptor::TYPE_BYTES;

@@ -2,6 +2,7 @@
 // CLI's (tests/unit/option_table_test.cc) and the wire's (tests/server/options_test.cc).
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "core/options.h"
@@ -22,11 +23,16 @@ inline std::vector<ConvertOptions> option_cases() {
   all.no_metadata = true;
   all.signature = "serving_default";
   all.io_names = IoNames::kSignature;
+  all.input_shapes = {{"input", {1, 224, 224, 3}}, {"mask", {7}}};
+  all.batch = 4;
+  all.rename_inputs = "image,mask";
+  all.rename_outputs = "logits";
   ConvertOptions some;
   some.opset = 14;
   some.layout.io_layouts = {{"input", "NHWC", "NHWC"}};
   some.keep_int8_activations = true;
   some.signature = "decode step";
+  some.input_shapes = {{"x:0", {2, 3}}};
   return {all, some, ConvertOptions{}};
 }
 
@@ -44,7 +50,14 @@ inline bool same_options(const ConvertOptions& a, const ConvertOptions& b) {
          a.layout.keep_io_layout == b.layout.keep_io_layout && a.quantization == b.quantization &&
          a.keep_float16_weights == b.keep_float16_weights &&
          a.keep_int8_activations == b.keep_int8_activations && a.no_metadata == b.no_metadata &&
-         a.signature == b.signature && a.io_names == b.io_names;
+         a.signature == b.signature && a.io_names == b.io_names &&
+         a.input_shapes.size() == b.input_shapes.size() &&
+         std::equal(a.input_shapes.begin(), a.input_shapes.end(), b.input_shapes.begin(),
+                    [](const InputShape& x, const InputShape& y) {
+                      return x.tensor == y.tensor && x.dims == y.dims;
+                    }) &&
+         a.batch == b.batch && a.rename_inputs == b.rename_inputs &&
+         a.rename_outputs == b.rename_outputs;
 }
 
 }  // namespace lite2onnx::testing

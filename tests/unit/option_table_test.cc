@@ -9,6 +9,7 @@
 #include <set>
 
 #include "client/cli_options.h"
+#include "common/size_value.h"
 #include "core/option_table.h"
 #include "option_cases.h"
 
@@ -69,6 +70,22 @@ TEST(OptionTable, FormatThenParseByNameGivesTheOptions) {
   }
 }
 
+// Options added after the summary was first written are left out of it at
+// their defaults, so that the models converted without them keep their bytes.
+TEST(OptionTable, NewOptionsAtTheirDefaultsLeaveTheSummaryAsItWas) {
+  EXPECT_EQ(options_summary(ConvertOptions{}),
+            "opset=13 keep_io_layout=false quantization=qdq keep_float16_weights=false "
+            "keep_int8_activations=false no_metadata=false signature= io_names=tensor");
+  ConvertOptions o;
+  ASSERT_TRUE(set_option(o, "batch", "2"));
+  ASSERT_TRUE(set_option(o, "input_shapes", "x=1,2,3"));
+  ASSERT_TRUE(set_option(o, "rename_inputs", "a,b"));
+  EXPECT_EQ(options_summary(o),
+            "opset=13 keep_io_layout=false quantization=qdq keep_float16_weights=false "
+            "keep_int8_activations=false no_metadata=false signature= io_names=tensor batch=2 "
+            "rename_inputs=a,b input_shapes=x=1,2,3");
+}
+
 TEST(OptionTable, TextForms) {
   ConvertOptions o;
   ASSERT_TRUE(set_option(o, "keep_io_layout", "1"));
@@ -109,6 +126,15 @@ TEST(OptionTable, InvalidTextNamesTheOption) {
       {"no_metadata", "yes"},
       {"signature", "two\nlines"},
       {"io_names", "alias"},
+      {"input_shapes", "input"},
+      {"input_shapes", "input=1,x,3"},
+      {"input_shapes", "input=0,3"},
+      {"input_shapes", "=1,2"},
+      {"input_shapes", "input=2147483648"},
+      {"batch", "-1"},
+      {"batch", "2000000"},
+      {"rename_inputs", "a\nb"},
+      {"rename_outputs", std::string_view("a\0b", 3)},
   };
   std::set<std::string_view> covered;
   for (const auto& [name, text] : cases) {
@@ -191,6 +217,40 @@ TEST(OptionTable, CliErrorsNameTheFlag) {
   ASSERT_TRUE(signature);
   EXPECT_EQ(signature->signature, "decode");
   EXPECT_EQ(signature->io_names, IoNames::kSignature);
+}
+
+// tf2onnx's spellings go through the table: --inputs-as-nchw keeps every other
+// input and output in TFLite's order and makes the named ones NCHW.
+TEST(OptionTable, AliasesSetTheTablesOptions) {
+  auto cli = parse_cli({"--inputs-as-nchw", "a,b", "--outputs-as-nchw", "y", "--dequantize"});
+  ASSERT_TRUE(cli) << cli.error().message;
+  EXPECT_TRUE(cli->layout.keep_io_layout);
+  EXPECT_EQ(cli->quantization, QuantizationMode::kDequantize);
+  EXPECT_THAT(find_option("io_layouts")->format(*cli),
+              ::testing::ElementsAre("a=NHWC:NCHW", "b=NHWC:NCHW", "y=NHWC:NCHW"));
+  EXPECT_THAT(parse_cli({"--inputs-as-nchw", "a,,b"}).error().message,
+              HasSubstr("--inputs-as-nchw: layout '=NCHW'"));
+  auto shapes = parse_cli({"--input-shape", "x=1,224,224,3", "--batch", "8"});
+  ASSERT_TRUE(shapes);
+  EXPECT_EQ(shapes->batch, 8);
+  ASSERT_EQ(shapes->input_shapes.size(), 1u);
+  EXPECT_EQ(shapes->input_shapes[0].dims, (std::vector<int64_t>{1, 224, 224, 3}));
+  EXPECT_EQ(parse_cli({"--input-shape", "x=1,-1"}).error().message,
+            "--input-shape: shape 'x=1,-1': dimension '-1' is not a whole number in 1..2147483647");
+}
+
+// The CLI and the server read sizes with one transform: kb is 1000, kib 1024.
+TEST(OptionTable, SizeSuffixesMeanTheSameEverywhere) {
+  for (auto [text, bytes] :
+       {std::pair{"1kb", uint64_t{1000}}, std::pair{"1kib", uint64_t{1024}},
+        std::pair{"2mib", uint64_t{2} << 20}, std::pair{"3gb", uint64_t{3000000000}},
+        std::pair{"512", uint64_t{512}}}) {
+    CLI::App app;
+    uint64_t value = 0;
+    app.add_option("--size", value)->transform(size_value());
+    app.parse(std::string("--size ") + text);
+    EXPECT_EQ(value, bytes) << text;
+  }
 }
 
 }  // namespace
