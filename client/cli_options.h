@@ -27,7 +27,7 @@ void add_conversion_options(CLI::App* cmd, std::vector<OptionArg>& args);
 
 // The options `args` give (everything else at its default; aliases applied
 // after the table's flags, through the table); errors
-// (kInvalidOption) name the flag, e.g. "--quantization: 'x' (choose qdq or dequantize)".
+// (kInvalidOption) name the flag, e.g. "--quantization: 'x' (choose qdq, dequantize or exact)".
 Result<ConvertOptions> parse_conversion_options(const std::vector<OptionArg>& args);
 
 }  // namespace lite2onnx

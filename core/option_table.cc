@@ -142,9 +142,10 @@ constexpr OptionDef option(OptionDef def, Member) {
 }
 
 // choices[i] is the enum's value i.
-constexpr std::string_view kQuantizationModes[] = {"qdq", "dequantize"};
+constexpr std::string_view kQuantizationModes[] = {"qdq", "dequantize", "exact"};
 static_assert(static_cast<int>(QuantizationMode::kQdq) == 0 &&
-              static_cast<int>(QuantizationMode::kDequantize) == 1);
+              static_cast<int>(QuantizationMode::kDequantize) == 1 &&
+              static_cast<int>(QuantizationMode::kExact) == 2);
 constexpr std::string_view kIoNames[] = {"tensor", "signature"};
 static_assert(static_cast<int>(IoNames::kTensor) == 0 &&
               static_cast<int>(IoNames::kSignature) == 1);
@@ -186,7 +187,9 @@ constexpr OptionDef kOptions[] = {
         {.name = "quantization",
          .flag = "--quantization",
          .help = "qdq: keep int8/uint8 quantization as QuantizeLinear/DequantizeLinear; "
-                 "dequantize: a pure float32 model (weights folded to float, no Q/DQ)",
+                 "dequantize: a pure float32 model (weights folded to float, no Q/DQ); "
+                 "exact: integer arithmetic that computes what TFLite's kernels compute, bit "
+                 "for bit (ops without an integer form yet fail, named)",
          .choices = kQuantizationModes},
         [](auto& o) -> auto& { return o.quantization; }),
     option(

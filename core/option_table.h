@@ -57,7 +57,7 @@ struct OptionDef {
   bool repeated() const { return kind == OptionKind::kLayouts || kind == OptionKind::kShapes; }
   // Reads one value written as text and sets the member, or appends to it
   // (repeated). Errors are kInvalidOption naming `label` (default: the name),
-  // e.g. "quantization: 'x' (choose qdq or dequantize)"; an integer out of
+  // e.g. "quantization: 'x' (choose qdq, dequantize or exact)"; an integer out of
   // range reads "opset 12 is not supported (choose 13..17)".
   Status parse(ConvertOptions& options, std::string_view text, std::string_view label = {}) const;
   // The canonical text of the member's value: one string, or one per element

@@ -89,6 +89,7 @@ enum class IoNames {
 enum class QuantizationMode {
   kQdq,         // QuantizeLinear/DequantizeLinear pairs; integer weights kept
   kDequantize,  // pure float32: weights folded to float, no Q/DQ nodes
+  kExact,       // integer arithmetic reproducing TFLite's kernels bit for bit
 };
 
 struct ConvertOptions {

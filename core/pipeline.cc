@@ -284,7 +284,7 @@ Status Pipeline::run(Stage s) {
     case Stage::kPlanQuantization:
       return each_graph(graph_, [&](ir::Graph& g) { return passes::plan_qdq(g, ctx); });
     case Stage::kPreflight: {
-      diag_.unsupported = preflight(graph_);
+      diag_.unsupported = preflight(graph_, options_.quantization);
       if (diag_.unsupported.empty()) {
         if (auto e = interface_problem(graph_)) return *e;
         return ok_status();

@@ -71,8 +71,18 @@ Refusal unknown_custom_op(const std::string& code) {
   return {ReasonCode::kCustomOp, "custom operator"};
 }
 
+// Why --quantization exact cannot convert the node, or nothing.
+ops::Check exact_problem(const ir::Graph& g, const ir::Node& n, const ops::OpEntry& e) {
+  if (!ops::touches_quantized(g, n)) return std::nullopt;
+  if (!e.quantization.exact.lower)
+    return ops::refuse(ReasonCode::kNotImplemented,
+                       "no integer form for --quantization exact yet (qdq and dequantize "
+                       "convert it)");
+  return e.quantization.exact.check ? e.quantization.exact.check(g, n) : std::nullopt;
+}
+
 // Why a node cannot be converted, or nothing if it can.
-ops::Check unsupported_reason(const ir::Graph& g, const ir::Node& n) {
+ops::Check unsupported_reason(const ir::Graph& g, const ir::Node& n, QuantizationMode mode) {
   const ops::OpEntry& e = ops::lookup(n);
   if (n.builtin == ir::builtin::kCustom && !e.supported()) return unknown_custom_op(n.op);
   if (!e.supported()) return Refusal{ReasonCode::kNotImplemented, ""};
@@ -118,12 +128,13 @@ ops::Check unsupported_reason(const ir::Graph& g, const ir::Node& n) {
   if (e.layout.kind != ops::LayoutClass::kSubgraph)
     if (auto r = quantized_kernel_problem(g, n, kind); !r.empty())
       return ops::refuse(ReasonCode::kQuantization, r);
-  return e.check ? e.check(g, n) : std::nullopt;
+  if (auto r = e.check ? e.check(g, n) : std::nullopt) return r;
+  return mode == QuantizationMode::kExact ? exact_problem(g, n, e) : std::nullopt;
 }
 
 }  // namespace
 
-std::vector<UnsupportedOp> preflight(const ir::Graph& g) {
+std::vector<UnsupportedOp> preflight(const ir::Graph& g, QuantizationMode mode) {
   std::vector<UnsupportedOp> out;
   // The graph and every graph its nodes own (control flow); an op of a
   // subgraph copied to several places (a WHILE's condition) is listed once.
@@ -132,7 +143,7 @@ std::vector<UnsupportedOp> preflight(const ir::Graph& g) {
     for (const ir::Node& n : x.nodes()) {
       // Nodes the converter made itself (the Identity of a CALL's result).
       if (n.dialect != ir::Dialect::kTflite) continue;
-      if (auto why = unsupported_reason(x, n);
+      if (auto why = unsupported_reason(x, n, mode);
           why && listed.emplace(n.source_subgraph, n.source_op).second)
         out.push_back(
             {n.source_op, n.op, std::move(why->text), to_string(why->code), n.source_subgraph});

@@ -8,12 +8,16 @@
 #include <vector>
 
 #include "core/ir/graph.h"
+#include "core/options.h"
 #include "core/status.h"
 
 namespace lite2onnx {
 
 // Every unsupported operator of the graph, by op index.
-std::vector<UnsupportedOp> preflight(const ir::Graph& g);
+// With QuantizationMode::kExact, an op touching quantized tensors must also
+// have an exact integer form (OpEntry::quantization.exact) for its variant.
+std::vector<UnsupportedOp> preflight(const ir::Graph& g,
+                                     QuantizationMode mode = QuantizationMode::kQdq);
 
 // A graph input or output ONNX cannot declare (the main graph's interface needs
 // a type and a shape): unknown rank, or a type ONNX lacks. Ops that read such a

@@ -217,6 +217,13 @@ Error LowerContext::unsupported(const ir::Node& n, Refusal why) const {
   return e;
 }
 
+bool touches_quantized(const ir::Graph& g, const ir::Node& n) {
+  for (auto list : {&n.inputs, &n.outputs})
+    for (TensorId t : *list)
+      if (g.valid(t) && g.tensor(t).quantized_type) return true;
+  return false;
+}
+
 const char* activation_name(int a) {
   switch (a) {
     case 0:

@@ -1,7 +1,10 @@
 // Convolutions and pools: the Implicit ops that turn NHWC into NCHW.
+#include <limits>
+
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/custom_options.h"
+#include "core/ops/exact.h"
 #include "core/ops/families.h"
 #include "core/ops/node_builder.h"
 #include "core/ops/shape_inference.h"
@@ -124,25 +127,31 @@ Check check_conv_common(const ir::Graph& g, const ir::Node& n, size_t data, size
   return check_activation(g, n);
 }
 
+// The convolution's group count: the input channels per filter channel.
+Result<int64_t> conv_group(LowerContext& ctx, const ir::Node& n, bool depthwise) {
+  const ir::Tensor& x = ctx.tensor(n.inputs[0]);
+  const ir::Tensor& w = ctx.tensor(n.inputs[1]);
+  const int64_t cin = x.shape[3];
+  if (depthwise) {
+    if (cin <= 0 || w.shape[3] % cin != 0)
+      return ctx.error(n, "depthwise filter channels " + std::to_string(w.shape[3]) +
+                              " are not a multiple of the input channels " + std::to_string(cin));
+    return cin;
+  }
+  const int64_t per_group = w.shape[3];
+  if (per_group <= 0 || cin < 0 || cin % per_group != 0)
+    return ctx.error(n, "input channels " + std::to_string(cin) +
+                            " are not a multiple of the filter's input channels " +
+                            std::to_string(per_group));
+  return cin / per_group;
+}
+
 Status lower_conv(LowerContext& ctx, const ir::Node& n, bool depthwise) {
   const ir::Graph& g = ctx.graph();
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& w = g.tensor(n.inputs[1]);
-  int64_t cin = x.shape[3];
-  int64_t group = 1;
-  if (depthwise) {
-    group = cin;
-    if (cin <= 0 || w.shape[3] % cin != 0)
-      return ctx.error(n, "depthwise filter channels " + std::to_string(w.shape[3]) +
-                              " are not a multiple of the input channels " + std::to_string(cin));
-  } else {
-    int64_t per_group = w.shape[3];
-    if (per_group <= 0 || cin < 0 || cin % per_group != 0)
-      return ctx.error(n, "input channels " + std::to_string(cin) +
-                              " are not a multiple of the filter's input channels " +
-                              std::to_string(per_group));
-    group = cin / per_group;
-  }
+  auto group = conv_group(ctx, n, depthwise);
+  if (!group) return group.take_error();
   TensorId wt = weight_in_layout(ctx, n, 1, depthwise ? kOhwiToIohw : kOhwiToOihw);
   std::vector<TensorId> inputs = {n.inputs[0], wt};
   if (has_input(g, n, 2)) inputs.push_back(n.inputs[2]);
@@ -150,8 +159,33 @@ Status lower_conv(LowerContext& ctx, const ir::Node& n, bool depthwise) {
   if (!y) return y.take_error();
   ir::Node& c = ctx.emit(n, "Conv", inputs, {*y});
   set_window(c, read_window(n), x.shape[1], x.shape[2], w.shape[1], w.shape[2], true);
-  c.attrs.set("group", group);
+  c.attrs.set("group", *group);
   return ok_status();
+}
+
+// --quantization exact: ConvInteger accumulates exactly in int32 (padding
+// adds nothing: it pads with the input's zero point), then the bias and the
+// requantization of the kernel LiteRT.js runs (exact.h, finish_linear).
+Status lower_conv_exact(LowerContext& ctx, const ir::Node& n, bool depthwise) {
+  const ir::Tensor& x = ctx.tensor(n.inputs[0]);
+  const ir::Tensor& w = ctx.tensor(n.inputs[1]);
+  auto group = conv_group(ctx, n, depthwise);
+  if (!group) return group.take_error();
+  exact::Writer out(ctx, n);
+  std::vector<TensorId> inputs = {
+      n.inputs[0], weight_in_layout(ctx, n, 1, depthwise ? kOhwiToIohw : kOhwiToOihw)};
+  for (TensorId z : exact::linear_zero_points(out, n, 0, 1)) inputs.push_back(z);
+  exact::Value acc = {out.temp(ir::DataType::kInt32, "accumulator"), ir::DataType::kInt32,
+                      std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+  ir::Node& c = out.emit("ConvInteger", inputs, acc.id, "accumulator");
+  set_window(c, read_window(n), x.shape[1], x.shape[2], w.shape[1], w.shape[2], true);
+  c.attrs.set("group", *group);
+  const int64_t channels = ctx.tensor(n.outputs[0]).shape[3];
+  out.store(exact::finish_linear(out, acc,
+                                 depthwise ? exact::LinearOp::kDepthwise : exact::LinearOp::kConv,
+                                 {1, channels, 1, 1}),
+            n.outputs[0]);
+  return out.result();
 }
 
 Status lower_transpose_conv(LowerContext& ctx, const ir::Node& n) {
@@ -502,6 +536,18 @@ Status lower_conv2d(LowerContext& ctx, const ir::Node& n) { return lower_conv(ct
 Status lower_depthwise_conv2d(LowerContext& ctx, const ir::Node& n) {
   return lower_conv(ctx, n, true);
 }
+Status lower_conv2d_exact(LowerContext& ctx, const ir::Node& n) {
+  return lower_conv_exact(ctx, n, false);
+}
+Status lower_depthwise_conv2d_exact(LowerContext& ctx, const ir::Node& n) {
+  return lower_conv_exact(ctx, n, true);
+}
+Check check_conv2d_exact(const ir::Graph& g, const ir::Node& n) {
+  return exact::check_linear(g, n, exact::LinearOp::kConv);
+}
+Check check_depthwise_conv2d_exact(const ir::Graph& g, const ir::Node& n) {
+  return exact::check_linear(g, n, exact::LinearOp::kDepthwise);
+}
 Status lower_average_pool(LowerContext& ctx, const ir::Node& n) {
   return lower_pool(ctx, n, "AveragePool");
 }
@@ -542,7 +588,8 @@ OpEntry conv2d() {
           .infer_shapes = infer_conv2d,
           .check = check_conv,
           .lower = lower_conv2d,
-          .quantization = {.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true}},
+          .quantization = {.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true},
+                           .exact = {lower_conv2d_exact, check_conv2d_exact}},
           .doc = {.onnx = "Conv",
                   .notes = "filter OHWI -> OIHW in the initializer; grouped convolution from the "
                            "filter shape"}};
@@ -554,7 +601,8 @@ OpEntry depthwise_conv2d() {
           .infer_shapes = infer_depthwise_conv2d,
           .check = check_conv,
           .lower = lower_depthwise_conv2d,
-          .quantization = {.bias = BiasSlots{2, 0, 1}},
+          .quantization = {.bias = BiasSlots{2, 0, 1},
+                           .exact = {lower_depthwise_conv2d_exact, check_depthwise_conv2d_exact}},
           .doc = {.onnx = "Conv (group = C)",
                   .notes = "filter 1HW(C*M) -> (C*M)1HW; any multiplier, taken from the shapes"}};
 }

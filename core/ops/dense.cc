@@ -1,6 +1,9 @@
 // FULLY_CONNECTED: Terminate class (it reads its input in TFLite memory order).
+#include <limits>
+
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
+#include "core/ops/exact.h"
 #include "core/ops/families.h"
 #include "core/ops/shape_inference.h"
 
@@ -82,6 +85,61 @@ Status lower_fc(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// --quantization exact: MatMulInteger of the flattened input and the weights
+// read transposed ([K, units]: a permuted initializer, no node), then the bias
+// and the requantization of the kernel LiteRT.js runs (exact.h).
+Status lower_fc_exact(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& w = g.tensor(n.inputs[1]);
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  const int64_t units = w.shape[0], depth = w.shape[1];
+  exact::Writer out(ctx, n);
+  TensorId a = n.inputs[0];
+  if (x.rank() != 2 || x.shape[1] != depth) {
+    a = out.temp(x.quantized_type.value_or(x.dtype), "flat");
+    out.emit("Reshape", {n.inputs[0], ctx.const_i64(n.name + "/flat_shape", {-1, depth})}, a,
+             "flatten")
+        .inserted = ir::Insertion{x.name, "FULLY_CONNECTED flattens its input to [-1, depth]"};
+  }
+  // The weights as [K, units]; a permuted input flattened as it is reads its
+  // columns in that order (as lower_fc's Gemm does).
+  std::optional<ir::FlattenedAxes> flat = g.tensor(a).flattened;
+  if (a != n.inputs[0] && !ir::keeps_memory_order(x.shape, x.layout)) flat = x.flattened_axes();
+  ir::Tensor transposed = w;
+  if (const auto& f = flat) {
+    transposed.shape = {units};
+    transposed.shape.insert(transposed.shape.end(), f->dims.begin(), f->dims.end());
+    ir::Perm p;
+    for (int axis : f->perm) p.push_back(axis + 1);
+    p.push_back(0);
+    transposed.layout = p;
+    transposed.emit_shape = ir::Shape{depth, units};
+  } else {
+    transposed.layout = {1, 0};
+  }
+  std::vector<TensorId> inputs = {a, ctx.graph().add_tensor(std::move(transposed))};
+  for (TensorId z : exact::linear_zero_points(out, n, 0, 1)) inputs.push_back(z);
+  exact::Value acc = {out.temp(ir::DataType::kInt32, "accumulator"), ir::DataType::kInt32,
+                      std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+  out.emit("MatMulInteger", inputs, acc.id, "accumulator");
+  const exact::Value v = exact::finish_linear(out, acc, exact::LinearOp::kFullyConnected, {units});
+  if (y.rank() == 2) {
+    out.store(v, n.outputs[0]);
+  } else {
+    out.emit(
+           "Reshape",
+           {out.tensor(v, exact::params_of(y).type), ctx.const_i64(n.name + "/out_shape", y.shape)},
+           n.outputs[0], "unflatten")
+        .inserted = ir::Insertion{y.name, "keep_num_dims restores the input's leading dimensions"};
+  }
+  return out.result();
+}
+
+Check check_fc_exact(const ir::Graph& g, const ir::Node& n) {
+  return exact::check_linear(g, n, exact::LinearOp::kFullyConnected);
+}
+
 // Whether the op flattens each batch row of its input whole ([N, H, W, C] ->
 // [N, H*W*C]) into constant weights: a permuted input that keeps the batch
 // axis first can then be flattened as it is, with the weight columns permuted
@@ -146,7 +204,8 @@ OpEntry fully_connected() {
           .infer_shapes = infer_fully_connected,
           .check = check_fc,
           .lower = lower_fc,
-          .quantization = {.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true}},
+          .quantization = {.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true},
+                           .exact = {lower_fc_exact, check_fc_exact}},
           .doc = {.onnx = "Gemm (transB=1), Reshape around it for inputs of rank != 2",
                   .notes = "keep_num_dims; a permuted input flattened by the op or by a RESHAPE "
                            "before it gets its weight columns permuted instead of a Transpose"}};

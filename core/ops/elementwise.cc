@@ -7,6 +7,7 @@
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/evaluate.h"
+#include "core/ops/exact.h"
 #include "core/ops/families.h"
 #include "core/options.h"
 
@@ -136,9 +137,10 @@ Status lower_prelu(LowerContext& ctx, const ir::Node& n) {
 
 }  // namespace
 
-OpEntry unary(const char* onnx_op) {
+OpEntry unary(const char* onnx_op, ExactForm exact) {
   return {.layout = {.kind = LayoutClass::kTransparent},
           .lower = lower_unary,
+          .quantization = {.exact = exact},
           .doc = {.onnx = onnx_op}};
 }
 
@@ -162,6 +164,7 @@ OpEntry rsqrt() {
 OpEntry hard_swish() {
   return {.layout = {.kind = LayoutClass::kTransparent},
           .lower = lower_hard_swish,
+          .quantization = {.exact = exact::hard_swish_table()},
           .doc = {.onnx = "HardSwish (opset 14+); x * HardSigmoid(x) below"}};
 }
 
@@ -169,6 +172,7 @@ OpEntry leaky_relu() {
   return {.read = {.options = read_leaky_relu_options},
           .layout = {.kind = LayoutClass::kTransparent},
           .lower = lower_leaky_relu,
+          .quantization = {.exact = exact::leaky_relu_table()},
           .doc = {.onnx = "LeakyRelu"}};
 }
 
@@ -281,12 +285,111 @@ Check check_quantization_copy(const ir::Graph& g, const ir::Node& n) {
   return {};
 }
 
+// --quantization exact, QUANTIZE between integer types: one table over the
+// input's integers, with the arithmetic of the kernel LiteRT.js runs:
+// XNNPACK's 8-fractional-bit multiplier for int8 -> int8 and uint8 -> uint8
+// with a scale ratio in [2^-8, 128] (§3.3), else TFLite's requantization
+// (MultiplyByQuantizedMultiplier with double(s_x) / double(s_y), or the 0x80
+// flip between int8 and uint8 of one scale, §4.11).
+exact::TableFn requantization(const ir::Tensor& x, const ir::Tensor& y) {
+  const exact::Params px = exact::params_of(x), py = exact::params_of(y);
+  const float ratio = px.scale / py.scale;
+  if (px.type == py.type && exact::xnnpack_quantization(x) && exact::xnnpack_quantization(y) &&
+      ratio >= 1.0f / 256.0f && ratio <= 128.0f) {
+    const int64_t m = qmath::xnn_multiplier8(ratio);
+    return [=](int64_t q) { return qmath::xnn_requantize8(q, px.zero, m, py.zero, py.lo, py.hi); };
+  }
+  const bool flip = px.scale == py.scale && px.type != py.type &&
+                    (px.type == ir::DataType::kInt8 || px.type == ir::DataType::kUInt8) &&
+                    (py.type == ir::DataType::kInt8 || py.type == ir::DataType::kUInt8) &&
+                    (py.zero - px.zero == 128 || px.zero - py.zero == 128);
+  if (flip) return [=](int64_t q) { return q - px.zero + py.zero; };
+  const auto m =
+      qmath::quantize_multiplier(static_cast<double>(px.scale) / static_cast<double>(py.scale));
+  return [=](int64_t q) {
+    return std::clamp<int64_t>(int64_t{qmath::mbqm(static_cast<int32_t>(q - px.zero), m)} + py.zero,
+                               py.lo, py.hi);
+  };
+}
+
+// --quantization exact, QUANTIZE from float: XNNPACK's RNE(f32(x * f32(1 / s))) + z
+// for 8-bit outputs it takes, else TFLite's RHAZ(double(x) / double(s)) + z.
+Status lower_quantize_exact(LowerContext& ctx, const ir::Node& n) {
+  const ir::Tensor& x = ctx.tensor(n.inputs[0]);
+  const ir::Tensor& y = ctx.tensor(n.outputs[0]);
+  if (x.quantized_type) return exact::lower_unary_table(ctx, n, requantization(x, y));
+  const exact::Params py = exact::params_of(y);
+  exact::Writer w(ctx, n);
+  const TensorId in = ctx.operand(n, 0, out_layout(ctx.graph(), n), out_rank(ctx.graph(), n));
+  if (py.type != ir::DataType::kInt16 && exact::xnnpack_quantization(y)) {
+    w.store(w.round_to(w.fmul(in, {1.0f / py.scale}, {}), py.type, py.zero), n.outputs[0]);
+    return w.result();
+  }
+  const ir::DataType f64 = ir::DataType::kFloat64;
+  const TensorId wide = w.temp(f64, "double");
+  w.emit("Cast", {in}, wide, "double").attrs.set("to", int64_t{ir::onnx_type_code(f64)});
+  const TensorId steps = w.temp(f64, "steps");
+  w.emit("Div", {wide, ctx.const_scalar(n.name + "/scale", f64, py.scale)}, steps, "steps");
+  const TensorId shifted = w.temp(f64, "shifted");
+  w.emit("Add",
+         {w.round_half_away(steps, f64),
+          ctx.const_scalar(n.name + "/zero", f64, static_cast<double>(py.zero))},
+         shifted, "shifted");
+  const TensorId clipped = w.temp(f64, "clipped");
+  w.emit("Clip",
+         {shifted, ctx.const_scalar(n.name + "/lo", f64, static_cast<double>(py.lo)),
+          ctx.const_scalar(n.name + "/hi", f64, static_cast<double>(py.hi))},
+         clipped, "clipped");
+  w.emit("Cast", {clipped}, n.outputs[0], "out")
+      .attrs.set("to", int64_t{ir::onnx_type_code(py.type)});
+  return w.result();
+}
+
+Check check_quantize_exact(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  if ((x.quantized_type && !exact::per_tensor(x)) || (y.quantized_type && !exact::per_tensor(y)))
+    return refuse(ReasonCode::kQuantization, "per-axis QUANTIZE");
+  return std::nullopt;
+}
+
+// --quantization exact, DEQUANTIZE: f32((q - z) * s), as both kernels compute
+// it (DequantizeLinear does the same for 8-bit; int16 through int32).
+Status lower_dequantize_exact(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const TensorId in = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
+  const ir::Tensor& x = ctx.tensor(in);
+  const exact::Params px = exact::params_of(x);
+  exact::Writer w(ctx, n);
+  if (px.type == ir::DataType::kInt16) {
+    const TensorId v = w.to_float(w.sub(w.integers(in), w.constant(px.zero)));
+    w.emit("Mul", {v, ctx.const_scalar(n.name + "/scale", ir::DataType::kFloat32, px.scale)},
+           n.outputs[0], "value");
+    return w.result();
+  }
+  const size_t channels = x.quant->scale.size();
+  std::vector<int64_t> zeros;
+  for (size_t c = 0; c < channels; ++c)
+    zeros.push_back(x.quant->zero_point.empty()
+                        ? 0
+                        : x.quant->zero_point[std::min(c, x.quant->zero_point.size() - 1)]);
+  const ir::Shape shape = channels > 1 ? ir::Shape{static_cast<int64_t>(channels)} : ir::Shape{};
+  exact::Value zero = w.channels(zeros, shape);
+  ir::Node& dq =
+      w.emit("DequantizeLinear",
+             {in, ctx.const_f32(n.name + "/scale", x.quant->scale, shape), w.tensor(zero, px.type)},
+             n.outputs[0], "value");
+  if (channels > 1) dq.attrs.set("axis", int64_t{ir::onnx_axis(x.layout, x.quant->axis)});
+  return w.result();
+}
+
 }  // namespace
 
 OpEntry dequantize() {
   return {.layout = {.kind = LayoutClass::kTransparent},
           .check = check_quantization_copy,
           .lower = lower_quantization_copy,
+          .quantization = {.exact = {lower_dequantize_exact}},
           .doc = {.onnx = "Identity (DequantizeLinear at the input) / Cast",
                   .dtypes = "int8, uint8 (-> float32), float16 (-> float32)",
                   .notes = "float16 constants are folded to float32 initializers; int8/uint8 "
@@ -333,6 +436,7 @@ OpEntry quantize() {
   return {.layout = {.kind = LayoutClass::kTransparent},
           .check = check_quantization_copy,
           .lower = lower_quantization_copy,
+          .quantization = {.exact = {lower_quantize_exact, check_quantize_exact}},
           .doc = {.onnx = "QuantizeLinear (requantize: DequantizeLinear -> QuantizeLinear)",
                   .dtypes = "float32, int8, uint8 (-> int8, uint8), int16 (-> int32)",
                   .notes = "float -> int, and int -> int requantization between two scales; "

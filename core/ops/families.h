@@ -7,8 +7,21 @@
 
 namespace lite2onnx::ops {
 
+namespace exact {
+// The 8-bit table ops (exact_tables.cc): LOGISTIC, TANH and ELU as the new
+// XNNPACK's table (LiteRT.js; tfjs-tflite's older tables differ in at most
+// two entries for some parameters), HARD_SWISH as TFLite's fixed point,
+// LEAKY_RELU as XNNPACK's 8-fractional-bit multipliers.
+ExactForm logistic_table();
+ExactForm tanh_table();
+ExactForm elu_table();
+ExactForm hard_swish_table();
+ExactForm leaky_relu_table();
+}  // namespace exact
+
 namespace elementwise {
-OpEntry unary(const char* onnx_op);
+// `exact`: its integer form in --quantization exact (none: refused there).
+OpEntry unary(const char* onnx_op, ExactForm exact = {});
 OpEntry relu6();
 OpEntry relu_n1_to_1();
 OpEntry rsqrt();
@@ -103,7 +116,7 @@ OpEntry batch_matmul();
 }  // namespace data
 
 namespace math {
-OpEntry float_unary(const char* onnx_op);
+OpEntry float_unary(const char* onnx_op, ExactForm exact = {});
 OpEntry neg();
 OpEntry square();
 OpEntry zeros_like();

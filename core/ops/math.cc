@@ -371,10 +371,11 @@ InferredShapes infer_select(const ir::Graph& g, const ir::Node& n) {
 
 }  // namespace
 
-OpEntry float_unary(const char* onnx_op) {
+OpEntry float_unary(const char* onnx_op, ExactForm exact) {
   return {.layout = {.kind = LayoutClass::kTransparent},
           .check = check_float_unary,
           .lower = lower_direct,
+          .quantization = {.exact = exact},
           .doc = {.onnx = onnx_op}};
 }
 

@@ -25,7 +25,7 @@ Table make_table() {
   t[builtin::kDepthwiseConv2d] = conv::depthwise_conv2d();
   t[builtin::kDequantize] = elementwise::dequantize();
   t[builtin::kFullyConnected] = dense::fully_connected();
-  t[builtin::kLogistic] = elementwise::unary("Sigmoid");
+  t[builtin::kLogistic] = elementwise::unary("Sigmoid", exact::logistic_table());
   t[builtin::kMaxPool2d] = conv::max_pool2d();
   t[builtin::kMul] = elementwise::binary("Mul", "float32, int32, int64", Arithmetic::kMul);
   t[builtin::kRelu] = elementwise::unary("Relu");
@@ -34,7 +34,7 @@ Table make_table() {
   t[builtin::kReshape] = shape::reshape();
   t[builtin::kResizeBilinear] = resize::bilinear();
   t[builtin::kSoftmax] = reduce::softmax();
-  t[builtin::kTanh] = elementwise::unary("Tanh");
+  t[builtin::kTanh] = elementwise::unary("Tanh", exact::tanh_table());
   t[builtin::kPad] = shape::pad();
   t[builtin::kTranspose] = shape::transpose();
   t[builtin::kMean] = reduce::mean();
@@ -93,7 +93,7 @@ Table make_table() {
   t[builtin::kBatchMatmul] = data::batch_matmul();
   t[builtin::kCeil] = math::float_unary("Ceil");
   t[builtin::kCos] = math::float_unary("Cos");
-  t[builtin::kElu] = math::float_unary("Elu");
+  t[builtin::kElu] = math::float_unary("Elu", exact::elu_table());
   t[builtin::kExp] = math::float_unary("Exp");
   t[builtin::kFloor] = math::float_unary("Floor");
   t[builtin::kLog] = math::float_unary("Log");

@@ -123,12 +123,23 @@ struct LayoutRule {
   HintInputFn hint_input = nullptr;
 };
 
+// The op's integer form in --quantization exact (core/ops/exact.h): ONNX
+// integer arithmetic that computes what TFLite's kernel computes, bit for bit
+// (docs/quantization-arithmetic.md). An op touching quantized tensors without
+// one makes an exact conversion fail naming it.
+struct ExactForm {
+  LowerFn lower = nullptr;
+  // The variants `lower` does not cover yet (the preflight asks, in exact mode).
+  CheckFn check = nullptr;
+};
+
 // How the op's integer kernel meets QDQ.
 struct Quantization {
   QuantizedKernel kernel = QuantizedKernel::kRescale;
   // The int16 (16x8) kernel's class where it differs from the int8/uint8 one.
   std::optional<QuantizedKernel> int16;
   std::optional<BiasSlots> bias;  // conv / fully connected: see BiasSlots
+  ExactForm exact;
 };
 
 // State kept between invocations (docs/architecture.md, "Model state").
@@ -292,6 +303,10 @@ class LowerContext {
   std::vector<PendingActivation> pending_;
   std::vector<ir::Subgraph> subgraphs_;
 };
+
+// Whether a TFLite node reads or writes quantized tensors (after planning):
+// in --quantization exact it is lowered by its entry's exact form.
+bool touches_quantized(const ir::Graph& g, const ir::Node& n);
 
 // Helpers for converters.
 const char* activation_name(int tflite_activation);

@@ -37,6 +37,7 @@ Status lower(ir::Graph& g, PassContext& ctx) {
   // keeps the TFLite nodes (and their index) until every one is lowered.
   std::vector<ir::Node> lowered;
   ops::LowerContext lowering(g, lowered, ctx.options, ctx.diag);
+  const bool exact = ctx.options.quantization == QuantizationMode::kExact;
   ir::GraphEdit edit(g);
   for (ir::NodeId id = g.first(); id != ir::kNoNode; id = g.next(id)) {
     if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
@@ -51,7 +52,14 @@ Status lower(ir::Graph& g, PassContext& ctx) {
       lowering.give_subgraphs(std::move(subgraphs));
       subgraphs.clear();
     }
-    if (auto st = ops::lookup(n).lower(lowering, n); !st) return st;
+    // --quantization exact: ops on quantized tensors take their integer form
+    // (the preflight made sure they have one).
+    const ops::OpEntry& e = ops::lookup(n);
+    const ops::LowerFn lower_fn =
+        exact && e.quantization.exact.lower && ops::touches_quantized(g, n)
+            ? e.quantization.exact.lower
+            : e.lower;
+    if (auto st = lower_fn(lowering, n); !st) return st;
     lowering.finish();
     edit.replace(id, lowered);
     lowered.clear();  // keeps its capacity for the next node

@@ -75,6 +75,12 @@ void cancel_pairs(ir::Graph& g, Diagnostics& diag);
 // ---- the int8 -> uint8 rewrite (qdq_uint8.cc) ----
 void store_int8_as_uint8(ir::Graph& g, Diagnostics& diag);
 
+// ---- --quantization exact (qdq_exact.cc) ----
+// The exact lowerings (core/ops/exact.h) computed every quantized value in
+// integer arithmetic; each quantized tensor becomes the integer tensor it
+// holds (activations, graph inputs and outputs, constants), with no Q/DQ node.
+Status store_integers(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint);
+
 // ---- --quantization dequantize (qdq_dequantize.cc) ----
 Status fold_to_float(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint);
 // Default mode: the same for the int16 (16x8) tensors only, with graph inputs

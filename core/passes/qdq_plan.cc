@@ -162,9 +162,10 @@ void quantize_constant(ir::Graph& g, const ir::Tensor& in, ir::Tensor& out) {
   out.data = g.own(std::move(bytes), out.dtype, out.name);
 }
 
-// DEQUANTIZE of an integer constant and QUANTIZE of a float one leave a
-// quantized constant (its DequantizeLinear comes at emission).
-void fold_constant_quantization(ir::Graph& g) {
+// DEQUANTIZE of an integer constant (unless `keep_dequantize`) and QUANTIZE
+// of a float one leave a quantized constant (its DequantizeLinear comes at
+// emission).
+void fold_constant_quantization(ir::Graph& g, bool keep_dequantize) {
   for (ir::NodeId k : g.order()) {
     const ir::Node& n = g.node(k);
     bool fold = false;
@@ -173,8 +174,8 @@ void fold_constant_quantization(ir::Graph& g) {
         !g.is_graph_output(n.outputs[0])) {
       const ir::Tensor& in = g.tensor(n.inputs[0]);
       ir::Tensor& out = g.tensor(n.outputs[0]);
-      if (n.builtin == ir::builtin::kDequantize && in.quantized_type && in.shape == out.shape &&
-          out.dtype == DataType::kFloat32) {
+      if (n.builtin == ir::builtin::kDequantize && !keep_dequantize && in.quantized_type &&
+          in.shape == out.shape && out.dtype == DataType::kFloat32) {
         out.data = in.data;
         out.quant = in.quant;
         out.quantized_type = in.quantized_type;
@@ -231,7 +232,9 @@ Status plan_qdq(ir::Graph& g, PassContext& ctx) {
     t.dtype = DataType::kFloat32;
     if (!t.is_const()) ++diag.quantization.quantized_activations;
   }
-  fold_constant_quantization(g);
+  // In exact mode a DEQUANTIZE of a constant stays: its float values are the
+  // kernel's f32((q - z) * s), which its exact form computes.
+  fold_constant_quantization(g, ctx.options.quantization == QuantizationMode::kExact);
   if (!zero_scale_activations.empty())
     diag.warnings.push_back(
         std::to_string(zero_scale_activations.size()) + " quantized activation" +
@@ -239,7 +242,9 @@ Status plan_qdq(ir::Graph& g, PassContext& ctx) {
         zero_scale_activations[0] +
         "'): their real value is 0 whatever the integers, as in TFLite's kernels "
         "(calibration saw only zeros there)");
-  diag.quantization.mode = dequantize ? "dequantize" : "qdq";
+  diag.quantization.mode = dequantize                                             ? "dequantize"
+                           : ctx.options.quantization == QuantizationMode::kExact ? "exact"
+                                                                                  : "qdq";
   if (dequantize && int16_seen(g))
     diag.warnings.push_back(
         "int16 (16x8) quantized tensors are computed in float32: TFLite's integer kernels "

@@ -347,6 +347,8 @@ Status materialize_qdq(ir::Graph& g, PassContext& ctx) {
   if (!quantized) return check_created_bytes(g);
   if (ctx.options.quantization == QuantizationMode::kDequantize) {
     if (auto st = fold_to_float(g, ctx.diag, ctx.checkpoint); !st) return st;
+  } else if (ctx.options.quantization == QuantizationMode::kExact) {
+    if (auto st = store_integers(g, ctx.diag, ctx.checkpoint); !st) return st;
   } else {
     if (auto st = emulate_int16(g, ctx.diag, ctx.checkpoint); !st) return st;
     if (auto st = QdqWriter(g, ctx.diag, ctx.checkpoint).run(ctx.options.keep_int8_activations);

@@ -31,10 +31,11 @@ class ConvertOptions(TypedDict, total=False):
     """keep the TFLite axis order for every graph input and output (--keep-io-layout;
     default 'false')
     """
-    quantization: Literal['qdq', 'dequantize']
+    quantization: Literal['qdq', 'dequantize', 'exact']
     """qdq: keep int8/uint8 quantization as QuantizeLinear/DequantizeLinear; dequantize: a
-    pure float32 model (weights folded to float, no Q/DQ) (--quantization; default
-    'qdq')
+    pure float32 model (weights folded to float, no Q/DQ); exact: integer arithmetic
+    that computes what TFLite's kernels compute, bit for bit (ops without an integer
+    form yet fail, named) (--quantization; default 'qdq')
     """
     keep_float16_weights: bool
     """keep float16 weights as float16 initializers with a Cast to float32 (default: widen

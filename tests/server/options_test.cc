@@ -126,7 +126,8 @@ TEST(OptionWire, ErrorsNameTheField) {
 
   v1::ConvertOptions quantization;
   quantization.set_quantization(static_cast<v1::QuantizationMode>(7));
-  EXPECT_EQ(to_core(quantization).error().message, "quantization: '7' (choose qdq or dequantize)");
+  EXPECT_EQ(to_core(quantization).error().message,
+            "quantization: '7' (choose qdq, dequantize or exact)");
   EXPECT_THAT(summary(quantization), ::testing::HasSubstr(" quantization=7 "));
 
   v1::ConvertOptions signature;

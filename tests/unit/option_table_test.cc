@@ -154,13 +154,13 @@ TEST(OptionTable, InvalidTextNamesTheOption) {
   EXPECT_EQ(set_option(o, "opset", "12").error().message,
             "opset 12 is not supported (choose 13..17)");
   EXPECT_EQ(set_option(o, "quantization", "x").error().message,
-            "quantization: 'x' (choose qdq or dequantize)");
+            "quantization: 'x' (choose qdq, dequantize or exact)");
   EXPECT_EQ(set_option(o, "keep_io_layout", "yes").error().message,
             "keep_io_layout: 'yes' (choose true, false, 1 or 0)");
   EXPECT_THAT(set_option(o, "explicit_layouts", "x=NHWC").error().message,
               HasSubstr("explicit_layouts: layout 'x=NHWC': expected SRC:DST"));
   EXPECT_EQ(find_option("quantization")->parse(o, "x", "--quantization").error().message,
-            "--quantization: 'x' (choose qdq or dequantize)");
+            "--quantization: 'x' (choose qdq, dequantize or exact)");
   EXPECT_EQ(set_option(o, "signature", std::string(1025, 'k')).error().message,
             "signature: 1025 bytes, more than the 1024 it may have");
   EXPECT_EQ(set_option(o, "signature", "a\tb").error().message,
@@ -206,7 +206,7 @@ TEST(OptionTable, TheCliParsesWhatTheTableFormats) {
 
 TEST(OptionTable, CliErrorsNameTheFlag) {
   EXPECT_EQ(parse_cli({"--quantization", "x"}).error().message,
-            "--quantization: 'x' (choose qdq or dequantize)");
+            "--quantization: 'x' (choose qdq, dequantize or exact)");
   EXPECT_EQ(parse_cli({"--opset", "99"}).error().message,
             "--opset 99 is not supported (choose 13..17)");
   EXPECT_THAT(parse_cli({"--io-layout", "input=NCHW", "--io-layout", "bad"}).error().message,

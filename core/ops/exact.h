@@ -1,0 +1,182 @@
+// --quantization exact: ONNX integer arithmetic that computes what TFLite's
+// quantized kernels compute, bit for bit (docs/quantization-arithmetic.md is
+// the specification; core/ops/quant_math.h its arithmetic in C++).
+//
+// Each op's exact form is its entry's `quantization.exact` (registry.h),
+// written in its family file with the helpers below. Quantized tensors are
+// the integers TFLite holds (int8, uint8, int16: qdq::store_integers gives
+// them their types after lowering). ONNX's integer facts the helpers build on:
+// ConvInteger and MatMulInteger accumulate exactly in int32 (ONNX Runtime
+// takes int8 x int8 and uint8 x uint8/int8, and no per-channel weight zero
+// point: TFLite's per-channel weights are symmetric); Div truncates towards
+// zero, Mod (fmod 0) takes the divisor's sign, so floor division is
+// (x - Mod(x, d)) / d; QuantizeLinear with scale 1 rounds half to even and
+// saturates; Gather takes negative indices from the end (an int8 value
+// indexes a 256-entry table directly).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/ops/quant_math.h"
+#include "core/ops/registry.h"
+
+namespace lite2onnx::ops::exact {
+
+// One per-tensor quantized tensor's parameters and integer range.
+struct Params {
+  ir::DataType type = ir::DataType::kInt8;
+  float scale = 0;
+  int64_t zero = 0;
+  int64_t lo = -128, hi = 127;
+};
+bool per_tensor(const ir::Tensor& t);
+// The parameters of a quantized tensor (after planning: its quantized_type);
+// channel 0's for a per-axis one.
+Params params_of(const ir::Tensor& t);
+// The integer range of an integer type.
+std::pair<int64_t, int64_t> range_of(ir::DataType t);
+
+// An integer value of the arithmetic: a tensor, or a constant (one element
+// per channel, written in whatever type the operation it meets needs), with
+// the range its elements take. The range chooses int32 or int64 arithmetic.
+struct Value {
+  ir::TensorId id = ir::kNoTensor;
+  ir::DataType type = ir::DataType::kInt32;
+  int64_t lo = 0, hi = 0;
+  std::vector<int64_t> values;  // a constant: its elements
+  ir::Shape shape;              // a constant: its shape (broadcast against the others)
+  bool is_const() const { return id == ir::kNoTensor; }
+};
+
+// Writes one TFLite node's integer arithmetic as ONNX nodes, named after it.
+class Writer {
+ public:
+  Writer(LowerContext& ctx, const ir::Node& n) : ctx_(ctx), n_(n) {}
+  LowerContext& ctx() { return ctx_; }
+  const ir::Node& node() const { return n_; }
+
+  // The integers a quantized tensor holds.
+  Value integers(ir::TensorId t) const;
+  Value constant(int64_t v) const { return {ir::kNoTensor, ir::DataType::kInt64, v, v, {v}, {}}; }
+  // A constant of one element per channel, shaped to broadcast (e.g. [1, C, 1, 1]).
+  Value channels(std::vector<int64_t> values, ir::Shape shape) const;
+
+  // Arithmetic, exact: int32 while every range fits it, else int64; a range
+  // beyond int64 is an error of the lowering (Status of result()).
+  Value add(const Value& a, const Value& b);
+  Value sub(const Value& a, const Value& b);
+  Value mul(const Value& a, const Value& b);
+  // Division by a positive constant: truncating (C), flooring, rounding half
+  // away from zero (RHAZ, TFLite's RoundingDivideByPOT and its C divisions).
+  Value trunc_div(const Value& x, const Value& d);
+  Value floor_div(const Value& x, const Value& d);
+  Value rhaz_div(const Value& x, const Value& d);
+  Value clip(const Value& x, int64_t lo, int64_t hi);
+  // Where(x < 0, if_negative, otherwise).
+  Value select_negative(const Value& x, const Value& if_negative, const Value& otherwise);
+  Value cast(const Value& v, ir::DataType type);
+
+  // Float steps (float32 in ONNX as in the kernels).
+  ir::TensorId to_float(const Value& v);
+  ir::TensorId fmul(ir::TensorId x, std::vector<float> factors, ir::Shape shape);
+  ir::TensorId fadd(ir::TensorId x, std::vector<float> terms, ir::Shape shape);
+  // RNE(x) + zero, saturated to `type` (QuantizeLinear with scale 1).
+  Value round_to(ir::TensorId x, ir::DataType type, int64_t zero);
+  // RHAZ(x) of a float32 or float64 tensor `x`, exactly (Round is half to
+  // even, and x + 0.5 rounds): floor(|x|) + (|x| - floor(|x|) >= 0.5), signed.
+  ir::TensorId round_half_away(ir::TensorId x, ir::DataType type);
+
+  // table[index] with a constant table of integers of type `type`: a Gather
+  // whose indices are `index` (int32); negative ones count from the end.
+  Value lookup(const Value& index, std::vector<int64_t> table, ir::DataType type, int64_t lo,
+               int64_t hi);
+
+  // Writes `v` (within out's integer range) into the node's output `out`.
+  void store(const Value& v, ir::TensorId out);
+
+  // The tensor of a value, as `type` (a constant is written as an initializer).
+  ir::TensorId tensor(const Value& v, ir::DataType type);
+  // A new intermediate tensor.
+  ir::TensorId temp(ir::DataType type, const std::string& what);
+  ir::Node& emit(const std::string& op, std::vector<ir::TensorId> inputs, ir::TensorId out,
+                 const std::string& what);
+
+  // The first arithmetic problem met (an int64 overflow), or ok.
+  Status result() const { return problem_ ? Status(*problem_) : ok_status(); }
+
+ private:
+  Value binary(const char* op, const Value& a, const Value& b, int64_t lo, int64_t hi);
+  // Records that a result would pass int64; returns `a` to go on with.
+  Value overflow(const Value& a);
+  std::string suffix(const std::string& what) {
+    return "exact" + std::to_string(++count_) + "_" + what;
+  }
+
+  LowerContext& ctx_;
+  const ir::Node& n_;
+  int count_ = 0;
+  std::optional<Error> problem_;
+  // The last node written and its output (store() lets it write the output).
+  ir::TensorId last_ = ir::kNoTensor;
+  ir::Node* last_node_ = nullptr;
+};
+
+// ---- requantizations ----
+
+// How an accumulator becomes the output's integers.
+enum class Requantization {
+  kFp32,    // XNNPACK: RNE(f32(f32(acc) * scale)) (§3.1)
+  kDouble,  // TFLite MultiplyByQuantizedMultiplier, gemmlowp double rounding (§4.1)
+  kSingle,  // ruy's single rounding
+  kInt64,   // the 16x8 kernels' reduced 16-bit multiplier
+};
+// acc (one value per channel along `shape`'s non-unit axis) scaled by
+// `scales[c]` with rule `r`, plus the output's zero point, clamped to [lo, hi].
+// kFp32 takes the scales as they are (f32(f32(s_x s_w) / s_y)); the fixed-point
+// rules take QuantizeMultiplier of them (the real multiplier, in double).
+Value requantize(Writer& w, const Value& acc, Requantization r, std::span<const double> scales,
+                 const ir::Shape& shape, const Params& out, int64_t lo, int64_t hi);
+
+// The integer range a fused activation leaves (XNNPACK's rounding of its
+// bounds, or TFLite's), within the type's.
+std::pair<int64_t, int64_t> activation_range(const ir::Node& n, const Params& out, bool xnnpack);
+// Whether the node's fused activation is one the integer kernels clamp to.
+Check check_activation_range(const ir::Node& n);
+
+// ---- kernel choice: does LiteRT.js's XNNPACK delegate take the node? ----
+// Quantization XNNPACK accepts on a tensor: per-tensor (or per-channel on
+// `channel_axis` >= 0), normal positive scales.
+bool xnnpack_quantization(const ir::Tensor& t, int channel_axis = -1);
+
+// ---- convolutions and fully connected ----
+enum class LinearOp { kConv, kDepthwise, kFullyConnected, kTransposeConv };
+// The kernel of a linear op: whether XNNPACK takes it in LiteRT.js (fp32
+// requantization, XNNPACK's activation bounds) or which builtin kernel runs.
+struct LinearKernel {
+  Requantization rule = Requantization::kFp32;
+  bool xnnpack = true;
+};
+LinearKernel linear_kernel(const ir::Graph& g, const ir::Node& n, LinearOp op);
+// The variants the exact linear forms do not cover (hybrid, int16 weights, ...).
+Check check_linear(const ir::Graph& g, const ir::Node& n, LinearOp op);
+// The zero points ConvInteger / MatMulInteger take: the input's, and the
+// weight's when it has one (uint8; TFLite's int8 weights have none).
+std::vector<ir::TensorId> linear_zero_points(Writer& w, const ir::Node& n, size_t data,
+                                             size_t weight);
+// The int32 accumulator `acc` of node n's op (one channel per element along
+// `channel_shape`'s non-unit axis), with its bias added, requantized as the
+// kernel computes it and clamped to the fused activation's range.
+Value finish_linear(Writer& w, const Value& acc, LinearOp op, const ir::Shape& channel_shape);
+
+// ---- table ops (one Gather) ----
+// An 8-bit (256 entries) or int16 (65,536) table of the output integers for
+// every input integer, indexed by the input as it is.
+using TableFn = std::function<int64_t(int64_t q)>;
+Status lower_unary_table(LowerContext& ctx, const ir::Node& n, const TableFn& fn);
+
+}  // namespace lite2onnx::ops::exact

@@ -1,0 +1,162 @@
+// TFLite's and XNNPACK's quantized arithmetic (see quant_math.h). Ported from
+// the formulas of docs/quantization-arithmetic.md, which the probe
+// (tests/numeric/quant_probe/ref/*.mjs) checks against both runtimes.
+#include "core/ops/quant_math.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace lite2onnx::ops::qmath {
+namespace {
+
+// A double as an int64 without undefined behaviour for values beyond it
+// (NaN reads as 0): results are clamped to 8- or 16-bit ranges after.
+int64_t to_int(double v) {
+  if (std::isnan(v)) return 0;
+  constexpr double kLimit = 4611686018427387904.0;  // 2^62
+  return static_cast<int64_t>(std::clamp(v, -kLimit, kLimit));
+}
+
+int64_t clamp(int64_t v, int64_t lo, int64_t hi) { return std::min(hi, std::max(lo, v)); }
+
+// C's int32 arithmetic wrapping around (TFLite's x * (1 << left_shift)).
+int32_t wrap32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
+
+}  // namespace
+
+int64_t round_half_even(double v) { return to_int(std::nearbyint(v)); }
+int64_t round_half_away(double v) { return to_int(std::round(v)); }
+
+int64_t floor_shift(int64_t x, int bits) {
+  if (bits <= 0) return x;
+  const int64_t d = int64_t{1} << bits;
+  const int64_t q = x / d;
+  return q * d > x ? q - 1 : q;
+}
+
+Multiplier quantize_multiplier(double real) {
+  if (real == 0 || !std::isfinite(real)) return {};
+  int shift = 0;
+  const double q = std::frexp(real, &shift);
+  int64_t fixed = round_half_away(q * static_cast<double>(int64_t{1} << 31));
+  if (fixed == (int64_t{1} << 31)) {
+    fixed /= 2;
+    ++shift;
+  }
+  if (shift < -31) return {};
+  return {static_cast<int32_t>(fixed), shift};
+}
+
+int32_t srdhm(int32_t a, int32_t b) {
+  if (a == b && a == std::numeric_limits<int32_t>::min())
+    return std::numeric_limits<int32_t>::max();
+  const int64_t ab = int64_t{a} * int64_t{b};
+  const int64_t nudge = ab >= 0 ? (int64_t{1} << 30) : 1 - (int64_t{1} << 30);
+  return static_cast<int32_t>((ab + nudge) / (int64_t{1} << 31));  // C division truncates
+}
+
+int32_t rdbpot(int32_t x, int exponent) {
+  if (exponent <= 0) return x;
+  if (exponent > 31) exponent = 31;
+  const int64_t mask = (int64_t{1} << exponent) - 1;
+  const int64_t remainder = int64_t{x} & mask;
+  const int64_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return static_cast<int32_t>(floor_shift(x, exponent) + (remainder > threshold ? 1 : 0));
+}
+
+int32_t mbqm(int32_t x, Multiplier m) {
+  const int left = std::max(m.shift, 0), right = std::max(-m.shift, 0);
+  return rdbpot(srdhm(wrap32(int64_t{x} * (int64_t{1} << std::min(left, 31))), m.m), right);
+}
+
+int32_t reduced_multiplier(Multiplier m) {
+  return m.m < 0x7FFF0000 ? static_cast<int32_t>((int64_t{m.m} + (1 << 15)) >> 16) : 0x7FFF;
+}
+
+float fp32_scale(float a, float b, float y) {
+  const float product = a * b;
+  return product / y;
+}
+
+int64_t xnn_multiplier8(float p) { return round_half_even(256.0f * p); }
+
+int64_t xnn_requantize8(int64_t q, int64_t zx, int64_t m, int64_t zy, int64_t lo, int64_t hi) {
+  return clamp(floor_shift((q - zx) * m + 128, 8) + zy, lo, hi);
+}
+
+int64_t xnn_bound(float v, float s, int64_t z, int64_t lo, int64_t hi) {
+  float q = v / s + static_cast<float>(z);
+  q = std::clamp(q, static_cast<float>(lo), static_cast<float>(hi));
+  return round_half_even(q);
+}
+
+int64_t tflite_bound(float v, float s, int64_t z, int64_t lo, int64_t hi) {
+  const float q = v / s;
+  if (std::isinf(q)) return q > 0 ? hi : lo;
+  return clamp(z + round_half_away(q), lo, hi);
+}
+
+float xnn_sigmoid(float x) {
+  if (x > 100) return 1;
+  if (x < -100) return 0;
+  const double e = std::exp(static_cast<double>(x));
+  return static_cast<float>(e / (1 + e));
+}
+
+float tanh_f(float x) { return static_cast<float>(std::tanh(static_cast<double>(x))); }
+
+float elu_f(float x) { return x < 0 ? static_cast<float>(std::expm1(static_cast<double>(x))) : x; }
+
+int64_t xnn_lut_entry(float y, float sy, int64_t zy, int64_t lo, int64_t hi) {
+  const float inv = 1.0f / sy;
+  const float scaled = y * inv;
+  const float shifted = scaled + static_cast<float>(zy);
+  return clamp(round_half_even(shifted), lo, hi);
+}
+
+float dequantize(int64_t q, float s, int64_t z) { return static_cast<float>(q - z) * s; }
+
+namespace {
+
+int32_t srdhm16(int32_t a, int32_t b) {
+  if (a == -32768 && b == -32768) return 32767;
+  const int32_t ab = a * b;
+  const int32_t nudge = ab >= 0 ? (1 << 14) : 1 - (1 << 14);
+  return (ab + nudge) / 32768;
+}
+
+int32_t saturate16(int64_t v) { return static_cast<int32_t>(clamp(v, -32768, 32767)); }
+
+// DownScaleInt32ToInt16Multiplier.
+int32_t down_scale16(int32_t m) {
+  return m >= 2147483647 - 32768 ? 32767 : static_cast<int32_t>((int64_t{m} + 32768) >> 16);
+}
+
+}  // namespace
+
+HardSwish hard_swish_params(float sx, float sy) {
+  const float hires = (1.0f / 128.0f) * sx;
+  const float out = hires / sy;
+  const float reluish = hires / (3.0f / 32768.0f);
+  const Multiplier om = quantize_multiplier(out), rm = quantize_multiplier(reluish);
+  return {down_scale16(om.m), down_scale16(rm.m), om.shift, rm.shift};
+}
+
+int64_t hard_swish(int64_t q, const HardSwish& p, int64_t zx, int64_t zy, int64_t lo, int64_t hi) {
+  const int32_t in = static_cast<int16_t>(static_cast<uint16_t>(q - zx));
+  const int32_t high = static_cast<int16_t>(static_cast<uint16_t>(in * 128));
+  const int32_t pre = srdhm16(high, p.out16);
+  int32_t r = high;
+  if (p.reluish_exp > 0) r = saturate16(int64_t{r} << (p.reluish_exp - 1));
+  r = srdhm16(r, p.reluish16);
+  if (p.reluish_exp > 0) r = saturate16(int64_t{r} * 2);
+  if (p.reluish_exp < 0) r = rdbpot(r, -p.reluish_exp);
+  r = (r + 32768) >> 1;
+  // SaturatingDoublingHighMul truncates.
+  const int32_t product =
+      (r == -32768 && pre == -32768) ? 32767 : static_cast<int32_t>((int64_t{r} * pre) / 32768);
+  return clamp(int64_t{rdbpot(product, -p.out_exp)} + zy, lo, hi);
+}
+
+}  // namespace lite2onnx::ops::qmath

@@ -1,0 +1,69 @@
+// The integer arithmetic of TFLite's quantized kernels, as the two TFLite
+// runtimes compute it (docs/quantization-arithmetic.md: the table, §3
+// XNNPACK, §4 TFLite's builtin kernels). --quantization exact computes tables
+// and constants with it at conversion time; the per-element formulas are also
+// what the ONNX arithmetic of core/ops/exact.h reproduces. Every float32 step
+// is a float operation here (this file is compiled without contraction into
+// fused multiply-adds), every integer step exact.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace lite2onnx::ops::qmath {
+
+// ---- rounding ----
+int64_t round_half_even(double v);         // nearbyint, lrintf (IEEE default rounding)
+int64_t round_half_away(double v);         // std::round, TfLiteRound
+int64_t floor_shift(int64_t x, int bits);  // x >> bits, arithmetic: floor(x / 2^bits)
+
+// ---- TFLite's fixed-point multipliers (quantization_util.cc, common.h) ----
+struct Multiplier {
+  int32_t m = 0;  // Q31
+  int shift = 0;  // > 0: left shift
+};
+// QuantizeMultiplier(double).
+Multiplier quantize_multiplier(double real);
+// gemmlowp's SaturatingRoundingDoublingHighMul and RoundingDivideByPOT.
+int32_t srdhm(int32_t a, int32_t b);
+int32_t rdbpot(int32_t x, int exponent);
+// MultiplyByQuantizedMultiplier: double rounding (gemmlowp, the default build).
+int32_t mbqm(int32_t x, Multiplier m);
+// The 16x8 kernels' multiplier, reduced to 16 bits.
+int32_t reduced_multiplier(Multiplier m);
+
+// ---- XNNPACK ----
+// The fp32 requantization scale of a convolution, fully connected or MUL:
+// f32(f32(a * b) / y), float32 operations in C order.
+float fp32_scale(float a, float b, float y);
+// Requantizations with 8 fractional bits (QUANTIZE qx8 -> qx8, LEAKY_RELU): lrintf(256 * p).
+int64_t xnn_multiplier8(float p);
+// floor(((q - zx) * m + 128) / 256) + zy, clamped.
+int64_t xnn_requantize8(int64_t q, int64_t zx, int64_t m, int64_t zy, int64_t lo, int64_t hi);
+// A fused activation's bound v quantized as XNNPACK does: lrintf(clamp(f32(f32(v / s) + z))).
+int64_t xnn_bound(float v, float s, int64_t z, int64_t lo, int64_t hi);
+// ... and as TFLite's CalculateActivationRangeQuantized does: z + RHAZ(f32(v / s)), clamped.
+int64_t tflite_bound(float v, float s, int64_t z, int64_t lo, int64_t hi);
+
+// ---- tables of 8-bit (and int16) unary kernels ----
+// The float functions the tables are built from (as the runtimes' libm computes
+// them: double precision rounded to float, §3.5, §4.5).
+float xnn_sigmoid(float x);
+float tanh_f(float x);
+float elu_f(float x);
+// The new XNNPACK's table entry (§3.5): nearbyint(f32(f32(y * f32(1/sy)) + zy)), clamped.
+int64_t xnn_lut_entry(float y, float sy, int64_t zy, int64_t lo, int64_t hi);
+// The dequantized input of a table: f32(f32(q - z) * s) (XNNPACK) or f32(s * (q - z)).
+float dequantize(int64_t q, float s, int64_t z);
+
+// HARD_SWISH 8-bit (reference_ops::HardSwish, §4.7).
+struct HardSwish {
+  int32_t out16 = 0, reluish16 = 0;
+  int out_exp = 0, reluish_exp = 0;
+};
+HardSwish hard_swish_params(float sx, float sy);
+int64_t hard_swish(int64_t q, const HardSwish& p, int64_t zx, int64_t zy, int64_t lo, int64_t hi);
+
+}  // namespace lite2onnx::ops::qmath
