@@ -1,6 +1,4 @@
 // Convolutions and pools: the Implicit ops that turn NHWC into NCHW.
-#include <limits>
-
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/custom_options.h"
@@ -175,8 +173,7 @@ Status lower_conv_exact(LowerContext& ctx, const ir::Node& n, bool depthwise) {
   std::vector<TensorId> inputs = {
       n.inputs[0], weight_in_layout(ctx, n, 1, depthwise ? kOhwiToIohw : kOhwiToOihw)};
   for (TensorId z : exact::linear_zero_points(out, n, 0, 1)) inputs.push_back(z);
-  exact::Value acc = {out.temp(ir::DataType::kInt32, "accumulator"), ir::DataType::kInt32,
-                      std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+  const exact::Value acc = out.accumulator();
   ir::Node& c = out.emit("ConvInteger", inputs, acc.id, "accumulator");
   set_window(c, read_window(n), x.shape[1], x.shape[2], w.shape[1], w.shape[2], true);
   c.attrs.set("group", *group);

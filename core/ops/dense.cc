@@ -1,6 +1,4 @@
 // FULLY_CONNECTED: Terminate class (it reads its input in TFLite memory order).
-#include <limits>
-
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/exact.h"
@@ -120,8 +118,7 @@ Status lower_fc_exact(LowerContext& ctx, const ir::Node& n) {
   }
   std::vector<TensorId> inputs = {a, ctx.graph().add_tensor(std::move(transposed))};
   for (TensorId z : exact::linear_zero_points(out, n, 0, 1)) inputs.push_back(z);
-  exact::Value acc = {out.temp(ir::DataType::kInt32, "accumulator"), ir::DataType::kInt32,
-                      std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+  const exact::Value acc = out.accumulator();
   out.emit("MatMulInteger", inputs, acc.id, "accumulator");
   const exact::Value v = exact::finish_linear(out, acc, exact::LinearOp::kFullyConnected, {units});
   if (y.rank() == 2) {

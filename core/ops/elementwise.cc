@@ -350,6 +350,15 @@ Check check_quantize_exact(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& y = g.tensor(n.outputs[0]);
   if ((x.quantized_type && !exact::per_tensor(x)) || (y.quantized_type && !exact::per_tensor(y)))
     return refuse(ReasonCode::kQuantization, "per-axis QUANTIZE");
+  // The table of an integer input has one entry per input value.
+  auto small = [](const ir::Tensor& t) {
+    return !t.quantized_type || *t.quantized_type == ir::DataType::kInt8 ||
+           *t.quantized_type == ir::DataType::kUInt8 || *t.quantized_type == ir::DataType::kInt16;
+  };
+  if (!small(x) || !small(y) || !y.quantized_type)
+    return refuse(ReasonCode::kType,
+                  "QUANTIZE from or to other than int8, uint8 and int16 has no integer form for "
+                  "--quantization exact yet");
   return std::nullopt;
 }
 

@@ -77,6 +77,13 @@ Value Writer::integers(TensorId t) const {
   return v;
 }
 
+Value Writer::accumulator() {
+  Value v;
+  v.id = temp(DataType::kInt32, "accumulator");
+  std::tie(v.lo, v.hi) = range_of(DataType::kInt32);
+  return v;
+}
+
 Value Writer::channels(std::vector<int64_t> values, Shape shape) const {
   Value v;
   v.type = DataType::kInt64;

@@ -63,6 +63,8 @@ class Writer {
   // The integers a quantized tensor holds.
   Value integers(ir::TensorId t) const;
   Value constant(int64_t v) const { return {ir::kNoTensor, ir::DataType::kInt64, v, v, {v}, {}}; }
+  // A new int32 tensor of any value: what ConvInteger / MatMulInteger write.
+  Value accumulator();
   // A constant of one element per channel, shaped to broadcast (e.g. [1, C, 1, 1]).
   Value channels(std::vector<int64_t> values, ir::Shape shape) const;
 
