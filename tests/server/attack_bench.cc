@@ -2,7 +2,10 @@
 // with the figures docs/service.md ("Attacks") reports: good requests refused,
 // /healthz latency, the server's peak RSS. Not a test (attack_test.cc is):
 //
-//   server_attack_bench [--seconds N] [--only NAME] [SERVER FLAGS...]
+//   server_attack_bench [--seconds N] [--only NAME] [--server PATH] [SERVER FLAGS...]
+//
+// --server runs another build's lite2onnx-server (e.g. main's, for the figures
+// before a change); its flags must be the ones that build knows.
 //
 // Every attack runs against a fresh server with 2 workers, a 256 MiB memory
 // budget, a 128 MiB stream/body limit and a queue of 2 (the setup);
@@ -78,12 +81,15 @@ std::vector<Case> cases() {
 int main(int argc, char** argv) {
   int seconds = 30;
   std::string only;
-  std::vector<std::string> extra;
+  std::vector<std::string> extra, wrapper;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc)
       seconds = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
       only = argv[++i];
+    else if (!std::strcmp(argv[i], "--server") && i + 1 < argc)
+      // sh drops the test build's binary (its $1) and runs PATH (its $0) instead.
+      wrapper = {"/bin/sh", "-c", "shift; exec \"$0\" \"$@\"", argv[++i]};
     else
       extra.push_back(argv[i]);
   }
@@ -91,19 +97,28 @@ int main(int argc, char** argv) {
               "refused", "/healthz median/max (fail)", "server VmHWM");
   for (const Case& c : cases()) {
     if (!only.empty() && only != c.name) continue;
-    std::vector<std::string> args{"--workers",   "2",        "--queue-size",  "2",
-                                  "--max-inflight-bytes",    "256MiB",        "--max-stream-bytes",
-                                  "128MiB",      "--http-listen", "127.0.0.1:0"};
+    std::vector<std::string> args{"--workers",
+                                  "2",
+                                  "--queue-size",
+                                  "2",
+                                  "--max-inflight-bytes",
+                                  "256MiB",
+                                  "--max-stream-bytes",
+                                  "128MiB",
+                                  "--http-listen",
+                                  "127.0.0.1:0"};
     args.insert(args.end(), extra.begin(), extra.end());
-    auto server = ServerProcess::start(args);
+    auto server = ServerProcess::start(args, {}, -1, wrapper);
     if (!server) return 1;
     const AttackFigures f = measure(
         *server, [&] { return c.start(*server); }, [] { std::this_thread::sleep_for(2s); }, 0,
         std::chrono::seconds(seconds), 50ms);
-    std::printf("%-10s | %6d / %6d / %3d wrong %3d failed | %6.1f%%          | %8.1f / %8.1f ms (%d) | %6.1f MiB\n",
-                c.name, f.good.ok, f.good.refused, f.good.wrong, f.good.failed,
-                f.good.refused_percent(), f.probes.median_ms, f.probes.max_ms, f.probes.failed,
-                static_cast<double>(f.peak_rss_kib) / 1024);
+    std::printf(
+        "%-10s | %6d / %6d / %3d wrong %3d failed | %6.1f%%          | %8.1f / %8.1f ms (%d) | "
+        "%6.1f MiB\n",
+        c.name, f.good.ok, f.good.refused, f.good.wrong, f.good.failed, f.good.refused_percent(),
+        f.probes.median_ms, f.probes.max_ms, f.probes.failed,
+        static_cast<double>(f.peak_rss_kib) / 1024);
     std::printf("           %s; %d attack rounds\n", c.what, f.rounds);
     std::fflush(stdout);
   }

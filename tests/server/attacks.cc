@@ -56,7 +56,8 @@ bool send_all(int fd, std::string_view bytes) {
 
 // Reads up to `bytes` (all there is when 0) until the server closes, `stop`,
 // or `until`; false once the connection is closed.
-bool read_some(int fd, size_t bytes, Stop& stop, Clock::time_point until = Clock::time_point::max()) {
+bool read_some(int fd, size_t bytes, Stop& stop,
+               Clock::time_point until = Clock::time_point::max()) {
   char chunk[16384];
   for (size_t got = 0; (bytes == 0 || got < bytes) && !stop && Clock::now() < until;) {
     pollfd p{fd, POLLIN, 0};
@@ -182,8 +183,7 @@ int json_answer(int port, const ModelOfRound& model_of, Stop& stop, const std::s
       port,
       [&model_of](int round) {
         const std::string model = model_of(round);
-        return post_head(model.size(), "Accept: application/json\r\nConnection: close\r\n") +
-               model;
+        return post_head(model.size(), "Accept: application/json\r\nConnection: close\r\n") + model;
       },
       stop, source);
 }
@@ -191,8 +191,7 @@ int json_answer(int port, const ModelOfRound& model_of, Stop& stop, const std::s
 Attack::Attack(const Loop& loop, int threads) { add(loop, threads); }
 
 void Attack::add(const Loop& loop, int threads) {
-  for (int i = 0; i < threads; ++i)
-    threads_.emplace_back([this, loop] { rounds_ += loop(stop_); });
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this, loop] { rounds_ += loop(stop_); });
 }
 
 Attack::~Attack() { stop(); }
@@ -261,7 +260,8 @@ AttackFigures measure(ServerProcess& server, const std::function<std::unique_ptr
       const auto code = r.status.error_code();
       if (r.status.ok())
         ++(r.response.onnx_model() == expected ? f.good.ok : f.good.wrong);
-      else if (code == grpc::StatusCode::RESOURCE_EXHAUSTED || code == grpc::StatusCode::UNAVAILABLE)
+      else if (code == grpc::StatusCode::RESOURCE_EXHAUSTED ||
+               code == grpc::StatusCode::UNAVAILABLE)
         ++f.good.refused;
       else
         ++f.good.failed;

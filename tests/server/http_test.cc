@@ -56,9 +56,12 @@ HttpResponse call_while_busy(int port, const HttpRequest& r) {
   return answer;
 }
 
+// The error envelope's "error" object (every non-2xx answer has one).
 json error_of(const HttpResponse& r) {
   EXPECT_EQ(r.header("content-type"), "application/json");
-  return json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  const json envelope = json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  EXPECT_TRUE(envelope.is_object() && envelope.contains("error")) << r.body;
+  return envelope.is_object() ? envelope.value("error", json()) : json();
 }
 
 TEST(HttpTest, ConvertAnswersTheGrpcBytes) {
@@ -112,7 +115,7 @@ TEST(HttpTest, SignatureParametersReachTheCore) {
       http_call(server->http_port(), post("/v1/convert?signature=third", model));
   EXPECT_EQ(unknown.status, 400);
   const json error = error_of(unknown);
-  EXPECT_EQ(error.value("reason", ""), "REASON_INVALID_OPTION") << unknown.body;
+  EXPECT_EQ(error.value("reason", ""), "invalid_option") << unknown.body;
   EXPECT_NE(error.value("message", "").find("its signatures are 'first', 'second'"),
             std::string::npos)
       << unknown.body;
@@ -174,12 +177,12 @@ TEST(HttpTest, ErrorsCarryTheTableStatusAndTheConversionError) {
 
   HttpResponse r = http_call(port, post("/v1/convert", "not a model at all"));
   EXPECT_EQ(r.status, 422);
-  EXPECT_EQ(error_of(r)["reason"], "REASON_INVALID_MODEL");
+  EXPECT_EQ(error_of(r)["reason"], "invalid_model");
 
   r = http_call(port, post("/v1/convert", unsupported_ops_model()));
   EXPECT_EQ(r.status, 422);
   json e = error_of(r);
-  EXPECT_EQ(e["reason"], "REASON_UNSUPPORTED");
+  EXPECT_EQ(e["reason"], "unsupported");
   ASSERT_EQ(e["unsupported"].size(), 3u);
   EXPECT_EQ(e["unsupported"][1]["op"], "OtherCustomOp");
 
@@ -187,7 +190,7 @@ TEST(HttpTest, ErrorsCarryTheTableStatusAndTheConversionError) {
   r = http_call(port, post("/v1/convert?opset=12", model));
   EXPECT_EQ(r.status, 400);
   e = error_of(r);
-  EXPECT_EQ(e["reason"], "REASON_INVALID_OPTION");
+  EXPECT_EQ(e["reason"], "invalid_option");
   EXPECT_NE(e["message"].get<std::string>().find("opset 12"), std::string::npos);
 
   r = http_call(port, post("/v1/convert?opset=17&colour=blue", model));
@@ -209,7 +212,7 @@ TEST(HttpTest, RefusalsComeBeforeTheBody) {
   const HttpResponse refused = http_call(server->http_port(), r);
   EXPECT_EQ(refused.status, 413);
   EXPECT_FALSE(refused.continued);
-  EXPECT_EQ(error_of(refused)["reason"], "REASON_MODEL_TOO_LARGE");
+  EXPECT_EQ(error_of(refused)["reason"], "model_too_large");
   EXPECT_EQ(refused.header("connection"), "close");
 
   // A chunked body is counted as it arrives.
@@ -236,20 +239,20 @@ TEST(HttpTest, OverloadAndDeadlineAnswers) {
   const HttpResponse full = http_call(port, post("/v1/convert", model));
   EXPECT_EQ(full.status, 429);
   EXPECT_EQ(full.header("retry-after"), "1");
-  EXPECT_EQ(error_of(full)["reason"], "REASON_QUEUE_FULL");
+  EXPECT_EQ(error_of(full)["reason"], "queue_full");
   EXPECT_EQ(busy.get().status, 200);
 
   HttpRequest late = post("/v1/convert?timeout=0.3", model);
   late.headers.push_back({"X-Lite2onnx-Test-Fault", "delay=3000"});
   const HttpResponse deadline = call_while_busy(port, late);
   EXPECT_EQ(deadline.status, 504);
-  EXPECT_EQ(error_of(deadline)["reason"], "REASON_DEADLINE_EXCEEDED");
+  EXPECT_EQ(error_of(deadline)["reason"], "deadline_exceeded");
 
   HttpRequest crash = post("/v1/convert", model);
   crash.headers.push_back({"X-Lite2onnx-Test-Fault", "crash"});
   const HttpResponse crashed = call_while_busy(port, crash);
   EXPECT_EQ(crashed.status, 500);
-  EXPECT_EQ(error_of(crashed)["reason"], "REASON_WORKER_CRASHED");
+  EXPECT_EQ(error_of(crashed)["reason"], "worker_crashed");
   // The worker was replaced.
   EXPECT_EQ(call_while_busy(port, post("/v1/convert", model)).status, 200);
 }
@@ -271,7 +274,7 @@ TEST(HttpTest, HostileRequestsLeaveTheServerServing) {
   const HttpResponse short_body =
       http_raw(port, "POST /v1/convert HTTP/1.1\r\nContent-Length: 100000\r\n\r\nTFL3", 10s);
   EXPECT_EQ(short_body.status, 400);
-  EXPECT_EQ(error_of(short_body)["reason"], "REASON_BAD_STREAM");
+  EXPECT_EQ(error_of(short_body)["reason"], "bad_stream");
   // A negative or absurd Content-Length.
   EXPECT_NE(http_raw(port, "POST /v1/convert HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 5s).status,
             200);
@@ -332,13 +335,15 @@ TEST(HttpTest, MetricsAndLogsCountHttpCalls) {
   ASSERT_EQ(http_call(server->http_port(), post("/v1/convert", model)).status, 200);
   ASSERT_EQ(http_call(server->http_port(), post("/v1/convert", "junk")).status, 422);
   const int port = server->metrics_port();
-  EXPECT_EQ(wait_for_metric(
-                port, R"(lite2onnx_requests_total{code="OK",method="Convert",protocol="http"})", 1),
-            1);
   EXPECT_EQ(
       wait_for_metric(
           port,
-          R"(lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert",protocol="http"})",
+          R"(lite2onnx_requests_total{code="OK",method="Convert",protocol="http",reason="ok"})", 1),
+      1);
+  EXPECT_EQ(
+      wait_for_metric(
+          port,
+          R"(lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert",protocol="http",reason="invalid_model"})",
           1),
       1);
   EXPECT_NE(server->wait_for_log("protocol=http method=Convert", 2).find("status=INVALID_ARGUMENT"),
@@ -365,7 +370,7 @@ TEST(HttpTest, DrainingAnswers503AndFinishesCallsInProgress) {
   EXPECT_EQ(ready, 503);
   const HttpResponse refused = http_call(port, post("/v1/convert", model));
   EXPECT_EQ(refused.status, 503);
-  EXPECT_EQ(error_of(refused)["reason"], "REASON_SHUTTING_DOWN");
+  EXPECT_EQ(error_of(refused)["reason"], "shutting_down");
   EXPECT_EQ(in_progress.get().status, 200);
   EXPECT_EQ(server->wait_exit(60s), 0);
 }
