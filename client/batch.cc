@@ -186,7 +186,10 @@ Json report_json(const ModelReport& r) {
       m["error"] = std::move(e);
       Json ops = Json::array();
       for (const auto& u : f.error.unsupported)
-        ops.push_back({{"op_index", u.op_index}, {"op", u.op}, {"reason", u.reason}});
+        ops.push_back({{"op_index", u.op_index},
+                       {"op", u.op},
+                       {"reason", u.reason},
+                       {"reason_code", u.reason_code}});
       m["unsupported"] = std::move(ops);
       m["model_bytes"] = r.model_bytes;
       break;

@@ -69,17 +69,6 @@ void set_wire(v1::ConvertOptions& out, const OptionDef& def, const std::string& 
   }
 }
 
-void to_proto(const std::vector<UnsupportedOp>& ops,
-              google::protobuf::RepeatedPtrField<v1::UnsupportedOperator>* out) {
-  for (const auto& u : ops) {
-    auto* o = out->Add();
-    o->set_op_index(u.op_index);
-    o->set_op(u.op);
-    o->set_reason(u.reason);
-    if (u.subgraph >= 0) o->set_subgraph(u.subgraph);
-  }
-}
-
 template <class Map>
 std::map<std::string, int> to_map(const Map& m) {
   return {m.begin(), m.end()};
@@ -256,6 +245,7 @@ void to_proto(const ModelInfo& info, v1::InspectResponse* out) {
     o->mutable_outputs()->Add(op.outputs.begin(), op.outputs.end());
     o->set_supported(op.supported);
     o->set_reason(op.reason);
+    o->set_reason_code(op.reason_code);
   }
   to_proto(info.unsupported, out->mutable_unsupported());
   out->mutable_problems()->Add(info.problems.begin(), info.problems.end());
@@ -320,12 +310,25 @@ v1::ConvertOptions to_proto(const ConvertOptions& in) {
   return out;
 }
 
+void to_proto(const std::vector<UnsupportedOp>& ops,
+              google::protobuf::RepeatedPtrField<v1::UnsupportedOperator>* out) {
+  for (const auto& u : ops) {
+    auto* o = out->Add();
+    o->set_op_index(u.op_index);
+    o->set_op(u.op);
+    o->set_reason(u.reason);
+    o->set_reason_code(u.reason_code);
+    if (u.subgraph >= 0) o->set_subgraph(u.subgraph);
+  }
+}
+
 std::vector<UnsupportedOp> from_proto(
     const google::protobuf::RepeatedPtrField<v1::UnsupportedOperator>& ops) {
   std::vector<UnsupportedOp> out;
   out.reserve(ops.size());
   for (const auto& u : ops)
-    out.push_back({u.op_index(), u.op(), u.reason(), u.has_subgraph() ? u.subgraph() : -1});
+    out.push_back(
+        {u.op_index(), u.op(), u.reason(), u.reason_code(), u.has_subgraph() ? u.subgraph() : -1});
   return out;
 }
 
@@ -390,6 +393,7 @@ ModelInfo from_proto(const v1::InspectResponse& in) {
     o.outputs = to_vector<int>(op.outputs());
     o.supported = op.supported();
     o.reason = op.reason();
+    o.reason_code = op.reason_code();
     info.ops.push_back(std::move(o));
   }
   info.unsupported = from_proto(in.unsupported());

@@ -31,6 +31,8 @@ ModelInfo from_proto(const v1::InspectResponse& info);
 v1::ListOperatorsResponse to_proto(const std::vector<OpSupport>& matrix);
 std::vector<OpSupport> from_proto(const v1::ListOperatorsResponse& operators);
 
+void to_proto(const std::vector<UnsupportedOp>& ops,
+              google::protobuf::RepeatedPtrField<v1::UnsupportedOperator>* out);
 std::vector<UnsupportedOp> from_proto(
     const google::protobuf::RepeatedPtrField<v1::UnsupportedOperator>& ops);
 

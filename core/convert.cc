@@ -65,14 +65,14 @@ std::vector<OpSupport> support_matrix() {
     s.op = name;
     s.supported = e->supported();
     if (s.supported) {
-      s.layout_class = ops::to_string(e->layout);
-      s.onnx = e->onnx;
-      s.notes = e->notes;
-      s.dtypes = e->dtypes;
-      s.quantized = e->quantized == ops::QuantizedKernel::kRescale       ? "rescale"
-                    : e->quantized == ops::QuantizedKernel::kSameScale   ? "same scale"
-                    : e->quantized == ops::QuantizedKernel::kReinterpret ? "reinterprets"
-                                                                         : "no";
+      s.layout_class = ops::to_string(e->layout.kind);
+      s.onnx = e->doc.onnx;
+      s.notes = e->doc.notes;
+      s.dtypes = e->doc.dtypes;
+      s.quantized = e->quantization.kernel == ops::QuantizedKernel::kRescale       ? "rescale"
+                    : e->quantization.kernel == ops::QuantizedKernel::kSameScale   ? "same scale"
+                    : e->quantization.kernel == ops::QuantizedKernel::kReinterpret ? "reinterprets"
+                                                                                   : "no";
     }
     out.push_back(std::move(s));
   }
@@ -162,6 +162,7 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
     if (auto it = op_at.find(u.op_index); u.subgraph < 0 && it != op_at.end()) {
       info.ops[it->second].supported = false;
       info.ops[it->second].reason = u.reason.empty() ? "not implemented" : u.reason;
+      info.ops[it->second].reason_code = u.reason_code;
     }
   return info;
 }

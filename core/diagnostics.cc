@@ -28,6 +28,42 @@ const char* to_string(ErrorCode code) {
   return "unknown";
 }
 
+const char* to_string(ReasonCode code) {
+  switch (code) {
+    case ReasonCode::kNotImplemented:
+      return "not_implemented";
+    case ReasonCode::kCustomOp:
+      return "custom_op";
+    case ReasonCode::kSelectTfOp:
+      return "select_tf_op";
+    case ReasonCode::kAcceleratorCompiled:
+      return "accelerator_compiled";
+    case ReasonCode::kOpVersion:
+      return "op_version";
+    case ReasonCode::kOpset:
+      return "opset";
+    case ReasonCode::kRuntimeValue:
+      return "runtime_value";
+    case ReasonCode::kType:
+      return "type";
+    case ReasonCode::kShape:
+      return "shape";
+    case ReasonCode::kQuantization:
+      return "quantization";
+    case ReasonCode::kState:
+      return "state";
+    case ReasonCode::kOption:
+      return "option";
+    case ReasonCode::kOperands:
+      return "operands";
+    case ReasonCode::kLimit:
+      return "limit";
+    case ReasonCode::kNotExpressible:
+      return "not_expressible";
+  }
+  return "unknown";
+}
+
 namespace {
 
 Json unsupported_json(const std::vector<UnsupportedOp>& ops) {
@@ -36,6 +72,7 @@ Json unsupported_json(const std::vector<UnsupportedOp>& ops) {
     Json o = {{"op_index", u.op_index}, {"op", u.op}};
     if (u.subgraph >= 0) o["subgraph"] = u.subgraph;
     if (!u.reason.empty()) o["reason"] = u.reason;
+    o["reason_code"] = u.reason_code;
     a.push_back(std::move(o));
   }
   return a;
@@ -187,7 +224,8 @@ std::string Diagnostics::to_text() const {
   }
   for (const auto& w : warnings) s += "warning: " + w + "\n";
   for (const auto& u : unsupported)
-    s += "unsupported: " + u.label() + (u.reason.empty() ? "" : ": " + u.reason) + "\n";
+    s += "unsupported: " + u.label() + " [" + u.reason_code + "]" +
+         (u.reason.empty() ? "" : ": " + u.reason) + "\n";
   s += "timings:";
   for (const auto& p : timings) s += " " + p.phase + " " + fmt_ms(p.ms) + ";";
   s += "\n";
@@ -240,6 +278,7 @@ std::string ModelInfo::to_json(int indent) const {
               {"outputs", o.outputs},
               {"supported", o.supported}};
     if (!o.reason.empty()) x["reason"] = o.reason;
+    if (!o.reason_code.empty()) x["reason_code"] = o.reason_code;
     os.push_back(std::move(x));
   }
   j["ops"] = std::move(os);
@@ -282,7 +321,8 @@ std::string ModelInfo::to_text() const {
     s += "  " + std::to_string(o.index) + " " + o.op + " in[";
     s += join(o.inputs) + "] out[" + join(o.outputs);
     s += "]";
-    if (!o.supported) s += "  UNSUPPORTED" + (o.reason.empty() ? "" : ": " + o.reason);
+    if (!o.supported)
+      s += "  UNSUPPORTED [" + o.reason_code + "]" + (o.reason.empty() ? "" : ": " + o.reason);
     s += "\n";
   }
   s += "tensors (" + std::to_string(tensors.size()) + "):\n";

@@ -92,7 +92,8 @@ struct OpInfo {
   std::string op;
   std::vector<int> inputs, outputs;
   bool supported = true;
-  std::string reason;  // why it cannot be converted
+  std::string reason;       // why it cannot be converted
+  std::string reason_code;  // UnsupportedOp::reason_code
 };
 
 // One input or output of a SignatureDef.

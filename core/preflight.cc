@@ -56,54 +56,69 @@ std::string quantized_kernel_problem(const ir::Graph& g, const ir::Node& n,
   return "";
 }
 
-// Why a node cannot be converted, or "" if it can.
-std::string unsupported_reason(const ir::Graph& g, const ir::Node& n) {
+// A custom operator the custom-op table lacks: a select-TF op (the Flex
+// delegate runs it), one an accelerator's compiler made (it holds the
+// compiled program, not the ops), or any other.
+Refusal unknown_custom_op(const std::string& code) {
+  if (code.starts_with("Flex")) return {ReasonCode::kSelectTfOp, "custom operator"};
+  // edgetpu_compiler moves the graph into one op that only an Edge TPU runs.
+  if (code == "edgetpu-custom-op")
+    return {ReasonCode::kAcceleratorCompiled,
+            "custom operator of an Edge TPU model: edgetpu_compiler moved the graph into it, "
+            "and only an Edge TPU runs it; convert the CPU .tflite from before edgetpu_compiler "
+            "instead"};
+  if (code == "ethos-u") return {ReasonCode::kAcceleratorCompiled, "custom operator"};
+  return {ReasonCode::kCustomOp, "custom operator"};
+}
+
+// Why a node cannot be converted, or nothing if it can.
+ops::Check unsupported_reason(const ir::Graph& g, const ir::Node& n) {
   const ops::OpEntry& e = ops::lookup(n);
-  if (n.builtin == ir::builtin::kCustom && !e.supported()) {
-    // edgetpu_compiler moves the graph into one op that only an Edge TPU runs.
-    if (n.op == "edgetpu-custom-op")
-      return "custom operator of an Edge TPU model: edgetpu_compiler moved the graph into it, "
-             "and only an Edge TPU runs it; convert the CPU .tflite from before edgetpu_compiler "
-             "instead";
-    return "custom operator";
-  }
-  if (!e.supported()) return "";
+  if (n.builtin == ir::builtin::kCustom && !e.supported()) return unknown_custom_op(n.op);
+  if (!e.supported()) return Refusal{ReasonCode::kNotImplemented, ""};
   for (auto list : {&n.inputs, &n.outputs}) {
     for (ir::TensorId t : *list) {
       if (!g.valid(t)) continue;
       const ir::Tensor& x = g.tensor(t);
       // A resource handle never reaches ONNX: the op's own check says why
       // it is not converted where it is left.
-      if (x.dtype == ir::DataType::kResource && e.effect_only) continue;
+      if (x.dtype == ir::DataType::kResource && e.state.effect_only) continue;
       if (x.dtype == ir::DataType::kResource &&
           (n.builtin == ir::builtin::kVarHandle || n.builtin == ir::builtin::kReadVariable))
         continue;
       // Nor does a TensorList lower_tensor_lists left: the op says why.
       if (x.dtype == ir::DataType::kVariant && n.attrs.has("tensor_list_problem")) continue;
       if (!ir::onnx_representable(x.dtype) || x.dtype == ir::DataType::kString)
-        return "tensor '" + x.name + "' has type " + ir::to_string(x.dtype);
-      if (!x.has_rank) return "tensor '" + x.name + "' has unknown rank";
+        return ops::refuse(ReasonCode::kType, "tensor '" + x.name + "' has type " +
+                                                  std::string(ir::to_string(x.dtype)));
+      if (!x.has_rank)
+        return ops::refuse(ReasonCode::kShape, "tensor '" + x.name + "' has unknown rank");
     }
   }
-  if (n.outputs.empty() && !e.effect_only) return "operator has no outputs";
+  if (n.outputs.empty() && !e.state.effect_only)
+    return ops::refuse(ReasonCode::kOperands, "operator has no outputs");
   // Variable tensors expose_state made state are graph inputs now; any other
   // is read where the op keeps no state, or cannot be state.
   for (ir::TensorId t : n.inputs)
     if (g.valid(t) && g.tensor(t).is_variable) {
       std::string why = passes::variable_tensor_problem(g, t);
-      return why.empty() ? "reads variable tensor '" + g.tensor(t).name +
-                               "', which TFLite lets the op update in place: not converted"
-                         : why;
+      return ops::refuse(ReasonCode::kState,
+                         why.empty() ? "reads variable tensor '" + g.tensor(t).name +
+                                           "', which TFLite lets the op update in place: not "
+                                           "converted"
+                                     : why);
     }
   bool int16 = false;
   for (auto list : {&n.inputs, &n.outputs})
     for (ir::TensorId t : *list)
       int16 = int16 || (g.valid(t) && g.tensor(t).quantized_type == ir::DataType::kInt16);
-  const ops::QuantizedKernel kind = int16 && e.quantized_int16 ? *e.quantized_int16 : e.quantized;
+  const ops::QuantizedKernel kind =
+      int16 && e.quantization.int16 ? *e.quantization.int16 : e.quantization.kernel;
   // Control flow says itself what it cannot carry across the boundary.
-  if (e.layout != ops::LayoutClass::kSubgraph)
-    if (auto r = quantized_kernel_problem(g, n, kind); !r.empty()) return r;
-  return e.check ? e.check(g, n) : "";
+  if (e.layout.kind != ops::LayoutClass::kSubgraph)
+    if (auto r = quantized_kernel_problem(g, n, kind); !r.empty())
+      return ops::refuse(ReasonCode::kQuantization, r);
+  return e.check ? e.check(g, n) : std::nullopt;
 }
 
 }  // namespace
@@ -117,10 +132,10 @@ std::vector<UnsupportedOp> preflight(const ir::Graph& g) {
     for (const ir::Node& n : x.nodes()) {
       // Nodes the converter made itself (the Identity of a CALL's result).
       if (n.dialect != ir::Dialect::kTflite) continue;
-      std::string reason = unsupported_reason(x, n);
-      if ((!ops::lookup(n).supported() || !reason.empty()) &&
-          listed.emplace(n.source_subgraph, n.source_op).second)
-        out.push_back({n.source_op, n.op, reason, n.source_subgraph});
+      if (auto why = unsupported_reason(x, n);
+          why && listed.emplace(n.source_subgraph, n.source_op).second)
+        out.push_back(
+            {n.source_op, n.op, std::move(why->text), to_string(why->code), n.source_subgraph});
     }
   });
   std::sort(out.begin(), out.end(), [](const UnsupportedOp& a, const UnsupportedOp& b) {

@@ -300,12 +300,13 @@ void custom_options_target(std::span<const uint8_t> data) {
   const ops::OpEntry* entry = entries.front().second;
   for (const auto& [name, e] : entries)
     if (name == code) entry = e;
-  if (!entry->custom_options) return;
+  if (!entry->read.custom_options) return;
   // A copy: the bytes of a FlatBuffer vector are as aligned as the model is,
   // and the fuzzer's buffer says nothing about alignment.
   std::vector<uint8_t> bytes(options.begin(), options.end());
   ir::Attributes attrs;
-  if (auto st = entry->custom_options(bytes, attrs); !st) check_error(st.error(), "custom_options");
+  if (auto st = entry->read.custom_options(bytes, attrs); !st)
+    check_error(st.error(), "custom_options");
 }
 
 Target target_named(const std::string& name) {

@@ -30,8 +30,11 @@ Answer error_answer(const Failure& f, std::string_view request_id) {
   const ErrorReason& r = *f.reason;
   nlohmann::ordered_json unsupported = nlohmann::ordered_json::array();
   for (const auto& u : f.error.unsupported)
-    unsupported.push_back(
-        {{"op_index", u.op_index}, {"op", u.op}, {"reason", u.reason}, {"subgraph", u.subgraph}});
+    unsupported.push_back({{"op_index", u.op_index},
+                           {"op", u.op},
+                           {"reason", u.reason},
+                           {"reason_code", u.reason_code},
+                           {"subgraph", u.subgraph}});
   const nlohmann::ordered_json error = {{"error",
                                          {{"reason", r.name},
                                           {"status", r.http_status ? r.http_status : 500},

@@ -307,11 +307,62 @@ void Graph::reorder(const std::vector<NodeId>& order) {
   for (NodeId id : order) place(id, kNoNode);
 }
 
+GraphEdit::GraphEdit(const Graph& g) : replaced_(g.node_id_bound(), 0) {}
+
+void GraphEdit::replace(NodeId at, std::span<Node> nodes) {
+  replaced_[static_cast<size_t>(at)] = 1;
+  for (Node& n : nodes) queue(at, kInstead, std::move(n));
+}
+
+void Graph::apply(GraphEdit edit) {
+  for (const GraphEdit::EdgeChange& c : edit.edges_) {
+    Node& n = nodes_[static_cast<size_t>(c.at)];
+    std::vector<TensorId>& slots = c.output ? n.outputs : n.inputs;
+    if (c.slot >= slots.size()) slots.resize(c.slot + 1, kNoTensor);
+    slots[c.slot] = c.tensor;
+  }
+  // The queued nodes by (node, place), each bucket in the order queued: a
+  // counting sort, linear in nodes + queued.
+  const auto bucket = [](const GraphEdit::Queued& q) {
+    return static_cast<size_t>(q.at) * 3 + q.place;
+  };
+  std::vector<uint32_t> start(nodes_.size() * 3 + 1, 0);
+  for (const auto& q : edit.queued_) ++start[bucket(q) + 1];
+  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+  std::vector<uint32_t> sorted(edit.queued_.size());
+  std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+  for (size_t i = 0; i < edit.queued_.size(); ++i)
+    sorted[fill[bucket(edit.queued_[i])]++] = static_cast<uint32_t>(i);
+
+  std::vector<Node> out;
+  out.reserve(live_ + edit.first_.size() + edit.queued_.size());
+  for (Node& n : edit.first_) out.push_back(std::move(n));
+  const auto take = [&](size_t b) {
+    for (uint32_t k = start[b]; k < start[b + 1]; ++k)
+      out.push_back(std::move(edit.queued_[sorted[k]].node));
+  };
+  for (NodeId id = head_; id != kNoNode; id = next_[static_cast<size_t>(id)]) {
+    const auto i = static_cast<size_t>(id);
+    take(i * 3 + GraphEdit::kBefore);
+    if (i < edit.replaced_.size() && edit.replaced_[i])
+      take(i * 3 + GraphEdit::kInstead);
+    else
+      out.push_back(std::move(nodes_[i]));
+    take(i * 3 + GraphEdit::kAfter);
+  }
+  set_nodes(std::move(out));
+}
+
 std::vector<Node> Graph::take_nodes() {
   std::vector<Node> out;
   out.reserve(live_);
   for (NodeId id = head_; id != kNoNode; id = next_[static_cast<size_t>(id)])
     out.push_back(std::move(nodes_[static_cast<size_t>(id)]));
+  clear_nodes();
+  return out;
+}
+
+void Graph::clear_nodes() {
   nodes_.clear();
   alive_.clear();
   prev_.clear();
@@ -321,11 +372,10 @@ std::vector<Node> Graph::take_nodes() {
   std::fill(producer_.begin(), producer_.end(), kNoNode);
   for (auto& u : uses_) u.clear();
   compact_ = true;
-  return out;
 }
 
 void Graph::set_nodes(std::vector<Node> nodes) {
-  if (live_ != 0) take_nodes();
+  if (live_ != 0) clear_nodes();
   nodes_.reserve(nodes.size());
   for (auto& n : nodes) add_node(std::move(n));
 }

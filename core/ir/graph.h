@@ -282,13 +282,16 @@ struct Use {
 //   set_input, set_output                              O(readers of the tensors)
 //   replace_uses                                       O(readers moved)
 //   producer, uses, node, info                         O(1)
+//   apply(GraphEdit)                                   O(nodes + edges), any number of edits
 // Removed nodes leave a hole until compact(), which renumbers the nodes in
 // order and lists every tensor's readers in node order (the pipeline runs it
 // between passes, so ids are dense and readers ordered when a pass starts);
 // it does nothing when no edit since the last one moved an id or a reader
 // (adding nodes at the end keeps that order).
-// take_nodes()/set_nodes() rebuild the node list wholesale, for passes that
-// rewrite every node.
+// A pass that rewrites every node (lowering, layout application, the QDQ
+// writer) collects its edits in a GraphEdit while it reads the graph, and
+// installs them in one apply().
+class GraphEdit;
 class Graph {
  public:
   std::string name;
@@ -374,12 +377,17 @@ class Graph {
   void compact();
   // Puts the live nodes in this order (every live id once, e.g. a topological sort).
   void reorder(const std::vector<NodeId>& order);
-  // Moves every node out, in order, leaving the graph without nodes.
-  std::vector<Node> take_nodes();
-  // Replaces the nodes (after take_nodes()): ids are positions.
-  void set_nodes(std::vector<Node> nodes);
+  // Installs a batch of edits made against this graph (GraphEdit): one walk
+  // over the nodes, then the index rebuilt in the new order, as compact()
+  // leaves it. O(nodes + edges), however many edits the batch holds.
+  void apply(GraphEdit edit);
 
  private:
+  // Moves every node out, in order, leaving the graph without nodes; and
+  // installs a node list (ids are positions). compact() and apply() use them.
+  std::vector<Node> take_nodes();
+  void set_nodes(std::vector<Node> nodes);
+  void clear_nodes();
   void link(NodeId id);
   void unlink(NodeId id);
   void add_use(TensorId t, NodeId id, uint32_t slot);
@@ -400,6 +408,50 @@ class Graph {
   bool compact_ = true;                 // ids dense and in order, readers in node order
   std::vector<NodeId> producer_;        // per tensor
   std::vector<std::vector<Use>> uses_;  // per tensor
+};
+
+// Edits of many nodes, collected while a pass reads the graph and installed
+// at once by Graph::apply(). Until then the graph, its order and its index
+// stay as they are, so the pass reads one consistent graph throughout. Each
+// call here is O(1) amortized (plus the nodes it is given); apply() costs
+// O(nodes + edges) for the whole batch. Ids are the graph's when the edit is
+// made: apply() it before any other edit of the graph's nodes.
+class GraphEdit {
+ public:
+  explicit GraphEdit(const Graph& g);
+
+  // A node to run before every node of the graph (in the order added).
+  void add_first(Node n) { first_.push_back(std::move(n)); }
+  // A node to run right before / right after node `at` (in the order added).
+  void insert_before(NodeId at, Node n) { queue(at, kBefore, std::move(n)); }
+  void insert_after(NodeId at, Node n) { queue(at, kAfter, std::move(n)); }
+  // Node `at` becomes `nodes` (moved from), in that order (none: it is
+  // removed); the nodes inserted before and after it stay around them.
+  void replace(NodeId at, std::span<Node> nodes);
+  // Node `at` reads `t` in input slot `slot` / writes `t` in output slot `slot`.
+  void set_input(NodeId at, size_t slot, TensorId t) { edges_.push_back({at, slot, t, false}); }
+  void set_output(NodeId at, size_t slot, TensorId t) { edges_.push_back({at, slot, t, true}); }
+
+ private:
+  friend class Graph;
+  enum Place : uint8_t { kBefore, kInstead, kAfter };  // the order around a node
+  struct Queued {
+    NodeId at;
+    Place place;
+    Node node;
+  };
+  struct EdgeChange {
+    NodeId at;
+    size_t slot;
+    TensorId tensor;
+    bool output;
+  };
+  void queue(NodeId at, Place place, Node n) { queued_.push_back({at, place, std::move(n)}); }
+
+  std::vector<Node> first_;
+  std::vector<Queued> queued_;
+  std::vector<uint8_t> replaced_;  // per node id
+  std::vector<EdgeChange> edges_;
 };
 
 class Graph::NodeRange {

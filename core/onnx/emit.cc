@@ -1,18 +1,17 @@
+// ir::Graph -> onnx::ModelProto (emit.h): names unique across the model,
+// inputs, outputs, nodes, value_info, initializers, node subgraphs and the
+// metadata; then validation and serialization (serialize.cc), constants'
+// bytes written by initializers.cc.
 #include "core/onnx/emit.h"
 
 #include "core/ir/names.h"
+#include "core/onnx/emit_parts.h"
 
 #include <nlohmann/json.hpp>
 
-#include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <google/protobuf/arena.h>
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstring>
@@ -28,176 +27,6 @@ namespace {
 
 using ir::DataType;
 using ir::TensorId;
-
-// Constants at least this big are spliced into the output bytes directly.
-constexpr size_t kSpliceBytes = 4096;
-
-float half_to_float(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: normalize
-      int e = -1;
-      do {
-        ++e;
-        mant <<= 1;
-      } while ((mant & 0x400u) == 0);
-      bits = sign | static_cast<uint32_t>(127 - 15 - e) << 23 | (mant & 0x3ffu) << 13;
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | mant << 13;
-  } else {
-    bits = sign | (exp + 127 - 15) << 23 | mant << 13;
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-// Copies one element, widening float16 to float32 when the types differ.
-inline void copy_element(const std::byte* src, std::byte* dst, size_t src_size, size_t dst_size,
-                         bool widen_half) {
-  if (widen_half) {
-    uint16_t h;
-    std::memcpy(&h, src, 2);
-    float f = half_to_float(h);
-    std::memcpy(dst, &f, 4);
-  } else {
-    std::memcpy(dst, src, src_size < dst_size ? src_size : dst_size);
-  }
-}
-
-// The layouts weights take (OHWI -> OIHW, 1HWC -> C1HW, OHWI -> IOHW, NHWC ->
-// NCHW) all swap two blocks of axes after a common prefix: [P..., A..., B...] ->
-// [P..., B..., A...]. That is a batch of 2-D transposes of [A, B] matrices,
-// done here in cache-sized tiles. Returns false for other permutations.
-bool write_block_transpose(const ir::Tensor& t, const ir::Perm& p, std::byte* dst) {
-  const size_t rank = p.size();
-  size_t k = 0;
-  while (k < rank && p[k] == static_cast<int>(k)) ++k;
-  if (k == rank) return false;
-  const size_t m = static_cast<size_t>(p[k]);  // B starts at axis m
-  for (size_t i = 0; i < rank - m; ++i)
-    if (p[k + i] != static_cast<int>(m + i)) return false;
-  for (size_t i = 0; i < m - k; ++i)
-    if (p[k + (rank - m) + i] != static_cast<int>(k + i)) return false;
-  int64_t batch = 1, rows = 1, cols = 1;
-  for (size_t a = 0; a < k; ++a) batch *= t.shape[a];
-  for (size_t a = k; a < m; ++a) rows *= t.shape[a];
-  for (size_t a = m; a < rank; ++a) cols *= t.shape[a];
-
-  const ir::ConstData& c = *t.data;
-  const size_t src_es = ir::element_size(c.stored_type);
-  const size_t dst_es = ir::element_size(t.dtype);
-  const bool widen = c.stored_type == DataType::kFloat16 && t.dtype == DataType::kFloat32;
-  const std::byte* src = c.bytes.data();
-  constexpr int64_t kTile = 32;
-  for (int64_t b = 0; b < batch; ++b) {
-    const std::byte* s = src + static_cast<size_t>(b * rows * cols) * src_es;
-    std::byte* d = dst + static_cast<size_t>(b * rows * cols) * dst_es;
-    for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
-      const int64_t r1 = std::min(rows, r0 + kTile);
-      for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
-        const int64_t c1 = std::min(cols, c0 + kTile);
-        // dst[col][row] = src[row][col]
-        for (int64_t col = c0; col < c1; ++col) {
-          std::byte* drow = d + static_cast<size_t>(col * rows) * dst_es;
-          if (!widen && src_es == 4) {
-            for (int64_t row = r0; row < r1; ++row)
-              std::memcpy(drow + row * 4, s + static_cast<size_t>(row * cols + col) * 4, 4);
-          } else {
-            for (int64_t row = r0; row < r1; ++row)
-              copy_element(s + static_cast<size_t>(row * cols + col) * src_es,
-                           drow + static_cast<size_t>(row) * dst_es, src_es, dst_es, widen);
-          }
-        }
-      }
-    }
-  }
-  return true;
-}
-
-// Large outputs are touched once, page by page: ask for transparent huge pages
-// so the kernel maps them 2 MiB at a time (a fraction of the page faults).
-void advise_huge_pages(char* data, size_t size) {
-#ifdef MADV_HUGEPAGE
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  if (size < 4 * kHuge) return;
-  uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
-  uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) & ~(kHuge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)data;
-  (void)size;
-#endif
-}
-
-}  // namespace
-
-size_t onnx_byte_size(const ir::Tensor& t) {
-  auto n = ir::element_count(t.shape);
-  return n ? static_cast<size_t>(*n) * ir::element_size(t.dtype) : 0;
-}
-
-void write_constant(const ir::Tensor& t, std::byte* dst) {
-  const ir::ConstData& c = *t.data;
-  const size_t src_es = ir::element_size(c.stored_type);
-  const size_t dst_es = ir::element_size(t.dtype);
-  const bool widen = c.stored_type == DataType::kFloat16 && t.dtype == DataType::kFloat32;
-  const size_t count = static_cast<size_t>(ir::element_count(t.shape).value_or(0));
-  const std::byte* src = c.bytes.data();
-
-  // Axes of size 1 never change the memory order; only the rest matter.
-  const size_t rank = t.shape.size();
-  ir::Perm p = t.layout.empty() ? ir::identity_perm(rank) : t.layout;
-  std::vector<int> moving;
-  for (int a : p)
-    if (t.shape[static_cast<size_t>(a)] != 1) moving.push_back(a);
-  bool in_order = true;
-  for (size_t i = 1; i < moving.size(); ++i) in_order &= moving[i - 1] < moving[i];
-
-  if (in_order) {
-    if (!widen && src_es == dst_es) {
-      std::memcpy(dst, src, count * dst_es);
-    } else {
-      for (size_t i = 0; i < count; ++i)
-        copy_element(src + i * src_es, dst + i * dst_es, src_es, dst_es, widen);
-    }
-    return;
-  }
-  if (write_block_transpose(t, p, dst)) return;
-  // General permutation: walk the output in order, tracking the source offset.
-  std::vector<int64_t> src_stride(rank, 1);
-  for (size_t a = rank - 1; a > 0; --a) src_stride[a - 1] = src_stride[a] * t.shape[a];
-  std::vector<int64_t> out_dim(rank), out_stride(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    out_dim[i] = t.shape[static_cast<size_t>(p[i])];
-    out_stride[i] = src_stride[static_cast<size_t>(p[i])];
-  }
-  std::vector<int64_t> idx(rank, 0);
-  const int64_t inner = out_dim[rank - 1];
-  const int64_t inner_stride = out_stride[rank - 1];
-  int64_t base = 0;
-  std::byte* out = dst;
-  for (size_t done = 0; done < count; done += static_cast<size_t>(inner)) {
-    for (int64_t k = 0; k < inner; ++k, out += dst_es)
-      copy_element(src + (base + k * inner_stride) * static_cast<int64_t>(src_es), out, src_es,
-                   dst_es, widen);
-    // Advance the odometer over the outer axes.
-    for (size_t a = rank - 1; a-- > 0;) {
-      base += out_stride[a];
-      if (++idx[a] < out_dim[a]) break;
-      base -= out_stride[a] * out_dim[a];
-      idx[a] = 0;
-    }
-  }
-}
-
-namespace {
 
 class Emitter {
  public:
@@ -241,7 +70,7 @@ class Emitter {
       if (auto st = emit_subgraph(pending_[i]); !st) return st.take_error();
 
     if (stop()) return cancelled();
-    if (auto st = validate(model); !st) return st.take_error();
+    if (auto st = validate(model, g_); !st) return st.take_error();
     if (stop()) return cancelled();
     return serialize(model, output);
   }
@@ -524,61 +353,16 @@ class Emitter {
     if (size) write_constant(x, reinterpret_cast<std::byte*>(raw->data()));
   }
 
-  // The initial value of a state input, in the input's ONNX type and layout:
-  // TFLite's bytes, or (an integer state at a float interface, as
-  // --quantization dequantize makes it) their dequantized values.
+  // The initial value of a state input, in the input's ONNX type and layout.
   Status add_state_initializer(Scope& s, const ir::StatePair& p) {
     const ir::Graph& g = *s.g;
     if (!g.valid(p.input) || !g.is_graph_input(p.input))
       return make_error(ErrorCode::kInternal, "a state pair names no graph input");
     ir::Tensor x = g.tensor(p.input);
     x.emit_shape.reset();
-    const ir::ConstData& d = p.initial;
-    const auto count = ir::element_count(x.shape);
-    const size_t from = ir::element_size(d.stored_type);
-    if (!count || !from || d.bytes.size() != static_cast<size_t>(*count) * from)
-      return make_error(ErrorCode::kInternal,
-                        "the initial value of state '" + x.name + "' does not fit its shape");
-    if (d.stored_type == x.dtype ||
-        (d.stored_type == DataType::kFloat16 && x.dtype == DataType::kFloat32)) {
-      x.data = d;
-    } else if (x.dtype == DataType::kFloat32 && p.initial_quant &&
-               p.initial_quant->scale.size() == 1) {
-      const float scale = p.initial_quant->scale[0];
-      const int64_t zero = p.initial_quant->zero_point.empty() ? 0 : p.initial_quant->zero_point[0];
-      std::vector<std::byte> bytes(static_cast<size_t>(*count) * 4);
-      for (size_t i = 0; i < static_cast<size_t>(*count); ++i) {
-        int64_t q = 0;
-        const std::byte* at = d.bytes.data() + i * from;
-        switch (d.stored_type) {
-          case DataType::kInt8:
-            q = static_cast<int8_t>(at[0]);
-            break;
-          case DataType::kUInt8:
-            q = static_cast<uint8_t>(at[0]);
-            break;
-          case DataType::kInt16: {
-            int16_t v;
-            std::memcpy(&v, at, 2);
-            q = v;
-            break;
-          }
-          default: {
-            int32_t v;
-            std::memcpy(&v, at, 4);
-            q = v;
-          }
-        }
-        const float f = static_cast<float>(q - zero) * scale;
-        std::memcpy(bytes.data() + i * 4, &f, 4);
-      }
-      x.data = ir::ConstData::owned(std::move(bytes), DataType::kFloat32);
-    } else {
-      return make_error(ErrorCode::kInternal, "the initial value of state '" + x.name + "' (" +
-                                                  ir::to_string(d.stored_type) +
-                                                  ") cannot be written as " +
-                                                  ir::to_string(x.dtype));
-    }
+    auto data = state_initial_data(x, p);
+    if (!data) return data.take_error();
+    x.data = std::move(*data);
     onnx::TensorProto* tp = s.proto->add_initializer();
     tp->set_name(s.names[static_cast<size_t>(p.input)]);
     tp->set_data_type(ir::onnx_type_code(x.dtype));
@@ -631,142 +415,12 @@ class Emitter {
     }
   }
 
-  // ONNX's own passes allocate by the model's declared shapes; a failed
-  // allocation there means shapes beyond what any memory holds.
-  static Error out_of_memory(const std::string& who) {
-    return make_error(ErrorCode::kResourceLimit,
-                      who + " ran out of memory on the model's declared shapes");
-  }
-
-  Status validate(onnx::ModelProto& model) {
-    try {
-      onnx::checker::check_model(model);
-    } catch (const std::bad_alloc&) {
-      return out_of_memory("the ONNX checker");
-    } catch (const std::exception& e) {
-      return make_error(ErrorCode::kInternal,
-                        std::string("the ONNX checker rejected the converted model: ") + e.what());
-    }
-    try {
-      onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*strict_mode=*/1);
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), opts);
-    } catch (const std::bad_alloc&) {
-      return out_of_memory("ONNX shape inference");
-    } catch (const std::exception& e) {
-      // A node traced to a TFLite op whose declared output shape contradicts
-      // its inputs: the model's shapes are inconsistent, not our lowering.
-      std::string what = e.what();
-      size_t at = what.find("node name: ");
-      if (at != std::string::npos) {
-        size_t from = at + 11, to = what.find(')', from);
-        std::string node =
-            what.substr(from, to == std::string::npos ? std::string::npos : to - from);
-        for (const ir::Node& n : g_.nodes()) {
-          if (n.name != node || n.source_op < 0) continue;
-          std::string outs;
-          for (TensorId t : n.outputs)
-            outs += (outs.empty() ? "'" : ", '") + g_.tensor(t).name + "' " +
-                    ir::to_string(g_.tensor(t).shape);
-          Error err =
-              make_error(ErrorCode::kInvalidModel, "op " + std::to_string(n.source_op) + " (" +
-                                                       node + "): the declared shape of " + outs +
-                                                       " contradicts its inputs: " + what);
-          err.op_index = n.source_op;
-          return err;
-        }
-      }
-      return make_error(
-          ErrorCode::kInternal,
-          std::string("ONNX shape inference disagrees with the converted model: ") + what);
-    }
-    return ok_status();
-  }
-
-  // Protobuf accepts a message's fields in any order and merges repeated
-  // fields, so the model is written as: everything but the graph, then the
-  // graph without the spliced initializers, then each of those with its bytes
-  // written directly into the output. `model` is allocated on an arena (its
-  // graph is taken out without a copy).
+  // The model's bytes, with the main graph's large constants spliced in.
   Result<size_t> serialize(onnx::ModelProto& model, const OutputBuffer& output) {
-    using google::protobuf::io::CodedOutputStream;
-    constexpr int kModelGraph = 7, kGraphInitializer = 5, kTensorRawData = 9;
-    constexpr uint32_t kLen = 2;  // wire type: length-delimited
-
-    std::set<std::string> spliced_names;
-    for (TensorId t : spliced_) spliced_names.insert(scopes_.front().names[static_cast<size_t>(t)]);
-    // Still owned by the arena.
-    onnx::GraphProto& graph = *model.unsafe_arena_release_graph();
-
-    // Pull the spliced initializers out, keeping the order of both kinds.
-    std::vector<std::string> headers;
-    {
-      auto* inits = graph.mutable_initializer();
-      int kept = 0;
-      for (int i = 0; i < inits->size(); ++i) {
-        onnx::TensorProto& tp = *inits->Mutable(i);
-        if (spliced_names.count(tp.name())) {
-          tp.clear_raw_data();
-          headers.push_back(tp.SerializeAsString());
-        } else {
-          if (i != kept) inits->SwapElements(i, kept);
-          ++kept;
-        }
-      }
-      inits->DeleteSubrange(kept, inits->size() - kept);
-    }
-    std::string head = model.SerializeAsString();
-    std::string graph_bytes = graph.SerializeAsString();
-
-    auto varint_size = [](uint64_t v) { return CodedOutputStream::VarintSize64(v); };
-    std::vector<size_t> entry_len;
-    size_t graph_len = graph_bytes.size();
-    for (size_t i = 0; i < spliced_.size(); ++i) {
-      size_t raw = onnx_byte_size(g_.tensor(spliced_[i]));
-      size_t len = headers[i].size() + 1 + varint_size(raw) + raw;
-      entry_len.push_back(len);
-      graph_len += 1 + varint_size(len) + len;
-    }
-    size_t total = head.size() + 1 + varint_size(graph_len) + graph_len;
-    if (total >= (size_t{1} << 31))
-      return make_error(ErrorCode::kResourceLimit, "the ONNX model would be " +
-                                                       std::to_string(total) +
-                                                       " bytes; protobuf messages stop at 2 GiB");
-    if (total > opt_.max_output_bytes)
-      return make_error(ErrorCode::kResourceLimit,
-                        "the ONNX model would be " + std::to_string(total) +
-                            " bytes, more than the limit of " +
-                            std::to_string(opt_.max_output_bytes) + " (max_output_bytes)");
-
-    std::byte* out = output(total);
-    if (out == nullptr)
-      return make_error(ErrorCode::kResourceLimit,
-                        "no room for the ONNX model of " + std::to_string(total) + " bytes");
-    auto* p = reinterpret_cast<uint8_t*>(out);
-    auto put = [&](const std::string& s) {
-      std::memcpy(p, s.data(), s.size());
-      p += s.size();
-    };
-    auto tag = [&](int field) { p = CodedOutputStream::WriteTagToArray((field << 3) | kLen, p); };
-    auto len = [&](uint64_t v) { p = CodedOutputStream::WriteVarint64ToArray(v, p); };
-    put(head);
-    tag(kModelGraph);
-    len(graph_len);
-    put(graph_bytes);
-    for (size_t i = 0; i < spliced_.size(); ++i) {
-      if (stop()) return cancelled();
-      const ir::Tensor& x = g_.tensor(spliced_[i]);
-      size_t raw = onnx_byte_size(x);
-      tag(kGraphInitializer);
-      len(entry_len[i]);
-      put(headers[i]);
-      tag(kTensorRawData);
-      len(raw);
-      write_constant(x, reinterpret_cast<std::byte*>(p));
-      p += raw;
-    }
-    if (p != reinterpret_cast<uint8_t*>(out) + total)
-      return make_error(ErrorCode::kInternal, "ONNX serialization size mismatch");
-    return total;
+    std::vector<SplicedConstant> spliced;
+    for (TensorId t : spliced_)
+      spliced.push_back({scopes_.front().names[static_cast<size_t>(t)], &g_.tensor(t)});
+    return serialize_model(model, spliced, opt_, output);
   }
 
   const ir::Graph& g_;
@@ -790,15 +444,6 @@ Result<std::string> emit(const ir::Graph& g, const EmitOptions& options) {
   auto written = emit(g, options, string_buffer(bytes));
   if (!written) return written.take_error();
   return bytes;
-}
-
-OutputBuffer string_buffer(std::string& bytes) {
-  return [&bytes](size_t size) {
-    bytes.reserve(size);
-    advise_huge_pages(bytes.data(), size);
-    bytes.resize(size);
-    return reinterpret_cast<std::byte*>(bytes.data());
-  };
 }
 
 }  // namespace lite2onnx::onnx_emit

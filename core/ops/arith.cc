@@ -14,12 +14,13 @@ bool is_int(DataType t) {
          t == DataType::kInt32 || t == DataType::kInt64;
 }
 
-std::string check_floor_mod(const ir::Graph& g, const ir::Node& n) {
+Check check_floor_mod(const ir::Graph& g, const ir::Node& n) {
   if (n.inputs.size() != 2 || !has_input(g, n, 0) || !has_input(g, n, 1))
-    return "expects two inputs";
+    return refuse(ReasonCode::kOperands, "expects two inputs");
   DataType t = g.tensor(n.outputs[0]).dtype;
-  if (!is_int(t) && t != DataType::kFloat32) return "type " + std::string(ir::to_string(t));
-  return "";
+  if (!is_int(t) && t != DataType::kFloat32)
+    return refuse(ReasonCode::kType, "type " + std::string(ir::to_string(t)));
+  return {};
 }
 
 // reference_ops::FloorMod: r = x mod y truncated (C's % / fmod); r + y where r
@@ -59,16 +60,14 @@ Status lower_floor_mod(LowerContext& ctx, const ir::Node& n) {
 }  // namespace
 
 OpEntry floor_mod() {
-  OpEntry e;
-  e.layout = LayoutClass::kTransparent;
-  e.check = check_floor_mod;
-  e.lower = lower_floor_mod;
-  e.onnx = "Mod (fmod=0); floats: Mod (fmod=1) + sign correction";
-  e.dtypes = "float32, int32, int64, int8, int16";
-  e.notes = "constant operands are folded";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.arithmetic = Arithmetic::kFloorMod;
-  return e;
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .check = check_floor_mod,
+          .lower = lower_floor_mod,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .evaluate = {.arithmetic = Arithmetic::kFloorMod},
+          .doc = {.onnx = "Mod (fmod=0); floats: Mod (fmod=1) + sign correction",
+                  .dtypes = "float32, int32, int64, int8, int16",
+                  .notes = "constant operands are folded"}};
 }
 
 }  // namespace lite2onnx::ops::arith

@@ -70,15 +70,15 @@ int64_t frame_count(int64_t samples, int64_t window, int64_t stride) {
 
 // ---- AudioSpectrogram ----
 
-std::string check_spectrogram(const ir::Graph& g, const ir::Node& n) {
+Check check_spectrogram(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   if (x.dtype != DataType::kFloat32 || g.tensor(n.outputs[0]).dtype != DataType::kFloat32)
-    return "input and output must be float32";
+    return refuse(ReasonCode::kType, "input and output must be float32");
   if (!x.has_rank || x.rank() != 2 || !ir::static_shape(x))
-    return "input must be [samples, channels] with static dimensions";
+    return refuse(ReasonCode::kShape, "input must be [samples, channels] with static dimensions");
   if (frame_count(x.shape[0], n.attrs.get_int("window_size"), n.attrs.get_int("stride")) < 1)
-    return "fewer samples than window_size: TFLite's output is empty";
-  return "";
+    return refuse(ReasonCode::kShape, "fewer samples than window_size: TFLite's output is empty");
+  return {};
 }
 
 InferredShapes infer_spectrogram(const ir::Graph& g, const ir::Node& n) {
@@ -159,24 +159,29 @@ struct MfccParams {
 
 double freq_to_mel(double freq) { return 1127.0 * std::log1p(freq / 700.0); }
 
-std::string check_mfcc(const ir::Graph& g, const ir::Node& n) {
+Check check_mfcc(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& rate = g.tensor(n.inputs[1]);
   if (x.dtype != DataType::kFloat32 || g.tensor(n.outputs[0]).dtype != DataType::kFloat32)
-    return "spectrogram and output must be float32";
+    return refuse(ReasonCode::kType, "spectrogram and output must be float32");
   if (!x.has_rank || x.rank() != 3 || x.shape[2] < 2)
-    return "spectrogram must be [channels, frames, bins] with at least 2 static bins";
+    return refuse(ReasonCode::kShape,
+                  "spectrogram must be [channels, frames, bins] with at least 2 static bins");
   if (rate.dtype != DataType::kInt32 || !rate.has_rank ||
       ir::element_count(rate.shape).value_or(0) != 1)
-    return "sample rate must be one int32";
+    return refuse(ReasonCode::kType, "sample rate must be one int32");
   // TFLite's filterbank or DCT refuses to initialise; its Eval then fails.
   const MfccParams p(n);
   if (p.upper <= p.lower)
-    return "upper_frequency_limit must exceed lower_frequency_limit (TFLite fails at run time)";
+    return refuse(
+        ReasonCode::kOperands,
+        "upper_frequency_limit must exceed lower_frequency_limit (TFLite fails at run time)");
   if (p.coefficients > p.channels)
-    return "dct_coefficient_count must not exceed filterbank_channel_count (TFLite fails at run "
-           "time)";
-  return "";
+    return refuse(
+        ReasonCode::kOperands,
+        "dct_coefficient_count must not exceed filterbank_channel_count (TFLite fails at run "
+        "time)");
+  return {};
 }
 
 InferredShapes infer_mfcc(const ir::Graph& g, const ir::Node& n) {
@@ -274,45 +279,42 @@ Status lower_mfcc(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+Status read_spectrogram_options(std::span<const uint8_t> bytes, ir::Attributes& attrs) {
+  return read_flex_fields(bytes, kSpectrogramFields, attrs);
+}
+
+Status read_mfcc_options(std::span<const uint8_t> bytes, ir::Attributes& attrs) {
+  return read_flex_fields(bytes, kMfccFields, attrs);
+}
+
 }  // namespace
 
 OpEntry audio_spectrogram() {
-  OpEntry e;
-  e.layout = LayoutClass::kTerminate;
-  e.custom_options = [](std::span<const uint8_t> bytes, ir::Attributes& attrs) {
-    return read_flex_fields(bytes, kSpectrogramFields, attrs);
-  };
-  e.check = check_spectrogram;
-  e.lower = lower_spectrogram;
-  e.lowering_bytes = spectrogram_bytes;
-  e.infer_shapes = infer_spectrogram;
-  e.onnx = "Gather (frames) + MatMul x2 (windowed cosine, sine) + Mul + Add (+ Sqrt)";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.notes =
-      "TFLite's own custom op: periodic Hann window, DFT of the next power of two, "
-      "[channels, frames, bins]; computed in float32 (TFLite: float64)";
-  return e;
+  return {.read = {.custom_options = read_spectrogram_options},
+          .infer_shapes = infer_spectrogram,
+          .check = check_spectrogram,
+          .lower = lower_spectrogram,
+          .lowering_bytes = spectrogram_bytes,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Gather (frames) + MatMul x2 (windowed cosine, sine) + Mul + Add (+ "
+                          "Sqrt)",
+                  .notes = "TFLite's own custom op: periodic Hann window, DFT of the next power "
+                           "of two, [channels, frames, bins]; computed in float32 (TFLite: "
+                           "float64)"}};
 }
 
 OpEntry mfcc() {
-  OpEntry e;
-  e.layout = LayoutClass::kTerminate;
-  e.min_inputs = 2;
-  e.custom_options = [](std::span<const uint8_t> bytes, ir::Attributes& attrs) {
-    return read_flex_fields(bytes, kMfccFields, attrs);
-  };
-  e.check = check_mfcc;
-  e.lower = lower_mfcc;
-  e.infer_shapes = infer_mfcc;
-  e.onnx =
-      "mel filterbank built in float64 from the run-time sample rate + Sqrt + MatMul + Log "
-      "+ MatMul (DCT)";
-  e.dtypes = "float32 (int32 sample rate)";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.notes =
-      "TFLite's own custom op; the sample rate may be a run-time input; a rate that puts "
-      "upper_frequency_limit past the last bin gives zeros, as TFLite does";
-  return e;
+  return {.read = {.min_inputs = 2, .custom_options = read_mfcc_options},
+          .infer_shapes = infer_mfcc,
+          .check = check_mfcc,
+          .lower = lower_mfcc,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "mel filterbank built in float64 from the run-time sample rate + Sqrt + "
+                          "MatMul + Log + MatMul (DCT)",
+                  .dtypes = "float32 (int32 sample rate)",
+                  .notes = "TFLite's own custom op; the sample rate may be a run-time input; a "
+                           "rate that puts upper_frequency_limit past the last bin gives zeros, as "
+                           "TFLite does"}};
 }
 
 }  // namespace lite2onnx::ops::audio

@@ -2,29 +2,33 @@
 
 namespace lite2onnx::ops {
 
-std::string check_activation(const ir::Graph&, const ir::Node& n) {
+Check check_activation(const ir::Graph&, const ir::Node& n) {
   std::string a = n.attrs.get_string("fused_activation_function", "NONE");
   if (a == "NONE" || a == "RELU" || a == "RELU6" || a == "RELU_N1_TO_1" || a == "TANH" ||
       a == "SIGN_BIT")
-    return "";
-  return "fused activation " + a + " has no ONNX equivalent";
+    return {};
+  return refuse(ReasonCode::kOption, "fused activation " + a + " has no ONNX equivalent");
 }
 
-std::string require_const(const ir::Graph& g, const ir::Node& n, size_t i, const char* what) {
-  if (!has_input(g, n, i)) return std::string(what) + " input is missing";
+Check require_const(const ir::Graph& g, const ir::Node& n, size_t i, const char* what) {
+  if (!has_input(g, n, i))
+    return refuse(ReasonCode::kOperands, std::string(what) + " input is missing");
   if (!g.tensor(n.inputs[i]).is_const())
-    return std::string(what) + " must be a constant (tensor '" + g.tensor(n.inputs[i]).name +
-           "' is computed at run time)";
-  return "";
+    return refuse(ReasonCode::kRuntimeValue, std::string(what) + " must be a constant (tensor '" +
+                                                 g.tensor(n.inputs[i]).name +
+                                                 "' is computed at run time)");
+  return {};
 }
 
-std::string require_rank(const ir::Graph& g, const ir::Node& n, size_t i, size_t rank) {
-  if (!has_input(g, n, i)) return "input " + std::to_string(i) + " is missing";
+Check require_rank(const ir::Graph& g, const ir::Node& n, size_t i, size_t rank) {
+  if (!has_input(g, n, i))
+    return refuse(ReasonCode::kOperands, "input " + std::to_string(i) + " is missing");
   const ir::Tensor& t = g.tensor(n.inputs[i]);
   if (t.rank() != rank)
-    return "input '" + t.name + "' has rank " + std::to_string(t.rank()) + ", expected " +
-           std::to_string(rank);
-  return "";
+    return refuse(ReasonCode::kShape, "input '" + t.name + "' has rank " +
+                                          std::to_string(t.rank()) + ", expected " +
+                                          std::to_string(rank));
+  return {};
 }
 
 Status check_shape_operand(LowerContext& ctx, const ir::Node& n, size_t i) {
@@ -49,6 +53,15 @@ Window read_window(const ir::Node& n) {
   w.dilation_w = n.attrs.get_int("dilation_w_factor", 1);
   w.same = n.attrs.get_string("padding") == "SAME";
   return w;
+}
+
+LayoutPlan plan_for(const ir::Node& n, const ir::Perm& data_layout, size_t data_index,
+                    const ir::Perm& out_layout) {
+  LayoutPlan plan;
+  plan.inputs.assign(n.inputs.size(), ir::Perm{});
+  if (data_index < plan.inputs.size()) plan.inputs[data_index] = data_layout;
+  plan.outputs.assign(n.outputs.size(), out_layout);
+  return plan;
 }
 
 }  // namespace lite2onnx::ops

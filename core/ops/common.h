@@ -15,7 +15,7 @@ void store_activation(const Options* o, ir::Attributes& attrs) {
 }
 
 // Rejects fused activations ONNX has no form for (SIGN_BIT, unknown codes).
-std::string check_activation(const ir::Graph& g, const ir::Node& n);
+Check check_activation(const ir::Graph& g, const ir::Node& n);
 
 // The layout the node works in: that of its first output.
 inline const ir::Perm& out_layout(const ir::Graph& g, const ir::Node& n) {
@@ -27,10 +27,10 @@ inline size_t out_rank(const ir::Graph& g, const ir::Node& n) {
 inline bool has_input(const ir::Graph& g, const ir::Node& n, size_t i) {
   return i < n.inputs.size() && g.valid(n.inputs[i]);
 }
-// "" if the input is a constant, else a reason naming it.
-std::string require_const(const ir::Graph& g, const ir::Node& n, size_t i, const char* what);
-// "" if the input has a known, static rank-r shape.
-std::string require_rank(const ir::Graph& g, const ir::Node& n, size_t i, size_t rank);
+// Nothing if the input is a constant, else a refusal naming it.
+Check require_const(const ir::Graph& g, const ir::Node& n, size_t i, const char* what);
+// Nothing if the input has a known, static rank-r shape.
+Check require_rank(const ir::Graph& g, const ir::Node& n, size_t i, size_t rank);
 
 // An op whose output shape is given at run time by a 1-D input (RESHAPE,
 // BROADCAST_TO, FILL): the input's length is the output's rank. An error
@@ -40,6 +40,11 @@ std::string require_rank(const ir::Graph& g, const ir::Node& n, size_t i, size_t
 Status check_shape_operand(LowerContext& ctx, const ir::Node& n, size_t i);
 
 std::vector<int64_t> to_i64(const ir::Perm& p);
+
+// The plan of an Attribute op with one data input: input `data_index` in
+// `data_layout` (the others in TFLite order), every output in `out_layout`.
+LayoutPlan plan_for(const ir::Node& n, const ir::Perm& data_layout, size_t data_index,
+                    const ir::Perm& out_layout);
 
 // Strides, dilations and padding of a windowed NHWC op (convolutions, pools).
 struct Window {

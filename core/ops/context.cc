@@ -208,12 +208,12 @@ Error LowerContext::error(const ir::Node& n, const std::string& message) const {
   return e;
 }
 
-Error LowerContext::unsupported(const ir::Node& n, const std::string& reason) const {
+Error LowerContext::unsupported(const ir::Node& n, Refusal why) const {
   Error e = make_error(ErrorCode::kUnsupported, "1 operator cannot be converted: op " +
                                                     std::to_string(n.source_op) + " (" + n.op +
-                                                    "): " + reason);
+                                                    "): " + why.text);
   e.op_index = n.source_op;
-  e.unsupported.push_back({n.source_op, n.op, reason});
+  e.unsupported.push_back({n.source_op, n.op, std::move(why.text), to_string(why.code)});
   return e;
 }
 

@@ -50,40 +50,48 @@ SubgraphBinding if_binding(const ir::Node& n, size_t) {
 
 // Quantized values crossing the boundary would need the Q/DQ writer to
 // agree on integer types across graphs: not done yet.
-std::string check_boundary(const ir::Graph& g, const ir::Node& n) {
+Check check_boundary(const ir::Graph& g, const ir::Node& n) {
   for (auto list : {&n.inputs, &n.outputs})
     for (TensorId t : *list)
       if (g.valid(t) && g.tensor(t).quantized_type)
-        return "quantized tensor '" + g.tensor(t).name +
-               "' crosses a subgraph boundary (control flow is converted in float only)";
+        return refuse(
+            ReasonCode::kQuantization,
+            "quantized tensor '" + g.tensor(t).name +
+                "' crosses a subgraph boundary (control flow is converted in float only)");
   for (const ir::Subgraph& sub : n.subgraphs)
     for (auto list : {&sub.graph().inputs(), &sub.graph().outputs()})
       for (TensorId t : *list)
         if (sub.graph().tensor(t).quantized_type)
-          return "quantized tensor '" + sub.graph().tensor(t).name +
-                 "' crosses a subgraph boundary (control flow is converted in float only)";
-  return "";
+          return refuse(
+              ReasonCode::kQuantization,
+              "quantized tensor '" + sub.graph().tensor(t).name +
+                  "' crosses a subgraph boundary (control flow is converted in float only)");
+  return {};
 }
 
-std::string check_while(const ir::Graph& g, const ir::Node& n) {
-  if (n.subgraphs.size() != 1) return "expected one subgraph (the loop body)";
+Check check_while(const ir::Graph& g, const ir::Node& n) {
+  if (n.subgraphs.size() != 1)
+    return refuse(ReasonCode::kOperands, "expected one subgraph (the loop body)");
   const ir::Graph& body = n.subgraphs[0].graph();
   if (body.inputs().size() + 1 != n.inputs.size() || body.outputs().size() != n.inputs.size() ||
       n.outputs.size() + 1 != n.inputs.size())
-    return "the loop body does not match the op's inputs and outputs";
+    return refuse(ReasonCode::kOperands,
+                  "the loop body does not match the op's inputs and outputs");
   for (const ir::Tensor* t : {&g.tensor(n.inputs[0]), &body.tensor(body.outputs()[0])}) {
     auto count = ir::element_count(t->shape);
     if (!t->has_rank || !count || *count != 1)
-      return "the condition '" + t->name + "' must hold one element";
+      return refuse(ReasonCode::kShape, "the condition '" + t->name + "' must hold one element");
   }
   return check_boundary(g, n);
 }
 
-std::string check_if(const ir::Graph& g, const ir::Node& n) {
-  if (n.subgraphs.size() != 2) return "expected two subgraphs (then and else)";
+Check check_if(const ir::Graph& g, const ir::Node& n) {
+  if (n.subgraphs.size() != 2)
+    return refuse(ReasonCode::kOperands, "expected two subgraphs (then and else)");
   auto count = ir::element_count(g.tensor(n.inputs[0]).shape);
   if (!g.tensor(n.inputs[0]).has_rank || !count || *count != 1)
-    return "the condition '" + g.tensor(n.inputs[0]).name + "' must hold one element";
+    return refuse(ReasonCode::kShape,
+                  "the condition '" + g.tensor(n.inputs[0]).name + "' must hold one element");
   return check_boundary(g, n);
 }
 
@@ -236,52 +244,18 @@ Status lower_if(LowerContext& ctx, const ir::Node& n) {
 // passes::expose_state turns them into state pairs once the model is
 // validated. Inside a control-flow subgraph they stay, and the preflight
 // reports them with this reason.
-std::string check_resource_op(const ir::Graph&, const ir::Node&) {
-  return "resource variables inside a control-flow subgraph are not converted";
+Check check_resource_op(const ir::Graph&, const ir::Node&) {
+  return refuse(ReasonCode::kState,
+                "resource variables inside a control-flow subgraph are not converted");
 }
 Status lower_resource_op(LowerContext& ctx, const ir::Node& n) {
   return ctx.error(n, "a resource variable op left after the state pass");
 }
 
-OpEntry resource_op(const char* notes) {
-  OpEntry e;
-  e.min_inputs = 0;
-  e.check = check_resource_op;
-  e.lower = lower_resource_op;
-  e.onnx = "state: a graph input (with an initializer) and an output '<name>/next'";
-  e.notes = notes;
-  e.dtypes = "any";
-  e.quantized = QuantizedKernel::kSameScale;
-  return e;
-}
-
-}  // namespace
-
-OpEntry var_handle() {
-  OpEntry e = resource_op(
-      "names a resource variable (container, shared_name; shared across subgraphs): its state "
-      "pair is named after it");
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_VarHandleOptions();
-    a.set("container", o && o->container() ? o->container()->str() : std::string());
-    a.set("shared_name", o && o->shared_name() ? o->shared_name()->str() : std::string());
-  };
-  return e;
-}
-OpEntry read_variable() {
-  return resource_op("an Identity of the value the resource holds at that point");
-}
-OpEntry assign_variable() {
-  OpEntry e = resource_op("the value the resource holds from there on, and its next state");
-  e.effect_only = true;
-  return e;
-}
-OpEntry call_once() {
-  OpEntry e = resource_op(
-      "its init subgraph, folded to constants, gives the resources' initial values (the "
-      "initializers of their state inputs)");
-  e.effect_only = true;
-  return e;
+void read_var_handle_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_VarHandleOptions();
+  a.set("container", o && o->container() ? o->container()->str() : std::string());
+  a.set("shared_name", o && o->shared_name() ? o->shared_name()->str() : std::string());
 }
 
 // CALL never reaches the op table's users: the reader copies the called
@@ -290,50 +264,93 @@ Status lower_call(LowerContext& ctx, const ir::Node& n) {
   return ctx.error(n, "a CALL left after reading (the reader copies its subgraph in place)");
 }
 
+}  // namespace
+
+// The resource ops: passes::expose_state makes them state pairs; one left
+// (inside a control-flow subgraph) says why in its check.
+constexpr const char* kResourceOnnx =
+    "state: a graph input (with an initializer) and an output '<name>/next'";
+
+OpEntry var_handle() {
+  return {.read = {.min_inputs = 0, .options = read_var_handle_options},
+          .check = check_resource_op,
+          .lower = lower_resource_op,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = kResourceOnnx,
+                  .dtypes = "any",
+                  .notes = "names a resource variable (container, shared_name; shared across "
+                           "subgraphs): its state pair is named after it"}};
+}
+
+OpEntry read_variable() {
+  return {.read = {.min_inputs = 0},
+          .check = check_resource_op,
+          .lower = lower_resource_op,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = kResourceOnnx,
+                  .dtypes = "any",
+                  .notes = "an Identity of the value the resource holds at that point"}};
+}
+
+OpEntry assign_variable() {
+  return {.read = {.min_inputs = 0},
+          .check = check_resource_op,
+          .lower = lower_resource_op,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .state = {.effect_only = true},
+          .doc = {.onnx = kResourceOnnx,
+                  .dtypes = "any",
+                  .notes = "the value the resource holds from there on, and its next state"}};
+}
+
+OpEntry call_once() {
+  return {.read = {.min_inputs = 0},
+          .check = check_resource_op,
+          .lower = lower_resource_op,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .state = {.effect_only = true},
+          .doc = {.onnx = kResourceOnnx,
+                  .dtypes = "any",
+                  .notes = "its init subgraph, folded to constants, gives the resources' initial "
+                           "values (the initializers of their state inputs)"}};
+}
+
 OpEntry call() {
-  OpEntry e;
-  e.min_inputs = 0;
-  e.lower = lower_call;
-  e.onnx = "the called subgraph's nodes, copied in place";
-  e.notes =
-      "inlined when the model is read (its results become the CALL's outputs; an argument "
-      "passed through: an Identity); no TFLite runtime here runs CALL, so it is checked against "
-      "the same ops written inline";
-  e.dtypes = "any";
-  return e;
+  return {.read = {.min_inputs = 0},
+          .lower = lower_call,
+          .doc = {.onnx = "the called subgraph's nodes, copied in place",
+                  .dtypes = "any",
+                  .notes = "inlined when the model is read (its results become the CALL's "
+                           "outputs; an argument passed through: an Identity); no TFLite runtime "
+                           "here runs CALL, so it is checked against the same ops written "
+                           "inline"}};
 }
 
 OpEntry while_loop() {
-  OpEntry e;
-  e.layout = LayoutClass::kSubgraph;
-  e.min_inputs = 1;
-  e.check = check_while;
-  e.lower = lower_while;
-  e.subgraph_binding = while_binding;
-  e.onnx = "Loop (the condition subgraph copied before it and at the end of its body)";
-  e.notes =
-      "cond and body subgraphs; loop-carried values keep one layout across iterations (a CNN "
-      "body runs in NCHW without a Transpose per iteration); dimensions that change between "
-      "iterations become dynamic; float values only at the boundary";
-  e.dtypes = "any";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  return e;
+  return {.layout = {.kind = LayoutClass::kSubgraph},
+          .check = check_while,
+          .lower = lower_while,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .subgraph_binding = while_binding,
+          .doc = {.onnx = "Loop (the condition subgraph copied before it and at the end of its "
+                          "body)",
+                  .dtypes = "any",
+                  .notes = "cond and body subgraphs; loop-carried values keep one layout across "
+                           "iterations (a CNN body runs in NCHW without a Transpose per "
+                           "iteration); dimensions that change between iterations become "
+                           "dynamic; float values only at the boundary"}};
 }
 
 OpEntry if_then_else() {
-  OpEntry e;
-  e.layout = LayoutClass::kSubgraph;
-  e.min_inputs = 1;
-  e.check = check_if;
-  e.lower = lower_if;
-  e.subgraph_binding = if_binding;
-  e.onnx = "If (the branches read its arguments from the enclosing graph)";
-  e.notes =
-      "then and else subgraphs; an output whose branches disagree on a dimension gets a "
-      "dynamic one; float values only at the boundary";
-  e.dtypes = "any";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  return e;
+  return {.layout = {.kind = LayoutClass::kSubgraph},
+          .check = check_if,
+          .lower = lower_if,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .subgraph_binding = if_binding,
+          .doc = {.onnx = "If (the branches read its arguments from the enclosing graph)",
+                  .dtypes = "any",
+                  .notes = "then and else subgraphs; an output whose branches disagree on a "
+                           "dimension gets a dynamic one; float values only at the boundary"}};
 }
 
 }  // namespace lite2onnx::ops::control

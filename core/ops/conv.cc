@@ -11,18 +11,21 @@ namespace {
 
 using ir::DataType;
 using ir::Perm;
+using ir::Shape;
 using ir::TensorId;
 
 const Perm kOhwiToOihw = {0, 3, 1, 2};
 const Perm kOhwiToIohw = {3, 0, 1, 2};  // TransposeConv weights; also 1HWC -> C1HW
 
-std::string check_window(const ir::Node& n) {
+Check check_window(const ir::Node& n) {
   Window w = read_window(n);
   if (w.stride_h < 1 || w.stride_w < 1)
-    return "strides must be positive (got " + std::to_string(w.stride_h) + "x" +
-           std::to_string(w.stride_w) + ")";
-  if (w.dilation_h < 1 || w.dilation_w < 1) return "dilation factors must be positive";
-  return "";
+    return refuse(ReasonCode::kOperands, "strides must be positive (got " +
+                                             std::to_string(w.stride_h) + "x" +
+                                             std::to_string(w.stride_w) + ")");
+  if (w.dilation_h < 1 || w.dilation_w < 1)
+    return refuse(ReasonCode::kOperands, "dilation factors must be positive");
+  return {};
 }
 
 // Sets strides, dilations and explicit pads (TFLite SAME puts the odd pixel at
@@ -108,14 +111,16 @@ TensorId weight_in_layout(LowerContext& ctx, const ir::Node& n, size_t i, const 
   return out;
 }
 
-std::string check_conv_common(const ir::Graph& g, const ir::Node& n, size_t data, size_t weight) {
-  if (auto r = require_rank(g, n, data, 4); !r.empty()) return r;
-  if (auto r = require_rank(g, n, weight, 4); !r.empty()) return r;
+Check check_conv_common(const ir::Graph& g, const ir::Node& n, size_t data, size_t weight) {
+  if (auto r = require_rank(g, n, data, 4)) return r;
+  if (auto r = require_rank(g, n, weight, 4)) return r;
   if (g.tensor(n.inputs[weight]).dtype != g.tensor(n.inputs[data]).dtype)
-    return "hybrid (integer filter, float input) convolution needs quantization support";
+    return refuse(ReasonCode::kQuantization,
+                  "hybrid (integer filter, float input) convolution needs quantization support");
   for (size_t a = 1; a < 4; ++a)
-    if (g.tensor(n.inputs[weight]).shape[a] < 0) return "filter shape must be static";
-  if (auto r = check_window(n); !r.empty()) return r;
+    if (g.tensor(n.inputs[weight]).shape[a] < 0)
+      return refuse(ReasonCode::kShape, "filter shape must be static");
+  if (auto r = check_window(n)) return r;
   return check_activation(g, n);
 }
 
@@ -247,22 +252,23 @@ Status lower_transpose_conv_bias(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-std::string check_transpose_conv_bias(const ir::Graph& g, const ir::Node& n) {
+Check check_transpose_conv_bias(const ir::Graph& g, const ir::Node& n) {
   if (n.inputs.size() != 3 || n.outputs.size() != 1)
-    return "expects 3 inputs (data, weights, bias) and 1 output";
-  if (auto r = check_conv_common(g, n, 0, 1); !r.empty()) return r;
-  if (auto r = require_const(g, n, 1, "weights"); !r.empty()) return r;
+    return refuse(ReasonCode::kOperands, "expects 3 inputs (data, weights, bias) and 1 output");
+  if (auto r = check_conv_common(g, n, 0, 1)) return r;
+  if (auto r = require_const(g, n, 1, "weights")) return r;
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& w = g.tensor(n.inputs[1]);
   const ir::Tensor& b = g.tensor(n.inputs[2]);
   if (x.dtype != ir::DataType::kFloat32 || x.quantized_type)
-    return "MediaPipe's kernel takes float32 only";
+    return refuse(ReasonCode::kType, "MediaPipe's kernel takes float32 only");
   if (w.shape[3] != x.shape[3])
-    return "weights " + ir::to_string(w.shape) + " do not match input channels " +
-           std::to_string(x.shape[3]);
+    return refuse(ReasonCode::kOperands, "weights " + ir::to_string(w.shape) +
+                                             " do not match input channels " +
+                                             std::to_string(x.shape[3]));
   if (!b.has_rank || b.rank() != 1 || b.shape[0] != w.shape[0])
-    return "bias must be [" + std::to_string(w.shape[0]) + "]";
-  return "";
+    return refuse(ReasonCode::kShape, "bias must be [" + std::to_string(w.shape[0]) + "]");
+  return {};
 }
 
 InferredShapes infer_transpose_conv_bias(const ir::Graph& g, const ir::Node& n) {
@@ -293,11 +299,11 @@ Status lower_pool(LowerContext& ctx, const ir::Node& n, const char* op) {
   return ok_status();
 }
 
-std::string check_pool(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_rank(g, n, 0, 4); !r.empty()) return r;
+Check check_pool(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_rank(g, n, 0, 4)) return r;
   if (n.attrs.get_int("filter_height") < 1 || n.attrs.get_int("filter_width") < 1)
-    return "filter size must be positive";
-  if (auto r = check_window(n); !r.empty()) return r;
+    return refuse(ReasonCode::kOperands, "filter size must be positive");
+  if (auto r = check_window(n)) return r;
   return check_activation(g, n);
 }
 
@@ -334,20 +340,21 @@ Status read_mediapipe_pool_params(std::span<const uint8_t> bytes, ir::Attributes
 constexpr int64_t kMaxSpatial = int64_t{1} << 20;
 
 // Input i: a float32 NHWC tensor of static shape.
-std::string check_mediapipe_spatial(const ir::Graph& g, const ir::Node& n, size_t i) {
-  if (auto r = require_rank(g, n, i, 4); !r.empty()) return r;
+Check check_mediapipe_spatial(const ir::Graph& g, const ir::Node& n, size_t i) {
+  if (auto r = require_rank(g, n, i, 4)) return r;
   const ir::Tensor& x = g.tensor(n.inputs[i]);
   if (x.dtype != ir::DataType::kFloat32 || x.quantized_type)
-    return "MediaPipe's kernel takes float32 only";
+    return refuse(ReasonCode::kType, "MediaPipe's kernel takes float32 only");
   if (x.shape[1] > kMaxSpatial || x.shape[2] > kMaxSpatial)
-    return "spatial size " + ir::to_string(x.shape) + " beyond " + std::to_string(kMaxSpatial);
-  return "";
+    return refuse(ReasonCode::kLimit, "spatial size " + ir::to_string(x.shape) + " beyond " +
+                                          std::to_string(kMaxSpatial));
+  return {};
 }
 
-std::string check_pool_argmax(const ir::Graph& g, const ir::Node& n) {
+Check check_pool_argmax(const ir::Graph& g, const ir::Node& n) {
   if (n.inputs.size() != 1 || n.outputs.size() != 2)
-    return "expects 1 input and 2 outputs (values, indices)";
-  if (auto r = check_mediapipe_spatial(g, n, 0); !r.empty()) return r;
+    return refuse(ReasonCode::kOperands, "expects 1 input and 2 outputs (values, indices)");
+  if (auto r = check_mediapipe_spatial(g, n, 0)) return r;
   return check_pool(g, n);
 }
 
@@ -406,24 +413,26 @@ std::optional<LayoutPlan> propagate_unpool(const ir::Graph& g, const ir::Node& n
   return plan;
 }
 
-std::string check_unpool(const ir::Graph& g, const ir::Node& n) {
+Check check_unpool(const ir::Graph& g, const ir::Node& n) {
   if (n.inputs.size() != 2 || n.outputs.size() != 1)
-    return "expects 2 inputs (values, indices) and 1 output";
+    return refuse(ReasonCode::kOperands, "expects 2 inputs (values, indices) and 1 output");
   for (size_t i = 0; i < 2; ++i)
-    if (auto r = check_mediapipe_spatial(g, n, i); !r.empty()) return r;
+    if (auto r = check_mediapipe_spatial(g, n, i)) return r;
   if (g.tensor(n.inputs[0]).shape != g.tensor(n.inputs[1]).shape)
-    return "values " + ir::to_string(g.tensor(n.inputs[0]).shape) + " and indices " +
-           ir::to_string(g.tensor(n.inputs[1]).shape) + " differ in shape";
-  if (auto r = check_window(n); !r.empty()) return r;
+    return refuse(ReasonCode::kShape,
+                  "values " + ir::to_string(g.tensor(n.inputs[0]).shape) + " and indices " +
+                      ir::to_string(g.tensor(n.inputs[1]).shape) + " differ in shape");
+  if (auto r = check_window(n)) return r;
   const int64_t fh = n.attrs.get_int("filter_height"), fw = n.attrs.get_int("filter_width");
-  if (fh < 1 || fw < 1) return "filter size must be positive";
+  if (fh < 1 || fw < 1) return refuse(ReasonCode::kOperands, "filter size must be positive");
   const ir::Shape& s = g.tensor(n.inputs[0]).shape;
   if (static_cast<double>(s[0]) * static_cast<double>(s[1] * fh) * static_cast<double>(s[2] * fw) *
           static_cast<double>(s[3]) >
       static_cast<double>(int64_t{1} << 40))
-    return "the output of " + ir::to_string(s) + " x " + std::to_string(fh) + "x" +
-           std::to_string(fw) + " has more than 2^40 elements";
-  return "";
+    return refuse(ReasonCode::kLimit, "the output of " + ir::to_string(s) + " x " +
+                                          std::to_string(fh) + "x" + std::to_string(fw) +
+                                          " has more than 2^40 elements");
+  return {};
 }
 
 // MediaPipe's output is input size x filter size; the padding is what
@@ -481,118 +490,144 @@ InferredShapes infer_unpool(const ir::Graph& g, const ir::Node& n) {
   return std::vector<ir::Shape>{{(*x)[0], (*x)[1] * fh, (*x)[2] * fw, (*x)[3]}};
 }
 
-OpEntry implicit(const char* onnx, ReadOptionsFn read, CheckFn check, LowerFn lower) {
-  OpEntry e;
-  e.layout = LayoutClass::kImplicit;
-  e.read_options = read;
-  e.check = check;
-  e.lower = lower;
-  e.onnx = onnx;
-  return e;
+Check check_conv(const ir::Graph& g, const ir::Node& n) { return check_conv_common(g, n, 0, 1); }
+Check check_transpose_conv(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 0, "output_shape")) {
+    r->text += "; ONNX ConvTranspose cannot take a run-time output shape";
+    return r;
+  }
+  return check_conv_common(g, n, 2, 1);
+}
+Status lower_conv2d(LowerContext& ctx, const ir::Node& n) { return lower_conv(ctx, n, false); }
+Status lower_depthwise_conv2d(LowerContext& ctx, const ir::Node& n) {
+  return lower_conv(ctx, n, true);
+}
+Status lower_average_pool(LowerContext& ctx, const ir::Node& n) {
+  return lower_pool(ctx, n, "AveragePool");
+}
+Status lower_max_pool(LowerContext& ctx, const ir::Node& n) {
+  return lower_pool(ctx, n, "MaxPool");
+}
+
+// NHWC CONV_2D (filter OHWI) and DEPTHWISE_CONV_2D (filter 1HW(C*M)).
+InferredShapes infer_conv2d(const ir::Graph& g, const ir::Node& n) {
+  auto w = input_shape(g, n, 1);
+  if (!w || w->size() != 4) return std::nullopt;
+  return window_shape(g, n, (*w)[1], (*w)[2], (*w)[0]);
+}
+
+InferredShapes infer_depthwise_conv2d(const ir::Graph& g, const ir::Node& n) {
+  auto w = input_shape(g, n, 1);
+  if (!w || w->size() != 4) return std::nullopt;
+  return window_shape(g, n, (*w)[1], (*w)[2], (*w)[3]);
+}
+
+// TRANSPOSE_CONV: the constant output_shape (input 0).
+InferredShapes infer_transpose_conv(const ir::Graph& g, const ir::Node& n) {
+  // With a dynamic data input the file's (dynamic) output shape stands: the
+  // constant output_shape then holds a converter's placeholder batch.
+  auto shape = input_ints(g, n, 0);
+  if (!shape || shape->size() != 4 || !input_shape(g, n, 2) || n.outputs.size() != 1)
+    return std::nullopt;
+  for (int64_t d : *shape)
+    if (d < 0) return std::nullopt;
+  return one_shape(Shape(shape->begin(), shape->end()));
 }
 
 }  // namespace
 
 OpEntry conv2d() {
-  OpEntry e = implicit(
-      "Conv", read_conv_options,
-      [](const ir::Graph& g, const ir::Node& n) { return check_conv_common(g, n, 0, 1); },
-      [](LowerContext& ctx, const ir::Node& n) { return lower_conv(ctx, n, false); });
-  e.notes = "filter OHWI -> OIHW in the initializer; grouped convolution from the filter shape";
-  e.min_inputs = 2;
-  e.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true};
-  e.infer_shapes = infer_conv2d;
-  return e;
+  return {.read = {.min_inputs = 2, .options = read_conv_options},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_conv2d,
+          .check = check_conv,
+          .lower = lower_conv2d,
+          .quantization = {.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true}},
+          .doc = {.onnx = "Conv",
+                  .notes = "filter OHWI -> OIHW in the initializer; grouped convolution from the "
+                           "filter shape"}};
 }
 
 OpEntry depthwise_conv2d() {
-  OpEntry e = implicit(
-      "Conv (group = C)", read_depthwise_options,
-      [](const ir::Graph& g, const ir::Node& n) { return check_conv_common(g, n, 0, 1); },
-      [](LowerContext& ctx, const ir::Node& n) { return lower_conv(ctx, n, true); });
-  e.notes = "filter 1HW(C*M) -> (C*M)1HW; any multiplier, taken from the shapes";
-  e.min_inputs = 2;
-  e.bias = BiasSlots{2, 0, 1};
-  e.infer_shapes = infer_depthwise_conv2d;
-  return e;
+  return {.read = {.min_inputs = 2, .options = read_depthwise_options},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_depthwise_conv2d,
+          .check = check_conv,
+          .lower = lower_depthwise_conv2d,
+          .quantization = {.bias = BiasSlots{2, 0, 1}},
+          .doc = {.onnx = "Conv (group = C)",
+                  .notes = "filter 1HW(C*M) -> (C*M)1HW; any multiplier, taken from the shapes"}};
 }
 
 OpEntry transpose_conv() {
-  OpEntry e = implicit(
-      "ConvTranspose", read_transpose_conv_options,
-      [](const ir::Graph& g, const ir::Node& n) -> std::string {
-        if (auto r = require_const(g, n, 0, "output_shape"); !r.empty())
-          return r + "; ONNX ConvTranspose cannot take a run-time output shape";
-        return check_conv_common(g, n, 2, 1);
-      },
-      lower_transpose_conv);
-  e.data_input = 2;
-  e.min_inputs = 3;
-  e.notes = "filter OHWI -> IOHW; explicit pads and output_padding from output_shape";
-  e.bias = BiasSlots{3, 2, 1};
-  e.infer_shapes = infer_transpose_conv;
-  return e;
+  return {.read = {.min_inputs = 3, .options = read_transpose_conv_options},
+          .layout = {.kind = LayoutClass::kImplicit, .data_input = 2},
+          .infer_shapes = infer_transpose_conv,
+          .check = check_transpose_conv,
+          .lower = lower_transpose_conv,
+          .quantization = {.bias = BiasSlots{3, 2, 1}},
+          .doc = {.onnx = "ConvTranspose",
+                  .notes = "filter OHWI -> IOHW; explicit pads and output_padding from "
+                           "output_shape"}};
 }
 
 OpEntry mediapipe_transpose_conv_bias() {
-  OpEntry e =
-      implicit("ConvTranspose", nullptr, check_transpose_conv_bias, lower_transpose_conv_bias);
-  e.custom_options = read_transpose_conv_params;
-  e.min_inputs = 3;
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.notes =
-      "MediaPipe; filter OHWI -> IOHW; output size and pads as MediaPipe's kernel computes "
-      "them";
-  e.infer_shapes = infer_transpose_conv_bias;
-  return e;
+  return {.read = {.min_inputs = 3, .custom_options = read_transpose_conv_params},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_transpose_conv_bias,
+          .check = check_transpose_conv_bias,
+          .lower = lower_transpose_conv_bias,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "ConvTranspose",
+                  .notes = "MediaPipe; filter OHWI -> IOHW; output size and pads as MediaPipe's "
+                           "kernel computes them"}};
 }
 
 OpEntry mediapipe_max_pool_argmax() {
-  OpEntry e = implicit("MaxPool (with Indices), Mod, Div, Sub, Cast", nullptr, check_pool_argmax,
-                       lower_pool_argmax);
-  e.custom_options = read_mediapipe_pool_params;
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.notes =
-      "MediaPipe; indices are the position in the window (y * filter_width + x + 0.1, float), "
-      "from MaxPool's; ties: the first maximum, as in the kernel";
-  e.infer_shapes = infer_pool_argmax;
-  return e;
+  return {.read = {.custom_options = read_mediapipe_pool_params},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_pool_argmax,
+          .check = check_pool_argmax,
+          .lower = lower_pool_argmax,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "MaxPool (with Indices), Mod, Div, Sub, Cast",
+                  .notes = "MediaPipe; indices are the position in the window (y * filter_width "
+                           "+ x + 0.1, float), from MaxPool's; ties: the first maximum, as in the "
+                           "kernel"}};
 }
 
 OpEntry mediapipe_max_unpool() {
-  OpEntry e;
-  e.layout = LayoutClass::kAttribute;
-  e.propagate = propagate_unpool;
-  e.custom_options = read_mediapipe_pool_params;
-  e.check = check_unpool;
-  e.lower = lower_unpool;
-  e.min_inputs = 2;
-  e.onnx = "ScatterElements into zeros";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.notes =
-      "MediaPipe; values and indices in NCHW; output = input size x filter size; an index "
-      "outside the output fails in ONNX Runtime (the kernel writes out of bounds)";
-  e.infer_shapes = infer_unpool;
-  return e;
+  return {.read = {.min_inputs = 2, .custom_options = read_mediapipe_pool_params},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_unpool},
+          .infer_shapes = infer_unpool,
+          .check = check_unpool,
+          .lower = lower_unpool,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "ScatterElements into zeros",
+                  .notes = "MediaPipe; values and indices in NCHW; output = input size x filter "
+                           "size; an index outside the output fails in ONNX Runtime (the kernel "
+                           "writes out of bounds)"}};
 }
 
 OpEntry average_pool2d() {
-  OpEntry e = implicit(
-      "AveragePool", read_pool_options, check_pool,
-      [](LowerContext& ctx, const ir::Node& n) { return lower_pool(ctx, n, "AveragePool"); });
-  e.notes = "padding excluded from the average, as in TFLite";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_pool2d;
-  return e;
+  return {
+      .read = {.options = read_pool_options},
+      .layout = {.kind = LayoutClass::kImplicit},
+      .infer_shapes = infer_pool2d,
+      .check = check_pool,
+      .lower = lower_average_pool,
+      .quantization = {.kernel = QuantizedKernel::kSameScale},
+      .doc = {.onnx = "AveragePool", .notes = "padding excluded from the average, as in TFLite"}};
 }
 
 OpEntry max_pool2d() {
-  OpEntry e =
-      implicit("MaxPool", read_pool_options, check_pool,
-               [](LowerContext& ctx, const ir::Node& n) { return lower_pool(ctx, n, "MaxPool"); });
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_pool2d;
-  return e;
+  return {.read = {.options = read_pool_options},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_pool2d,
+          .check = check_pool,
+          .lower = lower_max_pool,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "MaxPool"}};
 }
 
 }  // namespace lite2onnx::ops::conv

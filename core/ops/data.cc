@@ -1,7 +1,6 @@
-// Data-movement ops: SLICE, TILE, REVERSE_V2 (Attribute class: they follow
-// their input's layout and rewrite their constant begin/size, multiples and
-// axes), and BROADCAST_TO, GATHER_ND, SCATTER_ND, RANGE, WHERE, BATCH_MATMUL
-// (Terminate: they work in TFLite order).
+// Data-movement ops that work in TFLite order (Terminate class): BROADCAST_TO,
+// GATHER_ND, SCATTER_ND, RANGE, WHERE, BATCH_MATMUL. (slice.cc: SLICE, TILE,
+// REVERSE_V2, which follow their input's layout.)
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -19,195 +18,7 @@ using ir::Perm;
 using ir::Shape;
 using ir::TensorId;
 
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-
-OpEntry entry(LayoutClass layout, const char* onnx, PropagateFn propagate, CheckFn check,
-              LowerFn lower, int min_inputs) {
-  OpEntry e;
-  e.layout = layout;
-  e.propagate = propagate;
-  e.check = check;
-  e.lower = lower;
-  e.onnx = onnx;
-  e.min_inputs = min_inputs;
-  return e;
-}
-
-bool is_index_type(DataType t) { return t == DataType::kInt32 || t == DataType::kInt64; }
-
 std::string type_name(DataType t) { return ir::to_string(t); }
-
-// Input 0 in layout `in[0]`, constant operands in TFLite order, output in the
-// input's layout (SLICE, TILE, REVERSE_V2 keep the rank).
-std::optional<LayoutPlan> propagate_data_input(const ir::Graph&, const ir::Node& n,
-                                               std::span<const Perm> in) {
-  LayoutPlan plan;
-  plan.inputs.assign(n.inputs.size(), Perm{});
-  Perm p = in.empty() ? Perm{} : in[0];
-  if (!plan.inputs.empty()) plan.inputs[0] = p;
-  plan.outputs.assign(n.outputs.size(), p);
-  return plan;
-}
-
-// A constant int vector input with exactly `count` entries.
-std::string check_const_vector(const ir::Graph& g, const ir::Node& n, size_t i, const char* what,
-                               size_t count) {
-  if (auto r = require_const(g, n, i, what); !r.empty()) return r;
-  if (!is_index_type(g.tensor(n.inputs[i]).dtype))
-    return std::string(what) + " of type " + type_name(g.tensor(n.inputs[i]).dtype);
-  auto v = ir::const_ints(g, n.inputs[i]);
-  if (!v || v->size() != count)
-    return std::string(what) + " must hold " + std::to_string(count) +
-           " values (one per dimension)";
-  return "";
-}
-
-// ---- SLICE ------------------------------------------------------------------
-
-std::string check_slice(const ir::Graph& g, const ir::Node& n) {
-  const ir::Tensor& x = g.tensor(n.inputs[0]);
-  if (!x.has_rank) return "input of unknown rank";
-  const size_t rank = x.rank();
-  if (auto r = check_const_vector(g, n, 1, "begin", rank); !r.empty()) return r;
-  if (auto r = check_const_vector(g, n, 2, "size", rank); !r.empty()) return r;
-  auto begin = *ir::const_ints(g, n.inputs[1]);
-  auto size = *ir::const_ints(g, n.inputs[2]);
-  for (size_t d = 0; d < rank; ++d) {
-    if (begin[d] < 0) return "negative begin " + std::to_string(begin[d]);
-    if (size[d] < -1) return "size " + std::to_string(size[d]) + " (>= -1 expected)";
-    int64_t dim = x.shape[d];
-    if (dim >= 0 && (begin[d] > dim || (size[d] >= 0 && begin[d] + size[d] > dim)))
-      return "slice [" + std::to_string(begin[d]) + ", +" + std::to_string(size[d]) +
-             ") exceeds dimension " + std::to_string(d) + " of size " + std::to_string(dim);
-  }
-  return "";
-}
-
-Status lower_slice(LowerContext& ctx, const ir::Node& n) {
-  const ir::Graph& g = ctx.graph();
-  const ir::Tensor& x = g.tensor(n.inputs[0]);
-  const Perm& p = x.layout;
-  auto begin = *ir::const_ints(g, n.inputs[1]);
-  auto size = *ir::const_ints(g, n.inputs[2]);
-  std::vector<int64_t> starts, ends, axes;
-  for (size_t d = 0; d < begin.size(); ++d) {
-    const bool to_end = size[d] == -1 || (x.shape[d] >= 0 && begin[d] + size[d] == x.shape[d]);
-    if (begin[d] == 0 && to_end) continue;  // whole dimension
-    starts.push_back(begin[d]);
-    ends.push_back(size[d] == -1 ? kMax : begin[d] + size[d]);
-    axes.push_back(ir::onnx_axis(p, static_cast<int>(d)));
-  }
-  if (starts.empty()) {
-    ctx.emit(n, "Identity", {n.inputs[0]}, {n.outputs[0]});
-    return ok_status();
-  }
-  ctx.emit(n, "Slice",
-           {n.inputs[0], ctx.const_i64(n.name + "/starts", starts),
-            ctx.const_i64(n.name + "/ends", ends), ctx.const_i64(n.name + "/axes", axes)},
-           {n.outputs[0]});
-  return ok_status();
-}
-
-// ---- TILE -------------------------------------------------------------------
-
-std::string check_tile(const ir::Graph& g, const ir::Node& n) {
-  const ir::Tensor& x = g.tensor(n.inputs[0]);
-  if (!x.has_rank) return "input of unknown rank";
-  if (!g.tensor(n.inputs[1]).is_const()) {
-    // Multiples computed at run time (from a dynamic batch size, say).
-    const ir::Tensor& m = g.tensor(n.inputs[1]);
-    if (!is_index_type(m.dtype) || m.rank() != 1 || m.shape[0] != static_cast<int64_t>(x.rank()))
-      return "multiples computed at run time must be an int32 or int64 vector of " +
-             std::to_string(x.rank()) + " elements";
-    return "";
-  }
-  if (auto r = check_const_vector(g, n, 1, "multiples", x.rank()); !r.empty()) return r;
-  const std::vector<int64_t> multiples = *ir::const_ints(g, n.inputs[1]);
-  for (int64_t m : multiples)
-    if (m < 0) return "negative multiple " + std::to_string(m);
-  return "";
-}
-
-Status lower_tile(LowerContext& ctx, const ir::Node& n) {
-  const ir::Graph& g = ctx.graph();
-  const Perm& p = g.tensor(n.inputs[0]).layout;
-  if (!g.tensor(n.inputs[1]).is_const()) {
-    // int64, in ONNX axis order.
-    ir::TensorId repeats = n.inputs[1];
-    const ir::Shape shape = g.tensor(repeats).shape;
-    auto vec = [&](const std::string& suffix) {
-      const ir::TensorId t = ctx.temp(n.name + "/" + suffix, ir::DataType::kInt64);
-      ctx.graph().tensor(t).has_rank = true;
-      ctx.graph().tensor(t).shape = shape;
-      return t;
-    };
-    if (g.tensor(repeats).dtype != ir::DataType::kInt64) {
-      const ir::TensorId cast = vec("repeats_int64");
-      ctx.emit(n, "Cast", {repeats}, {cast}, "repeats_int64")
-          .attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt64)});
-      repeats = cast;
-    }
-    if (!ir::is_identity(p)) {
-      const ir::TensorId permuted = vec("repeats_permuted");
-      ctx.emit(n, "Gather",
-               {repeats, ctx.const_i64(n.name + "/repeats_order", {p.begin(), p.end()})},
-               {permuted}, "repeats_permuted");
-      repeats = permuted;
-    }
-    ctx.emit(n, "Tile", {n.inputs[0], repeats}, {n.outputs[0]});
-    return ok_status();
-  }
-  auto m = *ir::const_ints(g, n.inputs[1]);
-  // ONNX axis i is TFLite axis p[i].
-  std::vector<int64_t> repeats(m.size());
-  for (size_t i = 0; i < m.size(); ++i) repeats[i] = m[p.empty() ? i : static_cast<size_t>(p[i])];
-  ctx.emit(n, "Tile", {n.inputs[0], ctx.const_i64(n.name + "/repeats", repeats)}, {n.outputs[0]});
-  return ok_status();
-}
-
-// ---- REVERSE_V2 ---------------------------------------------------------------
-
-std::optional<std::vector<int>> reverse_axes(const ir::Graph& g, const ir::Node& n) {
-  auto v = ir::const_ints(g, n.inputs[1]);
-  if (!v) return std::nullopt;
-  std::set<int> axes;
-  for (int64_t a : *v) {
-    auto r = ir::resolve_axis(a, g.tensor(n.inputs[0]).rank());
-    if (!r) return std::nullopt;
-    axes.insert(*r);
-  }
-  return std::vector<int>(axes.begin(), axes.end());
-}
-
-std::string check_reverse(const ir::Graph& g, const ir::Node& n) {
-  if (!g.tensor(n.inputs[0]).has_rank) return "input of unknown rank";
-  if (auto r = require_const(g, n, 1, "axis"); !r.empty()) return r;
-  if (!is_index_type(g.tensor(n.inputs[1]).dtype)) return "axis must be int32 or int64";
-  if (!reverse_axes(g, n)) return "axis out of range";
-  return "";
-}
-
-Status lower_reverse(LowerContext& ctx, const ir::Node& n) {
-  const ir::Graph& g = ctx.graph();
-  const Perm& p = g.tensor(n.inputs[0]).layout;
-  std::vector<int64_t> axes;
-  const std::vector<int> tflite_axes = *reverse_axes(g, n);
-  for (int a : tflite_axes) axes.push_back(ir::onnx_axis(p, a));
-  std::sort(axes.begin(), axes.end());
-  if (axes.empty()) {
-    ctx.emit(n, "Identity", {n.inputs[0]}, {n.outputs[0]});
-    return ok_status();
-  }
-  const size_t k = axes.size();
-  ctx.emit(n, "Slice",
-           {n.inputs[0], ctx.const_i64(n.name + "/starts", std::vector<int64_t>(k, -1)),
-            ctx.const_i64(n.name + "/ends", std::vector<int64_t>(k, kMin)),
-            ctx.const_i64(n.name + "/axes", axes),
-            ctx.const_i64(n.name + "/steps", std::vector<int64_t>(k, -1))},
-           {n.outputs[0]});
-  return ok_status();
-}
 
 // ---- shared: an int tensor as an ONNX int64 value ----------------------------------
 
@@ -227,20 +38,24 @@ TensorId as_int64(LowerContext& ctx, const ir::Node& n, size_t i, const std::str
 
 // ---- BROADCAST_TO -------------------------------------------------------------
 
-std::string check_broadcast_to(const ir::Graph& g, const ir::Node& n) {
+Check check_broadcast_to(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& s = g.tensor(n.inputs[1]);
-  if (!is_index_type(s.dtype)) return "shape of type " + type_name(s.dtype);
-  if (s.rank() != 1) return "shape must be a vector";
+  if (!is_index_type(s.dtype))
+    return refuse(ReasonCode::kType, "shape of type " + type_name(s.dtype));
+  if (s.rank() != 1) return refuse(ReasonCode::kShape, "shape must be a vector");
   if (auto v = ir::const_ints(g, n.inputs[1])) {
     const Shape& xs = g.tensor(n.inputs[0]).shape;
-    if (xs.size() > v->size()) return "shape has lower rank than the input";
+    if (xs.size() > v->size())
+      return refuse(ReasonCode::kShape, "shape has lower rank than the input");
     for (size_t i = 0; i < xs.size(); ++i) {
       int64_t want = (*v)[v->size() - xs.size() + i];
       if (xs[i] >= 0 && xs[i] != 1 && xs[i] != want)
-        return "input " + ir::to_string(xs) + " does not broadcast to " + ir::to_string(Shape(*v));
+        return refuse(
+            ReasonCode::kOperands,
+            "input " + ir::to_string(xs) + " does not broadcast to " + ir::to_string(Shape(*v)));
     }
   }
-  return "";
+  return {};
 }
 
 Status lower_broadcast_to(LowerContext& ctx, const ir::Node& n) {
@@ -250,19 +65,36 @@ Status lower_broadcast_to(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// BROADCAST_TO: the constant shape (input 1), which the input must broadcast to.
+InferredShapes infer_broadcast_to(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto shape = const_operand(g, n, 1, true, 1);
+  if (!x || !shape || n.outputs.size() != 1 || shape->size() < x->size() || shape->size() > 8)
+    return std::nullopt;
+  const size_t lead = shape->size() - x->size();
+  for (int64_t d : *shape)
+    if (!dim_value(d)) return std::nullopt;
+  for (size_t i = 0; i < x->size(); ++i)
+    if ((*x)[i] != 1 && (*x)[i] != (*shape)[lead + i]) return std::nullopt;
+  return one_shape(Shape(shape->begin(), shape->end()));
+}
+
 // ---- GATHER_ND ----------------------------------------------------------------
 
-std::string check_gather_nd(const ir::Graph& g, const ir::Node& n) {
+Check check_gather_nd(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& idx = g.tensor(n.inputs[1]);
-  if (!is_index_type(idx.dtype)) return "indices of type " + type_name(idx.dtype);
-  if (!x.has_rank || !idx.has_rank || idx.rank() < 1) return "indices must have rank >= 1";
+  if (!is_index_type(idx.dtype))
+    return refuse(ReasonCode::kType, "indices of type " + type_name(idx.dtype));
+  if (!x.has_rank || !idx.has_rank || idx.rank() < 1)
+    return refuse(ReasonCode::kShape, "indices must have rank >= 1");
   int64_t depth = idx.shape.back();
-  if (depth < 0) return "the last dimension of indices must be static";
+  if (depth < 0) return refuse(ReasonCode::kShape, "the last dimension of indices must be static");
   if (depth > static_cast<int64_t>(x.rank()))
-    return "index depth " + std::to_string(depth) + " exceeds the params rank " +
-           std::to_string(x.rank());
-  return "";
+    return refuse(ReasonCode::kOperands, "index depth " + std::to_string(depth) +
+                                             " exceeds the params rank " +
+                                             std::to_string(x.rank()));
+  return {};
 }
 
 Status lower_gather_nd(LowerContext& ctx, const ir::Node& n) {
@@ -270,6 +102,20 @@ Status lower_gather_nd(LowerContext& ctx, const ir::Node& n) {
   ir::Node& gt = ctx.emit(n, "GatherND", {n.inputs[0], indices}, {n.outputs[0]});
   gt.attrs.set("batch_dims", int64_t{0});
   return ok_status();
+}
+
+// GATHER_ND: indices[:-1] + params[indices[-1]:].
+InferredShapes infer_gather_nd(const ir::Graph& g, const ir::Node& n) {
+  auto params = input_shape(g, n, 0);
+  auto idx = input_shape(g, n, 1);
+  if (!params || !idx || n.inputs.size() != 2 || n.outputs.size() != 1 || params->empty() ||
+      idx->empty() || !is_index_type(g.tensor(n.inputs[1]).dtype))
+    return std::nullopt;
+  const int64_t depth = idx->back();
+  if (depth > static_cast<int64_t>(params->size())) return std::nullopt;
+  Shape s(idx->begin(), idx->end() - 1);
+  s.insert(s.end(), params->begin() + depth, params->end());
+  return one_shape(std::move(s));
 }
 
 // ---- SCATTER_ND -----------------------------------------------------------------
@@ -289,46 +135,56 @@ std::vector<std::vector<int64_t>> index_rows(const std::vector<int64_t>& flat, s
   return rows;
 }
 
-std::string check_scatter_nd(const ir::Graph& g, const ir::Node& n) {
+Check check_scatter_nd(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& idx = g.tensor(n.inputs[0]);
   const ir::Tensor& upd = g.tensor(n.inputs[1]);
   const ir::Tensor& shp = g.tensor(n.inputs[2]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
-  if (!is_index_type(idx.dtype)) return "indices of type " + type_name(idx.dtype);
-  if (!is_index_type(shp.dtype)) return "shape of type " + type_name(shp.dtype);
+  if (!is_index_type(idx.dtype))
+    return refuse(ReasonCode::kType, "indices of type " + type_name(idx.dtype));
+  if (!is_index_type(shp.dtype))
+    return refuse(ReasonCode::kType, "shape of type " + type_name(shp.dtype));
   if (upd.dtype != DataType::kFloat32 && upd.dtype != DataType::kInt32 &&
       upd.dtype != DataType::kInt64)
-    return "updates of type " + type_name(upd.dtype) + " (float32, int32 or int64 expected)";
-  if (y.dtype != upd.dtype) return "output type differs from the updates' type";
-  if (!idx.has_rank || idx.rank() < 1) return "indices must have rank >= 1";
-  if (!upd.has_rank || !y.has_rank) return "updates and output need a known rank";
+    return refuse(ReasonCode::kType, "updates of type " + type_name(upd.dtype) +
+                                         " (float32, int32 or int64 expected)");
+  if (y.dtype != upd.dtype)
+    return refuse(ReasonCode::kType, "output type differs from the updates' type");
+  if (!idx.has_rank || idx.rank() < 1)
+    return refuse(ReasonCode::kShape, "indices must have rank >= 1");
+  if (!upd.has_rank || !y.has_rank)
+    return refuse(ReasonCode::kShape, "updates and output need a known rank");
   const int64_t depth = idx.shape.back();
-  if (depth < 1) return "the last dimension of indices must be static and >= 1";
+  if (depth < 1)
+    return refuse(ReasonCode::kShape, "the last dimension of indices must be static and >= 1");
   if (depth > static_cast<int64_t>(y.rank()))
-    return "index depth " + std::to_string(depth) + " exceeds the output rank " +
-           std::to_string(y.rank());
+    return refuse(ReasonCode::kOperands, "index depth " + std::to_string(depth) +
+                                             " exceeds the output rank " +
+                                             std::to_string(y.rank()));
   // updates = indices.shape[:-1] + output.shape[depth:]
   const size_t batch = idx.rank() - 1, tail = y.rank() - static_cast<size_t>(depth);
   if (upd.rank() != batch + tail)
-    return "updates " + ir::to_string(upd.shape) + " do not match indices " +
-           ir::to_string(idx.shape) + " and output " + ir::to_string(y.shape);
+    return refuse(ReasonCode::kOperands, "updates " + ir::to_string(upd.shape) +
+                                             " do not match indices " + ir::to_string(idx.shape) +
+                                             " and output " + ir::to_string(y.shape));
   auto clash = [](int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; };
   for (size_t i = 0; i < batch; ++i)
     if (clash(upd.shape[i], idx.shape[i]))
-      return "updates " + ir::to_string(upd.shape) + " do not match indices " +
-             ir::to_string(idx.shape);
+      return refuse(ReasonCode::kOperands, "updates " + ir::to_string(upd.shape) +
+                                               " do not match indices " + ir::to_string(idx.shape));
   for (size_t i = 0; i < tail; ++i)
     if (clash(upd.shape[batch + i], y.shape[static_cast<size_t>(depth) + i]))
-      return "updates " + ir::to_string(upd.shape) + " do not match output " +
-             ir::to_string(y.shape);
+      return refuse(ReasonCode::kOperands, "updates " + ir::to_string(upd.shape) +
+                                               " do not match output " + ir::to_string(y.shape));
   if (auto v = ir::const_ints(g, n.inputs[0])) {
     for (const auto& row : index_rows(*v, static_cast<size_t>(depth)))
       for (size_t d = 0; d < row.size(); ++d)
         if (y.shape[d] >= 0 && (row[d] < 0 || row[d] >= y.shape[d]))
-          return "index " + std::to_string(row[d]) + " is outside dimension " + std::to_string(d) +
-                 " of size " + std::to_string(y.shape[d]);
+          return refuse(ReasonCode::kOperands, "index " + std::to_string(row[d]) +
+                                                   " is outside dimension " + std::to_string(d) +
+                                                   " of size " + std::to_string(y.shape[d]));
   }
-  return "";
+  return {};
 }
 
 // True when the constant indices name every element at most once.
@@ -343,8 +199,9 @@ bool distinct_constant_indices(const ir::Graph& g, const ir::Node& n) {
 Status lower_scatter_nd(LowerContext& ctx, const ir::Node& n) {
   const bool add = ctx.opset() >= kScatterAddOpset;
   if (!add && !distinct_constant_indices(ctx.graph(), n))
-    return ctx.unsupported(n, "indices that may repeat need ScatterND reduction 'add' (opset " +
-                                  std::to_string(kScatterAddOpset) + ")");
+    return ctx.unsupported(
+        n, {ReasonCode::kOpset, "indices that may repeat need ScatterND reduction 'add' (opset " +
+                                    std::to_string(kScatterAddOpset) + ")"});
   if (auto st = check_shape_operand(ctx, n, 2); !st) return st;
   const DataType type = ctx.tensor(n.inputs[1]).dtype;
   TensorId zero = ctx.const_scalar(n.name + "/zero", type, 0.0);
@@ -356,26 +213,52 @@ Status lower_scatter_nd(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// SCATTER_ND: the constant shape (input 2), checked against indices and updates.
+InferredShapes infer_scatter_nd(const ir::Graph& g, const ir::Node& n) {
+  auto idx = input_shape(g, n, 0);
+  auto updates = input_shape(g, n, 1);
+  auto shape = const_operand(g, n, 2, true, 1);
+  if (!idx || !updates || !shape || n.outputs.size() != 1 || idx->empty() || updates->empty() ||
+      !is_index_type(g.tensor(n.inputs[0]).dtype) ||
+      g.tensor(n.inputs[0]).dtype != g.tensor(n.inputs[2]).dtype)
+    return std::nullopt;
+  for (int64_t d : *shape)
+    if (!dim_value(d)) return std::nullopt;
+  // TFLite's CheckShapes: updates = indices[:-1] + shape[indices[-1]:].
+  const size_t outer = idx->size() - 1;
+  const int64_t depth = idx->back();
+  if (depth > static_cast<int64_t>(shape->size()) || updates->size() < outer ||
+      updates->size() - outer != shape->size() - static_cast<size_t>(depth))
+    return std::nullopt;
+  for (size_t i = 0; i < outer; ++i)
+    if ((*idx)[i] != (*updates)[i]) return std::nullopt;
+  for (size_t i = 0; i + outer < updates->size(); ++i)
+    if ((*updates)[outer + i] != (*shape)[static_cast<size_t>(depth) + i]) return std::nullopt;
+  return one_shape(Shape(shape->begin(), shape->end()));
+}
+
 // ---- RANGE --------------------------------------------------------------------
 
-std::string check_range(const ir::Graph& g, const ir::Node& n) {
+Check check_range(const ir::Graph& g, const ir::Node& n) {
   DataType t = g.tensor(n.outputs[0]).dtype;
   if (t != DataType::kInt32 && t != DataType::kFloat32 && t != DataType::kInt64)
-    return "output type " + type_name(t) + " (int32, int64 or float32 expected)";
+    return refuse(ReasonCode::kType,
+                  "output type " + type_name(t) + " (int32, int64 or float32 expected)");
   for (size_t i = 0; i < 3; ++i) {
     const ir::Tensor& x = g.tensor(n.inputs[i]);
     if (x.dtype != t)
-      return "input '" + x.name + "' is " + type_name(x.dtype) + ", output " + type_name(t);
+      return refuse(ReasonCode::kType,
+                    "input '" + x.name + "' is " + type_name(x.dtype) + ", output " + type_name(t));
     if (ir::element_count(x.shape).value_or(0) != 1)
-      return "input '" + x.name + "' must be a scalar";
+      return refuse(ReasonCode::kOperands, "input '" + x.name + "' must be a scalar");
   }
   if (g.tensor(n.inputs[2]).is_const() && g.tensor(n.inputs[2]).data->stored_type == t) {
     const ir::Tensor& d = g.tensor(n.inputs[2]);
     bool zero = t == DataType::kFloat32 ? d.data->as<float>()[0] == 0.0f
                                         : (*ir::const_ints(g, n.inputs[2]))[0] == 0;
-    if (zero) return "delta is 0";
+    if (zero) return refuse(ReasonCode::kOperands, "delta is 0");
   }
-  return "";
+  return {};
 }
 
 // A scalar (rank-0) view of a one-element input.
@@ -407,15 +290,48 @@ Status lower_range(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// RANGE: [count] of constant integer start, limit and delta.
+InferredShapes infer_range(const ir::Graph& g, const ir::Node& n) {
+  // Integers only: a float range's length depends on float rounding.
+  if (n.inputs.size() != 3 || n.outputs.size() != 1) return std::nullopt;
+  const ir::DataType type = g.tensor(n.outputs[0]).dtype;
+  if (!is_index_type(type)) return std::nullopt;
+  int64_t v[3];
+  for (size_t i = 0; i < 3; ++i) {
+    auto c = const_operand(g, n, i, true, -1);
+    if (!c || c->size() != 1 || g.tensor(n.inputs[i]).dtype != type) return std::nullopt;
+    v[i] = (*c)[0];
+  }
+  const int64_t start = v[0], limit = v[1], delta = v[2];
+  if (delta == 0 || !((start >= limit && delta < 0) || (start <= limit && delta > 0)))
+    return std::nullopt;
+  // (|limit - start| + |delta| - 1) / |delta| in T: where that overflows T
+  // TFLite's size is undefined.
+  const int64_t top = type == ir::DataType::kInt32 ? kMaxDim : std::numeric_limits<int64_t>::max();
+  int64_t span = 0, sum = 0;
+  if (__builtin_sub_overflow(limit, start, &span) || span == std::numeric_limits<int64_t>::min() ||
+      delta == std::numeric_limits<int64_t>::min())
+    return std::nullopt;
+  span = std::abs(span);
+  const int64_t step = std::abs(delta);
+  if (__builtin_add_overflow(span, step - 1, &sum) || sum > top) return std::nullopt;
+  const int64_t count = sum / step;
+  if (!dim_value(count)) return std::nullopt;
+  return one_shape({count});
+}
+
 // ---- WHERE --------------------------------------------------------------------
 
-std::string check_where(const ir::Graph& g, const ir::Node& n) {
-  if (n.inputs.size() != 1) return "only the one-input form (coordinates of true elements)";
+Check check_where(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.size() != 1)
+    return refuse(ReasonCode::kNotImplemented,
+                  "only the one-input form (coordinates of true elements)");
   const ir::Tensor& x = g.tensor(n.inputs[0]);
-  if (!x.has_rank) return "input of unknown rank";
+  if (!x.has_rank) return refuse(ReasonCode::kShape, "input of unknown rank");
   DataType t = g.tensor(n.outputs[0]).dtype;
-  if (t != DataType::kInt64 && t != DataType::kInt32) return "output type " + type_name(t);
-  return "";
+  if (t != DataType::kInt64 && t != DataType::kInt32)
+    return refuse(ReasonCode::kType, "output type " + type_name(t));
+  return {};
 }
 
 Status lower_where(LowerContext& ctx, const ir::Node& n) {
@@ -437,20 +353,22 @@ Status lower_where(LowerContext& ctx, const ir::Node& n) {
 
 // ---- BATCH_MATMUL -------------------------------------------------------------
 
-std::string check_batch_matmul(const ir::Graph& g, const ir::Node& n) {
+Check check_batch_matmul(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& a = g.tensor(n.inputs[0]);
   const ir::Tensor& b = g.tensor(n.inputs[1]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
   if (a.dtype != DataType::kFloat32 || b.dtype != DataType::kFloat32 ||
       y.dtype != DataType::kFloat32)
-    return "only float32 operands (" + type_name(a.dtype) + " x " + type_name(b.dtype) + ")";
+    return refuse(ReasonCode::kType, "only float32 operands (" + type_name(a.dtype) + " x " +
+                                         type_name(b.dtype) + ")");
   if (!a.has_rank || !b.has_rank || a.rank() < 2 || b.rank() < 2)
-    return "operands must have rank >= 2";
+    return refuse(ReasonCode::kShape, "operands must have rank >= 2");
   const int64_t ka = a.shape[a.rank() - (n.attrs.get_int("adj_x") ? 2 : 1)];
   const int64_t kb = b.shape[b.rank() - (n.attrs.get_int("adj_y") ? 1 : 2)];
   if (ka >= 0 && kb >= 0 && ka != kb)
-    return "inner dimensions differ (" + std::to_string(ka) + " vs " + std::to_string(kb) + ")";
-  return "";
+    return refuse(ReasonCode::kOperands, "inner dimensions differ (" + std::to_string(ka) + " vs " +
+                                             std::to_string(kb) + ")");
+  return {};
 }
 
 // Operand i with its last two axes swapped: constants in the initializer,
@@ -474,98 +392,100 @@ Status lower_batch_matmul(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+void read_batch_matmul_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_BatchMatMulOptions();
+  a.set("adj_x", int64_t{o && o->adj_x() ? 1 : 0});
+  a.set("adj_y", int64_t{o && o->adj_y() ? 1 : 0});
+}
+
+// BATCH_MATMUL: broadcast batch dimensions, [rows, cols] after adj_x / adj_y.
+InferredShapes infer_batch_matmul(const ir::Graph& g, const ir::Node& n) {
+  auto lhs = input_shape(g, n, 0);
+  auto rhs = input_shape(g, n, 1);
+  if (!lhs || !rhs || n.outputs.size() != 1 || lhs->size() < 2 || rhs->size() < 2 ||
+      lhs->size() > 5 || rhs->size() > 5)
+    return std::nullopt;
+  const size_t rank = std::max(lhs->size(), rhs->size());
+  lhs->insert(lhs->begin(), rank - lhs->size(), 1);
+  rhs->insert(rhs->begin(), rank - rhs->size(), 1);
+  Shape s;
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    const int64_t l = (*lhs)[i], r = (*rhs)[i];
+    if (l != r && l != 1 && r != 1) return std::nullopt;
+    s.push_back(l == 1 ? r : l);
+  }
+  const bool adj_x = n.attrs.get_int("adj_x") != 0, adj_y = n.attrs.get_int("adj_y") != 0;
+  const int64_t rows = (*lhs)[adj_x ? rank - 1 : rank - 2];
+  const int64_t inner_l = (*lhs)[adj_x ? rank - 2 : rank - 1];
+  const int64_t inner_r = (*rhs)[adj_y ? rank - 1 : rank - 2];
+  const int64_t cols = (*rhs)[adj_y ? rank - 2 : rank - 1];
+  if (inner_l != inner_r) return std::nullopt;
+  s.push_back(rows);
+  s.push_back(cols);
+  return one_shape(std::move(s));
+}
+
 }  // namespace
 
-OpEntry slice() {
-  OpEntry e =
-      entry(LayoutClass::kAttribute, "Slice", propagate_data_input, check_slice, lower_slice, 3);
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes = "constant begin/size (size -1: to the end); axes follow the layout";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_slice;
-  return e;
-}
-
-OpEntry tile() {
-  OpEntry e =
-      entry(LayoutClass::kAttribute, "Tile", propagate_data_input, check_tile, lower_tile, 2);
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes =
-      "constant multiples, permuted by the layout; run-time multiples: Cast + Gather into the "
-      "layout's order";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_tile;
-  return e;
-}
-
-OpEntry reverse_v2() {
-  OpEntry e = entry(LayoutClass::kAttribute, "Slice (step -1)", propagate_data_input, check_reverse,
-                    lower_reverse, 2);
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes = "constant axis; axes follow the layout";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_same_as_input;
-  return e;
-}
-
 OpEntry broadcast_to() {
-  OpEntry e =
-      entry(LayoutClass::kTerminate, "Expand", nullptr, check_broadcast_to, lower_broadcast_to, 2);
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes = "constant or run-time shape";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_broadcast_to;
-  return e;
+  return {.read = {.min_inputs = 2},
+          .infer_shapes = infer_broadcast_to,
+          .check = check_broadcast_to,
+          .lower = lower_broadcast_to,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Expand",
+                  .dtypes = "float32, int32, int64, bool",
+                  .notes = "constant or run-time shape"}};
 }
 
 OpEntry gather_nd() {
-  OpEntry e = entry(LayoutClass::kTerminate, "GatherND (+ Cast of int32 indices)", nullptr,
-                    check_gather_nd, lower_gather_nd, 2);
-  e.dtypes = "float32, int32, int64";
-  e.notes = "batch_dims 0";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_gather_nd;
-  return e;
+  return {.read = {.min_inputs = 2},
+          .infer_shapes = infer_gather_nd,
+          .check = check_gather_nd,
+          .lower = lower_gather_nd,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "GatherND (+ Cast of int32 indices)",
+                  .dtypes = "float32, int32, int64",
+                  .notes = "batch_dims 0"}};
 }
 
 OpEntry scatter_nd() {
-  OpEntry e = entry(LayoutClass::kTerminate, "Expand + ScatterND (reduction 'add')", nullptr,
-                    check_scatter_nd, lower_scatter_nd, 3);
-  e.dtypes = "float32, int32, int64 (indices int32/int64)";
-  e.notes = "duplicate indices sum (opset 16+); at opset 13-15 constant distinct indices only";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.infer_shapes = infer_scatter_nd;
-  return e;
+  return {.read = {.min_inputs = 3},
+          .infer_shapes = infer_scatter_nd,
+          .check = check_scatter_nd,
+          .lower = lower_scatter_nd,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Expand + ScatterND (reduction 'add')",
+                  .dtypes = "float32, int32, int64 (indices int32/int64)",
+                  .notes = "duplicate indices sum (opset 16+); at opset 13-15 constant distinct "
+                           "indices only"}};
 }
 
 OpEntry range() {
-  OpEntry e = entry(LayoutClass::kTerminate, "Range", nullptr, check_range, lower_range, 3);
-  e.dtypes = "float32, int32, int64";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.infer_shapes = infer_range;
-  return e;
+  return {.read = {.min_inputs = 3},
+          .infer_shapes = infer_range,
+          .check = check_range,
+          .lower = lower_range,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Range", .dtypes = "float32, int32, int64"}};
 }
 
 OpEntry where() {
-  OpEntry e =
-      entry(LayoutClass::kTerminate, "NonZero + Transpose", nullptr, check_where, lower_where, 1);
-  e.dtypes = "bool, float32, int32, int64 (-> int32/int64)";
-  e.notes = "one input only (coordinates of the true elements)";
-  return e;
+  return {.check = check_where,
+          .lower = lower_where,
+          .doc = {.onnx = "NonZero + Transpose",
+                  .dtypes = "bool, float32, int32, int64 (-> int32/int64)",
+                  .notes = "one input only (coordinates of the true elements)"}};
 }
 
 OpEntry batch_matmul() {
-  OpEntry e =
-      entry(LayoutClass::kTerminate, "MatMul (+ Transpose of the last two axes for adj_x/adj_y)",
-            nullptr, check_batch_matmul, lower_batch_matmul, 2);
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_BatchMatMulOptions();
-    a.set("adj_x", int64_t{o && o->adj_x() ? 1 : 0});
-    a.set("adj_y", int64_t{o && o->adj_y() ? 1 : 0});
-  };
-  e.notes = "adjoint constants are transposed in the initializer; batch dims broadcast";
-  e.infer_shapes = infer_batch_matmul;
-  return e;
+  return {.read = {.min_inputs = 2, .options = read_batch_matmul_options},
+          .infer_shapes = infer_batch_matmul,
+          .check = check_batch_matmul,
+          .lower = lower_batch_matmul,
+          .doc = {.onnx = "MatMul (+ Transpose of the last two axes for adj_x/adj_y)",
+                  .notes = "adjoint constants are transposed in the initializer; batch dims "
+                           "broadcast"}};
 }
 
 }  // namespace lite2onnx::ops::data

@@ -1,4 +1,5 @@
 // FULLY_CONNECTED: Terminate class (it reads its input in TFLite memory order).
+#include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/families.h"
 #include "core/ops/shape_inference.h"
@@ -6,22 +7,30 @@
 namespace lite2onnx::ops::dense {
 namespace {
 
+using ir::Shape;
 using ir::TensorId;
 
-std::string check_fc(const ir::Graph& g, const ir::Node& n) {
-  if (n.attrs.get_int("weights_format") != 0) return "shuffled weights format is not supported";
-  if (auto r = require_rank(g, n, 1, 2); !r.empty()) return "weights: " + r;
+Check check_fc(const ir::Graph& g, const ir::Node& n) {
+  if (n.attrs.get_int("weights_format") != 0)
+    return refuse(ReasonCode::kOption, "shuffled weights format is not supported");
+  if (auto r = require_rank(g, n, 1, 2)) {
+    r->text = "weights: " + r->text;
+    return r;
+  }
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& w = g.tensor(n.inputs[1]);
   if (w.dtype != x.dtype)
-    return "hybrid (integer weights, float input) fully connected needs quantization support";
-  if (x.rank() < 1 || w.shape[1] < 1) return "input and weights must have a depth";
+    return refuse(
+        ReasonCode::kQuantization,
+        "hybrid (integer weights, float input) fully connected needs quantization support");
+  if (x.rank() < 1 || w.shape[1] < 1)
+    return refuse(ReasonCode::kShape, "input and weights must have a depth");
   int64_t depth = w.shape[1];
   if (x.shape.back() >= 0 && x.shape.back() != depth && x.rank() == 1)
-    return "input depth does not match the weights";
+    return refuse(ReasonCode::kOperands, "input depth does not match the weights");
   int dynamic = 0;
   for (int64_t d : g.tensor(n.outputs[0]).shape) dynamic += d < 0;
-  if (dynamic > 1) return "more than one dynamic output dimension";
+  if (dynamic > 1) return refuse(ReasonCode::kShape, "more than one dynamic output dimension");
   return check_activation(g, n);
 }
 
@@ -105,28 +114,42 @@ std::optional<LayoutPlan> propagate_fc(const ir::Graph& g, const ir::Node& n,
   return plan;
 }
 
+void read_fc_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_FullyConnectedOptions();
+  store_activation(o, a);
+  a.set("keep_num_dims", int64_t{o && o->keep_num_dims() ? 1 : 0});
+  a.set("weights_format", int64_t{o ? static_cast<int>(o->weights_format()) : 0});
+}
+
+// FULLY_CONNECTED: [count / K, units], or input[:-1] + [units] with keep_num_dims.
+InferredShapes infer_fully_connected(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto w = input_shape(g, n, 1);
+  if (!x || !w || w->size() != 2 || x->empty() || n.outputs.size() != 1) return std::nullopt;
+  const int64_t units = (*w)[0], k = (*w)[1];
+  auto count = ir::element_count(*x);
+  if (!count || k <= 0 || *count % k != 0) return std::nullopt;
+  if (n.attrs.get_int("keep_num_dims") != 0) {
+    if (x->back() != k) return std::nullopt;
+    Shape s(x->begin(), x->end() - 1);
+    s.push_back(units);
+    return one_shape(std::move(s));
+  }
+  return one_shape({*count / k, units});
+}
+
 }  // namespace
 
 OpEntry fully_connected() {
-  OpEntry e;
-  e.layout = LayoutClass::kTerminate;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_FullyConnectedOptions();
-    store_activation(o, a);
-    a.set("keep_num_dims", int64_t{o && o->keep_num_dims() ? 1 : 0});
-    a.set("weights_format", int64_t{o ? static_cast<int>(o->weights_format()) : 0});
-  };
-  e.check = check_fc;
-  e.propagate = propagate_fc;
-  e.min_inputs = 2;
-  e.lower = lower_fc;
-  e.onnx = "Gemm (transB=1), Reshape around it for inputs of rank != 2";
-  e.notes =
-      "keep_num_dims; a permuted input flattened by the op or by a RESHAPE before it gets its "
-      "weight columns permuted instead of a Transpose";
-  e.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true};
-  e.infer_shapes = infer_fully_connected;
-  return e;
+  return {.read = {.min_inputs = 2, .options = read_fc_options},
+          .layout = {.propagate = propagate_fc},  // Terminate, but takes a flattening layout
+          .infer_shapes = infer_fully_connected,
+          .check = check_fc,
+          .lower = lower_fc,
+          .quantization = {.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true}},
+          .doc = {.onnx = "Gemm (transB=1), Reshape around it for inputs of rank != 2",
+                  .notes = "keep_num_dims; a permuted input flattened by the op or by a RESHAPE "
+                           "before it gets its weight columns permuted instead of a Transpose"}};
 }
 
 }  // namespace lite2onnx::ops::dense

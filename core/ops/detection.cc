@@ -76,51 +76,63 @@ struct PostProcess {
   int64_t slots() const { return max_detections * classes_per_detection; }
 };
 
-std::string input_type_problem(const ir::Tensor& t, const char* what) {
+Check input_type_problem(const ir::Tensor& t, const char* what) {
   if (t.dtype != DataType::kFloat32)
-    return std::string(what) + " '" + t.name + "' is " + ir::to_string(t.dtype) +
-           " (float32 or uint8 expected)";
+    return refuse(ReasonCode::kType, std::string(what) + " '" + t.name + "' is " +
+                                         ir::to_string(t.dtype) + " (float32 or uint8 expected)");
   if (t.quantized_type && *t.quantized_type != DataType::kUInt8)
-    return std::string(what) + " '" + t.name + "' is quantized as " +
-           ir::to_string(*t.quantized_type) + "; TFLite's kernel takes float32 or uint8";
-  return "";
+    return refuse(ReasonCode::kQuantization, std::string(what) + " '" + t.name +
+                                                 "' is quantized as " +
+                                                 ir::to_string(*t.quantized_type) +
+                                                 "; TFLite's kernel takes float32 or uint8");
+  return {};
 }
 
-std::string check_postprocess(const ir::Graph& g, const ir::Node& n) {
+Check check_postprocess(const ir::Graph& g, const ir::Node& n) {
   if (n.inputs.size() != 3 || n.outputs.size() != 4)
-    return "expects 3 inputs (box encodings, class predictions, anchors) and 4 outputs";
+    return refuse(ReasonCode::kOperands,
+                  "expects 3 inputs (box encodings, class predictions, anchors) and 4 outputs");
   const PostProcess p(n);
   const ir::Tensor& enc = g.tensor(n.inputs[0]);
   const ir::Tensor& cls = g.tensor(n.inputs[1]);
   const ir::Tensor& anchors = g.tensor(n.inputs[2]);
-  if (auto r = require_rank(g, n, 0, 3); !r.empty()) return r;
-  if (auto r = require_rank(g, n, 1, 3); !r.empty()) return r;
-  if (auto r = require_rank(g, n, 2, 2); !r.empty()) return r;
+  if (auto r = require_rank(g, n, 0, 3)) return r;
+  if (auto r = require_rank(g, n, 1, 3)) return r;
+  if (auto r = require_rank(g, n, 2, 2)) return r;
   for (auto [t, what] : {std::pair{&enc, "box encodings"}, std::pair{&cls, "class predictions"},
                          std::pair{&anchors, "anchors"}})
-    if (auto r = input_type_problem(*t, what); !r.empty()) return r;
+    if (auto r = input_type_problem(*t, what)) return r;
   const int64_t boxes = enc.shape[1];
-  if (enc.shape[0] != 1 || cls.shape[0] != 1) return "batch size must be 1, as in TFLite";
-  if (enc.shape[2] < 4) return "box encodings need at least 4 coordinates";
+  if (enc.shape[0] != 1 || cls.shape[0] != 1)
+    return refuse(ReasonCode::kShape, "batch size must be 1, as in TFLite");
+  if (enc.shape[2] < 4)
+    return refuse(ReasonCode::kShape, "box encodings need at least 4 coordinates");
   if (cls.shape[1] != boxes || anchors.shape[0] != boxes || anchors.shape[1] != 4)
-    return "box encodings " + ir::to_string(enc.shape) + ", class predictions " +
-           ir::to_string(cls.shape) + " and anchors " + ir::to_string(anchors.shape) +
-           " disagree on the number of boxes";
+    return refuse(ReasonCode::kOperands, "box encodings " + ir::to_string(enc.shape) +
+                                             ", class predictions " + ir::to_string(cls.shape) +
+                                             " and anchors " + ir::to_string(anchors.shape) +
+                                             " disagree on the number of boxes");
   const int64_t background = cls.shape[2] - p.num_classes;
   if (background != 0 && background != 1)
-    return "class predictions have " + std::to_string(cls.shape[2]) + " classes for num_classes " +
-           std::to_string(p.num_classes) + " (at most one background class)";
+    return refuse(ReasonCode::kOperands, "class predictions have " + std::to_string(cls.shape[2]) +
+                                             " classes for num_classes " +
+                                             std::to_string(p.num_classes) +
+                                             " (at most one background class)");
   if (!(p.iou_threshold > 0 && p.iou_threshold <= 1))
-    return "nms_iou_threshold must be in (0, 1], as TFLite's kernel requires";
+    return refuse(ReasonCode::kOperands,
+                  "nms_iou_threshold must be in (0, 1], as TFLite's kernel requires");
   for (float s : p.scale)
-    if (s == 0) return "a zero box scale (y/x/h/w_scale) divides by zero";
-  if (p.max_detections < 1) return "max_detections must be positive";
+    if (s == 0)
+      return refuse(ReasonCode::kOperands, "a zero box scale (y/x/h/w_scale) divides by zero");
+  if (p.max_detections < 1) return refuse(ReasonCode::kOperands, "max_detections must be positive");
   if (p.slots() > kMaxSlots)
-    return "max_detections x max_classes_per_detection = " + std::to_string(p.slots()) +
-           " output rows, more than " + std::to_string(kMaxSlots);
+    return refuse(ReasonCode::kLimit,
+                  "max_detections x max_classes_per_detection = " + std::to_string(p.slots()) +
+                      " output rows, more than " + std::to_string(kMaxSlots));
   for (TensorId o : n.outputs)
-    if (g.tensor(o).dtype != DataType::kFloat32) return "outputs must be float32";
-  return "";
+    if (g.tensor(o).dtype != DataType::kFloat32)
+      return refuse(ReasonCode::kType, "outputs must be float32");
+  return {};
 }
 
 InferredShapes infer_postprocess(const ir::Graph&, const ir::Node& n) {
@@ -257,35 +269,38 @@ bool is_scalar(const ir::Tensor& t) {
   return t.has_rank && ir::element_count(t.shape).value_or(0) == 1;
 }
 
-std::string check_nms(const ir::Graph& g, const ir::Node& n, bool v5) {
+Check check_nms(const ir::Graph& g, const ir::Node& n, bool v5) {
   const size_t inputs = v5 ? 6 : 5, outputs = v5 ? 3 : 2;
   if (n.inputs.size() != inputs || n.outputs.size() != outputs)
-    return "expects " + std::to_string(inputs) + " inputs and " + std::to_string(outputs) +
-           " outputs";
-  if (auto r = require_rank(g, n, kBoxes, 2); !r.empty()) return r;
+    return refuse(ReasonCode::kOperands, "expects " + std::to_string(inputs) + " inputs and " +
+                                             std::to_string(outputs) + " outputs");
+  if (auto r = require_rank(g, n, kBoxes, 2)) return r;
   const ir::Tensor& boxes = g.tensor(n.inputs[kBoxes]);
   const ir::Tensor& scores = g.tensor(n.inputs[kScores]);
-  if (boxes.shape[1] != 4) return "boxes must be [num_boxes, 4]";
+  if (boxes.shape[1] != 4) return refuse(ReasonCode::kShape, "boxes must be [num_boxes, 4]");
   if (!scores.has_rank || scores.rank() != 1 ||
       (scores.shape[0] >= 0 && scores.shape[0] != boxes.shape[0]))
-    return "scores must be [num_boxes]";
+    return refuse(ReasonCode::kShape, "scores must be [num_boxes]");
   for (auto [t, what] : {std::pair{&boxes, "boxes"}, std::pair{&scores, "scores"}})
     if (t->dtype != DataType::kFloat32 || t->quantized_type)
-      return std::string(what) + " must be float32 (the int8/int16 kernels are not converted)";
+      return refuse(
+          ReasonCode::kType,
+          std::string(what) + " must be float32 (the int8/int16 kernels are not converted)");
   const ir::Tensor& max_output = g.tensor(n.inputs[kMaxOutput]);
   if (max_output.dtype != DataType::kInt32 || !is_scalar(max_output))
-    return "max_output_size must be an int32 scalar";
+    return refuse(ReasonCode::kType, "max_output_size must be an int32 scalar");
   for (size_t i : {kIou, kScoreThreshold})
     if (g.tensor(n.inputs[i]).dtype != DataType::kFloat32 || !is_scalar(g.tensor(n.inputs[i])))
-      return "iou_threshold and score_threshold must be float32 scalars";
+      return refuse(ReasonCode::kType, "iou_threshold and score_threshold must be float32 scalars");
   if (v5) {
     auto sigma = float_constant(g, n.inputs[kSigma]);
-    if (!sigma) return "soft_nms_sigma must be a constant";
+    if (!sigma) return refuse(ReasonCode::kRuntimeValue, "soft_nms_sigma must be a constant");
     if (*sigma != 0)
-      return "soft-NMS (soft_nms_sigma " + std::to_string(*sigma) +
-             " > 0) decays scores, which ONNX NonMaxSuppression cannot";
+      return refuse(ReasonCode::kNotExpressible,
+                    "soft-NMS (soft_nms_sigma " + std::to_string(*sigma) +
+                        " > 0) decays scores, which ONNX NonMaxSuppression cannot");
   }
-  return "";
+  return {};
 }
 
 Status lower_nms(LowerContext& ctx, const ir::Node& n, bool v5) {
@@ -331,45 +346,55 @@ InferredShapes infer_nms(const ir::Graph& g, const ir::Node& n, bool v5) {
   return out;
 }
 
-template <bool kV5>
-OpEntry nms() {
-  OpEntry e;
-  e.layout = LayoutClass::kTerminate;
-  e.min_inputs = -1;
-  e.check = [](const ir::Graph& g, const ir::Node& n) { return check_nms(g, n, kV5); };
-  e.lower = [](LowerContext& ctx, const ir::Node& n) { return lower_nms(ctx, n, kV5); };
-  e.infer_shapes = [](const ir::Graph& g, const ir::Node& n) { return infer_nms(g, n, kV5); };
-  e.onnx = "NonMaxSuppression + Gather, zero padding (Expand + Concat + Slice)";
-  e.dtypes = "float32 (int32 indices)";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.notes = kV5 ? "soft_nms_sigma 0 only (soft-NMS has no ONNX form); equal scores keep the lower "
-                  "index first"
-                : "equal scores keep the lower index first";
-  return e;
+Check check_nms_v4(const ir::Graph& g, const ir::Node& n) { return check_nms(g, n, false); }
+Check check_nms_v5(const ir::Graph& g, const ir::Node& n) { return check_nms(g, n, true); }
+Status lower_nms_v4(LowerContext& ctx, const ir::Node& n) { return lower_nms(ctx, n, false); }
+Status lower_nms_v5(LowerContext& ctx, const ir::Node& n) { return lower_nms(ctx, n, true); }
+InferredShapes infer_nms_v4(const ir::Graph& g, const ir::Node& n) {
+  return infer_nms(g, n, false);
+}
+InferredShapes infer_nms_v5(const ir::Graph& g, const ir::Node& n) { return infer_nms(g, n, true); }
+
+Status read_postprocess_options(std::span<const uint8_t> bytes, ir::Attributes& attrs) {
+  return read_flex_fields(bytes, kPostProcessFields, attrs);
 }
 
 }  // namespace
 
-OpEntry non_max_suppression_v4() { return nms<false>(); }
-OpEntry non_max_suppression_v5() { return nms<true>(); }
+OpEntry non_max_suppression_v4() {
+  return {.read = {.min_inputs = -1},
+          .infer_shapes = infer_nms_v4,
+          .check = check_nms_v4,
+          .lower = lower_nms_v4,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "NonMaxSuppression + Gather, zero padding (Expand + Concat + Slice)",
+                  .dtypes = "float32 (int32 indices)",
+                  .notes = "equal scores keep the lower index first"}};
+}
+
+OpEntry non_max_suppression_v5() {
+  return {.read = {.min_inputs = -1},
+          .infer_shapes = infer_nms_v5,
+          .check = check_nms_v5,
+          .lower = lower_nms_v5,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "NonMaxSuppression + Gather, zero padding (Expand + Concat + Slice)",
+                  .dtypes = "float32 (int32 indices)",
+                  .notes = "soft_nms_sigma 0 only (soft-NMS has no ONNX form); equal scores keep "
+                           "the lower index first"}};
+}
 
 OpEntry detection_postprocess() {
-  OpEntry e;
-  e.layout = LayoutClass::kTerminate;
-  e.min_inputs = -1;
-  e.custom_options = [](std::span<const uint8_t> bytes, ir::Attributes& attrs) {
-    return read_flex_fields(bytes, kPostProcessFields, attrs);
-  };
-  e.check = check_postprocess;
-  e.lower = lower_postprocess;
-  e.infer_shapes = infer_postprocess;
-  e.onnx = "Exp/Mul/Add (box decoding) + NonMaxSuppression + TopK + Gather";
-  e.dtypes = "float32, uint8 (-> float32 outputs)";
-  e.notes =
-      "fast (use_regular_nms false) and regular NMS, background class, max_classes_per_detection; "
-      "rows past num_detections are zeros (TFLite's fast path leaves them unwritten); equal "
-      "scores keep the lower index first";
-  return e;
+  return {.read = {.min_inputs = -1, .custom_options = read_postprocess_options},
+          .infer_shapes = infer_postprocess,
+          .check = check_postprocess,
+          .lower = lower_postprocess,
+          .doc = {.onnx = "Exp/Mul/Add (box decoding) + NonMaxSuppression + TopK + Gather",
+                  .dtypes = "float32, uint8 (-> float32 outputs)",
+                  .notes = "fast (use_regular_nms false) and regular NMS, background class, "
+                           "max_classes_per_detection; rows past num_detections are zeros "
+                           "(TFLite's fast path leaves them unwritten); equal scores keep the "
+                           "lower index first"}};
 }
 
 }  // namespace lite2onnx::ops::detection

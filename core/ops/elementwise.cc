@@ -1,6 +1,7 @@
 // Elementwise ops: unary math, activations, binary arithmetic with broadcast.
 // All Transparent: they run in whatever layout their operands have.
 #include <cmath>
+#include <utility>
 
 #include "core/ir/builtins.h"
 #include "core/ir/shape.h"
@@ -19,7 +20,7 @@ using ir::TensorId;
 Status lower_unary(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
-  ctx.emit(n, lookup(n).onnx, {x}, {n.outputs[0]});
+  ctx.emit(n, lookup(n).doc.onnx, {x}, {n.outputs[0]});
   return ok_status();
 }
 
@@ -53,131 +54,150 @@ void read_binary_options(const tflite::Operator& op, ir::Attributes& attrs) {
   }
 }
 
-std::string check_binary(const ir::Graph& g, const ir::Node& n) {
+Check check_binary(const ir::Graph& g, const ir::Node& n) {
   if (n.inputs.size() != 2 || !has_input(g, n, 0) || !has_input(g, n, 1))
-    return "expects two inputs";
+    return refuse(ReasonCode::kOperands, "expects two inputs");
   return check_activation(g, n);
 }
 
-Status lower_binary(LowerContext& ctx, const ir::Node& n) {
+// Inputs 0 and 1 in the output's layout and rank (numpy broadcast).
+std::pair<TensorId, TensorId> binary_operands(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   const ir::Perm& p = out_layout(g, n);
-  size_t rank = out_rank(g, n);
+  const size_t rank = out_rank(g, n);
   TensorId a = ctx.operand(n, 0, p, rank);
   TensorId b = ctx.operand(n, 1, p, rank);
+  return {a, b};
+}
+
+Status lower_binary(LowerContext& ctx, const ir::Node& n) {
+  const auto [a, b] = binary_operands(ctx, n);
   auto y = ctx.fused_activation(n, n.outputs[0]);
   if (!y) return y.take_error();
-  ctx.emit(n, lookup(n).onnx, {a, b}, {*y});
+  ctx.emit(n, lookup(n).doc.onnx, {a, b}, {*y});
   return ok_status();
 }
 
-OpEntry transparent(const char* onnx, LowerFn lower) {
-  OpEntry e;
-  e.layout = LayoutClass::kTransparent;
-  e.lower = lower;
-  e.onnx = onnx;
-  return e;
+Status lower_relu6(LowerContext& ctx, const ir::Node& n) { return lower_clip(ctx, n, 0, 6); }
+Status lower_relu_n1_to_1(LowerContext& ctx, const ir::Node& n) {
+  return lower_clip(ctx, n, -1, 1);
+}
+
+Status lower_rsqrt(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
+  TensorId s = ctx.temp_like(n.outputs[0], "sqrt");
+  ctx.emit(n, "Sqrt", {x}, {s}, "Sqrt");
+  ctx.emit(n, "Reciprocal", {s}, {n.outputs[0]});
+  return ok_status();
+}
+
+Status lower_hard_swish(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
+  if (ctx.opset() >= 14) {
+    ctx.emit(n, "HardSwish", {x}, {n.outputs[0]});
+    return ok_status();
+  }
+  TensorId hs = ctx.temp_like(n.outputs[0], "hard_sigmoid");
+  ir::Node& h = ctx.emit(n, "HardSigmoid", {x}, {hs}, "HardSigmoid");
+  h.attrs.set("alpha", 1.0f / 6.0f);
+  h.attrs.set("beta", 0.5f);
+  ctx.emit(n, "Mul", {x, hs}, {n.outputs[0]});
+  return ok_status();
+}
+
+void read_leaky_relu_options(const tflite::Operator& op, ir::Attributes& attrs) {
+  const auto* o = op.builtin_options_as_LeakyReluOptions();
+  attrs.set("alpha", o ? o->alpha() : 0.2f);
+}
+
+Status lower_leaky_relu(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
+  ir::Node& r = ctx.emit(n, "LeakyRelu", {x}, {n.outputs[0]});
+  r.attrs.set("alpha", n.attrs.get_float("alpha", 0.2f));
+  return ok_status();
+}
+
+Status lower_squared_difference(LowerContext& ctx, const ir::Node& n) {
+  const auto [a, b] = binary_operands(ctx, n);
+  TensorId d = ctx.temp_like(n.outputs[0], "diff");
+  ctx.emit(n, "Sub", {a, b}, {d}, "Sub");
+  ctx.emit(n, "Mul", {d, d}, {n.outputs[0]});
+  return ok_status();
+}
+
+Status lower_prelu(LowerContext& ctx, const ir::Node& n) {
+  const auto [x, slope] = binary_operands(ctx, n);
+  ctx.emit(n, "PRelu", {x, slope}, {n.outputs[0]});
+  return ok_status();
 }
 
 }  // namespace
 
-OpEntry unary(const char* onnx_op) { return transparent(onnx_op, lower_unary); }
+OpEntry unary(const char* onnx_op) {
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .lower = lower_unary,
+          .doc = {.onnx = onnx_op}};
+}
 
 OpEntry relu6() {
-  return transparent("Clip",
-                     [](LowerContext& ctx, const ir::Node& n) { return lower_clip(ctx, n, 0, 6); });
+  return {
+      .layout = {.kind = LayoutClass::kTransparent}, .lower = lower_relu6, .doc = {.onnx = "Clip"}};
 }
 
 OpEntry relu_n1_to_1() {
-  return transparent(
-      "Clip", [](LowerContext& ctx, const ir::Node& n) { return lower_clip(ctx, n, -1, 1); });
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .lower = lower_relu_n1_to_1,
+          .doc = {.onnx = "Clip"}};
 }
 
 OpEntry rsqrt() {
-  return transparent("Sqrt + Reciprocal", [](LowerContext& ctx, const ir::Node& n) {
-    const ir::Graph& g = ctx.graph();
-    TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
-    TensorId s = ctx.temp_like(n.outputs[0], "sqrt");
-    ctx.emit(n, "Sqrt", {x}, {s}, "Sqrt");
-    ctx.emit(n, "Reciprocal", {s}, {n.outputs[0]});
-    return ok_status();
-  });
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .lower = lower_rsqrt,
+          .doc = {.onnx = "Sqrt + Reciprocal"}};
 }
 
 OpEntry hard_swish() {
-  OpEntry e = transparent("HardSwish (opset 14+); x * HardSigmoid(x) below",
-                          [](LowerContext& ctx, const ir::Node& n) {
-                            const ir::Graph& g = ctx.graph();
-                            TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
-                            if (ctx.opset() >= 14) {
-                              ctx.emit(n, "HardSwish", {x}, {n.outputs[0]});
-                              return ok_status();
-                            }
-                            TensorId hs = ctx.temp_like(n.outputs[0], "hard_sigmoid");
-                            ir::Node& h = ctx.emit(n, "HardSigmoid", {x}, {hs}, "HardSigmoid");
-                            h.attrs.set("alpha", 1.0f / 6.0f);
-                            h.attrs.set("beta", 0.5f);
-                            ctx.emit(n, "Mul", {x, hs}, {n.outputs[0]});
-                            return ok_status();
-                          });
-  return e;
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .lower = lower_hard_swish,
+          .doc = {.onnx = "HardSwish (opset 14+); x * HardSigmoid(x) below"}};
 }
 
 OpEntry leaky_relu() {
-  OpEntry e = transparent("LeakyRelu", [](LowerContext& ctx, const ir::Node& n) {
-    const ir::Graph& g = ctx.graph();
-    TensorId x = ctx.operand(n, 0, out_layout(g, n), out_rank(g, n));
-    ir::Node& r = ctx.emit(n, "LeakyRelu", {x}, {n.outputs[0]});
-    r.attrs.set("alpha", n.attrs.get_float("alpha", 0.2f));
-    return ok_status();
-  });
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& attrs) {
-    const auto* o = op.builtin_options_as_LeakyReluOptions();
-    attrs.set("alpha", o ? o->alpha() : 0.2f);
-  };
-  return e;
+  return {.read = {.options = read_leaky_relu_options},
+          .layout = {.kind = LayoutClass::kTransparent},
+          .lower = lower_leaky_relu,
+          .doc = {.onnx = "LeakyRelu"}};
 }
 
 OpEntry binary(const char* onnx_op, const char* dtypes, Arithmetic arithmetic) {
-  OpEntry e = transparent(onnx_op, lower_binary);
-  e.arithmetic = arithmetic;
-  e.dtypes = dtypes;
-  e.read_options = read_binary_options;
-  e.check = check_binary;
-  e.min_inputs = 2;
-  e.notes = "numpy broadcasting; constant operands are permuted in their initializer";
-  return e;
+  return {.read = {.min_inputs = 2, .options = read_binary_options},
+          .layout = {.kind = LayoutClass::kTransparent},
+          .check = check_binary,
+          .lower = lower_binary,
+          .evaluate = {.arithmetic = arithmetic},
+          .doc = {.onnx = onnx_op,
+                  .dtypes = dtypes,
+                  .notes = "numpy broadcasting; constant operands are permuted in their "
+                           "initializer"}};
 }
 
 OpEntry squared_difference() {
-  OpEntry e = transparent("Sub + Mul", [](LowerContext& ctx, const ir::Node& n) {
-    const ir::Graph& g = ctx.graph();
-    const ir::Perm& p = out_layout(g, n);
-    size_t rank = out_rank(g, n);
-    TensorId a = ctx.operand(n, 0, p, rank);
-    TensorId b = ctx.operand(n, 1, p, rank);
-    TensorId d = ctx.temp_like(n.outputs[0], "diff");
-    ctx.emit(n, "Sub", {a, b}, {d}, "Sub");
-    ctx.emit(n, "Mul", {d, d}, {n.outputs[0]});
-    return ok_status();
-  });
-  e.dtypes = "float32, int32";
-  e.check = check_binary;
-  e.min_inputs = 2;
-  return e;
+  return {.read = {.min_inputs = 2},
+          .layout = {.kind = LayoutClass::kTransparent},
+          .check = check_binary,
+          .lower = lower_squared_difference,
+          .doc = {.onnx = "Sub + Mul", .dtypes = "float32, int32"}};
 }
 
 OpEntry prelu() {
-  OpEntry e = transparent("PRelu", [](LowerContext& ctx, const ir::Node& n) {
-    const ir::Graph& g = ctx.graph();
-    const ir::Perm& p = out_layout(g, n);
-    size_t rank = out_rank(g, n);
-    ctx.emit(n, "PRelu", {ctx.operand(n, 0, p, rank), ctx.operand(n, 1, p, rank)}, {n.outputs[0]});
-    return ok_status();
-  });
-  e.check = check_binary;
-  e.min_inputs = 2;
-  return e;
+  return {.read = {.min_inputs = 2},
+          .layout = {.kind = LayoutClass::kTransparent},
+          .check = check_binary,
+          .lower = lower_prelu,
+          .doc = {.onnx = "PRelu"}};
 }
 
 namespace {
@@ -242,73 +262,82 @@ Status lower_int16_to_int32(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-std::string check_quantization_copy(const ir::Graph& g, const ir::Node& n) {
-  if (!has_input(g, n, 0)) return "input is missing";
+Check check_quantization_copy(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0)) return refuse(ReasonCode::kOperands, "input is missing");
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
-  if (int16_to_int32(g, n)) return "";
+  if (int16_to_int32(g, n)) return {};
   if (y.dtype != ir::DataType::kFloat32)
-    return "output '" + y.name + "' has type " + ir::to_string(y.dtype) +
-           " (a quantized int8/uint8 or float32 tensor expected)";
+    return refuse(ReasonCode::kType, "output '" + y.name + "' has type " + ir::to_string(y.dtype) +
+                                         " (a quantized int8/uint8 or float32 tensor expected)");
   bool from_ok = x.dtype == ir::DataType::kFloat32 ||
                  (n.builtin == ir::builtin::kDequantize && x.dtype == ir::DataType::kFloat16);
   if (!from_ok)
-    return "input '" + x.name + "' has type " + ir::to_string(x.dtype) +
-           " (a quantized int8/uint8 or float tensor expected)";
+    return refuse(ReasonCode::kType, "input '" + x.name + "' has type " + ir::to_string(x.dtype) +
+                                         " (a quantized int8/uint8 or float tensor expected)");
   if (n.builtin == ir::builtin::kQuantize && !y.quantized_type)
-    return "output '" + y.name + "' has no quantization parameters";
-  return "";
+    return refuse(ReasonCode::kQuantization,
+                  "output '" + y.name + "' has no quantization parameters");
+  return {};
 }
 
 }  // namespace
 
 OpEntry dequantize() {
-  OpEntry e =
-      transparent("Identity (DequantizeLinear at the input) / Cast", lower_quantization_copy);
-  e.dtypes = "int8, uint8 (-> float32), float16 (-> float32)";
-  e.check = check_quantization_copy;
-  e.notes =
-      "float16 constants are folded to float32 initializers; int8/uint8 constants stay "
-      "integer initializers with a DequantizeLinear";
-  return e;
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .check = check_quantization_copy,
+          .lower = lower_quantization_copy,
+          .doc = {.onnx = "Identity (DequantizeLinear at the input) / Cast",
+                  .dtypes = "int8, uint8 (-> float32), float16 (-> float32)",
+                  .notes = "float16 constants are folded to float32 initializers; int8/uint8 "
+                           "constants stay integer initializers with a DequantizeLinear"}};
 }
+
+namespace {
 
 // DENSIFY: the reader already made its sparse constant dense, so it is a copy
 // that constant folding removes.
-std::string check_densify(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_const(g, n, 0, "the sparse input"); !r.empty()) return r;
+Check check_densify(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 0, "the sparse input")) return r;
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
   if (x.dtype != y.dtype || x.shape != y.shape)
-    return "output " + ir::to_string(y.shape) + " " + ir::to_string(y.dtype) +
-           " differs from the input " + ir::to_string(x.shape) + " " + ir::to_string(x.dtype);
-  return "";
+    return refuse(ReasonCode::kType, "output " + ir::to_string(y.shape) + " " +
+                                         ir::to_string(y.dtype) + " differs from the input " +
+                                         ir::to_string(x.shape) + " " + ir::to_string(x.dtype));
+  return {};
 }
 
+std::optional<std::vector<OutputMap>> densify_sources(const ir::Graph& g, const ir::Node& n,
+                                                      int64_t) {
+  auto shape = ir::static_shape(g.tensor(n.inputs[0]));
+  if (!shape) return std::nullopt;
+  return in_order(std::move(*shape));
+}
+
+}  // namespace
+
 OpEntry densify() {
-  OpEntry e = unary("Identity");
-  e.check = check_densify;
-  e.element_sources = [](const ir::Graph& g, const ir::Node& n,
-                         int64_t) -> std::optional<std::vector<OutputMap>> {
-    auto shape = ir::static_shape(g.tensor(n.inputs[0]));
-    if (!shape) return std::nullopt;
-    return in_order(std::move(*shape));
-  };
-  e.dtypes = "float32, float16, int8 (any the reader densifies)";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.notes = "sparse constants (CSR, block-sparse) are densified when the model is read";
-  return e;
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .check = check_densify,
+          .lower = lower_unary,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .evaluate = {.element_sources = densify_sources},
+          .doc = {.onnx = "Identity",
+                  .dtypes = "float32, float16, int8 (any the reader densifies)",
+                  .notes = "sparse constants (CSR, block-sparse) are densified when the model is "
+                           "read"}};
 }
 
 OpEntry quantize() {
-  OpEntry e = transparent("QuantizeLinear (requantize: DequantizeLinear -> QuantizeLinear)",
-                          lower_quantization_copy);
-  e.dtypes = "float32, int8, uint8 (-> int8, uint8), int16 (-> int32)";
-  e.check = check_quantization_copy;
-  e.notes =
-      "float -> int, and int -> int requantization between two scales; int16 -> int32 "
-      "as Div, Round, Cast (--quantization dequantize: the value on the int32 grid)";
-  return e;
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .check = check_quantization_copy,
+          .lower = lower_quantization_copy,
+          .doc = {.onnx = "QuantizeLinear (requantize: DequantizeLinear -> QuantizeLinear)",
+                  .dtypes = "float32, int8, uint8 (-> int8, uint8), int16 (-> int32)",
+                  .notes = "float -> int, and int -> int requantization between two scales; "
+                           "int16 -> int32 as Div, Round, Cast (--quantization dequantize: the "
+                           "value on the int32 grid)"}};
 }
 
 }  // namespace lite2onnx::ops::elementwise

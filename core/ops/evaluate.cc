@@ -26,7 +26,7 @@ std::optional<std::vector<OutputMap>> element_sources(const ir::Graph& g, const 
   if (n.dialect != ir::Dialect::kTflite || n.outputs.empty()) return std::nullopt;
   for (ir::TensorId t : n.outputs)
     if (!g.valid(t)) return std::nullopt;
-  ElementSourcesFn sources = lookup(n).element_sources;
+  ElementSourcesFn sources = lookup(n).evaluate.element_sources;
   if (!sources) return std::nullopt;
   auto maps = sources(g, n, max_elements);
   if (maps && maps->size() != n.outputs.size()) return std::nullopt;

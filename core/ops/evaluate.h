@@ -1,5 +1,5 @@
 // Evaluation of TFLite ops at conversion time, as data in the op table
-// (OpEntry::element_sources, ::arithmetic, ::fold): what constant folding and
+// (OpEntry::evaluate: element_sources, arithmetic, ::fold): what constant folding and
 // the dilated-convolution fusion compute of the shape arithmetic TFLite
 // models carry (SHAPE -> STRIDED_SLICE / PACK / ADD ... -> RESHAPE).
 #pragma once

@@ -12,36 +12,29 @@ namespace lite2onnx::ops::extra {
 namespace {
 
 using ir::DataType;
+using ir::Shape;
 using ir::TensorId;
 
-OpEntry make(LayoutClass layout, const char* onnx, CheckFn check, LowerFn lower,
-             int min_inputs = 1) {
-  OpEntry e;
-  e.layout = layout;
-  e.check = check;
-  e.lower = lower;
-  e.onnx = onnx;
-  e.min_inputs = min_inputs;
-  return e;
-}
-
 // "" if input i exists and has one of the types.
-std::string check_type(const ir::Graph& g, const ir::Node& n, size_t i,
-                       std::initializer_list<DataType> ok) {
-  if (!has_input(g, n, i)) return "input " + std::to_string(i) + " is missing";
+Check check_type(const ir::Graph& g, const ir::Node& n, size_t i,
+                 std::initializer_list<DataType> ok) {
+  if (!has_input(g, n, i))
+    return refuse(ReasonCode::kOperands, "input " + std::to_string(i) + " is missing");
   DataType t = g.tensor(n.inputs[i]).dtype;
   for (DataType o : ok)
-    if (o == t) return "";
+    if (o == t) return {};
   std::string list;
   for (DataType o : ok) list += (list.empty() ? "" : ", ") + std::string(ir::to_string(o));
-  return "input " + std::to_string(i) + " of type " + std::string(ir::to_string(t)) +
-         " (supported: " + list + ")";
+  return refuse(ReasonCode::kType, "input " + std::to_string(i) + " of type " +
+                                       std::string(ir::to_string(t)) + " (supported: " + list +
+                                       ")");
 }
 
-std::string check_arity(const ir::Node& n, size_t inputs) {
-  if (n.inputs.size() != inputs) return "expects " + std::to_string(inputs) + " inputs";
-  if (n.outputs.size() != 1) return "expects one output";
-  return "";
+Check check_arity(const ir::Node& n, size_t inputs) {
+  if (n.inputs.size() != inputs)
+    return refuse(ReasonCode::kOperands, "expects " + std::to_string(inputs) + " inputs");
+  if (n.outputs.size() != 1) return refuse(ReasonCode::kOperands, "expects one output");
+  return {};
 }
 
 // ---- SIGN, RELU_0_TO_1 ----------------------------------------------------------
@@ -66,22 +59,37 @@ Status lower_relu_0_to_1(LowerContext& ctx, const ir::Node& n) {
 
 // ---- EMBEDDING_LOOKUP -------------------------------------------------------------
 
-std::string check_embedding_lookup(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = check_arity(n, 2); !r.empty()) return r;
-  if (auto r = check_type(g, n, 0, {DataType::kInt32}); !r.empty()) return r;
-  if (auto r = check_type(g, n, 1, {DataType::kFloat32, DataType::kInt32}); !r.empty())
-    return r + "; quantized (hybrid) tables need quantization support";
-  if (g.tensor(n.inputs[0]).rank() != 1) return "ids must be rank 1";
-  if (g.tensor(n.inputs[1]).rank() < 1) return "params must have rank >= 1";
+Check check_embedding_lookup(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_arity(n, 2)) return r;
+  if (auto r = check_type(g, n, 0, {DataType::kInt32})) return r;
+  if (auto r = check_type(g, n, 1, {DataType::kFloat32, DataType::kInt32})) {
+    r->text += "; quantized (hybrid) tables need quantization support";
+    return r;
+  }
+  if (g.tensor(n.inputs[0]).rank() != 1) return refuse(ReasonCode::kShape, "ids must be rank 1");
+  if (g.tensor(n.inputs[1]).rank() < 1)
+    return refuse(ReasonCode::kShape, "params must have rank >= 1");
   if (g.tensor(n.outputs[0]).dtype != g.tensor(n.inputs[1]).dtype)
-    return "output type differs from the params type";
-  return "";
+    return refuse(ReasonCode::kType, "output type differs from the params type");
+  return {};
 }
 
 Status lower_embedding_lookup(LowerContext& ctx, const ir::Node& n) {
   ir::Node& gt = ctx.emit(n, "Gather", {n.inputs[1], n.inputs[0]}, {n.outputs[0]});
   gt.attrs.set("axis", int64_t{0});
   return ok_status();
+}
+
+// EMBEDDING_LOOKUP: [ids, params[1:]...].
+InferredShapes infer_embedding_lookup(const ir::Graph& g, const ir::Node& n) {
+  auto ids = input_shape(g, n, 0);
+  auto params = input_shape(g, n, 1);
+  if (!ids || !params || ids->size() != 1 || params->size() < 2 || n.inputs.size() != 2 ||
+      n.outputs.size() != 1 || g.tensor(n.inputs[0]).dtype != ir::DataType::kInt32)
+    return std::nullopt;
+  Shape s = *params;
+  s[0] = (*ids)[0];
+  return one_shape(std::move(s));
 }
 
 // ---- CUMSUM -----------------------------------------------------------------------
@@ -93,15 +101,16 @@ std::optional<int> cumsum_axis(const ir::Graph& g, const ir::Node& n) {
   return ir::resolve_axis((*v)[0], g.tensor(n.inputs[0]).rank());
 }
 
-std::string check_cumsum(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = check_arity(n, 2); !r.empty()) return r;
-  if (auto r = check_type(g, n, 0, {DataType::kFloat32, DataType::kInt32, DataType::kInt64});
-      !r.empty())
+Check check_cumsum(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_arity(n, 2)) return r;
+  if (auto r = check_type(g, n, 0, {DataType::kFloat32, DataType::kInt32, DataType::kInt64}))
     return r;
-  if (auto r = require_const(g, n, 1, "axis"); !r.empty()) return r;
-  if (g.tensor(n.inputs[0]).rank() < 1) return "input must have rank >= 1";
-  if (!cumsum_axis(g, n)) return "axis must be one value in [-rank, rank)";
-  return "";
+  if (auto r = require_const(g, n, 1, "axis")) return r;
+  if (g.tensor(n.inputs[0]).rank() < 1)
+    return refuse(ReasonCode::kShape, "input must have rank >= 1");
+  if (!cumsum_axis(g, n))
+    return refuse(ReasonCode::kOperands, "axis must be one value in [-rank, rank)");
+  return {};
 }
 
 Status lower_cumsum(LowerContext& ctx, const ir::Node& n) {
@@ -127,13 +136,13 @@ void read_pool_options(const tflite::Operator& op, ir::Attributes& a) {
   store_activation(o, a);
 }
 
-std::string check_l2_pool(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_rank(g, n, 0, 4); !r.empty()) return r;
-  if (auto r = check_type(g, n, 0, {DataType::kFloat32}); !r.empty()) return r;
+Check check_l2_pool(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_rank(g, n, 0, 4)) return r;
+  if (auto r = check_type(g, n, 0, {DataType::kFloat32})) return r;
   if (n.attrs.get_int("filter_height") < 1 || n.attrs.get_int("filter_width") < 1)
-    return "filter size must be positive";
+    return refuse(ReasonCode::kOperands, "filter size must be positive");
   if (n.attrs.get_int("stride_h", 1) < 1 || n.attrs.get_int("stride_w", 1) < 1)
-    return "strides must be positive";
+    return refuse(ReasonCode::kOperands, "strides must be positive");
   return check_activation(g, n);
 }
 
@@ -184,19 +193,20 @@ Status lower_l2_pool(LowerContext& ctx, const ir::Node& n) {
 
 // ---- REVERSE_SEQUENCE -------------------------------------------------------------
 
-std::string check_reverse_sequence(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = check_arity(n, 2); !r.empty()) return r;
-  if (!has_input(g, n, 0)) return "input is missing";
-  if (auto r = check_type(g, n, 1, {DataType::kInt32, DataType::kInt64}); !r.empty()) return r;
+Check check_reverse_sequence(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_arity(n, 2)) return r;
+  if (!has_input(g, n, 0)) return refuse(ReasonCode::kOperands, "input is missing");
+  if (auto r = check_type(g, n, 1, {DataType::kInt32, DataType::kInt64})) return r;
   const size_t rank = g.tensor(n.inputs[0]).rank();
-  if (rank < 2) return "input must have rank >= 2";
+  if (rank < 2) return refuse(ReasonCode::kShape, "input must have rank >= 2");
   auto seq = ir::resolve_axis(n.attrs.get_int("seq_dim"), rank);
   auto batch = ir::resolve_axis(n.attrs.get_int("batch_dim"), rank);
-  if (!seq || !batch) return "seq_dim or batch_dim out of range";
+  if (!seq || !batch) return refuse(ReasonCode::kOperands, "seq_dim or batch_dim out of range");
   if (!((*seq == 0 && *batch == 1) || (*seq == 1 && *batch == 0)))
-    return "seq_dim " + std::to_string(*seq) + " with batch_dim " + std::to_string(*batch) +
-           ": ONNX ReverseSequence only takes batch/time axes 0 and 1";
-  return "";
+    return refuse(ReasonCode::kNotExpressible,
+                  "seq_dim " + std::to_string(*seq) + " with batch_dim " + std::to_string(*batch) +
+                      ": ONNX ReverseSequence only takes batch/time axes 0 and 1");
+  return {};
 }
 
 Status lower_reverse_sequence(LowerContext& ctx, const ir::Node& n) {
@@ -217,79 +227,85 @@ Status lower_reverse_sequence(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+Check check_sign(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_arity(n, 1)) return r;
+  return check_type(g, n, 0, {DataType::kFloat32, DataType::kInt32});
+}
+
+Check check_relu_0_to_1(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_arity(n, 1)) return r;
+  return check_type(g, n, 0, {DataType::kFloat32});
+}
+
+void read_cumsum_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_CumsumOptions();
+  a.set("exclusive", int64_t{o && o->exclusive() ? 1 : 0});
+  a.set("reverse", int64_t{o && o->reverse() ? 1 : 0});
+}
+
+void read_reverse_sequence_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_ReverseSequenceOptions();
+  a.set("seq_dim", int64_t{o ? o->seq_dim() : 0});
+  a.set("batch_dim", int64_t{o ? o->batch_dim() : 0});
+}
+
 }  // namespace
 
 OpEntry sign() {
-  OpEntry e = make(
-      LayoutClass::kTransparent, "Sign",
-      [](const ir::Graph& g, const ir::Node& n) -> std::string {
-        if (auto r = check_arity(n, 1); !r.empty()) return r;
-        return check_type(g, n, 0, {DataType::kFloat32, DataType::kInt32});
-      },
-      lower_sign);
-  e.dtypes = "float32, int32";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  return e;
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .check = check_sign,
+          .lower = lower_sign,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Sign", .dtypes = "float32, int32"}};
 }
 
 OpEntry relu_0_to_1() {
-  OpEntry e = make(
-      LayoutClass::kTransparent, "Clip",
-      [](const ir::Graph& g, const ir::Node& n) -> std::string {
-        if (auto r = check_arity(n, 1); !r.empty()) return r;
-        return check_type(g, n, 0, {DataType::kFloat32});
-      },
-      lower_relu_0_to_1);
-  return e;
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .check = check_relu_0_to_1,
+          .lower = lower_relu_0_to_1,
+          .doc = {.onnx = "Clip"}};
 }
 
 OpEntry embedding_lookup() {
-  OpEntry e = make(LayoutClass::kTerminate, "Gather (axis 0)", check_embedding_lookup,
-                   lower_embedding_lookup, 2);
-  e.dtypes = "float32, int32";
-  e.notes = "int32 ids";
-  e.infer_shapes = infer_embedding_lookup;
-  return e;
+  return {.read = {.min_inputs = 2},
+          .infer_shapes = infer_embedding_lookup,
+          .check = check_embedding_lookup,
+          .lower = lower_embedding_lookup,
+          .doc = {.onnx = "Gather (axis 0)", .dtypes = "float32, int32", .notes = "int32 ids"}};
 }
 
 OpEntry cumsum() {
-  OpEntry e = make(LayoutClass::kAttribute, "CumSum", check_cumsum, lower_cumsum, 2);
-  e.propagate = propagate_same;
-  e.keeps_layout = true;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_CumsumOptions();
-    a.set("exclusive", int64_t{o && o->exclusive() ? 1 : 0});
-    a.set("reverse", int64_t{o && o->reverse() ? 1 : 0});
-  };
-  e.dtypes = "float32, int32, int64";
-  e.notes = "constant axis, mapped through the input layout";
-  e.infer_shapes = infer_same_as_input;
-  return e;
+  return {.read = {.min_inputs = 2, .options = read_cumsum_options},
+          .layout = {.kind = LayoutClass::kAttribute,
+                     .propagate = propagate_same,
+                     .keeps_layout = true},
+          .infer_shapes = infer_same_as_input,
+          .check = check_cumsum,
+          .lower = lower_cumsum,
+          .doc = {.onnx = "CumSum",
+                  .dtypes = "float32, int32, int64",
+                  .notes = "constant axis, mapped through the input layout"}};
 }
 
 OpEntry l2_pool2d() {
-  OpEntry e =
-      make(LayoutClass::kImplicit, "Mul + AveragePool + Sqrt", check_l2_pool, lower_l2_pool);
-  e.read_options = read_pool_options;
-  e.data_input = 0;
-  e.notes = "sqrt of the mean square over in-bounds elements (padding excluded)";
-  e.infer_shapes = infer_pool2d;
-  return e;
+  return {.read = {.options = read_pool_options},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_pool2d,
+          .check = check_l2_pool,
+          .lower = lower_l2_pool,
+          .doc = {.onnx = "Mul + AveragePool + Sqrt",
+                  .notes = "sqrt of the mean square over in-bounds elements (padding excluded)"}};
 }
 
 OpEntry reverse_sequence() {
-  OpEntry e = make(LayoutClass::kTerminate, "ReverseSequence (+ Cast)", check_reverse_sequence,
-                   lower_reverse_sequence, 2);
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_ReverseSequenceOptions();
-    a.set("seq_dim", int64_t{o ? o->seq_dim() : 0});
-    a.set("batch_dim", int64_t{o ? o->batch_dim() : 0});
-  };
-  e.dtypes = "float32, int32, int64";
-  e.notes = "seq_dim/batch_dim must be 0/1 or 1/0 (ONNX limit)";
-  e.infer_shapes = infer_same_as_input;
-  e.quantized = QuantizedKernel::kSameScale;
-  return e;
+  return {.read = {.min_inputs = 2, .options = read_reverse_sequence_options},
+          .infer_shapes = infer_same_as_input,
+          .check = check_reverse_sequence,
+          .lower = lower_reverse_sequence,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "ReverseSequence (+ Cast)",
+                  .dtypes = "float32, int32, int64",
+                  .notes = "seq_dim/batch_dim must be 0/1 or 1/0 (ONNX limit)"}};
 }
 
 }  // namespace lite2onnx::ops::extra

@@ -1,4 +1,6 @@
-// Entries of each op family, assembled into the table by registry.cc.
+// Each op family's entries, one function per entry (a designated initializer
+// in the family's file: docs/architecture.md, "Op table"), assembled into the
+// table by registry.cc.
 #pragma once
 
 #include "core/ops/registry.h"
@@ -25,7 +27,6 @@ namespace conv {
 OpEntry conv2d();
 OpEntry depthwise_conv2d();
 OpEntry transpose_conv();
-// MediaPipe's custom Convolution2DTransposeBias.
 OpEntry mediapipe_transpose_conv_bias();  // custom Convolution2DTransposeBias
 OpEntry mediapipe_max_pool_argmax();      // custom MaxPoolingWithArgmax2D
 OpEntry mediapipe_max_unpool();           // custom MaxUnpooling2D
@@ -41,8 +42,7 @@ OpEntry concatenation();
 OpEntry split();
 OpEntry split_v();
 OpEntry strided_slice();
-OpEntry pad();
-OpEntry padv2();
+OpEntry pad();  // PAD and PADV2
 OpEntry mirror_pad();
 }  // namespace shape
 
@@ -109,7 +109,8 @@ OpEntry square();
 OpEntry zeros_like();
 OpEntry gelu();
 OpEntry cast();
-OpEntry compare(const char* onnx_op);
+OpEntry equal();
+OpEntry compare(const char* onnx_op);  // ordered comparisons
 OpEntry not_equal();
 OpEntry logical_binary(const char* onnx_op);
 OpEntry logical_not();

@@ -16,19 +16,6 @@ using ir::Perm;
 using ir::Shape;
 using ir::TensorId;
 
-OpEntry entry(LayoutClass layout, const char* onnx, PropagateFn propagate, CheckFn check,
-              LowerFn lower) {
-  OpEntry e;
-  e.layout = layout;
-  e.propagate = propagate;
-  e.check = check;
-  e.lower = lower;
-  e.onnx = onnx;
-  return e;
-}
-
-bool is_index_type(DataType t) { return t == DataType::kInt32 || t == DataType::kInt64; }
-
 // The layout after TFLite axis `a` is inserted into a rank-`rank` tensor of
 // layout `p`: the new axis follows its TFLite predecessor in ONNX order (it
 // comes first when a == 0), the other axes keep their ONNX order.
@@ -88,12 +75,13 @@ std::optional<LayoutPlan> propagate_shape(const ir::Graph&, const ir::Node& n,
   return plan;
 }
 
-std::string check_shape(const ir::Graph& g, const ir::Node& n) {
-  if (!has_input(g, n, 0)) return "input is missing";
+Check check_shape(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0)) return refuse(ReasonCode::kOperands, "input is missing");
   DataType t = g.tensor(n.outputs[0]).dtype;
   if (!is_index_type(t))
-    return "output type " + std::string(ir::to_string(t)) + " (int32 or int64 expected)";
-  return "";
+    return refuse(ReasonCode::kType,
+                  "output type " + std::string(ir::to_string(t)) + " (int32 or int64 expected)");
+  return {};
 }
 
 Status lower_shape(LowerContext& ctx, const ir::Node& n) {
@@ -123,6 +111,13 @@ Status lower_shape(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// SHAPE: [rank of the input] (only its rank need be known).
+InferredShapes infer_shape_op(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0) || n.outputs.size() != 1 || !g.tensor(n.inputs[0]).has_rank)
+    return std::nullopt;
+  return one_shape({static_cast<int64_t>(g.tensor(n.inputs[0]).rank())});
+}
+
 // ---- PACK -----------------------------------------------------------------------
 
 std::optional<int> pack_axis(const ir::Graph& g, const ir::Node& n) {
@@ -130,24 +125,29 @@ std::optional<int> pack_axis(const ir::Graph& g, const ir::Node& n) {
   return ir::resolve_axis(n.attrs.get_int("axis"), g.tensor(n.inputs[0]).rank() + 1);
 }
 
-std::string check_pack(const ir::Graph& g, const ir::Node& n) {
-  if (n.inputs.empty()) return "no inputs";
+Check check_pack(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.empty()) return refuse(ReasonCode::kOperands, "no inputs");
   for (size_t i = 0; i < n.inputs.size(); ++i) {
-    if (!has_input(g, n, i)) return "input " + std::to_string(i) + " is missing";
+    if (!has_input(g, n, i))
+      return refuse(ReasonCode::kOperands, "input " + std::to_string(i) + " is missing");
     const ir::Tensor& x = g.tensor(n.inputs[i]);
     const ir::Tensor& x0 = g.tensor(n.inputs[0]);
     if (x.rank() != x0.rank() || x.dtype != x0.dtype)
-      return "inputs differ in rank or type ('" + x0.name + "', '" + x.name + "')";
+      return refuse(ReasonCode::kOperands,
+                    "inputs differ in rank or type ('" + x0.name + "', '" + x.name + "')");
     for (size_t d = 0; d < x.rank(); ++d)
       if (x.shape[d] >= 0 && x0.shape[d] >= 0 && x.shape[d] != x0.shape[d])
-        return "inputs differ in shape ('" + x0.name + "', '" + x.name + "')";
+        return refuse(ReasonCode::kOperands,
+                      "inputs differ in shape ('" + x0.name + "', '" + x.name + "')");
   }
   int64_t count = n.attrs.get_int("values_count");
   if (count != 0 && count != static_cast<int64_t>(n.inputs.size()))
-    return "values_count " + std::to_string(count) + " but " + std::to_string(n.inputs.size()) +
-           " inputs";
-  if (!pack_axis(g, n)) return "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range";
-  return "";
+    return refuse(ReasonCode::kOperands, "values_count " + std::to_string(count) + " but " +
+                                             std::to_string(n.inputs.size()) + " inputs");
+  if (!pack_axis(g, n))
+    return refuse(ReasonCode::kOperands,
+                  "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range");
+  return {};
 }
 
 std::optional<LayoutPlan> propagate_pack(const ir::Graph& g, const ir::Node& n,
@@ -192,6 +192,22 @@ Status lower_pack(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// PACK (values_count inputs of one shape, new axis) and UNPACK (num outputs).
+InferredShapes infer_pack(const ir::Graph& g, const ir::Node& n) {
+  const int64_t count = static_cast<int64_t>(n.inputs.size());
+  if (count < 1 || n.attrs.get_int("values_count") != count || n.outputs.size() != 1)
+    return std::nullopt;
+  auto x = input_shape(g, n, 0);
+  if (!x) return std::nullopt;
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (input_shape(g, n, i) != x) return std::nullopt;
+  auto a = ir::resolve_axis(n.attrs.get_int("axis"), x->size() + 1);
+  if (!a) return std::nullopt;
+  Shape s = *x;
+  s.insert(s.begin() + *a, count);
+  return one_shape(std::move(s));
+}
+
 // ---- UNPACK ---------------------------------------------------------------------
 
 std::optional<int> unpack_axis(const ir::Graph& g, const ir::Node& n) {
@@ -199,17 +215,20 @@ std::optional<int> unpack_axis(const ir::Graph& g, const ir::Node& n) {
   return ir::resolve_axis(n.attrs.get_int("axis"), g.tensor(n.inputs[0]).rank());
 }
 
-std::string check_unpack(const ir::Graph& g, const ir::Node& n) {
-  if (!has_input(g, n, 0)) return "input is missing";
+Check check_unpack(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0)) return refuse(ReasonCode::kOperands, "input is missing");
   auto a = unpack_axis(g, n);
-  if (!a) return "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range";
+  if (!a)
+    return refuse(ReasonCode::kOperands,
+                  "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range");
   int64_t dim = g.tensor(n.inputs[0]).shape[static_cast<size_t>(*a)];
   int64_t outs = static_cast<int64_t>(n.outputs.size());
   if (dim >= 0 && dim != outs)
-    return "dimension " + std::to_string(dim) + " does not unpack into " + std::to_string(outs) +
-           " outputs";
-  if (dim < 0) return "the unpacked dimension must be static";
-  return "";
+    return refuse(ReasonCode::kOperands, "dimension " + std::to_string(dim) +
+                                             " does not unpack into " + std::to_string(outs) +
+                                             " outputs");
+  if (dim < 0) return refuse(ReasonCode::kShape, "the unpacked dimension must be static");
+  return {};
 }
 
 std::optional<LayoutPlan> propagate_unpack(const ir::Graph& g, const ir::Node& n,
@@ -248,6 +267,19 @@ Status lower_unpack(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+InferredShapes infer_unpack(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  const int64_t num = static_cast<int64_t>(n.outputs.size());
+  if (!x || n.inputs.size() != 1 || num < 1 || n.attrs.get_int("num") != num ||
+      ir::element_count(*x).value_or(0) == 0)
+    return std::nullopt;
+  auto a = ir::resolve_axis(n.attrs.get_int("axis"), x->size());
+  if (!a || (*x)[static_cast<size_t>(*a)] != num) return std::nullopt;
+  Shape s = *x;
+  s.erase(s.begin() + *a);
+  return many_shapes(std::vector<Shape>(static_cast<size_t>(num), s));
+}
+
 // ---- GATHER ---------------------------------------------------------------------
 
 std::optional<int> gather_axis(const ir::Graph& g, const ir::Node& n) {
@@ -255,15 +287,20 @@ std::optional<int> gather_axis(const ir::Graph& g, const ir::Node& n) {
   return ir::resolve_axis(n.attrs.get_int("axis"), g.tensor(n.inputs[0]).rank());
 }
 
-std::string check_gather(const ir::Graph& g, const ir::Node& n) {
-  if (!has_input(g, n, 0) || !has_input(g, n, 1)) return "expects params and indices";
+Check check_gather(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0) || !has_input(g, n, 1))
+    return refuse(ReasonCode::kOperands, "expects params and indices");
   if (n.attrs.get_int("batch_dims") != 0)
-    return "batch_dims " + std::to_string(n.attrs.get_int("batch_dims")) + " (only 0 is supported)";
+    return refuse(
+        ReasonCode::kOption,
+        "batch_dims " + std::to_string(n.attrs.get_int("batch_dims")) + " (only 0 is supported)");
   if (!gather_axis(g, n))
-    return "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range";
+    return refuse(ReasonCode::kOperands,
+                  "axis " + std::to_string(n.attrs.get_int("axis")) + " out of range");
   DataType t = g.tensor(n.inputs[1]).dtype;
-  if (!is_index_type(t)) return "indices of type " + std::string(ir::to_string(t));
-  return "";
+  if (!is_index_type(t))
+    return refuse(ReasonCode::kType, "indices of type " + std::string(ir::to_string(t)));
+  return {};
 }
 
 std::optional<LayoutPlan> propagate_gather(const ir::Graph& g, const ir::Node& n,
@@ -293,6 +330,30 @@ Status lower_gather(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// GATHER: params[:axis] + indices[batch_dims:] + params[axis+1:] (the
+// indices' shape only: they need not be constant).
+InferredShapes infer_gather(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto idx = input_shape(g, n, 1);
+  if (!x || !idx || n.inputs.size() != 2 || n.outputs.size() != 1 ||
+      !is_index_type(g.tensor(n.inputs[1]).dtype))
+    return std::nullopt;
+  auto axis = ir::resolve_axis(n.attrs.get_int("axis"), x->size());
+  if (!axis) return std::nullopt;
+  const int64_t a = *axis;
+  int64_t batch = n.attrs.get_int("batch_dims");
+  if (batch < 0) batch += static_cast<int64_t>(idx->size());
+  if (batch < 0 || batch > a || batch >= static_cast<int64_t>(x->size()) ||
+      batch > static_cast<int64_t>(idx->size()))
+    return std::nullopt;
+  for (int64_t i = 0; i < batch; ++i)
+    if ((*x)[static_cast<size_t>(i)] != (*idx)[static_cast<size_t>(i)]) return std::nullopt;
+  Shape s(x->begin(), x->begin() + a);
+  s.insert(s.end(), idx->begin() + batch, idx->end());
+  s.insert(s.end(), x->begin() + a + 1, x->end());
+  return one_shape(std::move(s));
+}
+
 // ---- EXPAND_DIMS ------------------------------------------------------------------
 
 std::optional<int> expand_axis(const ir::Graph& g, const ir::Node& n) {
@@ -302,10 +363,11 @@ std::optional<int> expand_axis(const ir::Graph& g, const ir::Node& n) {
   return ir::resolve_axis((*v)[0], g.tensor(n.inputs[0]).rank() + 1);
 }
 
-std::string check_expand_dims(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_const(g, n, 1, "axis"); !r.empty()) return r;
-  if (!expand_axis(g, n)) return "axis must be one value in [-rank-1, rank]";
-  return "";
+Check check_expand_dims(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 1, "axis")) return r;
+  if (!expand_axis(g, n))
+    return refuse(ReasonCode::kOperands, "axis must be one value in [-rank-1, rank]");
+  return {};
 }
 
 std::optional<LayoutPlan> propagate_expand_dims(const ir::Graph& g, const ir::Node& n,
@@ -334,14 +396,16 @@ Status lower_expand_dims(LowerContext& ctx, const ir::Node& n) {
 
 // ---- FILL -------------------------------------------------------------------------
 
-std::string check_fill(const ir::Graph& g, const ir::Node& n) {
-  if (!has_input(g, n, 0) || !has_input(g, n, 1)) return "expects dims and value";
+Check check_fill(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 0) || !has_input(g, n, 1))
+    return refuse(ReasonCode::kOperands, "expects dims and value");
   const ir::Tensor& dims = g.tensor(n.inputs[0]);
-  if (!is_index_type(dims.dtype)) return "dims of type " + std::string(ir::to_string(dims.dtype));
-  if (dims.rank() != 1) return "dims must be a vector";
+  if (!is_index_type(dims.dtype))
+    return refuse(ReasonCode::kType, "dims of type " + std::string(ir::to_string(dims.dtype)));
+  if (dims.rank() != 1) return refuse(ReasonCode::kShape, "dims must be a vector");
   if (ir::element_count(g.tensor(n.inputs[1]).shape).value_or(0) != 1)
-    return "value must hold one element";
-  return "";
+    return refuse(ReasonCode::kShape, "value must hold one element");
+  return {};
 }
 
 Status lower_fill(LowerContext& ctx, const ir::Node& n) {
@@ -373,6 +437,15 @@ Status lower_fill(LowerContext& ctx, const ir::Node& n) {
   }
   ctx.emit(n, "Expand", {value, dims}, {n.outputs[0]});
   return ok_status();
+}
+
+// FILL: the constant dims (input 0).
+InferredShapes infer_fill(const ir::Graph& g, const ir::Node& n) {
+  auto dims = const_operand(g, n, 0, true, 1);
+  if (!dims || !has_input(g, n, 1) || n.outputs.size() != 1) return std::nullopt;
+  for (int64_t d : *dims)
+    if (!dim_value(d)) return std::nullopt;
+  return one_shape(Shape(dims->begin(), dims->end()));
 }
 
 // ---- evaluation at conversion time ------------------------------------------
@@ -508,87 +581,104 @@ std::optional<std::vector<OutputMap>> fill_sources(const ir::Graph& g, const ir:
   return std::vector<OutputMap>{std::move(out)};
 }
 
+// ---- options ---------------------------------------------------------------
+
+void read_shape_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_ShapeOptions();
+  a.set("out_type", int64_t{o ? static_cast<int64_t>(o->out_type()) : 2});
+}
+
+void read_pack_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_PackOptions();
+  a.set("values_count", int64_t{o ? o->values_count() : 0});
+  a.set("axis", int64_t{o ? o->axis() : 0});
+}
+
+void read_unpack_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_UnpackOptions();
+  a.set("num", int64_t{o ? o->num() : 0});
+  a.set("axis", int64_t{o ? o->axis() : 0});
+}
+
+void read_gather_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_GatherOptions();
+  a.set("axis", int64_t{o ? o->axis() : 0});
+  a.set("batch_dims", int64_t{o ? o->batch_dims() : 0});
+}
+
 }  // namespace
 
 OpEntry shape_op() {
-  OpEntry e = entry(LayoutClass::kAttribute, "Shape (+ Gather to TFLite order, Cast)",
-                    propagate_shape, check_shape, lower_shape);
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_ShapeOptions();
-    a.set("out_type", int64_t{o ? static_cast<int64_t>(o->out_type()) : 2});
-  };
-  e.dtypes = "float32, int32, int64, bool (-> int32/int64)";
-  e.notes = "reads any layout (no Transpose) and reports TFLite order; static shapes are folded";
-  e.fold = fold_shape;
-  e.infer_shapes = infer_shape_op;
-  return e;
+  return {.read = {.options = read_shape_options},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_shape},
+          .infer_shapes = infer_shape_op,
+          .check = check_shape,
+          .lower = lower_shape,
+          .evaluate = {.fold = fold_shape},
+          .doc = {.onnx = "Shape (+ Gather to TFLite order, Cast)",
+                  .dtypes = "float32, int32, int64, bool (-> int32/int64)",
+                  .notes = "reads any layout (no Transpose) and reports TFLite order; static "
+                           "shapes are folded"}};
 }
 
 OpEntry pack() {
-  OpEntry e =
-      entry(LayoutClass::kAttribute, "Unsqueeze + Concat", propagate_pack, check_pack, lower_pack);
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_PackOptions();
-    a.set("values_count", int64_t{o ? o->values_count() : 0});
-    a.set("axis", int64_t{o ? o->axis() : 0});
-  };
-  e.dtypes = "float32, int32, int64";
-  e.notes = "the new axis is inserted into the input layout";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.element_sources = pack_sources;
-  e.infer_shapes = infer_pack;
-  return e;
+  return {.read = {.options = read_pack_options},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_pack},
+          .infer_shapes = infer_pack,
+          .check = check_pack,
+          .lower = lower_pack,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .evaluate = {.element_sources = pack_sources},
+          .doc = {.onnx = "Unsqueeze + Concat",
+                  .dtypes = "float32, int32, int64",
+                  .notes = "the new axis is inserted into the input layout"}};
 }
 
 OpEntry unpack() {
-  OpEntry e = entry(LayoutClass::kAttribute, "Split + Squeeze", propagate_unpack, check_unpack,
-                    lower_unpack);
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_UnpackOptions();
-    a.set("num", int64_t{o ? o->num() : 0});
-    a.set("axis", int64_t{o ? o->axis() : 0});
-  };
-  e.dtypes = "float32, int32";
-  e.notes = "the unpacked axis leaves the layout";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.element_sources = unpack_sources;
-  e.infer_shapes = infer_unpack;
-  return e;
+  return {.read = {.options = read_unpack_options},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_unpack},
+          .infer_shapes = infer_unpack,
+          .check = check_unpack,
+          .lower = lower_unpack,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .evaluate = {.element_sources = unpack_sources},
+          .doc = {.onnx = "Split + Squeeze",
+                  .dtypes = "float32, int32",
+                  .notes = "the unpacked axis leaves the layout"}};
 }
 
 OpEntry gather() {
-  OpEntry e =
-      entry(LayoutClass::kAttribute, "Gather", propagate_gather, check_gather, lower_gather);
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_GatherOptions();
-    a.set("axis", int64_t{o ? o->axis() : 0});
-    a.set("batch_dims", int64_t{o ? o->batch_dims() : 0});
-  };
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes = "axis follows the layout; int32/int64 indices; batch_dims 0 only";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.element_sources = gather_sources;
-  e.infer_shapes = infer_gather;
-  return e;
+  return {.read = {.options = read_gather_options},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_gather},
+          .infer_shapes = infer_gather,
+          .check = check_gather,
+          .lower = lower_gather,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .evaluate = {.element_sources = gather_sources},
+          .doc = {.onnx = "Gather",
+                  .dtypes = "float32, int32, int64, bool",
+                  .notes = "axis follows the layout; int32/int64 indices; batch_dims 0 only"}};
 }
 
 OpEntry expand_dims() {
-  OpEntry e = entry(LayoutClass::kAttribute, "Unsqueeze", propagate_expand_dims, check_expand_dims,
-                    lower_expand_dims);
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes = "constant axis; the new axis is inserted into the input layout";
-  e.quantized = QuantizedKernel::kReinterpret;
-  e.element_sources = expand_dims_sources;
-  return e;
+  return {.layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_expand_dims},
+          .check = check_expand_dims,
+          .lower = lower_expand_dims,
+          .quantization = {.kernel = QuantizedKernel::kReinterpret},
+          .evaluate = {.element_sources = expand_dims_sources},
+          .doc = {.onnx = "Unsqueeze",
+                  .dtypes = "float32, int32, int64, bool",
+                  .notes = "constant axis; the new axis is inserted into the input layout"}};
 }
 
 OpEntry fill() {
-  OpEntry e = entry(LayoutClass::kTerminate, "Expand", nullptr, check_fill, lower_fill);
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes = "constant dims are folded into an initializer";
-  e.element_sources = fill_sources;
-  e.infer_shapes = infer_fill;
-  return e;
+  return {.infer_shapes = infer_fill,
+          .check = check_fill,
+          .lower = lower_fill,
+          .evaluate = {.element_sources = fill_sources},
+          .doc = {.onnx = "Expand",
+                  .dtypes = "float32, int32, int64, bool",
+                  .notes = "constant dims are folded into an initializer"}};
 }
 
 }  // namespace lite2onnx::ops::gather

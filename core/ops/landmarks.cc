@@ -33,21 +33,23 @@ int64_t elements(const ir::Graph& g, const ir::Node& n, size_t i) {
   return count ? static_cast<int64_t>(*count) : -1;
 }
 
-std::string check_float32(const ir::Graph& g, const ir::Node& n, size_t i, const char* what) {
+Check check_float32(const ir::Graph& g, const ir::Node& n, size_t i, const char* what) {
   const ir::Tensor& t = g.tensor(n.inputs[i]);
   if (t.dtype != kF32 || t.quantized_type)
-    return std::string(what) + " must be float32, as MediaPipe's kernel reads it";
-  return "";
+    return refuse(ReasonCode::kType,
+                  std::string(what) + " must be float32, as MediaPipe's kernel reads it");
+  return {};
 }
 
 // The kernels read the first two rows of a 4x4 matrix: 8 floats.
-std::string check_matrix(const ir::Graph& g, const ir::Node& n, size_t i) {
-  if (auto r = check_float32(g, n, i, "the matrix"); !r.empty()) return r;
+Check check_matrix(const ir::Graph& g, const ir::Node& n, size_t i) {
+  if (auto r = check_float32(g, n, i, "the matrix")) return r;
   const int64_t count = elements(g, n, i);
   if (count < 8)
-    return "the matrix needs a static shape of at least 8 elements (got " +
-           ir::to_string(g.tensor(n.inputs[i]).shape) + ")";
-  return "";
+    return refuse(ReasonCode::kShape,
+                  "the matrix needs a static shape of at least 8 elements (got " +
+                      ir::to_string(g.tensor(n.inputs[i]).shape) + ")");
+  return {};
 }
 
 // The matrix's first 8 elements: rows x and y of the 4x4 transform.
@@ -57,26 +59,29 @@ TensorId matrix_rows(NodeBuilder& b, TensorId matrix) {
 
 // ---- TransformTensorBilinear ---------------------------------------------------------
 
-std::string check_transform_tensor(const ir::Graph& g, const ir::Node& n) {
+Check check_transform_tensor(const ir::Graph& g, const ir::Node& n) {
   if (n.inputs.size() != 2 || n.outputs.size() != 1)
-    return "expects 2 inputs (data, matrix) and 1 output";
-  if (auto r = require_rank(g, n, 0, 4); !r.empty()) return r;
-  if (auto r = check_float32(g, n, 0, "the data"); !r.empty()) return r;
-  if (auto r = check_matrix(g, n, 1); !r.empty()) return r;
+    return refuse(ReasonCode::kOperands, "expects 2 inputs (data, matrix) and 1 output");
+  if (auto r = require_rank(g, n, 0, 4)) return r;
+  if (auto r = check_float32(g, n, 0, "the data")) return r;
+  if (auto r = check_matrix(g, n, 1)) return r;
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
   auto out = ir::static_shape(y);
   if (!out || out->size() != 4)
-    return "the output needs a static 4-D shape (the kernel takes its size from it)";
-  if (x.shape[0] != 1 || (*out)[0] != 1) return "batch must be 1 (the kernel reads batch 0 only)";
+    return refuse(ReasonCode::kShape,
+                  "the output needs a static 4-D shape (the kernel takes its size from it)");
+  if (x.shape[0] != 1 || (*out)[0] != 1)
+    return refuse(ReasonCode::kShape, "batch must be 1 (the kernel reads batch 0 only)");
   constexpr int64_t kMaxSpatial = int64_t{1} << 20;  // the per-pixel constants stay small
   if (x.shape[1] > kMaxSpatial || x.shape[2] > kMaxSpatial || (*out)[1] > kMaxSpatial ||
       (*out)[2] > kMaxSpatial)
-    return "spatial sizes beyond " + std::to_string(kMaxSpatial);
+    return refuse(ReasonCode::kLimit, "spatial sizes beyond " + std::to_string(kMaxSpatial));
   if ((*out)[3] != x.shape[3])
-    return "output channels " + std::to_string((*out)[3]) + " differ from the input's " +
-           std::to_string(x.shape[3]);
-  return "";
+    return refuse(ReasonCode::kOperands, "output channels " + std::to_string((*out)[3]) +
+                                             " differ from the input's " +
+                                             std::to_string(x.shape[3]));
+  return {};
 }
 
 // Output pixel (x, y) samples the input at (a x + b y + d) of each matrix
@@ -163,17 +168,20 @@ Status lower_transform_tensor(LowerContext& ctx, const ir::Node& n) {
 
 // ---- TransformLandmarks -------------------------------------------------------------
 
-std::string check_transform_landmarks(const ir::Graph& g, const ir::Node& n) {
+Check check_transform_landmarks(const ir::Graph& g, const ir::Node& n) {
   if (n.inputs.size() != 2 || n.outputs.size() != 1)
-    return "expects 2 inputs (landmarks, matrix) and 1 output";
-  if (auto r = require_rank(g, n, 0, 3); !r.empty()) return r;
-  if (auto r = check_float32(g, n, 0, "the landmarks"); !r.empty()) return r;
-  if (auto r = check_matrix(g, n, 1); !r.empty()) return r;
+    return refuse(ReasonCode::kOperands, "expects 2 inputs (landmarks, matrix) and 1 output");
+  if (auto r = require_rank(g, n, 0, 3)) return r;
+  if (auto r = check_float32(g, n, 0, "the landmarks")) return r;
+  if (auto r = check_matrix(g, n, 1)) return r;
   const ir::Shape& s = g.tensor(n.inputs[0]).shape;
-  if (s[0] != 1) return "the first dimension must be 1 (the kernel transforms row 0 only)";
+  if (s[0] != 1)
+    return refuse(ReasonCode::kShape,
+                  "the first dimension must be 1 (the kernel transforms row 0 only)");
   if (s[2] != 2 && s[2] != 3)
-    return "landmarks must have 2 or 3 coordinates (got " + std::to_string(s[2]) + ")";
-  return "";
+    return refuse(ReasonCode::kShape,
+                  "landmarks must have 2 or 3 coordinates (got " + std::to_string(s[2]) + ")");
+  return {};
 }
 
 // (x, y) -> (a x + b y + d) per matrix row; z passes through.
@@ -220,17 +228,18 @@ std::vector<int64_t> read_landmarks(const ir::Node& n) {
   return idx;
 }
 
-std::string check_to_matrix(const ir::Graph& g, const ir::Node& n) {
+Check check_to_matrix(const ir::Graph& g, const ir::Node& n) {
   if (n.inputs.size() != 1 || n.outputs.size() != 1)
-    return "expects 1 input (landmarks) and 1 output";
-  if (auto r = check_float32(g, n, 0, "the landmarks"); !r.empty()) return r;
+    return refuse(ReasonCode::kOperands, "expects 1 input (landmarks) and 1 output");
+  if (auto r = check_float32(g, n, 0, "the landmarks")) return r;
   const int64_t count = elements(g, n, 0);
-  if (count < 0) return "the landmarks need a static shape";
+  if (count < 0) return refuse(ReasonCode::kShape, "the landmarks need a static shape");
   for (int64_t i : read_landmarks(n))
     if (3 * i + 2 >= count)
-      return "landmark " + std::to_string(i) + " is beyond the " + std::to_string(count / 3) +
-             " landmarks of the input";
-  return "";
+      return refuse(ReasonCode::kOperands, "landmark " + std::to_string(i) + " is beyond the " +
+                                               std::to_string(count / 3) +
+                                               " landmarks of the input");
+  return {};
 }
 
 // The crop of the subset's landmarks after rotating them so the line from the
@@ -303,53 +312,41 @@ InferredShapes infer_to_matrix(const ir::Graph&, const ir::Node& n) {
   return std::vector<ir::Shape>{{1, 4, 4}};
 }
 
-InferredShapes infer_same_as_input(const ir::Graph& g, const ir::Node& n) {
-  if (n.inputs.empty() || n.outputs.size() != 1) return std::nullopt;
-  auto s = ir::static_shape(g.tensor(n.inputs[0]));
-  if (!s) return std::nullopt;
-  return std::vector<ir::Shape>{*s};
-}
-
-OpEntry mediapipe_entry(LayoutClass layout, CheckFn check, LowerFn lower, const char* onnx) {
-  OpEntry e;
-  e.layout = layout;
-  e.check = check;
-  e.lower = lower;
-  e.onnx = onnx;
-  e.min_inputs = -1;
-  e.custom_version = kVersion;
-  e.quantized = QuantizedKernel::kNoQuantized;
-  return e;
-}
-
 }  // namespace
 
+// Version 2, the one MediaPipe's resolvers register, of each transform.
 OpEntry transform_tensor_bilinear() {
-  OpEntry e = mediapipe_entry(LayoutClass::kImplicit, check_transform_tensor,
-                              lower_transform_tensor, "Pad, Gather (4 corners), Where");
-  e.notes =
-      "MediaPipe, version 2; data in NCHW; output size from the output tensor, as the kernel; "
-      "batch 1";
-  return e;
+  return {.read = {.min_inputs = -1, .custom_version = kVersion},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .check = check_transform_tensor,
+          .lower = lower_transform_tensor,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Pad, Gather (4 corners), Where",
+                  .notes = "MediaPipe, version 2; data in NCHW; output size from the output "
+                           "tensor, as the kernel; batch 1"}};
 }
 
 OpEntry transform_landmarks() {
-  OpEntry e = mediapipe_entry(LayoutClass::kTerminate, check_transform_landmarks,
-                              lower_transform_landmarks, "MatMul, Add (x, y); z kept");
-  e.notes = "MediaPipe, version 2; [1, N, 2 or 3] landmarks";
-  e.infer_shapes = infer_same_as_input;
-  return e;
+  return {.read = {.min_inputs = -1, .custom_version = kVersion},
+          .infer_shapes = infer_same_as_input,
+          .check = check_transform_landmarks,
+          .lower = lower_transform_landmarks,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "MatMul, Add (x, y); z kept",
+                  .notes = "MediaPipe, version 2; [1, N, 2 or 3] landmarks"}};
 }
 
 OpEntry landmarks_to_transform_matrix() {
-  OpEntry e = mediapipe_entry(LayoutClass::kTerminate, check_to_matrix, lower_to_matrix,
-                              "Gather, MatMul, ReduceMax/Min, Concat");
-  e.custom_options = read_to_matrix_options;
-  e.notes =
-      "MediaPipe, version 2; the rotation from the angle-difference identities (ONNX has no "
-      "atan2)";
-  e.infer_shapes = infer_to_matrix;
-  return e;
+  return {.read = {.min_inputs = -1,
+                   .custom_options = read_to_matrix_options,
+                   .custom_version = kVersion},
+          .infer_shapes = infer_to_matrix,
+          .check = check_to_matrix,
+          .lower = lower_to_matrix,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Gather, MatMul, ReduceMax/Min, Concat",
+                  .notes = "MediaPipe, version 2; the rotation from the angle-difference "
+                           "identities (ONNX has no atan2)"}};
 }
 
 }  // namespace lite2onnx::ops::landmarks

@@ -9,6 +9,7 @@
 #include <numbers>
 
 #include "core/ir/builtins.h"
+#include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/evaluate.h"
 #include "core/ops/families.h"
@@ -18,17 +19,8 @@ namespace lite2onnx::ops::math {
 namespace {
 
 using ir::DataType;
+using ir::Shape;
 using ir::TensorId;
-
-OpEntry make(const char* onnx, LowerFn lower, CheckFn check, int min_inputs = 1) {
-  OpEntry e;
-  e.layout = LayoutClass::kTransparent;
-  e.lower = lower;
-  e.check = check;
-  e.onnx = onnx;
-  e.min_inputs = min_inputs;
-  return e;
-}
 
 std::string type_list(std::initializer_list<DataType> ok) {
   std::string s;
@@ -37,52 +29,54 @@ std::string type_list(std::initializer_list<DataType> ok) {
 }
 
 // "" if input 0 exists and has one of the types.
-std::string check_input_type(const ir::Graph& g, const ir::Node& n,
-                             std::initializer_list<DataType> ok) {
-  if (!has_input(g, n, 0)) return "input 0 is missing";
+Check check_input_type(const ir::Graph& g, const ir::Node& n, std::initializer_list<DataType> ok) {
+  if (!has_input(g, n, 0)) return refuse(ReasonCode::kOperands, "input 0 is missing");
   DataType t = g.tensor(n.inputs[0]).dtype;
   for (DataType o : ok)
-    if (o == t) return "";
-  return "input type " + std::string(ir::to_string(t)) + " (supported: " + type_list(ok) + ")";
+    if (o == t) return {};
+  return refuse(ReasonCode::kType, "input type " + std::string(ir::to_string(t)) +
+                                       " (supported: " + type_list(ok) + ")");
 }
 
-std::string check_inputs(const ir::Graph& g, const ir::Node& n, size_t count) {
-  if (n.inputs.size() != count) return "expects " + std::to_string(count) + " inputs";
+Check check_inputs(const ir::Graph& g, const ir::Node& n, size_t count) {
+  if (n.inputs.size() != count)
+    return refuse(ReasonCode::kOperands, "expects " + std::to_string(count) + " inputs");
   for (size_t i = 0; i < count; ++i)
-    if (!has_input(g, n, i)) return "input " + std::to_string(i) + " is missing";
-  if (n.outputs.size() != 1) return "expects one output";
-  return "";
+    if (!has_input(g, n, i))
+      return refuse(ReasonCode::kOperands, "input " + std::to_string(i) + " is missing");
+  if (n.outputs.size() != 1) return refuse(ReasonCode::kOperands, "expects one output");
+  return {};
 }
 
-std::string check_float_unary(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
+Check check_float_unary(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 1)) return s;
   return check_input_type(g, n, {DataType::kFloat32});
 }
 
-std::string check_neg(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
+Check check_neg(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 1)) return s;
   return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt64});
 }
 
-std::string check_bool_unary(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
+Check check_bool_unary(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 1)) return s;
   return check_input_type(g, n, {DataType::kBool});
 }
 
-std::string check_bool_binary(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 2); !s.empty()) return s;
+Check check_bool_binary(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 2)) return s;
   return check_input_type(g, n, {DataType::kBool});
 }
 
-std::string check_equality(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 2); !s.empty()) return s;
+Check check_equality(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 2)) return s;
   return check_input_type(g, n,
                           {DataType::kFloat32, DataType::kInt32, DataType::kInt64, DataType::kInt8,
                            DataType::kUInt8, DataType::kInt16, DataType::kBool});
 }
 
-std::string check_numeric_binary(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 2); !s.empty()) return s;
+Check check_numeric_binary(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 2)) return s;
   return check_input_type(g, n,
                           {DataType::kFloat32, DataType::kInt32, DataType::kInt64, DataType::kInt8,
                            DataType::kUInt8, DataType::kInt16});
@@ -98,7 +92,7 @@ TensorId in(LowerContext& ctx, const ir::Node& n, size_t i) {
 Status lower_direct(LowerContext& ctx, const ir::Node& n) {
   std::vector<TensorId> xs;
   for (size_t i = 0; i < n.inputs.size(); ++i) xs.push_back(in(ctx, n, i));
-  ctx.emit(n, lookup(n).onnx, std::move(xs), {n.outputs[0]});
+  ctx.emit(n, lookup(n).doc.onnx, std::move(xs), {n.outputs[0]});
   return ok_status();
 }
 
@@ -156,18 +150,18 @@ Status lower_gelu(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-std::string check_cast(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
+Check check_cast(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 1)) return s;
   for (TensorId t : {n.inputs[0], n.outputs[0]}) {
     const DataType type = g.tensor(t).dtype;
     // ONNX Cast takes every numeric type and bool; not strings here, nor complex.
     if (ir::onnx_type_code(type) == 0 || type == DataType::kString ||
         type == DataType::kComplex64 || type == DataType::kComplex128 ||
         type == DataType::kBFloat16)
-      return "type " + std::string(ir::to_string(type)) + " of '" + g.tensor(t).name +
-             "' cannot be cast in ONNX";
+      return refuse(ReasonCode::kType, "type " + std::string(ir::to_string(type)) + " of '" +
+                                           g.tensor(t).name + "' cannot be cast in ONNX");
   }
-  return "";
+  return {};
 }
 
 // TFLite casts with static_cast (floats truncate toward zero, != 0 is true),
@@ -180,8 +174,8 @@ Status lower_cast(LowerContext& ctx, const ir::Node& n) {
 
 bool is_float(DataType t) { return t == DataType::kFloat32; }
 
-std::string check_floor_div(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 2); !s.empty()) return s;
+Check check_floor_div(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 2)) return s;
   return check_input_type(
       g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt16, DataType::kInt8});
 }
@@ -208,10 +202,12 @@ Status lower_floor_div(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-std::string check_add_n(const ir::Graph& g, const ir::Node& n) {
-  if (n.inputs.empty() || n.outputs.size() != 1) return "expects inputs and one output";
+Check check_add_n(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.empty() || n.outputs.size() != 1)
+    return refuse(ReasonCode::kOperands, "expects inputs and one output");
   for (size_t i = 0; i < n.inputs.size(); ++i)
-    if (!has_input(g, n, i)) return "input " + std::to_string(i) + " is missing";
+    if (!has_input(g, n, i))
+      return refuse(ReasonCode::kOperands, "input " + std::to_string(i) + " is missing");
   return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32});
 }
 
@@ -234,10 +230,11 @@ Status lower_add_n(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-std::string check_select(const ir::Graph& g, const ir::Node& n) {
-  if (auto s = check_inputs(g, n, 3); !s.empty()) return s;
-  if (g.tensor(n.inputs[0]).dtype != DataType::kBool) return "condition must be BOOL";
-  return "";
+Check check_select(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 3)) return s;
+  if (g.tensor(n.inputs[0]).dtype != DataType::kBool)
+    return refuse(ReasonCode::kType, "condition must be BOOL");
+  return {};
 }
 
 // SELECT (v1): the condition has the shape of x, or is rank 1 over x's
@@ -336,128 +333,194 @@ std::optional<std::vector<Folded>> fold_cast(const ir::Graph& g, const ir::Node&
   return std::vector<Folded>{{x->shape, ir::ConstData::owned(encode_ints(type, values), type)}};
 }
 
+Check check_zeros_like(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 1)) return s;
+  return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt64});
+}
+
+void read_gelu_options(const tflite::Operator& op, ir::Attributes& attrs) {
+  const auto* o = op.builtin_options_as_GeluOptions();
+  attrs.set("approximate", int64_t{o && o->approximate() ? 1 : 0});
+}
+
+// SELECT / SELECT_V2: x's shape (v1: the condition matches x or is a scalar
+// or rank-1 over x's first axis), the broadcast of all three (v2); the file's
+// shape stands when every input and the output hold one element.
+InferredShapes infer_select(const ir::Graph& g, const ir::Node& n) {
+  auto cond = input_shape(g, n, 0);
+  auto x = input_shape(g, n, 1);
+  auto y = input_shape(g, n, 2);
+  if (!cond || !x || !y || n.inputs.size() != 3 || n.outputs.size() != 1) return std::nullopt;
+  // One element everywhere: TFLite keeps the output's own shape.
+  const ir::Tensor& out = g.tensor(n.outputs[0]);
+  auto single = [](const Shape& s) { return ir::element_count(s) == 1; };
+  if (single(*cond) && single(*x) && single(*y) && (!out.has_rank || single(out.shape)))
+    return std::nullopt;
+  if (n.builtin == ir::builtin::kSelectV2) {
+    auto s = ir::broadcast_shape(*cond, *x);
+    if (s) s = ir::broadcast_shape(*s, *y);
+    if (!s) return std::nullopt;
+    return one_shape(std::move(*s));
+  }
+  if (*x != *y) return std::nullopt;
+  const bool low_rank =
+      cond->empty() || (cond->size() == 1 && !x->empty() && (*cond)[0] == (*x)[0]);
+  if (*cond != *x && !low_rank) return std::nullopt;
+  return one_shape(*x);
+}
+
 }  // namespace
 
 OpEntry float_unary(const char* onnx_op) {
-  OpEntry e = make(onnx_op, lower_direct, check_float_unary);
-  return e;
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .check = check_float_unary,
+          .lower = lower_direct,
+          .doc = {.onnx = onnx_op}};
 }
 
 OpEntry neg() {
-  OpEntry e = make("Neg", lower_direct, check_neg);
-  e.dtypes = "float32, int32, int64";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  return e;
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .check = check_neg,
+          .lower = lower_direct,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Neg", .dtypes = "float32, int32, int64"}};
 }
 
 OpEntry square() {
-  OpEntry e = make("Mul", lower_square, check_float_unary);
-  e.notes = "x * x";
-  return e;
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .check = check_float_unary,
+          .lower = lower_square,
+          .doc = {.onnx = "Mul", .notes = "x * x"}};
 }
 
 OpEntry zeros_like() {
-  OpEntry e = make(
-      "Shape + Expand", lower_zeros_like, [](const ir::Graph& g, const ir::Node& n) -> std::string {
-        if (auto s = check_inputs(g, n, 1); !s.empty()) return s;
-        return check_input_type(g, n, {DataType::kFloat32, DataType::kInt32, DataType::kInt64});
-      });
-  e.dtypes = "float32, int32, int64";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  return e;
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .check = check_zeros_like,
+          .lower = lower_zeros_like,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Shape + Expand", .dtypes = "float32, int32, int64"}};
 }
 
 OpEntry gelu() {
-  OpEntry e = make("Erf form (approximate=false) / Tanh form (approximate=true)", lower_gelu,
-                   check_float_unary);
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& attrs) {
-    const auto* o = op.builtin_options_as_GeluOptions();
-    attrs.set("approximate", int64_t{o && o->approximate() ? 1 : 0});
-  };
-  e.notes = "decomposed (ONNX Gelu needs opset 20)";
-  return e;
+  return {.read = {.options = read_gelu_options},
+          .layout = {.kind = LayoutClass::kTransparent},
+          .check = check_float_unary,
+          .lower = lower_gelu,
+          .doc = {.onnx = "Erf form (approximate=false) / Tanh form (approximate=true)",
+                  .notes = "decomposed (ONNX Gelu needs opset 20)"}};
 }
 
 OpEntry cast() {
-  OpEntry e = make("Cast", lower_cast, check_cast);
-  e.dtypes = "float32, int32, int64, int16, int8, uint8, bool";
-  e.notes = "types taken from the input and output tensors";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.fold = fold_cast;
-  return e;
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .check = check_cast,
+          .lower = lower_cast,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .evaluate = {.fold = fold_cast},
+          .doc = {.onnx = "Cast",
+                  .dtypes = "float32, int32, int64, int16, int8, uint8, bool",
+                  .notes = "types taken from the input and output tensors"}};
+}
+
+OpEntry equal() {
+  return {.read = {.min_inputs = 2},
+          .layout = {.kind = LayoutClass::kTransparent},
+          .check = check_equality,
+          .lower = lower_direct,
+          .doc = {.onnx = "Equal",
+                  .dtypes = "float32, int32, int64, int8, int16, uint8, bool (-> bool)",
+                  .notes = "numpy broadcasting"}};
 }
 
 OpEntry compare(const char* onnx_op) {
-  bool equality = std::string(onnx_op) == "Equal";
-  OpEntry e = make(onnx_op, lower_direct, equality ? check_equality : check_numeric_binary, 2);
-  e.dtypes = equality ? "float32, int32, int64, int8, int16, uint8, bool (-> bool)"
-                      : "float32, int32, int64, int8, int16, uint8 (-> bool)";
-  e.notes = "numpy broadcasting";
-  return e;
+  return {.read = {.min_inputs = 2},
+          .layout = {.kind = LayoutClass::kTransparent},
+          .check = check_numeric_binary,
+          .lower = lower_direct,
+          .doc = {.onnx = onnx_op,
+                  .dtypes = "float32, int32, int64, int8, int16, uint8 (-> bool)",
+                  .notes = "numpy broadcasting"}};
 }
 
 OpEntry not_equal() {
-  OpEntry e = make("Equal + Not", lower_not_equal, check_equality, 2);
-  e.dtypes = "float32, int32, int64, int8, int16, uint8, bool (-> bool)";
-  e.notes = "numpy broadcasting";
-  return e;
+  return {.read = {.min_inputs = 2},
+          .layout = {.kind = LayoutClass::kTransparent},
+          .check = check_equality,
+          .lower = lower_not_equal,
+          .doc = {.onnx = "Equal + Not",
+                  .dtypes = "float32, int32, int64, int8, int16, uint8, bool (-> bool)",
+                  .notes = "numpy broadcasting"}};
 }
 
 OpEntry logical_binary(const char* onnx_op) {
-  OpEntry e = make(onnx_op, lower_direct, check_bool_binary, 2);
-  e.dtypes = "bool";
-  e.notes = "numpy broadcasting";
-  return e;
+  return {.read = {.min_inputs = 2},
+          .layout = {.kind = LayoutClass::kTransparent},
+          .check = check_bool_binary,
+          .lower = lower_direct,
+          .doc = {.onnx = onnx_op, .dtypes = "bool", .notes = "numpy broadcasting"}};
 }
 
 OpEntry logical_not() {
-  OpEntry e = make("Not", lower_direct, check_bool_unary);
-  e.dtypes = "bool";
-  return e;
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .check = check_bool_unary,
+          .lower = lower_direct,
+          .doc = {.onnx = "Not", .dtypes = "bool"}};
 }
 
 OpEntry min_max(const char* onnx_op, Arithmetic arithmetic) {
-  OpEntry e = make(onnx_op, lower_direct, check_numeric_binary, 2);
-  e.dtypes = "float32, int32, int64, int8, int16, uint8";
-  e.notes = "numpy broadcasting";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.arithmetic = arithmetic;
-  return e;
+  return {.read = {.min_inputs = 2},
+          .layout = {.kind = LayoutClass::kTransparent},
+          .check = check_numeric_binary,
+          .lower = lower_direct,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .evaluate = {.arithmetic = arithmetic},
+          .doc = {.onnx = onnx_op,
+                  .dtypes = "float32, int32, int64, int8, int16, uint8",
+                  .notes = "numpy broadcasting"}};
 }
 
 OpEntry floor_div() {
-  OpEntry e = make("Div + Floor; integers: Mod + Sub + Div", lower_floor_div, check_floor_div, 2);
-  e.dtypes = "float32, int32, int16, int8";
-  e.notes = "floored toward -inf like TFLite";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  e.arithmetic = Arithmetic::kFloorDiv;
-  return e;
+  return {.read = {.min_inputs = 2},
+          .layout = {.kind = LayoutClass::kTransparent},
+          .check = check_floor_div,
+          .lower = lower_floor_div,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .evaluate = {.arithmetic = Arithmetic::kFloorDiv},
+          .doc = {.onnx = "Div + Floor; integers: Mod + Sub + Div",
+                  .dtypes = "float32, int32, int16, int8",
+                  .notes = "floored toward -inf like TFLite"}};
 }
 
 OpEntry select() {
-  OpEntry e = make("Where (+ Reshape of a rank-1 condition)", lower_select, check_select, 3);
-  e.layout = LayoutClass::kAttribute;
-  e.propagate = propagate_select;
-  e.dtypes = "float32, int32, int64, int8, int16, uint8, bool (bool condition)";
-  e.notes = "a rank-1 condition selects whole rows (first axis)";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_select;
-  return e;
+  return {.read = {.min_inputs = 3},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_select},
+          .infer_shapes = infer_select,
+          .check = check_select,
+          .lower = lower_select,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Where (+ Reshape of a rank-1 condition)",
+                  .dtypes = "float32, int32, int64, int8, int16, uint8, bool (bool condition)",
+                  .notes = "a rank-1 condition selects whole rows (first axis)"}};
 }
 
 OpEntry select_v2() {
-  OpEntry e = make("Where", lower_select, check_select, 3);
-  e.dtypes = "float32, int32, int64, int8, int16, uint8, bool (bool condition)";
-  e.notes = "numpy broadcasting";
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_select;  // not the broadcast: one-element operands keep the file's shape
-  return e;
+  return {.read = {.min_inputs = 3},
+          .layout = {.kind = LayoutClass::kTransparent},
+          // not the broadcast: one-element operands keep the file's shape
+          .infer_shapes = infer_select,
+          .check = check_select,
+          .lower = lower_select,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Where",
+                  .dtypes = "float32, int32, int64, int8, int16, uint8, bool (bool condition)",
+                  .notes = "numpy broadcasting"}};
 }
 
 OpEntry add_n() {
-  OpEntry e = make("Sum; int32: Add chain", lower_add_n, check_add_n, -1);
-  e.dtypes = "float32, int32";
-  return e;
+  return {.read = {.min_inputs = -1},
+          .layout = {.kind = LayoutClass::kTransparent},
+          .check = check_add_n,
+          .lower = lower_add_n,
+          .doc = {.onnx = "Sum; int32: Add chain", .dtypes = "float32, int32"}};
 }
 
 }  // namespace lite2onnx::ops::math

@@ -1,5 +1,5 @@
-// Shared by the recurrent op converters (recurrent.cc: RNN and SVDF; lstm.cc:
-// the LSTM family): a writer of the ONNX nodes of one TFLite op, and the
+// Shared by the recurrent op converters (rnn.cc, svdf.cc and the LSTM family,
+// lstm.h): a writer of the ONNX nodes of one TFLite op, and the
 // checks and sequence plumbing every recurrent op needs.
 #pragma once
 
@@ -85,6 +85,13 @@ class Writer {
 
 // The values of a float (or dequantized) constant, or nullopt.
 std::optional<std::vector<float>> float_values(const ir::Tensor& t);
+// A tensor's per-tensor scale and zero point (0 when it has none).
+inline double scale_of(const ir::Tensor& t) {
+  return t.quant && t.quant->scale.size() == 1 ? t.quant->scale[0] : 0.0;
+}
+inline int64_t zp_of(const ir::Tensor& t) {
+  return t.quant && !t.quant->zero_point.empty() ? t.quant->zero_point[0] : 0;
+}
 
 // Writes a sequence of per-step [batch, units] values into a [T, B, U]
 // (time-major) or [B, T, U] tensor `out`: Concat along the batch or unit axis,
@@ -92,16 +99,17 @@ std::optional<std::vector<float>> float_values(const ir::Tensor& t);
 void stack_steps(Writer& w, const std::vector<ir::TensorId>& steps, bool time_major, int64_t batch,
                  int64_t units, ir::TensorId out, const std::string& suffix);
 
-// "" or why: the input (a constant) has a static shape equal to `want`.
-std::string require_shape(const ir::Graph& g, const ir::Node& n, size_t i, const ir::Shape& want,
-                          const char* what);
+// Nothing, or why not: the input (a constant) has a static shape equal to `want`.
+Check require_shape(const ir::Graph& g, const ir::Node& n, size_t i, const ir::Shape& want,
+                    const char* what);
 // The batch of a recurrent op's input whose other dimensions are static:
 // the input's, or when that is dynamic (-1) the state's (a variable tensor has
 // a static shape, and TFLite's kernel requires the two to agree); -1 when
 // neither says or a dimension but the batch is dynamic.
 int64_t input_batch(const ir::Tensor& x, size_t batch_axis, const ir::Tensor& state);
-// "" or why: TFLite's activation option is one the recurrent kernels apply.
-std::string check_recurrent_activation(const ir::Node& n, bool none_allowed);
+// Nothing, or why not: TFLite's activation option is one the recurrent
+// kernels apply.
+Check check_recurrent_activation(const ir::Node& n, bool none_allowed);
 
 // The most steps a sequence op is unrolled to.
 inline constexpr int64_t kMaxSteps = 4096;

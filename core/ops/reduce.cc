@@ -13,6 +13,7 @@ namespace lite2onnx::ops::reduce {
 namespace {
 
 using ir::Perm;
+using ir::Shape;
 using ir::TensorId;
 
 std::vector<int> reduced_axes(const ir::Graph& g, const ir::Node& n) {
@@ -34,15 +35,16 @@ bool empty_axes(const ir::Graph& g, const ir::Node& n) {
   return c && *c == 0;
 }
 
-std::string check_reduce(const ir::Graph& g, const ir::Node& n) {
-  if (empty_axes(g, n)) return "";
-  if (auto r = require_const(g, n, 1, "axes"); !r.empty()) return r;
+Check check_reduce(const ir::Graph& g, const ir::Node& n) {
+  if (empty_axes(g, n)) return {};
+  if (auto r = require_const(g, n, 1, "axes")) return r;
   size_t rank = g.tensor(n.inputs[0]).rank();
   auto axes = ir::const_ints(g, n.inputs[1]);
-  if (!axes) return "axes must be an int32 or int64 constant";
+  if (!axes) return refuse(ReasonCode::kType, "axes must be an int32 or int64 constant");
   for (int64_t a : *axes)
-    if (!ir::resolve_axis(a, rank)) return "axis " + std::to_string(a) + " out of range";
-  return "";
+    if (!ir::resolve_axis(a, rank))
+      return refuse(ReasonCode::kOperands, "axis " + std::to_string(a) + " out of range");
+  return {};
 }
 
 std::optional<LayoutPlan> propagate_reduce(const ir::Graph& g, const ir::Node& n,
@@ -83,80 +85,29 @@ void read_reducer(const tflite::Operator& op, ir::Attributes& a) {
   a.set("keep_dims", int64_t{o && o->keep_dims() ? 1 : 0});
 }
 
-}  // namespace
-
-OpEntry mean() {
-  OpEntry e;
-  e.layout = LayoutClass::kAttribute;
-  e.read_options = read_reducer;
-  e.propagate = propagate_reduce;
-  e.check = check_reduce;
-  e.min_inputs = 2;
-  e.lower = [](LowerContext& ctx, const ir::Node& n) { return lower_reduce(ctx, n, "ReduceMean"); };
-  e.onnx = "ReduceMean";
-  e.notes = "axes follow the layout; without keep_dims the reduced axes leave it";
-  e.infer_shapes = infer_reduce;
-  return e;
+Status lower_mean(LowerContext& ctx, const ir::Node& n) {
+  return lower_reduce(ctx, n, "ReduceMean");
 }
-
-OpEntry softmax() {
-  OpEntry e;
-  e.layout = LayoutClass::kAttribute;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_SoftmaxOptions();
-    a.set("beta", o ? o->beta() : 1.0f);
-  };
-  e.propagate = propagate_same;
-  e.keeps_layout = true;
-  e.lower = [](LowerContext& ctx, const ir::Node& n) {
-    const ir::Graph& g = ctx.graph();
-    const ir::Tensor& x = g.tensor(n.inputs[0]);
-    TensorId in = n.inputs[0];
-    float beta = n.attrs.get_float("beta", 1.0f);
-    if (beta != 1.0f) {
-      TensorId scaled = ctx.temp_like(n.outputs[0], "scaled");
-      ctx.emit(n, "Mul", {in, ctx.const_scalar(n.name + "/beta", x.dtype, beta)}, {scaled}, "beta");
-      in = scaled;
-    }
-    ir::Node& s = ctx.emit(n, "Softmax", {in}, {n.outputs[0]});
-    s.attrs.set("axis", int64_t{ir::onnx_axis(x.layout, static_cast<int>(x.rank()) - 1)});
-    return ok_status();
-  };
-  e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
-    if (g.tensor(n.inputs[0]).rank() < 1) return "input must have at least one dimension";
-    return "";
-  };
-  e.onnx = "Softmax (Mul by beta first when beta != 1)";
-  e.infer_shapes = infer_same_as_input;
-  return e;
+Status lower_sum(LowerContext& ctx, const ir::Node& n) {
+  return lower_reduce(ctx, n, "ReduceSum", 13);
 }
-
-namespace {
+Status lower_reduce_max(LowerContext& ctx, const ir::Node& n) {
+  return lower_reduce(ctx, n, "ReduceMax");
+}
+Status lower_reduce_min(LowerContext& ctx, const ir::Node& n) {
+  return lower_reduce(ctx, n, "ReduceMin");
+}
+Status lower_reduce_prod(LowerContext& ctx, const ir::Node& n) {
+  return lower_reduce(ctx, n, "ReduceProd");
+}
 
 // The types every ONNX reduction (ReduceSum/Max/Min/Prod) takes.
-std::string check_typed_reduce(const ir::Graph& g, const ir::Node& n) {
+Check check_typed_reduce(const ir::Graph& g, const ir::Node& n) {
   ir::DataType t = g.tensor(n.inputs[0]).dtype;
   if (t != ir::DataType::kFloat32 && t != ir::DataType::kInt32 && t != ir::DataType::kInt64)
-    return std::string("input type ") + ir::to_string(t) +
-           " is not supported (float32, int32, int64)";
+    return refuse(ReasonCode::kType, std::string("input type ") + ir::to_string(t) +
+                                         " is not supported (float32, int32, int64)");
   return check_reduce(g, n);
-}
-
-OpEntry reducer(const char* onnx, LowerFn lower) {
-  OpEntry e;
-  e.layout = LayoutClass::kAttribute;
-  e.read_options = read_reducer;
-  e.propagate = propagate_reduce;
-  e.check = check_typed_reduce;
-  e.min_inputs = 2;
-  e.lower = lower;
-  e.onnx = onnx;
-  e.dtypes = "float32, int32, int64";
-  e.notes =
-      "axes follow the layout; without keep_dims the reduced axes leave it; "
-      "no axes: Identity";
-  e.infer_shapes = infer_reduce;
-  return e;
 }
 
 // The ONNX axis of the TFLite input's last axis.
@@ -177,6 +128,69 @@ void cast_int32(LowerContext& ctx, const ir::Node& n, TensorId from, TensorId ou
   c.attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt32)});
 }
 
+// MEAN, SUM, REDUCE_*: constant axes (input 1), keep_dims.
+InferredShapes infer_reduce(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto axes = input_ints(g, n, 1);
+  if (!x || !axes || axes->empty() || n.outputs.size() != 1) return std::nullopt;
+  std::vector<bool> reduced(x->size(), false);
+  for (int64_t a : *axes) {
+    auto r = ir::resolve_axis(a, x->size());
+    if (!r) return std::nullopt;
+    reduced[static_cast<size_t>(*r)] = true;
+  }
+  const bool keep = n.attrs.get_int("keep_dims") != 0;
+  Shape s;
+  for (size_t i = 0; i < x->size(); ++i)
+    if (!reduced[i])
+      s.push_back((*x)[i]);
+    else if (keep)
+      s.push_back(1);
+  return one_shape(std::move(s));
+}
+
+// ---- SOFTMAX, LOG_SOFTMAX ------------------------------------------------------
+
+void read_softmax_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_SoftmaxOptions();
+  a.set("beta", o ? o->beta() : 1.0f);
+}
+
+Check check_softmax(const ir::Graph& g, const ir::Node& n) {
+  if (g.tensor(n.inputs[0]).rank() < 1)
+    return refuse(ReasonCode::kShape, "input must have at least one dimension");
+  return {};
+}
+
+Status lower_softmax(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  TensorId in = n.inputs[0];
+  float beta = n.attrs.get_float("beta", 1.0f);
+  if (beta != 1.0f) {
+    TensorId scaled = ctx.temp_like(n.outputs[0], "scaled");
+    ctx.emit(n, "Mul", {in, ctx.const_scalar(n.name + "/beta", x.dtype, beta)}, {scaled}, "beta");
+    in = scaled;
+  }
+  ir::Node& s = ctx.emit(n, "Softmax", {in}, {n.outputs[0]});
+  s.attrs.set("axis", int64_t{ir::onnx_axis(x.layout, static_cast<int>(x.rank()) - 1)});
+  return ok_status();
+}
+
+Check check_float_rank1(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  if (x.rank() < 1) return refuse(ReasonCode::kShape, "input must have at least one dimension");
+  if (x.dtype != ir::DataType::kFloat32)
+    return refuse(ReasonCode::kType, "only float32 is supported");
+  return {};
+}
+
+Status lower_log_softmax(LowerContext& ctx, const ir::Node& n) {
+  ir::Node& s = ctx.emit(n, "LogSoftmax", {n.inputs[0]}, {n.outputs[0]});
+  s.attrs.set("axis", last_onnx_axis(ctx.tensor(n.inputs[0])));
+  return ok_status();
+}
+
 // ---- ARG_MAX / ARG_MIN -------------------------------------------------------
 
 std::optional<int> arg_axis(const ir::Graph& g, const ir::Node& n) {
@@ -186,14 +200,16 @@ std::optional<int> arg_axis(const ir::Graph& g, const ir::Node& n) {
   return ir::resolve_axis((*v)[0], g.tensor(n.inputs[0]).rank());
 }
 
-std::string check_arg(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_const(g, n, 1, "axis"); !r.empty()) return r;
-  if (g.tensor(n.inputs[0]).rank() < 1) return "input must have at least one dimension";
-  if (!arg_axis(g, n)) return "axis must be one int32 or int64 value in range";
+Check check_arg(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 1, "axis")) return r;
+  if (g.tensor(n.inputs[0]).rank() < 1)
+    return refuse(ReasonCode::kShape, "input must have at least one dimension");
+  if (!arg_axis(g, n))
+    return refuse(ReasonCode::kOperands, "axis must be one int32 or int64 value in range");
   ir::DataType t = g.tensor(n.outputs[0]).dtype;
   if (t != ir::DataType::kInt32 && t != ir::DataType::kInt64)
-    return "output type must be int32 or int64";
-  return "";
+    return refuse(ReasonCode::kType, "output type must be int32 or int64");
+  return {};
 }
 
 std::optional<LayoutPlan> propagate_arg(const ir::Graph& g, const ir::Node& n,
@@ -219,203 +235,271 @@ Status lower_arg(LowerContext& ctx, const ir::Node& n, const char* op) {
   cast_int32(ctx, n, idx, n.outputs[0]);
   return ok_status();
 }
+Status lower_arg_max(LowerContext& ctx, const ir::Node& n) { return lower_arg(ctx, n, "ArgMax"); }
+Status lower_arg_min(LowerContext& ctx, const ir::Node& n) { return lower_arg(ctx, n, "ArgMin"); }
 
-OpEntry arg(const char* onnx, LowerFn lower) {
-  OpEntry e;
-  e.layout = LayoutClass::kAttribute;
-  e.propagate = propagate_arg;
-  e.check = check_arg;
-  e.min_inputs = 2;
-  e.lower = lower;
-  e.onnx = onnx;
-  e.dtypes = "float32, int32 (-> int32/int64)";
-  e.notes = "axis (constant input) follows the layout; int32 output via Cast";
-  e.infer_shapes = infer_arg;
-  return e;
+// ARG_MAX / ARG_MIN: the constant axis (input 1) removed.
+InferredShapes infer_arg(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto axis = input_ints(g, n, 1);
+  if (!x || !axis || axis->size() != 1 || n.outputs.size() != 1) return std::nullopt;
+  auto a = ir::resolve_axis((*axis)[0], x->size());
+  if (!a) return std::nullopt;
+  Shape s = *x;
+  s.erase(s.begin() + *a);
+  return one_shape(std::move(s));
 }
 
-std::string check_float_rank1(const ir::Graph& g, const ir::Node& n) {
-  const ir::Tensor& x = g.tensor(n.inputs[0]);
-  if (x.rank() < 1) return "input must have at least one dimension";
-  if (x.dtype != ir::DataType::kFloat32) return "only float32 is supported";
-  return "";
+// ---- L2_NORMALIZATION ------------------------------------------------------------
+
+void read_l2_normalization_options(const tflite::Operator& op, ir::Attributes& a) {
+  store_activation(op.builtin_options_as_L2NormOptions(), a);
 }
 
-}  // namespace
-
-OpEntry sum() {
-  return reducer("ReduceSum", [](LowerContext& ctx, const ir::Node& n) {
-    return lower_reduce(ctx, n, "ReduceSum", 13);
-  });
-}
-
-OpEntry reduce_max() {
-  OpEntry e = reducer("ReduceMax", [](LowerContext& ctx, const ir::Node& n) {
-    return lower_reduce(ctx, n, "ReduceMax");
-  });
-  e.quantized = QuantizedKernel::kSameScale;
-  return e;
-}
-
-OpEntry reduce_min() {
-  OpEntry e = reducer("ReduceMin", [](LowerContext& ctx, const ir::Node& n) {
-    return lower_reduce(ctx, n, "ReduceMin");
-  });
-  e.quantized = QuantizedKernel::kSameScale;
-  return e;
-}
-
-OpEntry reduce_prod() {
-  return reducer("ReduceProd", [](LowerContext& ctx, const ir::Node& n) {
-    return lower_reduce(ctx, n, "ReduceProd");
-  });
-}
-
-OpEntry arg_max() {
-  return arg("ArgMax (+ Cast to int32)",
-             [](LowerContext& ctx, const ir::Node& n) { return lower_arg(ctx, n, "ArgMax"); });
-}
-
-OpEntry arg_min() {
-  return arg("ArgMin (+ Cast to int32)",
-             [](LowerContext& ctx, const ir::Node& n) { return lower_arg(ctx, n, "ArgMin"); });
-}
-
-OpEntry log_softmax() {
-  OpEntry e;
-  e.layout = LayoutClass::kAttribute;
-  e.propagate = propagate_same;
-  e.keeps_layout = true;
-  e.check = check_float_rank1;
-  e.lower = [](LowerContext& ctx, const ir::Node& n) {
-    ir::Node& s = ctx.emit(n, "LogSoftmax", {n.inputs[0]}, {n.outputs[0]});
-    s.attrs.set("axis", last_onnx_axis(ctx.tensor(n.inputs[0])));
-    return ok_status();
-  };
-  e.onnx = "LogSoftmax";
-  e.notes = "over the last TFLite axis";
-  e.infer_shapes = infer_same_as_input;
-  return e;
+Check check_l2_normalization(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_float_rank1(g, n)) return r;
+  return check_activation(g, n);
 }
 
 // x / max(sqrt(sum(x^2)), 1e-6) over the last axis: TFLite's epsilon
 // (reference_ops::L2Normalization), which ONNX LpNormalization lacks.
-OpEntry l2_normalization() {
-  OpEntry e;
-  e.layout = LayoutClass::kAttribute;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    store_activation(op.builtin_options_as_L2NormOptions(), a);
-  };
-  e.propagate = propagate_same;
-  e.keeps_layout = true;
-  e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
-    if (auto r = check_float_rank1(g, n); !r.empty()) return r;
-    return check_activation(g, n);
-  };
-  e.lower = [](LowerContext& ctx, const ir::Node& n) -> Status {
-    const ir::Tensor& x = ctx.tensor(n.inputs[0]);
-    int64_t axis = last_onnx_axis(x);
-    TensorId sq = ctx.temp(n.name + "/sum_square", ir::DataType::kFloat32);
-    std::vector<TensorId> inputs = {n.inputs[0]};
-    bool as_input = ctx.opset() >= 18;
-    if (as_input) inputs.push_back(ctx.const_i64(n.name + "/axes", {axis}));
-    ir::Node& r = ctx.emit(n, "ReduceSumSquare", inputs, {sq}, "ReduceSumSquare");
-    if (!as_input) r.attrs.set("axes", std::vector<int64_t>{axis});
-    r.attrs.set("keepdims", int64_t{1});
-    TensorId norm = ctx.temp(n.name + "/norm", ir::DataType::kFloat32);
-    ctx.emit(n, "Sqrt", {sq}, {norm}, "Sqrt");
-    TensorId clamped = ctx.temp(n.name + "/norm_clamped", ir::DataType::kFloat32);
-    ctx.emit(n, "Max", {norm, ctx.const_scalar(n.name + "/epsilon", ir::DataType::kFloat32, 1e-6)},
-             {clamped}, "Max");
-    auto y = ctx.fused_activation(n, n.outputs[0]);
-    if (!y) return y.take_error();
-    ctx.emit(n, "Div", {n.inputs[0], clamped}, {*y});
-    return ok_status();
-  };
-  e.onnx = "ReduceSumSquare, Sqrt, Max(epsilon 1e-6), Div";
-  e.notes = "over the last TFLite axis; decomposed for TFLite's epsilon";
-  e.infer_shapes = infer_same_as_input;
-  return e;
+Status lower_l2_normalization(LowerContext& ctx, const ir::Node& n) {
+  const ir::Tensor& x = ctx.tensor(n.inputs[0]);
+  int64_t axis = last_onnx_axis(x);
+  TensorId sq = ctx.temp(n.name + "/sum_square", ir::DataType::kFloat32);
+  std::vector<TensorId> inputs = {n.inputs[0]};
+  bool as_input = ctx.opset() >= 18;
+  if (as_input) inputs.push_back(ctx.const_i64(n.name + "/axes", {axis}));
+  ir::Node& r = ctx.emit(n, "ReduceSumSquare", inputs, {sq}, "ReduceSumSquare");
+  if (!as_input) r.attrs.set("axes", std::vector<int64_t>{axis});
+  r.attrs.set("keepdims", int64_t{1});
+  TensorId norm = ctx.temp(n.name + "/norm", ir::DataType::kFloat32);
+  ctx.emit(n, "Sqrt", {sq}, {norm}, "Sqrt");
+  TensorId clamped = ctx.temp(n.name + "/norm_clamped", ir::DataType::kFloat32);
+  ctx.emit(n, "Max", {norm, ctx.const_scalar(n.name + "/epsilon", ir::DataType::kFloat32, 1e-6)},
+           {clamped}, "Max");
+  auto y = ctx.fused_activation(n, n.outputs[0]);
+  if (!y) return y.take_error();
+  ctx.emit(n, "Div", {n.inputs[0], clamped}, {*y});
+  return ok_status();
+}
+
+// ---- LOCAL_RESPONSE_NORMALIZATION ---------------------------------------------------
+
+void read_lrn_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_LocalResponseNormalizationOptions();
+  a.set("radius", int64_t{o ? o->radius() : 0});
+  a.set("bias", o ? o->bias() : 0.0f);
+  a.set("alpha", o ? o->alpha() : 0.0f);
+  a.set("beta", o ? o->beta() : 0.0f);
+}
+
+Check check_lrn(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_rank(g, n, 0, 4)) {
+    r->text += " (only 4-D NHWC inputs)";
+    return r;
+  }
+  if (g.tensor(n.inputs[0]).dtype != ir::DataType::kFloat32)
+    return refuse(ReasonCode::kType, "only float32 is supported");
+  if (n.attrs.get_int("radius") < 0)
+    return refuse(ReasonCode::kOperands, "radius must not be negative");
+  return {};
 }
 
 // TFLite: x * (bias + alpha * sum over [c-r, c+r] of x^2)^-beta; ONNX LRN
 // divides alpha by size, so alpha_onnx = alpha * size with size = 2r + 1.
+Status lower_lrn(LowerContext& ctx, const ir::Node& n) {
+  const Perm want = ir::channels_first(4);
+  for (TensorId t : {n.inputs[0], n.outputs[0]})
+    if (ir::normalized(ctx.tensor(t).layout) != want)
+      return ctx.error(n, "tensor '" + ctx.tensor(t).name + "' is not NCHW in ONNX");
+  int64_t size = 2 * n.attrs.get_int("radius") + 1;
+  ir::Node& l = ctx.emit(n, "LRN", {n.inputs[0]}, {n.outputs[0]});
+  l.attrs.set("size", size);
+  l.attrs.set("alpha", n.attrs.get_float("alpha") * static_cast<float>(size));
+  l.attrs.set("beta", n.attrs.get_float("beta"));
+  l.attrs.set("bias", n.attrs.get_float("bias"));
+  return ok_status();
+}
+
+// ---- TOPK_V2 ------------------------------------------------------------------------
+
+Check check_topk(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 1, "k")) return r;
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  if (x.rank() < 1) return refuse(ReasonCode::kShape, "input must have at least one dimension");
+  auto k = ir::const_ints(g, n.inputs[1]);
+  if (!k || k->size() != 1 || (*k)[0] < 0)
+    return refuse(ReasonCode::kOperands, "k must be one non-negative integer");
+  int64_t last = x.shape.back();
+  if (last >= 0 && (*k)[0] > last)
+    return refuse(ReasonCode::kOperands, "k = " + std::to_string((*k)[0]) +
+                                             " exceeds the last dimension " + std::to_string(last));
+  if (n.outputs.size() != 2)
+    return refuse(ReasonCode::kOperands, "expects two outputs (values, indices)");
+  ir::DataType t = g.tensor(n.outputs[1]).dtype;
+  if (t != ir::DataType::kInt32 && t != ir::DataType::kInt64)
+    return refuse(ReasonCode::kType, "indices must be int32 or int64");
+  return {};
+}
+
+Status lower_topk(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  int64_t k = (*ir::const_ints(g, n.inputs[1]))[0];
+  TensorId idx = int64_result(ctx, n, n.outputs[1], "indices");
+  ir::Node& t =
+      ctx.emit(n, "TopK", {n.inputs[0], ctx.const_i64(n.name + "/k", {k})}, {n.outputs[0], idx});
+  t.attrs.set("axis", last_onnx_axis(ctx.tensor(n.inputs[0])));
+  t.attrs.set("largest", int64_t{1});
+  t.attrs.set("sorted", int64_t{1});
+  cast_int32(ctx, n, idx, n.outputs[1]);
+  return ok_status();
+}
+
+// TOPK_V2: both outputs are the input with the last axis k.
+InferredShapes infer_topk(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto k = const_operand(g, n, 1, false, -1);
+  if (!x || x->empty() || !k || k->size() != 1 || n.outputs.size() != 2) return std::nullopt;
+  if ((*k)[0] < 0 || (*k)[0] > x->back()) return std::nullopt;
+  Shape s = *x;
+  s.back() = (*k)[0];
+  return many_shapes({s, s});
+}
+
+}  // namespace
+
+OpEntry mean() {
+  return {.read = {.min_inputs = 2, .options = read_reducer},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_reduce},
+          .infer_shapes = infer_reduce,
+          .check = check_reduce,
+          .lower = lower_mean,
+          .doc = {.onnx = "ReduceMean",
+                  .notes = "axes follow the layout; without keep_dims the reduced axes leave "
+                           "it"}};
+}
+
+OpEntry softmax() {
+  return {.read = {.options = read_softmax_options},
+          .layout = {.kind = LayoutClass::kAttribute,
+                     .propagate = propagate_same,
+                     .keeps_layout = true},
+          .infer_shapes = infer_same_as_input,
+          .check = check_softmax,
+          .lower = lower_softmax,
+          .doc = {.onnx = "Softmax (Mul by beta first when beta != 1)"}};
+}
+
+// SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD.
+constexpr const char* kReducerTypes = "float32, int32, int64";
+constexpr const char* kReducerNotes =
+    "axes follow the layout; without keep_dims the reduced axes leave it; no axes: Identity";
+
+OpEntry sum() {
+  return {.read = {.min_inputs = 2, .options = read_reducer},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_reduce},
+          .infer_shapes = infer_reduce,
+          .check = check_typed_reduce,
+          .lower = lower_sum,
+          .doc = {.onnx = "ReduceSum", .dtypes = kReducerTypes, .notes = kReducerNotes}};
+}
+
+OpEntry reduce_max() {
+  return {.read = {.min_inputs = 2, .options = read_reducer},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_reduce},
+          .infer_shapes = infer_reduce,
+          .check = check_typed_reduce,
+          .lower = lower_reduce_max,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "ReduceMax", .dtypes = kReducerTypes, .notes = kReducerNotes}};
+}
+
+OpEntry reduce_min() {
+  return {.read = {.min_inputs = 2, .options = read_reducer},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_reduce},
+          .infer_shapes = infer_reduce,
+          .check = check_typed_reduce,
+          .lower = lower_reduce_min,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "ReduceMin", .dtypes = kReducerTypes, .notes = kReducerNotes}};
+}
+
+OpEntry reduce_prod() {
+  return {.read = {.min_inputs = 2, .options = read_reducer},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_reduce},
+          .infer_shapes = infer_reduce,
+          .check = check_typed_reduce,
+          .lower = lower_reduce_prod,
+          .doc = {.onnx = "ReduceProd", .dtypes = kReducerTypes, .notes = kReducerNotes}};
+}
+
+// ARG_MAX, ARG_MIN.
+constexpr const char* kArgTypes = "float32, int32 (-> int32/int64)";
+constexpr const char* kArgNotes = "axis (constant input) follows the layout; int32 output via Cast";
+
+OpEntry arg_max() {
+  return {.read = {.min_inputs = 2},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_arg},
+          .infer_shapes = infer_arg,
+          .check = check_arg,
+          .lower = lower_arg_max,
+          .doc = {.onnx = "ArgMax (+ Cast to int32)", .dtypes = kArgTypes, .notes = kArgNotes}};
+}
+
+OpEntry arg_min() {
+  return {.read = {.min_inputs = 2},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_arg},
+          .infer_shapes = infer_arg,
+          .check = check_arg,
+          .lower = lower_arg_min,
+          .doc = {.onnx = "ArgMin (+ Cast to int32)", .dtypes = kArgTypes, .notes = kArgNotes}};
+}
+
+OpEntry log_softmax() {
+  return {.layout = {.kind = LayoutClass::kAttribute,
+                     .propagate = propagate_same,
+                     .keeps_layout = true},
+          .infer_shapes = infer_same_as_input,
+          .check = check_float_rank1,
+          .lower = lower_log_softmax,
+          .doc = {.onnx = "LogSoftmax", .notes = "over the last TFLite axis"}};
+}
+
+OpEntry l2_normalization() {
+  return {.read = {.options = read_l2_normalization_options},
+          .layout = {.kind = LayoutClass::kAttribute,
+                     .propagate = propagate_same,
+                     .keeps_layout = true},
+          .infer_shapes = infer_same_as_input,
+          .check = check_l2_normalization,
+          .lower = lower_l2_normalization,
+          .doc = {.onnx = "ReduceSumSquare, Sqrt, Max(epsilon 1e-6), Div",
+                  .notes = "over the last TFLite axis; decomposed for TFLite's epsilon"}};
+}
+
 OpEntry local_response_normalization() {
-  OpEntry e;
-  e.layout = LayoutClass::kImplicit;
-  e.data_input = 0;
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_LocalResponseNormalizationOptions();
-    a.set("radius", int64_t{o ? o->radius() : 0});
-    a.set("bias", o ? o->bias() : 0.0f);
-    a.set("alpha", o ? o->alpha() : 0.0f);
-    a.set("beta", o ? o->beta() : 0.0f);
-  };
-  e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
-    if (auto r = require_rank(g, n, 0, 4); !r.empty()) return r + " (only 4-D NHWC inputs)";
-    if (g.tensor(n.inputs[0]).dtype != ir::DataType::kFloat32) return "only float32 is supported";
-    if (n.attrs.get_int("radius") < 0) return "radius must not be negative";
-    return "";
-  };
-  e.lower = [](LowerContext& ctx, const ir::Node& n) -> Status {
-    const Perm want = ir::channels_first(4);
-    for (TensorId t : {n.inputs[0], n.outputs[0]})
-      if (ir::normalized(ctx.tensor(t).layout) != want)
-        return ctx.error(n, "tensor '" + ctx.tensor(t).name + "' is not NCHW in ONNX");
-    int64_t size = 2 * n.attrs.get_int("radius") + 1;
-    ir::Node& l = ctx.emit(n, "LRN", {n.inputs[0]}, {n.outputs[0]});
-    l.attrs.set("size", size);
-    l.attrs.set("alpha", n.attrs.get_float("alpha") * static_cast<float>(size));
-    l.attrs.set("beta", n.attrs.get_float("beta"));
-    l.attrs.set("bias", n.attrs.get_float("bias"));
-    return ok_status();
-  };
-  e.onnx = "LRN (size = 2*radius+1, alpha * size)";
-  e.notes = "4-D NHWC, runs on NCHW";
-  e.infer_shapes = infer_same_as_input;
-  return e;
+  return {
+      .read = {.options = read_lrn_options},
+      .layout = {.kind = LayoutClass::kImplicit},
+      .infer_shapes = infer_same_as_input,
+      .check = check_lrn,
+      .lower = lower_lrn,
+      .doc = {.onnx = "LRN (size = 2*radius+1, alpha * size)", .notes = "4-D NHWC, runs on NCHW"}};
 }
 
 OpEntry topk_v2() {
-  OpEntry e;
-  e.layout = LayoutClass::kAttribute;
-  e.propagate = propagate_same;
-  e.keeps_layout = true;
-  e.min_inputs = 2;
-  e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
-    if (auto r = require_const(g, n, 1, "k"); !r.empty()) return r;
-    const ir::Tensor& x = g.tensor(n.inputs[0]);
-    if (x.rank() < 1) return "input must have at least one dimension";
-    auto k = ir::const_ints(g, n.inputs[1]);
-    if (!k || k->size() != 1 || (*k)[0] < 0) return "k must be one non-negative integer";
-    int64_t last = x.shape.back();
-    if (last >= 0 && (*k)[0] > last)
-      return "k = " + std::to_string((*k)[0]) + " exceeds the last dimension " +
-             std::to_string(last);
-    if (n.outputs.size() != 2) return "expects two outputs (values, indices)";
-    ir::DataType t = g.tensor(n.outputs[1]).dtype;
-    if (t != ir::DataType::kInt32 && t != ir::DataType::kInt64)
-      return "indices must be int32 or int64";
-    return "";
-  };
-  e.lower = [](LowerContext& ctx, const ir::Node& n) {
-    const ir::Graph& g = ctx.graph();
-    int64_t k = (*ir::const_ints(g, n.inputs[1]))[0];
-    TensorId idx = int64_result(ctx, n, n.outputs[1], "indices");
-    ir::Node& t =
-        ctx.emit(n, "TopK", {n.inputs[0], ctx.const_i64(n.name + "/k", {k})}, {n.outputs[0], idx});
-    t.attrs.set("axis", last_onnx_axis(ctx.tensor(n.inputs[0])));
-    t.attrs.set("largest", int64_t{1});
-    t.attrs.set("sorted", int64_t{1});
-    cast_int32(ctx, n, idx, n.outputs[1]);
-    return ok_status();
-  };
-  e.onnx = "TopK (+ Cast of the indices to int32)";
-  e.dtypes = "float32, int32, int64 (int32/int64 indices)";
-  e.notes = "over the last TFLite axis; k must be a constant";
-  e.infer_shapes = infer_topk;
-  e.quantized = QuantizedKernel::kSameScale;
-  return e;
+  return {.read = {.min_inputs = 2},
+          .layout = {.kind = LayoutClass::kAttribute,
+                     .propagate = propagate_same,
+                     .keeps_layout = true},
+          .infer_shapes = infer_topk,
+          .check = check_topk,
+          .lower = lower_topk,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "TopK (+ Cast of the indices to int32)",
+                  .dtypes = "float32, int32, int64 (int32/int64 indices)",
+                  .notes = "over the last TFLite axis; k must be a constant"}};
 }
 
 }  // namespace lite2onnx::ops::reduce

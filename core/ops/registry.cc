@@ -44,7 +44,7 @@ Table make_table() {
   t[builtin::kStridedSlice] = shape::strided_slice();
   t[builtin::kSplit] = shape::split();
   t[builtin::kPrelu] = elementwise::prelu();
-  t[builtin::kPadv2] = shape::padv2();
+  t[builtin::kPadv2] = shape::pad();
   t[builtin::kTransposeConv] = conv::transpose_conv();
   t[builtin::kSqrt] = elementwise::unary("Sqrt");
   t[builtin::kRsqrt] = elementwise::rsqrt();
@@ -104,7 +104,7 @@ Table make_table() {
   t[builtin::kZerosLike] = math::zeros_like();
   t[builtin::kGelu] = math::gelu();
   t[builtin::kCast] = math::cast();
-  t[builtin::kEqual] = math::compare("Equal");
+  t[builtin::kEqual] = math::equal();
   t[builtin::kNotEqual] = math::not_equal();
   t[builtin::kGreater] = math::compare("Greater");
   t[builtin::kGreaterEqual] = math::compare("GreaterOrEqual");
@@ -213,23 +213,37 @@ const OpEntry& lookup(const ir::NodeInfo& n) {
   return n.builtin == builtin::kCustom ? lookup_custom(n.op) : lookup(n.builtin);
 }
 
+namespace {
+
+// An op the reader cannot take: listed with its code (the reader adds the
+// op's index and name).
+Error unsupported_op(ReasonCode code, std::string message) {
+  Error e = make_error(ErrorCode::kUnsupported, message);
+  e.unsupported.push_back({-1, "", std::move(message), to_string(code)});
+  return e;
+}
+
+}  // namespace
+
 Status read_options(int builtin, std::string_view custom_code, int version,
                     const tflite::Operator& op, ir::Attributes& attrs) {
   if (builtin != ir::builtin::kCustom) {
-    if (ReadOptionsFn read = lookup(builtin).read_options) read(op, attrs);
+    if (ReadOptionsFn read = lookup(builtin).read.options) read(op, attrs);
     return ok_status();
   }
   const OpEntry& e = lookup_custom(custom_code);
-  if (e.custom_version != 0 && version != e.custom_version)
-    return make_error(ErrorCode::kUnsupported,
-                      "version " + std::to_string(version) +
-                          " of this custom op is not converted (only version " +
-                          std::to_string(e.custom_version) + ", the one its runtime registers)");
-  CustomOptionsFn read = e.custom_options;
+  if (e.read.custom_version != 0 && version != e.read.custom_version)
+    return unsupported_op(ReasonCode::kOpVersion,
+                          "version " + std::to_string(version) +
+                              " of this custom op is not converted (only version " +
+                              std::to_string(e.read.custom_version) +
+                              ", the one its runtime registers)");
+  CustomOptionsFn read = e.read.custom_options;
   if (!read) return ok_status();
   if (op.large_custom_options_size() > 0)
-    return make_error(ErrorCode::kUnsupported,
-                      "custom options stored outside the FlatBuffer (large_custom_options_offset)");
+    return unsupported_op(
+        ReasonCode::kNotImplemented,
+        "custom options stored outside the FlatBuffer (large_custom_options_offset)");
   const auto* bytes = op.custom_options();
   return read(
       bytes ? std::span<const uint8_t>(bytes->data(), bytes->size()) : std::span<const uint8_t>(),

@@ -80,8 +80,11 @@ using CustomOptionsFn = Status (*)(std::span<const uint8_t> bytes, ir::Attribute
 // nullopt: the op cannot run in these layouts; it then runs in TFLite order.
 using PropagateFn = std::optional<LayoutPlan> (*)(const ir::Graph& g, const ir::Node& n,
                                                   std::span<const ir::Perm> input_layouts);
-// Empty when the node can be converted, else the reason it cannot.
-using CheckFn = std::string (*)(const ir::Graph& g, const ir::Node& n);
+// What a check returns: nothing when the node can be converted, else why it
+// cannot (a ReasonCode and the text; core/status.h).
+using Check = std::optional<Refusal>;
+inline Check refuse(ReasonCode code, std::string text) { return Refusal{code, std::move(text)}; }
+using CheckFn = Check (*)(const ir::Graph& g, const ir::Node& n);
 // The layout an Attribute op's input 0 would need for its output to come out
 // in `wanted` (empty: none); backward hints walk through it.
 using HintInputFn = ir::Perm (*)(const ir::Graph& g, const ir::Node& n, const ir::Perm& wanted);
@@ -94,69 +97,102 @@ using InferShapesFn = std::optional<std::vector<ir::Shape>> (*)(const ir::Graph&
 // attributes alone (no work): see OpEntry::lowering_bytes.
 using LoweringBytesFn = uint64_t (*)(const ir::Graph& g, const ir::Node& n);
 
-struct OpEntry {
-  LayoutClass layout = LayoutClass::kTerminate;
-  int data_input = 0;  // kImplicit: the activation input
-  int min_inputs = 1;  // inputs [0, min_inputs) must be present; -1: every input
-  ReadOptionsFn read_options = nullptr;
-  CustomOptionsFn custom_options = nullptr;  // custom ops only
+// An op's entry in the table, in named parts. Each family file writes its
+// entries with designated initializers, naming only what differs from these
+// defaults (docs/architecture.md, "Op table").
+
+// Reading the op from the file.
+struct Reading {
+  int min_inputs = 1;               // inputs [0, min_inputs) must be present; -1: every input
+  ReadOptionsFn options = nullptr;  // FlatBuffer builtin options -> node attributes
+  CustomOptionsFn custom_options = nullptr;  // custom ops: Operator.custom_options
   // Custom ops whose versions differ in meaning: the one version converted
   // (0: any). Files with another version are unsupported, naming it.
   int custom_version = 0;
-  PropagateFn propagate = nullptr;  // kAttribute only
-  CheckFn check = nullptr;
-  LowerFn lower = nullptr;
-  const char* onnx = "";   // ONNX ops it becomes (for the support matrix)
-  const char* notes = "";  // for the support matrix
-  // Element types of the op's data tensors this converter handles, as TFLite
-  // allows them (for the support matrix).
-  const char* dtypes = "float32";
-  QuantizedKernel quantized = QuantizedKernel::kRescale;
-  // The int16 (16x8) kernel's class where it differs from the int8/uint8 one.
-  std::optional<QuantizedKernel> quantized_int16;
-  std::optional<BiasSlots> bias;  // conv / fully connected: see BiasSlots
-  // Shape inference; unset: numpy broadcast for kTransparent ops, the element
-  // map's shape for reshapes, else the file's shapes stand.
-  InferShapesFn infer_shapes = nullptr;
+};
+
+// The op under layout propagation (docs/architecture.md, "Layouts").
+struct LayoutRule {
+  LayoutClass kind = LayoutClass::kTerminate;
+  int data_input = 0;               // kImplicit: the activation input
+  PropagateFn propagate = nullptr;  // kAttribute (and Terminate ops accepting a layout)
   // kAttribute ops whose outputs take their data input's layout unchanged
   // (propagate_same, SPLIT): layout hints walk back through them.
   bool keeps_layout = false;
   // Other Attribute ops that hints walk back through (RESHAPE).
   HintInputFn hint_input = nullptr;
+};
+
+// How the op's integer kernel meets QDQ.
+struct Quantization {
+  QuantizedKernel kernel = QuantizedKernel::kRescale;
+  // The int16 (16x8) kernel's class where it differs from the int8/uint8 one.
+  std::optional<QuantizedKernel> int16;
+  std::optional<BiasSlots> bias;  // conv / fully connected: see BiasSlots
+};
+
+// State kept between invocations (docs/architecture.md, "Model state").
+struct StateRule {
   // Stateful ops (the recurrent ones): the input slots holding a variable
   // tensor the op reads and updates in place, as TFLite's kernel requires
   // them. expose_state (passes.h) makes each such tensor a graph input with
   // its initial value, and gives the node one more output per slot, in this
   // order, for the value after the op (state_output() finds them); the
   // converter writes those outputs.
-  std::vector<int> state_inputs;
+  std::vector<int> inputs;
   // Whether each state slot must hold a variable tensor (TFLite's kernel
   // reads it with GetVariableInput: otherwise an invalid model); false: a
   // slot without one is left alone (the LSTM op's two kernels use different
   // slots).
-  bool state_required = true;
-  // kSubgraph ops: how each of the node's subgraphs meets it.
-  SubgraphBindingFn subgraph_binding = nullptr;
-  // Ops whose effect is on state, not on outputs (ASSIGN_VARIABLE, CALL_ONCE):
-  // having no outputs is no defect.
+  bool required = true;
+  // Ops whose effect is on state, not on outputs (ASSIGN_VARIABLE,
+  // CALL_ONCE): having no outputs is no defect.
   bool effect_only = false;
+};
 
-  // Evaluation at conversion time (ops/evaluate.h): constant folding and the
-  // dilated-convolution fusion use whichever is set.
+// Evaluation at conversion time (ops/evaluate.h): constant folding and the
+// dilated-convolution fusion use whichever is set.
+struct Evaluation {
   ElementSourcesFn element_sources = nullptr;  // ops that only copy elements
   Arithmetic arithmetic = Arithmetic::kNone;   // binary arithmetic
   FoldFn fold = nullptr;                       // any other (SHAPE, CAST)
+};
 
+// The op in the support matrix (lite2onnx ops, docs/operators.md).
+struct Documentation {
+  const char* onnx = "";  // the ONNX ops it becomes
+  // Element types of the op's data tensors this converter handles, as
+  // TFLite allows them.
+  const char* dtypes = "float32";
+  const char* notes = "";
+};
+
+struct OpEntry {
+  Reading read;
+  LayoutRule layout;
+  // Output shapes as TFLite's Prepare computes them, written beside the
+  // converter; unset: numpy broadcast for kTransparent ops, the element map's
+  // shape for reshapes, else the file's shapes stand.
+  InferShapesFn infer_shapes = nullptr;
+  CheckFn check = nullptr;  // seen by the preflight
+  LowerFn lower = nullptr;  // the converter; an entry is supported iff it has one
   // Ops whose lowering creates large constants (DFT matrices, frame indices):
   // their size, which the lowering stage adds up over every graph before it
   // lowers anything (passes::check_lowering_fits), so a model that would pass
   // the created-bytes budget ends before the first matrix is computed. Unset:
   // the op creates only small constants (shapes, axes, scalars).
   LoweringBytesFn lowering_bytes = nullptr;
+  Quantization quantization;
+  StateRule state;
+  // kSubgraph ops: how each of the node's subgraphs meets it.
+  SubgraphBindingFn subgraph_binding = nullptr;
+  Evaluation evaluate;
+  Documentation doc;
 
   bool supported() const { return lower != nullptr; }
   bool evaluable() const {
-    return element_sources != nullptr || arithmetic != Arithmetic::kNone || fold != nullptr;
+    return evaluate.element_sources != nullptr || evaluate.arithmetic != Arithmetic::kNone ||
+           evaluate.fold != nullptr;
   }
 };
 
@@ -167,7 +203,9 @@ const OpEntry& lookup_custom(std::string_view custom_code);
 // A TFLite node's entry: by its builtin code, or by its custom code for CUSTOM.
 const OpEntry& lookup(const ir::NodeInfo& n);
 // Reads an op's builtin or custom options into node attributes through its
-// entry (the reader's OptionsReader); fails on custom options that are bad.
+// entry (the reader's OptionsReader); fails on custom options that are bad,
+// and on a custom op it cannot take (kUnsupported listing it, with its
+// reason code, at op index -1: the reader knows the index).
 Status read_options(int builtin, std::string_view custom_code, int version,
                     const tflite::Operator& op, ir::Attributes& attrs);
 // Every builtin code with its entry, in code order (the support matrix).
@@ -235,7 +273,7 @@ class LowerContext {
   Error error(const ir::Node& n, const std::string& message) const;
   // The node cannot be converted with these options (the preflight could not
   // tell: it does not know the opset): kUnsupported listing the node.
-  Error unsupported(const ir::Node& n, const std::string& reason) const;
+  Error unsupported(const ir::Node& n, Refusal why) const;
 
  private:
   ir::Graph& graph_;
@@ -258,7 +296,7 @@ class LowerContext {
 // Helpers for converters.
 const char* activation_name(int tflite_activation);
 // The output of a stateful node that carries the value of its entry's k-th
-// state input after the op (OpEntry::state_inputs), or kNoTensor.
+// state input after the op (OpEntry::state.inputs), or kNoTensor.
 ir::TensorId state_output(const ir::Node& n, size_t k);
 // How many of the node's outputs the TFLite operator has (expose_state
 // appends the state outputs after them).

@@ -7,20 +7,22 @@
 namespace lite2onnx::ops::resize {
 namespace {
 
+using ir::Shape;
 using ir::TensorId;
 
-std::string check_resize(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_rank(g, n, 0, 4); !r.empty()) return r;
-  if (auto r = require_const(g, n, 1, "size"); !r.empty()) return r;
+Check check_resize(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_rank(g, n, 0, 4)) return r;
+  if (auto r = require_const(g, n, 1, "size")) return r;
   auto size = ir::const_ints(g, n.inputs[1]);
   if (!size || size->size() != 2 || (*size)[0] < 1 || (*size)[1] < 1)
-    return "size must be two positive values";
+    return refuse(ReasonCode::kOperands, "size must be two positive values");
   const ir::Shape& xs = g.tensor(n.inputs[0]).shape;
   if ((xs[0] < 0 || xs[3] < 0) && (xs[1] < 1 || xs[2] < 1))
-    return "needs a static batch and depth, or static spatial dimensions";
+    return refuse(ReasonCode::kShape,
+                  "needs a static batch and depth, or static spatial dimensions");
   if (n.attrs.get_int("align_corners") && n.attrs.get_int("half_pixel_centers"))
-    return "align_corners and half_pixel_centers cannot both be set";
-  return "";
+    return refuse(ReasonCode::kOperands, "align_corners and half_pixel_centers cannot both be set");
+  return {};
 }
 
 Status lower_resize(LowerContext& ctx, const ir::Node& n, bool bilinear) {
@@ -49,43 +51,57 @@ Status lower_resize(LowerContext& ctx, const ir::Node& n, bool bilinear) {
   return ok_status();
 }
 
-OpEntry entry(bool bilinear) {
-  OpEntry e;
-  e.layout = LayoutClass::kImplicit;
-  e.check = check_resize;
-  e.min_inputs = 2;
-  e.onnx = "Resize";
-  e.notes = "align_corners / half_pixel_centers mapped to coordinate_transformation_mode";
-  if (bilinear) {
-    e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-      const auto* o = op.builtin_options_as_ResizeBilinearOptions();
-      a.set("align_corners", int64_t{o && o->align_corners()});
-      a.set("half_pixel_centers", int64_t{o && o->half_pixel_centers()});
-    };
-    e.lower = [](LowerContext& ctx, const ir::Node& n) { return lower_resize(ctx, n, true); };
-  } else {
-    e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-      const auto* o = op.builtin_options_as_ResizeNearestNeighborOptions();
-      a.set("align_corners", int64_t{o && o->align_corners()});
-      a.set("half_pixel_centers", int64_t{o && o->half_pixel_centers()});
-    };
-    e.lower = [](LowerContext& ctx, const ir::Node& n) { return lower_resize(ctx, n, false); };
-  }
-  e.infer_shapes = infer_resize;
-  return e;
+void read_bilinear_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_ResizeBilinearOptions();
+  a.set("align_corners", int64_t{o && o->align_corners()});
+  a.set("half_pixel_centers", int64_t{o && o->half_pixel_centers()});
+}
+
+void read_nearest_neighbor_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_ResizeNearestNeighborOptions();
+  a.set("align_corners", int64_t{o && o->align_corners()});
+  a.set("half_pixel_centers", int64_t{o && o->half_pixel_centers()});
+}
+
+Status lower_bilinear(LowerContext& ctx, const ir::Node& n) { return lower_resize(ctx, n, true); }
+Status lower_nearest_neighbor(LowerContext& ctx, const ir::Node& n) {
+  return lower_resize(ctx, n, false);
+}
+
+// RESIZE_*: [N, size..., C] with the constant size (input 1).
+InferredShapes infer_resize(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto size = input_ints(g, n, 1);
+  if (!x || x->size() != 4 || !size || size->size() != 2 || n.outputs.size() != 1)
+    return std::nullopt;
+  if ((*size)[0] <= 0 || (*size)[1] <= 0) return std::nullopt;
+  return one_shape({(*x)[0], (*size)[0], (*size)[1], (*x)[3]});
 }
 
 }  // namespace
 
 OpEntry bilinear() {
-  OpEntry e = entry(true);
-  e.quantized = QuantizedKernel::kSameScale;
-  return e;
+  return {.read = {.min_inputs = 2, .options = read_bilinear_options},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_resize,
+          .check = check_resize,
+          .lower = lower_bilinear,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Resize",
+                  .notes = "align_corners / half_pixel_centers mapped to "
+                           "coordinate_transformation_mode"}};
 }
+
 OpEntry nearest_neighbor() {
-  OpEntry e = entry(false);
-  e.quantized = QuantizedKernel::kSameScale;
-  return e;
+  return {.read = {.min_inputs = 2, .options = read_nearest_neighbor_options},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_resize,
+          .check = check_resize,
+          .lower = lower_nearest_neighbor,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Resize",
+                  .notes = "align_corners / half_pixel_centers mapped to "
+                           "coordinate_transformation_mode"}};
 }
 
 }  // namespace lite2onnx::ops::resize

@@ -14,17 +14,8 @@ namespace lite2onnx::ops::space {
 namespace {
 
 using ir::Perm;
+using ir::Shape;
 using ir::TensorId;
-
-OpEntry implicit(const char* onnx, CheckFn check, LowerFn lower) {
-  OpEntry e;
-  e.layout = LayoutClass::kImplicit;
-  e.data_input = 0;
-  e.check = check;
-  e.lower = lower;
-  e.onnx = onnx;
-  return e;
-}
 
 Status require_nchw(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
@@ -43,35 +34,43 @@ struct Blocks {
 };
 
 // Reads block_shape (input 1) and paddings / crops (input 2); "" if valid.
-std::string read_blocks(const ir::Graph& g, const ir::Node& n, const char* what, Blocks* out) {
-  if (auto r = require_rank(g, n, 0, 4); !r.empty())
-    return r + " (only 4-D NHWC inputs are supported)";
-  if (auto r = require_const(g, n, 1, "block_shape"); !r.empty()) return r;
-  if (auto r = require_const(g, n, 2, what); !r.empty()) return r;
+Check read_blocks(const ir::Graph& g, const ir::Node& n, const char* what, Blocks* out) {
+  if (auto r = require_rank(g, n, 0, 4)) {
+    r->text += " (only 4-D NHWC inputs are supported)";
+    return r;
+  }
+  if (auto r = require_const(g, n, 1, "block_shape")) return r;
+  if (auto r = require_const(g, n, 2, what)) return r;
   auto block = ir::const_ints(g, n.inputs[1]);
   auto pads = ir::const_ints(g, n.inputs[2]);
-  if (!block || block->size() != 2) return "block_shape must hold 2 values";
-  if (!pads || pads->size() != 4) return std::string(what) + " must be a [2, 2] constant";
+  if (!block || block->size() != 2)
+    return refuse(ReasonCode::kShape, "block_shape must hold 2 values");
+  if (!pads || pads->size() != 4)
+    return refuse(ReasonCode::kOperands, std::string(what) + " must be a [2, 2] constant");
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   if ((*block)[0] < 1 || (*block)[1] < 1 || (*block)[0] > kMax || (*block)[1] > kMax)
-    return "block sizes must be positive int32 values";
+    return refuse(ReasonCode::kOperands, "block sizes must be positive int32 values");
   for (int64_t v : *pads)
-    if (v < 0 || v > kMax) return std::string("invalid ") + what + " value " + std::to_string(v);
+    if (v < 0 || v > kMax)
+      return refuse(ReasonCode::kOperands,
+                    std::string("invalid ") + what + " value " + std::to_string(v));
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   for (size_t d = 1; d < 4; ++d)
-    if (x.shape[d] < 0) return "height, width and channels must be static";
+    if (x.shape[d] < 0)
+      return refuse(ReasonCode::kShape, "height, width and channels must be static");
   *out = {(*block)[0], (*block)[1], (*pads)[0], (*pads)[1], (*pads)[2], (*pads)[3]};
-  return "";
+  return {};
 }
 
-std::string check_space_to_batch(const ir::Graph& g, const ir::Node& n) {
+Check check_space_to_batch(const ir::Graph& g, const ir::Node& n) {
   Blocks b;
-  if (auto r = read_blocks(g, n, "paddings", &b); !r.empty()) return r;
+  if (auto r = read_blocks(g, n, "paddings", &b)) return r;
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   if ((x.shape[1] + b.before_h + b.after_h) % b.bh != 0 ||
       (x.shape[2] + b.before_w + b.after_w) % b.bw != 0)
-    return "padded height and width are not multiples of the block shape";
-  return "";
+    return refuse(ReasonCode::kOperands,
+                  "padded height and width are not multiples of the block shape");
+  return {};
 }
 
 // [N, C, H, W] -> Pad -> [N, C, Ho, bh, Wo, bw] -> [bh, bw, N, C, Ho, Wo] -> [bh*bw*N, C, Ho, Wo]:
@@ -80,7 +79,7 @@ Status lower_space_to_batch(LowerContext& ctx, const ir::Node& n) {
   if (auto st = require_nchw(ctx, n); !st) return st;
   const ir::Graph& g = ctx.graph();
   Blocks b;
-  if (auto r = read_blocks(g, n, "paddings", &b); !r.empty()) return ctx.error(n, r);
+  if (auto r = read_blocks(g, n, "paddings", &b)) return ctx.error(n, r->text);
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const int64_t c = x.shape[3];
   const int64_t ho = (x.shape[1] + b.before_h + b.after_h) / b.bh;
@@ -106,15 +105,16 @@ Status lower_space_to_batch(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-std::string check_batch_to_space(const ir::Graph& g, const ir::Node& n) {
+Check check_batch_to_space(const ir::Graph& g, const ir::Node& n) {
   Blocks b;
-  if (auto r = read_blocks(g, n, "crops", &b); !r.empty()) return r;
+  if (auto r = read_blocks(g, n, "crops", &b)) return r;
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   if (x.shape[0] >= 0 && x.shape[0] % (b.bh * b.bw) != 0)
-    return "batch " + std::to_string(x.shape[0]) + " is not a multiple of the block size";
+    return refuse(ReasonCode::kOperands,
+                  "batch " + std::to_string(x.shape[0]) + " is not a multiple of the block size");
   if (b.before_h + b.after_h > x.shape[1] * b.bh || b.before_w + b.after_w > x.shape[2] * b.bw)
-    return "crops exceed the output size";
-  return "";
+    return refuse(ReasonCode::kOperands, "crops exceed the output size");
+  return {};
 }
 
 // [bh*bw*N, C, H, W] -> [bh, bw, N, C, H, W] -> [N, C, H, bh, W, bw] -> [N, C, H*bh, W*bw] -> crop.
@@ -122,7 +122,7 @@ Status lower_batch_to_space(LowerContext& ctx, const ir::Node& n) {
   if (auto st = require_nchw(ctx, n); !st) return st;
   const ir::Graph& g = ctx.graph();
   Blocks b;
-  if (auto r = read_blocks(g, n, "crops", &b); !r.empty()) return ctx.error(n, r);
+  if (auto r = read_blocks(g, n, "crops", &b)) return ctx.error(n, r->text);
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const int64_t h = x.shape[1], w = x.shape[2], c = x.shape[3];
   TensorId split = ctx.temp(n.name + "/blocks", x.dtype);
@@ -149,18 +149,20 @@ Status lower_batch_to_space(LowerContext& ctx, const ir::Node& n) {
 
 // ---- SPACE_TO_DEPTH / DEPTH_TO_SPACE -----------------------------------------
 
-std::string check_depth_space(const ir::Graph& g, const ir::Node& n, bool to_depth) {
-  if (auto r = require_rank(g, n, 0, 4); !r.empty()) return r;
+Check check_depth_space(const ir::Graph& g, const ir::Node& n, bool to_depth) {
+  if (auto r = require_rank(g, n, 0, 4)) return r;
   const int64_t block = n.attrs.get_int("block_size");
-  if (block < 1) return "block_size must be positive (got " + std::to_string(block) + ")";
+  if (block < 1)
+    return refuse(ReasonCode::kOperands,
+                  "block_size must be positive (got " + std::to_string(block) + ")");
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   if (to_depth) {
     if ((x.shape[1] >= 0 && x.shape[1] % block) || (x.shape[2] >= 0 && x.shape[2] % block))
-      return "height and width must be multiples of block_size";
+      return refuse(ReasonCode::kOperands, "height and width must be multiples of block_size");
   } else if (x.shape[3] >= 0 && x.shape[3] % (block * block)) {
-    return "channels must be a multiple of block_size^2";
+    return refuse(ReasonCode::kOperands, "channels must be a multiple of block_size^2");
   }
-  return "";
+  return {};
 }
 
 // TFLite's channel order matches ONNX's on NCHW: SPACE_TO_DEPTH puts block
@@ -175,52 +177,147 @@ Status lower_depth_space(LowerContext& ctx, const ir::Node& n, bool to_depth) {
   return ok_status();
 }
 
+Check check_space_to_depth(const ir::Graph& g, const ir::Node& n) {
+  return check_depth_space(g, n, true);
+}
+Check check_depth_to_space(const ir::Graph& g, const ir::Node& n) {
+  return check_depth_space(g, n, false);
+}
+Status lower_space_to_depth(LowerContext& ctx, const ir::Node& n) {
+  return lower_depth_space(ctx, n, true);
+}
+Status lower_depth_to_space(LowerContext& ctx, const ir::Node& n) {
+  return lower_depth_space(ctx, n, false);
+}
+
+void read_space_to_depth_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_SpaceToDepthOptions();
+  a.set("block_size", int64_t{o ? o->block_size() : 0});
+}
+
+void read_depth_to_space_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_DepthToSpaceOptions();
+  a.set("block_size", int64_t{o ? o->block_size() : 0});
+}
+
+// SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND: input 0 of rank 3 or 4, block_shape
+// [rank - 2] and paddings or crops [rank - 2, 2], int32 constants.
+struct BlockOperands {
+  Shape x;
+  std::vector<int64_t> block, pads;
+};
+std::optional<BlockOperands> block_operands(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto block = const_operand(g, n, 1, false, 1);
+  auto pads = const_operand(g, n, 2, false, 2);
+  if (!x || (x->size() != 3 && x->size() != 4) || !block || !pads || n.inputs.size() != 3 ||
+      n.outputs.size() != 1)
+    return std::nullopt;
+  const size_t spatial = x->size() - 2;
+  if (block->size() != spatial ||
+      g.tensor(n.inputs[2]).shape != Shape{static_cast<int64_t>(spatial), 2})
+    return std::nullopt;
+  for (int64_t b : *block)
+    if (b < 1 || b > kMaxDim) return std::nullopt;
+  for (int64_t p : *pads)
+    if (!dim_value(p)) return std::nullopt;
+  return BlockOperands{*x, *block, *pads};
+}
+
+// DEPTH_TO_SPACE / SPACE_TO_DEPTH with block_size.
+InferredShapes infer_depth_to_space(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  const int64_t b = n.attrs.get_int("block_size");
+  if (!x || x->size() != 4 || b < 1 || b > (int64_t{1} << 15) || (*x)[3] % (b * b) != 0 ||
+      n.outputs.size() != 1)
+    return std::nullopt;
+  return one_shape({(*x)[0], (*x)[1] * b, (*x)[2] * b, (*x)[3] / (b * b)});
+}
+
+InferredShapes infer_space_to_depth(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  const int64_t b = n.attrs.get_int("block_size");
+  if (!x || x->size() != 4 || b < 1 || b > (int64_t{1} << 15) || (*x)[1] % b != 0 ||
+      (*x)[2] % b != 0 || n.outputs.size() != 1)
+    return std::nullopt;
+  return one_shape({(*x)[0], (*x)[1] / b, (*x)[2] / b, (*x)[3] * b * b});
+}
+
+// SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND (rank 3 or 4): constant block_shape
+// and paddings / crops.
+InferredShapes infer_space_to_batch(const ir::Graph& g, const ir::Node& n) {
+  auto op = block_operands(g, n);
+  if (!op) return std::nullopt;
+  Shape s = op->x;
+  int64_t batch = s[0];
+  for (size_t d = 0; d + 2 < s.size(); ++d) {
+    const int64_t padded = s[d + 1] + op->pads[2 * d] + op->pads[2 * d + 1];
+    const int64_t b = op->block[d];
+    if (padded % b != 0 || (batch > 0 && b > kMaxElements / batch)) return std::nullopt;
+    s[d + 1] = padded / b;
+    batch *= b;
+  }
+  s[0] = batch;
+  return one_shape(std::move(s));
+}
+
+InferredShapes infer_batch_to_space(const ir::Graph& g, const ir::Node& n) {
+  auto op = block_operands(g, n);
+  if (!op) return std::nullopt;
+  Shape s = op->x;
+  int64_t batch = s[0];
+  for (size_t d = 0; d + 2 < s.size(); ++d) {
+    const int64_t b = op->block[d];
+    if (batch % b != 0 || s[d + 1] > kMaxDim / b) return std::nullopt;
+    batch /= b;
+    const int64_t size = s[d + 1] * b - op->pads[2 * d] - op->pads[2 * d + 1];
+    if (size < 0) return std::nullopt;
+    s[d + 1] = size;
+  }
+  s[0] = batch;
+  return one_shape(std::move(s));
+}
+
 }  // namespace
 
 OpEntry space_to_batch_nd() {
-  OpEntry e =
-      implicit("Pad + Reshape + Transpose + Reshape", check_space_to_batch, lower_space_to_batch);
-  e.notes = "4-D, constant block_shape and paddings, static H/W/C";
-  e.infer_shapes = infer_space_to_batch;
-  e.quantized = QuantizedKernel::kSameScale;
-  return e;
+  return {.layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_space_to_batch,
+          .check = check_space_to_batch,
+          .lower = lower_space_to_batch,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Pad + Reshape + Transpose + Reshape",
+                  .notes = "4-D, constant block_shape and paddings, static H/W/C"}};
 }
 
 OpEntry batch_to_space_nd() {
-  OpEntry e =
-      implicit("Reshape + Transpose + Reshape + Slice", check_batch_to_space, lower_batch_to_space);
-  e.notes = "4-D, constant block_shape and crops, static H/W/C";
-  e.infer_shapes = infer_batch_to_space;
-  e.quantized = QuantizedKernel::kSameScale;
-  return e;
+  return {.layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_batch_to_space,
+          .check = check_batch_to_space,
+          .lower = lower_batch_to_space,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "Reshape + Transpose + Reshape + Slice",
+                  .notes = "4-D, constant block_shape and crops, static H/W/C"}};
 }
 
 OpEntry space_to_depth() {
-  OpEntry e = implicit(
-      "SpaceToDepth",
-      [](const ir::Graph& g, const ir::Node& n) { return check_depth_space(g, n, true); },
-      [](LowerContext& ctx, const ir::Node& n) { return lower_depth_space(ctx, n, true); });
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_SpaceToDepthOptions();
-    a.set("block_size", int64_t{o ? o->block_size() : 0});
-  };
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_space_to_depth;
-  return e;
+  return {.read = {.options = read_space_to_depth_options},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_space_to_depth,
+          .check = check_space_to_depth,
+          .lower = lower_space_to_depth,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "SpaceToDepth"}};
 }
 
 OpEntry depth_to_space() {
-  OpEntry e = implicit(
-      "DepthToSpace (DCR)",
-      [](const ir::Graph& g, const ir::Node& n) { return check_depth_space(g, n, false); },
-      [](LowerContext& ctx, const ir::Node& n) { return lower_depth_space(ctx, n, false); });
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_DepthToSpaceOptions();
-    a.set("block_size", int64_t{o ? o->block_size() : 0});
-  };
-  e.quantized = QuantizedKernel::kSameScale;
-  e.infer_shapes = infer_depth_to_space;
-  return e;
+  return {.read = {.options = read_depth_to_space_options},
+          .layout = {.kind = LayoutClass::kImplicit},
+          .infer_shapes = infer_depth_to_space,
+          .check = check_depth_to_space,
+          .lower = lower_depth_to_space,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .doc = {.onnx = "DepthToSpace (DCR)"}};
 }
 
 }  // namespace lite2onnx::ops::space

@@ -13,28 +13,32 @@ namespace lite2onnx::ops::spectral {
 namespace {
 
 using ir::DataType;
+using ir::Shape;
 using ir::TensorId;
 
 // The matrices are built in memory: bound them (2 x n x (n/2+1) floats).
 constexpr int64_t kMaxFftLength = 4096;
 
-std::string check_rfft2d(const ir::Graph& g, const ir::Node& n) {
+Check check_rfft2d(const ir::Graph& g, const ir::Node& n) {
   if (n.attrs.get_int("magnitude") != 1)
-    return "complex outputs cannot be expressed in ONNX (only RFFT2D read by COMPLEX_ABS, "
-           "a magnitude spectrum, converts)";
-  if (auto r = require_const(g, n, 1, "fft_length"); !r.empty()) return r;
+    return refuse(ReasonCode::kNotExpressible,
+                  "complex outputs cannot be expressed in ONNX (only RFFT2D read by COMPLEX_ABS, "
+                  "a magnitude spectrum, converts)");
+  if (auto r = require_const(g, n, 1, "fft_length")) return r;
   auto len = ir::const_ints(g, n.inputs[1]);
   const ir::Tensor& x = g.tensor(n.inputs[0]);
-  if (!len || len->size() != 2) return "fft_length must hold 2 values";
-  if (x.dtype != DataType::kFloat32) return "input must be float32";
+  if (!len || len->size() != 2) return refuse(ReasonCode::kShape, "fft_length must hold 2 values");
+  if (x.dtype != DataType::kFloat32) return refuse(ReasonCode::kType, "input must be float32");
   if (x.rank() < 2 || x.shape[x.rank() - 1] < 1 || x.shape[x.rank() - 2] < 1)
-    return "input needs static last two dimensions";
+    return refuse(ReasonCode::kShape, "input needs static last two dimensions");
   if ((*len)[0] != 1)
-    return "fft_length[0] = " + std::to_string((*len)[0]) +
-           ": only FFTs along the last axis (fft_length[0] = 1) are supported";
+    return refuse(ReasonCode::kNotImplemented,
+                  "fft_length[0] = " + std::to_string((*len)[0]) +
+                      ": only FFTs along the last axis (fft_length[0] = 1) are supported");
   if ((*len)[1] < 1 || (*len)[1] > kMaxFftLength)
-    return "fft_length[1] must be in 1.." + std::to_string(kMaxFftLength);
-  return "";
+    return refuse(ReasonCode::kLimit,
+                  "fft_length[1] must be in 1.." + std::to_string(kMaxFftLength));
+  return {};
 }
 
 // The cosine and sine matrices, used x bins floats each (a checked op: static
@@ -95,39 +99,51 @@ Status lower_rfft2d(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+Check check_complex_abs(const ir::Graph& g, const ir::Node& n) {
+  if (n.attrs.get_int("magnitude_input") != 1 || g.tensor(n.inputs[0]).dtype != DataType::kFloat32)
+    return refuse(ReasonCode::kNotExpressible,
+                  "complex inputs cannot be expressed in ONNX (only after RFFT2D)");
+  return {};
+}
+
+Status lower_complex_abs(LowerContext& ctx, const ir::Node& n) {
+  ctx.emit(n, "Identity", {n.inputs[0]}, {n.outputs[0]});
+  return ok_status();
+}
+
+// RFFT2D: the last two axes become fft_length[0], fft_length[1] / 2 + 1.
+InferredShapes infer_rfft2d(const ir::Graph& g, const ir::Node& n) {
+  auto x = input_shape(g, n, 0);
+  auto len = const_operand(g, n, 1, false, 1);
+  if (!x || x->size() < 2 || !len || len->size() != 2 || n.outputs.size() != 1) return std::nullopt;
+  // fft2d takes powers of two only.
+  for (int64_t v : *len)
+    if (v < 1 || v > kMaxDim || (v & (v - 1)) != 0) return std::nullopt;
+  Shape s = *x;
+  s[s.size() - 2] = (*len)[0];
+  s[s.size() - 1] = (*len)[1] / 2 + 1;
+  return one_shape(std::move(s));
+}
+
 }  // namespace
 
 OpEntry rfft2d() {
-  OpEntry e;
-  e.layout = LayoutClass::kTerminate;
-  e.min_inputs = 2;
-  e.check = check_rfft2d;
-  e.lower = lower_rfft2d;
-  e.lowering_bytes = rfft2d_bytes;
-  e.infer_shapes = infer_rfft2d;
-  e.onnx = "MatMul x2 (cosine, sine) + Mul + Add + Sqrt: the magnitude, with COMPLEX_ABS";
-  e.notes =
-      "only as RFFT2D -> COMPLEX_ABS (ONNX Runtime has no complex tensors), fft_length[0] = 1";
-  return e;
+  return {.read = {.min_inputs = 2},
+          .infer_shapes = infer_rfft2d,
+          .check = check_rfft2d,
+          .lower = lower_rfft2d,
+          .lowering_bytes = rfft2d_bytes,
+          .doc = {.onnx = "MatMul x2 (cosine, sine) + Mul + Add + Sqrt: the magnitude, with "
+                          "COMPLEX_ABS",
+                  .notes = "only as RFFT2D -> COMPLEX_ABS (ONNX Runtime has no complex tensors), "
+                           "fft_length[0] = 1"}};
 }
 
 OpEntry complex_abs() {
-  OpEntry e;
-  e.layout = LayoutClass::kTerminate;
-  e.check = [](const ir::Graph& g, const ir::Node& n) -> std::string {
-    if (n.attrs.get_int("magnitude_input") != 1 ||
-        g.tensor(n.inputs[0]).dtype != DataType::kFloat32)
-      return "complex inputs cannot be expressed in ONNX (only after RFFT2D)";
-    return "";
-  };
-  e.lower = [](LowerContext& ctx, const ir::Node& n) {
-    ctx.emit(n, "Identity", {n.inputs[0]}, {n.outputs[0]});
-    return ok_status();
-  };
-  e.onnx = "nothing (RFFT2D computes the magnitude)";
-  e.infer_shapes = infer_same_as_input;
-  e.notes = "only after RFFT2D";
-  return e;
+  return {.infer_shapes = infer_same_as_input,
+          .check = check_complex_abs,
+          .lower = lower_complex_abs,
+          .doc = {.onnx = "nothing (RFFT2D computes the magnitude)", .notes = "only after RFFT2D"}};
 }
 
 }  // namespace lite2onnx::ops::spectral

@@ -1,8 +1,9 @@
 // STRIDED_SLICE: TensorFlow's sparse slice spec (ellipsis, new-axis, shrink,
 // begin and end masks, offset) read once into a dense spec, which both the
 // lowering (Slice + Squeeze/Unsqueeze) and the conversion-time evaluation
-// (OpEntry::element_sources) use.
+// (OpEntry::evaluate.element_sources) use.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "core/ir/shape.h"
@@ -49,7 +50,7 @@ std::optional<size_t> runtime_length(const ir::Graph& g, TensorId t) {
   return static_cast<size_t>(x.shape[0]);
 }
 
-std::optional<SliceSpec> slice_spec(const ir::Graph& g, const ir::Node& n, std::string* why) {
+std::optional<SliceSpec> slice_spec(const ir::Graph& g, const ir::Node& n, Refusal* why) {
   auto begin = ir::const_ints(g, n.inputs[1]);
   auto end = ir::const_ints(g, n.inputs[2]);
   auto strides = ir::const_ints(g, n.inputs[3]);
@@ -66,9 +67,9 @@ std::optional<SliceSpec> slice_spec(const ir::Graph& g, const ir::Node& n, std::
   }
   if (!begin || !end || !strides || begin->size() != end->size() ||
       begin->size() != strides->size()) {
-    *why =
-        "begin, end and strides must be constants of equal length (begin and end may be 1-D "
-        "integer tensors computed at run time)";
+    *why = {ReasonCode::kRuntimeValue,
+            "begin, end and strides must be constants of equal length (begin and end may be 1-D "
+            "integer tensors computed at run time)"};
     return std::nullopt;
   }
   const size_t rank = g.tensor(n.inputs[0]).rank();
@@ -98,14 +99,14 @@ std::optional<SliceSpec> slice_spec(const ir::Graph& g, const ir::Node& n, std::
       continue;
     }
     if (dense >= rank) {
-      *why = "slice spec has more entries than the input has dimensions";
+      *why = {ReasonCode::kOperands, "slice spec has more entries than the input has dimensions"};
       return std::nullopt;
     }
     SliceDim d;
     d.entry = i;
     d.stride = (*strides)[i];
     if (d.stride == 0 || d.stride == kMin) {
-      *why = "stride " + std::to_string(d.stride);
+      *why = {ReasonCode::kOperands, "stride " + std::to_string(d.stride)};
       return std::nullopt;
     }
     d.begin = (*begin)[i];
@@ -153,39 +154,44 @@ std::optional<Resolved> resolve(const SliceDim& d, int64_t size, bool offset) {
   return Resolved{b, count};
 }
 
-std::string check_strided_slice(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_const(g, n, 3, "strides"); !r.empty()) return r;
-  std::string why;
+Check check_strided_slice(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = require_const(g, n, 3, "strides")) return r;
+  Refusal why;
   auto spec = slice_spec(g, n, &why);
   if (!spec) return why;
   const Shape& xs = g.tensor(n.inputs[0]).shape;
   if (spec->runtime) {
-    if (spec->offset) return "offset slicing with begin or end computed at run time";
+    if (spec->offset)
+      return refuse(ReasonCode::kRuntimeValue,
+                    "offset slicing with begin or end computed at run time");
     for (size_t d = 0; d < spec->dims.size(); ++d)
       if (spec->dims[d].shrink && xs[d] < 0)
-        return "shrinking dimension " + std::to_string(d) +
-               " of unknown size at an index computed at run time";
-    return "";
+        return refuse(ReasonCode::kRuntimeValue,
+                      "shrinking dimension " + std::to_string(d) +
+                          " of unknown size at an index computed at run time");
+    return {};
   }
   for (size_t d = 0; d < spec->dims.size(); ++d) {
     const SliceDim& s = spec->dims[d];
     if (s.whole) continue;
     if (xs[d] < 0) {
       if (spec->offset)
-        return "offset slicing of dimension " + std::to_string(d) + ", of unknown size";
+        return refuse(ReasonCode::kShape,
+                      "offset slicing of dimension " + std::to_string(d) + ", of unknown size");
       continue;
     }
     if (!resolve(s, xs[d], spec->offset))
-      return s.shrink ? "shrink index " + std::to_string(s.begin) + " out of range for dimension " +
-                            std::to_string(d)
-                      : "end of dimension " + std::to_string(d) + " overflows";
+      return refuse(ReasonCode::kOperands,
+                    s.shrink ? "shrink index " + std::to_string(s.begin) +
+                                   " out of range for dimension " + std::to_string(d)
+                             : "end of dimension " + std::to_string(d) + " overflows");
   }
-  return "";
+  return {};
 }
 
 std::optional<LayoutPlan> propagate_strided_slice(const ir::Graph& g, const ir::Node& n,
                                                   std::span<const Perm> in) {
-  std::string why;
+  Refusal why;
   auto spec = slice_spec(g, n, &why);
   Perm p = in.empty() ? Perm{} : in[0];
   if (!spec || (!spec->new_axes.empty() && !p.empty())) return std::nullopt;
@@ -315,9 +321,9 @@ std::pair<TensorId, TensorId> runtime_bounds(LowerContext& ctx, const ir::Node& 
 
 Status lower_strided_slice(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
-  std::string why;
+  Refusal why;
   auto spec = slice_spec(g, n, &why);
-  if (!spec) return ctx.error(n, why);
+  if (!spec) return ctx.error(n, why.text);
   const Perm& p = g.tensor(n.inputs[0]).layout;
   const Shape& xs = g.tensor(n.inputs[0]).shape;
   std::vector<int64_t> starts, ends, axes, steps;
@@ -369,7 +375,7 @@ std::optional<std::vector<OutputMap>> strided_slice_sources(const ir::Graph& g, 
                                                             int64_t max) {
   auto xs = input_shape(g, n, 0);
   if (!xs || n.inputs.size() < 4) return std::nullopt;
-  std::string why;
+  Refusal why;
   auto spec = slice_spec(g, n, &why);
   if (!spec || spec->runtime) return std::nullopt;
   const size_t rank = xs->size();
@@ -411,33 +417,134 @@ std::optional<std::vector<OutputMap>> strided_slice_sources(const ir::Graph& g, 
   return std::vector<OutputMap>{std::move(out)};
 }
 
+void read_strided_slice_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_StridedSliceOptions();
+  a.set("begin_mask", int64_t{o ? o->begin_mask() : 0});
+  a.set("end_mask", int64_t{o ? o->end_mask() : 0});
+  a.set("ellipsis_mask", int64_t{o ? o->ellipsis_mask() : 0});
+  a.set("new_axis_mask", int64_t{o ? o->new_axis_mask() : 0});
+  a.set("shrink_axis_mask", int64_t{o ? o->shrink_axis_mask() : 0});
+  a.set("offset", int64_t{o && o->offset() ? 1 : 0});
+}
+
+// STRIDED_SLICE: constant begin/end/strides with every mask and offset, as
+// TFLite's kernel expands them (nullopt where its reading of the spec and
+// TensorFlow's could differ).
+InferredShapes infer_strided_slice(const ir::Graph& g, const ir::Node& n) {
+  // TFLite's strided_slice.cc: BuildStridedSliceParams expands the ellipsis
+  // and the new axes into an effective input of at most 5 dimensions, then
+  // every dimension not shrunk counts ceil((end - begin) / stride) elements
+  // (StridedSliceStartForAxis / StridedSliceEndForAxis), or ceil(end / stride)
+  // with offset.
+  auto x = input_shape(g, n, 0);
+  auto begin = const_operand(g, n, 1, false, 1);
+  auto end = const_operand(g, n, 2, false, 1);
+  auto strides = const_operand(g, n, 3, false, 1);
+  if (!x || !begin || !end || !strides || n.inputs.size() != 4 || n.outputs.size() != 1 ||
+      x->size() > 5)
+    return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(x->size());
+  const int64_t m = static_cast<int64_t>(begin->size());
+  if (static_cast<int64_t>(end->size()) != m || static_cast<int64_t>(strides->size()) != m || m > 5)
+    return std::nullopt;
+  const int64_t ellipsis = n.attrs.get_int("ellipsis_mask");
+  const int64_t new_axis = n.attrs.get_int("new_axis_mask");
+  const bool offset = n.attrs.get_int("offset") != 0;
+  // Mask bits past the spec (TFLite would read them against expanded
+  // indices) and a second ellipsis are left to the file.
+  if (ellipsis < 0 || new_axis < 0 || (ellipsis >> m) != 0 || (new_axis >> m) != 0 ||
+      (ellipsis & (ellipsis - 1)) != 0)
+    return std::nullopt;
+  auto bit = [&](const char* mask, int64_t i) {
+    return i >= 0 && i < m && ((n.attrs.get_int(mask) >> i) & 1) != 0;
+  };
+  int64_t added = 0;  // new axes outside the ellipsis
+  for (int64_t i = 0; i < m; ++i) added += !bit("ellipsis_mask", i) && bit("new_axis_mask", i);
+  const int64_t dims = rank + added;
+  // More entries than dimensions (an ellipsis then covers nothing, which
+  // TFLite widens to one dimension): not TensorFlow's reading.
+  if (dims > 5 || m > dims) return std::nullopt;
+  if (offset && (ellipsis != 0 || new_axis != 0 || m != rank)) return std::nullopt;
+
+  enum class Kind { kSpec, kEllipsis, kNewAxis };
+  std::vector<Kind> kind(static_cast<size_t>(dims), Kind::kSpec);
+  int64_t ellipsis_start = dims, expanded = 0;
+  for (int64_t i = 0; i < dims;) {
+    if (bit("ellipsis_mask", i)) {
+      ellipsis_start = i;
+      const int64_t stop = std::max(i + 1, std::min(i + 1 + added + rank - m, dims));
+      expanded = stop - ellipsis_start - 1;
+      for (; i < stop; ++i) kind[static_cast<size_t>(i)] = Kind::kEllipsis;
+      continue;
+    }
+    if (bit("new_axis_mask", i - expanded)) kind[static_cast<size_t>(i)] = Kind::kNewAxis;
+    ++i;
+  }
+  Shape out;
+  int64_t added_ellipsis = 0, added_axes = 0;
+  for (int64_t i = 0; i < dims; ++i) {
+    const Kind k = kind[static_cast<size_t>(i)];
+    if (k == Kind::kNewAxis) {
+      out.push_back(1);  // [0, 1) of a unit dimension
+      ++added_axes;
+      continue;
+    }
+    if (k == Kind::kEllipsis) added_ellipsis = std::max<int64_t>(0, i - ellipsis_start);
+    if (i - added_axes < 0 || i - added_axes >= rank) return std::nullopt;
+    const int64_t size = (*x)[static_cast<size_t>(i - added_axes)];
+    if (size > kMaxDim) return std::nullopt;
+    if (k == Kind::kEllipsis || i >= m + expanded) {
+      out.push_back(size);  // begin and end masked, stride 1
+      continue;
+    }
+    const int64_t j = i - added_ellipsis;  // the spec entry
+    if (j < 0 || j >= m) return std::nullopt;
+    const int64_t stride = (*strides)[static_cast<size_t>(j)];
+    if (stride == 0) return std::nullopt;
+    if (bit("shrink_axis_mask", j)) continue;
+    // StridedSliceStartForAxis / StridedSliceEndForAxis (int32 values).
+    int64_t b = (*begin)[static_cast<size_t>(j)];
+    if (b < 0) b += size;
+    b = stride > 0 ? std::clamp<int64_t>(b, 0, size) : std::clamp<int64_t>(b, -1, size - 1);
+    if (bit("begin_mask", j)) b = stride > 0 ? 0 : size - 1;
+    int64_t e = (*end)[static_cast<size_t>(j)];
+    if (offset) {
+      e += b;
+      if (e < std::numeric_limits<int32_t>::min() || e > kMaxDim) return std::nullopt;
+    }
+    if (e < 0) e += size;
+    e = stride > 0 ? std::clamp<int64_t>(e, 0, size) : std::clamp<int64_t>(e, -1, size - 1);
+    if (bit("end_mask", j)) e = stride > 0 ? size : -1;
+    int64_t count = 0;  // the elements the kernel copies
+    if (stride > 0 && e > b) count = (e - b - 1) / stride + 1;
+    if (stride < 0 && b > e) count = (b - e - 1) / -stride + 1;
+    // What Prepare sizes the output to, in float as it computes it: a
+    // different count (float rounding, offset past the end) is not a shape
+    // the kernel fills.
+    const int64_t span = offset ? (*end)[static_cast<size_t>(j)] : e - b;
+    const double prepared =
+        std::ceil(static_cast<double>(static_cast<float>(span) / static_cast<float>(stride)));
+    if (std::max(prepared, 0.0) != static_cast<double>(count)) return std::nullopt;
+    out.push_back(count);
+  }
+  return one_shape(std::move(out));
+}
+
 }  // namespace
 
 OpEntry strided_slice() {
-  OpEntry e;
-  e.layout = LayoutClass::kAttribute;
-  e.propagate = propagate_strided_slice;
-  e.lower = lower_strided_slice;
-  e.onnx = "Slice (+ Squeeze/Unsqueeze for shrink/new axes)";
-  e.read_options = [](const tflite::Operator& op, ir::Attributes& a) {
-    const auto* o = op.builtin_options_as_StridedSliceOptions();
-    a.set("begin_mask", int64_t{o ? o->begin_mask() : 0});
-    a.set("end_mask", int64_t{o ? o->end_mask() : 0});
-    a.set("ellipsis_mask", int64_t{o ? o->ellipsis_mask() : 0});
-    a.set("new_axis_mask", int64_t{o ? o->new_axis_mask() : 0});
-    a.set("shrink_axis_mask", int64_t{o ? o->shrink_axis_mask() : 0});
-    a.set("offset", int64_t{o && o->offset() ? 1 : 0});
-  };
-  e.check = check_strided_slice;
-  e.element_sources = strided_slice_sources;
-  e.infer_shapes = infer_strided_slice;
-  e.min_inputs = 4;
-  e.dtypes = "float32, int32, int64, bool";
-  e.notes =
-      "constant strides; begin and end constant or computed at run time (a loop counter: "
-      "Gather + Where for masks, Mod for shrunk indices; no offset then); every mask";
-  e.quantized = QuantizedKernel::kSameScale;
-  return e;
+  return {.read = {.min_inputs = 4, .options = read_strided_slice_options},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_strided_slice},
+          .infer_shapes = infer_strided_slice,
+          .check = check_strided_slice,
+          .lower = lower_strided_slice,
+          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .evaluate = {.element_sources = strided_slice_sources},
+          .doc = {.onnx = "Slice (+ Squeeze/Unsqueeze for shrink/new axes)",
+                  .dtypes = "float32, int32, int64, bool",
+                  .notes = "constant strides; begin and end constant or computed at run time (a "
+                           "loop counter: Gather + Where for masks, Mod for shrunk indices; no "
+                           "offset then); every mask"}};
 }
 
 }  // namespace lite2onnx::ops::shape

@@ -160,9 +160,12 @@ Status read_node_def(std::span<const uint8_t> bytes, ir::Attributes& attrs) {
   return ok_status();
 }
 
-std::string check_rewritten(const ir::Graph&, const ir::Node& n) {
-  return n.attrs.get_string("tensor_list_problem",
-                            "a TensorList op outside the loops the converter rewrites");
+// A TensorList op left (lower_tensor_lists says why): a select-TF op not
+// converted.
+Check check_rewritten(const ir::Graph&, const ir::Node& n) {
+  return refuse(ReasonCode::kSelectTfOp,
+                n.attrs.get_string("tensor_list_problem",
+                                   "a TensorList op outside the loops the converter rewrites"));
 }
 
 Status not_rewritten(LowerContext&, const ir::Node& n) {
@@ -170,44 +173,74 @@ Status not_rewritten(LowerContext&, const ir::Node& n) {
                     "TensorList op '" + n.name + "' reached lowering (lower_tensor_lists)");
 }
 
-OpEntry list_op(int min_inputs, const char* onnx, const char* notes) {
-  OpEntry e;
-  e.layout = LayoutClass::kTerminate;
-  e.min_inputs = min_inputs;
-  e.custom_options = read_node_def;
-  e.check = check_rewritten;
-  e.lower = not_rewritten;
-  e.onnx = onnx;
-  e.notes = notes;
-  e.dtypes = "float32, int32, int64, bool (the list's elements)";
-  e.quantized = QuantizedKernel::kNoQuantized;
-  return e;
-}
-
 }  // namespace
 
+// Every TensorList op is rewritten by passes::lower_tensor_lists before
+// lowering; the entries read the NodeDef and say why an op was left.
+constexpr const char* kListTypes = "float32, int32, int64, bool (the list's elements)";
+
 OpEntry reserve() {
-  return list_op(2, "an initializer of zeros [num_elements, element shape]",
-                 "select-TF; the list becomes a dense tensor: constant num_elements; element "
-                 "dimensions -1 taken from the items set into it (1 in the initial zeros where "
-                 "only known at run time)");
+  return {.read = {.min_inputs = 2, .custom_options = read_node_def},
+          .check = check_rewritten,
+          .lower = not_rewritten,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "an initializer of zeros [num_elements, element shape]",
+                  .dtypes = kListTypes,
+                  .notes = "select-TF; the list becomes a dense tensor: constant num_elements; "
+                           "element dimensions -1 taken from the items set into it (1 in the "
+                           "initial zeros where only known at run time)"}};
 }
+
 OpEntry from_tensor() {
-  return list_op(2, "Reshape (the tensor itself)", "select-TF; a static tensor shape");
+  return {.read = {.min_inputs = 2, .custom_options = read_node_def},
+          .check = check_rewritten,
+          .lower = not_rewritten,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Reshape (the tensor itself)",
+                  .dtypes = kListTypes,
+                  .notes = "select-TF; a static tensor shape"}};
 }
+
 OpEntry get_item() {
-  return list_op(2, "Gather (axis 0)",
-                 "select-TF; an unset item is zeros, as TF's; a negative index counts from the end "
-                 "(TF: an error)");
+  return {.read = {.min_inputs = 2, .custom_options = read_node_def},
+          .check = check_rewritten,
+          .lower = not_rewritten,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Gather (axis 0)",
+                  .dtypes = kListTypes,
+                  .notes = "select-TF; an unset item is zeros, as TF's; a negative index counts "
+                           "from the end (TF: an error)"}};
 }
+
 OpEntry set_item() {
-  return list_op(3, "Equal + Unsqueeze + Where (the item where the index matches)",
-                 "select-TF; an index out of range changes nothing (TF: an error); "
-                 "resize_if_index_out_of_bounds unsupported");
+  return {.read = {.min_inputs = 3, .custom_options = read_node_def},
+          .check = check_rewritten,
+          .lower = not_rewritten,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Equal + Unsqueeze + Where (the item where the index matches)",
+                  .dtypes = kListTypes,
+                  .notes = "select-TF; an index out of range changes nothing (TF: an error); "
+                           "resize_if_index_out_of_bounds unsupported"}};
 }
+
 OpEntry stack() {
-  return list_op(1, "Reshape (the dense list)", "select-TF; num_elements checked");
+  return {.read = {.custom_options = read_node_def},
+          .check = check_rewritten,
+          .lower = not_rewritten,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Reshape (the dense list)",
+                  .dtypes = kListTypes,
+                  .notes = "select-TF; num_elements checked"}};
 }
-OpEntry length() { return list_op(1, "an initializer (the list's static length)", "select-TF"); }
+
+OpEntry length() {
+  return {.read = {.custom_options = read_node_def},
+          .check = check_rewritten,
+          .lower = not_rewritten,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "an initializer (the list's static length)",
+                  .dtypes = kListTypes,
+                  .notes = "select-TF"}};
+}
 
 }  // namespace lite2onnx::ops::tensor_list

@@ -2,8 +2,8 @@
 // (SHAPE -> STRIDED_SLICE / PACK / ADD ... -> RESHAPE): a TFLite-dialect
 // pre-pass that turns nodes whose inputs are all constants, and SHAPE of a
 // tensor with a static shape, into constants before layout propagation. What
-// each op computes is in the op table (OpEntry::element_sources, ::arithmetic,
-// ::fold; ops/evaluate.h); this pass drives it.
+// each op computes is in the op table (OpEntry::evaluate: element_sources,
+// arithmetic, fold; ops/evaluate.h); this pass drives it.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -149,9 +149,10 @@ bool may_fold(const ir::Graph& g, const ir::Node& n) {
 
 std::optional<std::vector<Folded>> fold_node(const ir::Graph& g, const ir::Node& n) {
   const ops::OpEntry& e = ops::lookup(n);
-  if (e.fold) return e.fold(g, n, kMaxFoldElements);
-  if (e.arithmetic != ops::Arithmetic::kNone) return fold_binary(g, n, e.arithmetic);
-  if (e.element_sources) return fold_data_movement(g, n);
+  if (e.evaluate.fold) return e.evaluate.fold(g, n, kMaxFoldElements);
+  if (e.evaluate.arithmetic != ops::Arithmetic::kNone)
+    return fold_binary(g, n, e.evaluate.arithmetic);
+  if (e.evaluate.element_sources) return fold_data_movement(g, n);
   return std::nullopt;
 }
 

@@ -112,7 +112,7 @@ class Evaluator {
   // The value of output `t` of node `n` from the values of its inputs.
   Values through(const ir::Node& n, TensorId t, int depth) {
     const ops::OpEntry& e = ops::lookup(n);
-    if (e.element_sources) {
+    if (e.evaluate.element_sources) {
       auto maps = ops::element_sources(g_, n, kMaxElements);
       if (!maps) return std::nullopt;
       for (size_t o = 0; o < n.outputs.size(); ++o) {
@@ -128,7 +128,7 @@ class Evaluator {
       }
       return std::nullopt;
     }
-    const ops::Arithmetic op = e.arithmetic;
+    const ops::Arithmetic op = e.evaluate.arithmetic;
     bool linear =
         op == ops::Arithmetic::kAdd || op == ops::Arithmetic::kSub || op == ops::Arithmetic::kMul;
     if (!linear || n.inputs.size() != 2 || n.outputs.size() != 1 ||

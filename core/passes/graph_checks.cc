@@ -81,15 +81,15 @@ Status check_reads(const ir::Graph& g, PassContext& ctx);
 // one), and it must have an output.
 Status check_arity(const ir::Node& n) {
   const ops::OpEntry& e = ops::lookup(n);
-  const size_t need =
-      e.min_inputs < 0 ? std::max<size_t>(n.inputs.size(), 1) : static_cast<size_t>(e.min_inputs);
+  const size_t need = e.read.min_inputs < 0 ? std::max<size_t>(n.inputs.size(), 1)
+                                            : static_cast<size_t>(e.read.min_inputs);
   std::string problem;
   if (n.inputs.size() < need)
     problem = "expects at least " + std::to_string(need) + " inputs, has " +
               std::to_string(n.inputs.size());
   for (size_t i = 0; problem.empty() && i < need; ++i)
     if (n.inputs[i] == ir::kNoTensor) problem = "input " + std::to_string(i) + " is missing";
-  if (n.outputs.empty() && !e.effect_only) problem = "has no outputs";
+  if (n.outputs.empty() && !e.state.effect_only) problem = "has no outputs";
   if (problem.empty()) return ok_status();
   Error err = make_error(ErrorCode::kInvalidModel,
                          "op " + std::to_string(n.source_op) + " (" + n.op + ") " + problem);

@@ -33,29 +33,31 @@ Status check_lowering_fits(const ir::Graph& g) {
 }
 
 Status lower(ir::Graph& g, PassContext& ctx) {
-  std::vector<ir::Node> out;
-  out.reserve(g.node_count() * 2);
-  ops::LowerContext lowering(g, out, ctx.options, ctx.diag);
-  std::vector<ir::Node> nodes = g.take_nodes();
-  for (auto& n : nodes) {
+  // Each TFLite node is replaced by what its converter writes; the graph
+  // keeps the TFLite nodes (and their index) until every one is lowered.
+  std::vector<ir::Node> lowered;
+  ops::LowerContext lowering(g, lowered, ctx.options, ctx.diag);
+  ir::GraphEdit edit(g);
+  for (ir::NodeId id = g.first(); id != ir::kNoNode; id = g.next(id)) {
     if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
-    if (n.dialect == ir::Dialect::kOnnx) {
-      out.push_back(std::move(n));
-      continue;
-    }
+    const ir::Node& n = g.node(id);
+    if (n.dialect == ir::Dialect::kOnnx) continue;
     // Control flow: the node's subgraphs are lowered first; its converter
     // wires the lowered graphs into the ONNX node.
     if (!n.subgraphs.empty()) {
-      for (ir::Subgraph& sub : n.subgraphs)
+      std::vector<ir::Subgraph>& subgraphs = g.info(id).subgraphs;
+      for (ir::Subgraph& sub : subgraphs)
         if (auto st = lower_graph(sub.graph(), ctx); !st) return st;
-      lowering.give_subgraphs(std::move(n.subgraphs));
-      n.subgraphs.clear();
+      lowering.give_subgraphs(std::move(subgraphs));
+      subgraphs.clear();
     }
     if (auto st = ops::lookup(n).lower(lowering, n); !st) return st;
     lowering.finish();
+    edit.replace(id, lowered);
+    lowered.clear();  // keeps its capacity for the next node
     if (auto st = check_created_bytes(g); !st) return st;
   }
-  g.set_nodes(std::move(out));
+  g.apply(std::move(edit));
   return ok_status();
 }
 

@@ -55,7 +55,7 @@ Status validate(const ir::Graph& g, PassContext& ctx);
 //    quantization or shape; resource ops inside control-flow subgraphs stay
 //    (the preflight names them).
 // 2. Variable tensors: each one that a supported op reads in one of its state
-//    slots (OpEntry::state_inputs) and nothing else reads; its initial value is
+//    slots (OpEntry::state.inputs) and nothing else reads; its initial value is
 //    TFLite's (zeros, an int8 tensor's zero point, as ResetVariableTensor sets
 //    it; the buffer if the file has one), and the op gets one more output per
 //    slot for the value after the invocation (node attribute "state_outputs":

@@ -42,16 +42,16 @@ TensorId float_scalar_constant(ir::Graph& g, const std::string& name, double v) 
 // float model clamps there too (a Clip after the producer), unless the
 // producer only moves values of an input quantized the same way.
 void clamp_activations(ir::Graph& g, Diagnostics& diag, TensorFilter which) {
-  std::vector<ir::Node> nodes = g.take_nodes();
-  std::vector<ir::Node> rewritten;
-  rewritten.reserve(nodes.size());
-  for (auto& n : nodes) {
+  ir::GraphEdit edit(g);
+  for (ir::NodeId id = g.first(); id != ir::kNoNode; id = g.next(id)) {
+    const ir::Node& n = g.node(id);
     std::vector<std::pair<TensorId, TensorId>> clamps;  // (float value, clamped tensor)
     bool passthrough = moves_values(n) && !n.inputs.empty() && g.valid(n.inputs[0]);
     // A reshape of an activation quantized otherwise reads its integers with
     // the output's parameters: an affine map of the value, not a clamp.
     std::optional<ir::QuantParams> reinterpreted;
-    for (auto& o : n.outputs) {
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      const TensorId o = n.outputs[k];
       const ir::Tensor& t = g.tensor(o);
       if (!t.quantized_type || t.is_const() || !t.quant || t.quant->scale.size() != 1 || !which(t))
         continue;
@@ -67,11 +67,10 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag, TensorFilter which) {
       pre.quant.reset();
       TensorId p = g.add_tensor(std::move(pre));
       clamps.emplace_back(p, o);
-      o = p;
+      edit.set_output(id, k, p);
     }
     const std::string producer_name = n.name;
     const int source_op = n.source_op;
-    rewritten.push_back(std::move(n));
     for (const auto& clamp : clamps) {
       // Named variables, not a structured binding: clang 14 (the fuzz build)
       // cannot capture a binding in the lambdas below.
@@ -96,7 +95,7 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag, TensorFilter which) {
         node.source_op = source_op;
         node.inputs = std::move(in);
         node.outputs = {out};
-        rewritten.push_back(std::move(node));
+        edit.insert_after(id, std::move(node));
       };
       auto temp = [&](const std::string& suffix) {
         ir::Tensor x = g.tensor(value);
@@ -131,7 +130,7 @@ void clamp_activations(ir::Graph& g, Diagnostics& diag, TensorFilter which) {
       diag.quantization.nodes["Div/Round/Clip/Mul: activation on its quantized grid"] += 1;
     }
   }
-  g.set_nodes(std::move(rewritten));
+  g.apply(std::move(edit));
 }
 
 // Integer constants become float32 constants (the layout is still applied
@@ -197,7 +196,7 @@ class Int16Boundary {
     if (op == "Cast") n.attrs.set("to", cast_to);
     nodes_.push_back(std::move(n));
   }
-  std::vector<ir::Node> take_nodes() { return std::move(nodes_); }
+  std::vector<ir::Node> release() { return std::move(nodes_); }
 
  private:
   ir::Graph& g_;
@@ -227,7 +226,7 @@ void dequantize_int16_input(ir::Graph& g, TensorId in, Diagnostics& diag) {
   }
   b.add("Mul", {steps, b.scalar("/scale", scale)}, value);
   const ir::NodeId first = g.first();
-  for (auto& n : b.take_nodes()) g.add_node_before(first, std::move(n));
+  for (auto& n : b.release()) g.add_node_before(first, std::move(n));
   ++diag.quantization.nodes["Cast/Mul: int16 graph input"];
 }
 
@@ -255,7 +254,7 @@ void quantize_int16_output(ir::Graph& g, TensorId out, Diagnostics& diag) {
   }
   b.add("Cast", {rounded}, out, kOnnxInt16);
   ir::NodeId at = producer;
-  for (auto& n : b.take_nodes()) at = g.add_node_after(at, std::move(n));
+  for (auto& n : b.release()) at = g.add_node_after(at, std::move(n));
   ++diag.quantization.nodes["Div/Round/Cast: int16 graph output"];
 }
 

@@ -50,7 +50,7 @@ void read_uint8_hybrid_weights(ir::Graph& g, Diagnostics& diag) {
   std::map<TensorId, TensorId> as_int8;  // one alias per weight
   for (ir::NodeId k : g.order()) {
     const ir::Node& n = g.node(k);
-    const auto& slots = ops::lookup(n).bias;
+    const auto& slots = ops::lookup(n).quantization.bias;
     if (!slots || !slots->uint8_hybrid_weights_as_int8 || n.dialect != ir::Dialect::kTflite ||
         n.inputs.size() <= std::max(slots->data, slots->weight))
       continue;
@@ -83,7 +83,7 @@ Status plan_biases(ir::Graph& g, Diagnostics& diag) {
   std::map<TensorId, TensorId> derived_alias;  // keeps one alias per bias when shared
   for (ir::NodeId k : g.order()) {
     const ir::Node& n = g.node(k);
-    const auto& slots = ops::lookup(n).bias;
+    const auto& slots = ops::lookup(n).quantization.bias;
     if (!slots || n.dialect != ir::Dialect::kTflite || n.inputs.size() <= slots->bias) continue;
     TensorId b = n.inputs[slots->bias];
     if (!g.valid(b) || !g.tensor(b).is_const() ||
@@ -201,7 +201,8 @@ Status plan_qdq(ir::Graph& g, PassContext& ctx) {
   if (auto st = plan_biases(g, diag); !st) return st;
   std::set<TensorId> biases;
   for (const ir::Node& n : g.nodes())
-    if (const auto& slots = ops::lookup(n).bias; slots && n.inputs.size() > slots->bias)
+    if (const auto& slots = ops::lookup(n).quantization.bias;
+        slots && n.inputs.size() > slots->bias)
       biases.insert(n.inputs[slots->bias]);
   std::vector<std::string> zero_scale_activations;
   for (TensorId i = 0; static_cast<size_t>(i) < g.tensor_count(); ++i) {

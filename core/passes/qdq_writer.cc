@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "core/passes/passes.h"
 #include "core/passes/qdq.h"
@@ -28,13 +29,13 @@ class QdqWriter {
     for (TensorId t = 0; static_cast<size_t>(t) < g_.tensor_count(); ++t)
       readers_[static_cast<size_t>(t)] = static_cast<int>(g_.uses(t).size());
     integer_clamps_ = quantize_clamp_inputs(g_);
-    std::vector<ir::Node> nodes = g_.take_nodes();
     replaced_.resize(g_.tensor_count());
     for (size_t i = 0; i < replaced_.size(); ++i) replaced_[i] = static_cast<TensorId>(i);
+    ir::GraphEdit edit(g_);
 
     // Integer constants and graph inputs: one DequantizeLinear each, up front.
     std::set<TensorId> done;
-    for (const auto& n : nodes)
+    for (const ir::Node& n : g_.nodes())
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         TensorId t = n.inputs[i];
         if (g_.valid(t) && g_.tensor(t).quantized_type && g_.tensor(t).is_const() &&
@@ -43,31 +44,39 @@ class QdqWriter {
       }
     for (TensorId t : g_.inputs())
       if (g_.tensor(t).quantized_type && !g_.tensor(t).is_const()) dequantize_input(t);
+    for (ir::Node& n : take_new_nodes()) edit.add_first(std::move(n));
 
-    for (auto& n : nodes) {
+    for (ir::NodeId id = g_.first(); id != ir::kNoNode; id = g_.next(id)) {
       if (checkpoint_.should_stop()) return checkpoint_.status();
+      const ir::Node& n = g_.node(id);
       if (!n.outputs.empty() && integer_clamps_.count(n.outputs[0])) {
         clamp_integers(n, n.inputs[0]);  // reads the integers, not their DequantizeLinear
+        replace_with_new_nodes(edit, id);
         continue;
       }
       if (copies_integers(g_, n)) {
-        run_on_integers(std::move(n));
+        run_on_integers(edit, id);
         continue;
       }
-      for (auto& t : n.inputs)
-        if (g_.valid(t)) t = replaced_[static_cast<size_t>(t)];
+      std::vector<TensorId> inputs = n.inputs;
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (g_.valid(inputs[i]) && replaced_[static_cast<size_t>(inputs[i])] != inputs[i]) {
+          inputs[i] = replaced_[static_cast<size_t>(inputs[i])];
+          edit.set_input(id, i, inputs[i]);
+        }
       // An Identity into a quantized tensor (QUANTIZE) is the QuantizeLinear
       // itself, and so is a Relu/Clip whose bounds the quantized range implies.
       bool copy = n.dialect == ir::Dialect::kOnnx && n.outputs.size() == 1 &&
                   quantized_activation(g_, n.outputs[0]) &&
                   ((n.op == "Identity" && n.inputs.size() == 1) || clamp_implied(g_, n));
       if (copy) {
-        quantize_output(n.source_op, output_base(n, 0), n.inputs[0], n.outputs[0]);
+        quantize_output(n.source_op, output_base(n, 0), inputs[0], n.outputs[0]);
+        replace_with_new_nodes(edit, id);
         continue;
       }
       std::vector<std::tuple<size_t, TensorId, TensorId>> pending;  // (slot, float, quantized)
       for (size_t k = 0; k < n.outputs.size(); ++k) {
-        TensorId& o = n.outputs[k];
+        const TensorId o = n.outputs[k];
         if (!quantized_activation(g_, o)) continue;
         if (readers_[static_cast<size_t>(o)] == 0 && !g_.is_graph_output(o)) {
           g_.tensor(o).quantized_type.reset();  // nobody reads it: stays float
@@ -79,17 +88,13 @@ class QdqWriter {
         pre.quant.reset();
         TensorId p = g_.add_tensor(std::move(pre));
         pending.emplace_back(k, p, o);
-        o = p;
+        edit.set_output(id, k, p);
       }
-      ir::Node producer = std::move(n);
-      out_.push_back(std::move(producer));
-      std::vector<std::string> bases;
-      for (const auto& p : pending) bases.push_back(output_base(out_.back(), std::get<0>(p)));
-      const int source = out_.back().source_op;
-      for (size_t j = 0; j < pending.size(); ++j)
-        quantize_output(source, bases[j], std::get<1>(pending[j]), std::get<2>(pending[j]));
+      for (const auto& [k, value, quantized] : pending)
+        quantize_output(n.source_op, output_base(n, k), value, quantized);
+      for (ir::Node& q : take_new_nodes()) edit.insert_after(id, std::move(q));
     }
-    g_.set_nodes(std::move(out_));
+    g_.apply(std::move(edit));
     cancel_pairs(g_, diag_);
     for (const ir::Node& n : g_.nodes())
       if (auto it = why_.find(n.outputs[0]); it != why_.end())
@@ -98,26 +103,24 @@ class QdqWriter {
   }
 
  private:
-  // Emits a node copies_integers(g_, ) accepted: its inputs are the integer
-  // tensors themselves (not replaced by their DequantizeLinear), its outputs
-  // integer tensors with one DequantizeLinear each for float readers.
-  void run_on_integers(ir::Node n) {
+  // Runs node `id`, which copies_integers(g_, ) accepted, on integers: its
+  // inputs are the integer tensors themselves (not replaced by their
+  // DequantizeLinear), its outputs integer tensors with one DequantizeLinear
+  // each for float readers.
+  void run_on_integers(ir::GraphEdit& edit, ir::NodeId id) {
+    const ir::Node& n = g_.node(id);
     if (n.op == "Pad") {
       const ir::Tensor& q = g_.tensor(n.outputs[0]);
-      n.inputs.resize(3, ir::kNoTensor);
       // integer padding is the zero point, as TFLite pads
-      n.inputs[2] =
-          integer_scalar(n.name + "/zero_point", *q.quantized_type, zero_point(*q.quant, 0));
+      edit.set_input(
+          id, 2,
+          integer_scalar(n.name + "/zero_point", *q.quantized_type, zero_point(*q.quant, 0)));
     }
-    std::vector<std::string> bases;
-    for (size_t k = 0; k < n.outputs.size(); ++k) bases.push_back(output_base(n, k));
-    const std::vector<TensorId> outputs = n.outputs;
-    const int source = n.source_op;
-    why_[outputs[0]] = "copies integers";
-    out_.push_back(std::move(n));
-    for (size_t k = 0; k < outputs.size(); ++k)
-      dequantize_for_readers(source, bases[k], outputs[k], make_integer(outputs[k], bases[k]),
-                             "quantized activation");
+    why_[n.outputs[0]] = "copies integers";
+    for (size_t k = 0; k < n.outputs.size(); ++k)
+      dequantize_for_readers(n.source_op, output_base(n, k), n.outputs[k],
+                             make_integer(n.outputs[k], output_base(n, k)), "quantized activation");
+    for (ir::Node& q : take_new_nodes()) edit.insert_after(id, std::move(q));
   }
 
   // The clamp of quantize_clamp_inputs() on the integers themselves (ONNX
@@ -221,9 +224,17 @@ class QdqWriter {
     n.source_op = source_op;
     n.inputs = std::move(inputs);
     n.outputs = {output};
-    out_.push_back(std::move(n));
+    new_nodes_.push_back(std::move(n));
     why_[output] = why;
-    return out_.back();
+    return new_nodes_.back();
+  }
+
+  // The nodes made since the last call, in order (for the GraphEdit).
+  std::vector<ir::Node> take_new_nodes() { return std::exchange(new_nodes_, {}); }
+  // Node `id` becomes the nodes made since the last call.
+  void replace_with_new_nodes(ir::GraphEdit& edit, ir::NodeId id) {
+    edit.replace(id, new_nodes_);
+    new_nodes_.clear();
   }
 
   // ONNX axis of a per-axis constant: its TFLite axis through the layout,
@@ -318,7 +329,7 @@ class QdqWriter {
   ir::Graph& g_;
   Diagnostics& diag_;
   Checkpoint& checkpoint_;
-  std::vector<ir::Node> out_;            // the rewritten nodes, in order
+  std::vector<ir::Node> new_nodes_;      // Q/DQ nodes not yet handed to the GraphEdit
   std::vector<TensorId> replaced_;       // readers of a tensor now read this one
   std::vector<int> readers_;             // nodes reading each tensor (graph outputs not counted)
   std::map<TensorId, std::string> why_;  // Q/DQ node output -> why the node exists

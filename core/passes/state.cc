@@ -2,7 +2,7 @@
 // sources in TFLite and one form in the converted graph (ir::StatePair;
 // docs/architecture.md, "Model state"):
 //   - variable tensors that a stateful op reads and updates in place, in the
-//     input slots its op table entry names (OpEntry::state_inputs): the op
+//     input slots its op table entry names (OpEntry::state.inputs): the op
 //     gets one more output per slot, which its converter writes;
 //   - resource variables (VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE,
 //     initialised by CALL_ONCE): the resource ops go, and an Identity of the
@@ -46,11 +46,11 @@ std::string label(const OpSite& n) {
          "op " + std::to_string(n.source_op) + " (" + n.op + ")";
 }
 
-Error unsupported(const OpSite& n, const std::string& reason) {
+Error unsupported(const OpSite& n, ReasonCode code, const std::string& reason) {
   Error e = make_error(ErrorCode::kUnsupported,
                        "1 operator cannot be converted: " + label(n) + ": " + reason);
   e.op_index = n.source_subgraph < 0 ? n.source_op : -1;
-  e.unsupported.push_back({n.source_op, n.op, reason, n.source_subgraph});
+  e.unsupported.push_back({n.source_op, n.op, reason, to_string(code), n.source_subgraph});
   return e;
 }
 
@@ -128,12 +128,12 @@ Status expose_variable_tensors(ir::Graph& g, PassContext& ctx, StatePairs& pairs
     const ir::Node& n = g.node(k);
     if (n.dialect != ir::Dialect::kTflite) continue;
     const ops::OpEntry& e = ops::lookup(n);
-    if (!e.supported() || e.state_inputs.empty()) continue;
+    if (!e.supported() || e.state.inputs.empty()) continue;
     std::vector<int64_t> at;
-    for (int slot : e.state_inputs) {
+    for (int slot : e.state.inputs) {
       const size_t s = static_cast<size_t>(slot);
       const TensorId t = s < g.node(k).inputs.size() ? g.node(k).inputs[s] : ir::kNoTensor;
-      if (!e.state_required && (t == ir::kNoTensor || !g.tensor(t).is_variable)) {
+      if (!e.state.required && (t == ir::kNoTensor || !g.tensor(t).is_variable)) {
         at.push_back(-1);
         continue;
       }
@@ -289,8 +289,9 @@ class Resolver {
       return invalid(n, std::string(what) + " has no resource input");
     auto it = handle_.find(n.inputs[0]);
     if (it == handle_.end())
-      return unsupported(n, "its resource '" + g_.tensor(n.inputs[0]).name +
-                                "' does not come from a VAR_HANDLE of this subgraph");
+      return unsupported(n, ReasonCode::kState,
+                         "its resource '" + g_.tensor(n.inputs[0]).name +
+                             "' does not come from a VAR_HANDLE of this subgraph");
     return it->second;
   }
 
@@ -301,9 +302,10 @@ class Resolver {
     if (!res.first) res.first = OpSite(n);
     if (res.current != ir::kNoTensor) return res.current;
     if (!res.initial)
-      return unsupported(n, "resource '" + res.name +
-                                "' is read before anything assigns it (no CALL_ONCE initialiser "
-                                "gives it a value; TFLite's interpreter fails there too)");
+      return unsupported(n, ReasonCode::kState,
+                         "resource '" + res.name +
+                             "' is read before anything assigns it (no CALL_ONCE initialiser "
+                             "gives it a value; TFLite's interpreter fails there too)");
     if (auto st = same_kind_as_initial(res, like, n); !st) return st.take_error();
     res.input = state_input(like, res.initial_graph->tensor(*res.initial).shape);
     res.current = res.input;
@@ -328,17 +330,19 @@ class Resolver {
     const ir::Tensor& x = g_.tensor(a);
     const ir::Tensor& y = g_.tensor(b);
     if (x.dtype != y.dtype || !same_quantization(x, y))
-      return unsupported(n, "resource '" + resources_[r].name + "' holds '" + x.name + "' (" +
-                                ir::to_string(x.dtype) + ") and '" + y.name + "' (" +
-                                ir::to_string(y.dtype) +
-                                ") of another type or quantization: TFLite copies the bytes as "
-                                "they are");
+      return unsupported(n, ReasonCode::kState,
+                         "resource '" + resources_[r].name + "' holds '" + x.name + "' (" +
+                             ir::to_string(x.dtype) + ") and '" + y.name + "' (" +
+                             ir::to_string(y.dtype) +
+                             ") of another type or quantization: TFLite copies the bytes as "
+                             "they are");
     if (x.has_rank && y.has_rank && ir::element_count(x.shape) && ir::element_count(y.shape) &&
         x.shape != y.shape)
-      return unsupported(n, "resource '" + resources_[r].name + "' holds '" + x.name + "' " +
-                                ir::to_string(x.shape) + " and '" + y.name + "' " +
-                                ir::to_string(y.shape) +
-                                ": a state whose shape changes between invocations");
+      return unsupported(n, ReasonCode::kState,
+                         "resource '" + resources_[r].name + "' holds '" + x.name + "' " +
+                             ir::to_string(x.shape) + " and '" + y.name + "' " +
+                             ir::to_string(y.shape) +
+                             ": a state whose shape changes between invocations");
     return ok_status();
   }
   Status same_kind_as_initial(const Resource& res, TensorId t, const ir::Node& n) {
@@ -346,10 +350,11 @@ class Resolver {
     const ir::Tensor& x = g_.tensor(t);
     if (init.dtype != x.dtype || !same_quantization(init, x) ||
         (x.has_rank && ir::element_count(x.shape) && init.shape != x.shape))
-      return unsupported(n, "resource '" + res.name + "' is initialised with '" + init.name + "' " +
-                                ir::to_string(init.dtype) + " " + ir::to_string(init.shape) +
-                                " but holds '" + x.name + "' " + ir::to_string(x.dtype) + " " +
-                                ir::to_string(x.shape));
+      return unsupported(n, ReasonCode::kState,
+                         "resource '" + res.name + "' is initialised with '" + init.name + "' " +
+                             ir::to_string(init.dtype) + " " + ir::to_string(init.shape) +
+                             " but holds '" + x.name + "' " + ir::to_string(x.dtype) + " " +
+                             ir::to_string(x.shape));
     return ok_status();
   }
 
@@ -375,14 +380,17 @@ class Resolver {
           m.inputs.size() >= 2 && init.valid(m.inputs[0]) && init.valid(m.inputs[1])) {
         auto h = handles.find(m.inputs[0]);
         if (h == handles.end())
-          return unsupported(m, "assigns a resource that no VAR_HANDLE of its subgraph names");
+          return unsupported(m, ReasonCode::kState,
+                             "assigns a resource that no VAR_HANDLE of its subgraph names");
         const ir::Tensor& v = init.tensor(m.inputs[1]);
         if (!v.is_const() || !ir::element_count(v.shape))
-          return unsupported(m, "the initial value of resource '" + resources_[h->second].name +
-                                    "' ('" + v.name + "') is computed at run time, not a constant");
+          return unsupported(m, ReasonCode::kRuntimeValue,
+                             "the initial value of resource '" + resources_[h->second].name +
+                                 "' ('" + v.name + "') is computed at run time, not a constant");
         if (v.quant && v.quant->scale.size() > 1)
-          return unsupported(m, "the initial value of resource '" + resources_[h->second].name +
-                                    "' is quantized per axis");
+          return unsupported(m, ReasonCode::kQuantization,
+                             "the initial value of resource '" + resources_[h->second].name +
+                                 "' is quantized per axis");
         Resource& res = resources_[h->second];
         if (res.input != ir::kNoTensor || res.current != ir::kNoTensor) continue;  // too late
         res.initial = m.inputs[1];
@@ -393,7 +401,8 @@ class Resolver {
       // effect on a resource's value, or one this pass cannot see.
       if (m.dialect == ir::Dialect::kTflite &&
           (m.builtin == builtin::kReadVariable || m.builtin == builtin::kCallOnce))
-        return unsupported(m, "a CALL_ONCE initialiser that reads resources or calls another");
+        return unsupported(m, ReasonCode::kState,
+                           "a CALL_ONCE initialiser that reads resources or calls another");
     }
     return ok_status();
   }
@@ -417,7 +426,8 @@ class Resolver {
         // CALL_ONCE one, else TFLite's reset value.
         if (!res.initial && !ir::element_count(g_.tensor(res.current).shape))
           return unsupported(
-              *res.first, "resource '" + res.name + "' has no initial value and a dynamic shape");
+              *res.first, ReasonCode::kState,
+              "resource '" + res.name + "' has no initial value and a dynamic shape");
         res.input =
             state_input(res.current, res.initial ? res.initial_graph->tensor(*res.initial).shape
                                                  : g_.tensor(res.current).shape);

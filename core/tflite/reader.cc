@@ -1,4 +1,5 @@
 #include "core/tflite/reader.h"
+
 #include "core/ir/builtins.h"
 
 #include <flatbuffers/flatbuffers.h>
@@ -14,7 +15,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/tflite/sparse.h"
+#include "core/tflite/reader_parts.h"
 #include "schema_generated.h"
 
 namespace lite2onnx::tflite_reader {
@@ -23,312 +24,8 @@ namespace {
 using ir::DataType;
 using ir::TensorId;
 
-Error invalid(std::string message) {
-  return make_error(ErrorCode::kInvalidModel, std::move(message));
-}
-
-std::string tensor_label(const tflite::Tensor* t, size_t index) {
-  std::string name = t && t->name() ? t->name()->str() : "";
-  return "tensor " + std::to_string(index) + (name.empty() ? "" : " '" + name + "'");
-}
-
 std::string op_label(size_t index, const std::string& name) {
   return "op " + std::to_string(index) + " (" + name + ")";
-}
-
-// Reads the buffers' bytes: inline data, or (for models over 2 GiB) an offset
-// and size relative to the start of the file, checked against the file size.
-Result<std::vector<std::span<const std::byte>>> read_buffers(const tflite::Model& model,
-                                                             std::span<const std::byte> bytes) {
-  std::vector<std::span<const std::byte>> out;
-  const auto* buffers = model.buffers();
-  if (!buffers) return out;
-  out.reserve(buffers->size());
-  for (flatbuffers::uoffset_t i = 0; i < buffers->size(); ++i) {
-    const tflite::Buffer* b = buffers->Get(i);
-    if (!b) {
-      out.emplace_back();
-      continue;
-    }
-    if (b->offset() > 1) {
-      uint64_t off = b->offset(), size = b->size();
-      if (off > bytes.size() || size > bytes.size() - off)
-        return invalid("buffer " + std::to_string(i) + ": data at offset " + std::to_string(off) +
-                       " size " + std::to_string(size) + " lies outside the " +
-                       std::to_string(bytes.size()) + "-byte file");
-      out.push_back(bytes.subspan(off, size));
-    } else if (b->data()) {
-      out.emplace_back(reinterpret_cast<const std::byte*>(b->data()->data()), b->data()->size());
-    } else {
-      out.emplace_back();
-    }
-  }
-  return out;
-}
-
-Result<ir::Tensor> read_tensor(const tflite::Tensor* t, size_t index,
-                               const std::vector<std::span<const std::byte>>& buffers,
-                               const Limits& limits, uint64_t& budget, ir::CreatedBytes& created,
-                               Checkpoint& checkpoint) {
-  if (!t) return invalid(tensor_label(t, index) + " is null");
-  uint64_t cost = (t->name() ? t->name()->size() : 0) + (t->shape() ? t->shape()->size() * 8 : 0);
-  if (const auto* q = t->quantization()) {
-    if (q->scale()) cost += q->scale()->size() * 4;
-    if (q->zero_point()) cost += q->zero_point()->size() * 8;
-  }
-  if (cost > budget)
-    return make_error(ErrorCode::kResourceLimit,
-                      tensor_label(t, index) +
-                          ": the model expands to far more than its size "
-                          "(tables or strings shared between tensors)");
-  budget -= cost;
-  ir::Tensor out;
-  out.name = t->name() ? t->name()->str() : "";
-  int type = static_cast<int>(t->type());
-  if (type < 0 || type > static_cast<int>(DataType::kBFloat16))
-    return invalid(tensor_label(t, index) + ": unknown type code " + std::to_string(type));
-  out.dtype = static_cast<DataType>(type);
-  out.is_variable = t->is_variable();
-  if (t->shape()) {
-    if (t->shape()->size() > limits.max_rank)
-      return make_error(ErrorCode::kResourceLimit,
-                        tensor_label(t, index) + ": rank " + std::to_string(t->shape()->size()) +
-                            " exceeds the limit of " + std::to_string(limits.max_rank) +
-                            " (max_rank)");
-    for (int32_t d : *t->shape()) {
-      if (d < 0)
-        return invalid(tensor_label(t, index) + ": negative dimension " + std::to_string(d) +
-                       " in shape");
-      out.shape.push_back(d);
-    }
-  }
-  out.has_rank = t->shape() != nullptr || t->has_rank();
-  if (const auto* sig = t->shape_signature(); sig && sig->size() > 0) {
-    if (sig->size() != out.shape.size())
-      return invalid(tensor_label(t, index) + ": shape_signature has rank " +
-                     std::to_string(sig->size()) + " but shape has rank " +
-                     std::to_string(out.shape.size()));
-    for (flatbuffers::uoffset_t i = 0; i < sig->size(); ++i) {
-      int32_t d = sig->Get(i);
-      if (d < -1)
-        return invalid(tensor_label(t, index) + ": invalid shape_signature dimension " +
-                       std::to_string(d));
-      if (d == -1) out.shape[i] = -1;
-    }
-  }
-  // The element count of the static shape must fit (dynamic dims count as 1).
-  ir::Shape static_shape = out.shape;
-  for (auto& d : static_shape)
-    if (d < 0) d = 1;
-  auto count = ir::element_count(static_shape);
-  if (!count) return invalid(tensor_label(t, index) + ": element count overflows");
-  size_t esize = ir::element_size(out.dtype);
-  if (esize && static_cast<uint64_t>(*count) > std::numeric_limits<uint64_t>::max() / esize)
-    return invalid(tensor_label(t, index) + ": byte size overflows");
-
-  uint32_t buffer = t->buffer();
-  if (buffer >= buffers.size() && !(buffer == 0 && buffers.empty()))
-    return invalid(tensor_label(t, index) + ": buffer index " + std::to_string(buffer) +
-                   " out of range (model has " + std::to_string(buffers.size()) + " buffers)");
-  if (buffer != 0 && !buffers[buffer].empty() && t->sparsity()) {
-    // The buffer holds only the values the SparsityParameters place: made
-    // dense here, as TFLite's DENSIFY (or a sparse-aware kernel) would.
-    if (!esize)
-      return make_error(ErrorCode::kUnsupported,
-                        tensor_label(t, index) + ": sparse tensor of " + ir::to_string(out.dtype));
-    const uint64_t dense_bytes = static_cast<uint64_t>(*count) * esize;
-    if (!created.fits(dense_bytes))
-      return make_error(ErrorCode::kResourceLimit,
-                        tensor_label(t, index) + ": its dense form needs " +
-                            std::to_string(dense_bytes) +
-                            " bytes, beyond what the conversion may create (max_created_bytes)");
-    auto dense = densify(*t->sparsity(), out.shape, esize, buffers[buffer], checkpoint);
-    if (!dense) {
-      Error e = dense.take_error();
-      e.message = tensor_label(t, index) + ": " + e.message;
-      return e;
-    }
-    created.charge(dense_bytes, tensor_label(t, index) + " (densified)");
-    out.data = ir::ConstData::owned(std::move(*dense), out.dtype);
-    out.was_sparse = true;
-  } else if (buffer != 0 && !buffers[buffer].empty()) {
-    std::span<const std::byte> data = buffers[buffer];
-    // No shape at all: TFLite reads a one-element constant as a scalar.
-    if (!t->shape() && esize && data.size() == esize) out.has_rank = true;
-    if (!t->shape() && !out.has_rank)
-      return invalid(tensor_label(t, index) + ": a constant without a shape holds " +
-                     std::to_string(data.size()) + " bytes; only a scalar (one " +
-                     ir::to_string(out.dtype) + ") may omit its shape");
-    if (esize) {
-      if (out.shape.size() != static_shape.size() || !ir::element_count(out.shape))
-        return invalid(tensor_label(t, index) + ": constant with a dynamic shape");
-      uint64_t expected = static_cast<uint64_t>(*count) * esize;
-      if (data.size() != expected)
-        return invalid(tensor_label(t, index) + ": buffer " + std::to_string(buffer) + " holds " +
-                       std::to_string(data.size()) + " bytes but shape " +
-                       ir::to_string(out.shape) + " of " + ir::to_string(out.dtype) + " needs " +
-                       std::to_string(expected));
-    }
-    ir::ConstData c;
-    c.bytes = data;
-    c.stored_type = out.dtype;
-    // The converter reads constants as typed spans. The verifier checks only
-    // that a vector's length is 4-byte aligned, so the data of an 8-byte type
-    // (or an external buffer's, at any offset) may be misaligned in a crafted
-    // file: such a constant is copied to aligned memory.
-    if (esize > 1 && reinterpret_cast<uintptr_t>(data.data()) % std::min<size_t>(esize, 8) != 0)
-      c = ir::ConstData::owned({data.begin(), data.end()}, out.dtype);
-    out.data = c;
-  }
-
-  if (const auto* q = t->quantization(); q && q->scale() && q->scale()->size() > 0) {
-    ir::QuantParams qp;
-    for (float s : *q->scale()) qp.scale.push_back(s);
-    // Read byte-wise: the verifier checks that a vector's length is 4-byte
-    // aligned, not that its 8-byte elements are (a crafted file misaligns them).
-    if (const auto* zp = q->zero_point())
-      for (flatbuffers::uoffset_t i = 0; i < zp->size(); ++i) {
-        int64_t z;
-        std::memcpy(&z, zp->Data() + i * sizeof z, sizeof z);
-        qp.zero_point.push_back(flatbuffers::EndianScalar(z));
-      }
-    qp.axis = q->quantized_dimension();
-    if (!qp.zero_point.empty() && qp.zero_point.size() != qp.scale.size())
-      return invalid(tensor_label(t, index) + ": " + std::to_string(qp.scale.size()) +
-                     " quantization scales but " + std::to_string(qp.zero_point.size()) +
-                     " zero points");
-    out.quant = std::move(qp);
-  }
-  return out;
-}
-
-// Text of the model in a message: at most 64 bytes, control bytes as '?'.
-std::string shown(std::string_view text) {
-  constexpr size_t kMax = 64;
-  std::string out(text.substr(0, kMax));
-  for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return text.size() > kMax ? out + "..." : out;
-}
-
-std::string signature_label(size_t index, std::string_view key) {
-  return "signature " + std::to_string(index) + " '" + shown(key) + "'";
-}
-
-Error expansion(const std::string& what) {
-  return make_error(ErrorCode::kResourceLimit,
-                    what +
-                        ": the model expands to far more than its size (tables or strings "
-                        "shared between entries)");
-}
-
-// One input or output of a signature: the tensor it names must exist in the
-// signature's subgraph. What is read is charged to the expansion budget.
-Result<SignatureTensor> signature_tensor(const tflite::TensorMap& m, const tflite::SubGraph& sg,
-                                         int subgraph, const std::string& where,
-                                         const Limits& limits, uint64_t& budget) {
-  SignatureTensor out;
-  out.alias = m.name()->str();
-  const std::string label = where + " '" + shown(out.alias) + "'";
-  const size_t count = sg.tensors() ? sg.tensors()->size() : 0;
-  if (m.tensor_index() >= count)
-    return invalid(label + ": tensor index " + std::to_string(m.tensor_index()) +
-                   " out of range (subgraph " + std::to_string(subgraph) + " has " +
-                   std::to_string(count) + " tensors)");
-  out.tensor = static_cast<int>(m.tensor_index());
-  const tflite::Tensor* t = sg.tensors()->Get(m.tensor_index());
-  if (!t) return invalid(label + ": tensor " + std::to_string(out.tensor) + " is null");
-  const uint64_t cost =
-      (t->name() ? t->name()->size() : 0) + (t->shape() ? uint64_t{8} * t->shape()->size() : 0);
-  if (cost > budget) return expansion(label);
-  budget -= cost;
-  out.name = t->name() ? t->name()->str() : "";
-  const int type = static_cast<int>(t->type());
-  if (type < 0 || type > static_cast<int>(DataType::kBFloat16))
-    return invalid(label + ": tensor " + std::to_string(out.tensor) +
-                   " has the unknown type code " + std::to_string(type));
-  out.dtype = static_cast<DataType>(type);
-  if (t->shape()) {
-    if (t->shape()->size() > limits.max_rank)
-      return make_error(ErrorCode::kResourceLimit,
-                        label + ": tensor " + std::to_string(out.tensor) + " has rank " +
-                            std::to_string(t->shape()->size()) + ", beyond the limit of " +
-                            std::to_string(limits.max_rank) + " (max_rank)");
-    out.shape.assign(t->shape()->begin(), t->shape()->end());
-    if (const auto* sig = t->shape_signature(); sig && sig->size() == out.shape.size())
-      for (flatbuffers::uoffset_t i = 0; i < sig->size(); ++i)
-        if (sig->Get(i) == -1) out.shape[i] = -1;
-  }
-  return out;
-}
-
-// Every SignatureDef of the model, checked as TFLite's interpreter reads them
-// (a null one or one without a key fails it) and beyond: its subgraph and
-// every tensor it names exist.
-Result<std::vector<Signature>> read_signatures(const tflite::Model& model, const Limits& limits,
-                                               uint64_t& budget, Checkpoint& checkpoint) {
-  std::vector<Signature> out;
-  const auto* defs = model.signature_defs();
-  if (!defs) return out;
-  const auto* subgraphs = model.subgraphs();
-  for (flatbuffers::uoffset_t i = 0; i < defs->size(); ++i) {
-    if (checkpoint.should_stop()) return checkpoint.status().take_error();
-    const tflite::SignatureDef* d = defs->Get(i);
-    if (!d) return invalid("signature " + std::to_string(i) + " is null");
-    if (!d->signature_key()) return invalid("signature " + std::to_string(i) + " has no key");
-    const std::string where =
-        signature_label(i, {d->signature_key()->c_str(), d->signature_key()->size()});
-    const uint64_t cost = 16 + d->signature_key()->size();
-    if (cost > budget) return expansion(where);
-    budget -= cost;
-    Signature sig;
-    sig.key = d->signature_key()->str();
-    if (d->subgraph_index() >= subgraphs->size())
-      return invalid(where + ": subgraph index " + std::to_string(d->subgraph_index()) +
-                     " out of range (the model has " + std::to_string(subgraphs->size()) +
-                     " subgraphs)");
-    sig.subgraph = static_cast<int>(d->subgraph_index());
-    const tflite::SubGraph* sg = subgraphs->Get(d->subgraph_index());
-    if (!sg) return invalid(where + ": subgraph " + std::to_string(sig.subgraph) + " is null");
-    for (auto [list, what, dest] : {std::tuple{d->inputs(), "input", &sig.inputs},
-                                    std::tuple{d->outputs(), "output", &sig.outputs}}) {
-      if (!list) continue;
-      // As TFLite keys them (a std::map): sorted by alias, the last entry of
-      // an alias wins, entries without a name are left out.
-      std::map<std::string, SignatureTensor> by_alias;
-      for (flatbuffers::uoffset_t k = 0; k < list->size(); ++k) {
-        const tflite::TensorMap* m = list->Get(k);
-        const uint64_t entry_cost = 8 + (m && m->name() ? m->name()->size() : 0);
-        if (entry_cost > budget) return expansion(where);
-        budget -= entry_cost;
-        if (!m || !m->name()) continue;
-        auto t = signature_tensor(*m, *sg, sig.subgraph, where + " " + what, limits, budget);
-        if (!t) return t.take_error();
-        by_alias.insert_or_assign(t->alias, std::move(*t));
-      }
-      for (auto& [alias, t] : by_alias) dest->push_back(std::move(t));
-    }
-    out.push_back(std::move(sig));
-  }
-  return out;
-}
-
-// The signature `key` selects (index into `signatures`; -1: none), or
-// kInvalidOption listing the keys there are.
-Result<int> select_signature(const std::vector<Signature>& signatures, std::string_view key) {
-  if (key.empty()) return signatures.empty() ? -1 : 0;
-  for (size_t i = 0; i < signatures.size(); ++i)
-    if (signatures[i].key == key) return static_cast<int>(i);
-  std::string message = "signature '" + shown(key) + "': ";
-  if (signatures.empty())
-    return make_error(ErrorCode::kInvalidOption, message + "the model has no signatures");
-  constexpr size_t kListed = 16;
-  message += "the model has no such signature; its signatures are ";
-  for (size_t i = 0; i < signatures.size() && i < kListed; ++i)
-    message += (i ? ", '" : "'") + shown(signatures[i].key) + "'";
-  if (signatures.size() > kListed)
-    message += " and " + std::to_string(signatures.size() - kListed) + " more";
-  return make_error(ErrorCode::kInvalidOption, message);
 }
 
 Result<int> builtin_code(const tflite::OperatorCode* code, size_t index) {
@@ -660,8 +357,12 @@ class SubgraphReader {
       if (read_options_)
         if (auto st = read_options_(*code, n.op, version, *op, n.attrs); !st) {
           Error e = st.take_error();
-          if (e.code == ErrorCode::kUnsupported && s == converted_)
-            e.unsupported.push_back({static_cast<int>(k), n.op, e.message});
+          // An unsupported op is listed when it is in the converted subgraph.
+          if (s != converted_) e.unsupported.clear();
+          for (UnsupportedOp& u : e.unsupported) {
+            u.op_index = static_cast<int>(k);
+            u.op = n.op;
+          }
           e.message = where + ": " + e.message;
           return at_op(std::move(e), s, k);
         }

@@ -17,11 +17,20 @@ from . import _core
 
 
 class UnsupportedOperator(NamedTuple):
-    """One operator that cannot be converted, and why (empty: not implemented)."""
+    """One operator that cannot be converted, and why (empty: not implemented).
+
+    ``reason_code`` says why as a code to act on without reading ``reason``:
+    ``not_implemented``, ``custom_op``, ``select_tf_op``,
+    ``accelerator_compiled``, ``op_version``, ``opset``, ``runtime_value``,
+    ``type``, ``shape``, ``quantization``, ``state``, ``option``,
+    ``operands``, ``limit`` or ``not_expressible`` (docs/architecture.md,
+    "Preflight"); expect new codes.
+    """
 
     op_index: int
     op: str
     reason: str
+    reason_code: str = ""
 
 
 class ConversionError(Exception):

@@ -64,7 +64,7 @@ const LimitDef kLimits[] = {
 py::dict failure_dict(const Failure& f) {
   py::list unsupported;
   for (const auto& u : f.error.unsupported)
-    unsupported.append(py::make_tuple(u.op_index, u.op, u.reason));
+    unsupported.append(py::make_tuple(u.op_index, u.op, u.reason, u.reason_code));
   py::dict d;
   d["reason"] = std::string(f.reason->name);
   d["message"] = f.error.message;

@@ -64,6 +64,7 @@ def test_the_servers_errors_are_the_local_exceptions(server, test_models):
         with pytest.raises(lite2onnx.UnsupportedOperatorsError) as local:
             lite2onnx.convert(test_models / "unsupported_custom_op.tflite")
         assert e.value.operators == local.value.operators
+        assert [o.reason_code for o in e.value.operators] == ["custom_op"]
         assert e.value.message == local.value.message
         assert e.value.grpc_code == "UNIMPLEMENTED"
         # Options are checked before the call, by the same table.

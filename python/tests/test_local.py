@@ -153,11 +153,12 @@ def test_unsupported_operators_are_all_listed(test_models, run_cli):
     assert e.value.reason == "unsupported" and e.value.exit_code == 4
     ops = e.value.operators
     assert [o.op for o in ops] == ["Lite2OnnxNoSuchOp"]
-    assert ops[0].op_index >= 0
+    assert ops[0].op_index >= 0 and ops[0].reason_code == "custom_op"
     # The CLI says the same.
     r = run_cli("convert", model, "-o", os.devnull, "--json", check=False)
     assert r.returncode == 4
-    assert [u["op"] for u in json.loads(r.stdout)["unsupported"]] == ["Lite2OnnxNoSuchOp"]
+    unsupported = json.loads(r.stdout)["unsupported"]
+    assert [(u["op"], u["reason_code"]) for u in unsupported] == [("Lite2OnnxNoSuchOp", "custom_op")]
 
 
 def test_invalid_options(test_models):

@@ -124,6 +124,15 @@ std::optional<Failure> Call::refuse(std::string_view shed, Failure failure) {
   return failure;
 }
 
+std::optional<Failure> Call::refuse_bytes(Budget::Refusal why) {
+  const bool peer = why == Budget::Refusal::kPeerBytes;
+  return refuse(peer ? "peer_bytes" : "memory_budget",
+                refusal("memory_budget", peer ? "this client holds as many bytes as one client "
+                                                "may (--max-bytes-per-peer); retry later"
+                                              : "the server holds too many model bytes now; "
+                                                "retry later"));
+}
+
 std::optional<Failure> Call::admit() {
   if (core_.draining())
     return refuse("shutting_down", refusal("shutting_down", "the server is shutting down"));
@@ -162,14 +171,7 @@ std::optional<Failure> Call::announce(uint64_t total) {
     return refusal("model_too_large", "the model is larger than this server's " +
                                           bytes_text(limit) + " (--max-stream-bytes): it has " +
                                           std::to_string(total));
-  if (auto refused = ticket_.hold(std::min(total, kUploadAllotment))) {
-    const bool peer = *refused == Budget::Refusal::kPeerBytes;
-    return refuse(peer ? "peer_bytes" : "memory_budget",
-                  refusal("memory_budget", peer ? "this client holds as many bytes as one client "
-                                                  "may (--max-bytes-per-peer); retry later"
-                                                : "the server holds too many model bytes now; "
-                                                  "retry later"));
-  }
+  if (auto refused = ticket_.hold(std::min(total, kUploadAllotment))) return refuse_bytes(*refused);
   return std::nullopt;
 }
 
@@ -196,14 +198,7 @@ std::optional<Failure> Call::receive(std::span<const std::byte> bytes, Keep keep
     // What the step would add may not fit where the bytes themselves do.
     std::optional<Budget::Refusal> refused = ticket_.hold(hold);
     if (refused && hold > received_) refused = ticket_.hold(received_);
-    if (refused) {
-      const bool peer = *refused == Budget::Refusal::kPeerBytes;
-      return refuse(peer ? "peer_bytes" : "memory_budget",
-                    refusal("memory_budget", peer ? "this client holds as many bytes as one "
-                                                    "client may (--max-bytes-per-peer); retry later"
-                                                  : "the server holds too many model bytes now; "
-                                                    "retry later"));
-    }
+    if (refused) return refuse_bytes(*refused);
   }
   if (keep == Keep::kRefer)
     model_.refer(bytes);

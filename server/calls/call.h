@@ -167,6 +167,8 @@ class Call {
 
  private:
   std::optional<Failure> refuse(std::string_view shed, Failure failure);
+  // Model bytes the budget (or the peer's share of it) did not take.
+  std::optional<Failure> refuse_bytes(Budget::Refusal why);
   std::optional<Failure> hold_answer(uint64_t bytes);
   void work(ConversionRunner& runner, const Done& done);
   void write_record();

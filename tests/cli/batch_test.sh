@@ -30,7 +30,8 @@ jq -e '.failed_by_reason == {"invalid_model": 1, "unsupported": 1} and .exit_cod
   "$summary" >/dev/null || fail "summary: $(jq -c '{failed_by_reason, exit_code, jobs}' "$summary")"
 jq -e '[.models[] | select(.name == "c/while.tflite")][0] |
        .outcome == "failed" and .error.reason == "unsupported" and .error.exit_code == 4 and
-       .error.retryable == false and ([.unsupported[].op] == ["Lite2OnnxNoSuchOp"])' "$summary" >/dev/null ||
+       .error.retryable == false and ([.unsupported[].op] == ["Lite2OnnxNoSuchOp"]) and
+       ([.unsupported[].reason_code] == ["custom_op"])' "$summary" >/dev/null ||
   fail "while: $(jq -c '.models[] | select(.name == "c/while.tflite")' "$summary")"
 jq -e '[.models[] | select(.name == "c/broken.tflite")][0] |
        .outcome == "failed" and .error.reason == "invalid_model" and .error.exit_code == 3' \

@@ -69,9 +69,11 @@ TEST_F(ErrorsTest, UnsupportedOperatorsAreAllListed) {
   EXPECT_EQ(e.unsupported(0).op_index(), 1);
   EXPECT_EQ(e.unsupported(0).op(), "MyCustomOp");
   EXPECT_EQ(e.unsupported(0).reason(), "custom operator");
+  EXPECT_EQ(e.unsupported(0).reason_code(), "custom_op");
   EXPECT_EQ(e.unsupported(1).op(), "OtherCustomOp");
   EXPECT_EQ(e.unsupported(2).op_index(), 3);
   EXPECT_EQ(e.unsupported(2).op(), "HASHTABLE_LOOKUP");
+  EXPECT_EQ(e.unsupported(2).reason_code(), "not_implemented");
   for (const char* name : {"MyCustomOp", "OtherCustomOp", "HASHTABLE_LOOKUP"})
     EXPECT_NE(r.status.error_message().find(name), std::string::npos) << name;
 }

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "client.h"
 #include "http_client.h"
@@ -185,6 +186,7 @@ TEST(HttpTest, ErrorsCarryTheTableStatusAndTheConversionError) {
   EXPECT_EQ(e["reason"], "unsupported");
   ASSERT_EQ(e["unsupported"].size(), 3u);
   EXPECT_EQ(e["unsupported"][1]["op"], "OtherCustomOp");
+  EXPECT_EQ(e["unsupported"][1]["reason_code"], "custom_op");
 
   const std::string model = read_file(mini_mobilenet_path());
   r = http_call(port, post("/v1/convert?opset=12", model));
@@ -326,6 +328,94 @@ TEST(HttpTest, EndlessHeadsLeaveTheServerBoundedAndServing) {
   EXPECT_EQ(http_call(port, post("/v1/convert", read_file(mini_mobilenet_path()))).status, 200);
   std::printf("endless heads: at most %zu bytes sent; peak RSS %ld KiB before, %ld KiB after\n",
               most, peak_before, peak_after);
+}
+
+// Every field of the one error envelope, on every non-2xx answer.
+void expect_envelope(const HttpResponse& r, const std::string& reason) {
+  const json e = error_of(r);
+  EXPECT_EQ(e.value("reason", ""), reason) << r.body;
+  EXPECT_EQ(e.value("status", 0), r.status) << r.body;
+  for (const char* field :
+       {"grpc_code", "retryable", "message", "request_id", "op_index", "tensor", "unsupported"})
+    EXPECT_TRUE(e.contains(field)) << field << " in " << r.body;
+  EXPECT_EQ(e.value("request_id", ""), r.header("x-request-id"));
+}
+
+TEST(HttpTest, EveryErrorIsTheOneEnvelope) {
+  auto server = start_http();
+  ASSERT_TRUE(server);
+  const int port = server->http_port();
+  expect_envelope(http_call(port, get("/v1/nothing")), "not_found");
+  HttpRequest wrong_method = get("/healthz");
+  wrong_method.method = "DELETE";
+  const HttpResponse not_allowed = http_call(port, wrong_method);
+  expect_envelope(not_allowed, "method_not_allowed");
+  EXPECT_EQ(not_allowed.header("allow"), "GET");
+  // Every field of every unsupported operator, zero values included.
+  const HttpResponse unsupported = http_call(port, post("/v1/convert", unsupported_ops_model()));
+  expect_envelope(unsupported, "unsupported");
+  for (const json& op : error_of(unsupported)["unsupported"])
+    for (const char* field : {"op_index", "op", "reason", "reason_code", "subgraph"})
+      EXPECT_TRUE(op.contains(field)) << field << " in " << unsupported.body;
+}
+
+TEST(HttpTest, AnOptionThatIsNotUtf8IsTheClientsErrorNamingIt) {
+  auto server = start_http();
+  ASSERT_TRUE(server);
+  const std::string model = read_file(mini_mobilenet_path());
+  for (const std::string option : {"signature", "explicit_layouts", "io_layouts"}) {
+    const HttpResponse r =
+        http_call(server->http_port(), post("/v1/convert?" + option + "=%ff%fe", model));
+    EXPECT_EQ(r.status, 400) << option;
+    expect_envelope(r, "invalid_option");
+    EXPECT_NE(error_of(r).value("message", "").find("'" + option), std::string::npos) << r.body;
+  }
+  // The same over gRPC: the server reads the options' texts before protobuf does.
+  v1::ConvertOptions options;
+  options.set_signature("\xff\xfe");
+  const ConvertResult r = convert(*server->channel(), model, options, 60s);
+  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(r.status.error_message().find("signature"), std::string::npos)
+      << r.status.error_message();
+  // The log escapes what the client sent.
+  EXPECT_EQ(server->log().find("\xff"), std::string::npos);
+}
+
+TEST(HttpTest, TheServedDescriptionIsTheDocumentedOneAndEveryPathAnswers) {
+  auto server = start_http();
+  ASSERT_TRUE(server);
+  const int port = server->http_port();
+  const HttpResponse served = http_call(port, get("/openapi.yaml"));
+  ASSERT_EQ(served.status, 200);
+  EXPECT_EQ(served.header("content-type"), "application/yaml");
+  EXPECT_EQ(served.body, read_file(LITE2ONNX_OPENAPI_PATH));
+  // Each path ("  /path:") with its method ("    get:" or "    post:") on the next line.
+  const std::string model = read_file(mini_mobilenet_path());
+  int paths = 0;
+  std::istringstream lines(served.body);
+  for (std::string line, next; std::getline(lines, line);) {
+    if (line.rfind("  /", 0) != 0 || line.back() != ':') continue;
+    const std::string path = line.substr(2, line.size() - 3);
+    ASSERT_TRUE(std::getline(lines, next));
+    const bool is_post = next == "    post:";
+    ASSERT_TRUE(is_post || next == "    get:") << path;
+    const HttpResponse r = http_call(port, is_post ? post(path, model) : get(path));
+    EXPECT_EQ(r.status, 200) << path << ": " << r.body;
+    ++paths;
+  }
+  EXPECT_EQ(paths, 7);
+}
+
+TEST(HttpTest, TheTraceparentGoesIntoTheRequestLog) {
+  auto server = start_http();
+  ASSERT_TRUE(server);
+  HttpRequest r = post("/v1/convert", read_file(mini_mobilenet_path()));
+  r.headers.push_back({"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"});
+  ASSERT_EQ(http_call(server->http_port(), r).status, 200);
+  const std::string log = server->wait_for_log("protocol=http method=Convert");
+  EXPECT_NE(log.find("trace_id=4bf92f3577b34da6a3ce929d0e0e4736 parent_id=00f067aa0ba902b7"),
+            std::string::npos)
+      << log;
 }
 
 TEST(HttpTest, MetricsAndLogsCountHttpCalls) {

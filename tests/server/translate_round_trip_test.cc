@@ -31,9 +31,9 @@ Diagnostics every_diagnostic_field() {
   d.quantization.quantized_activations = 11;
   d.quantization.int8_activations_as_uint8 = true;
   d.warnings = {"subgraph 1 is not converted", "int16 emulated"};
-  d.unsupported = {{4, "LSTM", "no converter"},
-                   {9, "CUSTOM", "custom code 'Foo'"},
-                   {2, "FlexAddV2", "custom operator", 9}};
+  d.unsupported = {{4, "LSTM", "no converter", "not_implemented"},
+                   {9, "CUSTOM", "custom code 'Foo'", "custom_op"},
+                   {2, "FlexAddV2", "custom operator", "select_tf_op", 9}};
   d.timings = {{"read", 0.25}, {"emit", 1.5}};
   d.subgraphs = {"0 main (12 ops)", "1 body (3 ops)"};
   return d;
@@ -70,9 +70,9 @@ TEST(TranslateRoundTrip, InspectKeepsEveryField) {
                   {3, "y", "INT8", {1, -1, 5, 4}, false, false, false, 1, 3}};
   info.inputs = {0, 2};
   info.outputs = {3};
-  info.ops = {{0, "CONV_2D", {0, 1, -1}, {3}, true, ""},
-              {1, "LSTM", {2}, {2}, false, "no converter"}};
-  info.unsupported = {{1, "LSTM", "no converter"}};
+  info.ops = {{0, "CONV_2D", {0, 1, -1}, {3}, true, "", ""},
+              {1, "LSTM", {2}, {2}, false, "no converter", "not_implemented"}};
+  info.unsupported = {{1, "LSTM", "no converter", "not_implemented"}};
   info.problems = {"invalid quantization: scale 2 of 'w' is 0"};
   info.signatures = {
       {"serving_default",
@@ -156,9 +156,9 @@ TEST(TranslateRoundTrip, ErrorsKeepTheirReasonAndOperators) {
   Error e = make_error(ErrorCode::kUnsupported, "2 operators cannot be converted");
   e.op_index = 4;
   e.tensor = "x";
-  e.unsupported = {{4, "LSTM", "no converter"},
-                   {9, "CUSTOM", "custom code 'Foo'"},
-                   {0, "FlexAddV2", "custom operator", 9}};
+  e.unsupported = {{4, "LSTM", "no converter", "not_implemented"},
+                   {9, "CUSTOM", "custom code 'Foo'", "custom_op"},
+                   {0, "FlexAddV2", "custom operator", "select_tf_op", 9}};
   const v1::ConversionError m = to_proto(e);
   EXPECT_EQ(m.reason(), v1::ConversionError::REASON_UNSUPPORTED);
   EXPECT_EQ(m.message(), e.message);
@@ -169,6 +169,7 @@ TEST(TranslateRoundTrip, ErrorsKeepTheirReasonAndOperators) {
   EXPECT_EQ(ops[1].op_index, 9);
   EXPECT_EQ(ops[1].op, "CUSTOM");
   EXPECT_EQ(ops[1].reason, "custom code 'Foo'");
+  EXPECT_EQ(ops[1].reason_code, "custom_op");
   EXPECT_EQ(ops[1].subgraph, -1);  // of the subgraph converted
   EXPECT_EQ(ops[2].subgraph, 9);
 }

@@ -350,6 +350,7 @@ TEST(Convert, UnsupportedOpsAreAllListed) {
   for (const auto& u : r.error().unsupported) ops.insert(u.op);
   EXPECT_TRUE(ops.count("SVDF")) << r.error().message;
   EXPECT_EQ(r.error().unsupported.size(), 1u);
+  EXPECT_EQ(r.error().unsupported[0].reason_code, "shape");
   EXPECT_THAT(r.error().message, HasSubstr("SVDF"));
   EXPECT_THAT(r.error().message, HasSubstr("state 'activation_state4' has shape [1, 9]"));
 }
@@ -433,6 +434,7 @@ TEST(Convert, StridedSliceOffsetOnADynamicDimensionIsUnsupported) {
   EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
   ASSERT_EQ(r.error().unsupported.size(), 1u);
   EXPECT_THAT(r.error().unsupported[0].reason, HasSubstr("offset slicing of dimension 0"));
+  EXPECT_EQ(r.error().unsupported[0].reason_code, "shape");
 }
 
 // The reduction attribute of the ScatterND node, "" when it has none.
@@ -462,6 +464,7 @@ TEST(Convert, ScatterNdSumsRepeatedIndicesFromOpset16) {
     ASSERT_EQ(r.error().unsupported.size(), 1u);
     EXPECT_EQ(r.error().unsupported[0].op, "SCATTER_ND");
     EXPECT_THAT(r.error().unsupported[0].reason, HasSubstr("opset 16"));
+    EXPECT_EQ(r.error().unsupported[0].reason_code, "opset");
   }
 }
 
@@ -511,23 +514,23 @@ TEST(OpTable, EntriesAreConsistent) {
     SCOPED_TRACE(ir::builtin_name(code));
     // SPLIT keeps its data input's layout too (axis rewritten).
     const bool split = code == ir::builtin::kSplit || code == ir::builtin::kSplitV;
-    EXPECT_EQ(e->keeps_layout, e->propagate == ops::propagate_same || split);
-    if (e->keeps_layout) {
-      EXPECT_EQ(e->layout, ops::LayoutClass::kAttribute);
+    EXPECT_EQ(e->layout.keeps_layout, e->layout.propagate == ops::propagate_same || split);
+    if (e->layout.keeps_layout) {
+      EXPECT_EQ(e->layout.kind, ops::LayoutClass::kAttribute);
     }
-    if (e->bias) {
-      EXPECT_NE(e->bias->bias, e->bias->data);
-      EXPECT_NE(e->bias->bias, e->bias->weight);
+    if (const auto& bias = e->quantization.bias) {
+      EXPECT_NE(bias->bias, bias->data);
+      EXPECT_NE(bias->bias, bias->weight);
     }
     if (e->evaluable()) {
       EXPECT_TRUE(e->supported());
     }
   }
-  EXPECT_TRUE(ops::lookup(ir::builtin::kStridedSlice).element_sources);
-  EXPECT_EQ(ops::lookup(ir::builtin::kAdd).arithmetic, ops::Arithmetic::kAdd);
-  EXPECT_EQ(ops::lookup(ir::builtin::kDiv).arithmetic, ops::Arithmetic::kNone);
-  EXPECT_TRUE(ops::lookup(ir::builtin::kShape).fold);
-  EXPECT_TRUE(ops::lookup(ir::builtin::kConv2d).bias);
+  EXPECT_TRUE(ops::lookup(ir::builtin::kStridedSlice).evaluate.element_sources);
+  EXPECT_EQ(ops::lookup(ir::builtin::kAdd).evaluate.arithmetic, ops::Arithmetic::kAdd);
+  EXPECT_EQ(ops::lookup(ir::builtin::kDiv).evaluate.arithmetic, ops::Arithmetic::kNone);
+  EXPECT_TRUE(ops::lookup(ir::builtin::kShape).evaluate.fold);
+  EXPECT_TRUE(ops::lookup(ir::builtin::kConv2d).quantization.bias);
 }
 
 TEST(Convert, SupportMatrixComesFromTheRegistry) {

@@ -163,6 +163,7 @@ TEST(FuzzFindings, MisalignedModelBytesAreRefused) {
 struct GeneratorStats {
   int models = 0, read = 0, converted = 0;
   std::map<ErrorCode, int> errors;
+  int unsupported_without_code = 0;  // unsupported ops listed without a reason_code
 };
 
 // Generates models from seeded random decisions and converts them, in a child
@@ -184,17 +185,21 @@ GeneratorStats generate_and_convert(int models) {
       if (tflite_reader::read(bytes, Limits{}, ops::read_options)) ++s.read;
       Diagnostics d;
       auto r = convert(bytes, ConvertOptions{}, d);
-      if (r)
+      if (r) {
         ++s.converted;
-      else
-        ++s.errors[r.error().code];
+        continue;
+      }
+      ++s.errors[r.error().code];
+      for (const UnsupportedOp& u : r.error().unsupported)
+        s.unsupported_without_code += u.reason_code.empty();
     }
-    int record[3 + 6] = {s.models, s.read, s.converted};
+    int record[3 + 6 + 1] = {s.models, s.read, s.converted};
     for (auto [code, count] : s.errors) record[3 + static_cast<int>(code)] = count;
+    record[3 + 6] = s.unsupported_without_code;
     if (::write(fds[1], record, sizeof record) != sizeof record) ::_exit(1);
   });
   ::close(fds[1]);
-  int record[3 + 6] = {};
+  int record[3 + 6 + 1] = {};
   ssize_t got = ::read(fds[0], record, sizeof record);
   ::close(fds[0]);
   EXPECT_EQ(died, "") << "the converter, on generated models";
@@ -205,6 +210,7 @@ GeneratorStats generate_and_convert(int models) {
   s.converted = record[2];
   for (int code = 0; code < 6; ++code)
     if (record[3 + code]) s.errors[static_cast<ErrorCode>(code)] = record[3 + code];
+  s.unsupported_without_code = record[3 + 6];
   return s;
 }
 
@@ -220,6 +226,7 @@ TEST(GraphGenerator, ModelsReachThePasses) {
   EXPECT_EQ(s.models, 300);
   EXPECT_GE(s.read, s.models * 9 / 10);
   EXPECT_GE(s.converted, s.models / 3);
+  EXPECT_EQ(s.unsupported_without_code, 0) << "every unsupported op has a reason_code";
 }
 
 }  // namespace

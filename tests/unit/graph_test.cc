@@ -139,20 +139,48 @@ TEST_F(GraphTest, CompactRenumbersInOrderAndSortsReaders) {
               ElementsAre(std::pair{std::string("r1"), 0u}, std::pair{std::string("r2"), 0u}));
 }
 
-TEST_F(GraphTest, ReorderAndRebuildKeepTheIndex) {
+TEST_F(GraphTest, ReorderKeepsTheIndex) {
   TensorId x = tensor("x"), y = tensor("y"), z = tensor("z");
   NodeId b = g.add_node(node("b", {y}, {z}));
   NodeId a = g.add_node(node("a", {x}, {y}));
   g.reorder({a, b});
   EXPECT_THAT(names(), ElementsAre("a", "b"));
-  std::vector<Node> nodes = g.take_nodes();
-  EXPECT_EQ(g.node_count(), 0u);
-  EXPECT_EQ(g.producer(y), kNoNode);
-  nodes.push_back(node("c", {z}, {tensor("c_out")}));
-  g.set_nodes(std::move(nodes));
-  EXPECT_THAT(names(), ElementsAre("a", "b", "c"));
+  g.compact();
   EXPECT_EQ(producer(z), "b");
-  EXPECT_THAT(readers(z), ElementsAre(std::pair{std::string("c"), 0u}));
+  EXPECT_THAT(readers(y), ElementsAre(std::pair{std::string("b"), 0u}));
+}
+
+TEST_F(GraphTest, ABatchEditLeavesTheGraphAsItIsUntilApplied) {
+  TensorId x = tensor("x"), y = tensor("y"), z = tensor("z");
+  NodeId a = g.add_node(node("a", {x}, {y}));
+  NodeId b = g.add_node(node("b", {y}, {z}));
+  NodeId c = g.add_node(node("c", {z}, {tensor("c_out")}));
+  TensorId y2 = tensor("y2"), z2 = tensor("z2");
+  GraphEdit edit(g);
+  edit.insert_after(a, node("a_after", {y}, {y2}));
+  edit.insert_before(b, node("b_before", {x}, {tensor("b_before_out")}));
+  edit.set_input(b, 0, y2);
+  edit.set_output(b, 0, z2);
+  edit.insert_after(b, node("b_after", {z2}, {z}));
+  std::vector<Node> instead = {node("c1", {z}, {tensor("c1_out")}),
+                               node("c2", {z}, {tensor("c2_out")})};
+  edit.replace(c, instead);
+  edit.add_first(node("first", {x}, {tensor("first_out")}));
+  edit.replace(a, std::span<Node>());  // nodes around a removed one stay
+  EXPECT_THAT(names(), ElementsAre("a", "b", "c"));
+  EXPECT_EQ(producer(y), "a");
+
+  g.apply(std::move(edit));
+  EXPECT_THAT(names(), ElementsAre("first", "a_after", "b_before", "b", "b_after", "c1", "c2"));
+  EXPECT_EQ(g.node_id_bound(), 7u);
+  EXPECT_EQ(producer(y), "");
+  EXPECT_EQ(producer(z2), "b");
+  EXPECT_EQ(producer(z), "b_after");
+  EXPECT_THAT(readers(x), ElementsAre(std::pair{std::string("first"), 0u},
+                                      std::pair{std::string("b_before"), 0u}));
+  EXPECT_THAT(readers(y2), ElementsAre(std::pair{std::string("b"), 0u}));
+  EXPECT_THAT(readers(z),
+              ElementsAre(std::pair{std::string("c1"), 0u}, std::pair{std::string("c2"), 0u}));
 }
 
 TEST_F(GraphTest, InfoEditsInPlaceAndSubgraphsCopyWithTheNode) {
