@@ -254,6 +254,7 @@ std::optional<Failure> Call::hold_answer(uint64_t bytes) {
 }
 
 void Call::run(Done done) {
+  ran_ = true;
   if (method_ != "Inspect" && fault_.fault == worker::Fault::kNone) {  // a fault asks for a worker
     key_ = core_.cache_.key(model_, options_);
     if (key_)
@@ -337,6 +338,14 @@ void Call::finish(const std::optional<Failure>& failure, int http_status) {
   if (failure) {
     reason_ = failure->reason;
     error_ = failure->error.message;
+    // Refused before it ran: nothing is held but a short error, for the
+    // client may call again as soon as it reads it, before the transport has
+    // let go of this call (a refused unary message held the pieces that
+    // fitted until then). A call that ran let go in work().
+    if (!ran_) {
+      model_.clear();
+      ticket_.hold(0);
+    }
   }
 }
 

@@ -203,6 +203,7 @@ class Call {
   int http_status_ = 0;
   std::string dropped_;  // why the answer was not sent whole
   bool finished_ = false;
+  bool ran_ = false;  // run() was called: a conversion may read the model
 };
 
 // The failure of a call whose peer, budget or queue could not take it, and
