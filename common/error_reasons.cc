@@ -68,6 +68,17 @@ constexpr std::array kReasons{
     ErrorReason{"internal", 6, "REASON_INTERNAL", kInternal, "INTERNAL", kExitInternal, false, 500,
                 "a bug, e.g. the converter's own output failed the ONNX checker; also an answer "
                 "the client does not understand"},
+    ErrorReason{"bad_request", 0, "", kInvalidArgument, "INVALID_ARGUMENT", kExitBadOptions, false,
+                400,
+                "HTTP only: not an HTTP/1.1 request, or a multipart/form-data body without its one "
+                "part, the model"},
+    ErrorReason{"head_too_large", 0, "", kInvalidArgument, "INVALID_ARGUMENT", kExitBadOptions,
+                false, 431, "HTTP only: the request line and headers exceed 16 KiB"},
+    ErrorReason{"not_found", 0, "", kUnimplemented, "UNIMPLEMENTED", kExitBadOptions, false, 404,
+                "HTTP only: no such path (`GET /openapi.yaml` describes them)"},
+    ErrorReason{"method_not_allowed", 0, "", kUnimplemented, "UNIMPLEMENTED", kExitBadOptions,
+                false, 405,
+                "HTTP only: the path takes another method (the `Allow` header says which)"},
     ErrorReason{"unavailable", 0, "", kUnavailable, "UNAVAILABLE", kExitUnavailable, true, 0,
                 "client side: nothing listens at the address, the TLS handshake failed (wrong CA, "
                 "missing client certificate, plaintext against TLS)"},

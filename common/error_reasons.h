@@ -1,7 +1,7 @@
 // Every reason a conversion or a call can fail, in one table: the word the CLI
 // prints (`lite2onnx: <name>: message`), the lite2onnx.v1.ConversionError.Reason
 // the server sends, the gRPC status code, the CLI's exit code, whether a client
-// should retry, and the HTTP status of a future HTTP endpoint. The server's
+// should retry, and the HTTP status of the HTTP endpoint. The server's
 // error mapping, the client library's retries and the CLI's exit codes all read
 // it; docs/service.md's error table is generated from it (`lite2onnx errors
 // --markdown`, checked by a test).
@@ -39,7 +39,7 @@ struct ErrorReason {
   std::string_view grpc_code_name;  // "INVALID_ARGUMENT"
   int exit_code;                    // ExitCode
   bool retryable;                   // the same call may succeed later
-  int http_status;                  // of the HTTP endpoint to come; 0: not an HTTP answer
+  int http_status;                  // of the HTTP endpoint; 0: not an HTTP answer
   std::string_view when;            // what happened, one sentence for the docs
 };
 

@@ -443,4 +443,18 @@ v1::ConversionError to_proto(const Error& error) {
   return out;
 }
 
+v1::ConversionError to_proto(const Failure& failure) {
+  v1::ConversionError out = to_proto(failure.error);
+  out.set_reason(static_cast<v1::ConversionError::Reason>(failure.reason->proto_reason));
+  return out;
+}
+
+Failure failure_of(const v1::ConversionError& error) {
+  Failure f = make_failure(reason_of_proto(error.reason()), error.message());
+  f.error.op_index = error.op_index();
+  f.error.tensor = error.tensor();
+  f.error.unsupported = from_proto(error.unsupported());
+  return f;
+}
+
 }  // namespace lite2onnx

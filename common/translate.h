@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/failure.h"
 #include "core/convert.h"
 #include "lite2onnx/v1/converter.pb.h"
 
@@ -38,6 +39,11 @@ std::vector<UnsupportedOp> from_proto(
 // A core error as the ConversionError of the wire (reason from
 // common/error_reasons.h).
 v1::ConversionError to_proto(const Error& error);
+// A failure as the ConversionError of the wire (its row's reason number, every
+// field, the message whole), and back: a reason number this side does not
+// know reads as `internal`.
+v1::ConversionError to_proto(const Failure& failure);
+Failure failure_of(const v1::ConversionError& error);
 
 // What a request asked for, for the request log: options_summary() of the
 // fields' texts ("opset=13 keep_io_layout=false quantization=qdq ..."), valid

@@ -192,14 +192,14 @@ echo "   HTTP: /readyz 200, POST /v1/convert 200 with the CLI's bytes"
 # The server counts a call just after answering it: wait for the last one.
 for _ in $(seq 100); do
   metrics=$(curl -sf "http://127.0.0.1:$metrics_port/metrics") || fail_with_log "no /metrics"
-  grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="http"} 1$' <<<"$metrics" && break
+  grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="http",reason="ok"} 1$' <<<"$metrics" && break
   sleep 0.05
 done
-grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="grpc"} 2$' <<<"$metrics" ||
+grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="grpc",reason="ok"} 2$' <<<"$metrics" ||
   fail_with_log "metrics: no OK Convert counted"
-grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert",protocol="grpc"} 1$' <<<"$metrics" ||
+grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert",protocol="grpc",reason="invalid_model"} 1$' <<<"$metrics" ||
   fail_with_log "metrics: no INVALID_ARGUMENT Convert counted"
-grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="http"} 1$' <<<"$metrics" ||
+grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="http",reason="ok"} 1$' <<<"$metrics" ||
   fail_with_log "metrics: no OK Convert over HTTP counted"
 # The conversions ran in sandboxed worker processes (--isolation process, the default).
 workers=$(sed -n 's/^lite2onnx_worker_starts_total \([0-9]*\)$/\1/p' <<<"$metrics")

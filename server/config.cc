@@ -77,6 +77,20 @@ std::string validate(const ServerConfig& c) {
            std::to_string(c.limits.max_unary_bytes) + "), or no model of the allowed size fits";
   if (c.limits.stream_idle_seconds <= 0 || c.limits.stream_idle_seconds > 3600)
     return "--stream-idle-timeout: must be above 0 and at most 3600";
+  for (auto [flag, seconds] : {std::pair{"--upload-timeout", c.limits.upload_timeout},
+                               std::pair{"--send-timeout", c.limits.send_timeout},
+                               std::pair{"--http-head-timeout", c.http.head_timeout}})
+    if (seconds <= 0 || seconds > 86400)
+      return std::string(flag) + ": must be above 0 and at most 86400";
+  if (c.limits.min_rate_grace < 0 || c.limits.min_rate_grace > 3600)
+    return "--min-rate-grace: must be between 0 and 3600";
+  for (auto [flag, rate] : {std::pair{"--upload-min-rate", c.limits.upload_min_rate},
+                            std::pair{"--send-min-rate", c.limits.send_min_rate}})
+    if (rate == 0) return std::string(flag) + ": must be at least 1 (byte per second)";
+  if (c.http.max_connections < 8 || c.http.max_connections > 65536)
+    return "--http-max-connections: must be between 8 and 65536";
+  if (c.limits.max_bytes_per_peer != 0 && c.limits.max_bytes_per_peer > c.limits.max_inflight_bytes)
+    return "--max-bytes-per-peer: must be at most --max-inflight-bytes";
   if (c.isolation.conversion_time_limit < 0 || c.isolation.conversion_time_limit > 86400)
     return "--conversion-time-limit: must be between 0 (none) and 86400";
   if (c.isolation.mode == Isolation::kProcess && c.isolation.conversion_memory_limit != 0 &&
@@ -160,8 +174,46 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
          "0: no cache")
       ->transform(size_value());
   option(app, "--stream-idle-timeout", c.limits.stream_idle_seconds,
-         "seconds a ConvertStream may send nothing while it uploads; then it is ended "
-         "(INVALID_ARGUMENT, bad_stream) and its memory budget freed");
+         "seconds an upload (a ConvertStream, an HTTP body) may send nothing; then it is ended "
+         "(INVALID_ARGUMENT / 400, bad_stream) and its memory budget freed");
+  const char* kRates = "Uploads, answers and clients (docs/service.md, Memory and attacks)";
+  option(app, "--upload-min-rate", c.limits.upload_min_rate,
+         "bytes per second every upload must bring on average once --min-rate-grace has "
+         "passed; slower: ended (bad_stream)")
+      ->transform(size_value())
+      ->group(kRates);
+  option(app, "--upload-timeout", c.limits.upload_timeout,
+         "seconds one upload may take in all (100 MiB at 1 Mbit/s take 840)")
+      ->group(kRates);
+  option(app, "--send-min-rate", c.limits.send_min_rate,
+         "bytes per second a client must read every answer at on average once --min-rate-grace "
+         "has passed; slower: the answer is dropped (counted) and its budget freed")
+      ->transform(size_value())
+      ->group(kRates);
+  option(app, "--send-timeout", c.limits.send_timeout, "seconds one answer may take to send")
+      ->group(kRates);
+  option(app, "--min-rate-grace", c.limits.min_rate_grace,
+         "seconds an upload or an answer may take before the minimum rates apply")
+      ->group(kRates);
+  option(app, "--max-calls-per-peer", c.limits.max_calls_per_peer,
+         "calls one client address may have in progress (beyond: RESOURCE_EXHAUSTED / 429, "
+         "queue_full); 0: max(4, (workers + queue size) / 2)")
+      ->check(CLI::Range(0u, 100000u))
+      ->group(kRates);
+  option(app, "--max-bytes-per-peer", c.limits.max_bytes_per_peer,
+         "memory budget one client address's calls may hold together (beyond: "
+         "RESOURCE_EXHAUSTED / 429, memory_budget); 0: half of --max-inflight-bytes, or the "
+         "largest model (--max-stream-bytes) if that is more")
+      ->transform(size_value())
+      ->group(kRates);
+  option(app, "--http-head-timeout", c.http.head_timeout,
+         "seconds a connection may take to send a request head (a new one, or the next on a "
+         "kept-alive one); then it is closed")
+      ->group(kRates);
+  option(app, "--http-max-connections", c.http.max_connections,
+         "HTTP connections open at once; at the cap a new one closes the connection that has "
+         "waited longest for a request (probes always get in)")
+      ->group(kRates);
   const char* kLimits = "Conversion limits (beyond one: RESOURCE_EXHAUSTED, reason RESOURCE_LIMIT)";
   option(app, "--max-operators", c.limits.conversion.max_operators, "operators in one model")
       ->group(kLimits);
@@ -176,7 +228,7 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
       ->transform(size_value())
       ->group(kLimits);
   option(app, "--max-output-bytes", c.limits.conversion.max_output_bytes,
-         "bytes of one ONNX model; 0: 512MiB + 8 x the model, at most 2GiB - 1")
+         "bytes of one ONNX model; 0: 16MiB + 4 x the model, at most 2GiB - 1")
       ->transform(size_value())
       ->group(kLimits);
   option(app, "--tls-cert", c.tls.cert_file, "PEM server certificate chain: serve TLS");
@@ -214,6 +266,13 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
   if (auto problem = validate(c); !problem.empty())
     return ExitNow{2, "lite2onnx-server: invalid configuration: " + problem + " (see --help)\n"};
   if (c.pool.workers == 0) c.pool.workers = usable_cpus();
+  if (c.limits.max_calls_per_peer == 0)
+    c.limits.max_calls_per_peer = std::max(4u, (c.pool.workers + c.pool.queue_size) / 2);
+  if (c.limits.max_bytes_per_peer == 0)  // half the budget, or the largest model if that is more
+    c.limits.max_bytes_per_peer =
+        std::max(c.limits.max_inflight_bytes / 2,
+                 std::min(std::max(c.limits.max_stream_bytes, c.limits.max_unary_bytes),
+                          c.limits.max_inflight_bytes));
   return c;
 }
 

@@ -20,6 +20,8 @@ struct GrpcOptions {
 
 struct HttpOptions {
   std::string listen = "0.0.0.0:8080";  // empty: no HTTP endpoint
+  double head_timeout = 10;             // seconds for a connection's request head
+  unsigned max_connections = 512;       // open at once; at the cap the longest idle one closes
 };
 
 struct TlsOptions {
@@ -40,8 +42,19 @@ struct LimitOptions {
   uint64_t max_stream_bytes = kGiB;        // model bytes in one ConvertStream, at most kGiB
   uint64_t max_inflight_bytes = 2 * kGiB;  // model bytes held by all accepted requests
   Limits conversion;                       // what one conversion may cost (core/options.h)
-  double stream_idle_seconds = 30;         // a ConvertStream silent this long is ended
+  double stream_idle_seconds = 30;         // an upload silent this long is ended
   uint64_t cache_bytes = 256 * kMiB;       // the conversion cache (conversion_cache.h); 0: none
+  // Every upload and every answer: a minimum rate (bytes per second, on
+  // average once the grace has passed) and an overall timeout (seconds).
+  uint64_t upload_min_rate = 64 * 1024;
+  double upload_timeout = 900;
+  uint64_t send_min_rate = 64 * 1024;
+  double send_timeout = 900;
+  double min_rate_grace = 10;
+  // One peer's (client address's) share: calls in progress and budget
+  // bytes; 0: max(4, (workers + queue size) / 2) calls, half the budget.
+  unsigned max_calls_per_peer = 0;
+  uint64_t max_bytes_per_peer = 0;
 };
 
 // Where conversions run (server/conversion_runner.h).

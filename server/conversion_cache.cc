@@ -73,7 +73,14 @@ ConvertOutcome ConversionCache::convert(ConversionRunner& runner, ConvertJob& jo
       }
       finished_.wait_for(lock, std::chrono::milliseconds(50));
     }
-    if (auto hit = find_locked(key->text)) return std::move(*hit);
+    if (auto hit = find_locked(key->text)) {
+      if (job.admit_answer)
+        if (auto refused = job.admit_answer(hit->onnx.bytes.size())) {
+          hit->failure = std::move(refused);
+          hit->onnx = {};
+        }
+      return std::move(*hit);
+    }
     running_.insert(key->text);
     metrics_.record_cache_lookup(false);
   }

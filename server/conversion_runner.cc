@@ -1,7 +1,9 @@
 #include "server/conversion_runner.h"
 
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -18,6 +20,15 @@ namespace {
 
 using v1::ConversionError;
 
+// A core error as a failure; a cancellation is the deadline's when the
+// deadline is what stopped the conversion.
+Failure failure_of_core(const Error& error, bool deadline_passed) {
+  Failure f = failure_of(error);
+  if (deadline_passed && f.reason->name == "cancelled")
+    f.reason = &reason_named("deadline_exceeded");
+  return f;
+}
+
 // ---- thread isolation: the core in this process ---------------------------------
 
 class ThreadRunner final : public ConversionRunner {
@@ -28,6 +39,7 @@ class ThreadRunner final : public ConversionRunner {
     ConvertOutcome out;
     ConvertOptions options = job.options;
     options.limits = limits_;
+    if (job.max_output_bytes) options.limits.max_output_bytes = job.max_output_bytes;
     options.cancelled = [&stop = job.stop] { return stop.stop_requested(); };
     if (!job.source_sha256.empty())
       options.source_sha256 = [hash = std::string(job.source_sha256)] { return hash; };
@@ -41,9 +53,11 @@ class ThreadRunner final : public ConversionRunner {
     out.ran = true;
     out.outcome = onnx ? "ok" : to_string(onnx.error().code);
     if (!onnx) {
-      out.failure = from_core(onnx.error(), job.stop.deadline_passed());
+      out.failure = failure_of_core(onnx.error(), job.stop.deadline_passed());
     } else if (job.stop.stop_requested()) {
       out.failure = job.stop.failure();
+    } else if (job.admit_answer && (out.failure = job.admit_answer(onnx->size()))) {
+      // (the answer is dropped)
     } else {
       auto owned = std::make_shared<std::string>(std::move(onnx).value());
       out.onnx = {owned, *owned};
@@ -56,11 +70,11 @@ class ThreadRunner final : public ConversionRunner {
     try {
       auto info = lite2onnx::inspect(model.bytes(), limits_);
       if (!info)
-        out.failure = from_core(info.error(), false);
+        out.failure = failure_of(info.error());
       else
         to_proto(*info, &out.response);
     } catch (const std::exception& e) {
-      out.failure = failure(ConversionError::REASON_INTERNAL, e.what());
+      out.failure = make_failure(reason_named("internal"), e.what());
     }
     return out;
   }
@@ -90,8 +104,37 @@ bool worker_may_say(int reason) {
 
 // Bytes of a worker's answer, copied before they are parsed or kept: the
 // worker could change them meanwhile.
+std::span<const std::byte> as_bytes(const std::string& s) {
+  return std::as_bytes(std::span(s.data(), s.size()));
+}
+
 std::string copy(std::span<const std::byte> bytes) {
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+// The pages of a memfd mapping this process no longer needs leave its
+// resident set (the memfd keeps them): the model it wrote, or the answer it
+// copied, is counted once, in the bytes the memory budget holds. (For a large
+// one only: a memfd up to kReuseBytes is kept for the next job, mapped.)
+void release_pages(const std::byte* data, size_t bytes) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+// A copy of an answer; a large one's mapped pages released as it goes.
+std::string copy_out(std::span<const std::byte> bytes) {
+  if (bytes.size() <= worker::kReuseBytes) return copy(bytes);
+  constexpr size_t kStep = size_t{4} << 20;
+  std::string out;
+  out.reserve(bytes.size());
+  for (size_t done = 0; done < bytes.size(); done += kStep) {
+    const size_t n = std::min(kStep, bytes.size() - done);
+    out.append(reinterpret_cast<const char*>(bytes.data() + done), n);
+    release_pages(bytes.data() + done, n);
+  }
+  return out;
 }
 
 std::string seconds(std::chrono::milliseconds t) {
@@ -125,7 +168,8 @@ class ProcessRunner final : public ConversionRunner {
   ConvertOutcome convert(ConvertJob& job) override {
     ConvertOutcome out;
     JobResult r = run(worker::JobKind::kConvert, job.model, job.wire_options.SerializeAsString(),
-                      job.source_sha256, job.stop, job.fault, job.request_id, &out.failure);
+                      job.source_sha256, job.max_output_bytes, job.stop, job.fault, job.request_id,
+                      &out.failure);
     if (!r.sent) return out;
     out.ran = true;
     out.cpu_seconds = r.cpu_seconds;
@@ -136,14 +180,18 @@ class ProcessRunner final : public ConversionRunner {
         out.failure = bad_answer("its diagnostics do not parse", job.request_id);
       } else {
         out.diagnostics = lite2onnx::from_proto(d);
-        if (!out.failure) {
-          // A copy: the worker rewrites its output memfd for its next job.
-          auto onnx = std::make_shared<std::string>(copy(r.output.first(r.answer.onnx_bytes)));
-          out.onnx = {onnx, *onnx};
-        }
       }
     }
-    out.outcome = out.failure ? reason_of_proto(out.failure->reason).name : "ok";
+    out.outcome = out.failure ? out.failure->reason->name : "ok";
+    if (!out.failure && r.end == JobEnd::kAnswered) {
+      // A copy (the worker rewrites its output memfd for its next job), once
+      // the memory budget holds its bytes; else the answer is dropped.
+      if (job.admit_answer) out.failure = job.admit_answer(r.answer.onnx_bytes);
+      if (!out.failure) {
+        auto onnx = std::make_shared<std::string>(copy_out(r.output.first(r.answer.onnx_bytes)));
+        out.onnx = {onnx, *onnx};
+      }
+    }
     // A stopped conversion is counted as the core counts one: cancelled.
     if (r.end == JobEnd::kDeadline || r.end == JobEnd::kCancelled) out.outcome = "cancelled";
     return out;
@@ -153,7 +201,7 @@ class ProcessRunner final : public ConversionRunner {
                          std::string_view request_id) override {
     InspectOutcome out;
     JobResult r =
-        run(worker::JobKind::kInspect, model, "", "", stop, fault, request_id, &out.failure);
+        run(worker::JobKind::kInspect, model, "", "", 0, stop, fault, request_id, &out.failure);
     if (r.end == JobEnd::kAnswered && !out.failure) {
       if (!out.response.ParseFromString(
               copy(r.output.subspan(r.answer.onnx_bytes, r.answer.info_bytes))))
@@ -179,12 +227,12 @@ class ProcessRunner final : public ConversionRunner {
   // Runs one job in the worker; `failure` is set unless it answered without an error.
   // A 64-character `source_sha256` goes to the worker with the job.
   JobResult run(worker::JobKind kind, ModelBuffer& model, const std::string& options,
-                std::string_view source_sha256, StopSignal& stop, TestFault fault,
-                std::string_view request_id, std::optional<Failure>* failure) {
+                std::string_view source_sha256, uint64_t max_output_bytes, StopSignal& stop,
+                TestFault fault, std::string_view request_id, std::optional<Failure>* failure) {
     if (!worker_) after_job();
     if (!worker_) {
-      *failure = server::failure(ConversionError::REASON_INTERNAL,
-                                 "no worker process could be started (see the server's log)");
+      *failure = make_failure(reason_named("internal"),
+                              "no worker process could be started (see the server's log)");
       return {};
     }
     worker::JobFrame frame;
@@ -193,6 +241,7 @@ class ProcessRunner final : public ConversionRunner {
     frame.fault_bytes = fault.bytes;
     frame.model_bytes = model.size();
     frame.options_bytes = options.size();
+    frame.max_output_bytes = max_output_bytes;
     if (source_sha256.size() == sizeof frame.source_sha256) {
       frame.flags |= worker::kSourceSha256Given;
       std::memcpy(frame.source_sha256, source_sha256.data(), sizeof frame.source_sha256);
@@ -200,8 +249,14 @@ class ProcessRunner final : public ConversionRunner {
     JobResult r = worker_->run(
         frame,
         [&](std::byte* input) {
-          model.copy_to(input);
-          std::memcpy(input + model.size(), options.data(), options.size());
+          // A large model leaves this process as it is written: its blocks
+          // freed, the memfd's pages released (the worker reads its own mapping).
+          const size_t model_bytes = model.size();
+          const bool large = model_bytes + options.size() > worker::kReuseBytes;
+          model.drain_to(input, [&](size_t offset, size_t n) {
+            if (large) release_pages(input + offset, n);
+          });
+          std::memcpy(input + model_bytes, options.data(), options.size());
         },
         stop,
         [&] {
@@ -213,8 +268,7 @@ class ProcessRunner final : public ConversionRunner {
     switch (r.end) {
       case JobEnd::kAnswered:
         if (r.answer.error_bytes > 0) *failure = answered_failure(r, request_id);
-        if (r.out_of_memory ||
-            (*failure && (*failure)->reason == ConversionError::REASON_MEMORY_LIMIT))
+        if (r.out_of_memory || (*failure && (*failure)->reason->name == "memory_limit"))
           worker_failed("memory_limit", r, request_id);
         break;
       case JobEnd::kCancelled:
@@ -223,14 +277,14 @@ class ProcessRunner final : public ConversionRunner {
         break;
       case JobEnd::kDeadline:
         worker_failed("deadline", r, request_id);
-        *failure = server::failure(ConversionError::REASON_DEADLINE_EXCEEDED,
-                                   "the deadline passed before the conversion ended");
+        *failure = make_failure(reason_named("deadline_exceeded"),
+                                "the deadline passed before the conversion ended");
         break;
       case JobEnd::kTimeLimit:
         worker_failed("time_limit", r, request_id);
-        *failure = server::failure(ConversionError::REASON_TIME_LIMIT,
-                                   "the conversion ran longer than this server's limit of " +
-                                       seconds(options_.time_limit));
+        *failure = make_failure(reason_named("time_limit"),
+                                "the conversion ran longer than this server's limit of " +
+                                    seconds(options_.time_limit));
         break;
       case JobEnd::kDied:
         *failure = died(r, request_id);
@@ -249,7 +303,7 @@ class ProcessRunner final : public ConversionRunner {
             r.output.subspan(r.answer.onnx_bytes + r.answer.info_bytes, r.answer.error_bytes))) ||
         !worker_may_say(e.reason()))
       return bad_answer("its error does not parse or has a reason it cannot have", request_id);
-    return from_proto(e);
+    return failure_of(e);
   }
 
   // A worker that died by itself: its memory limit, or a crash.
@@ -263,8 +317,8 @@ class ProcessRunner final : public ConversionRunner {
         options_.memory_limit > 0 && r.peak_rss_bytes >= options_.memory_limit / 10 * 9;
     if (r.out_of_memory || (near_limit && (sig == SIGKILL || !signalled))) {
       worker_failed("memory_limit", r, request_id);
-      return failure(
-          ConversionError::REASON_MEMORY_LIMIT,
+      return make_failure(
+          reason_named("memory_limit"),
           "the conversion needed more memory than this server's per-conversion limit "
           "(its worker process " +
               std::string(signalled ? "was killed by " + signal_name(sig)
@@ -273,15 +327,16 @@ class ProcessRunner final : public ConversionRunner {
     }
     if (sig == SIGXFSZ) {  // its answer outgrew RLIMIT_FSIZE, the memory limit
       worker_failed("memory_limit", r, request_id);
-      return failure(ConversionError::REASON_MEMORY_LIMIT,
-                     "the conversion's answer exceeded this server's per-conversion memory limit");
+      return make_failure(
+          reason_named("memory_limit"),
+          "the conversion's answer exceeded this server's per-conversion memory limit");
     }
     worker_failed("crashed", r, request_id);
     std::string why = signalled ? "was killed by " + signal_name(sig)
                                 : "exited with " + std::to_string(WEXITSTATUS(status));
     if (sig == SIGSYS) why += " (a system call outside its seccomp allow-list)";
-    return failure(ConversionError::REASON_WORKER_CRASHED,
-                   "the worker process converting the model " + why + "; it was replaced");
+    return make_failure(reason_named("worker_crashed"),
+                        "the worker process converting the model " + why + "; it was replaced");
   }
 
   Failure bad_answer(const std::string& problem, std::string_view request_id) {
@@ -289,9 +344,9 @@ class ProcessRunner final : public ConversionRunner {
     if (worker_ && worker_->usable()) worker_.reset();  // killed and reaped
     r.problem = problem;
     worker_failed("bad_answer", r, request_id);
-    return failure(ConversionError::REASON_WORKER_CRASHED,
-                   "the worker process converting the model answered something malformed (" +
-                       problem + "); it was replaced");
+    return make_failure(reason_named("worker_crashed"),
+                        "the worker process converting the model answered something malformed (" +
+                            problem + "); it was replaced");
   }
 
   void worker_failed(std::string_view cause, const JobResult& r, std::string_view request_id) {
@@ -314,8 +369,21 @@ class ProcessRunner final : public ConversionRunner {
 }  // namespace
 
 void ModelBuffer::append(std::span<const std::byte> bytes) {
-  bytes_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   size_ += bytes.size();
+  while (!bytes.empty()) {
+    // The last block, if it is the last piece and has room; else a new one.
+    std::string* last = blocks_.empty() ? nullptr : &blocks_.back();
+    if (!last || pieces_.empty() || pieces_.back().data() != as_bytes(*last).data() ||
+        last->size() == last->capacity()) {
+      blocks_.emplace_back().reserve(std::min(kBlockBytes, std::max(bytes.size(), size_t{4096})));
+      last = &blocks_.back();
+      pieces_.emplace_back();
+    }
+    const size_t n = std::min(bytes.size(), last->capacity() - last->size());
+    last->append(reinterpret_cast<const char*>(bytes.data()), n);
+    pieces_.back() = as_bytes(*last);
+    bytes = bytes.subspan(n);
+  }
 }
 
 void ModelBuffer::refer(std::span<const std::byte> bytes) {
@@ -324,34 +392,47 @@ void ModelBuffer::refer(std::span<const std::byte> bytes) {
 }
 
 std::span<const std::byte> ModelBuffer::bytes() {
-  if (!pieces_.empty()) {
-    bytes_.reserve(size_);
+  // One piece of ours, or any in one buffer of ours: the core reads FlatBuffers
+  // in place, from an aligned start.
+  const bool aligned =
+      pieces_.size() == 1 && reinterpret_cast<uintptr_t>(pieces_.front().data()) % 16 == 0;
+  if (!pieces_.empty() && !aligned) {
+    std::string all;
+    all.reserve(size_);
     for (auto piece : pieces_)
-      bytes_.append(reinterpret_cast<const char*>(piece.data()), piece.size());
-    pieces_.clear();
+      all.append(reinterpret_cast<const char*>(piece.data()), piece.size());
+    blocks_.clear();
+    blocks_.push_back(std::move(all));
+    pieces_ = {as_bytes(blocks_.back())};
   }
-  return std::as_bytes(std::span(bytes_.data(), bytes_.size()));
+  return pieces_.empty() ? std::span<const std::byte>() : pieces_.front();
 }
 
-void ModelBuffer::copy_to(std::byte* out) const {
-  std::memcpy(out, bytes_.data(), bytes_.size());
-  out += bytes_.size();
+void ModelBuffer::drain_to(std::byte* out,
+                           const std::function<void(size_t offset, size_t n)>& copied) {
+  size_t offset = 0, block = 0;
   for (auto piece : pieces_) {
-    std::memcpy(out, piece.data(), piece.size());
-    out += piece.size();
+    std::memcpy(out + offset, piece.data(), piece.size());
+    // A block of ours goes as soon as it is copied.
+    if (block < blocks_.size() && piece.data() == as_bytes(blocks_[block]).data())
+      std::string().swap(blocks_[block++]);
+    copied(offset, piece.size());
+    offset += piece.size();
   }
+  clear();
 }
 
 std::string ModelBuffer::sha256() const {
   Sha256 hash;
-  hash.update(std::as_bytes(std::span(bytes_.data(), bytes_.size())));
   for (auto piece : pieces_) hash.update(piece);
   return hash.hex();
 }
 
 void ModelBuffer::clear() {
-  std::string().swap(bytes_);
+  blocks_.clear();
+  blocks_.shrink_to_fit();
   pieces_.clear();
+  pieces_.shrink_to_fit();
 }
 
 std::unique_ptr<ConversionRunner> make_thread_runner(const Limits& limits) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -13,10 +14,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/failure.h"
 #include "core/convert.h"
 #include "lite2onnx/v1/converter.pb.h"
 #include "server/config.h"
-#include "server/error_mapping.h"
 #include "server/stop_signal.h"
 #include "server/worker_process.h"
 
@@ -27,28 +28,31 @@ class Metrics;
 
 // A call's model, as its conversion will read it: pieces of the request
 // that gRPC holds (unary Convert: no copy until a worker takes the job) or
-// bytes copied as they arrived (ConvertStream, Inspect). A worker copies it
-// once, into its worker process's input memfd or into one string for the
-// core in this process.
+// bytes copied as they arrived (ConvertStream, HTTP bodies), in blocks of at
+// most kBlockBytes (no reallocation while a large upload grows). A worker
+// copies it once, into its worker process's input memfd (freeing each block
+// once copied) or into one string for the core in this process.
 class ModelBuffer {
  public:
+  static constexpr size_t kBlockBytes = size_t{1} << 20;
+
   // A copy of `bytes`, appended.
   void append(std::span<const std::byte> bytes);
   // `bytes` themselves, appended: they must outlive the conversion.
   void refer(std::span<const std::byte> bytes);
-  void reserve(size_t bytes) { bytes_.reserve(bytes); }
   size_t size() const { return size_; }  // also after clear()
-  // All of it, contiguous (referred pieces are copied into one buffer first).
+  // All of it, contiguous (copied into one buffer first when in pieces).
   std::span<const std::byte> bytes();
-  // Copies all of it to `out` (size() bytes).
-  void copy_to(std::byte* out) const;
+  // Copies all of it to `out` (size() bytes), piece by piece, freeing each
+  // copied block; `copied(offset, n)` after each piece.
+  void drain_to(std::byte* out, const std::function<void(size_t offset, size_t n)>& copied);
   // Its SHA-256 (lower-case hex), over the pieces where they are.
   std::string sha256() const;
   void clear();
 
  private:
-  std::string bytes_;  // appended bytes (then no pieces)
-  std::vector<std::span<const std::byte>> pieces_;
+  std::vector<std::string> blocks_;                 // appended bytes
+  std::vector<std::span<const std::byte>> pieces_;  // in order: blocks' bytes and referred bytes
   size_t size_ = 0;
 };
 
@@ -75,6 +79,12 @@ struct ConvertJob {
   // The model's SHA-256 (hex) when the caller hashed it (the cache key): the
   // provenance metadata takes it instead of hashing again. Empty: none.
   std::string_view source_sha256 = {};
+  // The largest ONNX model this conversion may write (Limits::max_output_bytes);
+  // 0: the runner's own limits.
+  uint64_t max_output_bytes = 0;
+  // Told the ONNX model's size before the runner keeps a copy of it: a
+  // failure (the memory budget) drops the answer instead.
+  std::function<std::optional<Failure>(uint64_t bytes)> admit_answer = {};
 };
 
 struct ConvertOutcome {

@@ -1,234 +1,236 @@
-// ConvertStream: options, then model chunks in; diagnostics, then ONNX chunks out.
-#include <grpcpp/server_context.h>
-
+// ConvertStream: options, then model chunks in; diagnostics, then ONNX chunks
+// out. A raw method: each ConvertChunk is read off the wire (its data where
+// gRPC received it, the options' texts checked before they are parsed), and
+// each answer chunk written around the ONNX bytes, not copied into a message.
 #include <algorithm>
 
 #include "common/translate.h"
-#include "server/conversion_runner.h"
+#include "server/calls/option_texts.h"
 #include "server/converter_service.h"
+#include "server/grpc_call.h"
 
 namespace lite2onnx::server {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-using Reactor = grpc::ServerBidiReactor<v1::ConvertChunk, v1::ConvertChunk>;
+using Reactor = grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>;
 
 constexpr size_t kOutChunkBytes = size_t{1} << 20;
 
-// The reactions of one call may run on several threads at once (a read's,
-// the idle watcher's, a worker's): `mu_` guards whether the call is finished,
-// and what the upload writes.
-class ConvertStreamCall final : public Reactor, public IdleWatcher::Watched {
+// ConvertChunk's fields.
+constexpr uint32_t kOptions = 1, kData = 2, kDiagnostics = 3, kTotalBytes = 4;
+
+Failure bad_stream(std::string message) {
+  return make_failure(reason_named("bad_stream"), std::move(message));
+}
+
+// The reactions of one call may run on several threads at once (a read's, a
+// write's, a worker's, the watchdog's): `mu_` guards the Call and whether the
+// call is finished. The watchdog is told nothing under `mu_` (its thread
+// takes `mu_` in on_deadline() while it holds its own lock).
+class ConvertStreamCall final : public Reactor, public Watchdog::Watched {
  public:
-  ConvertStreamCall(CallEnvironment& env, grpc::CallbackServerContext* ctx)
-      : env_(env), ctx_(ctx), trace_(env, ctx, "ConvertStream"), stop_(ctx->deadline()) {
-    if (env_.draining.load()) {
-      finish(shed(env_, v1::ConversionError::REASON_SHUTTING_DOWN));
+  ConvertStreamCall(CallCore& core, grpc::CallbackServerContext* ctx)
+      : core_(core),
+        ctx_(ctx),
+        call_(core, call_info(ctx, "ConvertStream")),
+        headers_(ctx, call_.id()) {
+    if (auto refused = call_.admit()) {
+      finish(refused);
       return;
     }
-    env_.idle.watch(this);
+    core_.watchdog().watch(this, call_.upload_deadline());
     StartRead(&in_);
   }
 
-  void OnCancel() override { stop_.cancel(); }
-  void OnDone() override { delete this; }
+  void OnCancel() override { call_.stop().cancel(); }
+  void OnDone() override {
+    core_.watchdog().unwatch(this);
+    delete this;
+  }
 
   void OnReadDone(bool ok) override {
-    if (!ok) return end_of_upload();
-    if (!have_options_) return take_options();
-    if (in_.content_case() != v1::ConvertChunk::kData)
-      return fail(v1::ConversionError::REASON_BAD_STREAM,
-                  "after the options message, the client sends only data chunks");
-    const std::string& chunk = in_.data();
+    SteadyClock::time_point next;
     {
       std::unique_lock lock(mu_);
       if (finished_) return;
-      const uint64_t need = model_.size() + chunk.size();
-      if (need > env_.limits.max_stream_bytes) {
+      if (!ok) {
         lock.unlock();
-        return too_large();
+        return end_of_upload();
       }
-      if (declared_bytes_ > 0 && need > declared_bytes_) {
+      std::optional<Failure> problem = take_chunk();
+      if (problem) {
         lock.unlock();
-        return fail(v1::ConversionError::REASON_BAD_STREAM,
-                    "the data chunks exceed the announced total_bytes");
+        return finish(problem);
       }
-      if (need > reservation_.bytes() && !reservation_.grow(need - reservation_.bytes())) {
-        lock.unlock();
-        return finish(shed(env_, v1::ConversionError::REASON_MEMORY_BUDGET));
-      }
-      model_.append(std::as_bytes(std::span(chunk.data(), chunk.size())));
-      trace_.model_bytes = model_.size();
+      next = call_.upload_deadline();
     }
-    env_.idle.watch(this);
+    core_.watchdog().watch(this, next);
     StartRead(&in_);
   }
 
   void OnWriteDone(bool ok) override {
-    if (!ok)
-      return finish(
-          to_status(failure(v1::ConversionError::REASON_CANCELLED, "the client went away")));
-    if (stop_.stop_requested()) return finish(to_status(stop_.failure()));
-    if (sent_ == onnx_.bytes.size()) return finish(grpc::Status::OK);
-    write_next_chunk();
+    std::unique_lock lock(mu_);
+    if (finished_) return;
+    if (!ok) {
+      call_.answer_dropped(sent_, "the client went away");
+      lock.unlock();
+      return finish(make_failure(reason_named("cancelled"), "the client went away"), false);
+    }
+    if (sent_ == onnx_.bytes.size()) {
+      call_.answer_sent(sent_);
+      lock.unlock();
+      return finish(std::nullopt);
+    }
+    const SteadyClock::time_point next = write_next_chunk();
+    lock.unlock();
+    core_.watchdog().watch(this, next);
   }
 
-  // Nothing arrived for --stream-idle-timeout: end the call, so that its
-  // memory budget is freed (with the call, once gRPC is done with it).
-  void on_idle() override {
+  // The upload or the answer missed its deadline (its minimum rate, its idle
+  // or overall timeout): the call ends, and its budget is freed with it.
+  void on_deadline() override {
+    std::optional<Failure> failure;
     {
       std::lock_guard lock(mu_);
       if (finished_) return;
-      finished_ = true;
+      if (answering_) {
+        call_.answer_dropped(
+            sent_, "the client read it " + pace_.why(sent_) + " (--send-min-rate, --send-timeout)");
+        ctx_->TryCancel();
+        failure = make_failure(reason_named("cancelled"), "the answer was not read in time");
+      } else {
+        failure = call_.upload_late();
+      }
     }
-    const grpc::Status status =
-        to_status(failure(v1::ConversionError::REASON_BAD_STREAM,
-                          "nothing arrived for " + std::to_string(env_.limits.stream_idle_seconds) +
-                              " s (--stream-idle-timeout); the stream was ended"));
-    finish_call(*this, trace_, status);
+    finish(failure, false);
   }
 
  private:
-  // The first message: options, and maybe the model's size.
-  void take_options() {
-    if (in_.content_case() != v1::ConvertChunk::kOptions)
-      return fail(v1::ConversionError::REASON_BAD_STREAM,
-                  "the first message of ConvertStream must carry the options");
-    trace_.options = summary(in_.options());
-    auto options = to_core(in_.options());
-    if (!options) return finish(to_status(from_core(options.error(), false)));
-    options_ = std::move(*options);
-    wire_options_ = in_.options();
-    declared_bytes_ = in_.total_bytes();
-    if (declared_bytes_ > env_.limits.max_stream_bytes) {
-      trace_.model_bytes = declared_bytes_;
-      return too_large();
-    }
-    {
-      std::lock_guard lock(mu_);
-      if (finished_) return;
-      auto reservation = env_.budget.try_reserve(declared_bytes_);
-      if (reservation) {
-        reservation_ = std::move(*reservation);
-        model_.reserve(declared_bytes_);
+  // One message of the upload, under `mu_`.
+  std::optional<Failure> take_chunk() {
+    std::vector<WireReader::Field> fields;
+    WireReader reader;
+    if (!reader.read(in_, &fields)) return bad_stream("a message is not a ConvertChunk");
+    bool options = false, data = false;
+    uint64_t total = 0;
+    std::string options_bytes;
+    for (const auto& f : fields) {
+      if (f.number == kOptions && f.wire_type == 2) {
+        options = true;
+        options_bytes += f.joined();
+      } else if (f.number == kData && f.wire_type == 2) {
+        data = true;
+      } else if (f.number == kDiagnostics) {
+        return bad_stream("a client sends no diagnostics");
+      } else if (f.number == kTotalBytes && f.wire_type == 0) {
+        total = f.value;
       }
     }
-    if (!reservation_.bytes() && declared_bytes_ > 0)
-      return finish(shed(env_, v1::ConversionError::REASON_MEMORY_BUDGET));
-    have_options_ = true;
-    env_.idle.watch(this);
-    StartRead(&in_);
+    if (options && data) return bad_stream("a message carries either the options or data");
+    if (!have_options_) {
+      if (!options) return bad_stream("the first message of ConvertStream must carry the options");
+      if (auto bad = check_option_texts(options_bytes)) return bad;
+      v1::ConvertOptions wire;
+      wire.ParseFromString(options_bytes);
+      if (auto bad = call_.set_options(wire)) return bad;
+      have_options_ = true;
+      if (total > 0) return call_.announce(total);
+      return std::nullopt;
+    }
+    if (!data) return bad_stream("after the options message, the client sends only data chunks");
+    for (const auto& f : fields)
+      if (f.number == kData && f.wire_type == 2)
+        for (auto piece : f.bytes)
+          if (auto refused = call_.receive(piece, Call::Keep::kCopy)) return refused;
+    return std::nullopt;
   }
 
   // The client closed its side (or the call ended): convert what arrived.
   void end_of_upload() {
-    env_.idle.unwatch(this);
+    core_.watchdog().unwatch(this);
     // A cancelled call may end its reads before OnCancel() runs.
-    if (ctx_->IsCancelled()) stop_.cancel();
-    if (stop_.stop_requested()) return finish(to_status(stop_.failure()));
-    if (!have_options_)
-      return fail(v1::ConversionError::REASON_BAD_STREAM, "the stream ended before the options");
-    if (declared_bytes_ > 0 && model_.size() != declared_bytes_)
-      return fail(v1::ConversionError::REASON_BAD_STREAM,
-                  "the stream carried " + std::to_string(model_.size()) +
-                      " model bytes, not the announced " + std::to_string(declared_bytes_));
+    if (ctx_->IsCancelled()) call_.stop().cancel();
+    std::optional<Failure> problem;
     {
       std::lock_guard lock(mu_);
       if (finished_) return;
+      if (call_.stop().stop_requested())
+        problem = call_.stop().failure();
+      else if (!have_options_)
+        problem = bad_stream("the stream ended before the options");
+      else
+        problem = call_.upload_done();
     }
-    key_ = env_.cache.key(model_, options_);
-    if (key_)
-      if (auto hit = env_.cache.find(*key_)) {
-        model_.clear();
-        reservation_.release();
-        return answer(std::move(*hit));
-      }
-    queued_at_ = Clock::now();
-    if (!env_.pool.try_submit([this](ConversionRunner& runner) { convert(runner); }))
-      finish(shed(env_, v1::ConversionError::REASON_QUEUE_FULL));
+    if (problem) return finish(problem);
+    call_.run([this](CallResult& r) { answer(r); });
   }
 
-  // On a worker: convert, then start sending.
-  void convert(ConversionRunner& runner) {
-    trace_.dequeued(queued_at_);
-    if (stop_.stop_requested()) return finish(to_status(stop_.failure()));
-    ConvertJob job{model_, wire_options_, options_, stop_, {}, trace_.id()};
-    ConvertOutcome out;
-    try {
-      out = env_.cache.convert(runner, job, key_ ? &*key_ : nullptr);
-    } catch (const std::exception& e) {
-      out.failure = failure(v1::ConversionError::REASON_INTERNAL, e.what());
+  // The conversion's answer: the diagnostics first, then the ONNX chunks.
+  void answer(CallResult& r) {
+    if (r.failure) return finish(r.failure);
+    SteadyClock::time_point next;
+    {
+      std::lock_guard lock(mu_);
+      if (finished_) return;
+      onnx_ = std::move(r.onnx);
+      v1::ConvertChunk first;
+      to_proto(r.diagnostics, first.mutable_diagnostics());
+      first.set_total_bytes(onnx_.bytes.size());
+      const std::string bytes = first.SerializeAsString();
+      grpc::Slice slice(bytes);
+      out_ = grpc::ByteBuffer(&slice, 1);
+      answering_ = true;
+      pace_ = call_.start_answer();
+      next = pace_.deadline(bytes.size());
+      headers_.send();
+      StartWrite(&out_);
     }
-    if (out.ran) trace_.conversion_ran(out.diagnostics, out.outcome, out.cpu_seconds);
-    model_.clear();
-    reservation_.release();
-    answer(std::move(out));
+    core_.watchdog().watch(this, next);
   }
 
-  // Starts sending a conversion's answer (or finishes with its failure).
-  void answer(ConvertOutcome out) {
-    if (out.failure) return finish(to_status(*out.failure));
-    onnx_ = std::move(out.onnx);
-    trace_.onnx_bytes = onnx_.bytes.size();
-    out_.Clear();
-    to_proto(out.diagnostics, out_.mutable_diagnostics());
-    out_.set_total_bytes(onnx_.bytes.size());
-    trace_.send_headers();
-    StartWrite(&out_);
-  }
-
-  void write_next_chunk() {
+  // Under `mu_`; returns the write's deadline.
+  SteadyClock::time_point write_next_chunk() {
     const size_t n = std::min(kOutChunkBytes, onnx_.bytes.size() - sent_);
-    out_.Clear();
-    out_.set_data(onnx_.bytes.data() + sent_, n);
+    const grpc::Slice slices[] = {grpc::Slice(field_head(kData, n)),
+                                  owned_slice(onnx_.bytes.substr(sent_, n), onnx_.owner)};
+    out_ = grpc::ByteBuffer(slices, std::size(slices));
     sent_ += n;
     StartWrite(&out_);
+    return pace_.deadline(sent_);
   }
 
-  void too_large() {
-    fail(v1::ConversionError::REASON_MODEL_TOO_LARGE,
-         "the model is larger than this server's " + std::to_string(env_.limits.max_stream_bytes) +
-             " bytes for ConvertStream");
-  }
-  void fail(Reason reason, std::string message) {
-    finish(to_status(failure(reason, std::move(message))));
-  }
-  // Finishes the call (once); nothing may touch the call afterwards.
-  void finish(grpc::Status status) {
+  // Finishes the call (once); nothing may touch the call afterwards. From
+  // on_deadline() (`unwatch` false) the watchdog has let go of it already.
+  void finish(const std::optional<Failure>& failure, bool unwatch = true) {
     {
       std::lock_guard lock(mu_);
       if (finished_) return;
       finished_ = true;
+      call_.finish(failure);
     }
-    env_.idle.unwatch(this);
-    reservation_.release();
-    finish_call(*this, trace_, std::move(status));
+    if (unwatch) core_.watchdog().unwatch(this);
+    Finish(headers_.finish(failure));
   }
 
-  CallEnvironment& env_;
+  CallCore& core_;
   grpc::CallbackServerContext* ctx_;
-  CallTrace trace_;
-  StopSignal stop_;
-  v1::ConvertChunk in_, out_;
-  bool have_options_ = false;
-  uint64_t declared_bytes_ = 0;
-  v1::ConvertOptions wire_options_;
-  ConvertOptions options_;
   std::mutex mu_;
+  Call call_;
+  CallHeaders headers_;
+  grpc::ByteBuffer in_, out_;
+  bool have_options_ = false;
   bool finished_ = false;
-  ModelBuffer model_;
-  MemoryBudget::Reservation reservation_;
-  Clock::time_point queued_at_;
-  std::optional<CacheKey> key_;
+  bool answering_ = false;
+  Pace pace_;
   OnnxBytes onnx_;
   size_t sent_ = 0;
 };
 
 }  // namespace
 
-grpc::ServerBidiReactor<v1::ConvertChunk, v1::ConvertChunk>* start_convert_stream(
-    CallEnvironment& env, grpc::CallbackServerContext* ctx) {
-  return new ConvertStreamCall(env, ctx);
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* start_convert_stream(
+    CallCore& core, grpc::CallbackServerContext* ctx) {
+  return new ConvertStreamCall(core, ctx);
 }
 
 }  // namespace lite2onnx::server

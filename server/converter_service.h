@@ -1,6 +1,6 @@
-// lite2onnx.v1.Converter on the gRPC callback API. Each call is translated to
-// the core's values, admitted (size limit, memory budget, queue), run on the
-// worker pool with a cancellation hook, and translated back.
+// lite2onnx.v1.Converter on the gRPC callback API: each call is read off the
+// wire, handed to the call core (server/calls/call.h) and its answer written
+// back. No admission, budget, cache or queue here.
 #pragma once
 
 #include <memory>
@@ -8,26 +8,27 @@
 #include <string>
 
 #include "lite2onnx/v1/converter.grpc.pb.h"
-#include "server/call.h"
+#include "server/calls/call.h"
 
 namespace lite2onnx::server {
 
-// Convert is a raw method: its request is parsed and its response written by
-// the service (converter_service.cc), so that the ONNX bytes go out without being
-// copied into a message first. The other methods use the generated messages.
+// Convert and ConvertStream are raw methods: their requests are read off the
+// wire (the model where gRPC received it, the options' texts checked before
+// they are parsed) and their answers written around the ONNX bytes without
+// copying them into a message. Inspect and ListOperators use the messages.
 using ConverterServiceBase = v1::Converter::WithRawCallbackMethod_Convert<
-    v1::Converter::WithCallbackMethod_ConvertStream<v1::Converter::WithCallbackMethod_Inspect<
+    v1::Converter::WithRawCallbackMethod_ConvertStream<v1::Converter::WithCallbackMethod_Inspect<
         v1::Converter::WithCallbackMethod_ListOperators<v1::Converter::Service>>>>;
 
 class ConverterService final : public ConverterServiceBase {
  public:
-  // `env` (shared with the HTTP endpoint) outlives the service.
-  explicit ConverterService(CallEnvironment& env);
+  // `core` (shared with the HTTP endpoint) outlives the service.
+  explicit ConverterService(CallCore& core);
 
   grpc::ServerUnaryReactor* Convert(grpc::CallbackServerContext* ctx,
                                     const grpc::ByteBuffer* request,
                                     grpc::ByteBuffer* response) override;
-  grpc::ServerBidiReactor<v1::ConvertChunk, v1::ConvertChunk>* ConvertStream(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* ConvertStream(
       grpc::CallbackServerContext* ctx) override;
   grpc::ServerUnaryReactor* Inspect(grpc::CallbackServerContext* ctx,
                                     const v1::InspectRequest* request,
@@ -37,7 +38,7 @@ class ConverterService final : public ConverterServiceBase {
                                           v1::ListOperatorsResponse* response) override;
 
  private:
-  CallEnvironment& env_;
+  CallCore& core_;
   const v1::ListOperatorsResponse operators_;  // the support matrix, read once
 };
 
@@ -48,7 +49,7 @@ std::set<std::string> builtin_operator_names();
 std::string random_request_id_prefix();
 
 // A new ConvertStream call (convert_stream.cc).
-grpc::ServerBidiReactor<v1::ConvertChunk, v1::ConvertChunk>* start_convert_stream(
-    CallEnvironment& env, grpc::CallbackServerContext* ctx);
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* start_convert_stream(
+    CallCore& core, grpc::CallbackServerContext* ctx);
 
 }  // namespace lite2onnx::server

@@ -1,46 +1,35 @@
 // The HTTP/1.1 endpoint (--http-listen): POST /v1/convert and /v1/inspect
-// with the raw .tflite bytes as the body and options as query parameters,
-// GET /v1/operators, /healthz and /readyz; HTTPS only (and mutual TLS) when
-// the server has --tls-cert. Served by Boost.Beast over Boost.Asio (and its
-// OpenSSL stream): a request head of at most 16 KiB, a bounded number of
-// connections, an idle timeout on every read and write (the TLS handshake
-// too), keep-alive, no compression and no file serving. Calls share the gRPC
-// service's pool, queue, memory budget, metrics (protocol="http") and
-// request log (server/call.h); docs/service.md has the API reference and why
-// Beast (civetweb's TLS and cpp-httplib's unbounded heads, measured).
+// with the .tflite bytes as the body (raw, or the one part of a
+// multipart/form-data upload) and options as query parameters, GET
+// /v1/operators, /openapi.yaml, and the probes /healthz, /livez and /readyz;
+// HTTPS only (and mutual TLS) when the server has --tls-cert. Served by
+// Boost.Beast over Boost.Asio (and its OpenSSL stream) on two I/O threads
+// that only move bytes: calls go through the call core (server/calls/call.h),
+// JSON is made on a thread of its own. docs/http-api.md has the API,
+// docs/openapi.yaml its description (served), docs/service.md why Beast.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
-#include <set>
 #include <string>
 
 #include "core/status.h"
+#include "server/calls/pace.h"
 #include "server/config.h"
 
 namespace lite2onnx::server {
 
-struct CallEnvironment;
-class StopSignal;
-
-// The stop signals of the calls in progress: stop() cancels what the drain's
-// grace period left.
-class ActiveCalls {
- public:
-  void add(StopSignal* stop);
-  void remove(StopSignal* stop);
-  void cancel_all();
-
- private:
-  std::mutex mu_;
-  std::set<StopSignal*> calls_;
-};
+class CallCore;
 
 struct HttpLimits {
-  uint64_t max_body_bytes = 0;  // largest model in one request body
-  double idle_seconds = 30;     // longest wait for one read or write of the connection
-  unsigned connections = 8;     // connections served at once; more wait in the backlog
+  // A request head (request line and headers) must arrive within this, on a
+  // new connection or between the requests of a kept-alive one; the TLS
+  // handshake too. A connection that sends none is closed.
+  double head_timeout_seconds = 10;
+  // Connections open at once; at the cap, a new one closes the connection
+  // that has waited longest for a request (never one with a call in progress).
+  unsigned max_connections = 512;
+  RateLimit send;  // answers outside a call (probes, refusals of a head)
 };
 
 class HttpEndpoint {
@@ -52,15 +41,14 @@ class HttpEndpoint {
 
   // Listens on `listen` (HOST:PORT, port 0: any free), in TLS when
   // tls.enabled() (requiring a client certificate signed by tls.client_ca_file
-  // when tls.mutual()); `env` outlives the endpoint.
-  Status start(const std::string& listen, HttpLimits limits, const TlsOptions& tls,
-               CallEnvironment& env);
+  // when tls.mutual()); `core` outlives the endpoint.
+  Status start(const std::string& listen, HttpLimits limits, const TlsOptions& tls, CallCore& core);
   int port() const { return port_; }
   // Closes the listener, cancels the calls still in progress, waits for their
   // answers, then closes every connection.
   void stop();
 
-  struct Server;  // the listener, its io threads and the connections (http_endpoint.cc)
+  struct Server;  // the listener, its I/O threads and the connections (http_server.cc)
 
  private:
   std::unique_ptr<Server> server_;

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/text.h"
+
 namespace lite2onnx::server {
 namespace {
 
@@ -22,16 +24,14 @@ spdlog::level::level_enum spdlog_level(LogLevel level) {
   return spdlog::level::info;
 }
 
-// A text value, quoted when it holds spaces, quotes or '='.
-std::string text_value(std::string_view s) {
-  if (!s.empty() && s.find_first_of(" \"=\\\n\t") == std::string_view::npos) return std::string(s);
+// A text value: its control and non-UTF-8 bytes escaped (server/text.h),
+// quoted when it holds spaces, quotes or '=' (or is empty).
+std::string text_value(std::string_view raw) {
+  const std::string s = escaped(raw);
+  if (!s.empty() && s.find_first_of(" \"=") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\') q += '\\';
-    if (c == '\n') {
-      q += "\\n";
-      continue;
-    }
+    if (c == '"') q += '\\';
     q += c;
   }
   return q + "\"";
@@ -65,7 +65,15 @@ std::string render_json(std::string_view message, std::initializer_list<LogField
   nlohmann::ordered_json o;
   o["msg"] = message;
   for (const auto& f : fields)
-    std::visit([&o, &f](const auto& v) { o[std::string(f.key)] = v; }, f.value);
+    std::visit(
+        [&o, &f](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::string_view>)
+            o[std::string(f.key)] = escaped(v);  // control and non-UTF-8 bytes as \xNN
+          else
+            o[std::string(f.key)] = v;
+        },
+        f.value);
   std::string s = o.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   return s.substr(1, s.size() - 2);
 }

@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -10,13 +11,14 @@
 #include <fstream>
 #include <iostream>
 
+#include "server/calls/budget.h"
+#include "server/calls/call.h"
 #include "server/config.h"
 #include "server/conversion_runner.h"
 #include "server/converter_service.h"
 #include "server/grpc_endpoint.h"
 #include "server/http_endpoint.h"
 #include "server/logger.h"
-#include "server/memory_budget.h"
 #include "server/metrics.h"
 #include "server/metrics_endpoint.h"
 #include "server/worker_pool.h"
@@ -59,6 +61,25 @@ void keep_large_buffers_in_the_heap() {
 #endif
 }
 
+// Every connection is a descriptor: the soft limit (often 1024) goes up to
+// the hard one, so that --http-max-connections and gRPC's connections fit.
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+RateLimit rate(uint64_t min_rate, double timeout, double grace) {
+  RateLimit r;
+  r.min_bytes_per_second = static_cast<double>(min_rate);
+  r.timeout =
+      std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(timeout));
+  r.grace = std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(grace));
+  return r;
+}
+
 // Written whole or not at all (a reader polling for it never sees half).
 bool write_port_file(const std::string& path, int grpc_port, int metrics_port, int http_port) {
   const std::string tmp = path + ".tmp";
@@ -94,8 +115,9 @@ WorkerPool::RunnerFactory runners(const ServerConfig& config, ChildRegistry& chi
 int serve(const ServerConfig& config, const sigset_t& stop_signals) {
   Logger log(config.log);
   Metrics metrics(builtin_operator_names(), config.pool.workers, config.limits.max_inflight_bytes);
-  MemoryBudget budget(config.limits.max_inflight_bytes,
-                      [&metrics](uint64_t used) { metrics.set_inflight_bytes(used); });
+  const LimitOptions& l = config.limits;
+  Budget budget({l.max_inflight_bytes, l.max_bytes_per_peer, l.max_calls_per_peer},
+                [&metrics](uint64_t used) { metrics.set_inflight_bytes(used); });
   ChildRegistry children;
   WorkerPool pool(config.pool.workers, config.pool.queue_size,
                   [&metrics](size_t queued, size_t busy) { metrics.set_pool_load(queued, busy); });
@@ -103,13 +125,16 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
     log.error("cannot start", {{"error", std::string_view(st.error().message)}});
     return 1;
   }
-  ServiceLimits limits;
-  limits.max_unary_bytes = config.limits.max_unary_bytes;
-  limits.max_stream_bytes = config.limits.max_stream_bytes;
-  limits.stream_idle_seconds = config.limits.stream_idle_seconds;
+  CallLimits limits;
+  limits.max_unary_bytes = l.max_unary_bytes;
+  limits.max_stream_bytes = l.max_stream_bytes;
+  limits.max_output_bytes = l.conversion.max_output_bytes;
+  limits.idle_seconds = l.stream_idle_seconds;
+  limits.upload = rate(l.upload_min_rate, l.upload_timeout, l.min_rate_grace);
+  limits.send = rate(l.send_min_rate, l.send_timeout, l.min_rate_grace);
   limits.test_fault_hooks = config.isolation.test_fault_hooks;
-  ConversionCache cache(config.limits.cache_bytes, metrics);
-  CallEnvironment calls(limits, pool, budget, cache, metrics, log, random_request_id_prefix());
+  ConversionCache cache(l.cache_bytes, metrics);
+  CallCore calls(limits, pool, budget, cache, metrics, log, random_request_id_prefix());
   ConverterService service(calls);
 
   MetricsEndpoint metrics_endpoint;
@@ -125,11 +150,9 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
   HttpEndpoint http_endpoint;
   if (!config.http.listen.empty()) {
     HttpLimits http_limits;
-    http_limits.max_body_bytes = config.limits.max_stream_bytes;
-    http_limits.idle_seconds = config.limits.stream_idle_seconds;
-    // As many connections as calls can be in progress (one per worker and
-    // queue slot), and a few for probes and refusals.
-    http_limits.connections = std::min(config.pool.workers + config.pool.queue_size + 4, 256u);
+    http_limits.head_timeout_seconds = config.http.head_timeout;
+    http_limits.max_connections = config.http.max_connections;
+    http_limits.send = limits.send;
     if (auto st = http_endpoint.start(config.http.listen, http_limits, config.tls, calls); !st) {
       log.error("cannot start", {{"error", std::string_view(st.error().message)}});
       return 1;
@@ -159,6 +182,8 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
              std::string_view(config.isolation.mode == Isolation::kThread ? "thread" : "process")},
             {"queue_size", uint64_t{config.pool.queue_size}},
             {"max_inflight_bytes", config.limits.max_inflight_bytes},
+            {"max_calls_per_peer", uint64_t{config.limits.max_calls_per_peer}},
+            {"max_bytes_per_peer", config.limits.max_bytes_per_peer},
             {"max_unary_bytes", config.limits.max_unary_bytes},
             {"max_stream_bytes", config.limits.max_stream_bytes},
             {"cache_bytes", config.limits.cache_bytes},
@@ -176,7 +201,7 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
   // answers; once the calls in progress are done (or the grace period is over)
   // the listener closes and cancels whatever is left.
   grpc_endpoint.set_serving(false);
-  calls.draining.store(true);
+  calls.start_draining();
   const auto deadline = std::chrono::system_clock::now() +
                         std::chrono::duration_cast<std::chrono::system_clock::duration>(
                             std::chrono::duration<double>(config.drain_seconds));
@@ -193,6 +218,7 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
 
 int main(int argc, char** argv) {
   keep_large_buffers_in_the_heap();
+  raise_descriptor_limit();
   const sigset_t stop_signals = block_stop_signals();
   auto parsed = parse_config(argc, argv);
   if (auto* exit_now = std::get_if<ExitNow>(&parsed)) {

@@ -40,7 +40,8 @@ struct Metrics::Families {
                                   .Name("lite2onnx_requests_total")
                                   .Help(
                                       "Finished calls of lite2onnx.v1.Converter by protocol "
-                                      "(grpc, http), method and gRPC status code")
+                                      "(grpc, http), method, gRPC status code and reason (ok, "
+                                      "or the error table's name)")
                                   .Register(*registry);
   Family<Histogram>& request_seconds =
       prometheus::BuildHistogram()
@@ -86,6 +87,26 @@ struct Metrics::Families {
                                   "Calls refused at once because the server was full or "
                                   "shutting down, by reason")
                               .Register(*registry);
+  Family<Counter>& slow_transfers =
+      prometheus::BuildCounter()
+          .Name("lite2onnx_transfers_ended_total")
+          .Help(
+              "Uploads and answers ended for missing their deadline or minimum rate "
+              "(--upload-min-rate, --send-min-rate, ...), or answers whose client went away, by "
+              "protocol and direction (upload, answer)")
+          .Register(*registry);
+  Family<Gauge>& http_connections = prometheus::BuildGauge()
+                                        .Name("lite2onnx_http_connections")
+                                        .Help("HTTP connections open")
+                                        .Register(*registry);
+  Family<Counter>& http_closed =
+      prometheus::BuildCounter()
+          .Name("lite2onnx_http_connections_closed_total")
+          .Help(
+              "HTTP connections the server closed while they waited for a request, by why: "
+              "head_timeout (no request within --http-head-timeout), evicted (room for a new "
+              "one at --http-max-connections)")
+          .Register(*registry);
   Family<Gauge>& queue_depth = prometheus::BuildGauge()
                                    .Name("lite2onnx_queue_depth")
                                    .Help("Accepted requests waiting for a worker")
@@ -158,6 +179,7 @@ struct Metrics::Families {
   Counter& starts = worker_starts.Add({});
   Histogram& cpu = conversion_cpu.Add({}, latency_buckets());
   Gauge& queued = queue_depth.Add({});
+  Gauge& open_connections = http_connections.Add({});
   Gauge& busy = workers_busy.Add({});
   Gauge& inflight = inflight_requests.Add({});
   Gauge& bytes_in_flight = inflight_bytes.Add({});
@@ -179,11 +201,12 @@ Metrics::~Metrics() = default;
 std::shared_ptr<prometheus::Registry> Metrics::registry() const { return f_->registry; }
 
 void Metrics::record_request(std::string_view protocol, std::string_view method,
-                             std::string_view code, double seconds) {
+                             std::string_view code, std::string_view reason, double seconds) {
   f_->requests
       .Add({{"protocol", std::string(protocol)},
             {"method", std::string(method)},
-            {"code", std::string(code)}})
+            {"code", std::string(code)},
+            {"reason", std::string(reason)}})
       .Increment();
   f_->request_seconds
       .Add({{"protocol", std::string(protocol)}, {"method", std::string(method)}},
@@ -210,6 +233,18 @@ void Metrics::record_queue_wait(double seconds) { f_->queue_wait.Observe(seconds
 
 void Metrics::record_shed(std::string_view reason) {
   f_->shed.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void Metrics::record_slow_transfer(std::string_view protocol, std::string_view direction) {
+  f_->slow_transfers
+      .Add({{"protocol", std::string(protocol)}, {"direction", std::string(direction)}})
+      .Increment();
+}
+
+void Metrics::add_http_connections(int delta) { f_->open_connections.Increment(delta); }
+
+void Metrics::record_http_connection_closed(std::string_view why) {
+  f_->http_closed.Add({{"why", std::string(why)}}).Increment();
 }
 
 void Metrics::record_worker_start() { f_->starts.Increment(); }

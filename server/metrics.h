@@ -35,14 +35,23 @@ class Metrics {
   std::shared_ptr<prometheus::Registry> registry() const;
 
   // One finished call of the Converter service over `protocol` ("grpc" or
-  // "http"); `code` is a gRPC code name (an HTTP answer's too).
+  // "http"), by its reason's row of the error table: `code` the row's gRPC
+  // code name (an HTTP answer's too), `reason` its name ("ok" for none).
   void record_request(std::string_view protocol, std::string_view method, std::string_view code,
-                      double seconds);
+                      std::string_view reason, double seconds);
   // One conversion that ran: phases, model sizes, operators by outcome.
   void record_conversion(const Diagnostics& diagnostics, std::string_view outcome);
   void record_queue_wait(double seconds);
-  // A call refused because the server was full: "queue_full", "memory_budget", "shutting_down".
+  // A call refused because the server was full: "queue_full", "memory_budget",
+  // "shutting_down", "peer_calls", "peer_bytes".
   void record_shed(std::string_view reason);
+  // An upload or an answer ended for missing its deadline (`direction`
+  // "upload" or "answer"), or an answer its client went away from.
+  void record_slow_transfer(std::string_view protocol, std::string_view direction);
+  // HTTP connections open, and closed by the server: "head_timeout" (no
+  // request in time), "evicted" (made room at the cap).
+  void add_http_connections(int delta);
+  void record_http_connection_closed(std::string_view why);
 
   // A worker process started (and warmed up), or stopped serving for `cause`:
   // "crashed", "memory_limit", "time_limit", "deadline", "cancelled",

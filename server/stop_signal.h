@@ -7,7 +7,7 @@
 #include <chrono>
 #include <mutex>
 
-#include "server/error_mapping.h"
+#include "common/failure.h"
 
 namespace lite2onnx::server {
 

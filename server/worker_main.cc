@@ -191,6 +191,7 @@ Answer run_job(const JobFrame& job, std::span<const std::byte> model,
     return a;
   }
   options->limits = limits;
+  if (job.max_output_bytes) options->limits.max_output_bytes = job.max_output_bytes;
   if (job.flags & kSourceSha256Given) {
     std::string hex(job.source_sha256, sizeof job.source_sha256);
     if (hex.find_first_not_of("0123456789abcdef") != std::string::npos) {

@@ -61,6 +61,9 @@ struct JobFrame {
   uint64_t model_bytes = 0;
   uint64_t options_bytes = 0;
   uint64_t fault_bytes = 0;  // Fault::kAllocate: bytes to allocate and touch; kDelay: ms
+  // The largest ONNX model this job may write (Limits::max_output_bytes); 0:
+  // the worker's own --max-output-bytes.
+  uint64_t max_output_bytes = 0;
   // With kSourceSha256Given: the model's SHA-256 in lower-case hex, which the
   // server computed for its cache key (the provenance metadata takes it
   // instead of hashing the model again).

@@ -71,8 +71,9 @@ status=$(curl -s -o "$dir/http.onnx" -w '%{http_code}' --data-binary @"$model" "
   fail "HTTP POST /v1/convert: curl failed"
 [ "$status" = 200 ] && [ -s "$dir/http.onnx" ] || fail "HTTP POST /v1/convert: $status $(head -c 300 "$dir/http.onnx")"
 
-# A stream announcing the whole budget holds it while it waits for data; a Convert
-# then is shed at once (memory_budget). Closing the stream ends it (INVALID_ARGUMENT).
+# A stream announcing the whole (tiny) budget reserves a first allotment of it (at most
+# 1 MiB) while it waits for data; a Convert then is shed at once (memory_budget).
+# Closing the stream ends it (INVALID_ARGUMENT, bad_stream).
 mkfifo "$dir/hold"
 call -d @- "$url/lite2onnx.v1.Converter/ConvertStream" <"$dir/hold" >"$dir/hold.out" 2>&1 &
 hold_pid=$!
@@ -93,12 +94,12 @@ hold_pid=
 # The server counts a call just after answering it: wait for the last ones.
 for _ in $(seq 100); do
   curl -sf "$metrics_url" >"$dir/metrics.txt" || fail "no /metrics"
-  grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="ConvertStream",protocol="grpc"} 1$' "$dir/metrics.txt" &&
+  grep -q '^lite2onnx_requests_total{code="INVALID_ARGUMENT",method="ConvertStream",protocol="grpc",reason="bad_stream"} 1$' "$dir/metrics.txt" &&
     grep -q '^lite2onnx_requests_shed_total{reason="memory_budget"} 1$' "$dir/metrics.txt" && break
   sleep 0.05
 done
 grep -q '^lite2onnx_requests_shed_total{reason="memory_budget"} 1$' "$dir/metrics.txt" || fail "no shed counted"
-grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="http"} 1$' "$dir/metrics.txt" ||
+grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="http",reason="ok"} 1$' "$dir/metrics.txt" ||
   fail "no HTTP Convert counted"
 kill -TERM "$pid"
 wait "$pid" || fail "server exit code $?"

@@ -42,7 +42,8 @@ operators=$(curl_grpc -d '{}' "$url/lite2onnx.v1.Converter/ListOperators")
 grep -q '"CONV_2D"' <<<"$operators" || fail "ListOperators"
 
 metrics=$(curl -sf "http://127.0.0.1:$metrics_port/metrics")
-grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="grpc"} 1$' <<<"$metrics" || fail "metrics"
+grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="grpc",reason="ok"} 1$' <<<"$metrics" ||
+  fail "metrics"
 
 kill -TERM "$pid"
 wait "$pid" || fail "exit code $?"

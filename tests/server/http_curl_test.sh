@@ -16,12 +16,18 @@ curl --fail-with-body -sS --data-binary @"$model" "$http/v1/convert?opset=17" -o
 "$cli" convert "$model" -o "$dir/cli.onnx" --opset 17 >/dev/null
 cmp -s "$dir/http.onnx" "$dir/cli.onnx" || fail "the HTTP answer differs from the CLI's output"
 
-# A bad model: 422 and the ConversionError as JSON.
+# A multipart upload (curl -F) gives the same bytes.
+curl --fail-with-body -sS -F model=@"$model" "$http/v1/convert?opset=17" -o "$dir/form.onnx" ||
+  fail "convert a multipart upload"
+cmp -s "$dir/form.onnx" "$dir/cli.onnx" || fail "the multipart answer differs from the CLI's output"
+
+# A bad model: 422 and the error envelope.
 head -c 1000 /dev/urandom >"$dir/bad.tflite"
 status=$(curl -sS --data-binary @"$dir/bad.tflite" -o "$dir/bad.json" -w '%{http_code}' \
   "$http/v1/convert")
 [ "$status" = 422 ] || fail "a bad model answered $status"
-grep -q '"reason":"REASON_INVALID_MODEL"' "$dir/bad.json" || fail "error body: $(cat "$dir/bad.json")"
+grep -q '^{"error":{"reason":"invalid_model","status":422,' "$dir/bad.json" ||
+  fail "error body: $(cat "$dir/bad.json")"
 
 # The hook: converts a fetched artifact, fails loudly on a bad one.
 LITE2ONNX_HTTP=$http "$hook" "file://$(realpath "$model")" "$dir/hook.onnx" 'opset=17' 2>"$dir/hook.err" ||
@@ -36,7 +42,8 @@ grep -q 'HTTP 422' "$dir/hook.err" || fail "hook error: $(cat "$dir/hook.err")"
 
 curl -sS "$http/readyz" | grep -qx ready || fail "readyz"
 metrics=$(curl -sS "http://127.0.0.1:$metrics_port/metrics")
-grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="http"} 2$' <<<"$metrics" ||
+grep -q '^lite2onnx_requests_total{code="OK",method="Convert",protocol="http",reason="ok"} 3$' \
+  <<<"$metrics" ||
   fail "metrics: $(grep requests_total <<<"$metrics")"
 
 # Keep-alive: curl sends its second request on the first connection.

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "client.h"
 #include "http_client.h"
@@ -56,9 +57,12 @@ HttpResponse call_while_busy(int port, const HttpRequest& r) {
   return answer;
 }
 
+// The error envelope's "error" object (every non-2xx answer has one).
 json error_of(const HttpResponse& r) {
   EXPECT_EQ(r.header("content-type"), "application/json");
-  return json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  const json envelope = json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  EXPECT_TRUE(envelope.is_object() && envelope.contains("error")) << r.body;
+  return envelope.is_object() ? envelope.value("error", json()) : json();
 }
 
 TEST(HttpTest, ConvertAnswersTheGrpcBytes) {
@@ -112,7 +116,7 @@ TEST(HttpTest, SignatureParametersReachTheCore) {
       http_call(server->http_port(), post("/v1/convert?signature=third", model));
   EXPECT_EQ(unknown.status, 400);
   const json error = error_of(unknown);
-  EXPECT_EQ(error.value("reason", ""), "REASON_INVALID_OPTION") << unknown.body;
+  EXPECT_EQ(error.value("reason", ""), "invalid_option") << unknown.body;
   EXPECT_NE(error.value("message", "").find("its signatures are 'first', 'second'"),
             std::string::npos)
       << unknown.body;
@@ -174,21 +178,21 @@ TEST(HttpTest, ErrorsCarryTheTableStatusAndTheConversionError) {
 
   HttpResponse r = http_call(port, post("/v1/convert", "not a model at all"));
   EXPECT_EQ(r.status, 422);
-  EXPECT_EQ(error_of(r)["reason"], "REASON_INVALID_MODEL");
+  EXPECT_EQ(error_of(r)["reason"], "invalid_model");
 
   r = http_call(port, post("/v1/convert", unsupported_ops_model()));
   EXPECT_EQ(r.status, 422);
   json e = error_of(r);
-  EXPECT_EQ(e["reason"], "REASON_UNSUPPORTED");
+  EXPECT_EQ(e["reason"], "unsupported");
   ASSERT_EQ(e["unsupported"].size(), 3u);
   EXPECT_EQ(e["unsupported"][1]["op"], "OtherCustomOp");
-  EXPECT_EQ(e["unsupported"][1]["reasonCode"], "custom_op");
+  EXPECT_EQ(e["unsupported"][1]["reason_code"], "custom_op");
 
   const std::string model = read_file(mini_mobilenet_path());
   r = http_call(port, post("/v1/convert?opset=12", model));
   EXPECT_EQ(r.status, 400);
   e = error_of(r);
-  EXPECT_EQ(e["reason"], "REASON_INVALID_OPTION");
+  EXPECT_EQ(e["reason"], "invalid_option");
   EXPECT_NE(e["message"].get<std::string>().find("opset 12"), std::string::npos);
 
   r = http_call(port, post("/v1/convert?opset=17&colour=blue", model));
@@ -210,7 +214,7 @@ TEST(HttpTest, RefusalsComeBeforeTheBody) {
   const HttpResponse refused = http_call(server->http_port(), r);
   EXPECT_EQ(refused.status, 413);
   EXPECT_FALSE(refused.continued);
-  EXPECT_EQ(error_of(refused)["reason"], "REASON_MODEL_TOO_LARGE");
+  EXPECT_EQ(error_of(refused)["reason"], "model_too_large");
   EXPECT_EQ(refused.header("connection"), "close");
 
   // A chunked body is counted as it arrives.
@@ -237,20 +241,20 @@ TEST(HttpTest, OverloadAndDeadlineAnswers) {
   const HttpResponse full = http_call(port, post("/v1/convert", model));
   EXPECT_EQ(full.status, 429);
   EXPECT_EQ(full.header("retry-after"), "1");
-  EXPECT_EQ(error_of(full)["reason"], "REASON_QUEUE_FULL");
+  EXPECT_EQ(error_of(full)["reason"], "queue_full");
   EXPECT_EQ(busy.get().status, 200);
 
   HttpRequest late = post("/v1/convert?timeout=0.3", model);
   late.headers.push_back({"X-Lite2onnx-Test-Fault", "delay=3000"});
   const HttpResponse deadline = call_while_busy(port, late);
   EXPECT_EQ(deadline.status, 504);
-  EXPECT_EQ(error_of(deadline)["reason"], "REASON_DEADLINE_EXCEEDED");
+  EXPECT_EQ(error_of(deadline)["reason"], "deadline_exceeded");
 
   HttpRequest crash = post("/v1/convert", model);
   crash.headers.push_back({"X-Lite2onnx-Test-Fault", "crash"});
   const HttpResponse crashed = call_while_busy(port, crash);
   EXPECT_EQ(crashed.status, 500);
-  EXPECT_EQ(error_of(crashed)["reason"], "REASON_WORKER_CRASHED");
+  EXPECT_EQ(error_of(crashed)["reason"], "worker_crashed");
   // The worker was replaced.
   EXPECT_EQ(call_while_busy(port, post("/v1/convert", model)).status, 200);
 }
@@ -272,7 +276,7 @@ TEST(HttpTest, HostileRequestsLeaveTheServerServing) {
   const HttpResponse short_body =
       http_raw(port, "POST /v1/convert HTTP/1.1\r\nContent-Length: 100000\r\n\r\nTFL3", 10s);
   EXPECT_EQ(short_body.status, 400);
-  EXPECT_EQ(error_of(short_body)["reason"], "REASON_BAD_STREAM");
+  EXPECT_EQ(error_of(short_body)["reason"], "bad_stream");
   // A negative or absurd Content-Length.
   EXPECT_NE(http_raw(port, "POST /v1/convert HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 5s).status,
             200);
@@ -326,6 +330,94 @@ TEST(HttpTest, EndlessHeadsLeaveTheServerBoundedAndServing) {
               most, peak_before, peak_after);
 }
 
+// Every field of the one error envelope, on every non-2xx answer.
+void expect_envelope(const HttpResponse& r, const std::string& reason) {
+  const json e = error_of(r);
+  EXPECT_EQ(e.value("reason", ""), reason) << r.body;
+  EXPECT_EQ(e.value("status", 0), r.status) << r.body;
+  for (const char* field :
+       {"grpc_code", "retryable", "message", "request_id", "op_index", "tensor", "unsupported"})
+    EXPECT_TRUE(e.contains(field)) << field << " in " << r.body;
+  EXPECT_EQ(e.value("request_id", ""), r.header("x-request-id"));
+}
+
+TEST(HttpTest, EveryErrorIsTheOneEnvelope) {
+  auto server = start_http();
+  ASSERT_TRUE(server);
+  const int port = server->http_port();
+  expect_envelope(http_call(port, get("/v1/nothing")), "not_found");
+  HttpRequest wrong_method = get("/healthz");
+  wrong_method.method = "DELETE";
+  const HttpResponse not_allowed = http_call(port, wrong_method);
+  expect_envelope(not_allowed, "method_not_allowed");
+  EXPECT_EQ(not_allowed.header("allow"), "GET");
+  // Every field of every unsupported operator, zero values included.
+  const HttpResponse unsupported = http_call(port, post("/v1/convert", unsupported_ops_model()));
+  expect_envelope(unsupported, "unsupported");
+  for (const json& op : error_of(unsupported)["unsupported"])
+    for (const char* field : {"op_index", "op", "reason", "reason_code", "subgraph"})
+      EXPECT_TRUE(op.contains(field)) << field << " in " << unsupported.body;
+}
+
+TEST(HttpTest, AnOptionThatIsNotUtf8IsTheClientsErrorNamingIt) {
+  auto server = start_http();
+  ASSERT_TRUE(server);
+  const std::string model = read_file(mini_mobilenet_path());
+  for (const std::string option : {"signature", "explicit_layouts", "io_layouts"}) {
+    const HttpResponse r =
+        http_call(server->http_port(), post("/v1/convert?" + option + "=%ff%fe", model));
+    EXPECT_EQ(r.status, 400) << option;
+    expect_envelope(r, "invalid_option");
+    EXPECT_NE(error_of(r).value("message", "").find("'" + option), std::string::npos) << r.body;
+  }
+  // The same over gRPC: the server reads the options' texts before protobuf does.
+  v1::ConvertOptions options;
+  options.set_signature("\xff\xfe");
+  const ConvertResult r = convert(*server->channel(), model, options, 60s);
+  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(r.status.error_message().find("signature"), std::string::npos)
+      << r.status.error_message();
+  // The log escapes what the client sent.
+  EXPECT_EQ(server->log().find("\xff"), std::string::npos);
+}
+
+TEST(HttpTest, TheServedDescriptionIsTheDocumentedOneAndEveryPathAnswers) {
+  auto server = start_http();
+  ASSERT_TRUE(server);
+  const int port = server->http_port();
+  const HttpResponse served = http_call(port, get("/openapi.yaml"));
+  ASSERT_EQ(served.status, 200);
+  EXPECT_EQ(served.header("content-type"), "application/yaml");
+  EXPECT_EQ(served.body, read_file(LITE2ONNX_OPENAPI_PATH));
+  // Each path ("  /path:") with its method ("    get:" or "    post:") on the next line.
+  const std::string model = read_file(mini_mobilenet_path());
+  int paths = 0;
+  std::istringstream lines(served.body);
+  for (std::string line, next; std::getline(lines, line);) {
+    if (line.rfind("  /", 0) != 0 || line.back() != ':') continue;
+    const std::string path = line.substr(2, line.size() - 3);
+    ASSERT_TRUE(std::getline(lines, next));
+    const bool is_post = next == "    post:";
+    ASSERT_TRUE(is_post || next == "    get:") << path;
+    const HttpResponse r = http_call(port, is_post ? post(path, model) : get(path));
+    EXPECT_EQ(r.status, 200) << path << ": " << r.body;
+    ++paths;
+  }
+  EXPECT_EQ(paths, 7);
+}
+
+TEST(HttpTest, TheTraceparentGoesIntoTheRequestLog) {
+  auto server = start_http();
+  ASSERT_TRUE(server);
+  HttpRequest r = post("/v1/convert", read_file(mini_mobilenet_path()));
+  r.headers.push_back({"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"});
+  ASSERT_EQ(http_call(server->http_port(), r).status, 200);
+  const std::string log = server->wait_for_log("protocol=http method=Convert");
+  EXPECT_NE(log.find("trace_id=4bf92f3577b34da6a3ce929d0e0e4736 parent_id=00f067aa0ba902b7"),
+            std::string::npos)
+      << log;
+}
+
 TEST(HttpTest, MetricsAndLogsCountHttpCalls) {
   auto server = start_http({"--metrics-listen", "127.0.0.1:0"});
   ASSERT_TRUE(server);
@@ -333,13 +425,15 @@ TEST(HttpTest, MetricsAndLogsCountHttpCalls) {
   ASSERT_EQ(http_call(server->http_port(), post("/v1/convert", model)).status, 200);
   ASSERT_EQ(http_call(server->http_port(), post("/v1/convert", "junk")).status, 422);
   const int port = server->metrics_port();
-  EXPECT_EQ(wait_for_metric(
-                port, R"(lite2onnx_requests_total{code="OK",method="Convert",protocol="http"})", 1),
-            1);
   EXPECT_EQ(
       wait_for_metric(
           port,
-          R"(lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert",protocol="http"})",
+          R"(lite2onnx_requests_total{code="OK",method="Convert",protocol="http",reason="ok"})", 1),
+      1);
+  EXPECT_EQ(
+      wait_for_metric(
+          port,
+          R"(lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert",protocol="http",reason="invalid_model"})",
           1),
       1);
   EXPECT_NE(server->wait_for_log("protocol=http method=Convert", 2).find("status=INVALID_ARGUMENT"),
@@ -366,7 +460,7 @@ TEST(HttpTest, DrainingAnswers503AndFinishesCallsInProgress) {
   EXPECT_EQ(ready, 503);
   const HttpResponse refused = http_call(port, post("/v1/convert", model));
   EXPECT_EQ(refused.status, 503);
-  EXPECT_EQ(error_of(refused)["reason"], "REASON_SHUTTING_DOWN");
+  EXPECT_EQ(error_of(refused)["reason"], "shutting_down");
   EXPECT_EQ(in_progress.get().status, 200);
   EXPECT_EQ(server->wait_exit(60s), 0);
 }

@@ -122,7 +122,7 @@ TEST_F(LimitsTest, MemoryBudgetRefusesWhatDoesNotFit) {
   EXPECT_EQ(
       wait_for_metric(
           server_->metrics_port(),
-          R"(lite2onnx_requests_total{code="CANCELLED",method="ConvertStream",protocol="grpc"})",
+          R"(lite2onnx_requests_total{code="CANCELLED",method="ConvertStream",protocol="grpc",reason="cancelled"})",
           1),
       1)
       << server_->log();
@@ -146,7 +146,7 @@ TEST_F(LimitsTest, DeadlineStopsARunningConversion) {
   EXPECT_EQ(
       wait_for_metric(
           server_->metrics_port(),
-          R"(lite2onnx_requests_total{code="DEADLINE_EXCEEDED",method="Convert",protocol="grpc"})",
+          R"(lite2onnx_requests_total{code="DEADLINE_EXCEEDED",method="Convert",protocol="grpc",reason="deadline_exceeded"})",
           1),
       1);
   wait_until_idle();
@@ -166,7 +166,8 @@ TEST_F(LimitsTest, ClientCancellationStopsARunningConversion) {
   EXPECT_EQ(
       wait_for_metric(
           server_->metrics_port(),
-          R"(lite2onnx_requests_total{code="CANCELLED",method="Convert",protocol="grpc"})", 1),
+          R"(lite2onnx_requests_total{code="CANCELLED",method="Convert",protocol="grpc",reason="cancelled"})",
+          1),
       1);
 }
 
@@ -181,7 +182,7 @@ TEST_F(LimitsTest, RequestWhoseDeadlinePassesInTheQueueNeverRuns) {
   EXPECT_EQ(
       wait_for_metric(
           server_->metrics_port(),
-          R"(lite2onnx_requests_total{code="DEADLINE_EXCEEDED",method="Convert",protocol="grpc"})",
+          R"(lite2onnx_requests_total{code="DEADLINE_EXCEEDED",method="Convert",protocol="grpc",reason="deadline_exceeded"})",
           1),
       1);
   EXPECT_EQ(wait_for_metric(server_->metrics_port(),

@@ -66,15 +66,20 @@ TEST(OperationsTest, MetricsCountKnownTraffic) {
       1);
   const std::string m = http_get(port, "/metrics");
   auto value = [&m](const std::string& series) { return metric(m, series).value_or(-1); };
-  EXPECT_EQ(value(R"(lite2onnx_requests_total{code="OK",method="Convert",protocol="grpc"})"), 2);
-  EXPECT_EQ(value(R"(lite2onnx_requests_total{code="OK",method="ConvertStream",protocol="grpc"})"),
-            1);
+  EXPECT_EQ(
+      value(R"(lite2onnx_requests_total{code="OK",method="Convert",protocol="grpc",reason="ok"})"),
+      2);
   EXPECT_EQ(
       value(
-          R"(lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert",protocol="grpc"})"),
+          R"(lite2onnx_requests_total{code="OK",method="ConvertStream",protocol="grpc",reason="ok"})"),
       1);
   EXPECT_EQ(
-      value(R"(lite2onnx_requests_total{code="UNIMPLEMENTED",method="Convert",protocol="grpc"})"),
+      value(
+          R"(lite2onnx_requests_total{code="INVALID_ARGUMENT",method="Convert",protocol="grpc",reason="invalid_model"})"),
+      1);
+  EXPECT_EQ(
+      value(
+          R"(lite2onnx_requests_total{code="UNIMPLEMENTED",method="Convert",protocol="grpc",reason="unsupported"})"),
       1);
   EXPECT_EQ(value(R"(lite2onnx_request_duration_seconds_count{method="Convert",protocol="grpc"})"),
             4);

@@ -69,7 +69,83 @@ flatbuffers::Offset<tflite::SubGraph> abs_subgraph(flatbuffers::FlatBufferBuilde
                                 b.CreateVector(outputs), b.CreateVector(ops), b.CreateString(name));
 }
 
+// One subgraph built tensor by tensor: constants get buffers of their own.
+class Builder {
+ public:
+  Builder() { buffers_.push_back(tflite::CreateBuffer(b_)); }
+  int tensor(const std::vector<int>& shape, const std::string& name,
+             tflite::TensorType type = tflite::TensorType::FLOAT32, const void* data = nullptr,
+             size_t bytes = 0) {
+    uint32_t buffer = 0;
+    if (data) {
+      b_.ForceVectorAlignment(bytes, 1, 16);
+      buffers_.push_back(
+          tflite::CreateBuffer(b_, b_.CreateVector(static_cast<const uint8_t*>(data), bytes)));
+      buffer = static_cast<uint32_t>(buffers_.size() - 1);
+    }
+    tensors_.push_back(
+        tflite::CreateTensor(b_, b_.CreateVector(shape), type, buffer, b_.CreateString(name)));
+    return static_cast<int>(tensors_.size() - 1);
+  }
+  void op(tflite::BuiltinOperator code, const std::vector<int>& in, const std::vector<int>& out) {
+    uint32_t index = 0;
+    while (index < codes_.size() && codes_[index] != code) ++index;
+    if (index == codes_.size()) codes_.push_back(code);
+    ops_.push_back(tflite::CreateOperator(b_, index, b_.CreateVector(in), b_.CreateVector(out)));
+  }
+  std::string finish(const std::vector<int>& inputs, const std::vector<int>& outputs,
+                     const std::string& description = "lite2onnx server test model") {
+    std::vector<flatbuffers::Offset<tflite::OperatorCode>> opcodes;
+    for (auto c : codes_)
+      opcodes.push_back(tflite::CreateOperatorCode(
+          b_, static_cast<int8_t>(std::min(static_cast<int>(c), 127)), 0, 1, c));
+    std::vector<flatbuffers::Offset<tflite::SubGraph>> subgraphs{tflite::CreateSubGraph(
+        b_, b_.CreateVector(tensors_), b_.CreateVector(inputs), b_.CreateVector(outputs),
+        b_.CreateVector(ops_), b_.CreateString("main"))};
+    auto model = tflite::CreateModel(b_, 3, b_.CreateVector(opcodes), b_.CreateVector(subgraphs),
+                                     b_.CreateString(description), b_.CreateVector(buffers_));
+    tflite::FinishModelBuffer(b_, model);
+    return std::string(reinterpret_cast<const char*>(b_.GetBufferPointer()), b_.GetSize());
+  }
+
+ private:
+  flatbuffers::FlatBufferBuilder b_;
+  std::vector<flatbuffers::Offset<tflite::Buffer>> buffers_;
+  std::vector<flatbuffers::Offset<tflite::Tensor>> tensors_;
+  std::vector<flatbuffers::Offset<tflite::Operator>> ops_;
+  std::vector<tflite::BuiltinOperator> codes_;
+};
+
 }  // namespace
+
+std::string spectral_model(int pairs, int fft, int variant) {
+  Builder m;
+  const int x = m.tensor({1, fft}, "input");
+  const std::vector<int32_t> length{1, fft};
+  const int fft_length =
+      m.tensor({2}, "fft_length", tflite::TensorType::INT32, length.data(), length.size() * 4);
+  std::vector<int> outputs;
+  for (int i = 0; i < pairs; ++i) {
+    const std::string n = std::to_string(i);
+    const int spectrum = m.tensor({1, fft / 2 + 1}, "rfft_" + n, tflite::TensorType::COMPLEX64);
+    m.op(tflite::BuiltinOperator::RFFT2D, {x, fft_length}, {spectrum});
+    outputs.push_back(m.tensor({1, fft / 2 + 1}, "magnitude_" + n));
+    m.op(tflite::BuiltinOperator::COMPLEX_ABS, {spectrum}, {outputs.back()});
+  }
+  return m.finish({x}, outputs, "lite2onnx server test model " + std::to_string(variant));
+}
+
+std::string big_constant_model(int n) {
+  Builder m;
+  std::vector<float> values(static_cast<size_t>(n));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 251);
+  const int x = m.tensor({1, n}, "input");
+  const int c = m.tensor({1, n}, "constant", tflite::TensorType::FLOAT32, values.data(),
+                         values.size() * sizeof(float));
+  const int y = m.tensor({1, n}, "output");
+  m.op(tflite::BuiltinOperator::ADD, {x, c}, {y});
+  return m.finish({x}, {y});
+}
 
 std::string two_signatures_model() {
   flatbuffers::FlatBufferBuilder b;

@@ -20,6 +20,16 @@ std::string unsupported_ops_model();
 // (subgraph 1 "second": u0 -> ABS -> u1 -> ABS -> u2, aliases x -> y).
 std::string two_signatures_model();
 
+// `pairs` RFFT2D -> COMPLEX_ABS pairs of fft_length `fft` on one float32
+// [1, fft] input: a model of about 800 bytes whose DFT matrices make a large
+// ONNX model (3 pairs of 4096: about 200 MB). Each `variant` is another model
+// (its description), converted again rather than answered from a cache.
+std::string spectral_model(int pairs, int fft, int variant = 0);
+
+// input [1, n] + a constant [1, n] of float32 -> ADD -> output: a model of
+// about 4 x n bytes whose ONNX model is as large (an answer of a chosen size).
+std::string big_constant_model(int n);
+
 // The bytes of a file; empty when it cannot be read.
 std::string read_file(const std::string& path);
 
