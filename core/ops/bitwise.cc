@@ -130,16 +130,17 @@ Status lower_right_shift(LowerContext& ctx, const ir::Node& n) {
     TensorId uy = b.cast(y, DataType::kUInt64);
     TensorId limit = b.cast(b.ints({top}, ir::Shape{}), DataType::kUInt64);
     TensorId shift = b.add("Min", {uy, limit}, DataType::kUInt64);
-    TensorId r = b.add("BitShift", {ux, shift}, DataType::kUInt64,
-                       {{"direction", std::string("RIGHT")}});
+    TensorId r =
+        b.add("BitShift", {ux, shift}, DataType::kUInt64, {{"direction", std::string("RIGHT")}});
     b.into("Cast", {r}, {n.outputs[0]}, {{"to", int64_t{to}}});
     return ok_status();
   }
   TensorId wx = b.cast(x, DataType::kInt64);
   TensorId wy = b.cast(y, DataType::kInt64);
-  TensorId clamped = b.add("Max", {b.add("Min", {wy, b.ints({top}, ir::Shape{})}, DataType::kInt64),
-                                   b.ints({0}, ir::Shape{})},
-                           DataType::kInt64);
+  TensorId clamped = b.add(
+      "Max",
+      {b.add("Min", {wy, b.ints({top}, ir::Shape{})}, DataType::kInt64), b.ints({0}, ir::Shape{})},
+      DataType::kInt64);
   TensorId p = b.add("Pow", {b.ints({2}, ir::Shape{}), clamped}, DataType::kInt64);
   TensorId q = b.add("Div", {wx, p}, DataType::kInt64);
   TensorId rest = b.add("Sub", {wx, b.add("Mul", {q, p}, DataType::kInt64)}, DataType::kInt64);

@@ -66,7 +66,8 @@ LayoutPlan plan_for(const ir::Node& n, const ir::Perm& data_layout, size_t data_
 
 // Weights arrive as constants (or folded float16 constants): permute them in
 // the initializer. A weight computed at run time gets a Transpose node.
-ir::TensorId weight_in_layout(LowerContext& ctx, const ir::Node& n, size_t i, const ir::Perm& perm) {
+ir::TensorId weight_in_layout(LowerContext& ctx, const ir::Node& n, size_t i,
+                              const ir::Perm& perm) {
   ir::TensorId w = n.inputs[i];
   if (ctx.tensor(w).is_const())
     return ctx.constant_in_layout(w, perm, "filter of " + n.name + " permuted");

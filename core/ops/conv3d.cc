@@ -23,11 +23,11 @@ const Perm kDhwToOidhw = {4, 3, 0, 1, 2};
 void read_conv3d_options(const tflite::Operator& op, ir::Attributes& a) {
   const auto* o = op.builtin_options_as_Conv3DOptions();
   a.set("padding", std::string(o && o->padding() == tflite::Padding::VALID ? "VALID" : "SAME"));
-  a.set("strides", std::vector<int64_t>{o ? o->stride_d() : 1, o ? o->stride_h() : 1,
-                                        o ? o->stride_w() : 1});
-  a.set("dilations", std::vector<int64_t>{o ? o->dilation_d_factor() : 1,
-                                          o ? o->dilation_h_factor() : 1,
-                                          o ? o->dilation_w_factor() : 1});
+  a.set("strides",
+        std::vector<int64_t>{o ? o->stride_d() : 1, o ? o->stride_h() : 1, o ? o->stride_w() : 1});
+  a.set("dilations",
+        std::vector<int64_t>{o ? o->dilation_d_factor() : 1, o ? o->dilation_h_factor() : 1,
+                             o ? o->dilation_w_factor() : 1});
   store_activation(o, a);
 }
 
@@ -62,7 +62,8 @@ Check check_conv3d(const ir::Graph& g, const ir::Node& n) {
       return r;
     }
     auto out = ir::const_ints(g, n.inputs[0]);
-    if (!out || out->size() != 5) return refuse(ReasonCode::kOperands, "output_shape needs 5 values");
+    if (!out || out->size() != 5)
+      return refuse(ReasonCode::kOperands, "output_shape needs 5 values");
     for (int d = 0; d < 3; ++d)
       if (x.shape[static_cast<size_t>(1 + d)] < 0)
         return refuse(ReasonCode::kShape, "spatial input sizes must be static");

@@ -21,7 +21,8 @@ using ir::TensorId;
 TensorId gather_scalars(NodeBuilder& b, const ir::Node& n, size_t first, size_t count) {
   std::vector<TensorId> parts;
   for (size_t i = 0; i < count; ++i)
-    parts.push_back(b.reshape(b.cast(n.inputs[first + i], DataType::kInt64), {1}, DataType::kInt64));
+    parts.push_back(
+        b.reshape(b.cast(n.inputs[first + i], DataType::kInt64), {1}, DataType::kInt64));
   if (parts.size() == 1) return parts[0];
   return b.add("Concat", parts, DataType::kInt64, {{"axis", int64_t{0}}});
 }
@@ -38,17 +39,17 @@ void update_slice(NodeBuilder& b, TensorId operand, const Shape& operand_shape, 
   full.push_back(1);
   std::vector<TensorId> axes;
   for (size_t k = 0; k < r; ++k) {
-    TensorId line = b.add("Range", {b.ints({0}, Shape{}), b.ints({update_shape[k]}, Shape{}),
-                                    b.ints({1}, Shape{})},
-                          DataType::kInt64);
+    TensorId line = b.add(
+        "Range", {b.ints({0}, Shape{}), b.ints({update_shape[k]}, Shape{}), b.ints({1}, Shape{})},
+        DataType::kInt64);
     std::vector<int64_t> shape(r + 1, 1);
     shape[k] = update_shape[k];
     axes.push_back(b.add("Expand", {b.reshape(line, shape, DataType::kInt64), b.ints(full)},
                          DataType::kInt64));
   }
-  TensorId grid = r == 1 ? axes[0]
-                         : b.add("Concat", axes, DataType::kInt64,
-                                 {{"axis", static_cast<int64_t>(r)}});
+  TensorId grid =
+      r == 1 ? axes[0]
+             : b.add("Concat", axes, DataType::kInt64, {{"axis", static_cast<int64_t>(r)}});
   TensorId indices = b.add("Add", {grid, begin}, DataType::kInt64);
   b.into("ScatterND", {operand, indices, update}, {out});
 }
@@ -117,8 +118,8 @@ Status lower_one_hot(LowerContext& ctx, const ir::Node& n) {
   const size_t in_rank = ctx.tensor(n.inputs[0]).rank();
   int64_t axis = n.attrs.get_int("axis");
   if (axis < 0) axis = static_cast<int64_t>(in_rank);
-  TensorId idx = b.add("Unsqueeze", {b.cast(n.inputs[0], DataType::kInt64), b.ints({axis})},
-                       DataType::kInt64);
+  TensorId idx =
+      b.add("Unsqueeze", {b.cast(n.inputs[0], DataType::kInt64), b.ints({axis})}, DataType::kInt64);
   TensorId depth = b.reshape(b.cast(n.inputs[1], DataType::kInt64), {}, DataType::kInt64);
   std::vector<int64_t> shape(in_rank + 1, 1);
   shape[static_cast<size_t>(axis)] = -1;
@@ -165,7 +166,8 @@ Status lower_sparse_to_dense(LowerContext& ctx, const ir::Node& n) {
   const int64_t count = idx.rank() == 0 ? 1 : idx.shape[0];
   TensorId shape = b.cast(n.inputs[1], DataType::kInt64);
   TensorId dense = b.add("Expand", {b.reshape(n.inputs[3], {}, t), shape}, t);
-  TensorId indices = b.reshape(b.cast(n.inputs[0], DataType::kInt64), {count, depth}, DataType::kInt64);
+  TensorId indices =
+      b.reshape(b.cast(n.inputs[0], DataType::kInt64), {count, depth}, DataType::kInt64);
   TensorId values = b.add("Expand", {b.reshape(n.inputs[2], {-1}, t), b.ints({count})}, t);
   b.into("ScatterND", {dense, indices, values}, {n.outputs[0]});
   return ok_status();
@@ -256,7 +258,8 @@ Check check_bucketize(const ir::Graph& g, const ir::Node& n) {
   if (auto r = present(g, n, 1)) return r;
   const DataType t = g.tensor(n.inputs[0]).dtype;
   if (t != DataType::kFloat32 && t != DataType::kInt32 && t != DataType::kInt64)
-    return refuse(ReasonCode::kType, "type " + type_name(t) + " (supported: float32, int32, int64)");
+    return refuse(ReasonCode::kType,
+                  "type " + type_name(t) + " (supported: float32, int32, int64)");
   if (g.tensor(n.outputs[0]).dtype != DataType::kInt32)
     return refuse(ReasonCode::kType, "output must be int32");
   const auto bounds = n.attrs.get_floats("boundaries");
@@ -340,8 +343,7 @@ Status lower_unique(LowerContext& ctx, const ir::Node& n) {
   TensorId inverse = b.temp(DataType::kInt64);
   b.into("Unique", {x}, {y, b.temp(DataType::kInt64), inverse, b.temp(DataType::kInt64)},
          {{"sorted", int64_t{0}}});
-  if (!direct)
-    b.into("Cast", {y}, {n.outputs[0]}, {{"to", int64_t{ir::onnx_type_code(t)}}});
+  if (!direct) b.into("Cast", {y}, {n.outputs[0]}, {{"to", int64_t{ir::onnx_type_code(t)}}});
   b.into("Cast", {inverse}, {n.outputs[1]},
          {{"to", int64_t{ir::onnx_type_code(ctx.tensor(n.outputs[1]).dtype)}}});
   return ok_status();
@@ -423,9 +425,9 @@ Status lower_els(LowerContext& ctx, const ir::Node& n) {
   for (size_t k = 1; k < params.size(); ++k) width *= params[k];
   TensorId idx = b.slice(b.cast(n.inputs[1], DataType::kInt64), 1, 0, static_cast<int64_t>(lead),
                          DataType::kInt64);
-  TensorId bucket = b.add("ReduceSum", {b.add("Mul", {idx, b.ints(strides)}, DataType::kInt64),
-                                        b.ints({1})},
-                          DataType::kInt64, {{"keepdims", int64_t{0}}});
+  TensorId bucket =
+      b.add("ReduceSum", {b.add("Mul", {idx, b.ints(strides)}, DataType::kInt64), b.ints({1})},
+            DataType::kInt64, {{"keepdims", int64_t{0}}});
   TensorId slots = b.reshape(range(b, scalar_of(b, rows)), {rows, 1}, DataType::kInt64);
   TensorId mask = b.cast(b.add("Equal", {slots, bucket}, DataType::kBool), f);
   TensorId rows_of = b.add("Gather", {n.inputs[4], n.inputs[0]}, f, {{"axis", int64_t{0}}});
@@ -436,8 +438,9 @@ Status lower_els(LowerContext& ctx, const ir::Node& n) {
   std::vector<int64_t> out_shape(dense.begin(), dense.end() - 1);
   out_shape.insert(out_shape.end(), params.begin() + 1, params.end());
   if (combiner != 0) {
-    TensorId divisor = combiner == 1 ? b.add("MatMul", {mask, w}, f)
-                                     : b.add("Sqrt", {b.add("MatMul", {mask, b.add("Mul", {w, w}, f)}, f)}, f);
+    TensorId divisor =
+        combiner == 1 ? b.add("MatMul", {mask, w}, f)
+                      : b.add("Sqrt", {b.add("MatMul", {mask, b.add("Mul", {w, w}, f)}, f)}, f);
     TensorId count = b.add("ReduceSum", {mask, b.ints({1})}, f, {{"keepdims", int64_t{1}}});
     TensorId used = b.add("Greater", {count, b.scalar(f, 0)}, DataType::kBool);
     sum = b.add("Where", {used, b.add("Div", {sum, divisor}, f), sum}, f);

@@ -381,9 +381,9 @@ Status lower_atan2(LowerContext& ctx, const ir::Node& n) {
   const double pi = std::numbers::pi;
   TensorId zero = b.scalar(f, 0);
   TensorId base = b.add("Atan", {b.add("Div", {y, x}, f)}, f);
-  TensorId y_sign_pi = b.add("Where", {b.add("GreaterOrEqual", {y, zero}, DataType::kBool),
-                                       b.scalar(f, pi), b.scalar(f, -pi)},
-                             f);
+  TensorId y_sign_pi = b.add(
+      "Where",
+      {b.add("GreaterOrEqual", {y, zero}, DataType::kBool), b.scalar(f, pi), b.scalar(f, -pi)}, f);
   TensorId shift = b.add("Where", {b.add("Less", {x, zero}, DataType::kBool), y_sign_pi, zero}, f);
   TensorId moved = b.add("Add", {base, shift}, f);
   TensorId on_axis = b.add(
@@ -410,6 +410,8 @@ Check check_fake_quant(const ir::Graph& g, const ir::Node& n) {
   if (bits < 2 || bits > 16) return refuse(ReasonCode::kOption, "num_bits must be in 2..16");
   if (!(n.attrs.get_float("max") > n.attrs.get_float("min")))
     return refuse(ReasonCode::kOption, "max must exceed min");
+  if (n.attrs.get_int("narrow_range") != 0)
+    return refuse(ReasonCode::kOption, "narrow_range, which TFLite's kernel refuses at run time");
   return {};
 }
 

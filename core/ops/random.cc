@@ -25,7 +25,8 @@ void read_random_options(const tflite::Operator& op, ir::Attributes& a) {
 void set_seed(ir::Node& out, const ir::Node& n) {
   const int64_t seed = n.attrs.get_int("seed"), seed2 = n.attrs.get_int("seed2");
   if (seed != 0 || seed2 != 0)
-    out.attrs.set("seed", static_cast<float>(static_cast<double>(seed) + 65536.0 * static_cast<double>(seed2)));
+    out.attrs.set("seed", static_cast<float>(static_cast<double>(seed) +
+                                             65536.0 * static_cast<double>(seed2)));
 }
 
 bool multinomial(const ir::Node& n) { return n.builtin == ir::builtin::kMultinomial; }

@@ -3,9 +3,9 @@
 // flattened segment ids) selects each segment's rows of the data, the others
 // taking the reduction's identity, and ReduceSum/Prod/Max/Min over the rows
 // gives every segment at once. ScatterND/ScatterElements would need opset 16
-// (add, mul) or 18 (max, min). Ids out of [0, segments) match no segment and
-// are left out, as TFLite's unsorted kernels leave them; an empty segment
-// holds the identity (0, 1, the lowest or the highest value), as there.
+// (add, mul) or 18 (max, min). Ids out of [0, segments), which TFLite's
+// kernels refuse at run time, match no segment here; an empty segment holds
+// the identity (0, 1, the lowest or the highest value), as in TFLite.
 // Cost: segments x n x inner elements in the intermediate.
 #include <limits>
 
@@ -35,14 +35,16 @@ Check check_segment(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& ids = g.tensor(n.inputs[1]);
   if (x.dtype != DataType::kFloat32 && x.dtype != DataType::kInt32)
-    return refuse(ReasonCode::kType, "type " + std::string(ir::to_string(x.dtype)) +
-                                         " (supported: float32, int32)");
-  if (!is_index_type(ids.dtype)) return refuse(ReasonCode::kType, "segment ids must be int32/int64");
+    return refuse(ReasonCode::kType,
+                  "type " + std::string(ir::to_string(x.dtype)) + " (supported: float32, int32)");
+  if (!is_index_type(ids.dtype))
+    return refuse(ReasonCode::kType, "segment ids must be int32/int64");
   auto xs = ir::static_shape(x), is = ir::static_shape(ids);
   if (!xs || !is) return refuse(ReasonCode::kShape, "data and segment ids need static shapes");
   if (is->size() < 1 || is->size() > xs->size() || !std::equal(is->begin(), is->end(), xs->begin()))
     return refuse(ReasonCode::kOperands, "segment ids' shape must begin the data's");
-  if (sorted_op(n) && is->size() != 1) return refuse(ReasonCode::kOperands, "segment ids must be 1-D");
+  if (sorted_op(n) && is->size() != 1)
+    return refuse(ReasonCode::kOperands, "segment ids must be 1-D");
   if (!sorted_op(n)) {
     if (!is_index_type(g.tensor(n.inputs[2]).dtype) ||
         ir::element_count(g.tensor(n.inputs[2]).shape) != 1)
@@ -88,15 +90,15 @@ Status lower_segment(LowerContext& ctx, const ir::Node& n) {
   TensorId ids = b.reshape(b.cast(n.inputs[1], DataType::kInt64), {1, rows, 1}, DataType::kInt64);
   // SEGMENT_SUM: max(id) + 1 segments (ids are sorted); else num_segments.
   TensorId count =
-      sorted_op(n)
-          ? b.add("Add", {b.add("ReduceMax", {ids}, DataType::kInt64, {{"keepdims", int64_t{0}}}),
-                          b.ints({1}, Shape{})},
-                  DataType::kInt64)
-          : b.reshape(b.cast(n.inputs[2], DataType::kInt64), {}, DataType::kInt64);
+      sorted_op(n) ? b.add("Add",
+                           {b.add("ReduceMax", {ids}, DataType::kInt64, {{"keepdims", int64_t{0}}}),
+                            b.ints({1}, Shape{})},
+                           DataType::kInt64)
+                   : b.reshape(b.cast(n.inputs[2], DataType::kInt64), {}, DataType::kInt64);
   TensorId segments =
       b.add("Range", {b.ints({0}, Shape{}), count, b.ints({1}, Shape{})}, DataType::kInt64);
-  TensorId mask = b.add("Equal", {b.reshape(segments, {-1, 1, 1}, DataType::kInt64), ids},
-                        DataType::kBool);
+  TensorId mask =
+      b.add("Equal", {b.reshape(segments, {-1, 1, 1}, DataType::kInt64), ids}, DataType::kBool);
   TensorId data = b.reshape(n.inputs[0], {1, rows, inner}, t);
   TensorId picked = b.add("Where", {mask, data, b.scalar(t, identity(n.builtin, t))}, t);
   const char* reduce = reduction(n.builtin);
@@ -143,8 +145,8 @@ OpEntry segment_op() {
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
           .doc = {.onnx = "Range, Equal mask, Where, ReduceSum/Prod/Max/Min",
                   .dtypes = "float32, int32 (int32/int64 ids)",
-                  .notes = "any opset 13-17 (no ScatterElements reduction); ids out of range "
-                           "are left out; empty segments hold the reduction's identity; "
+                  .notes = "any opset 13-17 (no ScatterElements reduction); empty segments hold "
+                           "the reduction's identity; "
                            "segments x rows x inner elements in between"}};
 }
 

@@ -30,16 +30,25 @@ struct Form {
 // By the ONNX op the entry names (OpEntry::doc.onnx).
 Form form_of(std::string_view onnx) {
   static const Form kForms[] = {
-      {"Add", Types::kNumeric, 2},     {"Sub", Types::kNumeric, 2},
-      {"Mul", Types::kNumeric, 2},     {"Div", Types::kNumeric, 2},
-      {"Max", Types::kNumeric, 2},     {"Min", Types::kNumeric, 2},
-      {"Pow", Types::kNumeric, 2},     {"Mod (fmod)", Types::kNumeric, 2},
-      {"Abs", Types::kSigned, 1},      {"Neg", Types::kSigned, 1},
-      {"Exp", Types::kFloat, 1},       {"Log", Types::kFloat, 1},
-      {"Tanh", Types::kFloat, 1},      {"Sigmoid", Types::kFloat, 1},
-      {"Floor", Types::kFloat, 1},     {"Cos", Types::kFloat, 1},
+      {"Add", Types::kNumeric, 2},
+      {"Sub", Types::kNumeric, 2},
+      {"Mul", Types::kNumeric, 2},
+      {"Div", Types::kNumeric, 2},
+      {"Max", Types::kNumeric, 2},
+      {"Min", Types::kNumeric, 2},
+      {"Pow", Types::kNumeric, 2},
+      {"Mod (fmod)", Types::kNumeric, 2},
+      {"Abs", Types::kSigned, 1},
+      {"Neg", Types::kSigned, 1},
+      {"Exp", Types::kFloat, 1},
+      {"Log", Types::kFloat, 1},
+      {"Tanh", Types::kFloat, 1},
+      {"Sigmoid", Types::kFloat, 1},
+      {"Floor", Types::kFloat, 1},
+      {"Cos", Types::kFloat, 1},
       {"Sqrt + Reciprocal", Types::kFloat, 1},
-      {"And", Types::kLogical, 2},     {"Or", Types::kLogical, 2},
+      {"And", Types::kLogical, 2},
+      {"Or", Types::kLogical, 2},
   };
   for (const Form& f : kForms)
     if (onnx == f.onnx) return f;
@@ -81,8 +90,8 @@ const char* type_text(Types types) {
 
 Check check_arity(const ir::Graph& g, const ir::Node& n, size_t inputs) {
   if (n.inputs.size() != inputs || n.outputs.size() != 1)
-    return refuse(ReasonCode::kOperands, "expects " + std::to_string(inputs) +
-                                             " inputs and one output");
+    return refuse(ReasonCode::kOperands,
+                  "expects " + std::to_string(inputs) + " inputs and one output");
   for (size_t i = 0; i < inputs; ++i)
     if (!has_input(g, n, i))
       return refuse(ReasonCode::kOperands, "input " + std::to_string(i) + " is missing");
@@ -145,11 +154,13 @@ Check check_compare(const ir::Graph& g, const ir::Node& n) {
   if (n.attrs.get_int("comparison_direction") > 5)
     return refuse(ReasonCode::kOperands, "unknown comparison direction");
   if (n.attrs.get_int("compare_type") ==
-      static_cast<int64_t>(tflite::StablehloComparisonType::STABLEHLO_COMPARISON_TYPE_FLOAT_TOTAL_ORDER))
+      static_cast<int64_t>(
+          tflite::StablehloComparisonType::STABLEHLO_COMPARISON_TYPE_FLOAT_TOTAL_ORDER))
     return refuse(ReasonCode::kNotExpressible,
                   "total-order comparison (NaNs and signed zeros ordered) has no ONNX form");
   if (n.attrs.get_int("compare_type") ==
-      static_cast<int64_t>(tflite::StablehloComparisonType::STABLEHLO_COMPARISON_TYPE_UNSIGNED) &&
+          static_cast<int64_t>(
+              tflite::StablehloComparisonType::STABLEHLO_COMPARISON_TYPE_UNSIGNED) &&
       t != DataType::kBool)
     return refuse(ReasonCode::kNotImplemented, "unsigned comparison of signed values");
   if (t == DataType::kBool && n.attrs.get_int("comparison_direction") > 1)
@@ -159,7 +170,7 @@ Check check_compare(const ir::Graph& g, const ir::Node& n) {
 
 Status lower_compare(LowerContext& ctx, const ir::Node& n) {
   // EQ, NE, GE, GT, LE, LT in the schema's order.
-  static const char* const kOps[] = {"Equal", "Equal", "GreaterOrEqual",
+  static const char* const kOps[] = {"Equal",   "Equal",       "GreaterOrEqual",
                                      "Greater", "LessOrEqual", "Less"};
   const int64_t d = n.attrs.get_int("comparison_direction");
   TensorId a = in(ctx, n, 0), c = in(ctx, n, 1);
@@ -214,8 +225,8 @@ Check check_clamp(const ir::Graph& g, const ir::Node& n) {
   if (auto r = check_arity(g, n, 3)) return r;
   const DataType t = g.tensor(n.inputs[1]).dtype;
   if (!type_ok(Types::kNumeric, t))
-    return refuse(ReasonCode::kType, "type " + std::string(ir::to_string(t)) +
-                                         " (supported: float32, int32, int64)");
+    return refuse(ReasonCode::kType,
+                  "type " + std::string(ir::to_string(t)) + " (supported: float32, int32, int64)");
   if (g.tensor(n.inputs[0]).dtype != t || g.tensor(n.inputs[2]).dtype != t)
     return refuse(ReasonCode::kOperands, "bounds of another type than the operand");
   return {};
@@ -242,8 +253,8 @@ OpEntry elementwise(const char* onnx_op) {
                   .dtypes = type_text(f.types),
                   .notes = f.types == Types::kLogical
                                ? "integers: bit by bit (Cast, Mod, Div, ReduceSum; BitwiseAnd/Or "
-                                 "are opset 18)"
-                               : ""}};
+                                 "are opset 18); checked against a builtin twin"
+                               : "checked against a builtin twin"}};
 }
 
 OpEntry compare() {
@@ -254,7 +265,8 @@ OpEntry compare() {
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
           .doc = {.onnx = "Equal, Not, Greater(OrEqual), Less(OrEqual)",
                   .dtypes = "float32, int32, int64, bool (EQ, NE)",
-                  .notes = "FLOAT, SIGNED and NOTYPE comparisons; TOTALORDER refused"}};
+                  .notes = "FLOAT, SIGNED and NOTYPE comparisons; TOTALORDER refused; checked "
+                           "against a builtin twin"}};
 }
 
 OpEntry select() {
@@ -263,7 +275,9 @@ OpEntry select() {
           .check = check_select,
           .lower = lower_select,
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
-          .doc = {.onnx = "Where", .dtypes = "any (bool predicate)"}};
+          .doc = {.onnx = "Where",
+                  .dtypes = "any (bool predicate)",
+                  .notes = "checked against a builtin twin"}};
 }
 
 OpEntry convert() {
@@ -273,7 +287,8 @@ OpEntry convert() {
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
           .doc = {.onnx = "Cast",
                   .dtypes = "float32, float16, int64, int32, int16, int8, uint8, bool",
-                  .notes = "float to integer truncates toward zero, as StableHLO"}};
+                  .notes = "float to integer truncates toward zero, as StableHLO; checked against "
+                           "a builtin twin"}};
 }
 
 OpEntry clamp() {
@@ -284,7 +299,8 @@ OpEntry clamp() {
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
           .doc = {.onnx = "Max + Min",
                   .dtypes = "float32, int32, int64",
-                  .notes = "min(max(operand, min), max); bounds scalar or of the operand's shape"}};
+                  .notes = "min(max(operand, min), max); bounds scalar or of the operand's shape; "
+                           "checked against a builtin twin"}};
 }
 
 }  // namespace lite2onnx::ops::stablehlo

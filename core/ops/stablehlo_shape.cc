@@ -116,8 +116,9 @@ Status lower_broadcast_in_dim(LowerContext& ctx, const ir::Node& n) {
   const auto dims = n.attrs.get_ints("broadcast_dimensions");
   std::vector<int64_t> order(dims.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(),
-            [&](int64_t a, int64_t c) { return dims[static_cast<size_t>(a)] < dims[static_cast<size_t>(c)]; });
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t c) {
+    return dims[static_cast<size_t>(a)] < dims[static_cast<size_t>(c)];
+  });
   TensorId x = n.inputs[0];
   if (!std::is_sorted(order.begin(), order.end()))
     x = b.add("Transpose", {x}, t, {{"perm", order}});
@@ -183,7 +184,8 @@ Status lower_slice(LowerContext& ctx, const ir::Node& n) {
   std::iota(axes.begin(), axes.end(), 0);
   b.into("Slice",
          {n.inputs[0], b.ints(n.attrs.get_ints("start_indices")),
-          b.ints(n.attrs.get_ints("limit_indices")), b.ints(axes), b.ints(n.attrs.get_ints("strides"))},
+          b.ints(n.attrs.get_ints("limit_indices")), b.ints(axes),
+          b.ints(n.attrs.get_ints("strides"))},
          {n.outputs[0]});
   return ok_status();
 }
@@ -272,7 +274,8 @@ void read_pad_options(const tflite::Operator& op, ir::Attributes& a) {
 Check check_pad(const ir::Graph& g, const ir::Node& n) {
   if (auto r = static_io(g, n, 2)) return r;
   const Shape& in = shape_of(g, n.inputs[0]);
-  const auto low = n.attrs.get_ints("edge_padding_low"), high = n.attrs.get_ints("edge_padding_high"),
+  const auto low = n.attrs.get_ints("edge_padding_low"),
+             high = n.attrs.get_ints("edge_padding_high"),
              interior = n.attrs.get_ints("interior_padding");
   if (low.size() != in.size() || high.size() != in.size() || interior.size() != in.size())
     return refuse(ReasonCode::kOperands, "one padding per axis expected");
@@ -284,7 +287,8 @@ Check check_pad(const ir::Graph& g, const ir::Node& n) {
   }
   if (ir::element_count(shape_of(g, n.inputs[1])) != 1 ||
       g.tensor(n.inputs[1]).dtype != g.tensor(n.inputs[0]).dtype)
-    return refuse(ReasonCode::kOperands, "the padding value must be a scalar of the operand's type");
+    return refuse(ReasonCode::kOperands,
+                  "the padding value must be a scalar of the operand's type");
   return {};
 }
 
@@ -293,7 +297,8 @@ Status lower_pad(LowerContext& ctx, const ir::Node& n) {
   NodeBuilder b(ctx, n);
   const DataType t = ctx.tensor(n.outputs[0]).dtype;
   const Shape& in = ctx.tensor(n.inputs[0]).shape;
-  const auto low = n.attrs.get_ints("edge_padding_low"), high = n.attrs.get_ints("edge_padding_high");
+  const auto low = n.attrs.get_ints("edge_padding_low"),
+             high = n.attrs.get_ints("edge_padding_high");
   const size_t r = in.size();
   std::vector<int64_t> pads(2 * r), starts(r), ends(r), axes(r);
   bool crop = false;
@@ -339,9 +344,8 @@ Status lower_iota(LowerContext& ctx, const ir::Node& n) {
   const ir::Tensor& y = ctx.tensor(n.outputs[0]);
   const DataType t = y.dtype;
   const size_t d = static_cast<size_t>(n.attrs.get_int("iota_dimension"));
-  TensorId range = b.add("Range",
-                         {b.scalar(t, 0), b.scalar(t, static_cast<double>(y.shape[d])), b.scalar(t, 1)},
-                         t);
+  TensorId range = b.add(
+      "Range", {b.scalar(t, 0), b.scalar(t, static_cast<double>(y.shape[d])), b.scalar(t, 1)}, t);
   std::vector<int64_t> shape(y.rank(), 1);
   shape[d] = y.shape[d];
   TensorId line = b.reshape(range, shape, t);
@@ -356,7 +360,9 @@ OpEntry reshape() {
   return {.check = check_reshape,
           .lower = lower_reshape,
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
-          .doc = {.onnx = "Reshape", .dtypes = "any", .notes = "static result shape"}};
+          .doc = {.onnx = "Reshape",
+                  .dtypes = "any",
+                  .notes = "static result shape; checked against a builtin twin"}};
 }
 
 OpEntry transpose() {
@@ -364,7 +370,7 @@ OpEntry transpose() {
           .check = check_transpose,
           .lower = lower_transpose,
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
-          .doc = {.onnx = "Transpose", .dtypes = "any"}};
+          .doc = {.onnx = "Transpose", .dtypes = "any", .notes = "checked against a builtin twin"}};
 }
 
 OpEntry broadcast_in_dim() {
@@ -374,7 +380,7 @@ OpEntry broadcast_in_dim() {
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
           .doc = {.onnx = "(Transpose) + Reshape + Expand",
                   .dtypes = "any",
-                  .notes = "broadcast_dimensions in any order"}};
+                  .notes = "broadcast_dimensions in any order; checked against a builtin twin"}};
 }
 
 OpEntry concatenate() {
@@ -382,7 +388,7 @@ OpEntry concatenate() {
           .check = check_concatenate,
           .lower = lower_concatenate,
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
-          .doc = {.onnx = "Concat", .dtypes = "any"}};
+          .doc = {.onnx = "Concat", .dtypes = "any", .notes = "checked against a builtin twin"}};
 }
 
 OpEntry slice() {
@@ -390,7 +396,9 @@ OpEntry slice() {
           .check = check_slice,
           .lower = lower_slice,
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
-          .doc = {.onnx = "Slice", .dtypes = "any", .notes = "strides >= 1"}};
+          .doc = {.onnx = "Slice",
+                  .dtypes = "any",
+                  .notes = "strides >= 1; checked against a builtin twin"}};
 }
 
 OpEntry dynamic_slice() {
@@ -400,17 +408,21 @@ OpEntry dynamic_slice() {
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
           .doc = {.onnx = "Concat, Min, Max, Add, Slice",
                   .dtypes = "any (int32/int64 start indices)",
-                  .notes = "run-time starts clamped to [0, dim - size] as StableHLO does"}};
+                  .notes = "run-time starts clamped to [0, dim - size] as StableHLO does; checked "
+                           "against a builtin twin"}};
 }
 
 OpEntry dynamic_update_slice() {
-  return {.read = {.min_inputs = -1},
-          .check = check_dynamic_update_slice,
-          .lower = lower_dynamic_update_slice,
-          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
-          .doc = {.onnx = "Range, Expand, Concat, Min, Max, Add, ScatterND",
-                  .dtypes = "any (int32/int64 start indices)",
-                  .notes = "run-time starts clamped to [0, dim - update dim]"}};
+  return {
+      .read = {.min_inputs = -1},
+      .check = check_dynamic_update_slice,
+      .lower = lower_dynamic_update_slice,
+      .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+      .doc = {
+          .onnx = "Range, Expand, Concat, Min, Max, Add, ScatterND",
+          .dtypes = "any (int32/int64 start indices)",
+          .notes =
+              "run-time starts clamped to [0, dim - update dim]; checked against a builtin twin"}};
 }
 
 OpEntry pad() {
@@ -420,14 +432,16 @@ OpEntry pad() {
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
           .doc = {.onnx = "Pad (+ Slice for negative edges)",
                   .dtypes = "any",
-                  .notes = "no interior padding"}};
+                  .notes = "no interior padding; checked against a builtin twin"}};
 }
 
 OpEntry iota() {
   return {.read = {.min_inputs = 0, .options = read_iota_options},
           .check = check_iota,
           .lower = lower_iota,
-          .doc = {.onnx = "Range + Reshape + Expand", .dtypes = "float32, int32, int64"}};
+          .doc = {.onnx = "Range + Reshape + Expand",
+                  .dtypes = "float32, int32, int64",
+                  .notes = "checked against a builtin twin"}};
 }
 
 }  // namespace lite2onnx::ops::stablehlo
