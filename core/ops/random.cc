@@ -75,14 +75,21 @@ Status lower_random(LowerContext& ctx, const ir::Node& n) {
     return ok_status();
   }
   const bool normal = n.builtin == ir::builtin::kRandomStandardNormal;
-  ir::Node& r = ctx.emit(n, normal ? "RandomNormal" : "RandomUniform", {}, {n.outputs[0]});
-  r.attrs.set("shape", *ir::const_ints(ctx.graph(), n.inputs[0]));
+  std::vector<int64_t> shape = *ir::const_ints(ctx.graph(), n.inputs[0]);
+  // An empty ints attribute reads as a missing one: a scalar is drawn as [1].
+  const bool scalar = shape.empty();
+  const TensorId drawn = scalar ? ctx.temp(n.name + "/drawn", DataType::kFloat32) : n.outputs[0];
+  ir::Node& r = ctx.emit(n, normal ? "RandomNormal" : "RandomUniform", {}, {drawn});
+  r.attrs.set("shape", scalar ? std::vector<int64_t>{1} : std::move(shape));
   r.attrs.set("dtype", int64_t{ir::onnx_type_code(DataType::kFloat32)});
   if (!normal) {
     r.attrs.set("low", 0.0f);
     r.attrs.set("high", 1.0f);
   }
   set_seed(r, n);
+  if (scalar)
+    ctx.emit(n, "Reshape", {drawn, ctx.const_i64(n.name + "/scalar", {}, ir::Shape{0})},
+             {n.outputs[0]}, "scalar");
   return ok_status();
 }
 

@@ -272,8 +272,14 @@ def('random_uniform', 'RANDOM_UNIFORM [64,50] seeded (7, 3): compared as a distr
   m.output(op1(m, 'RANDOM_UNIFORM', [m.i32('shape', [2], [64, 50])], [64, 50], 'FLOAT32', 'output', 'RandomOptions', { seed: 7, seed2: 3 }));
   m.spec.outputs = DISTRIBUTION;
 });
-def('random_standard_normal', 'RANDOM_STANDARD_NORMAL [40,60], unseeded: compared as a distribution', (m) => {
-  m.output(op1(m, 'RANDOM_STANDARD_NORMAL', [m.i32('shape', [2], [40, 60])], [40, 60], 'FLOAT32', 'output', 'RandomOptions', { seed: 0, seed2: 0 }));
+def('random_uniform_scalar', 'RANDOM_UNIFORM of shape [] (a scalar: ONNX draws [1] and reshapes), seeded: pins the shape (one value says nothing of a distribution)', (m) => {
+  const y = m.tensor('output', [], 'FLOAT32', { has_rank: true });
+  m.op('RANDOM_UNIFORM', [m.i32('shape', [0], [])], [y], 'RandomOptions', { seed: 5, seed2: 0 });
+  m.output(y);
+  m.spec.outputs = DISTRIBUTION;
+});
+def('random_standard_normal', 'RANDOM_STANDARD_NORMAL [40,60] seeded by seed2 alone (a deterministic test): compared as a distribution', (m) => {
+  m.output(op1(m, 'RANDOM_STANDARD_NORMAL', [m.i32('shape', [2], [40, 60])], [40, 60], 'FLOAT32', 'output', 'RandomOptions', { seed: 0, seed2: 9 }));
   m.spec.outputs = DISTRIBUTION;
 });
 def('multinomial', 'MULTINOMIAL of logits [3,5] in [-2,2), 400 int32 samples per row, seeded: compared as a distribution', (m) => {
