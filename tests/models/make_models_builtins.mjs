@@ -325,7 +325,7 @@ stablehlo('shlo_arith', 'STABLEHLO_ADD, SUBTRACT, MULTIPLY, DIVIDE, MAXIMUM, MIN
   }
 });
 const I3 = [3, 4, 2];
-stablehlo('shlo_arith_i32', 'STABLEHLO_ADD, SUBTRACT, MULTIPLY, MAXIMUM, MINIMUM, ABS, NEGATE of int32 [3,4,2]', (m, twin) => {
+stablehlo('shlo_arith_i32', 'STABLEHLO_ADD, SUBTRACT, MULTIPLY, MAXIMUM, MINIMUM, ABS, NEGATE, DIVIDE, REMAINDER (constant divisors of both signs), POWER of int32 [3,4,2]', (m, twin) => {
   const a = m.input('input_a', I3, 'INT32', [-1000, 1000]);
   const b = m.input('input_b', I3, 'INT32', [-1000, 1000]);
   const ops = [['add', 'ADD', 'AddOptions'], ['subtract', 'SUB', 'SubOptions'], ['multiply', 'MUL', 'MulOptions'], ['maximum', 'MAXIMUM'], ['minimum', 'MINIMUM']];
@@ -334,6 +334,17 @@ stablehlo('shlo_arith_i32', 'STABLEHLO_ADD, SUBTRACT, MULTIPLY, MAXIMUM, MINIMUM
       : op1(m, `STABLEHLO_${o.toUpperCase()}`, [a, b], I3, 'INT32', `output_${o}`));
   m.output(op1(m, twin ? 'ABS' : 'STABLEHLO_ABS', [a], I3, 'INT32', 'output_abs'));
   m.output(op1(m, twin ? 'NEG' : 'STABLEHLO_NEGATE', [b], I3, 'INT32', 'output_negate'));
+  // Integer division truncates toward zero in StableHLO and in TFLite's int32 DIV; the
+  // remainder takes the dividend's sign: a - d * (a / d). Divisors: nonzero, both signs.
+  const d = m.i32('divisor', I3, Array.from({ length: count(I3) }, (_, i) => ((i * 7) % 13 - 6) || 7));
+  const quotient = op1(m, twin ? 'DIV' : 'STABLEHLO_DIVIDE', [a, d], I3, 'INT32', 'output_divide', twin ? 'DivOptions' : undefined, twin ? NONE : undefined);
+  m.output(quotient);
+  m.output(twin ? op1(m, 'SUB', [a, op1(m, 'MUL', [d, quotient], I3, 'INT32', 'multiple', 'MulOptions', NONE)], I3, 'INT32', 'output_remainder', 'SubOptions', NONE)
+    : op1(m, 'STABLEHLO_REMAINDER', [a, d], I3, 'INT32', 'output_remainder'));
+  // small bases, exponents 0..3: exact in int32
+  const base = m.input('input_base', I3, 'INT32', [-9, 10]);
+  const exponent = m.input('input_exponent', I3, 'INT32', [0, 4]);
+  m.output(op1(m, twin ? 'POW' : 'STABLEHLO_POWER', [base, exponent], I3, 'INT32', 'output_power'));
 });
 const U3 = [3, 4, 5];
 stablehlo('shlo_unary', 'STABLEHLO_ABS, NEGATE, EXPONENTIAL, TANH, LOGISTIC, FLOOR, COSINE of [-3,3), LOG and RSQRT of [0.1,4), float32 [3,4,5]', (m, twin) => {
