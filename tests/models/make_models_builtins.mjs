@@ -211,6 +211,10 @@ def('bitwise_xor_u8_bcast', 'BITWISE_XOR of uint8 [4,6] and a broadcast [6]', (m
   m.output(op1(m, 'BITWISE_XOR', [m.input('input_a', [4, 6], 'UINT8'), m.input('input_b', [6], 'UINT8')], [4, 6], 'UINT8', 'output')));
 def('bitwise_xor_i8', 'BITWISE_XOR of int8 [5,3]', (m) =>
   m.output(op1(m, 'BITWISE_XOR', [m.input('input_a', [5, 3], 'INT8'), m.input('input_b', [5, 3], 'INT8')], [5, 3], 'INT8', 'output')));
+def('bitwise_xor_i16', 'BITWISE_XOR of int16 [2,5,3] over the whole range', (m) =>
+  m.output(op1(m, 'BITWISE_XOR', [m.input('input_a', [2, 5, 3], 'INT16'), m.input('input_b', [2, 5, 3], 'INT16')], [2, 5, 3], 'INT16', 'output')));
+def('right_shift_i16', 'RIGHT_SHIFT of int16 [3,5] over the whole range by [-1,20) (clamped to [0,15])', (m) =>
+  m.output(op1(m, 'RIGHT_SHIFT', [m.input('input_a', [3, 5], 'INT16'), m.input('input_b', [3, 5], 'INT16', [-1, 20])], [3, 5], 'INT16', 'output')));
 def('right_shift_i32', 'RIGHT_SHIFT of int32 [3,4,5] over the whole range by [-2,40) (clamped to [0,31]): arithmetic shift', (m) =>
   m.output(op1(m, 'RIGHT_SHIFT', [m.input('input_a', [3, 4, 5], 'INT32', I32_RANGE), m.input('input_b', [3, 4, 5], 'INT32', [-2, 40])],
     [3, 4, 5], 'INT32', 'output')));
@@ -225,6 +229,15 @@ def('unique', 'UNIQUE of float32 [9] with repeats: 5 values in order of first oc
   const x = m.input('input', [9], 'FLOAT32', { value: [2.5, -1, 2.5, 0.75, 3, -1, 0.75, 4, 2.5] });
   const y = m.tensor('output', [5], 'FLOAT32', { shape_signature: [-1] });
   const idx = m.tensor('idx', [9], 'INT32');
+  m.op('UNIQUE', [x], [y, idx], 'UniqueOptions', { idx_out_type: 'INT32' });
+  m.output(y, idx);
+  m.spec.reference = 'tfjs';
+  m.spec.note = 'LiteRT.js returns a stale buffer for the output it sizes at run time';
+});
+def('unique_i32', 'UNIQUE of int32 [11] with repeats: 6 values in order of first occurrence, int32 idx', (m) => {
+  const x = m.input('input', [11], 'INT32', { value: [7, -3, 7, 0, 12, -3, 5, 0, 9, 7, 12] });
+  const y = m.tensor('output', [6], 'INT32', { shape_signature: [-1] });
+  const idx = m.tensor('idx', [11], 'INT32');
   m.op('UNIQUE', [x], [y, idx], 'UniqueOptions', { idx_out_type: 'INT32' });
   m.output(y, idx);
   m.spec.reference = 'tfjs';
