@@ -104,6 +104,9 @@ Check check_one_hot(const ir::Graph& g, const ir::Node& n) {
   const DataType t = g.tensor(n.inputs[2]).dtype;
   if (g.tensor(n.inputs[3]).dtype != t || g.tensor(n.outputs[0]).dtype != t)
     return refuse(ReasonCode::kOperands, "on, off and output types differ");
+  for (size_t i : {2, 3})
+    if (ir::element_count(g.tensor(n.inputs[i]).shape) != 1)
+      return refuse(ReasonCode::kOperands, "on_value and off_value must be scalars");
   const int64_t rank = static_cast<int64_t>(g.tensor(n.inputs[0]).rank());
   const int64_t axis = n.attrs.get_int("axis");
   if (axis < -1 || axis > rank) return refuse(ReasonCode::kOperands, "axis out of range");
@@ -153,6 +156,8 @@ Check check_sparse_to_dense(const ir::Graph& g, const ir::Node& n) {
   const auto values = ir::element_count(g.tensor(n.inputs[2]).shape);
   if (!values || (*values != 1 && *values != count))
     return refuse(ReasonCode::kOperands, "values must be a scalar or one per index");
+  if (ir::element_count(g.tensor(n.inputs[3]).shape) != std::optional<int64_t>{1})
+    return refuse(ReasonCode::kOperands, "default_value must be a scalar");
   return {};
 }
 
@@ -395,6 +400,11 @@ Check check_els(const ir::Graph& g, const ir::Node& n) {
     return refuse(ReasonCode::kOperands, "dense_shape must hold one size per index column");
   for (int64_t d : *dense)
     if (d < 0) return refuse(ReasonCode::kOperands, "negative dense_shape");
+  int64_t rows = 1;  // the output rows, kept within an int as TFLite's kernel keeps them
+  for (size_t k = 0; k + 1 < dense->size(); ++k) {
+    rows *= (*dense)[k];
+    if (!dim_value(rows)) return refuse(ReasonCode::kShape, "dense_shape holds too many rows");
+  }
   if (params.rank() < 2 || !ir::static_shape(params))
     return refuse(ReasonCode::kShape, "params need a static shape of rank >= 2");
   if (g.tensor(n.inputs[0]).shape != Shape{idx.shape[0]} ||
