@@ -78,6 +78,19 @@ std::vector<TensorId> conv_inputs(LowerContext& ctx, const ir::Node& n) {
   return in;
 }
 
+// The Conv or ConvTranspose node after its fused activation, with the
+// kernel, strides and dilations both take.
+Result<ir::Node*> emit_conv(LowerContext& ctx, const ir::Node& n, const char* op) {
+  auto y = ctx.fused_activation(n, n.outputs[0]);
+  if (!y) return y.take_error();
+  const ir::Tensor& w = ctx.tensor(n.inputs[1]);
+  ir::Node& c = ctx.emit(n, op, conv_inputs(ctx, n), {*y});
+  c.attrs.set("kernel_shape", std::vector<int64_t>{w.shape[0], w.shape[1], w.shape[2]});
+  c.attrs.set("strides", n.attrs.get_ints("strides"));
+  c.attrs.set("dilations", n.attrs.get_ints("dilations"));
+  return &c;
+}
+
 Status lower_conv3d(LowerContext& ctx, const ir::Node& n) {
   const ir::Tensor& x = ctx.tensor(n.inputs[0]);
   const ir::Tensor& w = ctx.tensor(n.inputs[1]);
@@ -100,16 +113,12 @@ Status lower_conv3d(LowerContext& ctx, const ir::Node& n) {
     pads[d] = total / 2;
     pads[3 + d] = total - total / 2;
   }
-  auto y = ctx.fused_activation(n, n.outputs[0]);
-  if (!y) return y.take_error();
-  ir::Node& c = ctx.emit(n, "Conv", conv_inputs(ctx, n), {*y});
-  c.attrs.set("kernel_shape", std::vector<int64_t>{w.shape[0], w.shape[1], w.shape[2]});
-  c.attrs.set("strides", strides);
-  c.attrs.set("dilations", dilations);
+  auto c = emit_conv(ctx, n, "Conv");
+  if (!c) return c.take_error();
   if (dynamic)
-    c.attrs.set("auto_pad", std::string("SAME_UPPER"));
+    (*c)->attrs.set("auto_pad", std::string("SAME_UPPER"));
   else
-    c.attrs.set("pads", pads);
+    (*c)->attrs.set("pads", pads);
   return ok_status();
 }
 
@@ -144,14 +153,11 @@ Status lower_conv3d_transpose(LowerContext& ctx, const ir::Node& n) {
     pads[d] = before;
     pads[3 + d] = after;
   }
-  auto y = ctx.fused_activation(n, n.outputs[0]);
-  if (!y) return y.take_error();
-  ir::Node& c = ctx.emit(n, "ConvTranspose", conv_inputs(ctx, n), {*y});
-  c.attrs.set("kernel_shape", std::vector<int64_t>{w.shape[0], w.shape[1], w.shape[2]});
-  c.attrs.set("strides", strides);
-  c.attrs.set("dilations", dilations);
-  c.attrs.set("pads", pads);
-  if (output_padding != std::vector<int64_t>(3, 0)) c.attrs.set("output_padding", output_padding);
+  auto c = emit_conv(ctx, n, "ConvTranspose");
+  if (!c) return c.take_error();
+  (*c)->attrs.set("pads", pads);
+  if (output_padding != std::vector<int64_t>(3, 0))
+    (*c)->attrs.set("output_padding", output_padding);
   return ok_status();
 }
 
