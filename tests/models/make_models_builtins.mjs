@@ -186,6 +186,14 @@ def('broadcast_args', 'BROADCAST_ARGS of int32 shapes [2,1,6,1] and [5,1,7] -> [
 def('bucketize', 'BUCKETIZE of float32 [3,4,5] in [-3,3) on boundaries [-2,-0.5,0,0.25,1.5]', (m) =>
   m.output(op1(m, 'BUCKETIZE', [m.input('input', [3, 4, 5], 'FLOAT32', [-3, 3])], [3, 4, 5], 'INT32', 'output',
     'BucketizeOptions', { boundaries: [-2, -0.5, 0, 0.25, 1.5] })));
+def('bucketize_i64', 'BUCKETIZE of int64 [5,3] in [-10,10) on boundaries [-4.5,0,6]', (m) =>
+  m.output(op1(m, 'BUCKETIZE', [m.input('input', [5, 3], 'INT64', [-10, 10])], [5, 3], 'INT32', 'output',
+    'BucketizeOptions', { boundaries: [-4.5, 0, 6] })));
+def('broadcast_args_i64', 'BROADCAST_ARGS of int64 shapes [3,1,5] and [4,1] -> [3,4,5]', (m) => {
+  const a = m.input('shape_a', [3], 'INT64', { value: [3, 1, 5] });
+  const b = m.input('shape_b', [2], 'INT64', { value: [4, 1] });
+  m.output(op1(m, 'BROADCAST_ARGS', [a, b], [3], 'INT64', 'output'));
+});
 def('bucketize_i32', 'BUCKETIZE of int32 [4,6] in [-10,10) on boundaries [-5,0,3.5,7]', (m) =>
   m.output(op1(m, 'BUCKETIZE', [m.input('input', [4, 6], 'INT32', [-10, 10])], [4, 6], 'INT32', 'output',
     'BucketizeOptions', { boundaries: [-5, 0, 3.5, 7] })));
@@ -338,7 +346,7 @@ stablehlo('shlo_arith', 'STABLEHLO_ADD, SUBTRACT, MULTIPLY, DIVIDE, MAXIMUM, MIN
   }
 });
 const I3 = [3, 4, 2];
-stablehlo('shlo_arith_i32', 'STABLEHLO_ADD, SUBTRACT, MULTIPLY, MAXIMUM, MINIMUM, ABS, NEGATE, DIVIDE, REMAINDER (constant divisors of both signs), POWER of int32 [3,4,2]', (m, twin) => {
+stablehlo('shlo_arith_i32', 'STABLEHLO_ADD, SUBTRACT, MULTIPLY, MAXIMUM, MINIMUM, ABS, NEGATE, DIVIDE, REMAINDER (constant divisors of both signs), POWER, COMPARE (SIGNED GT, NE), CONVERT to float32 of int32 [3,4,2]', (m, twin) => {
   const a = m.input('input_a', I3, 'INT32', [-1000, 1000]);
   const b = m.input('input_b', I3, 'INT32', [-1000, 1000]);
   const ops = [['add', 'ADD', 'AddOptions'], ['subtract', 'SUB', 'SubOptions'], ['multiply', 'MUL', 'MulOptions'], ['maximum', 'MAXIMUM'], ['minimum', 'MINIMUM']];
@@ -358,6 +366,14 @@ stablehlo('shlo_arith_i32', 'STABLEHLO_ADD, SUBTRACT, MULTIPLY, MAXIMUM, MINIMUM
   const base = m.input('input_base', I3, 'INT32', [-9, 10]);
   const exponent = m.input('input_exponent', I3, 'INT32', [0, 4]);
   m.output(op1(m, twin ? 'POW' : 'STABLEHLO_POWER', [base, exponent], I3, 'INT32', 'output_power'));
+  // SIGNED comparisons and int32 -> float32
+  for (const [dir, builtin] of [['gt', 'GREATER'], ['ne', 'NOT_EQUAL']]) {
+    m.output(twin ? op1(m, builtin, [base, exponent], I3, 'BOOL', `output_${dir}`)
+      : op1(m, 'STABLEHLO_COMPARE', [base, exponent], I3, 'BOOL', `output_${dir}`, 'StablehloCompareOptions',
+        { comparison_direction: `STABLEHLO_COMPARISON_DIRECTION_${dir.toUpperCase()}`, compare_type: 'STABLEHLO_COMPARISON_TYPE_SIGNED' }));
+  }
+  m.output(twin ? op1(m, 'CAST', [a], I3, 'FLOAT32', 'output_convert', 'CastOptions', { in_data_type: 'INT32', out_data_type: 'FLOAT32' })
+    : op1(m, 'STABLEHLO_CONVERT', [a], I3, 'FLOAT32', 'output_convert'));
 });
 const U3 = [3, 4, 5];
 stablehlo('shlo_unary', 'STABLEHLO_ABS, NEGATE, EXPONENTIAL, TANH, LOGISTIC, FLOOR, COSINE of [-3,3), LOG and RSQRT of [0.1,4), float32 [3,4,5]', (m, twin) => {
