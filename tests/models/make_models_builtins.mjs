@@ -427,56 +427,60 @@ stablehlo('shlo_bitwise_i32', 'STABLEHLO_AND and OR of int32 [4,3,2] in [-2^30, 
   m.output(op1(m, 'FLOOR_DIV', [op1(m, 'ADD', [sum, x], s, 'INT32', 'or2', 'AddOptions', NONE), two], s, 'INT32', 'output_or'));
 });
 const S3 = [2, 3, 4];
-stablehlo('shlo_shape', 'STABLEHLO_RESHAPE, TRANSPOSE, BROADCAST_IN_DIM (dimensions [2,1]), CONCATENATE, SLICE (stride 2), DYNAMIC_SLICE (a start clamped), DYNAMIC_UPDATE_SLICE (run-time starts), PAD (negative low edge), IOTA of float32 [2,3,4]', (m, twin) => {
-  const x = m.input('input', S3);
-  const z = m.input('input_z', [5, 3]);
-  const y = m.input('input_y', [2, 2, 4]);
-  const u = m.input('update', [1, 2, 3], 'FLOAT32', [5, 6]);
+function shloShape(name, T) {
+  stablehlo(name, `STABLEHLO_RESHAPE, TRANSPOSE, BROADCAST_IN_DIM (dimensions [2,1]), CONCATENATE, SLICE (stride 2), DYNAMIC_SLICE (a start clamped), DYNAMIC_UPDATE_SLICE (run-time starts), PAD (negative low edge), IOTA of ${T.toLowerCase()} [2,3,4]`, (m, twin) => {
+  const x = m.input('input', S3, T);
+  const z = m.input('input_z', [5, 3], T);
+  const y = m.input('input_y', [2, 2, 4], T);
+  const u = m.input('update', [1, 2, 3], T, T === 'FLOAT32' ? [5, 6] : [50, 60]);
   const i0 = m.input('start_0', [], 'INT32', { value: [1] });
   const i1 = m.input('start_1', [], 'INT32', { value: [2] });
   const i2 = m.input('start_2', [], 'INT32', { value: [-3] });
-  m.output(op1(m, twin ? 'RESHAPE' : 'STABLEHLO_RESHAPE', twin ? [x, m.i32('reshape/shape', [2], [6, 4])] : [x], [6, 4], 'FLOAT32', 'output_reshape'));
-  m.output(twin ? op1(m, 'TRANSPOSE', [x, m.i32('transpose/perm', [3], [2, 0, 1])], [4, 2, 3], 'FLOAT32', 'output_transpose')
-    : op1(m, 'STABLEHLO_TRANSPOSE', [x], [4, 2, 3], 'FLOAT32', 'output_transpose', 'StablehloTransposeOptions', { permutation: [2, 0, 1] }));
+  m.output(op1(m, twin ? 'RESHAPE' : 'STABLEHLO_RESHAPE', twin ? [x, m.i32('reshape/shape', [2], [6, 4])] : [x], [6, 4], T, 'output_reshape'));
+  m.output(twin ? op1(m, 'TRANSPOSE', [x, m.i32('transpose/perm', [3], [2, 0, 1])], [4, 2, 3], T, 'output_transpose')
+    : op1(m, 'STABLEHLO_TRANSPOSE', [x], [4, 2, 3], T, 'output_transpose', 'StablehloTransposeOptions', { permutation: [2, 0, 1] }));
   // z [5,3] into [2,3,5]: z's axis 0 -> result axis 2, axis 1 -> 1
   if (twin) {
-    const t = op1(m, 'TRANSPOSE', [z, m.i32('bcast/perm', [2], [1, 0])], [3, 5], 'FLOAT32', 'bcast/t');
-    const r = op1(m, 'RESHAPE', [t, m.i32('bcast/shape', [3], [1, 3, 5])], [1, 3, 5], 'FLOAT32', 'bcast/r');
-    m.output(op1(m, 'CONCATENATION', [r, r], [2, 3, 5], 'FLOAT32', 'output_broadcast_in_dim', 'ConcatenationOptions', { axis: 0, ...NONE }));
+    const t = op1(m, 'TRANSPOSE', [z, m.i32('bcast/perm', [2], [1, 0])], [3, 5], T, 'bcast/t');
+    const r = op1(m, 'RESHAPE', [t, m.i32('bcast/shape', [3], [1, 3, 5])], [1, 3, 5], T, 'bcast/r');
+    m.output(op1(m, 'CONCATENATION', [r, r], [2, 3, 5], T, 'output_broadcast_in_dim', 'ConcatenationOptions', { axis: 0, ...NONE }));
   } else {
-    m.output(op1(m, 'STABLEHLO_BROADCAST_IN_DIM', [z], [2, 3, 5], 'FLOAT32', 'output_broadcast_in_dim', 'StablehloBroadcastInDimOptions', { broadcast_dimensions: [2, 1] }));
+    m.output(op1(m, 'STABLEHLO_BROADCAST_IN_DIM', [z], [2, 3, 5], T, 'output_broadcast_in_dim', 'StablehloBroadcastInDimOptions', { broadcast_dimensions: [2, 1] }));
   }
-  m.output(twin ? op1(m, 'CONCATENATION', [x, y], [2, 5, 4], 'FLOAT32', 'output_concatenate', 'ConcatenationOptions', { axis: 1, ...NONE })
-    : op1(m, 'STABLEHLO_CONCATENATE', [x, y], [2, 5, 4], 'FLOAT32', 'output_concatenate', 'StablehloConcatenateOptions', { dimension: 1 }));
+  m.output(twin ? op1(m, 'CONCATENATION', [x, y], [2, 5, 4], T, 'output_concatenate', 'ConcatenationOptions', { axis: 1, ...NONE })
+    : op1(m, 'STABLEHLO_CONCATENATE', [x, y], [2, 5, 4], T, 'output_concatenate', 'StablehloConcatenateOptions', { dimension: 1 }));
   m.output(twin ? op1(m, 'STRIDED_SLICE', [x, m.i32('slice/begin', [3], [0, 1, 0]), m.i32('slice/end', [3], [2, 3, 4]), m.i32('slice/strides', [3], [1, 1, 2])],
-    [2, 2, 2], 'FLOAT32', 'output_slice', 'StridedSliceOptions', {})
-    : op1(m, 'STABLEHLO_SLICE', [x], [2, 2, 2], 'FLOAT32', 'output_slice', 'StablehloSliceOptions', { start_indices: [0, 1, 0], limit_indices: [2, 3, 4], strides: [1, 1, 2] }));
+    [2, 2, 2], T, 'output_slice', 'StridedSliceOptions', {})
+    : op1(m, 'STABLEHLO_SLICE', [x], [2, 2, 2], T, 'output_slice', 'StablehloSliceOptions', { start_indices: [0, 1, 0], limit_indices: [2, 3, 4], strides: [1, 1, 2] }));
   // dynamic slice of size [1,2,3] at constant starts [1, 2, -3]: clamped to [1, 1, 0]
   if (twin) {
-    m.output(op1(m, 'SLICE', [x, m.i32('dslice/begin', [3], [1, 1, 0]), m.i32('dslice/size', [3], [1, 2, 3])], [1, 2, 3], 'FLOAT32', 'output_dynamic_slice'));
+    m.output(op1(m, 'SLICE', [x, m.i32('dslice/begin', [3], [1, 1, 0]), m.i32('dslice/size', [3], [1, 2, 3])], [1, 2, 3], T, 'output_dynamic_slice'));
   } else {
     const starts = [m.i32('dslice/start0', [], [1]), m.i32('dslice/start1', [], [2]), m.i32('dslice/start2', [], [-3])];
-    m.output(op1(m, 'STABLEHLO_DYNAMIC_SLICE', [x, ...starts], [1, 2, 3], 'FLOAT32', 'output_dynamic_slice', 'StablehloDynamicSliceOptions', { slice_sizes: [1, 2, 3] }));
+    m.output(op1(m, 'STABLEHLO_DYNAMIC_SLICE', [x, ...starts], [1, 2, 3], T, 'output_dynamic_slice', 'StablehloDynamicSliceOptions', { slice_sizes: [1, 2, 3] }));
   }
   if (twin) {
     const start = op1(m, 'PACK', [i0, i1, i2], [3], 'INT32', 'dus/start', 'PackOptions', { values_count: 3, axis: 0 });
-    m.output(op1(m, 'DYNAMIC_UPDATE_SLICE', [x, u, start], S3, 'FLOAT32', 'output_dynamic_update_slice'));
+    m.output(op1(m, 'DYNAMIC_UPDATE_SLICE', [x, u, start], S3, T, 'output_dynamic_update_slice'));
   } else {
-    m.output(op1(m, 'STABLEHLO_DYNAMIC_UPDATE_SLICE', [x, u, i0, i1, i2], S3, 'FLOAT32', 'output_dynamic_update_slice'));
+    m.output(op1(m, 'STABLEHLO_DYNAMIC_UPDATE_SLICE', [x, u, i0, i1, i2], S3, T, 'output_dynamic_update_slice'));
   }
   // pad: low [1,-1,0], high [0,2,1] with 0.5 -> [3,4,5]
-  const v = m.f32('pad/value', [], [0.5]);
+  const v = m.constant('pad/value', [], T, [T === 'FLOAT32' ? 0.5 : -7]);
   if (twin) {
-    const padded = op1(m, 'PADV2', [x, m.i32('pad/paddings', [3, 2], [1, 0, 0, 2, 0, 1]), v], [3, 5, 5], 'FLOAT32', 'pad/padded');
-    m.output(op1(m, 'SLICE', [padded, m.i32('pad/begin', [3], [0, 1, 0]), m.i32('pad/size', [3], [3, 4, 5])], [3, 4, 5], 'FLOAT32', 'output_pad'));
+    const padded = op1(m, 'PADV2', [x, m.i32('pad/paddings', [3, 2], [1, 0, 0, 2, 0, 1]), v], [3, 5, 5], T, 'pad/padded');
+    m.output(op1(m, 'SLICE', [padded, m.i32('pad/begin', [3], [0, 1, 0]), m.i32('pad/size', [3], [3, 4, 5])], [3, 4, 5], T, 'output_pad'));
   } else {
-    m.output(op1(m, 'STABLEHLO_PAD', [x, v], [3, 4, 5], 'FLOAT32', 'output_pad', 'StablehloPadOptions',
+    m.output(op1(m, 'STABLEHLO_PAD', [x, v], [3, 4, 5], T, 'output_pad', 'StablehloPadOptions',
       { edge_padding_low: [1, -1, 0], edge_padding_high: [0, 2, 1], interior_padding: [0, 0, 0] }));
   }
   // iota along axis 1 of [2,3,4], added to x
-  const iota = twin ? m.f32('iota', S3, Array.from({ length: count(S3) }, (_, i) => Math.floor(i / 4) % 3))
-    : op1(m, 'STABLEHLO_IOTA', [], S3, 'FLOAT32', 'iota', 'StablehloIotaOptions', { iota_dimension: 1 });
-  m.output(op1(m, 'ADD', [x, iota], S3, 'FLOAT32', 'output_iota', 'AddOptions', NONE));
-});
+  const iota = twin ? m.constant('iota', S3, T, Array.from({ length: count(S3) }, (_, i) => Math.floor(i / 4) % 3))
+    : op1(m, 'STABLEHLO_IOTA', [], S3, T, 'iota', 'StablehloIotaOptions', { iota_dimension: 1 });
+  m.output(op1(m, 'ADD', [x, iota], S3, T, 'output_iota', 'AddOptions', NONE));
+  });
+}
+shloShape('shlo_shape', 'FLOAT32');
+shloShape('shlo_shape_i32', 'INT32');
 
 writeModels({ dir: JSON_DIR, prefix: 'builtin_', models: MODELS, specsFile: SPECS_FILE });
