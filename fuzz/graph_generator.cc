@@ -502,6 +502,112 @@ class Generator {
       case Op::REDUCE_MIN:
       case Op::REDUCE_PROD:
         return reduce(code);
+      case Op::REDUCE_ANY:
+      case Op::REDUCE_ALL:
+        return reduce(code, Type::BOOL);
+      case Op::ATAN2:
+      case Op::STABLEHLO_ADD:
+      case Op::STABLEHLO_SUBTRACT:
+      case Op::STABLEHLO_MULTIPLY:
+      case Op::STABLEHLO_DIVIDE:
+      case Op::STABLEHLO_MAXIMUM:
+      case Op::STABLEHLO_MINIMUM:
+      case Op::STABLEHLO_POWER:
+      case Op::STABLEHLO_REMAINDER:
+        return same_shape_binary(code, Type::FLOAT32);
+      case Op::STABLEHLO_AND:
+      case Op::STABLEHLO_OR:
+        return same_shape_binary(code, Type::BOOL);
+      case Op::BITWISE_XOR:
+      case Op::RIGHT_SHIFT:
+        return same_shape_binary(code, Type::INT32);
+      case Op::RANK:
+        return push(c, {data_input()}, {new_output({}, Type::INT32)});
+      case Op::RANDOM_UNIFORM:
+      case Op::RANDOM_STANDARD_NORMAL: {
+        Shape s = random_shape();
+        std::vector<int64_t> dims(s.begin(), s.end());
+        return push(c, {const_ints(dims, {static_cast<int32_t>(dims.size())})},
+                    {new_output(s, Type::FLOAT32)});
+      }
+      case Op::MULTINOMIAL: {
+        int logits = data_input(2);
+        int samples = in_.range(1, 8);
+        return push(c, {logits, const_ints({samples})},
+                    {new_output({at(logits).shape[0], samples}, Type::INT32)});
+      }
+      case Op::COMPLEX_ABS:
+      case Op::REAL:
+      case Op::IMAG:
+        return rfft2d(code);
+      case Op::SEGMENT_SUM:
+      case Op::UNSORTED_SEGMENT_SUM:
+      case Op::UNSORTED_SEGMENT_PROD:
+      case Op::UNSORTED_SEGMENT_MAX:
+      case Op::UNSORTED_SEGMENT_MIN:
+        return segment(code);
+      case Op::CONV_3D:
+        return conv3d();
+      case Op::ONE_HOT: {
+        int i = data_input(-1, Type::INT32);
+        int depth = in_.range(1, 6);
+        Shape s = at(i).shape;
+        s.push_back(depth);
+        return push(
+            c, {i, const_ints({depth}), new_const({}, Type::FLOAT32), new_const({}, Type::FLOAT32)},
+            {new_output(s, Type::FLOAT32)});
+      }
+      case Op::SPARSE_TO_DENSE: {
+        const int n = in_.range(1, 4), size = in_.range(n, 8);
+        std::vector<int64_t> idx;
+        for (int k = 0; k < n; ++k) idx.push_back(k * size / n);
+        return push(c,
+                    {const_ints(idx), const_ints({size}, {1}), new_const({n}, Type::FLOAT32),
+                     new_const({}, Type::FLOAT32)},
+                    {new_output({size}, Type::FLOAT32)});
+      }
+      case Op::MATRIX_DIAG:
+      case Op::MATRIX_SET_DIAG: {
+        int x = data_input(code == Op::MATRIX_DIAG ? -1 : in_.range(2, 4));
+        Shape s = at(x).shape;
+        if (code == Op::MATRIX_DIAG) {
+          if (!s.empty()) s.push_back(s.back());
+          return push(c, {x}, {new_output(s, at(x).type)});
+        }
+        Shape d = s;
+        if (d.size() >= 2) {
+          d.pop_back();
+          d.back() = std::min(s[s.size() - 2], s.back());
+        }
+        return push(c, {x, new_const(d, at(x).type)}, {new_output(s, at(x).type)});
+      }
+      case Op::DYNAMIC_UPDATE_SLICE: {
+        int x = data_input();
+        Shape u = at(x).shape;
+        std::vector<int64_t> start;
+        for (auto& d : u) {
+          d = in_.range(std::min(d, 1), std::max(d, 1));
+          start.push_back(in_.range(-1, 3));
+        }
+        return push(c, {x, new_const(u, at(x).type), const_ints(start, {rank(x)})},
+                    {new_output(at(x).shape, at(x).type)});
+      }
+      case Op::BROADCAST_ARGS: {
+        int a = data_input(1, Type::INT32), b = data_input(1, Type::INT32);
+        const int n = std::max(at(a).shape.empty() ? 0 : at(a).shape[0],
+                               at(b).shape.empty() ? 0 : at(b).shape[0]);
+        return push(c, {a, b}, {new_output({n}, Type::INT32)});
+      }
+      case Op::STABLEHLO_SELECT: {
+        int x = data_input();
+        return push(c, {same_shape(x, Type::BOOL), x, same_shape(x)},
+                    {new_output(at(x).shape, at(x).type)});
+      }
+      case Op::STABLEHLO_CLAMP: {
+        int x = data_input();
+        return push(c, {new_const({}, at(x).type), x, new_const({}, at(x).type)},
+                    {new_output(at(x).shape, at(x).type)});
+      }
       case Op::ARG_MAX:
       case Op::ARG_MIN: {
         int x = data_input();
@@ -729,16 +835,8 @@ class Generator {
       case Op::RESIZE_BILINEAR:
       case Op::RESIZE_NEAREST_NEIGHBOR:
         return resize(code);
-      case Op::RFFT2D: {
-        int x = data_input(2);
-        int h = in_.range(1, 8), w = 1 << in_.range(0, 3);
-        Shape s = {h, w / 2 + 1};
-        int y = new_output(s, Type::COMPLEX64);
-        push(c, {x, const_ints({h, w}, {2})}, {y});
-        if (in_.flag())
-          push(static_cast<int>(Op::COMPLEX_ABS), {y}, {new_output(s, Type::FLOAT32)});
-        return;
-      }
+      case Op::RFFT2D:
+        return rfft2d(in_.flag() ? Op::COMPLEX_ABS : Op::RFFT2D);
       default: {
         // Elementwise unary ops and anything without a recipe of its own.
         int x = data_input();
@@ -809,6 +907,55 @@ class Generator {
     }
     Type out_type = at(a).type == Type::FLOAT32 || !at(a).constant ? at(a).type : at(b).type;
     push(static_cast<int>(code), {a, b}, {new_output(s, out_type, at(a).quant)}, type, opts);
+  }
+
+  // RFFT2D, read by `part` (COMPLEX_ABS, REAL or IMAG) unless that is RFFT2D itself.
+  void rfft2d(Op part) {
+    int x = data_input(2);
+    int h = in_.range(1, 8), w = 1 << in_.range(0, 3);
+    Shape s = {h, w / 2 + 1};
+    int y = new_output(s, Type::COMPLEX64);
+    push(static_cast<int>(Op::RFFT2D), {x, const_ints({h, w}, {2})}, {y});
+    if (part != Op::RFFT2D) push(static_cast<int>(part), {y}, {new_output(s, Type::FLOAT32)});
+  }
+
+  // Segment reductions: constant ids (sorted for SEGMENT_SUM) over the first axis.
+  void segment(Op code) {
+    int x = data_input(in_.range(1, 4));
+    const int rows = at(x).shape.empty() ? 0 : at(x).shape[0];
+    const int segments = in_.range(1, 5);
+    std::vector<int64_t> ids;
+    for (int k = 0; k < rows; ++k)
+      ids.push_back(code == Op::SEGMENT_SUM ? k * segments / std::max(rows, 1)
+                                            : in_.range(0, segments - 1));
+    Shape s = at(x).shape;
+    if (!s.empty()) s[0] = segments;
+    std::vector<int32_t> inputs = {x, const_ints(ids, {rows})};
+    if (code != Op::SEGMENT_SUM) inputs.push_back(const_ints({segments}));
+    push(static_cast<int>(code), inputs, {new_output(s, at(x).type)});
+  }
+
+  // CONV_3D, SAME and stride 1: the output keeps the spatial sizes.
+  void conv3d() {
+    int x = data_input(5);
+    Shape s = at(x).shape;
+    const int out = in_.range(1, 4);
+    int w =
+        new_const({in_.range(1, 3), in_.range(1, 3), in_.range(1, 3), s[4], out}, Type::FLOAT32);
+    s[4] = out;
+    auto fn = activation_fn();
+    push(static_cast<int>(Op::CONV_3D), {x, w, new_const({out}, Type::FLOAT32)},
+         {new_output(s, Type::FLOAT32)}, tflite::BuiltinOptions::Conv3DOptions, [fn](auto& fbb) {
+           return tflite::CreateConv3DOptions(fbb, tflite::Padding::SAME, 1, 1, 1, fn).Union();
+         });
+  }
+
+  // Ops whose two operands share one shape (StableHLO's element-wise ops,
+  // ATAN2, the bitwise ones): no broadcasting.
+  void same_shape_binary(Op code, Type type) {
+    int a = data_input(-1, type);
+    int b = in_.flag() ? a : same_shape(a);
+    push(static_cast<int>(code), {a, b}, {new_output(at(a).shape, at(a).type)});
   }
 
   void compare(Op code) {
@@ -1297,8 +1444,8 @@ class Generator {
     push(static_cast<int>(code), ins, {new_output(o, at(x).type, at(x).quant)});
   }
 
-  void reduce(Op code) {
-    int x = data_input();
+  void reduce(Op code, Type type = Type::FLOAT32) {
+    int x = data_input(-1, type);
     int r = rank(x);
     std::vector<int64_t> axes;
     for (int k = in_.range(1, std::max(r, 1)); k > 0; --k) axes.push_back(axis(r));

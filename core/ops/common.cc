@@ -64,4 +64,22 @@ LayoutPlan plan_for(const ir::Node& n, const ir::Perm& data_layout, size_t data_
   return plan;
 }
 
+// Weights arrive as constants (or folded float16 constants): permute them in
+// the initializer. A weight computed at run time gets a Transpose node.
+ir::TensorId weight_in_layout(LowerContext& ctx, const ir::Node& n, size_t i,
+                              const ir::Perm& perm) {
+  ir::TensorId w = n.inputs[i];
+  if (ctx.tensor(w).is_const())
+    return ctx.constant_in_layout(w, perm, "filter of " + n.name + " permuted");
+  ir::Tensor t = ctx.tensor(w);
+  t.name += '/';
+  t.name += ir::to_string(perm);
+  t.layout = perm;
+  ir::TensorId out = ctx.graph().add_tensor(std::move(t));
+  ir::Node& tr = ctx.emit(n, "Transpose", {w}, {out}, "weight_Transpose");
+  tr.attrs.set("perm", to_i64(perm));
+  tr.inserted = ir::Insertion{ctx.tensor(w).name, "filter computed at run time"};
+  return out;
+}
+
 }  // namespace lite2onnx::ops

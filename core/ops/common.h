@@ -41,6 +41,11 @@ Status check_shape_operand(LowerContext& ctx, const ir::Node& n, size_t i);
 
 std::vector<int64_t> to_i64(const ir::Perm& p);
 
+// Weight input i of a convolution in `perm` (OHWI -> OIHW, ...): a constant
+// is permuted in its initializer; a weight computed at run time gets a
+// Transpose node.
+ir::TensorId weight_in_layout(LowerContext& ctx, const ir::Node& n, size_t i, const ir::Perm& perm);
+
 // The plan of an Attribute op with one data input: input `data_index` in
 // `data_layout` (the others in TFLite order), every output in `out_layout`.
 LayoutPlan plan_for(const ir::Node& n, const ir::Perm& data_layout, size_t data_index,

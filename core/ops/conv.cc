@@ -95,23 +95,6 @@ void read_pool_options(const tflite::Operator& op, ir::Attributes& a) {
   store_activation(o, a);
 }
 
-// Weights arrive as constants (or folded float16 constants): permute them in
-// the initializer. A weight computed at run time gets a Transpose node.
-TensorId weight_in_layout(LowerContext& ctx, const ir::Node& n, size_t i, const Perm& perm) {
-  TensorId w = n.inputs[i];
-  if (ctx.tensor(w).is_const())
-    return ctx.constant_in_layout(w, perm, "filter of " + n.name + " permuted");
-  ir::Tensor t = ctx.tensor(w);
-  t.name += '/';
-  t.name += ir::to_string(perm);
-  t.layout = perm;
-  TensorId out = ctx.graph().add_tensor(std::move(t));
-  ir::Node& tr = ctx.emit(n, "Transpose", {w}, {out}, "weight_Transpose");
-  tr.attrs.set("perm", to_i64(perm));
-  tr.inserted = ir::Insertion{ctx.tensor(w).name, "filter computed at run time"};
-  return out;
-}
-
 Check check_conv_common(const ir::Graph& g, const ir::Node& n, size_t data, size_t weight) {
   if (auto r = require_rank(g, n, data, 4)) return r;
   if (auto r = require_rank(g, n, weight, 4)) return r;

@@ -45,6 +45,8 @@ OpEntry mediapipe_max_pool_argmax();      // custom MaxPoolingWithArgmax2D
 OpEntry mediapipe_max_unpool();           // custom MaxUnpooling2D
 OpEntry average_pool2d();
 OpEntry max_pool2d();
+OpEntry conv3d();            // CONV_3D (conv3d.cc)
+OpEntry conv3d_transpose();  // CONV_3D_TRANSPOSE (conv3d.cc)
 }  // namespace conv
 
 namespace shape {
@@ -66,6 +68,8 @@ OpEntry sum();
 OpEntry reduce_max();
 OpEntry reduce_min();
 OpEntry reduce_prod();
+OpEntry reduce_any();
+OpEntry reduce_all();
 OpEntry arg_max();
 OpEntry arg_min();
 OpEntry log_softmax();
@@ -132,7 +136,54 @@ OpEntry floor_div();
 OpEntry select();
 OpEntry select_v2();
 OpEntry add_n();
+OpEntry atan2();
+OpEntry fake_quant();
 }  // namespace math
+
+namespace bitwise {
+OpEntry bitwise_xor();
+OpEntry right_shift();
+}  // namespace bitwise
+
+namespace indexing {
+OpEntry one_hot();
+OpEntry sparse_to_dense();
+OpEntry matrix_diag();
+OpEntry matrix_set_diag();
+OpEntry broadcast_args();
+OpEntry bucketize();
+OpEntry dynamic_update_slice();
+OpEntry unique();
+OpEntry rank();
+OpEntry embedding_lookup_sparse();
+}  // namespace indexing
+
+namespace segment {
+OpEntry segment_op();  // SEGMENT_SUM, UNSORTED_SEGMENT_SUM/PROD/MAX/MIN
+}  // namespace segment
+
+namespace random {
+OpEntry random_op();  // RANDOM_UNIFORM, RANDOM_STANDARD_NORMAL, MULTINOMIAL
+}  // namespace random
+
+namespace stablehlo {
+// The element-wise ops named by the ONNX op they become (stablehlo.cc).
+OpEntry elementwise(const char* onnx_op);
+OpEntry compare();
+OpEntry select();
+OpEntry convert();
+OpEntry clamp();
+// Shape ops (stablehlo_shape.cc).
+OpEntry reshape();
+OpEntry transpose();
+OpEntry broadcast_in_dim();
+OpEntry concatenate();
+OpEntry slice();
+OpEntry dynamic_slice();
+OpEntry dynamic_update_slice();
+OpEntry pad();
+OpEntry iota();
+}  // namespace stablehlo
 
 namespace extra {
 OpEntry sign();
@@ -146,6 +197,7 @@ OpEntry reverse_sequence();
 namespace spectral {
 OpEntry rfft2d();
 OpEntry complex_abs();
+OpEntry complex_part();  // REAL, IMAG
 }  // namespace spectral
 
 namespace landmarks {                     // MediaPipe's custom transforms, version 2

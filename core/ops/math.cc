@@ -13,6 +13,7 @@
 #include "core/ops/common.h"
 #include "core/ops/evaluate.h"
 #include "core/ops/families.h"
+#include "core/ops/node_builder.h"
 #include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::math {
@@ -369,6 +370,80 @@ InferredShapes infer_select(const ir::Graph& g, const ir::Node& n) {
   return one_shape(*x);
 }
 
+// ---- ATAN2, FAKE_QUANT --------------------------------------------------------------
+
+// atan(y / x), moved by +-pi where x < 0, and +-pi/2 or 0 where x == 0
+// (ONNX has no Atan2).
+Status lower_atan2(LowerContext& ctx, const ir::Node& n) {
+  NodeBuilder b(ctx, n);
+  const DataType f = DataType::kFloat32;
+  TensorId y = in(ctx, n, 0), x = in(ctx, n, 1);
+  const double pi = std::numbers::pi;
+  TensorId zero = b.scalar(f, 0);
+  TensorId base = b.add("Atan", {b.add("Div", {y, x}, f)}, f);
+  TensorId y_sign_pi = b.add(
+      "Where",
+      {b.add("GreaterOrEqual", {y, zero}, DataType::kBool), b.scalar(f, pi), b.scalar(f, -pi)}, f);
+  TensorId shift = b.add("Where", {b.add("Less", {x, zero}, DataType::kBool), y_sign_pi, zero}, f);
+  TensorId moved = b.add("Add", {base, shift}, f);
+  TensorId on_axis = b.add(
+      "Where",
+      {b.add("Greater", {y, zero}, DataType::kBool), b.scalar(f, pi / 2),
+       b.add("Where", {b.add("Less", {y, zero}, DataType::kBool), b.scalar(f, -pi / 2), zero}, f)},
+      f);
+  b.into("Where", {b.add("Equal", {x, zero}, DataType::kBool), on_axis, moved}, {n.outputs[0]});
+  return ok_status();
+}
+
+void read_fake_quant_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_FakeQuantOptions();
+  a.set("min", o ? o->min() : 0.f);
+  a.set("max", o ? o->max() : 0.f);
+  a.set("num_bits", int64_t{o ? o->num_bits() : 8});
+  a.set("narrow_range", int64_t{o && o->narrow_range() ? 1 : 0});
+}
+
+Check check_fake_quant(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 1)) return s;
+  if (auto s = check_input_type(g, n, {DataType::kFloat32})) return s;
+  const int64_t bits = n.attrs.get_int("num_bits");
+  if (bits < 2 || bits > 16) return refuse(ReasonCode::kOption, "num_bits must be in 2..16");
+  if (!(n.attrs.get_float("max") > n.attrs.get_float("min")))
+    return refuse(ReasonCode::kOption, "max must exceed min");
+  if (n.attrs.get_int("narrow_range") != 0)
+    return refuse(ReasonCode::kOption, "narrow_range, which TFLite's kernel refuses at run time");
+  return {};
+}
+
+// TFLite's Nudge and FakeQuantizeArray, in float32 as the kernel computes
+// them: round half away from zero of a value >= 0 is Floor(v + 0.5).
+Status lower_fake_quant(LowerContext& ctx, const ir::Node& n) {
+  NodeBuilder b(ctx, n);
+  const DataType f = DataType::kFloat32;
+  const float qmin = n.attrs.get_int("narrow_range") != 0 ? 1.f : 0.f;
+  const float qmax = static_cast<float>((int64_t{1} << n.attrs.get_int("num_bits")) - 1);
+  const float lo = n.attrs.get_float("min"), hi = n.attrs.get_float("max");
+  const float scale = (hi - lo) / (qmax - qmin);
+  const float zero_from_min = qmin - lo / scale;
+  const float zero = zero_from_min < qmin   ? qmin
+                     : zero_from_min > qmax ? qmax
+                                            : std::round(zero_from_min);
+  const float nudged_min = (qmin - zero) * scale, nudged_max = (qmax - zero) * scale;
+  TensorId low = b.add("Max", {in(ctx, n, 0), b.floats({nudged_min}, ir::Shape{})}, f);
+  TensorId clamped = b.add("Min", {low, b.floats({nudged_max}, ir::Shape{})}, f);
+  TensorId shifted = b.add("Sub", {clamped, b.floats({nudged_min}, ir::Shape{})}, f);
+  TensorId steps = b.add("Mul", {shifted, b.floats({1.0f / scale}, ir::Shape{})}, f);
+  TensorId rounded = b.add("Floor", {b.add("Add", {steps, b.floats({0.5f}, ir::Shape{})}, f)}, f);
+  TensorId back = b.add("Mul", {rounded, b.floats({scale}, ir::Shape{})}, f);
+  b.into("Add", {back, b.floats({nudged_min}, ir::Shape{})}, {n.outputs[0]});
+  return ok_status();
+}
+
+Check check_atan2(const ir::Graph& g, const ir::Node& n) {
+  if (auto s = check_inputs(g, n, 2)) return s;
+  return check_input_type(g, n, {DataType::kFloat32});
+}
+
 }  // namespace
 
 OpEntry float_unary(const char* onnx_op, ExactForm exact) {
@@ -522,6 +597,24 @@ OpEntry add_n() {
           .check = check_add_n,
           .lower = lower_add_n,
           .doc = {.onnx = "Sum; int32: Add chain", .dtypes = "float32, int32"}};
+}
+
+OpEntry atan2() {
+  return {.read = {.min_inputs = 2},
+          .layout = {.kind = LayoutClass::kTransparent},
+          .check = check_atan2,
+          .lower = lower_atan2,
+          .doc = {.onnx = "Div, Atan, Where (quadrants), Add",
+                  .notes = "atan(y/x) moved by +-pi for x < 0; +-pi/2 or 0 for x = 0"}};
+}
+
+OpEntry fake_quant() {
+  return {.read = {.options = read_fake_quant_options},
+          .layout = {.kind = LayoutClass::kTransparent},
+          .check = check_fake_quant,
+          .lower = lower_fake_quant,
+          .doc = {.onnx = "Max, Min, Sub, Mul, Add, Floor",
+                  .notes = "TFLite's nudged min, max and scale, computed when converting"}};
 }
 
 }  // namespace lite2onnx::ops::math

@@ -60,24 +60,55 @@ std::optional<LayoutPlan> propagate_reduce(const ir::Graph& g, const ir::Node& n
 }
 
 // `axes_input_from`: the first opset in which `op` takes its axes as an input.
-Status lower_reduce(LowerContext& ctx, const ir::Node& n, const char* op,
-                    int axes_input_from = 18) {
+// Reduces `x` into `y` (the node's input and output, or stand-ins for them).
+void emit_reduce(LowerContext& ctx, const ir::Node& n, const char* op, int axes_input_from,
+                 TensorId x, TensorId y) {
   const ir::Graph& g = ctx.graph();
   const Perm& p = g.tensor(n.inputs[0]).layout;
   std::vector<int64_t> axes;
   for (int a : reduced_axes(g, n)) axes.push_back(ir::onnx_axis(p, a));
   std::sort(axes.begin(), axes.end());
   if (axes.empty()) {  // TFLite reduces nothing; ONNX would reduce everything
-    ctx.emit(n, "Identity", {n.inputs[0]}, {n.outputs[0]});
-    return ok_status();
+    ctx.emit(n, "Identity", {x}, {y});
+    return;
   }
   bool as_input = ctx.opset() >= axes_input_from;
-  std::vector<TensorId> inputs = {n.inputs[0]};
+  std::vector<TensorId> inputs = {x};
   if (as_input) inputs.push_back(ctx.const_i64(n.name + "/axes", axes));
-  ir::Node& r = ctx.emit(n, op, inputs, {n.outputs[0]});
+  ir::Node& r = ctx.emit(n, op, inputs, {y});
   if (!as_input) r.attrs.set("axes", axes);
   r.attrs.set("keepdims", int64_t{n.attrs.get_int("keep_dims") != 0});
+}
+
+Status lower_reduce(LowerContext& ctx, const ir::Node& n, const char* op,
+                    int axes_input_from = 18) {
+  emit_reduce(ctx, n, op, axes_input_from, n.inputs[0], n.outputs[0]);
   return ok_status();
+}
+
+// REDUCE_ANY / REDUCE_ALL: ONNX reductions take no bool, so the values go
+// through int32 (ReduceMax is any, ReduceMin all) and back.
+Status lower_reduce_bool(LowerContext& ctx, const ir::Node& n, const char* op) {
+  TensorId x = ctx.temp(n.name + "/as_int32", ir::DataType::kInt32);
+  ir::Node& c = ctx.emit(n, "Cast", {n.inputs[0]}, {x}, "Cast_in");
+  c.attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt32)});
+  TensorId y = ctx.temp(n.name + "/reduced", ir::DataType::kInt32);
+  emit_reduce(ctx, n, op, 18, x, y);
+  ir::Node& back = ctx.emit(n, "Cast", {y}, {n.outputs[0]}, "Cast_out");
+  back.attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kBool)});
+  return ok_status();
+}
+Status lower_reduce_any(LowerContext& ctx, const ir::Node& n) {
+  return lower_reduce_bool(ctx, n, "ReduceMax");
+}
+Status lower_reduce_all(LowerContext& ctx, const ir::Node& n) {
+  return lower_reduce_bool(ctx, n, "ReduceMin");
+}
+
+Check check_bool_reduce(const ir::Graph& g, const ir::Node& n) {
+  if (g.tensor(n.inputs[0]).dtype != ir::DataType::kBool)
+    return refuse(ReasonCode::kType, "input must be bool");
+  return check_reduce(g, n);
 }
 
 void read_reducer(const tflite::Operator& op, ir::Attributes& a) {
@@ -403,6 +434,24 @@ OpEntry sum() {
           .check = check_typed_reduce,
           .lower = lower_sum,
           .doc = {.onnx = "ReduceSum", .dtypes = kReducerTypes, .notes = kReducerNotes}};
+}
+
+OpEntry reduce_any() {
+  return {.read = {.min_inputs = 2, .options = read_reducer},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_reduce},
+          .infer_shapes = infer_reduce,
+          .check = check_bool_reduce,
+          .lower = lower_reduce_any,
+          .doc = {.onnx = "Cast + ReduceMax + Cast", .dtypes = "bool", .notes = kReducerNotes}};
+}
+
+OpEntry reduce_all() {
+  return {.read = {.min_inputs = 2, .options = read_reducer},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_reduce},
+          .infer_shapes = infer_reduce,
+          .check = check_bool_reduce,
+          .lower = lower_reduce_all,
+          .doc = {.onnx = "Cast + ReduceMin + Cast", .dtypes = "bool", .notes = kReducerNotes}};
 }
 
 OpEntry reduce_max() {

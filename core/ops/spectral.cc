@@ -1,5 +1,6 @@
-// RFFT2D and COMPLEX_ABS, as a magnitude spectrum: ONNX Runtime has no complex
-// tensors, so only the RFFT2D -> COMPLEX_ABS pair converts (see
+// RFFT2D and COMPLEX_ABS, REAL, IMAG, as a magnitude spectrum or one part of
+// it: ONNX Runtime has no complex tensors, so only the RFFT2D -> COMPLEX_ABS
+// (or REAL, or IMAG) pair converts (see
 // passes::fuse_spectral_magnitude). Both are Terminate (they work on the last
 // TFLite axes). The real DFT is two MatMuls with constant cosine and sine
 // matrices: |X_k| = sqrt((sum x_n cos t)^2 + (sum x_n sin t)^2), t = 2 pi k n / N.
@@ -20,10 +21,10 @@ using ir::TensorId;
 constexpr int64_t kMaxFftLength = 4096;
 
 Check check_rfft2d(const ir::Graph& g, const ir::Node& n) {
-  if (n.attrs.get_int("magnitude") != 1)
+  if (n.attrs.get_int("magnitude") != 1 && !n.attrs.has("part"))
     return refuse(ReasonCode::kNotExpressible,
                   "complex outputs cannot be expressed in ONNX (only RFFT2D read by COMPLEX_ABS, "
-                  "a magnitude spectrum, converts)");
+                  "REAL or IMAG alone converts)");
   if (auto r = require_const(g, n, 1, "fft_length")) return r;
   auto len = ir::const_ints(g, n.inputs[1]);
   const ir::Tensor& x = g.tensor(n.inputs[0]);
@@ -81,6 +82,20 @@ Status lower_rfft2d(LowerContext& ctx, const ir::Node& n) {
       cos_m[static_cast<size_t>(i * bins + k)] = static_cast<float>(angles.cos(k, i));
       sin_m[static_cast<size_t>(i * bins + k)] = static_cast<float>(angles.sin(k, i));
     }
+  const std::string part = n.attrs.get_string("part");
+  if (part == "real") {
+    ctx.emit(n, "MatMul",
+             {input, ctx.const_f32(n.name + "/cos", std::move(cos_m), ir::Shape{used, bins})},
+             {n.outputs[0]}, "real");
+    return ok_status();
+  }
+  if (part == "imag") {  // X_k = sum x_i e^(-2 pi i k i / n): the sine part negated
+    for (float& v : sin_m) v = -v;
+    ctx.emit(n, "MatMul",
+             {input, ctx.const_f32(n.name + "/sin", std::move(sin_m), ir::Shape{used, bins})},
+             {n.outputs[0]}, "imag");
+    return ok_status();
+  }
   TensorId re = ctx.temp(n.name + "/real", DataType::kFloat32);
   TensorId im = ctx.temp(n.name + "/imag", DataType::kFloat32);
   ctx.emit(n, "MatMul",
@@ -137,6 +152,14 @@ OpEntry rfft2d() {
                           "COMPLEX_ABS",
                   .notes = "only as RFFT2D -> COMPLEX_ABS (ONNX Runtime has no complex tensors), "
                            "fft_length[0] = 1"}};
+}
+
+OpEntry complex_part() {
+  return {.infer_shapes = infer_same_as_input,
+          .check = check_complex_abs,
+          .lower = lower_complex_abs,
+          .doc = {.onnx = "nothing (RFFT2D computes the part)",
+                  .notes = "only after RFFT2D, when no reader wants another part"}};
 }
 
 OpEntry complex_abs() {

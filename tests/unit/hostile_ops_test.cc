@@ -346,5 +346,92 @@ TEST(Hostile, MeanKeepDimsWithOutputOfTheWrongRankAfterConv) {
   EXPECT_THAT(d.warnings[0], HasSubstr("op 1 (MEAN) computes [1, 1, 1, 2]"));
 }
 
+// ---- the builtins of issue 34 ----------------------------------------------------
+
+// Operands the lowerings reshape to scalars, and sizes they multiply: refused
+// with the operand named, never an ONNX model that fails in ONNX Runtime or
+// arithmetic that overflows.
+TEST(Hostile, OneHotAndSparseToDenseTakeScalarValues) {
+  auto one_hot = [](std::vector<int64_t> on_shape) {
+    ModelJson m;
+    int c = m.builtin("ONE_HOT", 85);
+    int i = m.tensor("indices", {3}, "INT32");
+    std::vector<float> on(static_cast<size_t>(on_shape.empty() ? 1 : on_shape[0]), 1.0f);
+    int y = m.tensor("y", {3, 4});
+    m.op(c, {i, m.i32("depth", {}, {4}), m.f32("on", on_shape, on), m.f32("off", {}, {0})}, {y},
+         "OneHotOptions", R"({ "axis": -1 })");
+    m.io({i}, {y});
+    return m.bytes();
+  };
+  ASSERT_TRUE(run(view(one_hot({}))).ok());
+  expect_op_error(one_hot({2}), "ONE_HOT", "on_value and off_value must be scalars");
+
+  auto sparse = [](std::vector<int64_t> default_shape) {
+    ModelJson m;
+    int c = m.builtin("SPARSE_TO_DENSE", 68);
+    int v = m.tensor("values", {2});
+    std::vector<float> fill(static_cast<size_t>(default_shape.empty() ? 1 : default_shape[0]), 0);
+    int y = m.tensor("y", {5});
+    m.op(c,
+         {m.i32("indices", {2}, {1, 3}), m.i32("shape", {1}, {5}), v,
+          m.f32("default", default_shape, fill)},
+         {y});
+    m.io({v}, {y});
+    return m.bytes();
+  };
+  ASSERT_TRUE(run(view(sparse({}))).ok());
+  expect_op_error(sparse({3}), "SPARSE_TO_DENSE", "default_value must be a scalar");
+}
+
+TEST(Hostile, EmbeddingLookupSparseRowsStayWithinAnInt) {
+  auto model = [](std::vector<int32_t> dense) {
+    ModelJson m;
+    int c = m.builtin("EMBEDDING_LOOKUP_SPARSE", 33);
+    int p = m.tensor("params", {4, 3});
+    const int64_t cols = static_cast<int64_t>(dense.size());
+    std::vector<int32_t> idx(static_cast<size_t>(2 * cols), 0);
+    int y = m.tensor("y", {dense[0], 3});
+    m.op(c,
+         {m.i32("ids", {2}, {0, 3}), m.i32("indices", {2, cols}, idx),
+          m.i32("dense_shape", {cols}, dense), m.f32("weights", {2}, {1, 2}), p},
+         {y}, "EmbeddingLookupSparseOptions", R"({ "combiner": "SUM" })");
+    m.io({p}, {y});
+    return m.bytes();
+  };
+  ASSERT_TRUE(run(view(model({2, 5}))).ok());
+  // 65536 x 65536 rows: 2^32, past what TFLite keeps in an int.
+  expect_op_error(model({65536, 65536, 4}), "EMBEDDING_LOOKUP_SPARSE",
+                  "dense_shape holds too many rows");
+}
+
+TEST(Hostile, Conv3dWithHugeStrideAndDilation) {
+  for (int v : {1, 2147483647}) {
+    ModelJson m;
+    int c = m.builtin("CONV_3D", 132);
+    int x = m.tensor("x", {1, 2, 3, 4, 2});
+    std::vector<float> w(2 * 2 * 2 * 2 * 3, 0.5f);
+    int y = m.tensor("y", {1, 2, 3, 4, 3});
+    m.op(c, {x, m.f32("w", {2, 2, 2, 2, 3}, w)}, {y}, "Conv3DOptions",
+         "{ \"padding\": \"SAME\", \"stride_d\": " + std::to_string(v) + ", \"stride_h\": " +
+             std::to_string(v) + ", \"stride_w\": 1, \"dilation_d_factor\": " + std::to_string(v) +
+             ", \"dilation_h_factor\": 1, \"dilation_w_factor\": " + std::to_string(v) + " }");
+    m.io({x}, {y});
+    expect_converts_or_rejects(m.bytes());
+  }
+}
+
+// ONNX reads an empty 'shape' attribute as a missing one: a scalar draw is
+// made as [1] and reshaped.
+TEST(Hostile, RandomUniformOfAScalarShape) {
+  ModelJson m;
+  int c = m.builtin("RANDOM_UNIFORM", 148);
+  int y = m.tensor("y", {}, "FLOAT32", 0, "\"has_rank\": true");
+  m.op(c, {m.tensor("shape", {0}, "INT32", m.buffer(""))}, {y}, "RandomOptions",
+       R"({ "seed": 1, "seed2": 0 })");
+  m.io({}, {y});
+  Diagnostics d;
+  EXPECT_EQ(output_dims(m.bytes(), d), (Dims{{}}));
+}
+
 }  // namespace
 }  // namespace lite2onnx::hostile

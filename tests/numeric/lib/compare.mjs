@@ -7,6 +7,9 @@
 //   dequantized  float outputs of dequantized/hybrid models: >= 99% of elements within
 //                2% of the reference output range (or one quantization step of a
 //                quantized reference, if coarser), and the same top-1 for classifiers
+//   distribution outputs drawn at random (the random ops): the values as two samples of
+//                one distribution, by the two-sample Kolmogorov-Smirnov test at
+//                significance 0.001 (D <= 1.95 sqrt(2 / n)); never the elements
 
 import { numElements, toNumberArray } from './tensor.mjs';
 
@@ -19,6 +22,7 @@ export const DEFAULT_TOLERANCE = Object.freeze({
   maxSteps: 4, // quantized: no element beyond this many steps
   frac: 0.99, // dequantized: fraction within rel * range
   rel: 0.02, // dequantized: allowed error as a fraction of the output range
+  ks: 1.95, // distribution: c(alpha) of the Kolmogorov-Smirnov bound, alpha = 0.001
 });
 
 // The quantized rule of a single-op model (one TFLite operator): a correct
@@ -31,7 +35,7 @@ export const SINGLE_OP_QUANTIZED = Object.freeze({ exact: 0.99, within1: 1, maxS
 // between the two TFLite runtimes, the tolerance), figure by figure.
 export const RUNTIME_SPREAD = 1.5;
 
-export const MODES = ['float', 'exact', 'index', 'quantized', 'dequantized'];
+export const MODES = ['float', 'exact', 'index', 'quantized', 'dequantized', 'distribution'];
 
 function fmt(x) {
   if (!Number.isFinite(x)) return String(x);
@@ -100,6 +104,31 @@ function compareFloat(ref, got, tol, shape, label) {
     r.detail = `${bad} of ${ref.length} elements beyond ${fmt(bound)}; worst at [${unravel(idx, shape)}]: ` +
       `ref ${fmt(ref[idx])} vs ${label} ${fmt(got[idx])}`;
   }
+  return r;
+}
+
+// The two-sample Kolmogorov-Smirnov statistic (the largest distance between
+// the two empirical distribution functions; ties step together) and its bound.
+function ksStatistic(a, b, c) {
+  const x = Float64Array.from(a).sort();
+  const y = Float64Array.from(b).sort();
+  let i = 0;
+  let j = 0;
+  let d = 0;
+  while (i < x.length && j < y.length) {
+    const v = Math.min(x[i], y[j]);
+    while (i < x.length && x[i] === v) i++;
+    while (j < y.length && y[j] === v) j++;
+    d = Math.max(d, Math.abs(i / x.length - j / y.length));
+  }
+  const bound = c * Math.sqrt((x.length + y.length) / (x.length * y.length));
+  return { d, bound };
+}
+
+function compareDistribution(ref, got, tol, label) {
+  const { d, bound } = ksStatistic(ref, got, tol.ks);
+  const r = { ok: d <= bound, maxAbs: d, tol: bound, summary: `KS D = ${fmt(d)}, bound ${fmt(bound)} (same distribution)` };
+  if (!r.ok) r.detail = `the values of ${label} are not drawn from the reference's distribution: KS D = ${fmt(d)} > ${fmt(bound)} over ${ref.length} values`;
   return r;
 }
 
@@ -245,6 +274,7 @@ export function compareTensors(ref, got, mode, tolerance = {}, options = {}) {
     case 'index': return compareIndex(a, b, tol, ref.shape, label);
     case 'quantized': return compareQuantized(a, b, tol, ref.shape, label);
     case 'dequantized': return compareDequantized(a, b, tol, ref.shape, options.classifier ?? false, label, options.step);
+    case 'distribution': return compareDistribution(a, b, tol, label);
     default: throw new Error(`unknown comparison mode ${mode}`);
   }
 }
@@ -283,6 +313,10 @@ export function outputDistance(ref, got, mode, tolerance = {}, options = {}) {
   if (ref.data.length !== got.data.length) return null;
   const a = toNumberArray(ref);
   const b = toNumberArray(got);
+  if (mode === 'distribution') {
+    const { d, bound } = ksStatistic(a, b, tol.ks);
+    return { unit: 'ks bound', beyond: d > bound ? 1 : 0, max: d / bound };
+  }
   const { unit, size } = unitOf(a, mode, tol, options.step);
   let beyond = 0;
   let off = 0;
@@ -317,6 +351,7 @@ export function toleranceDistance(mode, tolerance = {}) {
     case 'index': return { beyond: rest(tol.agree), max: Infinity };
     case 'quantized': return { beyond: rest(tol.within1), max: tol.maxSteps };
     case 'dequantized': return { beyond: rest(tol.frac), max: Infinity, top1: 0 };
+    case 'distribution': return { beyond: 0, max: 1 };
     default: throw new Error(`unknown comparison mode ${mode}`);
   }
 }

@@ -193,6 +193,22 @@ test('float tolerance: 1e-5 + 1e-4 * max(range, max|ref|)', () => {
   assert.ok(!compareTensors(ref, makeTensor('float32', [2, 2], ok.data), 'float').ok, 'shape must match');
 });
 
+test('distribution rule: two samples of one distribution by Kolmogorov-Smirnov', () => {
+  const uniform = (seed, n, scale = 1) => {
+    const rng = makeRng(seed);
+    return makeTensor('float32', [n], Float32Array.from({ length: n }, () => scale * rng()));
+  };
+  const ref = uniform(1, 3000);
+  const r = compareTensors(ref, uniform(2, 3000), 'distribution');
+  assert.ok(r.ok, r.summary);
+  assert.ok(Math.abs(r.tol - 1.95 * Math.sqrt(2 / 3000)) < 1e-12);
+  const shifted = compareTensors(ref, uniform(2, 3000, 0.9), 'distribution');
+  assert.ok(!shifted.ok, 'a uniform on [0, 0.9) is another distribution');
+  assert.match(shifted.detail, /not drawn from the reference's distribution/);
+  const d = outputDistance(ref, uniform(2, 3000, 0.9), 'distribution');
+  assert.ok(d.beyond === 1 && d.max > 1);
+});
+
 test('exact, index and quantized rules', () => {
   const t = (type, arr) => makeTensor(type, [arr.length], Int32Array.from(arr));
   assert.ok(compareTensors(t('int32', [1, 2, 3]), t('int32', [1, 2, 3]), 'exact').ok);
