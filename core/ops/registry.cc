@@ -140,6 +140,7 @@ Table make_table() {
   t[builtin::kComplexAbs] = spectral::complex_abs();
   t[builtin::kNonMaxSuppressionV4] = detection::non_max_suppression_v4();
   t[builtin::kNonMaxSuppressionV5] = detection::non_max_suppression_v5();
+  t[builtin::kStablehloComposite] = control::composite();
 
   return t;
 }
