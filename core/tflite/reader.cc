@@ -221,6 +221,15 @@ class SubgraphReader {
       g.add_tensor(std::move(t.value()));
     }
 
+    for (size_t i = 0; i < num_tensors; ++i)
+      if (auto st =
+              read_blockwise(tensors->Get(static_cast<flatbuffers::uoffset_t>(i)), i, g, budget_);
+          !st) {
+        Error e = st.take_error();
+        if (s != converted_) e.message = in(s) + e.message;
+        return e;
+      }
+
     auto check_index = [&](int32_t index, const std::string& where) -> Status {
       if (index < 0 || static_cast<size_t>(index) >= num_tensors)
         return invalid(where + ": tensor index " + std::to_string(index) + " out of range (" +
