@@ -47,7 +47,8 @@ options:
   --tflite-only         no converter/ONNX: compare LiteRT.js with tfjs-tflite only
   --filter REGEX        only models whose name matches REGEX
   --convert-arg ARG     pass ARG to every conversion (repeatable), e.g. --convert-arg=--keep-io-layout
-  --timeout SEC         per-model time limit (default 120)
+  --timeout SEC         per-model limit in CPU seconds of the worker and its children
+                        (default 120; wall time past 10x it ends a model too: a hang)
   --report FILE         also write every model's result as JSON to FILE: an array of
                         {"name", "file", "label", "outcome", "message", "unsupported": [op names]}
   --verbose             print runtime logs of the workers
@@ -199,6 +200,33 @@ function entryFor(table, model) {
 
 // ---- workers ---------------------------------------------------------------
 
+// CPU seconds used so far by process `pid` and the processes below it (the
+// converter, ONNX Runtime's child): its own time, its waited children's, and
+// the live descendants' read from /proc. 0 where /proc cannot tell.
+export function treeCpuSeconds(pid, depth = 0) {
+  let ticks = 0;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesized name: utime is the 14th field, cstime the 17th.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    if (depth < 4) {
+      for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+        const kids = fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim();
+        for (const kid of kids ? kids.split(' ') : []) ticks += 100 * treeCpuSeconds(Number(kid), depth + 1);
+      }
+    }
+  } catch {
+    // gone meanwhile, or no /proc
+  }
+  return ticks / 100;  // USER_HZ is 100 on Linux
+}
+
+// A model's time limit is CPU time (the worker's and its children's), which a
+// loaded machine does not change; wall time past kWallGuard x the limit ends
+// it too (a deadlock uses no CPU).
+const kWallGuard = 10;
+
 class WorkerPool {
   constructor(size, { timeoutMs, verbose }) {
     this.size = size;
@@ -250,12 +278,24 @@ class WorkerPool {
         const index = next++;
         w.busy = index;
         w.tail = [];
-        w.timer = setTimeout(() => {
-          const result = { name: tasks[index].name, outcome: 'fail', message: `timeout after ${this.timeoutMs / 1000} s`, notes: [] };
+        const cpuAtStart = treeCpuSeconds(w.child.pid);
+        const wallAtStart = Date.now();
+        const limit = this.timeoutMs / 1000;
+        const check = () => {
+          const cpu = treeCpuSeconds(w.child.pid) - cpuAtStart;
+          const wall = (Date.now() - wallAtStart) / 1000;
+          if (cpu <= limit && wall <= kWallGuard * limit) {
+            w.timer = setTimeout(check, 1000);
+            return;
+          }
+          const message = cpu > limit
+            ? `timeout: more than ${limit} s of CPU (${wall.toFixed(0)} s of wall time)`
+            : `timeout: ${wall.toFixed(0)} s of wall time with ${cpu.toFixed(1)} s of CPU (a hang?)`;
           w.timedOut = true;
           w.child.kill('SIGKILL');
-          finish(w, index, result);
-        }, this.timeoutMs);
+          finish(w, index, { name: tasks[index].name, outcome: 'fail', message, notes: [] });
+        };
+        w.timer = setTimeout(check, 1000);
         w.child.send({ type: 'task', id: index, task: tasks[index] });
       };
       let failedStarts = 0;
@@ -411,7 +451,8 @@ async function main() {
     secondOpinion: opts.secondOpinion,
     smoothInputs: opts.smooth,
     tfliteOnly: opts.tfliteOnly,
-    convertTimeoutMs: Math.max(1000, Math.floor(opts.timeout * 500)),
+    // A guard against a hung converter; the CPU limit above bounds its work.
+    convertTimeoutMs: Math.max(1000, Math.floor(opts.timeout * 1000 * kWallGuard)),
     threads,
   }));
 

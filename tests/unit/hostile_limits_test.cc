@@ -322,6 +322,10 @@ TEST(Hostile, ConstantsCreatedBeyondTheLimitAreAResourceLimit) {
 // lowering add up what they would create from the shapes first, so the
 // hostile models of the CLI test (12 GB of FILLs, 13 GB of DFT matrices)
 // end having allocated next to nothing, not after the budget's 256 MiB.
+// The bound is a quarter of that budget: reading a 3,000-op graph grows the
+// heap by under 16 MiB in Release but by 17-28 MiB under AddressSanitizer
+// (redzones, freed blocks held in quarantine), and work done before the
+// check would show as 256 MiB or more on either.
 TEST(Hostile, CreatedBytesLimitTripsBeforeTheWork) {
   const std::pair<const char*, std::function<Bytes()>> models[] = {
       {"constant folding would create 12582912000 bytes",
@@ -336,7 +340,7 @@ TEST(Hostile, CreatedBytesLimitTripsBeforeTheWork) {
     EXPECT_THAT(e.message, HasSubstr(message));
     long grew = rss_growth_mib([&] { (void)run(view(bytes)); });
     ASSERT_GE(grew, 0) << "the converter died";
-    EXPECT_LT(grew, 16) << "MiB grown: the limit tripped after work, not before";
+    EXPECT_LT(grew, 64) << "MiB grown: the limit tripped after work, not before";
   }
 }
 
