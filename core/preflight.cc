@@ -56,21 +56,22 @@ std::string quantized_kernel_problem(const ir::Graph& g, const ir::Node& n,
   return "";
 }
 
-// What a user can do about an op that computes on text (tokenizers, string
-// ops: it reads or writes string tensors, or its name says it tokenizes),
-// which no ONNX operator set can express; "" for any other op.
-std::string text_op_advice(const ir::Graph& g, const ir::Node& n) {
+// What a user can do about text (tokenizers, string ops), which no ONNX
+// operator set computes on as TFLite does.
+constexpr const char* kTextAdvice =
+    "ONNX has no tokenizers and few string ops; convert the model without its text processing "
+    "(export it from the tokenized inputs, the token ids) and tokenize outside the model";
+
+// An op that computes on text: it reads or writes string tensors, or its name
+// says it tokenizes.
+bool is_text_op(const ir::Graph& g, const ir::Node& n) {
   bool text =
       n.op.find("okeniz") != std::string::npos || n.op.find("entencepiece") != std::string::npos ||
       n.op.find("entencePiece") != std::string::npos || n.op.find("ordpiece") != std::string::npos;
   for (auto list : {&n.inputs, &n.outputs})
     for (ir::TensorId t : *list)
       text = text || (g.valid(t) && g.tensor(t).dtype == ir::DataType::kString);
-  return text ? "a text operator (tokenizer or string op), not converted: ONNX has no "
-                "tokenizers and few string ops; convert the model without its text processing "
-                "(export it from the tokenized inputs, the token ids) and tokenize outside the "
-                "model"
-              : "";
+  return text;
 }
 
 // A custom operator the custom-op table lacks: a select-TF op (the Flex
@@ -78,9 +79,10 @@ std::string text_op_advice(const ir::Graph& g, const ir::Node& n) {
 // compiled program, not the ops), or any other.
 Refusal unknown_custom_op(const ir::Graph& g, const ir::Node& n) {
   const std::string& code = n.op;
-  if (std::string text = text_op_advice(g, n); !text.empty())
+  if (is_text_op(g, n))
     return {code.starts_with("Flex") ? ReasonCode::kSelectTfOp : ReasonCode::kCustomOp,
-            "custom operator, " + text};
+            std::string("custom operator on text (a tokenizer or string op), not converted: ") +
+                kTextAdvice};
   if (code.starts_with("Flex")) return {ReasonCode::kSelectTfOp, "custom operator"};
   // edgetpu_compiler moves the graph into one op that only an Edge TPU runs.
   if (code == "edgetpu-custom-op")
@@ -111,7 +113,8 @@ ops::Check unsupported_reason(const ir::Graph& g, const ir::Node& n) {
       if (x.dtype == ir::DataType::kVariant && n.attrs.has("tensor_list_problem")) continue;
       if (x.dtype == ir::DataType::kString)
         return ops::refuse(ReasonCode::kType,
-                           "tensor '" + x.name + "' has type STRING: " + text_op_advice(g, n));
+                           "tensor '" + x.name +
+                               "' has type STRING, text, which is not converted: " + kTextAdvice);
       if (!ir::onnx_representable(x.dtype))
         return ops::refuse(ReasonCode::kType, "tensor '" + x.name + "' has type " +
                                                   std::string(ir::to_string(x.dtype)));
