@@ -285,6 +285,70 @@ def('strided_slice_runtime_bounds', 'STRIDED_SLICE whose begin and end are graph
   m.output(y);
 });
 
+def('slice_runtime_begin', 'SLICE of x [5, 6, 7] with begin a graph input (int32 [3] in [0, 2)) and size [3, 4, 5] ' +
+  'constant: ONNX Slice with starts from the input and ends = starts + size, computed at run time', (m) => {
+  const x = m.input('x', [5, 6, 7]);
+  const begin = m.input('begin', [3], 'INT32', { range: [0, 2] });
+  const y = m.tensor('output', [3, 4, 5]);
+  m.op('SLICE', [x, begin, m.i32('size', [3], [3, 4, 5])], [y], 'SliceOptions', {});
+  m.output(y);
+});
+
+def('pad_runtime_paddings', 'PAD of x [2, 3, 4] with paddings a graph input ' +
+  '(int32 [3, 2] in [0, 3)): ONNX Pad takes them cast to int64, begins then ends, picked by a Gather; the ' +
+  'output\'s shape depends on the input (declared dynamic), so tfjs-tflite is the reference', (m) => {
+  m.spec.reference = 'tfjs';
+  const x = m.input('x', [2, 3, 4]);
+  const paddings = m.input('paddings', [3, 2], 'INT32', { range: [0, 3] });
+  const y = m.tensor('output', [4, 5, 6], 'FLOAT32', { shape_signature: [-1, -1, -1] });
+  m.op('PAD', [x, paddings], [y], 'PadOptions', {});
+  m.output(y);
+});
+
+def('tile_runtime_multiples_nchw', 'TILE of a MAX_POOL_2D output [1, 5, 7, 4] (NCHW in ONNX) by multiples a ' +
+  'graph input (int32 [4] in [1, 3)): the multiples put into the layout\'s order by a Gather; dynamic output, ' +
+  'tfjs-tflite the reference (it aborts when a CONV_2D feeds the op)', (m) => {
+  m.spec.reference = 'tfjs';
+  const p = m.tensor('pooled', [1, 5, 7, 4]);
+  m.op('MAX_POOL_2D', [m.input('x', [1, 5, 7, 4])], [p], 'Pool2DOptions', {
+    padding: 'SAME', stride_h: 1, stride_w: 1, filter_height: 2, filter_width: 2, fused_activation_function: 'NONE',
+  });
+  const multiples = m.input('multiples', [4], 'INT32', { range: [1, 3] });
+  const y = m.tensor('output', [1, 10, 14, 8], 'FLOAT32', { shape_signature: [-1, -1, -1, -1] });
+  m.op('TILE', [p, multiples], [y], 'TileOptions', {});
+  m.output(y);
+});
+
+def('while_slice_rnn', 'the SimpleRNN loop of while_rnn_strided with the time step read as Keras writes it in a ' +
+  'loop: SLICE(sequence [2, 6, 3], begin = PACK(0, t, 0), size = PACK(-1, t + 1 - t, -1)), both computed from ' +
+  'the counter at run time (size -1: to the end), then RESHAPE to [2, 3]; 4 units, the last hidden state', (m) => {
+  const seq = m.input('sequence', [2, 6, 3]);
+  const h0 = m.f32('h0', [2, 4], new Array(8).fill(0));
+  const [, h] = whileLoop(m, m, 'rnn', [m.i32('t0', [], [0]), h0, seq],
+    (c, [t]) => counting(c, t, 6, 't'),
+    (b, [t, hp, s]) => {
+      const t1 = next(b, t, 't');
+      const pack = (xs, name) => {
+        const y = b.tensor(name, [xs.length], 'INT32');
+        b.op('PACK', xs, [y], 'PackOptions', { values_count: xs.length, axis: 0 });
+        return y;
+      };
+      const zero = b.i32('zero', [], [0]);
+      const minusOne = b.i32('minus_one', [], [-1]);
+      const step = b.tensor('step', [], 'INT32');
+      b.op('SUB', [t1, t], [step], 'SubOptions', NONE);
+      const xt3 = b.tensor('x_t3', [2, 1, 3]);
+      b.op('SLICE', [s, pack([zero, t, zero], 'begin'), pack([minusOne, step, minusOne], 'size')], [xt3],
+        'SliceOptions', {});
+      const xt = b.tensor('x_t', [2, 3]);
+      b.op('RESHAPE', [xt3, b.i32('x_t/shape', [2], [2, 3])], [xt], 'ReshapeOptions', { new_shape: [2, 3] });
+      const pre = add(b, fullyConnected(b, xt, 'kernel', 4), fullyConnected(b, hp, 'recurrent', 4, { bias: false }),
+        'pre_activation');
+      return [t1, unary(b, 'TANH', pre, 'h'), s];
+    });
+  m.output(h);
+});
+
 // ---- state: resource variables over invocations ---------------------------------------
 
 function varHandle(g, name, tag) {
