@@ -261,6 +261,10 @@ Status Pipeline::run(Stage s) {
       // Model state (resource variables, the variable tensors of stateful
       // ops) becomes state pairs once the graphs are valid; the ops as the
       // file has them are what inspect lists (kRead).
+      if (auto st =
+              each_graph(graph_, [&](ir::Graph& g) { return passes::fold_blockwise(g, ctx); });
+          !st)
+        return st;
       if (auto st = each_graph(graph_, [&](ir::Graph& g) { return passes::validate(g, ctx); }); !st)
         return st;
       if (auto st = passes::lower_tensor_lists(graph_, ctx); !st) return st;

@@ -56,10 +56,33 @@ std::string quantized_kernel_problem(const ir::Graph& g, const ir::Node& n,
   return "";
 }
 
+// What a user can do about text (tokenizers, string ops), which no ONNX
+// operator set computes on as TFLite does.
+constexpr const char* kTextAdvice =
+    "ONNX has no tokenizers and few string ops; convert the model without its text processing "
+    "(export it from the tokenized inputs, the token ids) and tokenize outside the model";
+
+// An op that computes on text: it reads or writes string tensors, or its name
+// says it tokenizes.
+bool is_text_op(const ir::Graph& g, const ir::Node& n) {
+  bool text =
+      n.op.find("okeniz") != std::string::npos || n.op.find("entencepiece") != std::string::npos ||
+      n.op.find("entencePiece") != std::string::npos || n.op.find("ordpiece") != std::string::npos;
+  for (auto list : {&n.inputs, &n.outputs})
+    for (ir::TensorId t : *list)
+      text = text || (g.valid(t) && g.tensor(t).dtype == ir::DataType::kString);
+  return text;
+}
+
 // A custom operator the custom-op table lacks: a select-TF op (the Flex
 // delegate runs it), one an accelerator's compiler made (it holds the
 // compiled program, not the ops), or any other.
-Refusal unknown_custom_op(const std::string& code) {
+Refusal unknown_custom_op(const ir::Graph& g, const ir::Node& n) {
+  const std::string& code = n.op;
+  if (is_text_op(g, n))
+    return {code.starts_with("Flex") ? ReasonCode::kSelectTfOp : ReasonCode::kCustomOp,
+            std::string("custom operator on text (a tokenizer or string op), not converted: ") +
+                kTextAdvice};
   if (code.starts_with("Flex")) return {ReasonCode::kSelectTfOp, "custom operator"};
   // edgetpu_compiler moves the graph into one op that only an Edge TPU runs.
   if (code == "edgetpu-custom-op")
@@ -84,7 +107,7 @@ ops::Check exact_problem(const ir::Graph& g, const ir::Node& n, const ops::OpEnt
 // Why a node cannot be converted, or nothing if it can.
 ops::Check unsupported_reason(const ir::Graph& g, const ir::Node& n, QuantizationMode mode) {
   const ops::OpEntry& e = ops::lookup(n);
-  if (n.builtin == ir::builtin::kCustom && !e.supported()) return unknown_custom_op(n.op);
+  if (n.builtin == ir::builtin::kCustom && !e.supported()) return unknown_custom_op(g, n);
   if (!e.supported()) return Refusal{ReasonCode::kNotImplemented, ""};
   for (auto list : {&n.inputs, &n.outputs}) {
     for (ir::TensorId t : *list) {
@@ -98,7 +121,11 @@ ops::Check unsupported_reason(const ir::Graph& g, const ir::Node& n, Quantizatio
         continue;
       // Nor does a TensorList lower_tensor_lists left: the op says why.
       if (x.dtype == ir::DataType::kVariant && n.attrs.has("tensor_list_problem")) continue;
-      if (!ir::onnx_representable(x.dtype) || x.dtype == ir::DataType::kString)
+      if (x.dtype == ir::DataType::kString)
+        return ops::refuse(ReasonCode::kType,
+                           "tensor '" + x.name +
+                               "' has type STRING, text, which is not converted: " + kTextAdvice);
+      if (!ir::onnx_representable(x.dtype))
         return ops::refuse(ReasonCode::kType, "tensor '" + x.name + "' has type " +
                                                   std::string(ir::to_string(x.dtype)));
       if (!x.has_rank)

@@ -51,6 +51,8 @@ struct OpSpec {
   std::vector<int32_t> inputs, outputs;
   tflite::BuiltinOptions options_type = tflite::BuiltinOptions::NONE;
   OptionsFn options;
+  // Set: `options` makes builtin_options_2 of this type instead.
+  tflite::BuiltinOptions2 options_2_type = tflite::BuiltinOptions2::NONE;
 };
 
 int64_t elements(const Shape& s) {
@@ -380,6 +382,8 @@ class Generator {
         return if_then_else();
       case Op::CALL:
         return call();
+      case Op::STABLEHLO_COMPOSITE:
+        return call(/*composite=*/true);
       case Op::VAR_HANDLE:
       case Op::READ_VARIABLE:
       case Op::ASSIGN_VARIABLE:
@@ -1725,8 +1729,9 @@ class Generator {
   }
 
   // CALL of a subgraph of one elementwise op (or of none: its argument passed
-  // through).
-  void call() {
+  // through); or STABLEHLO_COMPOSITE with that subgraph as its decomposition
+  // (StableHLOCompositeOptions, builtin_options_2).
+  void call(bool composite = false) {
     const int x = data_input();
     SubgraphSpec callee;
     callee.name = "callee";
@@ -1734,10 +1739,18 @@ class Generator {
     callee.inputs = {v};
     callee.outputs = {in_.one_in(4) ? v : unary_in(callee, v, "y")};
     const int index = subgraph_index(add_subgraph(std::move(callee)));
-    push(static_cast<int>(Op::CALL), {x}, {new_output(at(x).shape, at(x).type, at(x).quant)},
-         tflite::BuiltinOptions::CallOptions, [=](auto& fbb) {
-           return tflite::CreateCallOptions(fbb, static_cast<uint32_t>(index)).Union();
+    const int y = new_output(at(x).shape, at(x).type, at(x).quant);
+    if (!composite)
+      return push(static_cast<int>(Op::CALL), {x}, {y}, tflite::BuiltinOptions::CallOptions,
+                  [=](auto& fbb) {
+                    return tflite::CreateCallOptions(fbb, static_cast<uint32_t>(index)).Union();
+                  });
+    push(static_cast<int>(Op::STABLEHLO_COMPOSITE), {x}, {y}, tflite::BuiltinOptions::NONE,
+         [=](auto& fbb) {
+           return tflite::CreateStableHLOCompositeOptions(fbb, fbb.CreateString("odml.fuzz"), index)
+               .Union();
          });
+    ops_.back().options_2_type = tflite::BuiltinOptions2::StableHLOCompositeOptions;
   }
 
   void if_then_else() {
@@ -1880,10 +1893,14 @@ class Generator {
           it = code_keys.end() - 1;
         }
         auto options = op.options ? op.options(fbb) : 0;
+        const bool second = op.options_2_type != tflite::BuiltinOptions2::NONE;
         operators.push_back(tflite::CreateOperator(
             fbb, static_cast<uint32_t>(it - code_keys.begin()), fbb.CreateVector(op.inputs),
             fbb.CreateVector(op.outputs),
-            op.options ? op.options_type : tflite::BuiltinOptions::NONE, options));
+            op.options && !second ? op.options_type : tflite::BuiltinOptions::NONE,
+            second ? 0 : options, 0, tflite::CustomOptionsFormat::FLEXBUFFERS, 0, 0, 0, 0,
+            second && op.options ? op.options_2_type : tflite::BuiltinOptions2::NONE,
+            second ? options : 0));
       }
       return tflite::CreateSubGraph(fbb, fbb.CreateVector(tensors), fbb.CreateVector(inputs),
                                     fbb.CreateVector(outputs), fbb.CreateVector(operators),

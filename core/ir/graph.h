@@ -41,6 +41,12 @@ struct QuantParams {
   std::vector<float> scale;
   std::vector<int64_t> zero_point;
   int axis = 0;  // quantized_dimension, for per-axis scales
+  // Blockwise (TFLite's BlockwiseQuantization, LLM weights): one scale and
+  // zero point per run of `block_size` elements along the last axis, in the
+  // order of the tensor whose last dimension is divided by it. The reader
+  // makes them; passes::fold_blockwise rewrites every such constant before
+  // anything else reads a QuantParams (0: not blockwise).
+  int64_t block_size = 0;
 };
 
 // The K axis of a [N, K] tensor that a Reshape flattened from a permuted

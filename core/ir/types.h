@@ -80,4 +80,7 @@ std::string builtin_name(int code);
 // Node-name form of a builtin name: CONV_2D -> Conv2D, MAX_POOL_2D -> MaxPool2D.
 std::string camel_name(const std::string& builtin);
 
+// An IEEE float16 (its bits) as float32, exactly.
+float half_to_float(uint16_t h);
+
 }  // namespace lite2onnx::ir

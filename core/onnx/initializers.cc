@@ -11,39 +11,13 @@ namespace {
 
 using ir::DataType;
 
-float half_to_float(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: normalize
-      int e = -1;
-      do {
-        ++e;
-        mant <<= 1;
-      } while ((mant & 0x400u) == 0);
-      bits = sign | static_cast<uint32_t>(127 - 15 - e) << 23 | (mant & 0x3ffu) << 13;
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | mant << 13;
-  } else {
-    bits = sign | (exp + 127 - 15) << 23 | mant << 13;
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
 // Copies one element, widening float16 to float32 when the types differ.
 inline void copy_element(const std::byte* src, std::byte* dst, size_t src_size, size_t dst_size,
                          bool widen_half) {
   if (widen_half) {
     uint16_t h;
     std::memcpy(&h, src, 2);
-    float f = half_to_float(h);
+    float f = ir::half_to_float(h);
     std::memcpy(dst, &f, 4);
   } else {
     std::memcpy(dst, src, src_size < dst_size ? src_size : dst_size);

@@ -1,5 +1,7 @@
 #include "core/ops/common.h"
 
+#include "core/ir/shape.h"
+
 namespace lite2onnx::ops {
 
 Check check_activation(const ir::Graph&, const ir::Node& n) {
@@ -44,6 +46,68 @@ Status check_shape_operand(LowerContext& ctx, const ir::Node& n, size_t i) {
 }
 
 std::vector<int64_t> to_i64(const ir::Perm& p) { return {p.begin(), p.end()}; }
+
+Check check_index_vector(const ir::Graph& g, const ir::Node& n, size_t i, const char* what,
+                         size_t count) {
+  if (!has_input(g, n, i))
+    return refuse(ReasonCode::kOperands, std::string(what) + " input is missing");
+  const ir::Tensor& v = g.tensor(n.inputs[i]);
+  if (v.dtype != ir::DataType::kInt32 && v.dtype != ir::DataType::kInt64)
+    return refuse(ReasonCode::kType, std::string(what) + " of type " + ir::to_string(v.dtype) +
+                                         " (int32 or int64 expected)");
+  const auto elements = v.has_rank ? ir::element_count(v.shape) : std::nullopt;
+  if (!elements || *elements != static_cast<int64_t>(count))
+    return refuse(v.is_const() ? ReasonCode::kShape : ReasonCode::kRuntimeValue,
+                  std::string(what) + " must hold " + std::to_string(count) +
+                      " values in a static shape (tensor '" + v.name + "' has shape " +
+                      (v.has_rank ? ir::to_string(v.shape) : std::string("of unknown rank")) + ")");
+  if (v.is_const() && !ir::const_ints(g, n.inputs[i]))
+    return refuse(ReasonCode::kOperands, std::string(what) + " cannot be read");
+  return {};
+}
+
+ir::TensorId int64_vector(LowerContext& ctx, const ir::Node& n, size_t i,
+                          std::span<const int64_t> pick, const std::string& name) {
+  const ir::TensorId src = n.inputs[i];
+  const std::string base = n.name + "/" + name;
+  if (auto values = ir::const_ints(ctx.graph(), src)) {
+    if (pick.empty()) return ctx.const_i64(base, std::move(*values));
+    std::vector<int64_t> picked;
+    picked.reserve(pick.size());
+    for (int64_t k : pick) picked.push_back((*values)[static_cast<size_t>(k)]);
+    return ctx.const_i64(base, std::move(picked));
+  }
+  const ir::Tensor& x = ctx.tensor(src);
+  const int64_t count = ir::element_count(x.shape).value_or(-1);
+  auto vector = [&](const std::string& suffix, int64_t length) {
+    const ir::TensorId t = ctx.temp(base + "_" + suffix, ir::DataType::kInt64);
+    ctx.graph().tensor(t).has_rank = true;
+    ctx.graph().tensor(t).shape = {length};
+    return t;
+  };
+  ir::TensorId cur = src;
+  if (x.rank() != 1) {
+    const ir::TensorId flat = vector("flat", count);
+    ctx.graph().tensor(flat).dtype = x.dtype;
+    ctx.emit(n, "Reshape", {cur, ctx.const_i64(base + "_flat_shape", {count})}, {flat},
+             name + "_flat");
+    cur = flat;
+  }
+  if (ctx.tensor(cur).dtype != ir::DataType::kInt64) {
+    const ir::TensorId wide = vector("int64", count);
+    ctx.emit(n, "Cast", {cur}, {wide}, name + "_int64")
+        .attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt64)});
+    cur = wide;
+  }
+  bool in_order = pick.empty() || static_cast<int64_t>(pick.size()) == count;
+  for (size_t k = 0; in_order && k < pick.size(); ++k)
+    in_order = pick[k] == static_cast<int64_t>(k);
+  if (in_order) return cur;
+  const ir::TensorId picked = vector("permuted", static_cast<int64_t>(pick.size()));
+  ctx.emit(n, "Gather", {cur, ctx.const_i64(base + "_order", {pick.begin(), pick.end()})}, {picked},
+           name + "_permuted");
+  return picked;
+}
 
 Window read_window(const ir::Node& n) {
   Window w;

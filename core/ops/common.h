@@ -1,6 +1,8 @@
 // Small helpers shared by the op family files (which include the TFLite schema).
 #pragma once
 
+#include <span>
+
 #include "core/diagnostics.h"
 #include "core/ops/registry.h"
 #include "schema_generated.h"
@@ -45,6 +47,22 @@ std::vector<int64_t> to_i64(const ir::Perm& p);
 // is permuted in its initializer; a weight computed at run time gets a
 // Transpose node.
 ir::TensorId weight_in_layout(LowerContext& ctx, const ir::Node& n, size_t i, const ir::Perm& perm);
+// Operand i of the node, an integer tensor of static size (a constant, or a
+// value computed at run time such as a loop counter), as a 1-D int64 ONNX
+// value whose entry k is the operand's flattened entry pick[k] (every entry
+// in order when `pick` is empty): a constant becomes an int64 constant; a
+// run-time value gets a Reshape (rank other than 1), a Cast (int32) and a
+// Gather (a pick other than all entries in order). Attribute ops use the
+// pick to put a run-time vector into the layout's axis order, as their
+// converters permute a constant one. The caller has checked the operand
+// (check_index_vector).
+ir::TensorId int64_vector(LowerContext& ctx, const ir::Node& n, size_t i,
+                          std::span<const int64_t> pick, const std::string& name);
+// Nothing if input i is a constant or a run-time integer tensor of TFLite's
+// index types holding `count` elements in a static shape, else a refusal
+// naming `what`.
+Check check_index_vector(const ir::Graph& g, const ir::Node& n, size_t i, const char* what,
+                         size_t count);
 
 // The plan of an Attribute op with one data input: input `data_index` in
 // `data_layout` (the others in TFLite order), every output in `out_layout`.

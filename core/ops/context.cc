@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "core/diagnostics.h"
+#include "core/ops/common.h"
 #include "core/ops/registry.h"
 #include "core/options.h"
 
@@ -254,6 +255,12 @@ size_t own_outputs(const ir::Node& n) {
   size_t exposed = 0;
   for (int64_t at : n.attrs.get_ints("state_outputs")) exposed += at >= 0;
   return n.outputs.size() >= exposed ? n.outputs.size() - exposed : 0;
+}
+
+std::optional<LayoutPlan> propagate_data_input(const ir::Graph&, const ir::Node& n,
+                                               std::span<const Perm> in) {
+  const Perm p = in.empty() ? Perm{} : in[0];
+  return plan_for(n, p, 0, p);
 }
 
 std::optional<LayoutPlan> propagate_same(const ir::Graph& g, const ir::Node& n,

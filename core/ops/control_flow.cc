@@ -261,7 +261,8 @@ void read_var_handle_options(const tflite::Operator& op, ir::Attributes& a) {
 // CALL never reaches the op table's users: the reader copies the called
 // subgraph in its place.
 Status lower_call(LowerContext& ctx, const ir::Node& n) {
-  return ctx.error(n, "a CALL left after reading (the reader copies its subgraph in place)");
+  return ctx.error(n,
+                   "a " + n.op + " left after reading (the reader copies its subgraph in place)");
 }
 
 }  // namespace
@@ -324,6 +325,17 @@ OpEntry call() {
                            "outputs; an argument passed through: an Identity); no TFLite runtime "
                            "here runs CALL, so it is checked against the same ops written "
                            "inline"}};
+}
+
+OpEntry composite() {
+  return {.read = {.min_inputs = 0},
+          .lower = lower_call,
+          .doc = {.onnx = "the decomposition subgraph's nodes, copied in place",
+                  .dtypes = "any",
+                  .notes = "inlined when the model is read, as CALL (attention, norms and other "
+                           "blocks of PyTorch and JAX exports: odml.scaled_dot_product_attention, "
+                           "odml.l2_norm, odml.group_norm, ...); what the decomposition computes, "
+                           "whatever the composite's name"}};
 }
 
 OpEntry while_loop() {

@@ -234,6 +234,7 @@ namespace control {
 OpEntry while_loop();    // WHILE (as the reader expands it): Loop
 OpEntry if_then_else();  // IF: If
 OpEntry call();          // CALL: copied in place by the reader
+OpEntry composite();     // STABLEHLO_COMPOSITE: its decomposition copied in place
 // Resource variables: made state pairs by passes::expose_state.
 OpEntry var_handle();
 OpEntry read_variable();

@@ -200,6 +200,7 @@ Table make_table() {
   t[builtin::kStablehloDynamicUpdateSlice] = stablehlo::dynamic_update_slice();
   t[builtin::kStablehloPad] = stablehlo::pad();
   t[builtin::kStablehloIota] = stablehlo::iota();
+  t[builtin::kStablehloComposite] = control::composite();
 
   return t;
 }

@@ -228,6 +228,11 @@ std::vector<std::pair<std::string, const OpEntry*>> all_custom_entries();
 // Output takes the layout of input 0 (every non-constant input must share it).
 std::optional<LayoutPlan> propagate_same(const ir::Graph& g, const ir::Node& n,
                                          std::span<const ir::Perm> in);
+// Input 0 and every output in input 0's layout, the other inputs (begin and
+// size, paddings, multiples: constant or computed at run time) in TFLite
+// order; the converter puts them into the layout's order.
+std::optional<LayoutPlan> propagate_data_input(const ir::Graph& g, const ir::Node& n,
+                                               std::span<const ir::Perm> in);
 
 // State and helpers a converter uses to append ONNX nodes.
 class LowerContext {

@@ -278,43 +278,66 @@ InferredShapes infer_split_v(const ir::Graph& g, const ir::Node& n) {
 // ---- PAD / PADV2 / MIRROR_PAD ----------------------------------------------
 
 Check check_pad(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_const(g, n, 1, "paddings")) return r;
-  auto pads = ir::const_ints(g, n.inputs[1]);
-  size_t rank = g.tensor(n.inputs[0]).rank();
-  if (!pads || pads->size() != 2 * rank)
-    return refuse(ReasonCode::kShape,
-                  "paddings must be a [" + std::to_string(rank) + ", 2] constant");
-  for (int64_t v : *pads)
-    if (v < 0) return refuse(ReasonCode::kOperands, "negative padding " + std::to_string(v));
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  if (!x.has_rank) return refuse(ReasonCode::kShape, "input of unknown rank");
+  const size_t rank = x.rank();
+  if (auto r = check_index_vector(g, n, 1, "paddings", 2 * rank)) return r;
+  if (auto pads = ir::const_ints(g, n.inputs[1]))
+    for (int64_t v : *pads)
+      if (v < 0) return refuse(ReasonCode::kOperands, "negative padding " + std::to_string(v));
   if (n.builtin == ir::builtin::kPadv2 && has_input(g, n, 2)) {
-    if (auto r = require_const(g, n, 2, "constant_values")) return r;
-    if (ir::element_count(g.tensor(n.inputs[2]).shape).value_or(0) != 1)
+    const ir::Tensor& value = g.tensor(n.inputs[2]);
+    if (!value.has_rank || ir::element_count(value.shape).value_or(0) != 1)
       return refuse(ReasonCode::kOperands, "constant_values must hold one value");
   }
   return {};
 }
 
-// TFLite [rank, 2] paddings -> ONNX [begins..., ends...] in ONNX axis order.
-std::vector<int64_t> onnx_pads(const ir::Graph& g, const ir::Node& n) {
-  auto pads = *ir::const_ints(g, n.inputs[1]);
-  const Perm& p = g.tensor(n.inputs[0]).layout;
-  size_t rank = pads.size() / 2;
-  std::vector<int64_t> out(2 * rank);
+// Paddings computed at run time have a form only in ONNX Pad (constant and
+// reflect modes); SYMMETRIC slices by them (lower_mirror_pad).
+Check check_mirror_pad(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_pad(g, n)) return r;
+  if (!g.tensor(n.inputs[1]).is_const() && n.attrs.get_string("mode") != "REFLECT")
+    return refuse(ReasonCode::kRuntimeValue,
+                  "SYMMETRIC mirror padding by paddings computed at run time");
+  return {};
+}
+
+// Where ONNX's [begins..., ends...] in ONNX axis order (ONNX axis i is
+// TFLite axis p[i]) take their entries from TFLite's flat [rank, 2] paddings.
+std::vector<int64_t> pads_order(const ir::Tensor& x) {
+  const Perm p = ir::full_perm(x.layout, x.rank());
+  const size_t rank = p.size();
+  std::vector<int64_t> pick(2 * rank);
   for (size_t i = 0; i < rank; ++i) {
-    size_t a = p.empty() ? i : static_cast<size_t>(p[i]);
-    out[i] = pads[2 * a];
-    out[rank + i] = pads[2 * a + 1];
+    pick[i] = 2 * int64_t{p[i]};
+    pick[rank + i] = 2 * int64_t{p[i]} + 1;
   }
-  return out;
+  return pick;
+}
+
+// The ONNX pads: a constant, or picked from the run-time value by a Gather.
+TensorId onnx_pads(LowerContext& ctx, const ir::Node& n) {
+  return int64_vector(ctx, n, 1, pads_order(ctx.tensor(n.inputs[0])), "pads");
 }
 
 Status lower_pad(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
-  std::vector<TensorId> inputs = {n.inputs[0], ctx.const_i64(n.name + "/pads", onnx_pads(g, n))};
+  std::vector<TensorId> inputs = {n.inputs[0], onnx_pads(ctx, n)};
   if (n.builtin == ir::builtin::kPadv2 && has_input(g, n, 2)) {
     ir::Tensor value = g.tensor(n.inputs[2]);
-    value.shape = {};  // ONNX wants a scalar
-    inputs.push_back(ctx.graph().add_tensor(std::move(value)));
+    if (value.is_const()) {
+      value.shape = {};  // ONNX wants a scalar
+      inputs.push_back(ctx.graph().add_tensor(std::move(value)));
+    } else {
+      const TensorId scalar = ctx.temp(n.name + "/constant_value", value.dtype);
+      ctx.graph().tensor(scalar).has_rank = true;
+      ctx.graph().tensor(scalar).shape = {};
+      ctx.emit(n, "Reshape",
+               {n.inputs[2], ctx.const_i64(n.name + "/scalar_shape", {}, ir::Shape{0})}, {scalar},
+               "constant_value");
+      inputs.push_back(scalar);
+    }
   }
   ir::Node& pad = ctx.emit(n, "Pad", inputs, {n.outputs[0]});
   pad.attrs.set("mode", std::string("constant"));
@@ -323,13 +346,15 @@ Status lower_pad(LowerContext& ctx, const ir::Node& n) {
 
 Status lower_mirror_pad(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
-  std::vector<int64_t> pads = onnx_pads(g, n);
   if (n.attrs.get_string("mode") == "REFLECT") {
-    ir::Node& pad =
-        ctx.emit(n, "Pad", {n.inputs[0], ctx.const_i64(n.name + "/pads", pads)}, {n.outputs[0]});
+    ir::Node& pad = ctx.emit(n, "Pad", {n.inputs[0], onnx_pads(ctx, n)}, {n.outputs[0]});
     pad.attrs.set("mode", std::string("reflect"));
     return ok_status();
   }
+  // SYMMETRIC: constant paddings (check_mirror_pad).
+  const std::vector<int64_t> flat = *ir::const_ints(g, n.inputs[1]);
+  std::vector<int64_t> pads;
+  for (int64_t k : pads_order(g.tensor(n.inputs[0]))) pads.push_back(flat[static_cast<size_t>(k)]);
   // SYMMETRIC has no ONNX Pad mode: per padded axis, concatenate reversed edge slices.
   size_t rank = pads.size() / 2;
   std::vector<size_t> padded;
@@ -540,7 +565,7 @@ OpEntry split_v() {
 OpEntry pad() {
   return {.read = {.min_inputs = 2},
           .layout = {.kind = LayoutClass::kAttribute,
-                     .propagate = propagate_same,
+                     .propagate = propagate_data_input,
                      .keeps_layout = true},
           .infer_shapes = infer_pad,
           .check = check_pad,
@@ -552,10 +577,10 @@ OpEntry pad() {
 OpEntry mirror_pad() {
   return {.read = {.min_inputs = 2, .options = read_mirror_pad_options},
           .layout = {.kind = LayoutClass::kAttribute,
-                     .propagate = propagate_same,
+                     .propagate = propagate_data_input,
                      .keeps_layout = true},
           .infer_shapes = infer_pad,
-          .check = check_pad,
+          .check = check_mirror_pad,
           .lower = lower_mirror_pad,
           .quantization = {.kernel = QuantizedKernel::kSameScale},
           .doc = {.onnx = "Pad (reflect) / Slice + Concat (symmetric)",

@@ -20,55 +20,70 @@ using ir::TensorId;
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
-// Input 0 in layout `in[0]`, constant operands in TFLite order, output in the
-// input's layout.
-std::optional<LayoutPlan> propagate_data_input(const ir::Graph&, const ir::Node& n,
-                                               std::span<const Perm> in) {
-  const Perm p = in.empty() ? Perm{} : in[0];
-  return plan_for(n, p, 0, p);
-}
-
-// A constant int vector input with exactly `count` entries.
-Check check_const_vector(const ir::Graph& g, const ir::Node& n, size_t i, const char* what,
-                         size_t count) {
-  if (auto r = require_const(g, n, i, what)) return r;
-  if (!is_index_type(g.tensor(n.inputs[i]).dtype))
-    return refuse(ReasonCode::kType,
-                  std::string(what) + " of type " + ir::to_string(g.tensor(n.inputs[i]).dtype));
-  auto v = ir::const_ints(g, n.inputs[i]);
-  if (!v || v->size() != count)
-    return refuse(ReasonCode::kShape, std::string(what) + " must hold " + std::to_string(count) +
-                                          " values (one per dimension)");
-  return {};
-}
-
 // ---- SLICE ------------------------------------------------------------------
 
 Check check_slice(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   if (!x.has_rank) return refuse(ReasonCode::kShape, "input of unknown rank");
   const size_t rank = x.rank();
-  if (auto r = check_const_vector(g, n, 1, "begin", rank)) return r;
-  if (auto r = check_const_vector(g, n, 2, "size", rank)) return r;
-  auto begin = *ir::const_ints(g, n.inputs[1]);
-  auto size = *ir::const_ints(g, n.inputs[2]);
+  if (auto r = check_index_vector(g, n, 1, "begin", rank)) return r;
+  if (auto r = check_index_vector(g, n, 2, "size", rank)) return r;
+  // What is known at conversion time is checked as TFLite's Prepare checks it.
+  auto begin = ir::const_ints(g, n.inputs[1]);
+  auto size = ir::const_ints(g, n.inputs[2]);
   for (size_t d = 0; d < rank; ++d) {
-    if (begin[d] < 0)
-      return refuse(ReasonCode::kOperands, "negative begin " + std::to_string(begin[d]));
-    if (size[d] < -1)
-      return refuse(ReasonCode::kOperands, "size " + std::to_string(size[d]) + " (>= -1 expected)");
-    int64_t dim = x.shape[d];
-    if (dim >= 0 && (begin[d] > dim || (size[d] >= 0 && begin[d] + size[d] > dim)))
-      return refuse(ReasonCode::kOperands, "slice [" + std::to_string(begin[d]) + ", +" +
-                                               std::to_string(size[d]) + ") exceeds dimension " +
+    const int64_t b = begin ? (*begin)[d] : 0, k = size ? (*size)[d] : -1;
+    if (b < 0) return refuse(ReasonCode::kOperands, "negative begin " + std::to_string(b));
+    if (k < -1)
+      return refuse(ReasonCode::kOperands, "size " + std::to_string(k) + " (>= -1 expected)");
+    const int64_t dim = x.shape[d];
+    if (dim >= 0 && (b > dim || (k >= 0 && b + k > dim)))
+      return refuse(ReasonCode::kOperands, "slice [" + std::to_string(b) + ", +" +
+                                               std::to_string(k) + ") exceeds dimension " +
                                                std::to_string(d) + " of size " +
                                                std::to_string(dim));
   }
   return {};
 }
 
+// Begin or size computed at run time (a loop counter slicing a TensorArray):
+// ONNX Slice takes the starts and ends as values, in TFLite's axis order with
+// the axes permuted; end = begin + size, or past the end where size is -1.
+Status lower_runtime_slice(LowerContext& ctx, const ir::Node& n) {
+  const ir::Tensor& x = ctx.tensor(n.inputs[0]);
+  const Perm p = x.layout;
+  const int64_t rank = static_cast<int64_t>(x.rank());
+  std::vector<int64_t> axes;
+  for (int d = 0; d < rank; ++d) axes.push_back(ir::onnx_axis(p, d));
+  const TensorId starts = int64_vector(ctx, n, 1, {}, "starts");
+  const TensorId sizes = int64_vector(ctx, n, 2, {}, "sizes");
+  auto vec = [&](const std::string& name, DataType type) {
+    const TensorId t = ctx.temp(n.name + "/" + name, type);
+    ctx.graph().tensor(t).has_rank = true;
+    ctx.graph().tensor(t).shape = {rank};
+    return t;
+  };
+  TensorId ends = vec("ends", DataType::kInt64);
+  ctx.emit(n, "Add", {starts, sizes}, {ends}, "ends");
+  auto constant_sizes = ir::const_ints(ctx.graph(), n.inputs[2]);
+  if (!constant_sizes || std::count(constant_sizes->begin(), constant_sizes->end(), -1) > 0) {
+    const TensorId to_end = vec("to_end", DataType::kBool);
+    ctx.emit(n, "Equal", {sizes, ctx.const_i64(n.name + "/minus_one", {-1}, Shape{})}, {to_end},
+             "to_end");
+    const TensorId bounded = vec("ends_bounded", DataType::kInt64);
+    ctx.emit(n, "Where", {to_end, ctx.const_i64(n.name + "/past_end", {kMax}, Shape{}), ends},
+             {bounded}, "ends_bounded");
+    ends = bounded;
+  }
+  ctx.emit(n, "Slice", {n.inputs[0], starts, ends, ctx.const_i64(n.name + "/axes", axes)},
+           {n.outputs[0]});
+  return ok_status();
+}
+
 Status lower_slice(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
+  if (!g.tensor(n.inputs[1]).is_const() || !g.tensor(n.inputs[2]).is_const())
+    return lower_runtime_slice(ctx, n);
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const Perm& p = x.layout;
   auto begin = *ir::const_ints(g, n.inputs[1]);
@@ -121,56 +136,19 @@ InferredShapes infer_slice(const ir::Graph& g, const ir::Node& n) {
 Check check_tile(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   if (!x.has_rank) return refuse(ReasonCode::kShape, "input of unknown rank");
-  if (!g.tensor(n.inputs[1]).is_const()) {
-    // Multiples computed at run time (from a dynamic batch size, say).
-    const ir::Tensor& m = g.tensor(n.inputs[1]);
-    if (!is_index_type(m.dtype) || m.rank() != 1 || m.shape[0] != static_cast<int64_t>(x.rank()))
-      return refuse(ReasonCode::kType,
-                    "multiples computed at run time must be an int32 or int64 vector of " +
-                        std::to_string(x.rank()) + " elements");
-    return {};
-  }
-  if (auto r = check_const_vector(g, n, 1, "multiples", x.rank())) return r;
-  const std::vector<int64_t> multiples = *ir::const_ints(g, n.inputs[1]);
-  for (int64_t m : multiples)
-    if (m < 0) return refuse(ReasonCode::kOperands, "negative multiple " + std::to_string(m));
+  if (auto r = check_index_vector(g, n, 1, "multiples", x.rank())) return r;
+  if (auto multiples = ir::const_ints(g, n.inputs[1]))
+    for (int64_t m : *multiples)
+      if (m < 0) return refuse(ReasonCode::kOperands, "negative multiple " + std::to_string(m));
   return {};
 }
 
+// Multiples constant or computed at run time (from a dynamic batch size,
+// say), in the layout's axis order: ONNX axis i is TFLite axis p[i].
 Status lower_tile(LowerContext& ctx, const ir::Node& n) {
-  const ir::Graph& g = ctx.graph();
-  const Perm& p = g.tensor(n.inputs[0]).layout;
-  if (!g.tensor(n.inputs[1]).is_const()) {
-    // int64, in ONNX axis order.
-    ir::TensorId repeats = n.inputs[1];
-    const ir::Shape shape = g.tensor(repeats).shape;
-    auto vec = [&](const std::string& suffix) {
-      const ir::TensorId t = ctx.temp(n.name + "/" + suffix, ir::DataType::kInt64);
-      ctx.graph().tensor(t).has_rank = true;
-      ctx.graph().tensor(t).shape = shape;
-      return t;
-    };
-    if (g.tensor(repeats).dtype != ir::DataType::kInt64) {
-      const ir::TensorId cast = vec("repeats_int64");
-      ctx.emit(n, "Cast", {repeats}, {cast}, "repeats_int64")
-          .attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt64)});
-      repeats = cast;
-    }
-    if (!ir::is_identity(p)) {
-      const ir::TensorId permuted = vec("repeats_permuted");
-      ctx.emit(n, "Gather",
-               {repeats, ctx.const_i64(n.name + "/repeats_order", {p.begin(), p.end()})},
-               {permuted}, "repeats_permuted");
-      repeats = permuted;
-    }
-    ctx.emit(n, "Tile", {n.inputs[0], repeats}, {n.outputs[0]});
-    return ok_status();
-  }
-  auto m = *ir::const_ints(g, n.inputs[1]);
-  // ONNX axis i is TFLite axis p[i].
-  std::vector<int64_t> repeats(m.size());
-  for (size_t i = 0; i < m.size(); ++i) repeats[i] = m[p.empty() ? i : static_cast<size_t>(p[i])];
-  ctx.emit(n, "Tile", {n.inputs[0], ctx.const_i64(n.name + "/repeats", repeats)}, {n.outputs[0]});
+  const Perm& p = ctx.tensor(n.inputs[0]).layout;
+  const std::vector<int64_t> order = to_i64(p);
+  ctx.emit(n, "Tile", {n.inputs[0], int64_vector(ctx, n, 1, order, "repeats")}, {n.outputs[0]});
   return ok_status();
 }
 
@@ -244,7 +222,8 @@ OpEntry slice() {
           .quantization = {.kernel = QuantizedKernel::kSameScale},
           .doc = {.onnx = "Slice",
                   .dtypes = "float32, int32, int64, bool",
-                  .notes = "constant begin/size (size -1: to the end); axes follow the layout"}};
+                  .notes = "begin/size constant or computed at run time (size -1: to the end); "
+                           "axes follow the layout"}};
 }
 
 OpEntry tile() {

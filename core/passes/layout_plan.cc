@@ -114,9 +114,14 @@ std::vector<Perm> Planner::backward_hints() const {
     if (!keeps || n.outputs.empty()) continue;
     const Perm& w = want[static_cast<size_t>(n.outputs[0])];
     size_t rank = g_.tensor(n.outputs[0]).rank();
-    for (TensorId t : n.inputs)
+    // Only the data input when the others stay in TFLite order (PAD's
+    // paddings computed at run time).
+    const size_t hinted = e.layout.propagate == ops::propagate_data_input ? 1 : n.inputs.size();
+    for (size_t i = 0; i < hinted && i < n.inputs.size(); ++i) {
+      const TensorId t = n.inputs[i];
       if (is_data(g_, t) && g_.tensor(t).rank() == rank && want[static_cast<size_t>(t)].empty())
         want[static_cast<size_t>(t)] = w;
+    }
   }
   return want;
 }

@@ -65,6 +65,14 @@ Status validate(const ir::Graph& g, PassContext& ctx);
 //    stay variable: the preflight names them.
 // Initial values made here count against max_created_bytes.
 Status expose_state(ir::Graph& g, PassContext& ctx);
+// Blockwise-quantized constants (QuantParams::block_size, as the reader
+// reads TFLite's BlockwiseQuantization: LLM weights, packed INT4 with
+// float16 scales per block) become float32 constants, (q - zero point) x
+// scale per block; a warning in the default mode, where integer weights are
+// otherwise kept (ONNX dequantizes by blocks only from opset 21). Runs first,
+// before anything reads quantization; the floats count against
+// max_created_bytes, admitted before they are made.
+Status fold_blockwise(ir::Graph& g, PassContext& ctx);
 // Keras' TensorList loops (select-TF TensorList ops, the lists carried
 // through WHILE loops) as dense tensors [length, element shape], rewritten
 // into builtins (tensor_lists.cc); a list it cannot make dense leaves its ops

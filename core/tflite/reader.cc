@@ -38,12 +38,12 @@ Result<int> builtin_code(const tflite::OperatorCode* code, size_t index) {
 
 bool is_control_flow(int code) {
   return code == ir::builtin::kWhile || code == ir::builtin::kIf || code == ir::builtin::kCall ||
-         code == ir::builtin::kCallOnce;
+         code == ir::builtin::kCallOnce || code == ir::builtin::kStablehloComposite;
 }
 
 // The subgraphs a control-flow op names, with their roles (WHILE: cond, body;
-// IF: then, else; CALL: the callee; CALL_ONCE: init); an op without its
-// options table is an invalid model.
+// IF: then, else; CALL: the callee; CALL_ONCE: init; STABLEHLO_COMPOSITE: its
+// decomposition); an op without its options table is an invalid model.
 Result<std::vector<std::pair<const char*, int64_t>>> called_subgraphs(const tflite::Operator& op,
                                                                       int code,
                                                                       const std::string& where) {
@@ -68,6 +68,12 @@ Result<std::vector<std::pair<const char*, int64_t>>> called_subgraphs(const tfli
       if (!o) return missing("CallOptions");
       return std::vector<std::pair<const char*, int64_t>>{{"callee", int64_t{o->subgraph()}}};
     }
+    case ir::builtin::kStablehloComposite: {
+      const auto* o = op.builtin_options_2_as_StableHLOCompositeOptions();
+      if (!o) return missing("StableHLOCompositeOptions");
+      return std::vector<std::pair<const char*, int64_t>>{
+          {"decomposition", int64_t{o->decomposition_subgraph_index()}}};
+    }
     default: {
       const auto* o = op.builtin_options_as_CallOnceOptions();
       if (!o) return missing("CallOnceOptions");
@@ -77,16 +83,14 @@ Result<std::vector<std::pair<const char*, int64_t>>> called_subgraphs(const tfli
 }
 
 // Reads subgraphs into graphs with their control flow expanded: a CALL's
-// subgraph is copied in its place; a WHILE's condition is copied before it
-// (evaluated on its inputs: the Loop's first condition) and its node owns
-// "body": the body subgraph with the condition copied after it, whose outputs
-// are the next condition and the next values; an IF owns "then_branch" and
-// "else_branch"; a CALL_ONCE owns "init". Each subgraph is read once and
-// copied for every op that runs it; every graph read or copied counts against
-// max_operators and max_tensors, so a subgraph run from many places (or from
-// places that are copied themselves) cannot multiply without bound. A subgraph
-// reached from itself is an invalid model; a chain of calls deeper than
-// max_subgraph_depth is a resource limit.
+// subgraph (a STABLEHLO_COMPOSITE's decomposition) is copied in its place; a WHILE's condition is
+// copied before it (evaluated on its inputs: the Loop's first condition) and its node owns "body":
+// the body subgraph with the condition copied after it, whose outputs are the next condition and
+// the next values; an IF owns "then_branch" and "else_branch"; a CALL_ONCE owns "init". Each
+// subgraph is read once and copied for every op that runs it; every graph read or copied counts
+// against max_operators and max_tensors, so a subgraph run from many places (or from places that
+// are copied themselves) cannot multiply without bound. A subgraph reached from itself is an
+// invalid model; a chain of calls deeper than max_subgraph_depth is a resource limit.
 class SubgraphReader {
  public:
   SubgraphReader(const tflite::Model& model, const std::vector<std::span<const std::byte>>& buffers,
@@ -216,6 +220,15 @@ class SubgraphReader {
       }
       g.add_tensor(std::move(t.value()));
     }
+
+    for (size_t i = 0; i < num_tensors; ++i)
+      if (auto st =
+              read_blockwise(tensors->Get(static_cast<flatbuffers::uoffset_t>(i)), i, g, budget_);
+          !st) {
+        Error e = st.take_error();
+        if (s != converted_) e.message = in(s) + e.message;
+        return e;
+      }
 
     auto check_index = [&](int32_t index, const std::string& where) -> Status {
       if (index < 0 || static_cast<size_t>(index) >= num_tensors)
@@ -459,7 +472,10 @@ class SubgraphReader {
       return charge(e.nodes, e.tensors, where + " (copying the subgraph it runs)");
     };
     switch (n.builtin) {
-      case ir::builtin::kCall: {
+      case ir::builtin::kCall:
+      case ir::builtin::kStablehloComposite: {
+        // A composite is a call of its decomposition: TFLite's kernel runs
+        // that subgraph (a delegate may run the whole block its own way).
         const ir::Graph& f = *callee[0]->graph;
         if (auto st = same_types(g, ins, f, f.inputs().ids(), where, "inputs and the callee's");
             !st)

@@ -43,6 +43,12 @@ Result<ir::Tensor> read_tensor(const tflite::Tensor* t, size_t index,
                                const Limits& limits, uint64_t& budget, ir::CreatedBytes& created,
                                Checkpoint& checkpoint);
 
+// Tensor `index` of `g` (read already, with every other tensor of its
+// subgraph): its BlockwiseQuantization, if any, as QuantParams with a
+// block_size, the per-block scales and zero points read from the constants
+// the details name, every index, count and value checked.
+Status read_blockwise(const tflite::Tensor* t, size_t index, ir::Graph& g, uint64_t& budget);
+
 // ---- signatures.cc ----
 
 // Every SignatureDef, checked as TFLite's interpreter checks them all (a null

@@ -3,6 +3,7 @@
 // bytes (sparse data made dense, as TFLite's DENSIFY would).
 #include <flatbuffers/flatbuffers.h>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -132,6 +133,32 @@ Result<ir::Tensor> read_tensor(const tflite::Tensor* t, size_t index,
     created.charge(dense_bytes, tensor_label(t, index) + " (densified)");
     out.data = ir::ConstData::owned(std::move(*dense), out.dtype);
     out.was_sparse = true;
+  } else if (buffer != 0 && !buffers[buffer].empty() && out.dtype == DataType::kInt4) {
+    // Packed INT4: two values per byte, the first in the low nibble (TFLite's
+    // UnpackDenseInt4IntoInt8); unpacked here to int8, which every later part
+    // reads, its size charged to what the conversion creates.
+    if (out.shape.size() != static_shape.size())
+      return invalid(tensor_label(t, index) + ": INT4 constant with a dynamic shape");
+    const std::span<const std::byte> data = buffers[buffer];
+    const uint64_t n = static_cast<uint64_t>(*count);
+    if (data.size() != (n + 1) / 2)
+      return invalid(tensor_label(t, index) + ": buffer " + std::to_string(buffer) + " holds " +
+                     std::to_string(data.size()) + " bytes but " + std::to_string(n) +
+                     " packed INT4 values need " + std::to_string((n + 1) / 2));
+    if (!created.fits(n))
+      return make_error(ErrorCode::kResourceLimit,
+                        tensor_label(t, index) + ": its " + std::to_string(n) +
+                            " INT4 values unpacked need more than the conversion may create "
+                            "(max_created_bytes)");
+    std::vector<std::byte> unpacked(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      const auto byte = static_cast<uint8_t>(data[i / 2]);
+      const int nibble = i % 2 == 0 ? byte & 0xf : byte >> 4;
+      unpacked[i] = static_cast<std::byte>(static_cast<int8_t>(nibble >= 8 ? nibble - 16 : nibble));
+    }
+    created.charge(n, tensor_label(t, index) + " (INT4 unpacked)");
+    out.dtype = DataType::kInt8;
+    out.data = ir::ConstData::owned(std::move(unpacked), DataType::kInt8);
   } else if (buffer != 0 && !buffers[buffer].empty()) {
     std::span<const std::byte> data = buffers[buffer];
     // No shape at all: TFLite reads a one-element constant as a scalar.
@@ -181,6 +208,84 @@ Result<ir::Tensor> read_tensor(const tflite::Tensor* t, size_t index,
     out.quant = std::move(qp);
   }
   return out;
+}
+
+Status read_blockwise(const tflite::Tensor* t, size_t index, ir::Graph& g, uint64_t& budget) {
+  const auto* q = t ? t->quantization() : nullptr;
+  const auto* b = q ? q->details_as_BlockwiseQuantization() : nullptr;
+  if (!b) return ok_status();
+  ir::Tensor& x = g.tensor(static_cast<ir::TensorId>(index));
+  const std::string label = tensor_label(t, index) + ": blockwise quantization: ";
+  const int64_t block = b->block_size();
+  if (x.shape.empty() || block <= 0 || x.shape.back() <= 0 || x.shape.back() % block != 0)
+    return invalid(label + "block size " + std::to_string(block) +
+                   " does not divide the last "
+                   "dimension of shape " +
+                   ir::to_string(x.shape));
+  const auto count = ir::element_count(x.shape);
+  if (!count || *count <= 0) return invalid(label + "shape " + ir::to_string(x.shape));
+  const auto blocks = static_cast<size_t>(*count / block);
+  // The scales and zero points are constants of this subgraph, one per block
+  // (TFLite reads them as tensors; a shape other than the blocks' is refused).
+  auto values = [&](int32_t id, const char* what) -> Result<std::vector<double>> {
+    if (id < 0 || static_cast<size_t>(id) >= g.tensor_count())
+      return invalid(label + what + " tensor index " + std::to_string(id) + " out of range");
+    const ir::Tensor& s = g.tensor(id);
+    const auto n = ir::element_count(s.shape);
+    if (!s.is_const() || !n || static_cast<size_t>(*n) != blocks)
+      return invalid(label + what + " '" + s.name + "' must be a constant of " +
+                     std::to_string(blocks) + " values (one per block of " + std::to_string(block) +
+                     ")");
+    if (blocks * 8 > budget) return expansion(label + what);
+    budget -= blocks * 8;
+    std::vector<double> out(blocks);
+    const ir::ConstData& d = *s.data;
+    for (size_t i = 0; i < blocks; ++i) {
+      switch (d.stored_type) {
+        case DataType::kFloat32:
+          out[i] = d.as<float>()[i];
+          break;
+        case DataType::kFloat16:
+          out[i] = ir::half_to_float(d.as<uint16_t>()[i]);
+          break;
+        case DataType::kInt32:
+          out[i] = d.as<int32_t>()[i];
+          break;
+        case DataType::kInt64:
+          out[i] = static_cast<double>(d.as<int64_t>()[i]);
+          break;
+        case DataType::kInt8:
+          out[i] = d.as<int8_t>()[i];
+          break;
+        default:
+          return invalid(label + what + " '" + s.name + "' of type " +
+                         ir::to_string(d.stored_type));
+      }
+    }
+    return out;
+  };
+  auto scales = values(b->scales(), "scales");
+  if (!scales) return scales.take_error();
+  ir::QuantParams qp;
+  qp.block_size = block;
+  qp.axis = static_cast<int>(x.shape.size()) - 1;
+  for (double v : *scales) {
+    if (!std::isfinite(v) || v < 0) return invalid(label + "a scale of " + std::to_string(v));
+    qp.scale.push_back(static_cast<float>(v));
+  }
+  qp.zero_point.assign(blocks, 0);
+  if (b->zero_points() >= 0) {
+    auto zps = values(b->zero_points(), "zero points");
+    if (!zps) return zps.take_error();
+    for (size_t i = 0; i < blocks; ++i) {
+      const double z = (*zps)[i];
+      if (z != std::floor(z) || z < -128 || z > 127)
+        return invalid(label + "a zero point of " + std::to_string(z));
+      qp.zero_point[i] = static_cast<int64_t>(z);
+    }
+  }
+  x.quant = std::move(qp);
+  return ok_status();
 }
 
 }  // namespace lite2onnx::tflite_reader

@@ -285,6 +285,70 @@ def('strided_slice_runtime_bounds', 'STRIDED_SLICE whose begin and end are graph
   m.output(y);
 });
 
+def('slice_runtime_begin', 'SLICE of x [5, 6, 7] with begin a graph input (int32 [3] in [0, 2)) and size [3, 4, 5] ' +
+  'constant: ONNX Slice with starts from the input and ends = starts + size, computed at run time', (m) => {
+  const x = m.input('x', [5, 6, 7]);
+  const begin = m.input('begin', [3], 'INT32', { range: [0, 2] });
+  const y = m.tensor('output', [3, 4, 5]);
+  m.op('SLICE', [x, begin, m.i32('size', [3], [3, 4, 5])], [y], 'SliceOptions', {});
+  m.output(y);
+});
+
+def('pad_runtime_paddings', 'PAD of x [2, 3, 4] with paddings a graph input ' +
+  '(int32 [3, 2] in [0, 3)): ONNX Pad takes them cast to int64, begins then ends, picked by a Gather; the ' +
+  'output\'s shape depends on the input (declared dynamic), so tfjs-tflite is the reference', (m) => {
+  m.spec.reference = 'tfjs';
+  const x = m.input('x', [2, 3, 4]);
+  const paddings = m.input('paddings', [3, 2], 'INT32', { range: [0, 3] });
+  const y = m.tensor('output', [4, 5, 6], 'FLOAT32', { shape_signature: [-1, -1, -1] });
+  m.op('PAD', [x, paddings], [y], 'PadOptions', {});
+  m.output(y);
+});
+
+def('tile_runtime_multiples_nchw', 'TILE of a MAX_POOL_2D output [1, 5, 7, 4] (NCHW in ONNX) by multiples a ' +
+  'graph input (int32 [4] in [1, 3)): the multiples put into the layout\'s order by a Gather; dynamic output, ' +
+  'tfjs-tflite the reference (it aborts when a CONV_2D feeds the op)', (m) => {
+  m.spec.reference = 'tfjs';
+  const p = m.tensor('pooled', [1, 5, 7, 4]);
+  m.op('MAX_POOL_2D', [m.input('x', [1, 5, 7, 4])], [p], 'Pool2DOptions', {
+    padding: 'SAME', stride_h: 1, stride_w: 1, filter_height: 2, filter_width: 2, fused_activation_function: 'NONE',
+  });
+  const multiples = m.input('multiples', [4], 'INT32', { range: [1, 3] });
+  const y = m.tensor('output', [1, 10, 14, 8], 'FLOAT32', { shape_signature: [-1, -1, -1, -1] });
+  m.op('TILE', [p, multiples], [y], 'TileOptions', {});
+  m.output(y);
+});
+
+def('while_slice_rnn', 'the SimpleRNN loop of while_rnn_strided with the time step read as Keras writes it in a ' +
+  'loop: SLICE(sequence [2, 6, 3], begin = PACK(0, t, 0), size = PACK(-1, t + 1 - t, -1)), both computed from ' +
+  'the counter at run time (size -1: to the end), then RESHAPE to [2, 3]; 4 units, the last hidden state', (m) => {
+  const seq = m.input('sequence', [2, 6, 3]);
+  const h0 = m.f32('h0', [2, 4], new Array(8).fill(0));
+  const [, h] = whileLoop(m, m, 'rnn', [m.i32('t0', [], [0]), h0, seq],
+    (c, [t]) => counting(c, t, 6, 't'),
+    (b, [t, hp, s]) => {
+      const t1 = next(b, t, 't');
+      const pack = (xs, name) => {
+        const y = b.tensor(name, [xs.length], 'INT32');
+        b.op('PACK', xs, [y], 'PackOptions', { values_count: xs.length, axis: 0 });
+        return y;
+      };
+      const zero = b.i32('zero', [], [0]);
+      const minusOne = b.i32('minus_one', [], [-1]);
+      const step = b.tensor('step', [], 'INT32');
+      b.op('SUB', [t1, t], [step], 'SubOptions', NONE);
+      const xt3 = b.tensor('x_t3', [2, 1, 3]);
+      b.op('SLICE', [s, pack([zero, t, zero], 'begin'), pack([minusOne, step, minusOne], 'size')], [xt3],
+        'SliceOptions', {});
+      const xt = b.tensor('x_t', [2, 3]);
+      b.op('RESHAPE', [xt3, b.i32('x_t/shape', [2], [2, 3])], [xt], 'ReshapeOptions', { new_shape: [2, 3] });
+      const pre = add(b, fullyConnected(b, xt, 'kernel', 4), fullyConnected(b, hp, 'recurrent', 4, { bias: false }),
+        'pre_activation');
+      return [t1, unary(b, 'TANH', pre, 'h'), s];
+    });
+  m.output(h);
+});
+
 // ---- state: resource variables over invocations ---------------------------------------
 
 function varHandle(g, name, tag) {
@@ -329,6 +393,137 @@ def('state_stream', 'a streaming model with resource variables, as TensorFlow ex
   const times = m.tensor('count_float', [1]);
   m.op('CAST', [count], [times], 'CastOptions', { in_data_type: 'INT32', out_data_type: 'FLOAT32' });
   m.output(mul(m, mean, times, 'output'), count);
+});
+
+// ---- StableHLO composites ------------------------------------------------------------
+//
+// PyTorch and JAX exports (ai-edge-torch, the AI Edge quantizer) wrap blocks in
+// STABLEHLO_COMPOSITE ops that name a decomposition subgraph and carry their
+// attributes as a FlexBuffer map; TFLite's kernel runs the decomposition.
+// LiteRT.js runs them (tfjs-tflite does not know the op).
+
+// A composite `compositeName` in graph `g` over `args`: build(d, inputs)
+// fills the decomposition (once per `impl` key: later composites of the same
+// key call the same subgraph) and returns its outputs, whose shapes and types
+// the composite's outputs take.
+const decompositions = new Map();
+function composite(m, g, name, compositeName, args, attributes, build, impl = undefined) {
+  let index = impl === undefined ? undefined : decompositions.get(`${m.name}/${impl}`);
+  if (index === undefined) {
+    index = m.subgraph(`${compositeName}.impl`, (d) => {
+      const ins = args.map((t, i) => d.input(`${name}/arg_${i}`, g.shape(t), g.type(t)));
+      d.output(...build(d, ins));
+    });
+    if (impl !== undefined) decompositions.set(`${m.name}/${impl}`, index);
+  }
+  const d = m.graphs[index];
+  const ys = d.outputs.map((t, i) => g.tensor(`${name}/out_${i}`, d.shape(t), d.type(t)));
+  g.op('STABLEHLO_COMPOSITE', args, ys, 'StableHLOCompositeOptions', {
+    name: compositeName, decomposition_subgraph_index: index,
+    composite_attributes: flexbuffer(attributes), composite_attributes_format: 'FLEXBUFFERS',
+  });
+  return ys;
+}
+
+function transpose(g, x, perm, name) {
+  const y = g.tensor(name, perm.map((p) => g.shape(x)[p]), g.type(x));
+  g.op('TRANSPOSE', [x, g.i32(`${name}/perm`, [perm.length], perm)], [y], 'TransposeOptions', {});
+  return y;
+}
+function reshape(g, x, shape, name) {
+  const y = g.tensor(name, shape, g.type(x));
+  g.op('RESHAPE', [x, g.i32(`${name}/shape`, [shape.length], shape)], [y], 'ReshapeOptions', { new_shape: shape });
+  return y;
+}
+function batchMatmul(g, a, b, name) {
+  const sa = g.shape(a), sb = g.shape(b);
+  const y = g.tensor(name, [...sa.slice(0, -1), sb.at(-1)], g.type(a));
+  g.op('BATCH_MATMUL', [a, b], [y], 'BatchMatMulOptions', {});
+  return y;
+}
+
+// RMS norm as ai-edge-torch decomposes odml.rms_norm: x * RSQRT(MEAN(x * x) + eps) * weight.
+function rmsNorm(d, x, weight, eps, name) {
+  const shape = d.shape(x);
+  const meanShape = [...shape.slice(0, -1), 1];
+  const sq = mul(d, x, x, `${name}/square`);
+  const mean = d.tensor(`${name}/mean`, meanShape);
+  d.op('MEAN', [sq, d.i32(`${name}/axis`, [1], [shape.length - 1])], [mean], 'ReducerOptions', { keep_dims: true });
+  const r = unary(d, 'RSQRT', add(d, mean, d.f32(`${name}/epsilon`, [], [eps]), `${name}/plus_eps`), `${name}/rsqrt`);
+  return mul(d, mul(d, x, r, `${name}/normed`), weight, `${name}/scaled`);
+}
+
+def('composite_rms_norm', 'STABLEHLO_COMPOSITE odml.rms_norm (attributes {epsilon}) of x [3,5,7] with a weight [7] ' +
+  'constant of the main graph: its decomposition MUL, MEAN (last axis, keep_dims), ADD eps, RSQRT, MUL, MUL ' +
+  'is inlined; then TANH', (m) => {
+  const x = m.input('x', [3, 5, 7]);
+  const w = m.rand32('norm/weight', [7], 1);
+  const [y] = composite(m, m, 'rms_norm', 'odml.rms_norm', [x, w], { epsilon: 1e-6 },
+    (d, [dx, dw]) => [rmsNorm(d, dx, dw, 1e-6, 'rms')]);
+  m.output(unary(m, 'TANH', y, 'output'));
+});
+
+// Scaled dot-product attention as ai-edge-torch decomposes
+// odml.scaled_dot_product_attention: query [B, T, Hq, D], key and value
+// [B, S, Hkv, D], mask [B, 1, T, S]; Hq / Hkv query heads share one
+// key/value head (grouped-query attention), the heads made first as the
+// exports do (TRANSPOSE, then RESHAPE and BROADCAST_TO of the head axis).
+function sdpa(d, [q, k, v, mask], scale, name) {
+  const [B, T, Hq, D] = d.shape(q);
+  const [, S, Hkv] = d.shape(k);
+  const group = Hq / Hkv;
+  const heads = (x, tag) => {
+    const bhsd = transpose(d, x, [0, 2, 1, 3], `${name}/${tag}_bhsd`);
+    if (group === 1) return bhsd;
+    const five = reshape(d, bhsd, [B, Hkv, 1, S, D], `${name}/${tag}_groups`);
+    const wide = d.tensor(`${name}/${tag}_broadcast`, [B, Hkv, group, S, D]);
+    d.op('BROADCAST_TO', [five, d.i32(`${name}/${tag}_broadcast/shape`, [5], [B, Hkv, group, S, D])], [wide]);
+    return reshape(d, wide, [B, Hq, S, D], `${name}/${tag}_heads`);
+  };
+  const qs = mul(d, q, d.f32(`${name}/scale`, [], [scale]), `${name}/scaled_query`);
+  const qh = transpose(d, qs, [0, 2, 1, 3], `${name}/query_bhtd`);
+  const kh = transpose(d, heads(k, 'key'), [0, 1, 3, 2], `${name}/key_bhds`);
+  const logits = add(d, batchMatmul(d, qh, kh, `${name}/logits`), mask, `${name}/masked`);
+  const probs = d.tensor(`${name}/probs`, d.shape(logits));
+  d.op('SOFTMAX', [logits], [probs], 'SoftmaxOptions', { beta: 1 });
+  return transpose(d, batchMatmul(d, probs, heads(v, 'value'), `${name}/context`), [0, 2, 1, 3], `${name}/context_bthd`);
+}
+function sdpaModel(T, S, Hq, Hkv, D) {
+  return (m) => {
+    m.versions = { ...m.versions, BROADCAST_TO: 2 };  // version 1 is in no runtime here
+    const q = m.input('query', [1, T, Hq, D]);
+    const k = m.input('key', [1, S, Hkv, D]);
+    const v = m.input('value', [1, S, Hkv, D]);
+    const mask = m.input('mask', [1, 1, T, S], 'FLOAT32', [-2, 0]);
+    const scale = 1 / Math.sqrt(D);
+    const [y] = composite(m, m, 'attention', 'odml.scaled_dot_product_attention', [q, k, v, mask],
+      { scale: flex.float(scale) }, (d, ins) => [sdpa(d, ins, scale, 'sdpa')]);
+    m.output(y);
+  };
+}
+def('composite_sdpa', 'STABLEHLO_COMPOSITE odml.scaled_dot_product_attention (attributes {scale}) of query ' +
+  '[1,3,2,4], key and value [1,5,2,4] and an additive mask [1,1,3,5], decomposed as ai-edge-torch writes it: ' +
+  'MUL by the scale, TRANSPOSE to heads first, BATCH_MATMUL, ADD mask, SOFTMAX, BATCH_MATMUL, TRANSPOSE back',
+  sdpaModel(3, 5, 2, 2, 4));
+def('composite_sdpa_gqa', 'grouped-query attention in a STABLEHLO_COMPOSITE: query [1,3,6,4] with 6 heads, key ' +
+  'and value [1,5,2,4] with 2 heads, each repeated for 3 query heads (TRANSPOSE, RESHAPE, BROADCAST_TO, RESHAPE) ' +
+  'before the attention of flow_composite_sdpa', sdpaModel(3, 5, 6, 2, 4));
+
+def('composite_nested_cnn', 'composites between convolutions: image [1,7,6,3] -> CONV_2D 3x3 (5 filters) -> ' +
+  'odml.biased_swish(x, bias [5]) whose decomposition adds the bias and calls a nested composite odml.swish ' +
+  '(x * LOGISTIC(x)) and returns its bias argument unchanged as a second output -> CONV_2D 3x3 -> the same ' +
+  'decomposition run again (a second copy) -> output; the CNN runs in NCHW with no Transpose', (m) => {
+  const x = m.input('image', [1, 7, 6, 3]);
+  const block = (input, b, name) => composite(m, m, name, 'odml.biased_swish', [input, b], { approximate: false },
+    (d, [dx, db]) => {
+      const biased = add(d, dx, db, 'biased');
+      const [sw] = composite(m, d, 'swish', 'odml.swish', [biased], {},
+        (e, [ex]) => [mul(e, ex, unary(e, 'LOGISTIC', ex, 'gate'), 'swish')]);
+      return [sw, db];
+    }, 'biased_swish');
+  const [h1, b1] = block(conv3x3(m, x, 'conv1', 5), m.rand32('block/bias', [5], 0.5), 'block1');
+  const [h2] = block(conv3x3(m, h1, 'conv2', 5), b1, 'block2');
+  m.output(h2);
 });
 
 // ---- Keras TensorList loops (select-TF ops) -------------------------------------------

@@ -27,7 +27,7 @@
 
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bcast, count, writeModels } from './lib/model.mjs';
+import { bcast, count, roundF16, writeModels } from './lib/model.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const JSON_DIR = join(HERE, 'json');
@@ -642,6 +642,29 @@ for (const asymmetric of [false, true]) {
   def(`hybrid_fully_connected${tag}`, `FULLY_CONNECTED float32 [2,16] x int8 per-channel weights [8,16], float bias${asymmetric ? ', asymmetric_quantize_inputs' : ''}`, (m) =>
     hybridFullyConnected(m, 'INT8', { fused_activation_function: 'NONE', asymmetric_quantize_inputs: asymmetric }));
 }
+// FULLY_CONNECTED float `inShape` x blockwise INT4 weights [units, depth]
+// (packed two per byte, low nibble first; BlockwiseQuantization: one float16
+// scale per `block` weights of a row, scales [units, depth / block]), as
+// LLM exports store their linear layers.
+function blockwiseFullyConnected(m, inShape, units, block, withBias) {
+  const depth = inShape[inShape.length - 1];
+  const x = hybridInput(m, inShape);
+  const ints = Array.from({ length: units * depth }, () => randInt(m, -8, 7));
+  const bytes = new Uint8Array(Math.ceil(ints.length / 2));
+  ints.forEach((v, i) => { bytes[i >> 1] |= (v & 0xf) << (i % 2 ? 4 : 0); });
+  const w = m.constantBytes('weights', [units, depth], 'INT4', [...bytes]);
+  const scales = Array.from({ length: units * (depth / block) }, () => roundF16((0.5 + m.rand()) / (8 * Math.sqrt(depth))));
+  const s = m.f16('weights/scales', [units, depth / block], scales);
+  m.tensors[w].quantization = { details_type: 'BlockwiseQuantization', details: { scales: s, zero_points: -1, block_size: block } };
+  const b = withBias ? m.rand32('bias', [units], 0.3) : -1;
+  const y = floatOutput(m, 'output', [...inShape.slice(0, -1), units]);
+  m.op('FULLY_CONNECTED', [x, w, b], [y], 'FullyConnectedOptions', { fused_activation_function: 'NONE', keep_num_dims: inShape.length > 2 });
+  m.output(y);
+}
+def('blockwise_int4_fully_connected', 'FULLY_CONNECTED float32 [2,64] x blockwise INT4 weights [6,64] (blocks of 16, float16 scales [6,4]), float bias', (m) =>
+  blockwiseFullyConnected(m, [2, 64], 6, 16, true));
+def('blockwise_int4_fully_connected_3d', 'FULLY_CONNECTED float32 [1,4,96] (keep_num_dims) x blockwise INT4 weights [5,96] (blocks of 32, float16 scales [5,3]), no bias', (m) =>
+  blockwiseFullyConnected(m, [1, 4, 96], 5, 32, false));
 // CONV_2D 3x3 SAME of a float [1,5,7,3] input with `type` weights (int8 per
 // channel, uint8 per tensor) and a float bias.
 function hybridConv2d(m, type, act) {

@@ -287,6 +287,67 @@ TEST(ControlFlow, ACallWhoseResultIsItsArgumentCopiesIt) {
   EXPECT_EQ(m.graph().node(0).output(0), "y");
 }
 
+// A STABLEHLO_COMPOSITE is a call of its decomposition (TFLite's kernel runs
+// that subgraph): the reader copies it in place; of its two outputs, one
+// passes an argument through (an Identity). `options`: the op's options
+// fields (the JSON text).
+Bytes composite_model(const std::string& options) {
+  return tflite_from_json(R"({ "version": 3,
+    "operator_codes": [ { "deprecated_builtin_code": 127, "builtin_code": "STABLEHLO_COMPOSITE" },
+                        { "deprecated_builtin_code": 18, "builtin_code": "MUL" } ],
+    "subgraphs": [
+      { "name": "main",
+        "tensors": [ { "name": "x", "shape": [2, 3] }, { "name": "w", "shape": [3] },
+                     { "name": "y", "shape": [2, 3] }, { "name": "w_out", "shape": [3] } ],
+        "inputs": [0, 1], "outputs": [2, 3],
+        "operators": [ { "opcode_index": 0, "inputs": [0, 1], "outputs": [2, 3] )" +
+                          options + R"( } ] },
+      { "name": "odml.scale.impl",
+        "tensors": [ { "name": "a", "shape": [2, 3] }, { "name": "b", "shape": [3] },
+                     { "name": "c", "shape": [2, 3] } ],
+        "inputs": [0, 1], "outputs": [2, 1],
+        "operators": [ { "opcode_index": 1, "inputs": [0, 1], "outputs": [2],
+                         "builtin_options_type": "MulOptions", "builtin_options": {} } ] } ],
+    "buffers": [ {} ] })");
+}
+
+std::string composite_options(int decomposition) {
+  return R"(, "builtin_options_2_type": "StableHLOCompositeOptions",
+      "builtin_options_2": { "name": "odml.scale", "decomposition_subgraph_index": )" +
+         std::to_string(decomposition) + R"(, "composite_attributes": [0, 0, 1, 0, 0, 36, 1] })";
+}
+
+TEST(ControlFlow, ACompositeIsItsDecompositionCopiedInPlace) {
+  onnx::ModelProto m = converted(composite_model(composite_options(1)));
+  ASSERT_EQ(m.graph().node_size(), 2);
+  EXPECT_EQ(m.graph().node(0).op_type(), "Mul");
+  EXPECT_EQ(m.graph().node(0).name(), "StablehloComposite_0/subgraph1/Mul_0");
+  EXPECT_EQ(m.graph().node(0).output(0), "y");
+  EXPECT_EQ(m.graph().node(1).op_type(), "Identity");
+  EXPECT_EQ(m.graph().node(1).input(0), "w");
+  EXPECT_EQ(m.graph().node(1).output(0), "w_out");
+}
+
+TEST(ControlFlow, ACompositeWithoutItsDecompositionIsAnInvalidModel) {
+  struct Case {
+    std::string options, message;
+  };
+  for (const Case& c : {
+           Case{"", "op 0 (STABLEHLO_COMPOSITE) has no StableHLOCompositeOptions"},
+           Case{composite_options(2),
+                "op 0 (STABLEHLO_COMPOSITE): decomposition subgraph index 2 out of range"},
+           Case{composite_options(-1),
+                "op 0 (STABLEHLO_COMPOSITE): decomposition subgraph index -1 out of range"},
+           Case{composite_options(0),
+                "op 0 (STABLEHLO_COMPOSITE) runs subgraph 0, which is "
+                "already running"},
+       }) {
+    SCOPED_TRACE(c.options);
+    Error e = failed(composite_model(c.options), ErrorCode::kInvalidModel);
+    EXPECT_THAT(e.message, HasSubstr(c.message));
+  }
+}
+
 // A loop whose value grows each iteration (CONCATENATION of x [1,2] with the
 // value): the value's first dimension is dynamic in the body and the Loop's
 // output, the others stay.

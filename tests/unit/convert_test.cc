@@ -507,14 +507,20 @@ TEST(Convert, DynamicDimensionsStaySymbolic) {
 }
 
 // Per-op data in the table agrees with itself: every op that propagates
-// its input's layout unchanged (and SPLIT) says so (layout hints walk back through it),
+// its input's layout unchanged (and SPLIT) says so (layout hints walk back through it;
+// PAD's too, whose paddings may be computed at run time: propagate_data_input),
 // and the ops constant folding evaluates are the pure shape-arithmetic ones.
 TEST(OpTable, EntriesAreConsistent) {
   for (const auto& [code, e] : ops::all_entries()) {
     SCOPED_TRACE(ir::builtin_name(code));
     // SPLIT keeps its data input's layout too (axis rewritten).
     const bool split = code == ir::builtin::kSplit || code == ir::builtin::kSplitV;
-    EXPECT_EQ(e->layout.keeps_layout, e->layout.propagate == ops::propagate_same || split);
+    const bool pad =
+        code == ir::builtin::kPad || code == ir::builtin::kPadv2 || code == ir::builtin::kMirrorPad;
+    EXPECT_EQ(e->layout.keeps_layout, e->layout.propagate == ops::propagate_same || split || pad);
+    if (pad) {
+      EXPECT_EQ(e->layout.propagate, ops::propagate_data_input);
+    }
     if (e->layout.keeps_layout) {
       EXPECT_EQ(e->layout.kind, ops::LayoutClass::kAttribute);
     }

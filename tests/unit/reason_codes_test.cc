@@ -58,5 +58,35 @@ TEST(ReasonCodes, ThePreflightCodesWhatItRefuses) {
                                              "not_implemented", "type", "operands"}));
 }
 
+// Text processing (tokenizers, string ops) stays unsupported with what a user
+// can do: a custom or select-TF op named as a tokenizer, or any op on string
+// tensors.
+TEST(ReasonCodes, TextOperatorsSayHowToConvertWithoutThem) {
+  testing::GraphBuilder b;
+  ir::NodeId id = b.tflite(ir::builtin::kCustom, {b.input("ids", {2}, ir::DataType::kInt32)},
+                           {b.tensor("pieces", {2})});
+  b.g.info(id).op = "FlexSentencepieceTokenizeOp";
+  id = b.tflite(ir::builtin::kCustom, {b.input("s", {2}, ir::DataType::kString)},
+                {b.tensor("hashes", {2})});
+  b.g.info(id).op = "Normalize";
+  b.tflite(ir::builtin::kGather,
+           {b.input("words", {3}, ir::DataType::kString), b.input("i", {2}, ir::DataType::kInt32)},
+           {b.tensor("picked", {2}, ir::DataType::kString)});
+  id = b.tflite(ir::builtin::kCustom, {b.input("a", {2})}, {b.tensor("b", {2})});
+  b.g.info(id).op = "FlexSoftplus";
+  const std::vector<UnsupportedOp> ops = preflight(b.g);
+  ASSERT_EQ(ops.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(ops[i].op);
+    EXPECT_NE(ops[i].reason.find("convert the model without its text processing"),
+              std::string::npos)
+        << ops[i].reason;
+  }
+  EXPECT_EQ(ops[0].reason_code, "select_tf_op");
+  EXPECT_EQ(ops[1].reason_code, "custom_op");
+  EXPECT_EQ(ops[2].reason_code, "type");
+  EXPECT_EQ(ops[3].reason, "custom operator");
+}
+
 }  // namespace
 }  // namespace lite2onnx
