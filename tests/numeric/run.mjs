@@ -259,6 +259,13 @@ class WorkerPool {
     return new Promise((resolve) => {
       let next = 0;
       let done = 0;
+      // A Wasm runtime that traps may have been corrupted by an earlier model
+      // in the same worker (LiteRT.js once read out of bounds on a ONE_HOT
+      // model in 1 of 8 runs): the model runs once more on a fresh worker,
+      // and that run's result counts, with the first run's message noted.
+      const again = [];
+      const firstRun = new Map();
+      const pending = () => next < tasks.length || again.length > 0;
       if (tasks.length === 0) { resolve(); return; }
       const finish = (w, index, result) => {
         clearTimeout(w.timer);
@@ -271,11 +278,11 @@ class WorkerPool {
         }
       };
       const dispatch = (w) => {
-        if (next >= tasks.length) {
+        if (!pending()) {
           if (w.child.connected) w.child.disconnect();
           return;
         }
-        const index = next++;
+        const index = again.length > 0 ? again.shift() : next++;
         w.busy = index;
         w.tail = [];
         const cpuAtStart = treeCpuSeconds(w.child.pid);
@@ -304,9 +311,19 @@ class WorkerPool {
         w.child.on('message', (msg) => {
           if (msg && msg.type === 'ready') { w.ready = true; failedStarts = 0; dispatch(w); return; }
           if (msg && msg.type === 'result' && w.busy === msg.id) {
-            finish(w, msg.id, msg.result);
-            if (msg.retire) w.retiring = true; // it exits; 'exit' starts a replacement
-            else dispatch(w);
+            const result = msg.result;
+            if (msg.retire && !firstRun.has(msg.id)) {
+              // It exits; 'exit' starts a replacement, which takes this model again.
+              clearTimeout(w.timer);
+              w.busy = null;
+              firstRun.set(msg.id, result);
+              again.push(msg.id);
+              return;
+            }
+            const first = firstRun.get(msg.id);
+            if (first) result.notes = [...(result.notes ?? []), `ran again on a fresh runtime after a trap: ${first.message ?? first.outcome}`];
+            finish(w, msg.id, result);
+            if (!msg.retire) dispatch(w); // else it exits and 'exit' starts a replacement
           }
         });
         w.child.on('exit', (code, signal) => {
@@ -328,7 +345,7 @@ class WorkerPool {
             }
             return;
           }
-          if (next < tasks.length) start();
+          if (pending()) start();
         });
       };
       const n = Math.min(this.size, tasks.length);
