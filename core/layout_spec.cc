@@ -39,6 +39,13 @@ Result<LayoutSpec> parse_layout_spec(std::string_view text, bool order_only) {
 }
 
 Result<ir::Perm> layout_perm(const LayoutSpec& spec) {
+  // Letters are ASCII: a message quotes one alone, never a byte of a
+  // multi-byte UTF-8 character (messages reach protobuf, which wants UTF-8).
+  for (const std::string* order : {&spec.from, &spec.to})
+    for (char c : *order)
+      if (!(c >= 'A' && c <= 'Z') && !(c >= 'a' && c <= 'z'))
+        return make_error(ErrorCode::kInvalidOption,
+                          "'" + *order + "' has a character that is not an ASCII letter");
   if (spec.from.empty() || spec.from.size() != spec.to.size())
     return make_error(ErrorCode::kInvalidOption, "source and target need the same letters");
   std::set<char> letters(spec.from.begin(), spec.from.end());

@@ -4,14 +4,15 @@
 #
 #   scripts/fuzz.sh [--seconds N] [--no-build] [TARGET...] [-- LIBFUZZER_FLAG...]
 #
-# TARGET is read, convert, inspect, graph, metadata or custom_options (default:
-# all six, 30 s each). Seeds are gathered at run time into build-fuzz/seeds/<target> (never
+# TARGET is read, convert, inspect, graph, metadata, custom_options or http
+# (default: all seven, 30 s each). Seeds are gathered at run time into build-fuzz/seeds/<target> (never
 # committed): every generated test model (tests/models/json, compiled here with
 # flatc), every model of the third-party corpus ($LITE2ONNX_TEST_MODELS, else
 # ../shared/models) and the committed regression inputs; metadata gets the
 # corpus models that carry TFLite Metadata and the small models
 # fuzz_metadata_seeds writes (metadata, labels, a zip bomb); custom_options gets
-# the custom options of the generated models' custom ops. New inputs go to
+# the custom options of the generated models' custom ops; http gets the
+# committed requests of fuzz/seeds/http. New inputs go to
 # build-fuzz/corpus/<target>, kept between runs. A crash, sanitizer report,
 # timeout, leak or out-of-memory fails the run; the input is left in
 # build-fuzz/findings/<target>/.
@@ -30,13 +31,13 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-[ ${#targets[@]} -eq 0 ] && targets=(read convert inspect graph metadata custom_options)
+[ ${#targets[@]} -eq 0 ] && targets=(read convert inspect graph metadata custom_options http)
 B=${LITE2ONNX_FUZZ_BUILD:-build-fuzz}
 
 if [ "$build" = 1 ]; then
   CC=clang CXX=clang++ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DLITE2ONNX_FUZZ=ON -DLITE2ONNX_WERROR=ON -DLITE2ONNX_BUILD_TESTS=OFF \
-    -DLITE2ONNX_BUILD_BENCH=OFF -DLITE2ONNX_BUILD_SERVER=OFF
+    -DLITE2ONNX_BUILD_BENCH=OFF -DLITE2ONNX_BUILD_SERVER=ON
   cmake --build "$B" -j "$(nproc)" --target fuzz_targets
 fi
 
@@ -75,7 +76,9 @@ for t in "${targets[@]}"; do
         i=$((i + 1))
         { printf '%s\0' "$code"; for b in $bytes; do printf "\\$(printf %03o "$b")"; done; } > "$seeds/op_$i"
       done ;;
-    *) echo "fuzz: unknown target '$t' (read, convert, inspect, graph, metadata, custom_options)"; exit 2 ;;
+    # http: byte 0 chooses the parser (fuzz/http_fuzzer.cc), then a request.
+    http) cp fuzz/seeds/http/* "$seeds"/ ;;
+    *) echo "fuzz: unknown target '$t' (read, convert, inspect, graph, metadata, custom_options, http)"; exit 2 ;;
   esac
   if [ -d "tests/fuzz_regressions/$t" ]; then
     find "tests/fuzz_regressions/$t" -type f ! -name README.md -exec cp {} "$seeds"/ \;
@@ -89,6 +92,7 @@ for t in "${targets[@]}"; do
   [ "$t" != graph ] && dict=(-dict=fuzz/tflite.dict)
   [ "$t" = metadata ] && dict=(-dict=fuzz/metadata.dict)
   [ "$t" = custom_options ] && dict=(-dict=fuzz/custom_options.dict)
+  [ "$t" = http ] && dict=(-dict=fuzz/http.dict)
   echo "fuzz: $t for ${seconds} s"
   if ! ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
       UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \

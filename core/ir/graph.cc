@@ -380,6 +380,17 @@ void Graph::set_nodes(std::vector<Node> nodes) {
   for (auto& n : nodes) add_node(std::move(n));
 }
 
+std::optional<Tensor> constant_view(const Tensor& c, Shape shape) {
+  Tensor view = c;
+  if (view.quant && view.quant->scale.size() > 1) {
+    std::optional<int> axis = axis_in_view(c.shape, view.quant->axis, shape);
+    if (!axis) return std::nullopt;
+    view.quant->axis = *axis;
+  }
+  view.shape = std::move(shape);
+  return view;
+}
+
 size_t total_nodes(const Graph& g) {
   size_t n = 0;
   for_each_graph(g, [&](const Graph& x) { n += x.node_count(); });

@@ -512,6 +512,13 @@ void for_each_graph(const Graph& g, F&& fn) {
 }
 
 // Nodes and tensors of `g` and of every graph its nodes own.
+// The constant `c` viewed with the TFLite dims `shape` (the same elements in
+// the same order: leading 1s, other axes split): a per-axis quantization
+// moves to the axis that holds its channels; nullopt when the view splits or
+// merges that axis (no per-axis DequantizeLinear can read it then). The
+// caller sets the view's layout.
+std::optional<Tensor> constant_view(const Tensor& c, Shape shape);
+
 size_t total_nodes(const Graph& g);
 size_t total_tensors(const Graph& g);
 

@@ -240,6 +240,19 @@ bool keeps_memory_order(const Shape& shape, const Perm& p) {
   return true;
 }
 
+std::optional<int> axis_in_view(const Shape& from, int axis, const Shape& to) {
+  if (axis < 0 || static_cast<size_t>(axis) >= from.size()) return std::nullopt;
+  int64_t before = 1;
+  for (int a = 0; a < axis; ++a) before *= from[static_cast<size_t>(a)];
+  const int64_t dim = from[static_cast<size_t>(axis)];
+  int64_t seen = 1;
+  for (size_t j = 0; j < to.size(); ++j) {
+    if (seen == before && to[j] == dim) return static_cast<int>(j);
+    seen *= to[j];
+  }
+  return std::nullopt;
+}
+
 bool is_permutation(const Perm& p, size_t rank) {
   if (p.size() != rank) return false;
   std::vector<bool> seen(rank, false);

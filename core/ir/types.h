@@ -73,6 +73,10 @@ std::string to_string(const Perm& p);
 // Whether a tensor of this (TFLite) shape read in layout `p` visits its
 // elements in TFLite memory order (only unit axes move): no data moves then.
 bool keeps_memory_order(const Shape& shape, const Perm& p);
+// The axis of `to` that holds axis `axis` of `from` when the same elements, in
+// the same order, are viewed with the dims `to` (leading 1s added, other axes
+// split or merged); nullopt when the view splits or merges that axis itself.
+std::optional<int> axis_in_view(const Shape& from, int axis, const Shape& to);
 bool is_permutation(const Perm& p, size_t rank);
 
 // Name of a TFLite builtin operator ("CONV_2D"), or "BUILTIN_<n>" if unknown.

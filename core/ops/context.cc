@@ -34,10 +34,14 @@ TensorId LowerContext::operand(const ir::Node& n, size_t i, const Perm& layout, 
   // written once per layout it is read in.
   auto [cached, fresh] = aliases_.try_emplace({id, layout, rank}, ir::kNoTensor);
   if (!fresh) return cached->second;
-  ir::Tensor alias = x;
   bool expanded = shape.size() != x.shape.size();
-  if (alias.quant) alias.quant->axis += static_cast<int>(shape.size() - x.shape.size());
-  alias.shape = std::move(shape);
+  // Only leading 1s: a per-axis quantization always follows (checked anyway).
+  std::optional<ir::Tensor> view = ir::constant_view(x, std::move(shape));
+  if (!view) {
+    aliases_.erase(cached);
+    return id;
+  }
+  ir::Tensor alias = std::move(*view);
   alias.layout = layout;
   if (expanded || !ir::keeps_memory_order(alias.shape, layout))
     diag_.rewritten_initializers.push_back(

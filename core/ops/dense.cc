@@ -35,6 +35,15 @@ Check check_fc(const ir::Graph& g, const ir::Node& n) {
   return check_activation(g, n);
 }
 
+// Weights quantized per column cannot have their columns permuted to a
+// flattened input's order: no per-axis DequantizeLinear reads a split axis.
+Error split_channels(const LowerContext& ctx, const ir::Node& n, const ir::Tensor& w) {
+  return ctx.unsupported(
+      n, {ReasonCode::kQuantization,
+          "weights '" + w.name + "' are quantized per input column (axis " +
+              std::to_string(w.quant->axis) + "), which the flattened permuted input splits"});
+}
+
 Status lower_fc(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   const ir::Tensor& x = g.tensor(n.inputs[0]);
@@ -62,9 +71,11 @@ Status lower_fc(LowerContext& ctx, const ir::Node& n) {
   if (a != n.inputs[0] && !ir::keeps_memory_order(x.shape, x.layout)) flat = x.flattened_axes();
   if (const auto& f = flat) {
     // The input flattened a permuted tensor: permute the weight columns to match.
-    ir::Tensor permuted = w;
-    permuted.shape = {w.shape[0]};
-    permuted.shape.insert(permuted.shape.end(), f->dims.begin(), f->dims.end());
+    ir::Shape dims = {w.shape[0]};
+    dims.insert(dims.end(), f->dims.begin(), f->dims.end());
+    std::optional<ir::Tensor> view = ir::constant_view(w, std::move(dims));
+    if (!view) return split_channels(ctx, n, w);
+    ir::Tensor permuted = std::move(*view);
     ir::Perm p = {0};
     for (int axis : f->perm) p.push_back(axis + 1);
     permuted.layout = ir::normalized(p);
@@ -106,8 +117,11 @@ Status lower_fc_exact(LowerContext& ctx, const ir::Node& n) {
   if (a != n.inputs[0] && !ir::keeps_memory_order(x.shape, x.layout)) flat = x.flattened_axes();
   ir::Tensor transposed = w;
   if (const auto& f = flat) {
-    transposed.shape = {units};
-    transposed.shape.insert(transposed.shape.end(), f->dims.begin(), f->dims.end());
+    ir::Shape dims = {units};
+    dims.insert(dims.end(), f->dims.begin(), f->dims.end());
+    std::optional<ir::Tensor> view = ir::constant_view(w, std::move(dims));
+    if (!view) return split_channels(ctx, n, w);
+    transposed = std::move(*view);
     ir::Perm p;
     for (int axis : f->perm) p.push_back(axis + 1);
     p.push_back(0);
@@ -148,6 +162,8 @@ bool flattens_rows_into_constant_weights(const ir::Graph& g, const ir::Node& n,
   if (x.rank() < 3 || layout.empty() || layout[0] != 0 || n.attrs.get_int("keep_num_dims") ||
       !w.is_const() || w.rank() != 2)
     return false;
+  // Per-column quantization cannot follow the columns' permutation.
+  if (w.quant && w.quant->scale.size() > 1 && w.quant->axis != 0) return false;
   auto row = ir::element_count(ir::Shape(x.shape.begin() + 1, x.shape.end()));
   return row && *row == w.shape[1];
 }

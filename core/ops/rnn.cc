@@ -66,6 +66,13 @@ Check check_rnn_operands(const ir::Graph& g, const ir::Node& n, size_t input, si
       return refuse(ReasonCode::kQuantization,
                     "'" + t.name + "' has type " + ir::to_string(t.dtype) +
                         " without quantization parameters (float32 or quantized int8 expected)");
+    // The hybrid kernel multiplies by the tensor's one scale (params.scale),
+    // which TFLite leaves 0 for per-axis scales (measured in tfjs-tflite: the
+    // same output at every step and batch, the weights read as 0).
+    if (t.quant && t.quant->scale.size() > 1)
+      return refuse(ReasonCode::kQuantization,
+                    "'" + t.name + "' has " + std::to_string(t.quant->scale.size()) +
+                        " per-axis scales: TFLite's hybrid kernel reads one scale");
   }
   if (g.tensor(n.inputs[state]).quantized_type)
     return refuse(ReasonCode::kQuantization,
@@ -151,11 +158,14 @@ Unrolled onnx_rnn(Writer& w, TensorId x_tm, TensorId weights, TensorId recurrent
   const ir::Node& n = w.node();
   auto as3 = [&](TensorId t, const std::string& s) {
     const ir::Tensor& c = w.graph().tensor(t);
-    if (c.is_const()) {
-      ir::Tensor alias = c;
-      alias.shape.insert(alias.shape.begin(), 1);
-      alias.emit_shape = alias.shape;
-      return ctx.graph().add_tensor(std::move(alias));
+    ir::Shape shape = c.shape;
+    shape.insert(shape.begin(), 1);
+    // A leading 1 on a constant in its own order (else an Unsqueeze): a
+    // per-axis quantization moves one axis on.
+    const bool view = c.is_const() && ir::is_identity(c.layout);
+    if (std::optional<ir::Tensor> alias = view ? ir::constant_view(c, shape) : std::nullopt) {
+      alias->emit_shape = alias->shape;
+      return ctx.graph().add_tensor(std::move(*alias));
     }
     return w.unsqueeze(t, {0}, prefix + s);
   };

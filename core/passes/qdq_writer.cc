@@ -242,16 +242,7 @@ class QdqWriter {
   std::optional<int> onnx_quant_axis(const ir::Tensor& t) const {
     int axis = ir::onnx_axis(t.layout, t.quant->axis);
     if (!t.emit_shape) return axis;
-    ir::Shape dims = ir::permute_shape(t.shape, t.layout);
-    int64_t before = 1;
-    for (int a = 0; a < axis; ++a) before *= dims[static_cast<size_t>(a)];
-    int64_t seen = 1;
-    for (size_t j = 0; j < t.emit_shape->size(); ++j) {
-      if (seen == before && (*t.emit_shape)[j] == dims[static_cast<size_t>(axis)])
-        return static_cast<int>(j);
-      seen *= (*t.emit_shape)[j];
-    }
-    return std::nullopt;
+    return ir::axis_in_view(ir::permute_shape(t.shape, t.layout), axis, *t.emit_shape);
   }
 
   Status dequantize_constant(TensorId c, const ir::Node& reader, size_t slot) {

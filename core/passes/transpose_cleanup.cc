@@ -382,13 +382,12 @@ class Cleanup {
     if (layout == x.layout && shape == x.shape) return c;
     auto key = std::make_tuple(c, layout, shape);
     if (auto it = aliases_.find(key); it != aliases_.end()) return it->second;
-    ir::Tensor alias = x;
+    // Broadcast aliases only gain leading 1s: a per-axis quantization
+    // always follows.
+    std::optional<ir::Tensor> view = ir::constant_view(x, shape);
+    if (!view) return c;
+    ir::Tensor alias = std::move(*view);
     alias.layout = layout;
-    // Broadcast aliases only gain leading 1s: a per-axis quantization axis
-    // shifts by as many.
-    if (alias.quant && shape.size() >= x.shape.size())
-      alias.quant->axis += static_cast<int>(shape.size() - x.shape.size());
-    alias.shape = shape;
     alias.name = layout_name(x.name, layout);
     TensorId id = add_tensor(std::move(alias));
     aliases_.emplace(key, id);

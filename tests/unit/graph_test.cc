@@ -210,6 +210,35 @@ TEST_F(GraphTest, InterfaceListsAnswerMembership) {
   EXPECT_FALSE(g.is_graph_output(12345));
 }
 
+// A per-axis quantized constant viewed with other dims: the quantization
+// moves to the axis that holds its channels, or the view is refused.
+TEST(ConstantView, PerAxisQuantizationFollowsTheChannels) {
+  EXPECT_EQ(axis_in_view({5, 3}, 0, {1, 5, 3}), 1);  // a leading 1
+  EXPECT_EQ(axis_in_view({5, 3}, 1, {1, 1, 5, 3}), 3);
+  EXPECT_EQ(axis_in_view({4, 12}, 0, {4, 2, 2, 3}), 0);             // the other axis split
+  EXPECT_EQ(axis_in_view({4, 12}, 1, {4, 2, 2, 3}), std::nullopt);  // its own axis split
+  EXPECT_EQ(axis_in_view({2, 3, 4}, 1, {6, 4}), std::nullopt);      // merged
+  EXPECT_EQ(axis_in_view({2, 3}, 2, {2, 3}), std::nullopt);         // out of range
+
+  Tensor w;
+  w.name = "w";
+  w.shape = {5, 3};
+  w.data = ConstData{};
+  w.quant = QuantParams{};
+  w.quant->scale = {1, 2, 3, 4, 5};
+  w.quant->zero_point = {0, 0, 0, 0, 0};
+  auto view = constant_view(w, {1, 5, 3});
+  ASSERT_TRUE(view);
+  EXPECT_EQ(view->shape, (Shape{1, 5, 3}));
+  EXPECT_EQ(view->quant->axis, 1);
+  w.quant->scale = {1, 2, 3};
+  w.quant->zero_point = {0, 0, 0};
+  w.quant->axis = 1;
+  w.shape = {2, 3};
+  EXPECT_FALSE(constant_view(w, {2, 3, 1}) == std::nullopt);
+  EXPECT_EQ(constant_view(w, {6}), std::nullopt);
+}
+
 TEST(OnnxTraits, TableAnswersByName) {
   EXPECT_TRUE(onnx_traits("Add").elementwise);
   EXPECT_FALSE(onnx_traits("Add").picks_values);

@@ -83,6 +83,23 @@ TEST(RecurrentHostile, WrongStateShapesAndMissingWeightsAreNamed) {
   EXPECT_THAT(e.message, HasSubstr("intermediate"));
 }
 
+// Per-axis int8 weights of a hybrid RNN: TFLite's kernel reads one scale
+// (0 for per-axis tensors), so they are refused, naming that; before, the
+// ONNX RNN's [1, units, input] view of them lost the quantization axis (an
+// internal error, found by the graph generator).
+TEST(RecurrentHostile, PerAxisHybridWeightsAreRefused) {
+  auto j = model_json("rnn_seq_relu6_hybrid");
+  j["subgraphs"][0]["operators"][0]["builtin_options"]["fused_activation_function"] = "TANH";
+  tensor_named(j, "rnn/weights")["quantization"] = {{"scale", {0.01, 0.02, 0.03, 0.04, 0.05}},
+                                                    {"zero_point", {0, 0, 0, 0, 0}},
+                                                    {"quantized_dimension", 0}};
+  Error e = convert_error(model_bytes(j));
+  EXPECT_EQ(e.code, ErrorCode::kUnsupported) << e.message;
+  ASSERT_EQ(e.unsupported.size(), 1u);
+  EXPECT_EQ(e.unsupported[0].reason_code, "quantization");
+  EXPECT_THAT(e.message, HasSubstr("'rnn/weights' has 5 per-axis scales"));
+}
+
 TEST(RecurrentHostile, DynamicSequencesAreNamed) {
   // A dynamic batch is the states'; a dynamic time dimension is refused.
   auto j = model_json("rnn_lstm_dynamic_batch");

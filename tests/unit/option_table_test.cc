@@ -159,6 +159,11 @@ TEST(OptionTable, InvalidTextNamesTheOption) {
             "keep_io_layout: 'yes' (choose true, false, 1 or 0)");
   EXPECT_THAT(set_option(o, "explicit_layouts", "x=NHWC").error().message,
               HasSubstr("explicit_layouts: layout 'x=NHWC': expected SRC:DST"));
+  // A layout letter is quoted alone only when it is ASCII: never a byte of a
+  // UTF-8 character (found by fuzz_http: 'N\xc5\xb7W' was quoted as '\xc5').
+  EXPECT_EQ(set_option(o, "io_layouts", "in=NHWC:N\xc5\xb7W").error().message,
+            "io_layouts: layout 'in=NHWC:N\xc5\xb7W': 'N\xc5\xb7W' has a character that is not "
+            "an ASCII letter");
   EXPECT_EQ(find_option("quantization")->parse(o, "x", "--quantization").error().message,
             "--quantization: 'x' (choose qdq, dequantize or exact)");
   EXPECT_EQ(set_option(o, "signature", std::string(1025, 'k')).error().message,
