@@ -595,4 +595,16 @@ Status lower_unary_table(LowerContext& ctx, const ir::Node& n, const TableFn& fn
   return w.result();
 }
 
+void hold_integers(LowerContext& ctx, const ir::Node& n) {
+  ir::Graph& g = ctx.graph();
+  for (auto list : {&n.inputs, &n.outputs})
+    for (TensorId t : *list)
+      if (g.valid(t) && g.tensor(t).quantized_type) g.tensor(t).dtype = *g.tensor(t).quantized_type;
+}
+
+Status lower_copy(LowerContext& ctx, const ir::Node& n) {
+  hold_integers(ctx, n);
+  return ops::lookup(n).lower(ctx, n);
+}
+
 }  // namespace lite2onnx::ops::exact

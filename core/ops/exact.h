@@ -181,4 +181,16 @@ Value finish_linear(Writer& w, const Value& acc, LinearOp op, const ir::Shape& c
 using TableFn = std::function<int64_t(int64_t q)>;
 Status lower_unary_table(LowerContext& ctx, const ir::Node& n, const TableFn& fn);
 
+// ---- integer copies ----
+// The node's quantized tensors take the integer types they hold now, so that
+// the op's own lowering, and the intermediates it makes like them, carry the
+// integers (store_integers does the same for the rest after lowering).
+void hold_integers(LowerContext& ctx, const ir::Node& n);
+// The op's own lowering run on the integers: the exact form of ops whose
+// TFLite kernel copies the integers unchanged (RESHAPE, TRANSPOSE, GATHER,
+// SLICE, ...: the preflight's kSameScale / kReinterpret rules already refuse
+// the parameters under which a kernel would requantize). Only for lowerings
+// that make no constant of the data's type (PAD's value would be a float).
+Status lower_copy(LowerContext& ctx, const ir::Node& n);
+
 }  // namespace lite2onnx::ops::exact

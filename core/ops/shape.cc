@@ -10,6 +10,7 @@
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/evaluate.h"
+#include "core/ops/exact.h"
 #include "core/ops/families.h"
 #include "core/ops/shape_inference.h"
 
@@ -517,7 +518,7 @@ OpEntry transpose() {
           .infer_shapes = infer_transpose,
           .check = check_transpose,
           .lower = lower_transpose,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .evaluate = {.element_sources = transpose_sources},
           .doc = {.onnx = "Transpose (composed with the input layout)",
                   .dtypes = "float32, int32, int64, bool"}};
@@ -545,7 +546,7 @@ OpEntry split() {
           .infer_shapes = infer_split,
           .check = check_split,
           .lower = lower_split,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .doc = {.onnx = "Split", .dtypes = "float32, int32"}};
 }
 
@@ -557,7 +558,7 @@ OpEntry split_v() {
           .infer_shapes = infer_split_v,
           .check = check_split,
           .lower = lower_split,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .doc = {.onnx = "Split", .dtypes = "float32, int32"}};
 }
 
