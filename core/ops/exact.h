@@ -192,5 +192,9 @@ void hold_integers(LowerContext& ctx, const ir::Node& n);
 // the parameters under which a kernel would requantize). Only for lowerings
 // that make no constant of the data's type (PAD's value would be a float).
 Status lower_copy(LowerContext& ctx, const ir::Node& n);
+// The copies of ops whose kernels requantize an input whose parameters
+// differ from the output's (uint8 CONCATENATION in LiteRT.js): every input
+// quantized per tensor with the output's parameters, no fused activation.
+Check check_equal_params(const ir::Graph& g, const ir::Node& n);
 
 }  // namespace lite2onnx::ops::exact

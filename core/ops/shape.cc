@@ -533,7 +533,8 @@ OpEntry concatenation() {
           .check = check_concatenation,
           .lower = lower_concat,
           // uint8 requantizes each input; int16 copies the integers (both TFLite runtimes).
-          .quantization = {.int16 = QuantizedKernel::kSameScale},
+          .quantization = {.int16 = QuantizedKernel::kSameScale,
+                           .exact = {exact::lower_copy, exact::check_equal_params}},
           .evaluate = {.element_sources = concatenation_sources},
           .doc = {.onnx = "Concat", .dtypes = "float32, int32, int64, bool"}};
 }

@@ -2,7 +2,7 @@
 // TRANSPOSE with input and output parameters that differ, RESIZE_BILINEAR /
 // RESIZE_NEAREST_NEIGHBOR, and the ops whose kernels copy the integers (equal
 // parameters; full-range values, zero points at the ends of the range).
-import { Model, qin, qt, tensor, rng, randInts, LIMITS, count } from '../lib/qmodel.mjs';
+import { Model, qin, qt, qconst, tensor, rng, randInts, LIMITS, count } from '../lib/qmodel.mjs';
 import { f32, clamp, roundAway } from '../ref/common.mjs';
 import * as R from '../ref/resize.mjs';
 
@@ -156,6 +156,13 @@ function copyCases(r) {
     c('pack', 'PACK', [3, 5], [[3, 3, 5]], (m, xs, [y]) => m.op('PACK', xs, [y], 'PackOptions', { values_count: 3, axis: 1 }), '3 inputs, axis 1', [[3, 5], [3, 5]]);
     c('unpack', 'UNPACK', [3, 4, 5], [[3, 5], [3, 5], [3, 5], [3, 5]], (m, [x], ys) => m.op('UNPACK', [x], ys, 'UnpackOptions', { num: 4, axis: 1 }), '4 outputs, axis 1');
     c('split', 'SPLIT', [2, 9, 5], [[2, 3, 5], [2, 3, 5], [2, 3, 5]], (m, [x], ys) => m.op('SPLIT', [i32(m, 'axis', [1], []), x], ys, 'SplitOptions', { num_splits: 3 }), '3 splits, axis 1');
+    c('concat', 'CONCATENATION', [2, 3, 4, 5], [[2, 3, 12, 5]], (m, xs, [y]) => m.op('CONCATENATION', xs, [y], 'ConcatenationOptions', { axis: 2, fused_activation_function: 'NONE' }), '3 inputs, axis 2', [[2, 3, 7, 5], [2, 3, 1, 5]]);
+    c('concat_const', 'CONCATENATION', [2, 3, 4], [[2, 5, 4]], (m, [x], [y]) => {
+      const k = m.tensors[x].quantization;
+      const w = qconst(m, 'k', [2, 2, 4], type, randInts(r, 16, LIMITS[type][0], LIMITS[type][1]));
+      m.tensors[w].quantization = k;
+      m.op('CONCATENATION', [w, x], [y], 'ConcatenationOptions', { axis: -2, fused_activation_function: 'NONE' });
+    }, 'a quantized constant first, axis -2');
     c('split_v', 'SPLIT_V', [2, 3, 10], [[2, 3, 2], [2, 3, 7], [2, 3, 1]], (m, [x], ys) => m.op('SPLIT_V', [x, i32(m, 'sizes', [2, -1, 1]), i32(m, 'axis', [-1], [])], ys, 'SplitVOptions', { num_splits: 3 }), 'sizes 2,-1,1, axis -1');
   }
   // a later output of the multi-output ops
