@@ -17,6 +17,7 @@
 namespace lite2onnx::ops::shape {
 namespace {
 
+using ir::DataType;
 using ir::Perm;
 using ir::Shape;
 using ir::TensorId;
@@ -345,6 +346,38 @@ Status lower_pad(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// --quantization exact: the kernels pad with the output's zero point, or
+// with PADV2's value, whose integers the preflight keeps quantized as the
+// output. ONNX Runtime pads no int16: that pads in int32.
+Status lower_pad_exact(LowerContext& ctx, const ir::Node& n) {
+  exact::hold_integers(ctx, n);
+  if (has_input(ctx.graph(), n, 2)) return lower_pad(ctx, n);
+  exact::Writer w(ctx, n);
+  const exact::Params out = exact::params_of(ctx.tensor(n.outputs[0]));
+  const bool wide = out.type == DataType::kInt16;
+  exact::Value padded = w.integers(n.outputs[0]);
+  padded.type = wide ? DataType::kInt32 : out.type;
+  padded.id = wide ? w.temp(DataType::kInt32, "padded") : n.outputs[0];
+  const TensorId data = w.tensor(w.integers(n.inputs[0]), padded.type);
+  ir::Node& pad =
+      ctx.emit(n, "Pad", {data, onnx_pads(ctx, n), w.tensor(w.constant(out.zero), padded.type)},
+               {padded.id});
+  pad.attrs.set("mode", std::string("constant"));
+  if (wide) w.store(padded, n.outputs[0]);
+  return w.result();
+}
+
+Check check_pad_exact(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 2)) return std::nullopt;
+  const ir::Tensor& value = g.tensor(n.inputs[2]);
+  if (!value.quantized_type)
+    return refuse(ReasonCode::kQuantization,
+                  "pad value '" + value.name + "' is not quantized as the data is");
+  if (*value.quantized_type == DataType::kInt16)
+    return refuse(ReasonCode::kType, "int16 pad value (ONNX Runtime pads no int16)");
+  return std::nullopt;
+}
+
 Status lower_mirror_pad(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   if (n.attrs.get_string("mode") == "REFLECT") {
@@ -572,7 +605,8 @@ OpEntry pad() {
           .infer_shapes = infer_pad,
           .check = check_pad,
           .lower = lower_pad,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale,
+                           .exact = {lower_pad_exact, check_pad_exact}},
           .doc = {.onnx = "Pad", .dtypes = "float32, int32, int64"}};
 }
 

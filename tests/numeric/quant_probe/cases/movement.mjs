@@ -163,6 +163,13 @@ function copyCases(r) {
       m.tensors[w].quantization = k;
       m.op('CONCATENATION', [w, x], [y], 'ConcatenationOptions', { axis: -2, fused_activation_function: 'NONE' });
     }, 'a quantized constant first, axis -2');
+    // the zero point (an end of the range) pads, not 0
+    c('pad', 'PAD', [2, 3, 4, 5], [[2, 4, 7, 5]], (m, [x], [y]) => m.op('PAD', [x, i32(m, 'paddings', [0, 0, 1, 0, 2, 1, 0, 0], [4, 2])], [y], 'PadOptions', {}), 'paddings 1,0 / 2,1');
+    c('padv2', 'PADV2', [2, 3, 4], [[3, 5, 4]], (m, [x], [y]) => {
+      const v = qconst(m, 'value', [], type, [type === 'uint8' ? 7 : -5]);
+      m.tensors[v].quantization = m.tensors[x].quantization;
+      m.op('PADV2', [x, i32(m, 'paddings', [1, 0, 0, 2, 0, 0], [3, 2]), v], [y], 'PadV2Options', {});
+    }, 'a quantized constant value');
     c('split_v', 'SPLIT_V', [2, 3, 10], [[2, 3, 2], [2, 3, 7], [2, 3, 1]], (m, [x], ys) => m.op('SPLIT_V', [x, i32(m, 'sizes', [2, -1, 1]), i32(m, 'axis', [-1], [])], ys, 'SplitVOptions', { num_splits: 3 }), 'sizes 2,-1,1, axis -1');
   }
   // a later output of the multi-output ops
