@@ -623,6 +623,15 @@ Check check_equal_params(const ir::Graph& g, const ir::Node& n) {
   return std::nullopt;
 }
 
+Check check_8bit(const ir::Graph& g, const ir::Node& n) {
+  for (auto list : {&n.inputs, &n.outputs})
+    for (TensorId t : *list)
+      if (g.valid(t) && g.tensor(t).quantized_type == DataType::kInt16)
+        return refuse(ReasonCode::kType, "int16 '" + g.tensor(t).name +
+                                             "' (the exact form runs on 8-bit integers only)");
+  return std::nullopt;
+}
+
 Status lower_copy(LowerContext& ctx, const ir::Node& n) {
   hold_integers(ctx, n);
   return ops::lookup(n).lower(ctx, n);

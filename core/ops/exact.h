@@ -196,5 +196,8 @@ Status lower_copy(LowerContext& ctx, const ir::Node& n);
 // differ from the output's (uint8 CONCATENATION in LiteRT.js): every input
 // quantized per tensor with the output's parameters, no fused activation.
 Check check_equal_params(const ir::Graph& g, const ir::Node& n);
+// The copies whose ONNX operator ONNX Runtime runs on 8-bit integers only
+// (Resize, ReduceMax, ReduceMin): int16 is refused.
+Check check_8bit(const ir::Graph& g, const ir::Node& n);
 
 }  // namespace lite2onnx::ops::exact
