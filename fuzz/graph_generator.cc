@@ -552,6 +552,12 @@ class Generator {
         return segment(code);
       case Op::CONV_3D:
         return conv3d();
+      case Op::CONV_3D_TRANSPOSE:
+        return conv3d_transpose();
+      case Op::SCATTER_ND:
+        return scatter_nd();
+      case Op::EMBEDDING_LOOKUP_SPARSE:
+        return embedding_lookup_sparse();
       case Op::ONE_HOT: {
         int i = data_input(-1, Type::INT32);
         int depth = in_.range(1, 6);
@@ -951,6 +957,66 @@ class Generator {
     push(static_cast<int>(Op::CONV_3D), {x, w, new_const({out}, Type::FLOAT32)},
          {new_output(s, Type::FLOAT32)}, tflite::BuiltinOptions::Conv3DOptions, [fn](auto& fbb) {
            return tflite::CreateConv3DOptions(fbb, tflite::Padding::SAME, 1, 1, 1, fn).Union();
+         });
+  }
+
+  // CONV_3D_TRANSPOSE, SAME and stride 1: output_shape is the input's with
+  // the filter's output channels.
+  void conv3d_transpose() {
+    int x = data_input(5);
+    Shape s = at(x).shape;
+    const int out = in_.range(1, 4);
+    int w =
+        new_const({in_.range(1, 3), in_.range(1, 3), in_.range(1, 3), out, s[4]}, Type::FLOAT32);
+    s[4] = out;
+    std::vector<int64_t> dims(s.begin(), s.end());
+    std::vector<int32_t> inputs = {const_ints(dims, {5}), w, x};
+    if (in_.flag()) inputs.push_back(new_const({out}, Type::FLOAT32));
+    push(static_cast<int>(Op::CONV_3D_TRANSPOSE), inputs, {new_output(s, Type::FLOAT32)},
+         tflite::BuiltinOptions::Conv3DOptions, [](auto& fbb) {
+           return tflite::CreateConv3DOptions(fbb, tflite::Padding::SAME, 1, 1, 1).Union();
+         });
+  }
+
+  // SCATTER_ND: n rows of `depth` indices into a random shape, updates of
+  // shape [n] + shape[depth:].
+  void scatter_nd() {
+    Shape s = random_shape();
+    if (s.empty()) s = {in_.range(1, 4)};
+    const int depth = in_.range(1, static_cast<int>(s.size())), n = in_.range(1, 4);
+    std::vector<int64_t> idx;
+    for (int r = 0; r < n; ++r)
+      for (int d = 0; d < depth; ++d) idx.push_back(in_.range(0, std::max(s[d] - 1, 0)));
+    Shape upd = {n};
+    upd.insert(upd.end(), s.begin() + depth, s.end());
+    std::vector<int64_t> dims(s.begin(), s.end());
+    push(static_cast<int>(Op::SCATTER_ND),
+         {const_ints(idx, {n, depth}), new_const(upd, Type::FLOAT32),
+          const_ints(dims, {static_cast<int>(s.size())})},
+         {new_output(s, Type::FLOAT32)});
+  }
+
+  // EMBEDDING_LOOKUP_SPARSE: n (row, column) lookups into a [rows, cols]
+  // dense shape, each of a params row, combined by a random combiner.
+  void embedding_lookup_sparse() {
+    const int n = in_.range(1, 5), rows = in_.range(1, 3), vocab = in_.range(1, 5);
+    std::vector<int64_t> ids, idx;
+    for (int k = 0; k < n; ++k) {
+      ids.push_back(in_.range(0, vocab - 1));
+      idx.push_back(k * rows / n);
+      idx.push_back(k);
+    }
+    Shape params = random_shape(in_.range(2, 3));
+    params[0] = vocab;
+    Shape out = {rows};
+    out.insert(out.end(), params.begin() + 1, params.end());
+    const auto combiner = static_cast<tflite::CombinerType>(in_.range(0, 2));
+    push(static_cast<int>(Op::EMBEDDING_LOOKUP_SPARSE),
+         {const_ints(ids, {n}), const_ints(idx, {n, 2}), const_ints({rows, n}, {2}),
+          new_const({n}, Type::FLOAT32), new_const(params, Type::FLOAT32)},
+         {new_output(out, Type::FLOAT32)}, tflite::BuiltinOptions::EmbeddingLookupSparseOptions,
+         [combiner](auto& fbb) {
+           return tflite::CreateEmbeddingLookupSparseOptions(fbb, combiner).Union();
          });
   }
 

@@ -263,9 +263,13 @@ class WorkerPool {
       // in the same worker (LiteRT.js once read out of bounds on a ONE_HOT
       // model in 1 of 8 runs): the model runs once more on a fresh worker,
       // and that run's result counts, with the first run's message noted.
+      // (Not on a used one: ocr_dr traps LiteRT.js at load there.)
       const again = [];
       const firstRun = new Map();
       const pending = () => next < tasks.length || again.length > 0;
+      // The model again on a worker that has run nothing yet: each trap
+      // retires its worker, whose replacement takes it.
+      const take = (w) => (w.fresh && again.length > 0 ? again.shift() : next < tasks.length ? next++ : null);
       if (tasks.length === 0) { resolve(); return; }
       const finish = (w, index, result) => {
         clearTimeout(w.timer);
@@ -278,11 +282,12 @@ class WorkerPool {
         }
       };
       const dispatch = (w) => {
-        if (!pending()) {
+        const index = take(w);
+        if (index === null) {
           if (w.child.connected) w.child.disconnect();
           return;
         }
-        const index = again.length > 0 ? again.shift() : next++;
+        w.fresh = false;
         w.busy = index;
         w.tail = [];
         const cpuAtStart = treeCpuSeconds(w.child.pid);
@@ -308,6 +313,7 @@ class WorkerPool {
       let failedStarts = 0;
       const start = () => {
         const w = this.spawn();
+        w.fresh = true;
         w.child.on('message', (msg) => {
           if (msg && msg.type === 'ready') { w.ready = true; failedStarts = 0; dispatch(w); return; }
           if (msg && msg.type === 'result' && w.busy === msg.id) {
