@@ -535,6 +535,44 @@ Status lower_max_pool(LowerContext& ctx, const ir::Node& n) {
   return lower_pool(ctx, n, "MaxPool");
 }
 
+// --quantization exact: the kernels take the maximum of the integers (the
+// preflight keeps input and output parameters equal) and clamp it to the
+// fused activation's range, rounded as the kernel that runs rounds it.
+Status lower_max_pool_exact(LowerContext& ctx, const ir::Node& n) {
+  exact::hold_integers(ctx, n);
+  const ir::Graph& g = ctx.graph();
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const bool xnnpack =
+      exact::xnnpack_quantization(x) && exact::xnnpack_quantization(g.tensor(n.outputs[0]));
+  const auto [lo, hi] =
+      exact::activation_range(n, exact::params_of(g.tensor(n.outputs[0])), xnnpack);
+  exact::Writer w(ctx, n);
+  exact::Value pooled = w.integers(n.outputs[0]);
+  // ONNX's MaxPool takes int8 and uint8, not int16, whose integers are
+  // exact in float.
+  const bool wide = pooled.type == DataType::kInt16;
+  const TensorId in = wide ? w.to_float(w.integers(n.inputs[0])) : n.inputs[0];
+  const TensorId max =
+      wide ? w.temp(DataType::kFloat32, "max") : ctx.temp_like(n.outputs[0], "max");
+  ir::Node& p = ctx.emit(n, "MaxPool", {in}, {max});
+  set_window(p, read_window(n), x.shape[1], x.shape[2], n.attrs.get_int("filter_height"),
+             n.attrs.get_int("filter_width"), false);
+  if (wide) {
+    exact::Value f = pooled;  // the same integers, as floats
+    f.id = max;
+    f.type = DataType::kFloat32;
+    pooled = w.cast(f, DataType::kInt32);  // ONNX Runtime clips no int16
+  } else {
+    pooled.id = max;
+  }
+  w.store(w.clip(pooled, lo, hi), n.outputs[0]);
+  return w.result();
+}
+
+Check check_max_pool_exact(const ir::Graph&, const ir::Node& n) {
+  return exact::check_activation_range(n);
+}
+
 // NHWC CONV_2D (filter OHWI) and DEPTHWISE_CONV_2D (filter 1HW(C*M)).
 InferredShapes infer_conv2d(const ir::Graph& g, const ir::Node& n) {
   auto w = input_shape(g, n, 1);
@@ -654,7 +692,8 @@ OpEntry max_pool2d() {
           .infer_shapes = infer_pool2d,
           .check = check_pool,
           .lower = lower_max_pool,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale,
+                           .exact = {lower_max_pool_exact, check_max_pool_exact}},
           .doc = {.onnx = "MaxPool"}};
 }
 

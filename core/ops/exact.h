@@ -181,4 +181,23 @@ Value finish_linear(Writer& w, const Value& acc, LinearOp op, const ir::Shape& c
 using TableFn = std::function<int64_t(int64_t q)>;
 Status lower_unary_table(LowerContext& ctx, const ir::Node& n, const TableFn& fn);
 
+// ---- integer copies ----
+// The node's quantized tensors take the integer types they hold now, so that
+// the op's own lowering, and the intermediates it makes like them, carry the
+// integers (store_integers does the same for the rest after lowering).
+void hold_integers(LowerContext& ctx, const ir::Node& n);
+// The op's own lowering run on the integers: the exact form of ops whose
+// TFLite kernel copies the integers unchanged (RESHAPE, TRANSPOSE, GATHER,
+// SLICE, ...: the preflight's kSameScale / kReinterpret rules already refuse
+// the parameters under which a kernel would requantize). Only for lowerings
+// that make no constant of the data's type (PAD's value would be a float).
+Status lower_copy(LowerContext& ctx, const ir::Node& n);
+// The copies of ops whose kernels requantize an input whose parameters
+// differ from the output's (uint8 CONCATENATION in LiteRT.js): every input
+// quantized per tensor with the output's parameters, no fused activation.
+Check check_equal_params(const ir::Graph& g, const ir::Node& n);
+// The copies whose ONNX operator ONNX Runtime runs on 8-bit integers only
+// (Resize, ReduceMax, ReduceMin): int16 is refused.
+Check check_8bit(const ir::Graph& g, const ir::Node& n);
+
 }  // namespace lite2onnx::ops::exact

@@ -5,6 +5,7 @@
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/evaluate.h"
+#include "core/ops/exact.h"
 #include "core/ops/families.h"
 #include "core/ops/shape_inference.h"
 
@@ -627,7 +628,7 @@ OpEntry pack() {
           .infer_shapes = infer_pack,
           .check = check_pack,
           .lower = lower_pack,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .evaluate = {.element_sources = pack_sources},
           .doc = {.onnx = "Unsqueeze + Concat",
                   .dtypes = "float32, int32, int64",
@@ -640,7 +641,7 @@ OpEntry unpack() {
           .infer_shapes = infer_unpack,
           .check = check_unpack,
           .lower = lower_unpack,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .evaluate = {.element_sources = unpack_sources},
           .doc = {.onnx = "Split + Squeeze",
                   .dtypes = "float32, int32",
@@ -653,7 +654,7 @@ OpEntry gather() {
           .infer_shapes = infer_gather,
           .check = check_gather,
           .lower = lower_gather,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .evaluate = {.element_sources = gather_sources},
           .doc = {.onnx = "Gather",
                   .dtypes = "float32, int32, int64, bool",
@@ -664,7 +665,7 @@ OpEntry expand_dims() {
   return {.layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_expand_dims},
           .check = check_expand_dims,
           .lower = lower_expand_dims,
-          .quantization = {.kernel = QuantizedKernel::kReinterpret},
+          .quantization = {.kernel = QuantizedKernel::kReinterpret, .exact = {exact::lower_copy}},
           .evaluate = {.element_sources = expand_dims_sources},
           .doc = {.onnx = "Unsqueeze",
                   .dtypes = "float32, int32, int64, bool",

@@ -6,6 +6,7 @@
 
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
+#include "core/ops/exact.h"
 #include "core/ops/families.h"
 #include "core/ops/shape_inference.h"
 
@@ -460,7 +461,8 @@ OpEntry reduce_max() {
           .infer_shapes = infer_reduce,
           .check = check_typed_reduce,
           .lower = lower_reduce_max,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale,
+                           .exact = {exact::lower_copy, exact::check_8bit}},
           .doc = {.onnx = "ReduceMax", .dtypes = kReducerTypes, .notes = kReducerNotes}};
 }
 

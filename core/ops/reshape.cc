@@ -7,6 +7,7 @@
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/evaluate.h"
+#include "core/ops/exact.h"
 #include "core/ops/families.h"
 
 namespace lite2onnx::ops::shape {
@@ -291,7 +292,7 @@ OpEntry reshape() {
                      .propagate = propagate_reshape,
                      .hint_input = hint_reshape_input},
           .lower = lower_reshape,
-          .quantization = {.kernel = QuantizedKernel::kReinterpret},
+          .quantization = {.kernel = QuantizedKernel::kReinterpret, .exact = {exact::lower_copy}},
           .evaluate = {.element_sources = reshape_sources},
           .doc = {.onnx = "Reshape",
                   .dtypes = "float32, int32, int64, bool",
@@ -305,7 +306,7 @@ OpEntry squeeze() {
           .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_squeeze},
           .check = check_squeeze,
           .lower = lower_squeeze,
-          .quantization = {.kernel = QuantizedKernel::kReinterpret},
+          .quantization = {.kernel = QuantizedKernel::kReinterpret, .exact = {exact::lower_copy}},
           .evaluate = {.element_sources = squeeze_sources},
           .doc = {.onnx = "Squeeze", .dtypes = "float32, int32, int64, bool"}};
 }

@@ -1,6 +1,7 @@
 // RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR: Implicit (NHWC spatial resize).
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
+#include "core/ops/exact.h"
 #include "core/ops/families.h"
 #include "core/ops/shape_inference.h"
 
@@ -98,7 +99,8 @@ OpEntry nearest_neighbor() {
           .infer_shapes = infer_resize,
           .check = check_resize,
           .lower = lower_nearest_neighbor,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale,
+                           .exact = {exact::lower_copy, exact::check_8bit}},
           .doc = {.onnx = "Resize",
                   .notes = "align_corners / half_pixel_centers mapped to "
                            "coordinate_transformation_mode"}};

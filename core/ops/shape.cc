@@ -10,12 +10,14 @@
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/evaluate.h"
+#include "core/ops/exact.h"
 #include "core/ops/families.h"
 #include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::shape {
 namespace {
 
+using ir::DataType;
 using ir::Perm;
 using ir::Shape;
 using ir::TensorId;
@@ -344,6 +346,38 @@ Status lower_pad(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// --quantization exact: the kernels pad with the output's zero point, or
+// with PADV2's value, whose integers the preflight keeps quantized as the
+// output. ONNX Runtime pads no int16: that pads in int32.
+Status lower_pad_exact(LowerContext& ctx, const ir::Node& n) {
+  exact::hold_integers(ctx, n);
+  if (has_input(ctx.graph(), n, 2)) return lower_pad(ctx, n);
+  exact::Writer w(ctx, n);
+  const exact::Params out = exact::params_of(ctx.tensor(n.outputs[0]));
+  const bool wide = out.type == DataType::kInt16;
+  exact::Value padded = w.integers(n.outputs[0]);
+  padded.type = wide ? DataType::kInt32 : out.type;
+  padded.id = wide ? w.temp(DataType::kInt32, "padded") : n.outputs[0];
+  const TensorId data = w.tensor(w.integers(n.inputs[0]), padded.type);
+  ir::Node& pad =
+      ctx.emit(n, "Pad", {data, onnx_pads(ctx, n), w.tensor(w.constant(out.zero), padded.type)},
+               {padded.id});
+  pad.attrs.set("mode", std::string("constant"));
+  if (wide) w.store(padded, n.outputs[0]);
+  return w.result();
+}
+
+Check check_pad_exact(const ir::Graph& g, const ir::Node& n) {
+  if (!has_input(g, n, 2)) return std::nullopt;
+  const ir::Tensor& value = g.tensor(n.inputs[2]);
+  if (!value.quantized_type)
+    return refuse(ReasonCode::kQuantization,
+                  "pad value '" + value.name + "' is not quantized as the data is");
+  if (*value.quantized_type == DataType::kInt16)
+    return refuse(ReasonCode::kType, "int16 pad value (ONNX Runtime pads no int16)");
+  return std::nullopt;
+}
+
 Status lower_mirror_pad(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
   if (n.attrs.get_string("mode") == "REFLECT") {
@@ -517,7 +551,7 @@ OpEntry transpose() {
           .infer_shapes = infer_transpose,
           .check = check_transpose,
           .lower = lower_transpose,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .evaluate = {.element_sources = transpose_sources},
           .doc = {.onnx = "Transpose (composed with the input layout)",
                   .dtypes = "float32, int32, int64, bool"}};
@@ -532,7 +566,8 @@ OpEntry concatenation() {
           .check = check_concatenation,
           .lower = lower_concat,
           // uint8 requantizes each input; int16 copies the integers (both TFLite runtimes).
-          .quantization = {.int16 = QuantizedKernel::kSameScale},
+          .quantization = {.int16 = QuantizedKernel::kSameScale,
+                           .exact = {exact::lower_copy, exact::check_equal_params}},
           .evaluate = {.element_sources = concatenation_sources},
           .doc = {.onnx = "Concat", .dtypes = "float32, int32, int64, bool"}};
 }
@@ -545,7 +580,7 @@ OpEntry split() {
           .infer_shapes = infer_split,
           .check = check_split,
           .lower = lower_split,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .doc = {.onnx = "Split", .dtypes = "float32, int32"}};
 }
 
@@ -557,7 +592,7 @@ OpEntry split_v() {
           .infer_shapes = infer_split_v,
           .check = check_split,
           .lower = lower_split,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .doc = {.onnx = "Split", .dtypes = "float32, int32"}};
 }
 
@@ -570,7 +605,8 @@ OpEntry pad() {
           .infer_shapes = infer_pad,
           .check = check_pad,
           .lower = lower_pad,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale,
+                           .exact = {lower_pad_exact, check_pad_exact}},
           .doc = {.onnx = "Pad", .dtypes = "float32, int32, int64"}};
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
+#include "core/ops/exact.h"
 #include "core/ops/families.h"
 #include "core/ops/shape_inference.h"
 
@@ -219,7 +220,7 @@ OpEntry slice() {
           .infer_shapes = infer_slice,
           .check = check_slice,
           .lower = lower_slice,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .doc = {.onnx = "Slice",
                   .dtypes = "float32, int32, int64, bool",
                   .notes = "begin/size constant or computed at run time (size -1: to the end); "

@@ -7,6 +7,7 @@
 
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
+#include "core/ops/exact.h"
 #include "core/ops/families.h"
 #include "core/ops/shape_inference.h"
 
@@ -306,7 +307,7 @@ OpEntry space_to_depth() {
           .infer_shapes = infer_space_to_depth,
           .check = check_space_to_depth,
           .lower = lower_space_to_depth,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .doc = {.onnx = "SpaceToDepth"}};
 }
 
@@ -316,7 +317,7 @@ OpEntry depth_to_space() {
           .infer_shapes = infer_depth_to_space,
           .check = check_depth_to_space,
           .lower = lower_depth_to_space,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .doc = {.onnx = "DepthToSpace (DCR)"}};
 }
 

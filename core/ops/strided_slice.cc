@@ -9,6 +9,7 @@
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/evaluate.h"
+#include "core/ops/exact.h"
 #include "core/ops/families.h"
 #include "core/ops/shape_inference.h"
 
@@ -538,7 +539,7 @@ OpEntry strided_slice() {
           .infer_shapes = infer_strided_slice,
           .check = check_strided_slice,
           .lower = lower_strided_slice,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .evaluate = {.element_sources = strided_slice_sources},
           .doc = {.onnx = "Slice (+ Squeeze/Unsqueeze for shrink/new axes)",
                   .dtypes = "float32, int32, int64, bool",

@@ -45,13 +45,27 @@ Result<std::string> convert_exact(const std::string& json, Diagnostics& d) {
 
 TEST(ExactQuantization, OpWithoutAnIntegerFormIsRefusedNamingIt) {
   Diagnostics d;
-  auto r = convert_exact(int8_model("RESHAPE", 22, "0.1"), d);
+  auto r = convert_exact(int8_model("ABS", 101, "0.1"), d);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
   ASSERT_EQ(d.unsupported.size(), 1u);
-  EXPECT_EQ(d.unsupported[0].op, "RESHAPE");
+  EXPECT_EQ(d.unsupported[0].op, "ABS");
   EXPECT_EQ(d.unsupported[0].reason_code, "not_implemented");
   EXPECT_THAT(d.unsupported[0].reason, HasSubstr("--quantization exact"));
+}
+
+// RESHAPE copies the integers, whatever the output's scale: one Reshape of
+// the int8 tensor, no QuantizeLinear/DequantizeLinear.
+TEST(ExactQuantization, AnIntegerCopyIsTheOpOnTheIntegers) {
+  Diagnostics d;
+  auto r = convert_exact(int8_model("RESHAPE", 22, "0.3"), d);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(*r));
+  auto counts = op_counts(m);
+  EXPECT_EQ(counts["Reshape"], 1);
+  EXPECT_EQ(counts["QuantizeLinear"] + counts["DequantizeLinear"] + counts["Cast"], 0);
+  EXPECT_EQ(m.graph().output(0).type().tensor_type().elem_type(), onnx::TensorProto::INT8);
 }
 
 // int8 -> int8 at half the scale: XNNPACK's multiplier with 8 fractional bits

@@ -22,7 +22,8 @@ import { spawnSync } from 'node:child_process';
 import { runTfjs, runLite, compile } from './lib/runtimes.mjs';
 import { openOnnx } from '../lib/ort_runner.mjs';
 
-const FAMILIES = ['elementwise', 'linear', 'pool', 'unary', 'movement', 'hybrid'];
+// copies: exact-mode cases only (no candidate arithmetics for run.mjs's table).
+const FAMILIES = ['elementwise', 'linear', 'pool', 'unary', 'movement', 'hybrid', 'copies'];
 const LEVELS = ['all', 'disabled'];
 const USAGE = `usage: exact.mjs --cli LITE2ONNX [${FAMILIES.join('|')}...] [--filter REGEX] [--opset N]`;
 

@@ -75,6 +75,8 @@ export function cases() {
     out.push(poolCase({ name: `avgpool_${type}_relu6`, op: 'AVERAGE_POOL_2D', type, xShape, x: full, s: 0.05, z, f: [3, 3], stride: [1, 1], padding: 'SAME', act: 'RELU6', variant: `${type}, fused RELU6` }));
     out.push(poolCase({ name: `maxpool_${type}`, op: 'MAX_POOL_2D', type, xShape, x: full, s: 0.05, z, f: [3, 2], stride: [2, 1], padding: 'SAME', variant: `${type}, 3x2 SAME` }));
     out.push(poolCase({ name: `maxpool_${type}_relu`, op: 'MAX_POOL_2D', type, xShape, x: full, s: 0.05, z, f: [2, 2], stride: [2, 2], padding: 'VALID', act: 'RELU', variant: `${type}, fused RELU` }));
+    // 6 / 12 = 0.5: RELU6's upper bound is a tie, which XNNPACK rounds to even and TFLite away from zero
+    out.push(poolCase({ name: `maxpool_${type}_relu6_tie`, op: 'MAX_POOL_2D', type, xShape, x: full.map((v) => Math.max(lo, Math.min(hi, z + ((v - z) % 3)))), s: 12, z, f: [3, 3], stride: [1, 1], padding: 'SAME', act: 'RELU6', variant: `${type}, fused RELU6 whose bound 6/s is a tie` }));
     // reductions
     const zs = type === 'int16' ? [0, 0] : type === 'uint8' ? [131, 120] : [-3, 5];
     const rs = [[[1, 2], true, '4d_hw_keep'], [[1, 2], false, '4d_hw'], [[-1], false, 'last'], [[0, 3], true, 'n_c'], [[1], false, 'h']];
