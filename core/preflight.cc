@@ -183,6 +183,11 @@ std::vector<UnsupportedOp> preflight(const ir::Graph& g, QuantizationMode mode) 
 }
 
 std::optional<Error> interface_problem(const ir::Graph& g) {
+  // A TFLite graph may output nothing (a file holding only weights); an ONNX
+  // model computing nothing does not load in ONNX Runtime.
+  if (g.outputs().empty())
+    return make_error(ErrorCode::kUnsupported,
+                      "the graph has no outputs: an ONNX model computes at least one output");
   for (auto [list, role] : {std::pair{&g.inputs(), "input"}, std::pair{&g.outputs(), "output"}})
     for (ir::TensorId t : *list) {
       const ir::Tensor& x = g.tensor(t);

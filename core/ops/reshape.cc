@@ -13,6 +13,9 @@
 namespace lite2onnx::ops::shape {
 namespace {
 
+// The opset whose Reshape takes allowzero (a 0 in the shape is a 0).
+constexpr int kReshapeAllowzeroOpset = 14;
+
 using ir::Perm;
 using ir::Shape;
 using ir::TensorId;
@@ -136,22 +139,46 @@ Status lower_reshape(LowerContext& ctx, const ir::Node& n) {
                               " elements) to " + ir::to_string(y.shape) + " (" +
                               std::to_string(*yc) + " elements)");
   }
+  // A 0 in TFLite's shape is a dimension of size 0; in ONNX's Reshape it
+  // copies the input's dimension unless allowzero (opset 14) says otherwise.
+  // Before opset 14 a 0 becomes -1, which ONNX infers as 0 when the input is
+  // empty (the one case TFLite accepts), if it is the shape's only 0 and -1.
+  const bool allowzero = ctx.opset() >= kReshapeAllowzeroOpset;
+  bool zero_possible = false;
+  auto constant_shape = [&](std::vector<int64_t> dims) {
+    const auto zeros = std::count(dims.begin(), dims.end(), 0);
+    zero_possible = zeros > 0;
+    if (!allowzero && zeros == 1 && std::count(dims.begin(), dims.end(), -1) == 0)
+      std::replace(dims.begin(), dims.end(), int64_t{0}, int64_t{-1});
+    return ctx.const_i64(n.name + "/shape", std::move(dims));
+  };
   TensorId shape;
   if (ir::element_count(y.shape)) {
-    shape = ctx.const_i64(n.name + "/shape", ir::permute_shape(y.shape, y.layout));
+    shape = constant_shape(ir::permute_shape(y.shape, y.layout));
   } else if (auto v = has_input(g, n, 1) ? ir::const_ints(g, n.inputs[1]) : std::nullopt) {
-    shape = ctx.const_i64(n.name + "/shape", *v);
+    shape = constant_shape(*v);
   } else if (n.attrs.has("new_shape")) {
-    shape = ctx.const_i64(n.name + "/shape", n.attrs.get_ints("new_shape"));
+    shape = constant_shape(n.attrs.get_ints("new_shape"));
   } else if (has_input(g, n, 1)) {
     if (auto st = check_shape_operand(ctx, n, 1); !st) return st;
+    zero_possible = true;
     shape = ctx.temp(n.name + "/shape_i64", ir::DataType::kInt64);
     ir::Node& c = ctx.emit(n, "Cast", {n.inputs[1]}, {shape}, "Cast");
     c.attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt64)});
+    if (!allowzero) {
+      TensorId zero = ctx.const_scalar(n.name + "/zero", ir::DataType::kInt64, 0);
+      TensorId minus_one = ctx.const_scalar(n.name + "/minus_one", ir::DataType::kInt64, -1);
+      TensorId is_zero = ctx.temp(n.name + "/shape_is_zero", ir::DataType::kBool);
+      TensorId inferred = ctx.temp(n.name + "/shape_zero_inferred", ir::DataType::kInt64);
+      ctx.emit(n, "Equal", {shape, zero}, {is_zero}, "Equal");
+      ctx.emit(n, "Where", {is_zero, minus_one, shape}, {inferred}, "Where");
+      shape = inferred;
+    }
   } else {
     return ctx.error(n, "no target shape (neither a shape input, new_shape, nor a static output)");
   }
-  ctx.emit(n, "Reshape", {n.inputs[0], shape}, {n.outputs[0]});
+  ir::Node& r = ctx.emit(n, "Reshape", {n.inputs[0], shape}, {n.outputs[0]});
+  if (allowzero && zero_possible) r.attrs.set("allowzero", int64_t{1});
   return ok_status();
 }
 

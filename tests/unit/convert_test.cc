@@ -506,6 +506,88 @@ TEST(Convert, DynamicDimensionsStaySymbolic) {
   EXPECT_EQ(out.dim(1).dim_value(), 20);
 }
 
+// A 0 in RESHAPE's shape is a dimension of size 0 (TFLite), but copies the
+// input's dimension in ONNX's Reshape unless allowzero is set (opset 14); before
+// opset 14 the 0 becomes -1, which ONNX infers as 0 for an empty input.
+std::vector<std::byte> runtime_reshape_model() {
+  return testing::tflite_from_json(R"({
+    "version": 3,
+    "operator_codes": [{"deprecated_builtin_code": 22, "builtin_code": "RESHAPE"}],
+    "subgraphs": [{
+      "tensors": [
+        {"shape": [0, 4], "shape_signature": [-1, 4], "name": "x"},
+        {"shape": [3], "type": "INT32", "name": "shape"},
+        {"shape": [1, 4, 0], "shape_signature": [1, 4, -1], "name": "y"}],
+      "inputs": [0, 1], "outputs": [2],
+      "operators": [{"opcode_index": 0, "inputs": [0, 1], "outputs": [2]}]
+    }],
+    "buffers": [{}]
+  })");
+}
+
+const onnx::NodeProto* find_node(const onnx::ModelProto& m, const std::string& op_type) {
+  for (const auto& n : m.graph().node())
+    if (n.op_type() == op_type) return &n;
+  return nullptr;
+}
+
+int64_t int_attr(const onnx::NodeProto& n, const std::string& name, int64_t missing) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return a.i();
+  return missing;
+}
+
+TEST(Convert, ReshapeToARuntimeShapeKeepsZeroDimensions) {
+  auto bytes = runtime_reshape_model();
+  onnx::ModelProto m17 = convert_ok(bytes, 17);
+  const onnx::NodeProto* r17 = find_node(m17, "Reshape");
+  ASSERT_NE(r17, nullptr);
+  EXPECT_EQ(int_attr(*r17, "allowzero", 0), 1);
+  EXPECT_EQ(find_node(m17, "Where"), nullptr);
+  onnx::ModelProto m13 = convert_ok(bytes, 13);
+  const onnx::NodeProto* r13 = find_node(m13, "Reshape");
+  const onnx::NodeProto* where = find_node(m13, "Where");
+  ASSERT_NE(r13, nullptr);
+  ASSERT_NE(where, nullptr);
+  EXPECT_EQ(int_attr(*r13, "allowzero", -7), -7);  // opset 13 has no allowzero
+  EXPECT_EQ(r13->input(1), where->output(0));      // the shape has 0 -> -1
+}
+
+TEST(Convert, ReshapeToAConstantShapeWithAZero) {
+  std::string shape = testing::i32_bytes({2, 0});
+  auto bytes = testing::tflite_from_json(R"({
+    "version": 3,
+    "operator_codes": [{"deprecated_builtin_code": 22, "builtin_code": "RESHAPE"}],
+    "subgraphs": [{
+      "tensors": [
+        {"shape": [0, 3], "name": "x"},
+        {"shape": [2], "type": "INT32", "buffer": 1, "name": "shape"},
+        {"shape": [2, 0], "name": "y"}],
+      "inputs": [0], "outputs": [2],
+      "operators": [{"opcode_index": 0, "inputs": [0, 1], "outputs": [2]}]
+    }],
+    "buffers": [{}, {"data": )" + shape + R"(}]
+  })");
+  auto shape_values = [](const onnx::ModelProto& m, const onnx::NodeProto& r) {
+    for (const auto& t : m.graph().initializer())
+      if (t.name() == r.input(1)) {
+        std::vector<int64_t> v(static_cast<size_t>(t.dims(0)));
+        std::memcpy(v.data(), t.raw_data().data(), v.size() * sizeof(int64_t));
+        return v;
+      }
+    return std::vector<int64_t>{};
+  };
+  onnx::ModelProto m13 = convert_ok(bytes, 13);
+  const onnx::NodeProto* r13 = find_node(m13, "Reshape");
+  ASSERT_NE(r13, nullptr);
+  EXPECT_EQ(shape_values(m13, *r13), (std::vector<int64_t>{2, -1}));
+  onnx::ModelProto m17 = convert_ok(bytes, 17);
+  const onnx::NodeProto* r17 = find_node(m17, "Reshape");
+  ASSERT_NE(r17, nullptr);
+  EXPECT_EQ(int_attr(*r17, "allowzero", 0), 1);
+  EXPECT_EQ(shape_values(m17, *r17), (std::vector<int64_t>{2, 0}));
+}
+
 // Per-op data in the table agrees with itself: every op that propagates
 // its input's layout unchanged (and SPLIT) says so (layout hints walk back through it;
 // PAD's too, whose paddings may be computed at run time: propagate_data_input),

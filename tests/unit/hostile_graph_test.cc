@@ -266,6 +266,20 @@ TEST(Hostile, FoldedWeightAsGraphOutputIsAnInitializer) {
   expect_outputs_exist(model);
 }
 
+// Only weights, no ops, no inputs, no outputs (a LoRA weights file): a model
+// computing nothing, which ONNX Runtime does not load, is refused.
+TEST(Hostile, GraphWithoutOutputsIsRefused) {
+  ModelJson m;
+  m.f32("lora_a", {2, 3}, {1, 2, 3, 4, 5, 6});
+  m.io({}, {});
+  ConvertOptions o;
+  Diagnostics d;
+  auto r = convert(view(m.bytes()), o, d);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
+  EXPECT_THAT(r.error().message, ::testing::HasSubstr("no outputs"));
+}
+
 TEST(Hostile, TensorListedTwiceAsGraphOutput) {
   ModelJson m = abs_model();
   m.io({0}, {1, 1});
