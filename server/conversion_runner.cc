@@ -272,8 +272,12 @@ class ProcessRunner final : public ConversionRunner {
           worker_failed("memory_limit", r, request_id);
         break;
       case JobEnd::kCancelled:
-        if (r.sent) worker_failed("cancelled", r, request_id);
         *failure = stop.failure();  // the deadline, or the client (StopSignal::failure)
+        // A client cancels at its own deadline, often before the server's copy
+        // of it passes: the worker was then stopped by the deadline.
+        if (r.sent)
+          worker_failed((*failure)->name() == "deadline_exceeded" ? "deadline" : "cancelled", r,
+                        request_id);
         break;
       case JobEnd::kDeadline:
         worker_failed("deadline", r, request_id);
