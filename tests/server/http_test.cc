@@ -354,7 +354,8 @@ TEST(HttpTest, EveryErrorIsTheOneEnvelope) {
   // Every field of every unsupported operator, zero values included.
   const HttpResponse unsupported = http_call(port, post("/v1/convert", unsupported_ops_model()));
   expect_envelope(unsupported, "unsupported");
-  for (const json& op : error_of(unsupported)["unsupported"])
+  const json error = error_of(unsupported);  // kept: the loop reads into it
+  for (const json& op : error.at("unsupported"))
     for (const char* field : {"op_index", "op", "reason", "reason_code", "subgraph"})
       EXPECT_TRUE(op.contains(field)) << field << " in " << unsupported.body;
 }
