@@ -24,9 +24,13 @@ constexpr long kBudgetMiB = 256;
 // conversions are 10-15x slower.
 constexpr long kPeakSlackMiB = 160 + 512;
 constexpr auto kGuard = std::chrono::seconds(300);
+// Slower conversions hold the budget longer while the attack runs: a clean-clone
+// CI run refused 3 of the good client's 20 calls under ASan, none in Release.
+constexpr double kRefusedPercent = 25.0;
 #else
 constexpr long kPeakSlackMiB = 160;
 constexpr auto kGuard = std::chrono::seconds(30);
+constexpr double kRefusedPercent = 10.0;
 #endif
 constexpr int kGoodCalls = 20;
 
@@ -59,7 +63,8 @@ class AttackTest : public ::testing::Test {
   void expect_served(const AttackFigures& f) {
     EXPECT_EQ(f.good.wrong, 0);
     EXPECT_EQ(f.good.failed, 0);
-    EXPECT_LE(f.good.refused_percent(), 10.0) << f.good.refused << " of " << f.good.calls();
+    EXPECT_LE(f.good.refused_percent(), kRefusedPercent)
+        << f.good.refused << " of " << f.good.calls();
     EXPECT_GT(f.probes.answered, 0);
     EXPECT_EQ(f.probes.failed, 0);
     EXPECT_GT(f.peak_rss_kib, 0);
