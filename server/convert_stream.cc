@@ -26,7 +26,9 @@ Failure bad_stream(std::string message) {
 // The reactions of one call may run on several threads at once (a read's, a
 // write's, a worker's, the watchdog's): `mu_` guards the Call and whether the
 // call is finished. The watchdog is told nothing under `mu_` (its thread
-// takes `mu_` in on_deadline() while it holds its own lock).
+// takes `mu_` in on_deadline() while it holds its own lock), so a write's
+// deadline is set between two holds of `mu_`; meanwhile the call may finish
+// and gRPC call OnDone(), and a `hold_` keeps the object alive until then.
 class ConvertStreamCall final : public Reactor, public Watchdog::Watched {
  public:
   ConvertStreamCall(CallCore& core, grpc::CallbackServerContext* ctx)
@@ -45,6 +47,11 @@ class ConvertStreamCall final : public Reactor, public Watchdog::Watched {
   void OnCancel() override { call_.stop().cancel(); }
   void OnDone() override {
     core_.watchdog().unwatch(this);
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+      if (held_) return;  // start_write() deletes it
+    }
     delete this;
   }
 
@@ -81,9 +88,10 @@ class ConvertStreamCall final : public Reactor, public Watchdog::Watched {
       lock.unlock();
       return finish(std::nullopt);
     }
-    const SteadyClock::time_point next = write_next_chunk();
+    const SteadyClock::time_point next = next_chunk();
+    held_ = true;
     lock.unlock();
-    core_.watchdog().watch(this, next);
+    start_write(next);
   }
 
   // The upload or the answer missed its deadline (its minimum rate, its idle
@@ -183,20 +191,33 @@ class ConvertStreamCall final : public Reactor, public Watchdog::Watched {
       pace_ = call_.start_answer();
       next = pace_.deadline(bytes.size());
       headers_.send();
-      StartWrite(&out_);
+      held_ = true;
     }
-    core_.watchdog().watch(this, next);
+    start_write(next);
   }
 
-  // Under `mu_`; returns the write's deadline.
-  SteadyClock::time_point write_next_chunk() {
+  // Under `mu_`: the next ONNX chunk into `out_`; returns its write's deadline.
+  SteadyClock::time_point next_chunk() {
     const size_t n = std::min(kOutChunkBytes, onnx_.bytes.size() - sent_);
     const grpc::Slice slices[] = {grpc::Slice(field_head(kData, n)),
                                   owned_slice(onnx_.bytes.substr(sent_, n), onnx_.owner)};
     out_ = grpc::ByteBuffer(slices, std::size(slices));
     sent_ += n;
-    StartWrite(&out_);
     return pace_.deadline(sent_);
+  }
+
+  // Writes `out_` by `deadline`, with `held_` set (and `mu_` not held): the
+  // deadline is set before the write starts, as the write may complete, and
+  // the next one set its own deadline, as soon as it starts.
+  void start_write(SteadyClock::time_point deadline) {
+    core_.watchdog().watch(this, deadline);
+    std::unique_lock lock(mu_);
+    held_ = false;
+    if (!finished_) return StartWrite(&out_);
+    if (!done_) return;  // OnDone() will delete it
+    lock.unlock();
+    core_.watchdog().unwatch(this);  // the deadline just set
+    delete this;
   }
 
   // Finishes the call (once); nothing may touch the call afterwards. From
@@ -220,6 +241,8 @@ class ConvertStreamCall final : public Reactor, public Watchdog::Watched {
   grpc::ByteBuffer in_, out_;
   bool have_options_ = false;
   bool finished_ = false;
+  bool done_ = false;  // OnDone() ran
+  bool held_ = false;  // start_write() is running
   bool answering_ = false;
   Pace pace_;
   OnnxBytes onnx_;
