@@ -57,7 +57,9 @@ int receive_frame(int socket, void* frame, size_t bytes, UniqueFd* fd) {
   do {
     n = recvmsg(socket, &msg, MSG_CMSG_CLOEXEC);
   } while (n < 0 && errno == EINTR);
-  if (n == 0) return 0;
+  // A peer that ends with frames of ours unread resets the socket
+  // (ECONNRESET) instead of closing it: a worker crashing mid-job.
+  if (n == 0 || (n < 0 && errno == ECONNRESET)) return 0;
   bool well_formed =
       n == static_cast<ssize_t>(bytes) && !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
   int received = 0;

@@ -112,8 +112,8 @@ class UniqueFd {
 // Sends one frame with `fd` attached (none when < 0); false on any failure.
 bool send_frame(int socket, const void* frame, size_t bytes, int fd);
 // Receives one frame of exactly `bytes` (and at most one attached fd, into
-// `fd`); 1 on success, 0 when the peer has closed, -1 on a malformed frame or
-// an error.
+// `fd`); 1 on success, 0 when the peer has closed or died, -1 on a malformed
+// frame or an error.
 int receive_frame(int socket, void* frame, size_t bytes, UniqueFd* fd);
 
 // A memfd that can be sealed.
