@@ -40,9 +40,12 @@ void read_binary_options(const tflite::Operator& op, ir::Attributes& attrs) {
   switch (op.builtin_options_type()) {
     case tflite::BuiltinOptions::AddOptions:
       store_activation(op.builtin_options_as_AddOptions(), attrs);
+      // Whether int16 power-of-two scales take the shifting kernel.
+      attrs.set("pot_scale_int16", int64_t{op.builtin_options_as_AddOptions()->pot_scale_int16()});
       break;
     case tflite::BuiltinOptions::SubOptions:
       store_activation(op.builtin_options_as_SubOptions(), attrs);
+      attrs.set("pot_scale_int16", int64_t{op.builtin_options_as_SubOptions()->pot_scale_int16()});
       break;
     case tflite::BuiltinOptions::MulOptions:
       store_activation(op.builtin_options_as_MulOptions(), attrs);
@@ -77,6 +80,36 @@ Status lower_binary(LowerContext& ctx, const ir::Node& n) {
   if (!y) return y.take_error();
   ctx.emit(n, lookup(n).doc.onnx, {a, b}, {*y});
   return ok_status();
+}
+
+// --quantization exact: ADD, SUB and MUL on the integers (exact_binary.cc).
+template <exact::BinaryOp op>
+Status lower_arithmetic_exact(LowerContext& ctx, const ir::Node& n) {
+  exact::hold_integers(ctx, n);
+  const auto [a, b] = binary_operands(ctx, n);
+  exact::Writer w(ctx, n);
+  w.store(exact::arithmetic(w, w.integers(a), w.integers(b), op), n.outputs[0]);
+  return w.result();
+}
+template <exact::BinaryOp op>
+Check check_arithmetic_exact(const ir::Graph& g, const ir::Node& n) {
+  return exact::check_arithmetic(g, n, op);
+}
+template <exact::BinaryOp op>
+ExactForm arithmetic_exact() {
+  return {.lower = lower_arithmetic_exact<op>, .check = check_arithmetic_exact<op>};
+}
+ExactForm arithmetic_exact(Arithmetic arithmetic) {
+  switch (arithmetic) {
+    case Arithmetic::kAdd:
+      return arithmetic_exact<exact::BinaryOp::kAdd>();
+    case Arithmetic::kSub:
+      return arithmetic_exact<exact::BinaryOp::kSub>();
+    case Arithmetic::kMul:
+      return arithmetic_exact<exact::BinaryOp::kMul>();
+    default:
+      return {};
+  }
 }
 
 Status lower_relu6(LowerContext& ctx, const ir::Node& n) { return lower_clip(ctx, n, 0, 6); }
@@ -181,6 +214,7 @@ OpEntry binary(const char* onnx_op, const char* dtypes, Arithmetic arithmetic) {
           .layout = {.kind = LayoutClass::kTransparent},
           .check = check_binary,
           .lower = lower_binary,
+          .quantization = {.exact = arithmetic_exact(arithmetic)},
           .evaluate = {.arithmetic = arithmetic},
           .doc = {.onnx = onnx_op,
                   .dtypes = dtypes,

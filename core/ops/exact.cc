@@ -361,6 +361,26 @@ void Writer::store(const Value& v, TensorId out) {
       .attrs.set("to", int64_t{ir::onnx_type_code(type)});
 }
 
+Value mbqm(Writer& w, const Value& x, std::span<const qmath::Multiplier> m, const Shape& shape) {
+  auto per_channel = [&](auto fn) {
+    std::vector<int64_t> v;
+    for (const auto& one : m) v.push_back(fn(one));
+    return v.size() == 1 ? w.constant(v[0]) : w.channels(std::move(v), shape);
+  };
+  // RoundingDivideByPOT(SRDHM(x * 2^left, M), right).
+  const Value shifted = w.mul(x, per_channel([](const qmath::Multiplier& one) {
+                                return int64_t{1} << std::max(one.shift, 0);
+                              }));
+  const Value product =
+      w.mul(shifted, per_channel([](const qmath::Multiplier& one) { return int64_t{one.m}; }));
+  const Value nudged = w.add(product, w.select_negative(product, w.constant(1 - (int64_t{1} << 30)),
+                                                        w.constant(int64_t{1} << 30)));
+  const Value high = w.trunc_div(nudged, w.constant(int64_t{1} << 31));
+  return w.rhaz_div(high, per_channel([](const qmath::Multiplier& one) {
+                      return int64_t{1} << std::max(-one.shift, 0);
+                    }));
+}
+
 Value requantize(Writer& w, const Value& acc, Requantization r, std::span<const double> scales,
                  const Shape& shape, const Params& out, int64_t lo, int64_t hi) {
   const bool one = scales.size() == 1;
@@ -378,19 +398,7 @@ Value requantize(Writer& w, const Value& acc, Requantization r, std::span<const 
   };
   Value y;
   if (r == Requantization::kDouble) {
-    // RoundingDivideByPOT(SRDHM(x * 2^left, M), right).
-    const Value shifted = w.mul(acc, per_channel([](const qmath::Multiplier& x) {
-                                  return int64_t{1} << std::max(x.shift, 0);
-                                }));
-    const Value product =
-        w.mul(shifted, per_channel([](const qmath::Multiplier& x) { return int64_t{x.m}; }));
-    const Value nudged =
-        w.add(product, w.select_negative(product, w.constant(1 - (int64_t{1} << 30)),
-                                         w.constant(int64_t{1} << 30)));
-    const Value high = w.trunc_div(nudged, w.constant(int64_t{1} << 31));
-    y = w.rhaz_div(high, per_channel([](const qmath::Multiplier& x) {
-                     return int64_t{1} << std::max(-x.shift, 0);
-                   }));
+    y = mbqm(w, acc, m, shape);
   } else if (r == Requantization::kSingle) {
     // (x * M + 2^(30 - shift)) >> (31 - shift).
     const Value product =

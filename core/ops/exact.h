@@ -144,6 +144,12 @@ enum class Requantization {
 Value requantize(Writer& w, const Value& acc, Requantization r, std::span<const double> scales,
                  const ir::Shape& shape, const Params& out, int64_t lo, int64_t hi);
 
+// TFLite's MultiplyByQuantizedMultiplier, gemmlowp's double rounding (§4.1):
+// RoundingDivideByPOT(SRDHM(x * 2^left, M), right), one multiplier per
+// channel along `shape`'s non-unit axis (or one). Exact: the callers keep
+// x * 2^left within int32, where TFLite's int32 product would wrap.
+Value mbqm(Writer& w, const Value& x, std::span<const qmath::Multiplier> m, const ir::Shape& shape);
+
 // The integer range a fused activation leaves (XNNPACK's rounding of its
 // bounds, or TFLite's), within the type's.
 std::pair<int64_t, int64_t> activation_range(const ir::Node& n, const Params& out, bool xnnpack);
@@ -174,6 +180,16 @@ std::vector<ir::TensorId> linear_zero_points(Writer& w, const ir::Node& n, size_
 // `channel_shape`'s non-unit axis), with its bias added, requantized as the
 // kernel computes it and clamped to the fused activation's range.
 Value finish_linear(Writer& w, const Value& acc, LinearOp op, const ir::Shape& channel_shape);
+
+// ---- binary arithmetic: ADD, SUB, MUL (exact_binary.cc) ----
+enum class BinaryOp { kAdd, kSub, kMul };
+// The variants not covered: operands not quantized per tensor alike, the
+// kernels' parameters that would wrap int32, int16 zero points.
+Check check_arithmetic(const ir::Graph& g, const ir::Node& n, BinaryOp op);
+// The node's output integers from its operands' integers `a` and `b`
+// (broadcast against each other), as the kernel LiteRT.js runs computes them:
+// XNNPACK's where its delegate takes the node, else TFLite's builtin kernel.
+Value arithmetic(Writer& w, const Value& a, const Value& b, BinaryOp op);
 
 // ---- table ops (one Gather) ----
 // An 8-bit (256 entries) or int16 (65,536) table of the output integers for

@@ -74,6 +74,30 @@ int32_t reduced_multiplier(Multiplier m) {
   return m.m < 0x7FFF0000 ? static_cast<int32_t>((int64_t{m.m} + (1 << 15)) >> 16) : 0x7FFF;
 }
 
+TfliteAdd tflite_add_params(float sa, float sb, float sy, int left_shift) {
+  // add.cc Prepare: twice the larger scale, formed in float, then the
+  // multipliers in double.
+  const double twice = static_cast<double>(2 * std::max(sa, sb));
+  return {quantize_multiplier(static_cast<double>(sa) / twice),
+          quantize_multiplier(static_cast<double>(sb) / twice),
+          quantize_multiplier(
+              twice / (static_cast<double>(int64_t{1} << left_shift) * static_cast<double>(sy))),
+          left_shift};
+}
+
+XnnAdd xnn_add_params(float sa, float sb, float sy, bool subtract) {
+  const float as = sa / sy;
+  const float bs = subtract ? -(sb / sy) : sb / sy;
+  // 21-bit multipliers: the shift puts the larger one's exponent at 20
+  // (scaling by 2^shift is exact, lrintf rounds half to even).
+  const int shift = 20 - std::ilogb(std::max(std::fabs(as), std::fabs(bs)));
+  auto multiplier = [&](float v) {
+    const int64_t m = round_half_even(std::ldexp(static_cast<double>(std::fabs(v)), shift));
+    return v < 0 ? -m : m;
+  };
+  return {multiplier(as), multiplier(bs), shift};
+}
+
 float fp32_scale(float a, float b, float y) {
   const float product = a * b;
   return product / y;

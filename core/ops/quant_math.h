@@ -34,7 +34,22 @@ int32_t mbqm(int32_t x, Multiplier m);
 // The 16x8 kernels' multiplier, reduced to 16 bits.
 int32_t reduced_multiplier(Multiplier m);
 
+// TFLite's 8-bit ADD/SUB (left shift 20) and int16 ADD/SUB with general
+// scales (left shift 15), §4.2: y = MBQM(MBQM((a - za) 2^L, a) +- MBQM((b - zb) 2^L, b), y) + zy.
+struct TfliteAdd {
+  Multiplier a, b, y;
+  int left_shift = 20;
+};
+TfliteAdd tflite_add_params(float sa, float sb, float sy, int left_shift);
+
 // ---- XNNPACK ----
+// ADD/SUB (§3.2): y = floor((bias + a * ma + b * mb) / 2^shift) + zy, where
+// bias = 2^(shift - 1) - ma * za - mb * zb; SUB negates b's scale.
+struct XnnAdd {
+  int64_t ma = 0, mb = 0;
+  int shift = 0;
+};
+XnnAdd xnn_add_params(float sa, float sb, float sy, bool subtract);
 // The fp32 requantization scale of a convolution, fully connected or MUL:
 // f32(f32(a * b) / y), float32 operations in C order.
 float fp32_scale(float a, float b, float y);

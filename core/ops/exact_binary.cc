@@ -1,0 +1,153 @@
+// --quantization exact for ADD, SUB and MUL (docs/quantization-arithmetic.md:
+// XNNPACK's add §3.2 and mul §3.1, TFLite's builtin kernels §4.2).
+#include <cmath>
+
+#include "core/ops/exact.h"
+
+namespace lite2onnx::ops::exact {
+namespace {
+
+struct Operands {
+  Params a, b, y;
+};
+
+Operands operands_of(const ir::Graph& g, const ir::Node& n) {
+  return {params_of(g.tensor(n.inputs[0])), params_of(g.tensor(n.inputs[1])),
+          params_of(g.tensor(n.outputs[0]))};
+}
+
+// The fused activations XNNPACK's delegate takes (it leaves TANH and
+// SIGN_BIT to the builtin kernel).
+bool xnnpack_activation(const ir::Node& n) {
+  const std::string act = n.attrs.get_string("fused_activation_function", "NONE");
+  return act == "NONE" || act == "RELU" || act == "RELU6" || act == "RELU_N1_TO_1";
+}
+
+// Whether LiteRT.js's XNNPACK delegate takes the node: 8-bit per-tensor
+// operands, and the scale ratios its CheckTensorsInputOutputScale (ADD, SUB:
+// each input's [2^-10, 256)) or CheckTensorsInputProductOutputScale (MUL:
+// [2^-16, 256)) accept, computed in float as it does.
+bool xnnpack_takes(const ir::Graph& g, const ir::Node& n, BinaryOp op) {
+  for (ir::TensorId t : {n.inputs[0], n.inputs[1], n.outputs[0]})
+    if (!xnnpack_quantization(g.tensor(t))) return false;
+  if (!xnnpack_activation(n)) return false;
+  const Operands p = operands_of(g, n);
+  if (p.a.type != p.y.type || p.b.type != p.y.type) return false;
+  auto within = [](float r, float lo, float hi) { return r >= lo && r < hi; };
+  if (op == BinaryOp::kMul)
+    return within(qmath::fp32_scale(p.a.scale, p.b.scale, p.y.scale), 0x1p-16f, 256.0f);
+  return within(p.a.scale / p.y.scale, 0x1p-10f, 256.0f) &&
+         within(p.b.scale / p.y.scale, 0x1p-10f, 256.0f);
+}
+
+// log2 of a power-of-two scale, or nullopt (TFLite's CheckedLog2).
+std::optional<int> pot_exponent(float scale) {
+  const double l = std::log2(static_cast<double>(scale));
+  const double rounded = std::round(l);
+  if (std::fabs(l - rounded) >= 1e-3) return std::nullopt;
+  return static_cast<int>(rounded);
+}
+
+// int16 ADD/SUB with pot_scale_int16 (the schema's default) and all three
+// scales powers of two: each input's shift to the output's scale (<= 0).
+struct PotShifts {
+  int a = 0, b = 0;
+};
+std::optional<PotShifts> pot_shifts(const ir::Node& n, const Operands& p, BinaryOp op) {
+  if (op == BinaryOp::kMul || p.y.type != ir::DataType::kInt16 ||
+      n.attrs.get_int("pot_scale_int16", 1) == 0)
+    return std::nullopt;
+  const auto ea = pot_exponent(p.a.scale), eb = pot_exponent(p.b.scale),
+             ey = pot_exponent(p.y.scale);
+  if (!ea || !eb || !ey) return std::nullopt;
+  return PotShifts{*ea - *ey, *eb - *ey};
+}
+
+Value xnnpack_add(Writer& w, const Value& a, const Value& b, const Operands& p, BinaryOp op) {
+  const qmath::XnnAdd k =
+      qmath::xnn_add_params(p.a.scale, p.b.scale, p.y.scale, op == BinaryOp::kSub);
+  const int64_t bias = (int64_t{1} << (k.shift - 1)) - k.ma * p.a.zero - k.mb * p.b.zero;
+  const Value sum =
+      w.add(w.add(w.mul(a, w.constant(k.ma)), w.mul(b, w.constant(k.mb))), w.constant(bias));
+  const Value y = w.add(w.floor_div(sum, w.constant(int64_t{1} << k.shift)), w.constant(p.y.zero));
+  const auto [lo, hi] = activation_range(w.node(), p.y, true);
+  return w.clip(y, lo, hi);
+}
+
+Value builtin_add(Writer& w, const Value& a, const Value& b, const Operands& p, BinaryOp op) {
+  const auto [lo, hi] = activation_range(w.node(), p.y, false);
+  if (auto shifts = pot_shifts(w.node(), p, op)) {
+    // RoundingDivideByPOT of the shifted input, a saturating int16 add.
+    auto scaled = [&](const Value& x, int shift) {
+      return shift == 0 ? x : w.rhaz_div(x, w.constant(int64_t{1} << -shift));
+    };
+    const Value sa = scaled(a, shifts->a), sb = scaled(b, shifts->b);
+    const Value raw = op == BinaryOp::kSub ? w.sub(sa, sb) : w.add(sa, sb);
+    return w.clip(w.clip(raw, -32768, 32767), lo, hi);
+  }
+  const qmath::TfliteAdd k = qmath::tflite_add_params(p.a.scale, p.b.scale, p.y.scale,
+                                                      p.y.type == ir::DataType::kInt16 ? 15 : 20);
+  auto scaled = [&](const Value& x, int64_t zero, const qmath::Multiplier& m) {
+    const Value shifted = w.mul(w.sub(x, w.constant(zero)), w.constant(int64_t{1} << k.left_shift));
+    return mbqm(w, shifted, std::span(&m, 1), {});
+  };
+  const Value sa = scaled(a, p.a.zero, k.a), sb = scaled(b, p.b.zero, k.b);
+  const Value raw = op == BinaryOp::kSub ? w.sub(sa, sb) : w.add(sa, sb);
+  return w.clip(w.add(mbqm(w, raw, std::span(&k.y, 1), {}), w.constant(p.y.zero)), lo, hi);
+}
+
+}  // namespace
+
+Check check_arithmetic(const ir::Graph& g, const ir::Node& n, BinaryOp op) {
+  if (auto bad = check_activation_range(n)) return bad;
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  for (ir::TensorId t : {n.inputs[0], n.inputs[1]}) {
+    const ir::Tensor& x = g.tensor(t);
+    if (!x.quantized_type || !per_tensor(x) || !y.quantized_type || !per_tensor(y) ||
+        *x.quantized_type != *y.quantized_type)
+      return refuse(ReasonCode::kQuantization,
+                    "input '" + x.name + "' and output '" + y.name +
+                        "' are not both quantized per tensor with one integer type");
+  }
+  if (xnnpack_takes(g, n, op)) return std::nullopt;
+  const Operands p = operands_of(g, n);
+  if (p.y.type == ir::DataType::kInt16 && (p.a.zero != 0 || p.b.zero != 0 || p.y.zero != 0))
+    return refuse(ReasonCode::kQuantization,
+                  "int16 operands with a zero point (TFLite refuses them)");
+  if (auto shifts = pot_shifts(n, p, op)) {
+    if (shifts->a > 0 || shifts->b > 0 || (shifts->a != 0 && shifts->b != 0))
+      return refuse(ReasonCode::kQuantization,
+                    "int16 power-of-two scales that TFLite's kernel refuses (both inputs "
+                    "rescaled, or one to a finer scale)");
+    return std::nullopt;
+  }
+  // The builtin kernels multiply in int32: a multiplier above one would let
+  // TFLite's product wrap, which the exact form does not reproduce.
+  const qmath::Multiplier out =
+      op == BinaryOp::kMul
+          ? qmath::quantize_multiplier(qmath::fp32_scale(p.a.scale, p.b.scale, p.y.scale))
+          : qmath::tflite_add_params(p.a.scale, p.b.scale, p.y.scale,
+                                     p.y.type == ir::DataType::kInt16 ? 15 : 20)
+                .y;
+  if (out.shift > 0)
+    return refuse(ReasonCode::kQuantization,
+                  "an output multiplier above one in TFLite's builtin kernel (its int32 "
+                  "product would wrap)");
+  return std::nullopt;
+}
+
+Value arithmetic(Writer& w, const Value& a, const Value& b, BinaryOp op) {
+  const ir::Graph& g = w.ctx().graph();
+  const ir::Node& n = w.node();
+  const Operands p = operands_of(g, n);
+  const bool xnnpack = xnnpack_takes(g, n, op);
+  if (op != BinaryOp::kMul)
+    return xnnpack ? xnnpack_add(w, a, b, p, op) : builtin_add(w, a, b, p, op);
+  const Value product = w.mul(w.sub(a, w.constant(p.a.zero)), w.sub(b, w.constant(p.b.zero)));
+  const double scale = qmath::fp32_scale(p.a.scale, p.b.scale, p.y.scale);
+  const auto [lo, hi] = activation_range(n, p.y, xnnpack);
+  return requantize(w, product, xnnpack ? Requantization::kFp32 : Requantization::kDouble,
+                    std::span(&scale, 1), {}, p.y, lo, hi);
+}
+
+}  // namespace lite2onnx::ops::exact
