@@ -119,6 +119,46 @@ Window read_window(const ir::Node& n) {
   return w;
 }
 
+Check check_window(const ir::Node& n) {
+  Window w = read_window(n);
+  if (w.stride_h < 1 || w.stride_w < 1)
+    return refuse(ReasonCode::kOperands, "strides must be positive (got " +
+                                             std::to_string(w.stride_h) + "x" +
+                                             std::to_string(w.stride_w) + ")");
+  if (w.dilation_h < 1 || w.dilation_w < 1)
+    return refuse(ReasonCode::kOperands, "dilation factors must be positive");
+  return {};
+}
+
+// Sets strides, dilations and explicit pads (TFLite SAME puts the odd pixel at
+// the end, as ONNX SAME_UPPER does). Dynamic spatial sizes use auto_pad.
+void set_window(ir::Node& out, const Window& w, int64_t in_h, int64_t in_w, int64_t k_h,
+                int64_t k_w, bool with_dilation) {
+  out.attrs.set("kernel_shape", std::vector<int64_t>{k_h, k_w});
+  out.attrs.set("strides", std::vector<int64_t>{w.stride_h, w.stride_w});
+  if (with_dilation) out.attrs.set("dilations", std::vector<int64_t>{w.dilation_h, w.dilation_w});
+  if (!w.same) {
+    out.attrs.set("pads", std::vector<int64_t>{0, 0, 0, 0});
+    return;
+  }
+  // At stride 1 the SAME padding does not depend on the input size; a dynamic
+  // size with a larger stride needs auto_pad (which ONNX Runtime refuses
+  // together with dilations, so dilated convs keep explicit pads).
+  if ((in_h < 0 && w.stride_h != 1) || (in_w < 0 && w.stride_w != 1)) {
+    out.attrs.set("auto_pad", std::string("SAME_UPPER"));
+    return;
+  }
+  auto total = [](int64_t in, int64_t k, int64_t s, int64_t d) {
+    if (in < 0) return (k - 1) * d;  // stride 1
+    int64_t out = (in + s - 1) / s;
+    int64_t need = (out - 1) * s + (k - 1) * d + 1 - in;
+    return need > 0 ? need : 0;
+  };
+  int64_t th = total(in_h, k_h, w.stride_h, with_dilation ? w.dilation_h : 1);
+  int64_t tw = total(in_w, k_w, w.stride_w, with_dilation ? w.dilation_w : 1);
+  out.attrs.set("pads", std::vector<int64_t>{th / 2, tw / 2, th - th / 2, tw - tw / 2});
+}
+
 LayoutPlan plan_for(const ir::Node& n, const ir::Perm& data_layout, size_t data_index,
                     const ir::Perm& out_layout) {
   LayoutPlan plan;

@@ -75,5 +75,12 @@ struct Window {
   bool same = false;
 };
 Window read_window(const ir::Node& n);
+// Positive strides and dilation factors.
+Check check_window(const ir::Node& n);
+// Sets an ONNX Conv's or pool's kernel_shape, strides, dilations (when
+// `with_dilation`) and pads for a TFLite window over an NHWC input of
+// spatial size in_h x in_w (-1: dynamic).
+void set_window(ir::Node& out, const Window& w, int64_t in_h, int64_t in_w, int64_t k_h,
+                int64_t k_w, bool with_dilation);
 
 }  // namespace lite2onnx::ops

@@ -133,4 +133,10 @@ Status read_struct_fields(std::span<const uint8_t> bytes, std::span<const Custom
   return ok_status();
 }
 
+void set_padding_and_strides(const ir::Attributes& raw, ir::Attributes& a) {
+  a.set("padding", std::string(raw.get_int("padding") == 2 ? "VALID" : "SAME"));
+  a.set("stride_h", raw.get_int("stride_height"));
+  a.set("stride_w", raw.get_int("stride_width"));
+}
+
 }  // namespace lite2onnx::ops

@@ -38,4 +38,8 @@ Status read_flex_fields(std::span<const uint8_t> bytes, std::span<const CustomFi
 Status read_struct_fields(std::span<const uint8_t> bytes, std::span<const CustomField> fields,
                           ir::Attributes& attrs);
 
+// The fields MediaPipe's TfLite*Params structs start with (padding 1 SAME,
+// 2 VALID; stride_width, stride_height) as the builtin ops' attributes.
+void set_padding_and_strides(const ir::Attributes& raw, ir::Attributes& a);
+
 }  // namespace lite2onnx::ops

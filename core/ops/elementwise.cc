@@ -178,13 +178,16 @@ OpEntry unary(const char* onnx_op, ExactForm exact) {
 }
 
 OpEntry relu6() {
-  return {
-      .layout = {.kind = LayoutClass::kTransparent}, .lower = lower_relu6, .doc = {.onnx = "Clip"}};
+  return {.layout = {.kind = LayoutClass::kTransparent},
+          .lower = lower_relu6,
+          .quantization = {.exact = exact::relu6_table()},
+          .doc = {.onnx = "Clip"}};
 }
 
 OpEntry relu_n1_to_1() {
   return {.layout = {.kind = LayoutClass::kTransparent},
           .lower = lower_relu_n1_to_1,
+          .quantization = {.exact = exact::relu_n1_to_1_table()},
           .doc = {.onnx = "Clip"}};
 }
 

@@ -1,6 +1,7 @@
 // --quantization exact: the 8-bit unary ops whose kernels are a function of
 // the input integer alone, as one Gather into a 256-entry table computed here
 // with the arithmetic of docs/quantization-arithmetic.md (§3.3, §3.5, §4.7).
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -63,23 +64,49 @@ bool xnn_multiplier_range(float p) {
   return std::fabs(p) >= 1.0f / 256.0f && std::fabs(p) <= 128.0f;
 }
 
-Check check_leaky_relu_table(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = check_eight_bit(g, n)) return r;
-  const LeakyMultipliers m = leaky_multipliers(g, n);
-  if (!xnn_multiplier_range(m.positive) || !xnn_multiplier_range(m.negative))
-    return refuse(ReasonCode::kNotImplemented,
-                  "scales XNNPACK refuses (TFLite's builtin kernel) have no integer form for "
-                  "--quantization exact yet");
-  return std::nullopt;
-}
-
+// XNNPACK takes LEAKY_RELU when both multipliers are within its range;
+// TFLite's builtin kernel runs it otherwise (§4.9): MBQM of x - z_x with
+// the identity multiplier, or with |alpha's| (negated for a negative alpha).
 Status lower_leaky_relu_table(LowerContext& ctx, const ir::Node& n) {
   const Params x = params_of(ctx.tensor(n.inputs[0])), y = params_of(ctx.tensor(n.outputs[0]));
   const LeakyMultipliers m = leaky_multipliers(ctx.graph(), n);
-  const int64_t positive = qmath::xnn_multiplier8(m.positive);
-  const int64_t negative = qmath::xnn_multiplier8(m.negative);
+  if (xnn_multiplier_range(m.positive) && xnn_multiplier_range(m.negative)) {
+    const int64_t positive = qmath::xnn_multiplier8(m.positive);
+    const int64_t negative = qmath::xnn_multiplier8(m.negative);
+    return lower_unary_table(ctx, n, [=](int64_t q) {
+      return qmath::xnn_requantize8(q, x.zero, q >= x.zero ? positive : negative, y.zero, y.lo,
+                                    y.hi);
+    });
+  }
+  const float alpha = n.attrs.get_float("alpha", 0.2f);
+  const qmath::Multiplier identity = qmath::quantize_multiplier(x.scale / y.scale);
+  const float alpha_scale = (x.scale * alpha) / y.scale;
+  const qmath::Multiplier slope = qmath::quantize_multiplier(alpha_scale);
+  const qmath::Multiplier magnitude{slope.m < 0 ? -slope.m : slope.m, slope.shift};
   return lower_unary_table(ctx, n, [=](int64_t q) {
-    return qmath::xnn_requantize8(q, x.zero, q >= x.zero ? positive : negative, y.zero, y.lo, y.hi);
+    const auto v = static_cast<int32_t>(q - x.zero);
+    int64_t out = qmath::mbqm(v, identity);
+    if (v < 0) {
+      out = qmath::mbqm(v, magnitude);
+      if (slope.m < 0) out = -out;
+    }
+    return std::clamp(out + y.zero, y.lo, y.hi);
+  });
+}
+
+// RELU, RELU6, RELU_N1_TO_1 (TFLite's QuantizedReluX, §4.9; XNNPACK takes
+// only the float ones): z_y + MBQM(x - z_x, QM(f32(s_x / s_y))), clamped to
+// the bounds rounded half away from zero.
+template <int kLow, int kHigh>
+Status lower_relu_table(LowerContext& ctx, const ir::Node& n) {
+  const Params x = params_of(ctx.tensor(n.inputs[0])), y = params_of(ctx.tensor(n.outputs[0]));
+  const qmath::Multiplier m = qmath::quantize_multiplier(x.scale / y.scale);
+  const int64_t lo = qmath::tflite_bound(static_cast<float>(kLow), y.scale, y.zero, y.lo, y.hi);
+  const int64_t hi =
+      kHigh == kLow ? y.hi
+                    : qmath::tflite_bound(static_cast<float>(kHigh), y.scale, y.zero, y.lo, y.hi);
+  return lower_unary_table(ctx, n, [=](int64_t q) {
+    return std::clamp(y.zero + qmath::mbqm(static_cast<int32_t>(q - x.zero), m), lo, hi);
   });
 }
 
@@ -89,6 +116,10 @@ ExactForm logistic_table() { return {lower_xnn_table<qmath::xnn_sigmoid>, check_
 ExactForm tanh_table() { return {lower_xnn_table<qmath::tanh_f>, check_eight_bit}; }
 ExactForm elu_table() { return {lower_xnn_table<qmath::elu_f>, check_eight_bit}; }
 ExactForm hard_swish_table() { return {lower_hard_swish_table, check_eight_bit}; }
-ExactForm leaky_relu_table() { return {lower_leaky_relu_table, check_leaky_relu_table}; }
+ExactForm leaky_relu_table() { return {lower_leaky_relu_table, check_eight_bit}; }
+// (RELU has no upper bound: kHigh == kLow.)
+ExactForm relu_table() { return {lower_relu_table<0, 0>, check_eight_bit}; }
+ExactForm relu6_table() { return {lower_relu_table<0, 6>, check_eight_bit}; }
+ExactForm relu_n1_to_1_table() { return {lower_relu_table<-1, 1>, check_eight_bit}; }
 
 }  // namespace lite2onnx::ops::exact

@@ -11,12 +11,16 @@ namespace exact {
 // The 8-bit table ops (exact_tables.cc): LOGISTIC, TANH and ELU as the new
 // XNNPACK's table (LiteRT.js; tfjs-tflite's older tables differ in at most
 // two entries for some parameters), HARD_SWISH as TFLite's fixed point,
-// LEAKY_RELU as XNNPACK's 8-fractional-bit multipliers.
+// LEAKY_RELU as XNNPACK's 8-fractional-bit multipliers (TFLite's MBQM where
+// XNNPACK refuses the scales), the RELU family as TFLite's QuantizedReluX.
 ExactForm logistic_table();
 ExactForm tanh_table();
 ExactForm elu_table();
 ExactForm hard_swish_table();
 ExactForm leaky_relu_table();
+ExactForm relu_table();
+ExactForm relu6_table();
+ExactForm relu_n1_to_1_table();
 }  // namespace exact
 
 namespace elementwise {
@@ -41,13 +45,16 @@ OpEntry conv2d();
 OpEntry depthwise_conv2d();
 OpEntry transpose_conv();
 OpEntry mediapipe_transpose_conv_bias();  // custom Convolution2DTransposeBias
-OpEntry mediapipe_max_pool_argmax();      // custom MaxPoolingWithArgmax2D
-OpEntry mediapipe_max_unpool();           // custom MaxUnpooling2D
+OpEntry conv3d();                         // CONV_3D (conv3d.cc)
+OpEntry conv3d_transpose();               // CONV_3D_TRANSPOSE (conv3d.cc)
+}  // namespace conv
+
+namespace pool {
 OpEntry average_pool2d();
 OpEntry max_pool2d();
-OpEntry conv3d();            // CONV_3D (conv3d.cc)
-OpEntry conv3d_transpose();  // CONV_3D_TRANSPOSE (conv3d.cc)
-}  // namespace conv
+OpEntry mediapipe_max_pool_argmax();  // custom MaxPoolingWithArgmax2D
+OpEntry mediapipe_max_unpool();       // custom MaxUnpooling2D
+}  // namespace pool
 
 namespace shape {
 OpEntry reshape();

@@ -98,6 +98,13 @@ XnnAdd xnn_add_params(float sa, float sb, float sy, bool subtract) {
   return {multiplier(as), multiplier(bs), shift};
 }
 
+XnnReduce xnn_reduce_params(float sx, int64_t zx, float sy, int64_t zy, int64_t count, bool sum) {
+  const float base = sx / sy;
+  const float inv = sum ? base : base * (1.0f / static_cast<float>(count));
+  const float shifted = static_cast<float>(count * zx) * inv;
+  return {inv, static_cast<float>(zy) - shifted};
+}
+
 float fp32_scale(float a, float b, float y) {
   const float product = a * b;
   return product / y;

@@ -50,6 +50,12 @@ struct XnnAdd {
   int shift = 0;
 };
 XnnAdd xnn_add_params(float sa, float sb, float sy, bool subtract);
+// MEAN and SUM (§3.4): y = RNE(f32(f32(f32(sum) * inv) + zero_term)), saturated,
+// where sum is the raw integers' and `count` how many were summed.
+struct XnnReduce {
+  float inv = 0, zero_term = 0;
+};
+XnnReduce xnn_reduce_params(float sx, int64_t zx, float sy, int64_t zy, int64_t count, bool sum);
 // The fp32 requantization scale of a convolution, fully connected or MUL:
 // f32(f32(a * b) / y), float32 operations in C order.
 float fp32_scale(float a, float b, float y);

@@ -123,6 +123,53 @@ Status lower_mean(LowerContext& ctx, const ir::Node& n) {
 Status lower_sum(LowerContext& ctx, const ir::Node& n) {
   return lower_reduce(ctx, n, "ReduceSum", 13);
 }
+// --quantization exact, 8-bit MEAN and SUM: XNNPACK's reduce, which LiteRT.js
+// runs (docs/quantization-arithmetic.md §3.4): the raw integers summed in
+// int32, then float32 steps, rounded half to even and saturated.
+template <bool kSum>
+Status lower_mean_or_sum_exact(LowerContext& ctx, const ir::Node& n) {
+  exact::hold_integers(ctx, n);
+  const ir::Graph& g = ctx.graph();
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const exact::Params px = exact::params_of(x), py = exact::params_of(g.tensor(n.outputs[0]));
+  int64_t count = 1;
+  for (int a : reduced_axes(g, n)) count *= x.shape[static_cast<size_t>(a)];
+  exact::Writer w(ctx, n);
+  exact::Value total = w.cast(w.integers(n.inputs[0]), ir::DataType::kInt32);
+  const TensorId wide = total.id;
+  total.id = w.temp(ir::DataType::kInt32, "sum");
+  total.lo *= count;
+  total.hi *= count;
+  emit_reduce(ctx, n, "ReduceSum", 13, wide, total.id);
+  const qmath::XnnReduce k =
+      qmath::xnn_reduce_params(px.scale, px.zero, py.scale, py.zero, count, kSum);
+  const TensorId scaled = w.fmul(w.to_float(total), {k.inv}, {});
+  w.store(w.round_to(w.fadd(scaled, {k.zero_term}, {}), py.type, 0), n.outputs[0]);
+  return w.result();
+}
+
+// Per-tensor 8-bit input and output that XNNPACK's delegate takes, and
+// static reduced dimensions (the count is a constant of the arithmetic).
+Check check_mean_or_sum_exact(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = exact::check_8bit(g, n)) return r;
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  if (!exact::xnnpack_quantization(x) || !exact::xnnpack_quantization(y) ||
+      exact::params_of(x).type != exact::params_of(y).type)
+    return refuse(ReasonCode::kQuantization,
+                  "input and output not quantized per tensor with one 8-bit type and positive "
+                  "scales (the variants XNNPACK leaves to TFLite's builtin kernel)");
+  int64_t count = 1;
+  for (int a : reduced_axes(g, n)) {
+    const int64_t d = x.shape[static_cast<size_t>(a)];
+    if (d < 0) return refuse(ReasonCode::kShape, "a dynamic reduced dimension in exact mode");
+    count *= d;
+    if (count > (int64_t{1} << 23))
+      return refuse(ReasonCode::kLimit, "more than 2^23 elements reduced into one");
+  }
+  return std::nullopt;
+}
+
 Status lower_reduce_max(LowerContext& ctx, const ir::Node& n) {
   return lower_reduce(ctx, n, "ReduceMax");
 }
@@ -407,6 +454,7 @@ OpEntry mean() {
           .infer_shapes = infer_reduce,
           .check = check_reduce,
           .lower = lower_mean,
+          .quantization = {.exact = {lower_mean_or_sum_exact<false>, check_mean_or_sum_exact}},
           .doc = {.onnx = "ReduceMean",
                   .notes = "axes follow the layout; without keep_dims the reduced axes leave "
                            "it"}};
@@ -434,6 +482,7 @@ OpEntry sum() {
           .infer_shapes = infer_reduce,
           .check = check_typed_reduce,
           .lower = lower_sum,
+          .quantization = {.exact = {lower_mean_or_sum_exact<true>, check_mean_or_sum_exact}},
           .doc = {.onnx = "ReduceSum", .dtypes = kReducerTypes, .notes = kReducerNotes}};
 }
 
