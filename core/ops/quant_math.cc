@@ -148,6 +148,16 @@ int64_t xnn_lut_entry(float y, float sy, int64_t zy, int64_t lo, int64_t hi) {
 
 float dequantize(int64_t q, float s, int64_t z) { return static_cast<float>(q - z) * s; }
 
+std::vector<float> softmax_exp_table(float sx, float beta) {
+  const float scale = -sx * beta;
+  std::vector<float> table(256);
+  for (int d = 0; d < 256; ++d) {
+    const float x = scale * static_cast<float>(d);
+    table[static_cast<size_t>(d)] = static_cast<float>(std::exp(static_cast<double>(x)));
+  }
+  return table;
+}
+
 namespace {
 
 int32_t srdhm16(int32_t a, int32_t b) {

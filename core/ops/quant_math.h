@@ -78,6 +78,8 @@ float elu_f(float x);
 int64_t xnn_lut_entry(float y, float sy, int64_t zy, int64_t lo, int64_t hi);
 // The dequantized input of a table: f32(f32(q - z) * s) (XNNPACK) or f32(s * (q - z)).
 float dequantize(int64_t q, float s, int64_t z);
+// 8-bit SOFTMAX's float table (§4.8): entry d = expf(f32(-s_x * beta) * d), d = 0..255.
+std::vector<float> softmax_exp_table(float sx, float beta);
 
 // HARD_SWISH 8-bit (reference_ops::HardSwish, §4.7).
 struct HardSwish {

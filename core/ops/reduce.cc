@@ -468,6 +468,7 @@ OpEntry softmax() {
           .infer_shapes = infer_same_as_input,
           .check = check_softmax,
           .lower = lower_softmax,
+          .quantization = {.exact = exact::softmax_table()},
           .doc = {.onnx = "Softmax (Mul by beta first when beta != 1)"}};
 }
 
