@@ -1,6 +1,8 @@
 // --quantization exact for ADD, SUB and MUL (docs/quantization-arithmetic.md:
 // XNNPACK's add §3.2 and mul §3.1, TFLite's builtin kernels §4.2).
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/ops/exact.h"
 
@@ -121,18 +123,20 @@ Check check_arithmetic(const ir::Graph& g, const ir::Node& n, BinaryOp op) {
                     "rescaled, or one to a finer scale)");
     return std::nullopt;
   }
-  // The builtin kernels multiply in int32: a multiplier above one would let
-  // TFLite's product wrap, which the exact form does not reproduce.
+  // The builtin kernels multiply in int32: MBQM's x * 2^shift of a multiplier
+  // above one must not wrap, which the exact form (exact in int64) would not
+  // reproduce. |x| is at most the product of the operands' spans (MUL) or
+  // the span shifted left by L (ADD/SUB: each scaled input is at most half).
+  const bool mul = op == BinaryOp::kMul;
+  const int left_shift = p.y.type == ir::DataType::kInt16 ? 15 : 20;
   const qmath::Multiplier out =
-      op == BinaryOp::kMul
-          ? qmath::quantize_multiplier(qmath::fp32_scale(p.a.scale, p.b.scale, p.y.scale))
-          : qmath::tflite_add_params(p.a.scale, p.b.scale, p.y.scale,
-                                     p.y.type == ir::DataType::kInt16 ? 15 : 20)
-                .y;
-  if (out.shift > 0)
+      mul ? qmath::quantize_multiplier(qmath::fp32_scale(p.a.scale, p.b.scale, p.y.scale))
+          : qmath::tflite_add_params(p.a.scale, p.b.scale, p.y.scale, left_shift).y;
+  const __int128 span = p.y.hi - p.y.lo;
+  const __int128 largest = (mul ? span * span : span << left_shift) << std::max(out.shift, 0);
+  if (largest > std::numeric_limits<int32_t>::max())
     return refuse(ReasonCode::kQuantization,
-                  "an output multiplier above one in TFLite's builtin kernel (its int32 "
-                  "product would wrap)");
+                  "scales for which TFLite's builtin kernel's int32 product can wrap");
   return std::nullopt;
 }
 

@@ -2,6 +2,8 @@
 // (XNNPACK takes no quantized softmax; docs/quantization-arithmetic.md §4.8):
 // per row, e_j = table[max - x_j], their float32 sum in index order,
 // inv = 1 / (sum * s_y), and each f32(e_j * inv) rounded to the output.
+#include <limits>
+
 #include "core/ops/exact.h"
 #include "core/ops/families.h"
 
@@ -11,15 +13,14 @@ namespace {
 using ir::DataType;
 using ir::TensorId;
 
-// The float32 sum of `e` (ONNX shape `shape`) along `axis`, added in index
-// order as the kernel's loop adds (ONNX's ReduceSum may add in any order):
-// a Scan whose body adds one slice to the running sum. Shape: `shape`
+// The float32 sum of `e` along ONNX axis `axis`, added in index order as the
+// kernel's loop adds (ONNX's ReduceSum may add in any order): a Scan whose
+// body adds one slice to the running sum, which starts from the first slice
+// (0 + e_0 is e_0, as the kernel starts from 0). `rows`: e's ONNX shape
 // without `axis`.
-TensorId running_sum(Writer& w, TensorId e, const ir::Shape& shape, int64_t axis) {
+TensorId running_sum(Writer& w, TensorId e, const ir::Shape& rows, int64_t axis) {
   LowerContext& ctx = w.ctx();
   const std::string prefix = w.node().name + "/running_sum";
-  ir::Shape rows = shape;
-  rows.erase(rows.begin() + axis);
   ir::Graph body;
   auto body_tensor = [&](const char* what) {
     ir::Tensor t;
@@ -40,12 +41,26 @@ TensorId running_sum(Writer& w, TensorId e, const ir::Shape& shape, int64_t axis
   body.set_inputs({sum_in, slice});
   body.set_outputs({sum_out});
 
-  // The sum starts at 0, as the kernel's does.
-  const TensorId zero = ctx.const_scalar(prefix + "/zero", DataType::kFloat32, 0.0);
-  const TensorId zeros = w.temp(DataType::kFloat32, "zeros");
-  w.emit("Expand", {zero, ctx.const_i64(prefix + "/rows", rows)}, zeros, "zeros");
+  auto axis_const = [&](const char* what, int64_t v) {
+    return ctx.const_i64(prefix + "/" + what, {v});
+  };
+  const TensorId first_slice = w.temp(DataType::kFloat32, "first");
+  w.emit("Slice",
+         {e, axis_const("first_start", 0), axis_const("first_end", 1), axis_const("axis", axis)},
+         first_slice, "first");
+  const TensorId first = w.temp(DataType::kFloat32, "first_row");
+  ir::Node& squeeze = w.emit("Squeeze", {first_slice}, first, "first_row");
+  if (ctx.opset() >= 13)
+    squeeze.inputs.push_back(axis_const("squeeze_axes", axis));
+  else
+    squeeze.attrs.set("axes", std::vector<int64_t>{axis});
+  const TensorId rest = w.temp(DataType::kFloat32, "rest");
+  w.emit("Slice",
+         {e, axis_const("rest_start", 1),
+          axis_const("rest_end", std::numeric_limits<int64_t>::max()), axis_const("axis2", axis)},
+         rest, "rest");
   const TensorId sum = w.temp(DataType::kFloat32, "sum");
-  ir::Node& scan = w.emit("Scan", {zeros, e}, sum, "sum");
+  ir::Node& scan = w.emit("Scan", {first, rest}, sum, "sum");
   scan.attrs.set("num_scan_inputs", int64_t{1});
   scan.attrs.set("scan_input_axes", std::vector<int64_t>{axis});
   scan.subgraphs.emplace_back("body", std::move(body));
@@ -56,7 +71,6 @@ Status lower_softmax_exact(LowerContext& ctx, const ir::Node& n) {
   hold_integers(ctx, n);
   const ir::Tensor& x = ctx.tensor(n.inputs[0]);
   const Params px = params_of(x), py = params_of(ctx.tensor(n.outputs[0]));
-  const ir::Shape shape = x.onnx_shape();
   const int64_t axis = ir::onnx_axis(x.layout, static_cast<int>(x.rank()) - 1);
   const std::vector<int64_t> axes = {axis};
   Writer w(ctx, n);
@@ -81,7 +95,9 @@ Status lower_softmax_exact(LowerContext& ctx, const ir::Node& n) {
   w.emit("Gather", {table, w.tensor(distance, DataType::kInt32)}, e, "exp");
 
   // inv = f32(1 / f32(sum * s_y)), kept as a row for the broadcast.
-  const TensorId sum = running_sum(w, e, shape, axis);
+  ir::Shape rows = x.onnx_shape();
+  rows.erase(rows.begin() + axis);
+  const TensorId sum = running_sum(w, e, rows, axis);
   const TensorId row = w.temp(DataType::kFloat32, "sum_row");
   ir::Node& unsqueeze = w.emit("Unsqueeze", {sum}, row, "sum_row");
   set_axes(unsqueeze, 13, "row");
@@ -113,8 +129,7 @@ Check check_softmax_exact(const ir::Graph& g, const ir::Node& n) {
       *x.quantized_type != *y.quantized_type)
     return refuse(ReasonCode::kQuantization,
                   "input and output not quantized per tensor with one 8-bit type");
-  for (int64_t d : x.shape)
-    if (d < 1) return refuse(ReasonCode::kShape, "a dynamic dimension in exact mode");
+  if (x.rank() < 1) return refuse(ReasonCode::kShape, "a scalar input");
   return std::nullopt;
 }
 

@@ -12,6 +12,7 @@
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/evaluate.h"
+#include "core/ops/exact.h"
 #include "core/ops/families.h"
 #include "core/ops/node_builder.h"
 #include "core/ops/shape_inference.h"
@@ -547,7 +548,9 @@ OpEntry min_max(const char* onnx_op, Arithmetic arithmetic) {
           .layout = {.kind = LayoutClass::kTransparent},
           .check = check_numeric_binary,
           .lower = lower_direct,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          // TFLite's kernel compares the integers as they are.
+          .quantization = {.kernel = QuantizedKernel::kSameScale,
+                           .exact = {exact::lower_copy, exact::check_equal_params}},
           .evaluate = {.arithmetic = arithmetic},
           .doc = {.onnx = onnx_op,
                   .dtypes = "float32, int32, int64, int8, int16, uint8",

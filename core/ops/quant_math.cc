@@ -98,6 +98,25 @@ XnnAdd xnn_add_params(float sa, float sb, float sy, bool subtract) {
   return {multiplier(as), multiplier(bs), shift};
 }
 
+XnnBilinearAxis xnn_bilinear_axis(int64_t in, int64_t out, bool align_corners,
+                                  bool half_pixel_centers) {
+  const int64_t adjust = align_corners && out != 1 ? 1 : 0;
+  const float scale = static_cast<float>(in - adjust) / static_cast<float>(out - adjust);
+  const bool legacy = align_corners || !half_pixel_centers;
+  const float offset = 0.5f * scale - 0.5f;
+  const float last = static_cast<float>(in - 1);
+  XnnBilinearAxis axis;
+  for (int64_t v = 0; v < out; ++v) {
+    const float scaled = static_cast<float>(v) * scale;
+    const float pos = legacy ? std::min(scaled, last) : std::clamp(scaled + offset, 0.0f, last);
+    const auto top = static_cast<int64_t>(pos);  // truncation, pos >= 0
+    axis.top.push_back(top);
+    axis.bottom.push_back(std::min(top + 1, in - 1));
+    axis.weight.push_back(round_half_even((pos - static_cast<float>(top)) * 2048.0f));
+  }
+  return axis;
+}
+
 XnnReduce xnn_reduce_params(float sx, int64_t zx, float sy, int64_t zy, int64_t count, bool sum) {
   const float base = sx / sy;
   const float inv = sum ? base : base * (1.0f / static_cast<float>(count));

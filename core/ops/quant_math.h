@@ -55,6 +55,14 @@ XnnAdd xnn_add_params(float sa, float sb, float sy, bool subtract);
 struct XnnReduce {
   float inv = 0, zero_term = 0;
 };
+// RESIZE_BILINEAR 8-bit (§3.7) along one axis of size `in` resized to `out`:
+// per output index, the two input rows it reads and the weight (0..2048, 11
+// fractional bits) of the second.
+struct XnnBilinearAxis {
+  std::vector<int64_t> top, bottom, weight;
+};
+XnnBilinearAxis xnn_bilinear_axis(int64_t in, int64_t out, bool align_corners,
+                                  bool half_pixel_centers);
 XnnReduce xnn_reduce_params(float sx, int64_t zx, float sy, int64_t zy, int64_t count, bool sum);
 // The fp32 requantization scale of a convolution, fully connected or MUL:
 // f32(f32(a * b) / y), float32 operations in C order.

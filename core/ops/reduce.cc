@@ -539,12 +539,26 @@ OpEntry reduce_prod() {
 constexpr const char* kArgTypes = "float32, int32 (-> int32/int64)";
 constexpr const char* kArgNotes = "axis (constant input) follows the layout; int32 output via Cast";
 
+namespace {
+// --quantization exact: the index of the largest (smallest) integer is that
+// of the largest (smallest) value when one positive scale maps them.
+Check check_arg_exact(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = exact::check_8bit(g, n)) return r;
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  if (!exact::per_tensor(x) || !(x.quant->scale[0] > 0))
+    return refuse(ReasonCode::kQuantization,
+                  "input '" + x.name + "' is not quantized per tensor with a positive scale");
+  return std::nullopt;
+}
+}  // namespace
+
 OpEntry arg_max() {
   return {.read = {.min_inputs = 2},
           .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_arg},
           .infer_shapes = infer_arg,
           .check = check_arg,
           .lower = lower_arg_max,
+          .quantization = {.exact = {exact::lower_copy, check_arg_exact}},
           .doc = {.onnx = "ArgMax (+ Cast to int32)", .dtypes = kArgTypes, .notes = kArgNotes}};
 }
 
@@ -554,6 +568,7 @@ OpEntry arg_min() {
           .infer_shapes = infer_arg,
           .check = check_arg,
           .lower = lower_arg_min,
+          .quantization = {.exact = {exact::lower_copy, check_arg_exact}},
           .doc = {.onnx = "ArgMin (+ Cast to int32)", .dtypes = kArgTypes, .notes = kArgNotes}};
 }
 

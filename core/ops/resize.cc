@@ -3,6 +3,7 @@
 #include "core/ops/common.h"
 #include "core/ops/exact.h"
 #include "core/ops/families.h"
+#include "core/ops/quant_math.h"
 #include "core/ops/shape_inference.h"
 
 namespace lite2onnx::ops::resize {
@@ -69,6 +70,65 @@ Status lower_nearest_neighbor(LowerContext& ctx, const ir::Node& n) {
   return lower_resize(ctx, n, false);
 }
 
+// --quantization exact, 8-bit RESIZE_BILINEAR: XNNPACK's ibilinear, which
+// both runtimes run (docs/quantization-arithmetic.md §3.7): per output pixel
+// the four input integers it reads (Gathers along H and W of the NCHW input
+// with indices computed here) blended with 11-bit weights in integers,
+// rounded half up by a floor shift of 22.
+Status lower_bilinear_exact(LowerContext& ctx, const ir::Node& n) {
+  exact::hold_integers(ctx, n);
+  const ir::Graph& g = ctx.graph();
+  const ir::Shape& xs = g.tensor(n.inputs[0]).shape;
+  const auto size = *ir::const_ints(g, n.inputs[1]);
+  const bool align = n.attrs.get_int("align_corners") != 0;
+  const bool half = n.attrs.get_int("half_pixel_centers") != 0;
+  const qmath::XnnBilinearAxis rows = qmath::xnn_bilinear_axis(xs[1], size[0], align, half);
+  const qmath::XnnBilinearAxis cols = qmath::xnn_bilinear_axis(xs[2], size[1], align, half);
+  exact::Writer w(ctx, n);
+  const ir::DataType type = w.integers(n.inputs[0]).type;
+  auto gather = [&](TensorId data, const std::vector<int64_t>& indices, int64_t axis,
+                    const char* what) {
+    const TensorId out = w.temp(type, what);
+    w.emit("Gather", {data, w.tensor(w.channels(indices, {}), ir::DataType::kInt64)}, out, what)
+        .attrs.set("axis", axis);
+    return w.integers(out);
+  };
+  const TensorId top = gather(n.inputs[0], rows.top, 2, "top").id;
+  const TensorId bottom = gather(n.inputs[0], rows.bottom, 2, "bottom").id;
+  const exact::Value tl = gather(top, cols.top, 3, "top_left");
+  const exact::Value tr = gather(top, cols.bottom, 3, "top_right");
+  const exact::Value bl = gather(bottom, cols.top, 3, "bottom_left");
+  const exact::Value br = gather(bottom, cols.bottom, 3, "bottom_right");
+  const exact::Value ax = w.channels(cols.weight, {1, 1, 1, size[1]});
+  const exact::Value ay = w.channels(rows.weight, {1, 1, size[0], 1});
+  const exact::Value one = w.constant(2048);
+  auto blend = [&](const exact::Value& a, const exact::Value& b, const exact::Value& weight) {
+    return w.add(w.mul(a, one), w.mul(w.sub(b, a), weight));
+  };
+  const exact::Value t = blend(tl, tr, ax), b = blend(bl, br, ax);
+  const exact::Value y = w.floor_div(w.add(blend(t, b, ay), w.constant(int64_t{1} << 21)),
+                                     w.constant(int64_t{1} << 22));
+  w.store(y, n.outputs[0]);
+  return w.result();
+}
+
+// 8-bit, input and output quantized alike (XNNPACK's delegate requires it),
+// static spatial sizes.
+Check check_bilinear_exact(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = exact::check_8bit(g, n)) return r;
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const exact::Params px = exact::params_of(x), py = exact::params_of(g.tensor(n.outputs[0]));
+  if (px.type != py.type || px.scale != py.scale || px.zero != py.zero)
+    return refuse(ReasonCode::kQuantization, "input and output quantized differently");
+  if (!exact::xnnpack_quantization(x))
+    return refuse(ReasonCode::kQuantization,
+                  "quantization XNNPACK's delegate does not take (its builtin kernel is not "
+                  "written in exact mode yet)");
+  if (x.shape[1] < 1 || x.shape[2] < 1)
+    return refuse(ReasonCode::kShape, "dynamic spatial sizes in exact mode");
+  return std::nullopt;
+}
+
 // RESIZE_*: [N, size..., C] with the constant size (input 1).
 InferredShapes infer_resize(const ir::Graph& g, const ir::Node& n) {
   auto x = input_shape(g, n, 0);
@@ -87,7 +147,8 @@ OpEntry bilinear() {
           .infer_shapes = infer_resize,
           .check = check_resize,
           .lower = lower_bilinear,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale,
+                           .exact = {lower_bilinear_exact, check_bilinear_exact}},
           .doc = {.onnx = "Resize",
                   .notes = "align_corners / half_pixel_centers mapped to "
                            "coordinate_transformation_mode"}};
