@@ -7,6 +7,7 @@
 
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
+#include "core/ops/exact.h"
 #include "core/ops/families.h"
 #include "core/ops/shape_inference.h"
 
@@ -443,7 +444,7 @@ OpEntry gather_nd() {
           .infer_shapes = infer_gather_nd,
           .check = check_gather_nd,
           .lower = lower_gather_nd,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .doc = {.onnx = "GatherND (+ Cast of int32 indices)",
                   .dtypes = "float32, int32, int64",
                   .notes = "batch_dims 0"}};

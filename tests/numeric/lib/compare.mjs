@@ -1,6 +1,7 @@
 // Output comparison rules (see docs/architecture.md, "Numeric judge"):
 //   float        |d| <= atol + rtol * max(range(ref), max|ref|)   (atol 1e-5, rtol 1e-4)
-//   exact        integer and bool outputs: every element equal
+//   exact        integer and bool outputs: every element equal (and every integer
+//                output of a --quantization exact conversion)
 //   index        ARG_MAX/ARG_MIN-like outputs: >= 99.9% of elements equal
 //   quantized    integer outputs with quantization: >= 99% within 1 step, none beyond 4;
 //                single-op models (SINGLE_OP_QUANTIZED): >= 99% exact, none beyond 1

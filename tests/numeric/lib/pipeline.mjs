@@ -317,9 +317,16 @@ async function runReference(task, bytes, model, inputs) {
   throw Object.assign(new Error(`no TFLite runtime can run it (${errors.join(' | ')})`), { skip: true });
 }
 
+// --quantization exact claims TFLite's integers bit for bit: its quantized
+// outputs (and integer ones) are judged by equality, whatever a spec allows.
+export function exactQuantization(task) {
+  return (task.convertArgs ?? []).map(String).includes('--quantization=exact');
+}
+
 function chooseMode(task, model, tensor, index, refType) {
   const spec = task.spec ?? {};
   const ospec = perOutputSpec(spec, tensor, index);
+  if (exactQuantization(task) && isIntegerType(refType) && ospec.mode !== 'distribution') return 'exact';
   if (ospec.mode) return ospec.mode;
   if (ospec.index === true) return 'index';
   if (ospec.index !== false && isIntegerType(refType) && !tensor.quant && isIndexTensor(model, tensor)) return 'index';
