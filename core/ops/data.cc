@@ -433,7 +433,7 @@ OpEntry broadcast_to() {
           .infer_shapes = infer_broadcast_to,
           .check = check_broadcast_to,
           .lower = lower_broadcast_to,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .doc = {.onnx = "Expand",
                   .dtypes = "float32, int32, int64, bool",
                   .notes = "constant or run-time shape"}};

@@ -82,14 +82,19 @@ Status lower_binary(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-// --quantization exact: ADD, SUB and MUL on the integers (exact_binary.cc).
-template <exact::BinaryOp op>
-Status lower_arithmetic_exact(LowerContext& ctx, const ir::Node& n) {
+// --quantization exact: the binary ops on the integers (exact_binary.cc).
+template <exact::Value (*Fn)(exact::Writer&, const exact::Value&, const exact::Value&)>
+Status lower_binary_exact(LowerContext& ctx, const ir::Node& n) {
   exact::hold_integers(ctx, n);
   const auto [a, b] = binary_operands(ctx, n);
   exact::Writer w(ctx, n);
-  w.store(exact::arithmetic(w, w.integers(a), w.integers(b), op), n.outputs[0]);
+  w.store(Fn(w, w.integers(a), w.integers(b)), n.outputs[0]);
   return w.result();
+}
+
+template <exact::BinaryOp op>
+exact::Value arithmetic_of(exact::Writer& w, const exact::Value& a, const exact::Value& b) {
+  return exact::arithmetic(w, a, b, op);
 }
 template <exact::BinaryOp op>
 Check check_arithmetic_exact(const ir::Graph& g, const ir::Node& n) {
@@ -97,7 +102,7 @@ Check check_arithmetic_exact(const ir::Graph& g, const ir::Node& n) {
 }
 template <exact::BinaryOp op>
 ExactForm arithmetic_exact() {
-  return {.lower = lower_arithmetic_exact<op>, .check = check_arithmetic_exact<op>};
+  return {.lower = lower_binary_exact<arithmetic_of<op>>, .check = check_arithmetic_exact<op>};
 }
 ExactForm arithmetic_exact(Arithmetic arithmetic) {
   switch (arithmetic) {
@@ -230,6 +235,8 @@ OpEntry squared_difference() {
           .layout = {.kind = LayoutClass::kTransparent},
           .check = check_binary,
           .lower = lower_squared_difference,
+          .quantization = {.exact = {lower_binary_exact<exact::squared_difference>,
+                                     exact::check_squared_difference}},
           .doc = {.onnx = "Sub + Mul", .dtypes = "float32, int32"}};
 }
 
@@ -238,6 +245,7 @@ OpEntry prelu() {
           .layout = {.kind = LayoutClass::kTransparent},
           .check = check_binary,
           .lower = lower_prelu,
+          .quantization = {.exact = {lower_binary_exact<exact::prelu>, exact::check_prelu}},
           .doc = {.onnx = "PRelu"}};
 }
 

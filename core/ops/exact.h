@@ -190,6 +190,12 @@ Check check_arithmetic(const ir::Graph& g, const ir::Node& n, BinaryOp op);
 // (broadcast against each other), as the kernel LiteRT.js runs computes them:
 // XNNPACK's where its delegate takes the node, else TFLite's builtin kernel.
 Value arithmetic(Writer& w, const Value& a, const Value& b, BinaryOp op);
+// SQUARED_DIFFERENCE (8-bit; TFLite's kernel, left shift 7) and PRELU (its
+// alpha as the second operand; TFLite's two multipliers), §4.2, §4.9.
+Check check_squared_difference(const ir::Graph& g, const ir::Node& n);
+Value squared_difference(Writer& w, const Value& a, const Value& b);
+Check check_prelu(const ir::Graph& g, const ir::Node& n);
+Value prelu(Writer& w, const Value& x, const Value& alpha);
 
 // ---- table ops (one Gather) ----
 // An 8-bit (256 entries) or int16 (65,536) table of the output integers for

@@ -125,15 +125,18 @@ Check check_arithmetic(const ir::Graph& g, const ir::Node& n, BinaryOp op) {
   }
   // The builtin kernels multiply in int32: MBQM's x * 2^shift of a multiplier
   // above one must not wrap, which the exact form (exact in int64) would not
-  // reproduce. |x| is at most the product of the operands' spans (MUL) or
-  // the span shifted left by L (ADD/SUB: each scaled input is at most half).
+  // reproduce. |x| is at most the product of the operands' reach from their
+  // zero points (MUL) or the larger reach shifted left by L (ADD/SUB: each
+  // scaled input is at most half of it, and they add).
   const bool mul = op == BinaryOp::kMul;
   const int left_shift = p.y.type == ir::DataType::kInt16 ? 15 : 20;
   const qmath::Multiplier out =
       mul ? qmath::quantize_multiplier(qmath::fp32_scale(p.a.scale, p.b.scale, p.y.scale))
           : qmath::tflite_add_params(p.a.scale, p.b.scale, p.y.scale, left_shift).y;
-  const __int128 span = p.y.hi - p.y.lo;
-  const __int128 largest = (mul ? span * span : span << left_shift) << std::max(out.shift, 0);
+  auto reach = [](const Params& x) -> __int128 { return std::max(x.zero - x.lo, x.hi - x.zero); };
+  const __int128 largest =
+      (mul ? reach(p.a) * reach(p.b) : std::max(reach(p.a), reach(p.b)) << left_shift)
+      << std::max(out.shift, 0);
   if (largest > std::numeric_limits<int32_t>::max())
     return refuse(ReasonCode::kQuantization,
                   "scales for which TFLite's builtin kernel's int32 product can wrap");
@@ -152,6 +155,70 @@ Value arithmetic(Writer& w, const Value& a, const Value& b, BinaryOp op) {
   const auto [lo, hi] = activation_range(n, p.y, xnnpack);
   return requantize(w, product, xnnpack ? Requantization::kFp32 : Requantization::kDouble,
                     std::span(&scale, 1), {}, p.y, lo, hi);
+}
+
+Check check_squared_difference(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_8bit(g, n)) return r;
+  for (ir::TensorId t : {n.inputs[0], n.inputs[1], n.outputs[0]}) {
+    const ir::Tensor& x = g.tensor(t);
+    if (!x.quantized_type || !per_tensor(x) ||
+        *x.quantized_type != *g.tensor(n.outputs[0]).quantized_type)
+      return refuse(ReasonCode::kQuantization,
+                    "'" + x.name + "' is not quantized per tensor with the output's type");
+  }
+  // MBQM(d * d, M_y): d * d must not wrap TFLite's int32 product shifted left.
+  const Operands p = operands_of(g, n);
+  const double twice = static_cast<double>(2 * std::max(p.a.scale, p.b.scale));
+  const qmath::Multiplier out = qmath::quantize_multiplier(
+      twice * twice / (static_cast<double>(1 << 14) * static_cast<double>(p.y.scale)));
+  const __int128 d = __int128{256} << 7;
+  if ((d * d) << std::max(out.shift, 0) > std::numeric_limits<int32_t>::max())
+    return refuse(ReasonCode::kQuantization,
+                  "scales for which TFLite's kernel's int32 product can wrap");
+  return std::nullopt;
+}
+
+Value squared_difference(Writer& w, const Value& a, const Value& b) {
+  const Operands p = operands_of(w.ctx().graph(), w.node());
+  const double twice = static_cast<double>(2 * std::max(p.a.scale, p.b.scale));
+  const qmath::Multiplier ma = qmath::quantize_multiplier(static_cast<double>(p.a.scale) / twice);
+  const qmath::Multiplier mb = qmath::quantize_multiplier(static_cast<double>(p.b.scale) / twice);
+  const qmath::Multiplier my = qmath::quantize_multiplier(
+      twice * twice / (static_cast<double>(1 << 14) * static_cast<double>(p.y.scale)));
+  auto scaled = [&](const Value& x, int64_t zero, const qmath::Multiplier& m) {
+    return mbqm(w, w.mul(w.sub(x, w.constant(zero)), w.constant(128)), std::span(&m, 1), {});
+  };
+  const Value d = w.sub(scaled(a, p.a.zero, ma), scaled(b, p.b.zero, mb));
+  const Value y = w.add(mbqm(w, w.mul(d, d), std::span(&my, 1), {}), w.constant(p.y.zero));
+  return w.clip(y, p.y.lo, p.y.hi);
+}
+
+Check check_prelu(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_8bit(g, n)) return r;
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  for (ir::TensorId t : {n.inputs[0], n.inputs[1]}) {
+    const ir::Tensor& x = g.tensor(t);
+    if (!x.quantized_type || !per_tensor(x) || !y.quantized_type ||
+        *x.quantized_type != *y.quantized_type)
+      return refuse(ReasonCode::kQuantization,
+                    "'" + x.name + "' is not quantized per tensor with the output's type");
+  }
+  return std::nullopt;
+}
+
+Value prelu(Writer& w, const Value& x, const Value& alpha) {
+  const Operands p = operands_of(w.ctx().graph(), w.node());
+  const float identity_scale = p.a.scale / p.y.scale;
+  const float alpha_scale = (p.a.scale * p.b.scale) / p.y.scale;
+  const qmath::Multiplier identity = qmath::quantize_multiplier(identity_scale);
+  const qmath::Multiplier slope = qmath::quantize_multiplier(alpha_scale);
+  // x >= z_x: MBQM(x - z_x, identity); below: MBQM((x - z_x)(alpha - z_alpha), slope).
+  const Value v = w.sub(x, w.constant(p.a.zero));
+  const Value positive = mbqm(w, v, std::span(&identity, 1), {});
+  const Value negative =
+      mbqm(w, w.mul(v, w.sub(alpha, w.constant(p.b.zero))), std::span(&slope, 1), {});
+  const Value y = w.add(w.select_negative(v, negative, positive), w.constant(p.y.zero));
+  return w.clip(y, p.y.lo, p.y.hi);
 }
 
 }  // namespace lite2onnx::ops::exact

@@ -615,6 +615,7 @@ OpEntry shape_op() {
           .infer_shapes = infer_shape_op,
           .check = check_shape,
           .lower = lower_shape,
+          .quantization = {.exact = {exact::lower_copy}},
           .evaluate = {.fold = fold_shape},
           .doc = {.onnx = "Shape (+ Gather to TFLite order, Cast)",
                   .dtypes = "float32, int32, int64, bool (-> int32/int64)",

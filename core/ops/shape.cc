@@ -618,7 +618,7 @@ OpEntry mirror_pad() {
           .infer_shapes = infer_pad,
           .check = check_mirror_pad,
           .lower = lower_mirror_pad,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .doc = {.onnx = "Pad (reflect) / Slice + Concat (symmetric)",
                   .dtypes = "float32, int32, int64"}};
 }

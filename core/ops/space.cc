@@ -279,6 +279,15 @@ InferredShapes infer_batch_to_space(const ir::Graph& g, const ir::Node& n) {
   return one_shape(std::move(s));
 }
 
+// --quantization exact: TFLite pads with the output's zero point, the
+// lowering with 0.
+Check check_space_to_batch_exact(const ir::Graph& g, const ir::Node& n) {
+  if (exact::params_of(g.tensor(n.outputs[0])).zero != 0)
+    return refuse(ReasonCode::kQuantization,
+                  "an output zero point other than 0 (the padding's value) in exact mode");
+  return std::nullopt;
+}
+
 }  // namespace
 
 OpEntry space_to_batch_nd() {
@@ -286,7 +295,8 @@ OpEntry space_to_batch_nd() {
           .infer_shapes = infer_space_to_batch,
           .check = check_space_to_batch,
           .lower = lower_space_to_batch,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale,
+                           .exact = {exact::lower_copy, check_space_to_batch_exact}},
           .doc = {.onnx = "Pad + Reshape + Transpose + Reshape",
                   .notes = "4-D, constant block_shape and paddings, static H/W/C"}};
 }
@@ -296,7 +306,7 @@ OpEntry batch_to_space_nd() {
           .infer_shapes = infer_batch_to_space,
           .check = check_batch_to_space,
           .lower = lower_batch_to_space,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .doc = {.onnx = "Reshape + Transpose + Reshape + Slice",
                   .notes = "4-D, constant block_shape and crops, static H/W/C"}};
 }
