@@ -199,6 +199,7 @@ OpEntry relu_n1_to_1() {
 OpEntry rsqrt() {
   return {.layout = {.kind = LayoutClass::kTransparent},
           .lower = lower_rsqrt,
+          .quantization = {.exact = exact::rsqrt_table()},
           .doc = {.onnx = "Sqrt + Reciprocal"}};
 }
 

@@ -110,8 +110,25 @@ Status lower_relu_table(LowerContext& ctx, const ir::Node& n) {
   });
 }
 
+// RSQRT int8 (TFLite's fixed point, §4.10; XNNPACK takes only float RSQRT).
+Status lower_rsqrt_table(LowerContext& ctx, const ir::Node& n) {
+  const Params x = params_of(ctx.tensor(n.inputs[0])), y = params_of(ctx.tensor(n.outputs[0]));
+  return lower_unary_table(
+      ctx, n, [=](int64_t q) { return qmath::rsqrt_int8(q, x.scale, x.zero, y.scale, y.zero); });
+}
+
+Check check_int8(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_eight_bit(g, n)) return r;
+  if (*g.tensor(n.inputs[0]).quantized_type != ir::DataType::kInt8)
+    return refuse(
+        ReasonCode::kNotImplemented,
+        "uint8 has no integer form for --quantization exact (TFLite's kernel takes int8)");
+  return std::nullopt;
+}
+
 }  // namespace
 
+ExactForm rsqrt_table() { return {lower_rsqrt_table, check_int8}; }
 ExactForm logistic_table() { return {lower_xnn_table<qmath::xnn_sigmoid>, check_eight_bit}; }
 ExactForm tanh_table() { return {lower_xnn_table<qmath::tanh_f>, check_eight_bit}; }
 ExactForm elu_table() { return {lower_xnn_table<qmath::elu_f>, check_eight_bit}; }

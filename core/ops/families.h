@@ -21,6 +21,7 @@ ExactForm leaky_relu_table();
 ExactForm relu_table();
 ExactForm relu6_table();
 ExactForm relu_n1_to_1_table();
+ExactForm rsqrt_table();  // int8, TFLite's fixed-point inverse square root
 // 8-bit SOFTMAX as TFLite's float-table kernel (exact_softmax.cc).
 ExactForm softmax_table();
 }  // namespace exact

@@ -195,6 +195,56 @@ int32_t down_scale16(int32_t m) {
 
 }  // namespace
 
+namespace {
+
+// gemmlowp's SaturatingRoundingMultiplyByPOT on int32.
+int32_t saturating_pow2(int32_t x, int exponent) {
+  if (exponent == 0) return x;
+  if (exponent < 0) return rdbpot(x, -exponent);
+  const int64_t threshold = (int64_t{1} << (31 - exponent)) - 1;
+  if (x > threshold) return std::numeric_limits<int32_t>::max();
+  if (x < -threshold) return std::numeric_limits<int32_t>::min();
+  return x * (1 << exponent);
+}
+
+}  // namespace
+
+Multiplier inv_sqrt_multiplier(int32_t input, int reverse_shift) {
+  if (input <= 1) return {std::numeric_limits<int32_t>::max(), 0};
+  int shift = 11;
+  while (input >= (1 << 29)) {
+    input /= 4;
+    ++shift;
+  }
+  const int pairs = (__builtin_clz(static_cast<uint32_t>(input)) - 1) / 2 - 1;
+  shift -= pairs;
+  input <<= 2 * pairs;
+  // Newton-Raphson in gemmlowp's F3: x = 1.5 x - (input / 2) x^3.
+  const int32_t half_input = saturating_pow2(input >> 1, -1);
+  const int32_t half_three = (1 << 28) + (1 << 27);
+  int32_t x = 1 << 28;
+  for (int i = 0; i < 5; ++i) {
+    const int32_t x3 = saturating_pow2(srdhm(srdhm(x, x), x), 6);
+    x = saturating_pow2(wrap32(int64_t{srdhm(half_three, x)} - srdhm(half_input, x3)), 3);
+  }
+  x = srdhm(x, 1518500250);  // sqrt(2) / 2 in Q31
+  if (shift < 0) {
+    x = wrap32(int64_t{x} << -shift);
+    shift = 0;
+  }
+  return {x, shift * reverse_shift};
+}
+
+int64_t rsqrt_int8(int64_t q, float sx, int64_t zx, float sy, int64_t zy) {
+  const auto value = static_cast<int32_t>(q - zx);
+  // 0 is 127 in the kernel; a negative value fails its invocation (no answer to match).
+  if (value <= 0) return 127;
+  const Multiplier inv = inv_sqrt_multiplier(value, -1);
+  const int32_t data = mbqm(1, {inv.m, inv.shift + 20});
+  const Multiplier m = quantize_multiplier(1.0 / static_cast<double>(std::sqrt(sx) * sy));
+  return clamp(int64_t{mbqm(data, {m.m, m.shift - 20})} + zy, -128, 127);
+}
+
 HardSwish hard_swish_params(float sx, float sy) {
   const float hires = (1.0f / 128.0f) * sx;
   const float out = hires / sy;

@@ -89,6 +89,11 @@ float dequantize(int64_t q, float s, int64_t z);
 // 8-bit SOFTMAX's float table (§4.8): entry d = expf(f32(-s_x * beta) * d), d = 0..255.
 std::vector<float> softmax_exp_table(float sx, float beta);
 
+// RSQRT int8 (§4.10): TFLite's fixed-point inverse square root of q - z_x
+// (GetInvSqrtQuantizedMultiplierExp), rescaled to the output.
+Multiplier inv_sqrt_multiplier(int32_t input, int reverse_shift);
+int64_t rsqrt_int8(int64_t q, float sx, int64_t zx, float sy, int64_t zy);
+
 // HARD_SWISH 8-bit (reference_ops::HardSwish, §4.7).
 struct HardSwish {
   int32_t out16 = 0, reluish16 = 0;

@@ -233,7 +233,7 @@ OpEntry tile() {
           .infer_shapes = infer_tile,
           .check = check_tile,
           .lower = lower_tile,
-          .quantization = {.kernel = QuantizedKernel::kSameScale},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .doc = {.onnx = "Tile",
                   .dtypes = "float32, int32, int64, bool",
                   .notes = "constant multiples, permuted by the layout; run-time multiples: Cast "

@@ -93,6 +93,12 @@ Status lower_space_to_batch(LowerContext& ctx, const ir::Node& n) {
                                                                     0, b.after_h, b.after_w})},
                              {padded}, "Pad");
     pad.attrs.set("mode", std::string("constant"));
+    // Quantized integers (--quantization exact holds them) are padded with
+    // the output's zero point, the integer of 0.0, as TFLite's kernel pads.
+    const ir::Tensor& y = g.tensor(n.outputs[0]);
+    if (x.quantized_type && x.dtype == *x.quantized_type && y.quant && !y.quant->zero_point.empty())
+      pad.inputs.push_back(ctx.const_scalar(n.name + "/pad_value", x.dtype,
+                                            static_cast<double>(y.quant->zero_point[0])));
     cur = padded;
   }
   TensorId split = ctx.temp(n.name + "/blocks", x.dtype);
@@ -279,15 +285,6 @@ InferredShapes infer_batch_to_space(const ir::Graph& g, const ir::Node& n) {
   return one_shape(std::move(s));
 }
 
-// --quantization exact: TFLite pads with the output's zero point, the
-// lowering with 0.
-Check check_space_to_batch_exact(const ir::Graph& g, const ir::Node& n) {
-  if (exact::params_of(g.tensor(n.outputs[0])).zero != 0)
-    return refuse(ReasonCode::kQuantization,
-                  "an output zero point other than 0 (the padding's value) in exact mode");
-  return std::nullopt;
-}
-
 }  // namespace
 
 OpEntry space_to_batch_nd() {
@@ -295,8 +292,7 @@ OpEntry space_to_batch_nd() {
           .infer_shapes = infer_space_to_batch,
           .check = check_space_to_batch,
           .lower = lower_space_to_batch,
-          .quantization = {.kernel = QuantizedKernel::kSameScale,
-                           .exact = {exact::lower_copy, check_space_to_batch_exact}},
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .doc = {.onnx = "Pad + Reshape + Transpose + Reshape",
                   .notes = "4-D, constant block_shape and paddings, static H/W/C"}};
 }
