@@ -118,7 +118,11 @@ Status lower_conv_exact(LowerContext& ctx, const ir::Node& n, bool depthwise) {
   return out.result();
 }
 
-Status lower_transpose_conv(LowerContext& ctx, const ir::Node& n) {
+// TRANSPOSE_CONV as ONNX ConvTranspose of `x` and `weights` (IOHW; `bias`
+// optional) into `out`: explicit pads and output_padding that give
+// output_shape (input 0).
+Status emit_transpose_conv(LowerContext& ctx, const ir::Node& n, TensorId x_in, TensorId weights,
+                           TensorId bias, TensorId out) {
   const ir::Graph& g = ctx.graph();
   auto out_shape = ir::const_ints(g, n.inputs[0]);
   const ir::Tensor& w = g.tensor(n.inputs[1]);
@@ -129,40 +133,102 @@ Status lower_transpose_conv(LowerContext& ctx, const ir::Node& n) {
   std::vector<int64_t> pads(4, 0), output_padding(2, 0);
   int64_t strides[2] = {win.stride_h, win.stride_w};
   for (int d = 0; d < 2; ++d) {
-    int64_t in = x.shape[1 + d], k = w.shape[1 + d], out = (*out_shape)[1 + d];
+    int64_t in = x.shape[1 + d], k = w.shape[1 + d], size = (*out_shape)[1 + d];
     if (in < 0) return ctx.error(n, "spatial input size must be static");
     int64_t full = (in - 1) * strides[d] + k;  // output size without padding
     int64_t before = 0, after = 0;
     if (win.same) {
-      int64_t total = full - out;
+      int64_t total = full - size;
       if (total < 0) total = 0;
       before = total / 2;
       after = total - before;
     }
-    int64_t extra = out - (full - before - after);
+    int64_t extra = size - (full - before - after);
     if (extra >= 0) {
       output_padding[d] = extra;
     } else {
       after += -extra;  // TFLite crops the end when output_shape is smaller
     }
     if (output_padding[d] >= strides[d])
-      return ctx.error(n, "output_shape " + std::to_string(out) + " cannot come from input size " +
+      return ctx.error(n, "output_shape " + std::to_string(size) + " cannot come from input size " +
                               std::to_string(in) + " with stride " + std::to_string(strides[d]) +
                               " and filter " + std::to_string(k));
     pads[d] = before;
     pads[2 + d] = after;
   }
-  TensorId wt = weight_in_layout(ctx, n, 1, kOhwiToIohw);
-  std::vector<TensorId> inputs = {n.inputs[2], wt};
-  if (has_input(g, n, 3)) inputs.push_back(n.inputs[3]);
-  auto y = ctx.fused_activation(n, n.outputs[0]);
-  if (!y) return y.take_error();
-  ir::Node& c = ctx.emit(n, "ConvTranspose", inputs, {*y});
+  std::vector<TensorId> inputs = {x_in, weights};
+  if (bias != ir::kNoTensor) inputs.push_back(bias);
+  ir::Node& c = ctx.emit(n, "ConvTranspose", inputs, {out});
   c.attrs.set("kernel_shape", std::vector<int64_t>{w.shape[1], w.shape[2]});
   c.attrs.set("strides", std::vector<int64_t>{win.stride_h, win.stride_w});
   c.attrs.set("pads", pads);
   if (output_padding[0] || output_padding[1]) c.attrs.set("output_padding", output_padding);
   return ok_status();
+}
+
+Status lower_transpose_conv(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  auto y = ctx.fused_activation(n, n.outputs[0]);
+  if (!y) return y.take_error();
+  return emit_transpose_conv(ctx, n, n.inputs[2], weight_in_layout(ctx, n, 1, kOhwiToIohw),
+                             has_input(g, n, 3) ? n.inputs[3] : ir::kNoTensor, *y);
+}
+
+// --quantization exact, TRANSPOSE_CONV: ONNX has no integer ConvTranspose,
+// so the accumulator is a float32 ConvTranspose of x - z_x and w - z_w,
+// exact when every partial sum is an integer below 2^24 (the check bounds
+// them from the weights' values and how many terms meet in one output); then
+// the bias and the requantization of the kernel that runs (finish_linear).
+Status lower_transpose_conv_exact(LowerContext& ctx, const ir::Node& n) {
+  exact::hold_integers(ctx, n);
+  exact::Writer w(ctx, n);
+  const exact::Params px = exact::params_of(ctx.tensor(n.inputs[2]));
+  const ir::Tensor& weight = ctx.tensor(n.inputs[1]);
+  const exact::Params pw = exact::params_of(weight);
+  const TensorId x =
+      w.fadd(w.to_float(w.integers(n.inputs[2])), {-static_cast<float>(px.zero)}, {});
+  TensorId wf = w.to_float(w.integers(weight_in_layout(ctx, n, 1, kOhwiToIohw)));
+  if (pw.zero != 0 && exact::per_tensor(weight))
+    wf = w.fadd(wf, {-static_cast<float>(pw.zero)}, {});
+  exact::Value acc;
+  acc.type = DataType::kFloat32;
+  acc.lo = -(int64_t{1} << 24);
+  acc.hi = int64_t{1} << 24;
+  acc.id = w.temp(DataType::kFloat32, "accumulator");
+  if (auto st = emit_transpose_conv(ctx, n, x, wf, ir::kNoTensor, acc.id); !st) return st;
+  const int64_t channels = ctx.tensor(n.outputs[0]).shape[3];
+  w.store(exact::finish_linear(w, w.cast(acc, DataType::kInt32), exact::LinearOp::kTransposeConv,
+                               {1, channels, 1, 1}),
+          n.outputs[0]);
+  return w.result();
+}
+
+// The float accumulator's bound: max |x - z_x| * max |w - z_w| times the
+// terms of one output (input channels x the window's taps one stride apart).
+Check check_transpose_conv_exact(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = exact::check_linear(g, n, exact::LinearOp::kTransposeConv)) return r;
+  const ir::Tensor& x = g.tensor(n.inputs[2]);
+  const ir::Tensor& weight = g.tensor(n.inputs[1]);
+  const exact::Params px = exact::params_of(x), pw = exact::params_of(weight);
+  const int64_t reach_x = std::max(px.zero - px.lo, px.hi - px.zero);
+  int64_t reach_w = std::max(pw.zero - pw.lo, pw.hi - pw.zero);
+  if (weight.is_const() && weight.data && weight.data->bytes.size() > 0) {
+    reach_w = 0;
+    for (std::byte b : weight.data->bytes) {
+      const int64_t v =
+          pw.type == DataType::kInt8 ? static_cast<int8_t>(b) : static_cast<uint8_t>(b);
+      reach_w = std::max(reach_w, v > pw.zero ? v - pw.zero : pw.zero - v);
+    }
+  }
+  const Window win = read_window(n);
+  auto taps = [](int64_t k, int64_t s) { return (k + s - 1) / s; };
+  const __int128 terms = static_cast<__int128>(std::max<int64_t>(x.shape[3], 1)) *
+                         taps(weight.shape[1], win.stride_h) * taps(weight.shape[2], win.stride_w);
+  if (terms * reach_x * reach_w >= (__int128{1} << 24))
+    return refuse(ReasonCode::kNotImplemented,
+                  "an accumulator that can reach 2^24 (its exact form sums in float32) has no "
+                  "integer form for --quantization exact yet");
+  return std::nullopt;
 }
 
 // MediaPipe's Convolution2DTransposeBias (inputs: data, OHWI weights, bias):
@@ -327,7 +393,8 @@ OpEntry transpose_conv() {
           .infer_shapes = infer_transpose_conv,
           .check = check_transpose_conv,
           .lower = lower_transpose_conv,
-          .quantization = {.bias = BiasSlots{3, 2, 1}},
+          .quantization = {.bias = BiasSlots{3, 2, 1},
+                           .exact = {lower_transpose_conv_exact, check_transpose_conv_exact}},
           .doc = {.onnx = "ConvTranspose",
                   .notes = "filter OHWI -> IOHW; explicit pads and output_padding from "
                            "output_shape"}};
