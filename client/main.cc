@@ -481,9 +481,12 @@ std::string ops_markdown(const std::vector<OpSupport>& matrix) {
       "QuantizeLinear/DequantizeLinear): `rescale` = real-valued op, output requantized to its\n"
       "own scale; `same scale` = TFLite copies integers, so input and output must share\n"
       "quantization; `reinterprets` = TFLite copies the integers and reads them with the\n"
-      "output's own parameters; `no` = TFLite reads raw integers, which QDQ cannot express.\n\n"
-      "| TFLite op | code | layout class | element types | quantized | ONNX | notes |\n"
-      "| --- | --- | --- | --- | --- | --- | --- |\n";
+      "output's own parameters; `no` = TFLite reads raw integers, which QDQ cannot express.\n"
+      "How far the QDQ form is from TFLite, per op: docs/quantization-arithmetic.md (section\n"
+      "10). `exact`: the op has an integer form in `--quantization exact` (TFLite's\n"
+      "arithmetic bit for bit; the variants it covers: docs/conversion.md).\n\n"
+      "| TFLite op | code | layout class | element types | quantized | exact | ONNX | notes |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
   // Custom ops (code 32) are listed by custom code, supported ones only.
   constexpr int kCustomCode = 32;
   int supported = 0, total = 0, custom = 0;
@@ -497,7 +500,8 @@ std::string ops_markdown(const std::vector<OpSupport>& matrix) {
     }
     if (!s.supported) continue;
     md += "| " + s.op + " | " + std::to_string(s.code) + " | " + s.layout_class + " | " + s.dtypes +
-          " | " + s.quantized + " | " + s.onnx + " | " + s.notes + " |\n";
+          " | " + s.quantized + " | " + (s.exact ? "yes" : "") + " | " + s.onnx + " | " + s.notes +
+          " |\n";
   }
   md += "\n" + std::to_string(supported) + " of " + std::to_string(total) +
         " TFLite builtin operators are supported, and " + std::to_string(custom) +

@@ -280,6 +280,7 @@ v1::ListOperatorsResponse to_proto(const std::vector<OpSupport>& matrix) {
     o->set_onnx(s.onnx);
     o->set_notes(s.notes);
     o->set_quantized(s.quantized);
+    o->set_exact(s.exact);
     for (size_t pos = 0; pos < s.dtypes.size();) {
       size_t end = s.dtypes.find(", ", pos);
       if (end == std::string::npos) end = s.dtypes.size();
@@ -427,6 +428,7 @@ std::vector<OpSupport> from_proto(const v1::ListOperatorsResponse& in) {
     o.notes = s.notes();
     for (const auto& t : s.dtypes()) o.dtypes += (o.dtypes.empty() ? "" : ", ") + t;
     o.quantized = s.quantized();
+    o.exact = s.exact();
     out.push_back(std::move(o));
   }
   return out;

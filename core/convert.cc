@@ -73,6 +73,7 @@ std::vector<OpSupport> support_matrix() {
                     : e->quantization.kernel == ops::QuantizedKernel::kSameScale   ? "same scale"
                     : e->quantization.kernel == ops::QuantizedKernel::kReinterpret ? "reinterprets"
                                                                                    : "no";
+      s.exact = e->quantization.exact.lower != nullptr;
     }
     out.push_back(std::move(s));
   }
@@ -185,6 +186,7 @@ std::string support_matrix_json(const std::vector<OpSupport>& matrix, int indent
       }
       o["dtypes"] = std::move(types);
       o["quantized"] = s.quantized;
+      o["exact"] = s.exact;
       if (!s.notes.empty()) o["notes"] = s.notes;
     }
     a.push_back(std::move(o));

@@ -40,6 +40,7 @@ struct OpSupport {
   // int8/uint8 in QDQ form: "rescale", "same scale", "reinterprets" or "no" (see
   // docs/operators.md).
   std::string quantized;
+  bool exact = false;  // has an integer form in --quantization exact
 };
 std::vector<OpSupport> support_matrix();
 // The support matrix as `lite2onnx ops --json` prints it: one object per

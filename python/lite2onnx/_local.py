@@ -162,7 +162,8 @@ def inspect(model: Model, **limits: Any) -> Dict[str, Any]:
 def operators() -> List[Dict[str, Any]]:
     """The support matrix, from the op registry, as ``lite2onnx ops --json``:
     one dict per TFLite operator (``op``, ``code``, ``supported``, and for the
-    supported ones ``layout_class``, ``onnx``, ``dtypes``, ``quantized``, ``notes``)."""
+    supported ones ``layout_class``, ``onnx``, ``dtypes``, ``quantized``, ``exact``,
+    ``notes``)."""
     return json.loads(_core.operators())
 
 

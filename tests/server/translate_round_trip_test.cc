@@ -148,6 +148,7 @@ TEST(TranslateRoundTrip, OperatorMatrixKeepsEveryRow) {
     EXPECT_EQ(b.notes, s.notes);
     EXPECT_EQ(b.dtypes, s.dtypes);
     EXPECT_EQ(b.quantized, s.quantized);
+    EXPECT_EQ(b.exact, s.exact);
   }
   EXPECT_EQ(j, back.size());
 }

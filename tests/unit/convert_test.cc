@@ -672,6 +672,11 @@ TEST(Convert, SupportMatrixComesFromTheRegistry) {
         "UNIDIRECTIONAL_SEQUENCE_RNN", "BIDIRECTIONAL_SEQUENCE_RNN", "SVDF"})
     EXPECT_TRUE(by_name[op].supported) << op;
   EXPECT_FALSE(by_name["LSH_PROJECTION"].supported);
+  // The integer forms of --quantization exact, read from the registry.
+  for (const char* op : {"CONV_2D", "ADD", "SOFTMAX", "AVERAGE_POOL_2D", "RESHAPE"})
+    EXPECT_TRUE(by_name[op].exact) << op;
+  for (const char* op : {"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "FLOOR"})
+    EXPECT_FALSE(by_name[op].exact) << op;
 }
 
 }  // namespace

@@ -10,11 +10,16 @@
 // A case the converter refuses (exit code 4) is counted apart; the refusal
 // must list the case's op (never a silent approximation).
 //
+// With --qdq it measures the default (QDQ) form instead: each case converted
+// without --quantization exact and run at ORT level `all`, and per op how
+// many elements equal LiteRT.js's and how many steps the worst is off (a
+// report: docs/quantization-arithmetic.md's "How far the QDQ form is").
+//
 //   node tests/numeric/quant_probe/exact.mjs --cli build/lite2onnx [FAMILY...]
-//        [--filter REGEX] [--opset N]
+//        [--filter REGEX] [--opset N] [--qdq]
 //
 // Prints one line per case and totals; exit code 1 when a converted case
-// differs or the conversion fails otherwise.
+// differs or the conversion fails otherwise (exact mode only).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,14 +30,14 @@ import { openOnnx } from '../lib/ort_runner.mjs';
 // copies: exact-mode cases only (no candidate arithmetics for run.mjs's table).
 const FAMILIES = ['elementwise', 'linear', 'pool', 'unary', 'movement', 'hybrid', 'copies'];
 const LEVELS = ['all', 'disabled'];
-const USAGE = `usage: exact.mjs --cli LITE2ONNX [${FAMILIES.join('|')}...] [--filter REGEX] [--opset N]`;
+const USAGE = `usage: exact.mjs --cli LITE2ONNX [${FAMILIES.join('|')}...] [--filter REGEX] [--opset N] [--qdq]`;
 
 function usage(message) {
   process.stderr.write(`${message}\n${USAGE}\n`);
   process.exit(2);
 }
 
-const opts = { cli: null, families: [], filter: null, opset: 13 };
+const opts = { cli: null, families: [], filter: null, opset: 13, qdq: false };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
@@ -40,6 +45,7 @@ for (let i = 0; i < argv.length; i++) {
   if (a === '--cli') opts.cli = path.resolve(value());
   else if (a === '--filter') opts.filter = new RegExp(value());
   else if (a === '--opset') opts.opset = Number(value());
+  else if (a === '--qdq') opts.qdq = true;
   else if (a === '-h' || a === '--help') { process.stdout.write(`${USAGE}\n`); process.exit(0); }
   else if (FAMILIES.includes(a)) opts.families.push(a);
   else usage(`unknown argument ${a}`);
@@ -49,8 +55,9 @@ if (!opts.cli) usage('--cli is required');
 // Converts in exact mode: {onnx} or {refused: [ops], text} or {error}.
 function convert(tflite, dir) {
   const out = path.join(dir, 'model.onnx');
+  const mode = opts.qdq ? [] : ['--quantization', 'exact'];
   const r = spawnSync(opts.cli, ['convert', tflite, '-o', out, '--opset', String(opts.opset), '--json',
-    '--quantization', 'exact', '--keep-io-layout'], { encoding: 'utf8' });
+    ...mode, '--keep-io-layout'], { encoding: 'utf8' });
   if (r.status === 0) return { onnx: fs.readFileSync(out) };
   let json = null;
   try { json = JSON.parse(r.stdout); } catch { /* not JSON */ }
@@ -64,6 +71,42 @@ function countEqual(a, b) {
   let n = 0;
   for (let i = 0; i < a.length; i++) if (a[i] === b[i] || (Number.isNaN(a[i]) && Number.isNaN(b[i]))) n++;
   return n;
+}
+
+// --qdq: per op, the elements equal to the reference and the worst distance in steps.
+const qdqByOp = new Map();
+async function measureQdq(c, onnx, ref, k, label) {
+  const session = await openOnnx(onnx, { threads: 1, optimization: 'all' });
+  const feeds = new Map(session.inputs.map((info, i) => [info.name, c.inputs[i]]));
+  const y = (await session.run(feeds)).get(session.outputs[k].name).data;
+  await session.release();
+  let equal = 0;
+  let worst = 0;
+  for (let i = 0; i < ref.length; i++) {
+    const d = Math.abs(Number(y[i]) - Number(ref[i]));
+    if (d === 0) equal++;
+    worst = Math.max(worst, d);
+  }
+  const op = c.op.split(' ')[0];
+  const t = qdqByOp.get(op) ?? { cases: 0, elements: 0, equal: 0, worst: 0, exactCases: 0 };
+  t.cases++;
+  t.elements += ref.length;
+  t.equal += equal;
+  t.worst = Math.max(t.worst, worst);
+  if (equal === ref.length) t.exactCases++;
+  qdqByOp.set(op, t);
+  totals.elements += ref.length;
+  if (equal === ref.length) totals.exact++;
+  console.log(`QDQ       ${label} ${equal}/${ref.length} equal to LiteRT.js, worst ${worst} step${worst === 1 ? '' : 's'}`);
+}
+
+function printQdqTable() {
+  console.log('\n| op | cases (all elements equal) | elements equal | worst |');
+  console.log('| --- | --- | --- | --- |');
+  for (const [op, t] of [...qdqByOp].sort((a, b) => a[0].localeCompare(b[0]))) {
+    const pct = ((100 * t.equal) / t.elements).toFixed(t.equal === t.elements ? 0 : 2);
+    console.log(`| ${op} | ${t.cases} (${t.exactCases}) | ${pct}% of ${t.elements} | ${t.worst} step${t.worst === 1 ? '' : 's'} |`);
+  }
 }
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lite2onnx-exact-'));
@@ -102,6 +145,10 @@ try {
       if (conv.error) { totals.failed++; failures.push(`${c.name}: ${conv.error}`); console.log(`ERROR     ${label} ${conv.error}`); continue; }
       const agree = lite && tf ? countEqual(lite, tf) : null;
       const ref = lite ?? tf;
+      if (opts.qdq) {
+        await measureQdq(c, conv.onnx, ref, k, label);
+        continue;
+      }
       const parts = [];
       let ok = true;
       for (const level of LEVELS) {
@@ -124,6 +171,12 @@ try {
   }
 } finally {
   fs.rmSync(dir, { recursive: true, force: true });
+}
+if (opts.qdq) {
+  printQdqTable();
+  console.log(`\n${totals.cases} cases: ${totals.exact} equal on every element in the QDQ form, ${totals.refused} refused, ` +
+    `${totals.skipped} skipped; opset ${opts.opset}, ORT level all`);
+  process.exit(0);
 }
 console.log(`\n${totals.cases} cases: ${totals.exact} exact (${totals.elements} elements, ORT levels ${LEVELS.join(' and ')}), ` +
   `${totals.refused} refused, ${totals.failed} failed, ${totals.skipped} skipped; opset ${opts.opset}`);
