@@ -2,6 +2,7 @@
 // (XNNPACK takes no quantized softmax; docs/quantization-arithmetic.md §4.8):
 // per row, e_j = table[max - x_j], their float32 sum in index order,
 // inv = 1 / (sum * s_y), and each f32(e_j * inv) rounded to the output.
+#include <cmath>
 #include <limits>
 
 #include "core/ops/exact.h"
@@ -109,11 +110,11 @@ Status lower_softmax_exact(LowerContext& ctx, const ir::Node& n) {
   w.emit("Mul", {e, inv}, p, "p");
 
   // int8: RHAZ(p); uint8: (int) f32(p + 0.5f). Then the zero point, the clamp.
+  // p is at most 1 / s_y, about 256 for the output scale TFLite requires.
   Value rounded;
   rounded.type = DataType::kFloat32;
-  rounded.lo = -1;
-  rounded.hi =
-      257;  // p is at most 1 / s_y = 256 for the output scale TFLite requires; clamped after
+  rounded.lo = 0;
+  rounded.hi = 258;
   rounded.id =
       py.type == DataType::kInt8 ? w.round_half_away(p, DataType::kFloat32) : w.fadd(p, {0.5f}, {});
   const Value whole = w.cast(rounded, DataType::kInt32);
@@ -130,6 +131,10 @@ Check check_softmax_exact(const ir::Graph& g, const ir::Node& n) {
     return refuse(ReasonCode::kQuantization,
                   "input and output not quantized per tensor with one 8-bit type");
   if (x.rank() < 1) return refuse(ReasonCode::kShape, "a scalar input");
+  // TFLite's Prepare requires it (TF_LITE_ENSURE_NEAR, 0.1%).
+  if (std::fabs(params_of(y).scale * 256.0f - 1.0f) > 1e-3f)
+    return refuse(ReasonCode::kQuantization,
+                  "an output scale other than 1/256 (TFLite refuses it)");
   return std::nullopt;
 }
 
