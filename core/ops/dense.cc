@@ -130,7 +130,24 @@ Status lower_fc_exact(LowerContext& ctx, const ir::Node& n) {
   } else {
     transposed.layout = {1, 0};
   }
-  std::vector<TensorId> inputs = {a, ctx.graph().add_tensor(std::move(transposed))};
+  const TensorId weights = ctx.graph().add_tensor(std::move(transposed));
+  if (!x.quantized_type) {
+    // Hybrid: XNNPACK's qd8 kernel quantizes each row of the flattened input
+    // at run time; Σ (q - z) w = Σ q w - z Σ w.
+    const exact::RowQuantization rows = exact::quantize_rows(out, a, {1});
+    exact::Value product = out.accumulator();
+    product.lo = -128 * 127 * depth;
+    product.hi = 128 * 127 * depth;
+    out.emit("MatMulInteger", {rows.integers, weights}, product.id, "accumulator");
+    const exact::Value acc = out.sub(
+        product, out.mul(rows.zero, out.channels(exact::weight_row_sums(w, units), {1, units})));
+    auto result = ctx.fused_activation(n, n.outputs[0]);
+    if (!result) return result.take_error();
+    exact::hybrid_output(out, acc, rows.inverse_scale, exact::LinearOp::kFullyConnected, {1, units},
+                         *result);
+    return out.result();
+  }
+  std::vector<TensorId> inputs = {a, weights};
   for (TensorId z : exact::linear_zero_points(out, n, 0, 1)) inputs.push_back(z);
   const exact::Value acc = out.accumulator();
   out.emit("MatMulInteger", inputs, acc.id, "accumulator");
@@ -148,6 +165,12 @@ Status lower_fc_exact(LowerContext& ctx, const ir::Node& n) {
 }
 
 Check check_fc_exact(const ir::Graph& g, const ir::Node& n) {
+  if (!g.tensor(n.inputs[0]).quantized_type) {
+    if (g.tensor(n.outputs[0]).rank() != 2)
+      return refuse(ReasonCode::kNotImplemented,
+                    "hybrid keep_num_dims has no integer form for --quantization exact yet");
+    return exact::check_hybrid(g, n, exact::LinearOp::kFullyConnected);
+  }
   return exact::check_linear(g, n, exact::LinearOp::kFullyConnected);
 }
 
