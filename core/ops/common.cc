@@ -109,6 +109,16 @@ ir::TensorId int64_vector(LowerContext& ctx, const ir::Node& n, size_t i,
   return picked;
 }
 
+void read_pool_options(const tflite::Operator& op, ir::Attributes& a) {
+  const auto* o = op.builtin_options_as_Pool2DOptions();
+  a.set("padding", std::string(o && o->padding() == tflite::Padding::VALID ? "VALID" : "SAME"));
+  a.set("stride_h", int64_t{o ? o->stride_h() : 1});
+  a.set("stride_w", int64_t{o ? o->stride_w() : 1});
+  a.set("filter_height", int64_t{o ? o->filter_height() : 1});
+  a.set("filter_width", int64_t{o ? o->filter_width() : 1});
+  store_activation(o, a);
+}
+
 Window read_window(const ir::Node& n) {
   Window w;
   w.stride_h = n.attrs.get_int("stride_h", 1);

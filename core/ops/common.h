@@ -75,6 +75,8 @@ struct Window {
   bool same = false;
 };
 Window read_window(const ir::Node& n);
+// Pool2DOptions (the pools, L2_POOL_2D) as the window's attributes.
+void read_pool_options(const tflite::Operator& op, ir::Attributes& a);
 // Positive strides and dilation factors.
 Check check_window(const ir::Node& n);
 // Sets an ONNX Conv's or pool's kernel_shape, strides, dilations (when

@@ -126,16 +126,6 @@ Status lower_cumsum(LowerContext& ctx, const ir::Node& n) {
 
 // ---- L2_POOL_2D -------------------------------------------------------------------
 
-void read_pool_options(const tflite::Operator& op, ir::Attributes& a) {
-  const auto* o = op.builtin_options_as_Pool2DOptions();
-  a.set("padding", std::string(o && o->padding() == tflite::Padding::VALID ? "VALID" : "SAME"));
-  a.set("stride_h", int64_t{o ? o->stride_h() : 1});
-  a.set("stride_w", int64_t{o ? o->stride_w() : 1});
-  a.set("filter_height", int64_t{o ? o->filter_height() : 1});
-  a.set("filter_width", int64_t{o ? o->filter_width() : 1});
-  store_activation(o, a);
-}
-
 Check check_l2_pool(const ir::Graph& g, const ir::Node& n) {
   if (auto r = require_rank(g, n, 0, 4)) return r;
   if (auto r = check_type(g, n, 0, {DataType::kFloat32})) return r;

@@ -19,16 +19,6 @@ using ir::Perm;
 using ir::Shape;
 using ir::TensorId;
 
-void read_pool_options(const tflite::Operator& op, ir::Attributes& a) {
-  const auto* o = op.builtin_options_as_Pool2DOptions();
-  a.set("padding", std::string(o && o->padding() == tflite::Padding::VALID ? "VALID" : "SAME"));
-  a.set("stride_h", int64_t{o ? o->stride_h() : 1});
-  a.set("stride_w", int64_t{o ? o->stride_w() : 1});
-  a.set("filter_height", int64_t{o ? o->filter_height() : 1});
-  a.set("filter_width", int64_t{o ? o->filter_width() : 1});
-  store_activation(o, a);
-}
-
 Status lower_pool(LowerContext& ctx, const ir::Node& n, const char* op) {
   const ir::Graph& g = ctx.graph();
   const ir::Tensor& x = g.tensor(n.inputs[0]);
