@@ -103,7 +103,9 @@ Status lower_hybrid_conv_exact(LowerContext& ctx, const ir::Node& n, exact::Writ
                                TensorId weights, int64_t group) {
   const ir::Tensor& x = ctx.tensor(n.inputs[0]);
   const ir::Tensor& w = ctx.tensor(n.inputs[1]);
-  const exact::RowQuantization images = exact::quantize_rows(out, n.inputs[0], {1, 2, 3});
+  auto result = ctx.fused_activation(n, n.outputs[0]);
+  if (!result) return result.take_error();
+  const ir::Shape channel_shape = {1, ctx.tensor(n.outputs[0]).shape[3], 1, 1};
   auto conv = [&](TensorId in, const char* what) {
     exact::Value acc = out.accumulator();
     ir::Node& c = out.emit("ConvInteger", {in, weights}, acc.id, what);
@@ -114,6 +116,16 @@ Status lower_hybrid_conv_exact(LowerContext& ctx, const ir::Node& n, exact::Writ
     acc.hi = 128 * 127 * taps;
     return acc;
   };
+  if (exact::builtin_hybrid(w)) {
+    // TFLite's builtin hybrid kernel: each image quantized symmetrically, so
+    // the padding (0) adds nothing.
+    const exact::SymmetricRows images =
+        exact::quantize_rows_symmetric(out, n.inputs[0], {1, 2, 3}, w.quant->scale[0]);
+    exact::builtin_hybrid_output(out, conv(images.integers, "accumulator"), images.scale,
+                                 channel_shape, *result);
+    return out.result();
+  }
+  const exact::RowQuantization images = exact::quantize_rows(out, n.inputs[0], {1, 2, 3});
   const TensorId ones = out.temp(ir::DataType::kInt8, "ones");
   out.emit("Expand",
            {ctx.const_scalar(n.name + "/one", ir::DataType::kInt8, 1),
@@ -121,10 +133,8 @@ Status lower_hybrid_conv_exact(LowerContext& ctx, const ir::Node& n, exact::Writ
            ones, "ones");
   const exact::Value acc = out.sub(conv(images.integers, "accumulator"),
                                    out.mul(images.zero, conv(ones, "weights_inside")));
-  auto result = ctx.fused_activation(n, n.outputs[0]);
-  if (!result) return result.take_error();
-  exact::hybrid_output(out, acc, images.inverse_scale, exact::LinearOp::kConv,
-                       {1, ctx.tensor(n.outputs[0]).shape[3], 1, 1}, *result);
+  exact::hybrid_output(out, acc, images.inverse_scale, exact::LinearOp::kConv, channel_shape,
+                       *result);
   return out.result();
 }
 
@@ -370,6 +380,11 @@ Check check_conv2d_exact(const ir::Graph& g, const ir::Node& n) {
     for (int a = 1; a < 4; ++a)
       if (x.shape[a] < 1)
         return refuse(ReasonCode::kShape, "a hybrid convolution over dynamic spatial sizes");
+    const ir::Tensor& w = g.tensor(n.inputs[1]);
+    if (exact::builtin_hybrid(w) && w.shape.size() == 4 && w.shape[3] != x.shape[3])
+      return refuse(ReasonCode::kNotImplemented,
+                    "a grouped uint8 hybrid convolution (TFLite's per-channel hybrid kernel) has "
+                    "no integer form for --quantization exact yet");
     return exact::check_hybrid(g, n, exact::LinearOp::kConv);
   }
   return exact::check_linear(g, n, exact::LinearOp::kConv);

@@ -213,6 +213,19 @@ RowQuantization quantize_rows(Writer& w, ir::TensorId x, const std::vector<int64
 // `channel_shape`'s non-unit axis.
 void hybrid_output(Writer& w, const Value& acc, ir::TensorId inverse_scale, LinearOp op,
                    const ir::Shape& channel_shape, ir::TensorId out);
+// TOCO-era uint8 hybrid weights (read as int8 with zero point 0): XNNPACK
+// does not take them, so LiteRT.js runs TFLite's builtin hybrid kernel, which
+// quantizes each row symmetrically (§5.2).
+bool builtin_hybrid(const ir::Tensor& weight);
+struct SymmetricRows {
+  ir::TensorId integers = ir::kNoTensor;  // int8 in [-127, 127], x's shape
+  ir::TensorId scale = ir::kNoTensor;     // f32(f32(range / 127) * s_w), `axes` kept as 1
+};
+SymmetricRows quantize_rows_symmetric(Writer& w, ir::TensorId x, const std::vector<int64_t>& axes,
+                                      float weight_scale);
+// The builtin kernel's float output: f32(f32(f32(acc) * scale) + bias[c]).
+void builtin_hybrid_output(Writer& w, const Value& acc, ir::TensorId scale,
+                           const ir::Shape& channel_shape, ir::TensorId out);
 // The hybrid variants the exact forms cover: constant symmetric int8
 // weights, float32 input and output, a constant float bias.
 Check check_hybrid(const ir::Graph& g, const ir::Node& n, LinearOp op);
