@@ -47,6 +47,9 @@ struct QuantParams {
   // makes them; passes::fold_blockwise rewrites every such constant before
   // anything else reads a QuantParams (0: not blockwise).
   int64_t block_size = 0;
+  // A TOCO-era uint8 hybrid weight read as int8 (passes::plan_qdq): LiteRT.js
+  // runs its op in TFLite's builtin hybrid kernel, not XNNPACK's.
+  bool uint8_hybrid_weight = false;
 };
 
 // The K axis of a [N, K] tensor that a Reshape flattened from a permuted

@@ -94,6 +94,50 @@ Status lower_conv(LowerContext& ctx, const ir::Node& n, bool depthwise) {
   return ok_status();
 }
 
+// --quantization exact, hybrid CONV_2D (float input, int8 weights): XNNPACK's
+// qd8 kernel quantizes each image at run time (exact.h, quantize_rows) and
+// pads with the image's zero point. ConvInteger takes one zero point for the
+// whole batch, so the sum is Σ q w over the taps inside the image less
+// z Σ w over the same taps (a ConvInteger of ones), then the float output.
+Status lower_hybrid_conv_exact(LowerContext& ctx, const ir::Node& n, exact::Writer& out,
+                               TensorId weights, int64_t group) {
+  const ir::Tensor& x = ctx.tensor(n.inputs[0]);
+  const ir::Tensor& w = ctx.tensor(n.inputs[1]);
+  auto result = ctx.fused_activation(n, n.outputs[0]);
+  if (!result) return result.take_error();
+  const ir::Shape channel_shape = {1, ctx.tensor(n.outputs[0]).shape[3], 1, 1};
+  auto conv = [&](TensorId in, const char* what) {
+    exact::Value acc = out.accumulator();
+    ir::Node& c = out.emit("ConvInteger", {in, weights}, acc.id, what);
+    set_window(c, read_window(n), x.shape[1], x.shape[2], w.shape[1], w.shape[2], true);
+    c.attrs.set("group", group);
+    const int64_t taps = w.shape[1] * w.shape[2] * (x.shape[3] / group);
+    acc.lo = -128 * 127 * taps;
+    acc.hi = 128 * 127 * taps;
+    return acc;
+  };
+  if (exact::builtin_hybrid(w)) {
+    // TFLite's builtin hybrid kernel: each image quantized symmetrically, so
+    // the padding (0) adds nothing.
+    const exact::SymmetricRows images =
+        exact::quantize_rows_symmetric(out, n.inputs[0], {1, 2, 3}, w.quant->scale[0]);
+    exact::builtin_hybrid_output(out, conv(images.integers, "accumulator"), images.scale,
+                                 channel_shape, *result);
+    return out.result();
+  }
+  const exact::RowQuantization images = exact::quantize_rows(out, n.inputs[0], {1, 2, 3});
+  const TensorId ones = out.temp(ir::DataType::kInt8, "ones");
+  out.emit("Expand",
+           {ctx.const_scalar(n.name + "/one", ir::DataType::kInt8, 1),
+            ctx.const_i64(n.name + "/image_shape", {1, x.shape[3], x.shape[1], x.shape[2]})},
+           ones, "ones");
+  const exact::Value acc = out.sub(conv(images.integers, "accumulator"),
+                                   out.mul(images.zero, conv(ones, "weights_inside")));
+  exact::hybrid_output(out, acc, images.inverse_scale, exact::LinearOp::kConv, channel_shape,
+                       *result);
+  return out.result();
+}
+
 // --quantization exact: ConvInteger accumulates exactly in int32 (padding
 // adds nothing: it pads with the input's zero point), then the bias and the
 // requantization of the kernel LiteRT.js runs (exact.h, finish_linear).
@@ -103,8 +147,9 @@ Status lower_conv_exact(LowerContext& ctx, const ir::Node& n, bool depthwise) {
   auto group = conv_group(ctx, n, depthwise);
   if (!group) return group.take_error();
   exact::Writer out(ctx, n);
-  std::vector<TensorId> inputs = {
-      n.inputs[0], weight_in_layout(ctx, n, 1, depthwise ? kOhwiToIohw : kOhwiToOihw)};
+  const TensorId weights = weight_in_layout(ctx, n, 1, depthwise ? kOhwiToIohw : kOhwiToOihw);
+  if (!x.quantized_type) return lower_hybrid_conv_exact(ctx, n, out, weights, *group);
+  std::vector<TensorId> inputs = {n.inputs[0], weights};
   for (TensorId z : exact::linear_zero_points(out, n, 0, 1)) inputs.push_back(z);
   const exact::Value acc = out.accumulator();
   ir::Node& c = out.emit("ConvInteger", inputs, acc.id, "accumulator");
@@ -330,6 +375,18 @@ Status lower_depthwise_conv2d_exact(LowerContext& ctx, const ir::Node& n) {
   return lower_conv_exact(ctx, n, true);
 }
 Check check_conv2d_exact(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  if (!x.quantized_type) {
+    for (int a = 1; a < 4; ++a)
+      if (x.shape[a] < 1)
+        return refuse(ReasonCode::kShape, "a hybrid convolution over dynamic spatial sizes");
+    const ir::Tensor& w = g.tensor(n.inputs[1]);
+    if (exact::builtin_hybrid(w) && w.shape.size() == 4 && w.shape[3] != x.shape[3])
+      return refuse(ReasonCode::kNotImplemented,
+                    "a grouped uint8 hybrid convolution (TFLite's per-channel hybrid kernel) has "
+                    "no integer form for --quantization exact yet");
+    return exact::check_hybrid(g, n, exact::LinearOp::kConv);
+  }
   return exact::check_linear(g, n, exact::LinearOp::kConv);
 }
 Check check_depthwise_conv2d_exact(const ir::Graph& g, const ir::Node& n) {

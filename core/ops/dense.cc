@@ -94,6 +94,36 @@ Status lower_fc(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// Hybrid FULLY_CONNECTED (float input `a`, [-1, depth]; int8 weights read
+// transposed): the run-time quantization of each row, the exact integer sum,
+// the float output of the kernel LiteRT.js runs.
+Status lower_hybrid_fc_exact(LowerContext& ctx, const ir::Node& n, exact::Writer& out, TensorId a,
+                             TensorId weights, int64_t depth, int64_t units) {
+  const ir::Tensor& w = ctx.tensor(n.inputs[1]);
+  auto result = ctx.fused_activation(n, n.outputs[0]);
+  if (!result) return result.take_error();
+  exact::Value product = out.accumulator();
+  product.lo = -128 * 127 * depth;
+  product.hi = 128 * 127 * depth;
+  if (exact::builtin_hybrid(w)) {
+    // TFLite's builtin hybrid kernel: each row quantized symmetrically.
+    const exact::SymmetricRows rows =
+        exact::quantize_rows_symmetric(out, a, {1}, w.quant->scale[0]);
+    out.emit("MatMulInteger", {rows.integers, weights}, product.id, "accumulator");
+    exact::builtin_hybrid_output(out, product, rows.scale, {1, units}, *result);
+    return out.result();
+  }
+  // XNNPACK's qd8 kernel: each row quantized with a zero point;
+  // Σ (q - z) w = Σ q w - z Σ w.
+  const exact::RowQuantization rows = exact::quantize_rows(out, a, {1});
+  out.emit("MatMulInteger", {rows.integers, weights}, product.id, "accumulator");
+  const exact::Value acc = out.sub(
+      product, out.mul(rows.zero, out.channels(exact::weight_row_sums(w, units), {1, units})));
+  exact::hybrid_output(out, acc, rows.inverse_scale, exact::LinearOp::kFullyConnected, {1, units},
+                       *result);
+  return out.result();
+}
+
 // --quantization exact: MatMulInteger of the flattened input and the weights
 // read transposed ([K, units]: a permuted initializer, no node), then the bias
 // and the requantization of the kernel LiteRT.js runs (exact.h).
@@ -130,7 +160,9 @@ Status lower_fc_exact(LowerContext& ctx, const ir::Node& n) {
   } else {
     transposed.layout = {1, 0};
   }
-  std::vector<TensorId> inputs = {a, ctx.graph().add_tensor(std::move(transposed))};
+  const TensorId weights = ctx.graph().add_tensor(std::move(transposed));
+  if (!x.quantized_type) return lower_hybrid_fc_exact(ctx, n, out, a, weights, depth, units);
+  std::vector<TensorId> inputs = {a, weights};
   for (TensorId z : exact::linear_zero_points(out, n, 0, 1)) inputs.push_back(z);
   const exact::Value acc = out.accumulator();
   out.emit("MatMulInteger", inputs, acc.id, "accumulator");
@@ -148,6 +180,12 @@ Status lower_fc_exact(LowerContext& ctx, const ir::Node& n) {
 }
 
 Check check_fc_exact(const ir::Graph& g, const ir::Node& n) {
+  if (!g.tensor(n.inputs[0]).quantized_type) {
+    if (g.tensor(n.outputs[0]).rank() != 2)
+      return refuse(ReasonCode::kNotImplemented,
+                    "hybrid keep_num_dims has no integer form for --quantization exact yet");
+    return exact::check_hybrid(g, n, exact::LinearOp::kFullyConnected);
+  }
   return exact::check_linear(g, n, exact::LinearOp::kFullyConnected);
 }
 
@@ -190,6 +228,7 @@ void read_fc_options(const tflite::Operator& op, ir::Attributes& a) {
   store_activation(o, a);
   a.set("keep_num_dims", int64_t{o && o->keep_num_dims() ? 1 : 0});
   a.set("weights_format", int64_t{o ? static_cast<int>(o->weights_format()) : 0});
+  a.set("asymmetric_quantize_inputs", int64_t{o && o->asymmetric_quantize_inputs() ? 1 : 0});
 }
 
 // FULLY_CONNECTED: [count / K, units], or input[:-1] + [units] with keep_num_dims.

@@ -197,6 +197,41 @@ Value squared_difference(Writer& w, const Value& a, const Value& b);
 Check check_prelu(const ir::Graph& g, const ir::Node& n);
 Value prelu(Writer& w, const Value& x, const Value& alpha);
 
+// ---- hybrid linear ops: float input, int8 weights (exact_hybrid.cc) ----
+// XNNPACK's dynamic quantization of a float input (LiteRT.js's qd8 kernels,
+// docs/quantization-arithmetic.md §5): per row (the elements that share all
+// axes but `axes`), a scale and zero point from the row's range, and the
+// row's int8 integers.
+struct RowQuantization {
+  ir::TensorId integers = ir::kNoTensor;       // int8, x's shape
+  Value zero;                                  // int32, x's shape with `axes` kept as 1
+  ir::TensorId inverse_scale = ir::kNoTensor;  // f32(1 / scale), the same shape as zero
+};
+RowQuantization quantize_rows(Writer& w, ir::TensorId x, const std::vector<int64_t>& axes);
+// The qd8 kernel's float output into `out`: f32(f32(f32(f32(acc) * inverse_scale) * s_w[c])
+// + bias[c]), `acc` the exact int32 sum of (q - z) w, one channel along
+// `channel_shape`'s non-unit axis.
+void hybrid_output(Writer& w, const Value& acc, ir::TensorId inverse_scale, LinearOp op,
+                   const ir::Shape& channel_shape, ir::TensorId out);
+// TOCO-era uint8 hybrid weights (read as int8 with zero point 0): XNNPACK
+// does not take them, so LiteRT.js runs TFLite's builtin hybrid kernel, which
+// quantizes each row symmetrically (§5.2).
+bool builtin_hybrid(const ir::Tensor& weight);
+struct SymmetricRows {
+  ir::TensorId integers = ir::kNoTensor;  // int8 in [-127, 127], x's shape
+  ir::TensorId scale = ir::kNoTensor;     // f32(f32(range / 127) * s_w), `axes` kept as 1
+};
+SymmetricRows quantize_rows_symmetric(Writer& w, ir::TensorId x, const std::vector<int64_t>& axes,
+                                      float weight_scale);
+// The builtin kernel's float output: f32(f32(f32(acc) * scale) + bias[c]).
+void builtin_hybrid_output(Writer& w, const Value& acc, ir::TensorId scale,
+                           const ir::Shape& channel_shape, ir::TensorId out);
+// The hybrid variants the exact forms cover: constant symmetric int8
+// weights, float32 input and output, a constant float bias.
+Check check_hybrid(const ir::Graph& g, const ir::Node& n, LinearOp op);
+// Σ_k w[c, k] of a constant int8 weight with `channels` rows.
+std::vector<int64_t> weight_row_sums(const ir::Tensor& weight, int64_t channels);
+
 // ---- table ops (one Gather) ----
 // An 8-bit (256 entries) or int16 (65,536) table of the output integers for
 // every input integer, indexed by the input as it is.

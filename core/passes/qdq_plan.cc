@@ -65,6 +65,7 @@ void read_uint8_hybrid_weights(ir::Graph& g, Diagnostics& diag) {
       alias.dtype = DataType::kInt8;
       alias.data->stored_type = DataType::kInt8;  // the same bytes
       alias.quant->zero_point.assign(alias.quant->zero_point.size(), 0);
+      alias.quant->uint8_hybrid_weight = true;
       it->second = g.add_tensor(std::move(alias));
     }
     g.set_input(k, slots->weight, it->second);

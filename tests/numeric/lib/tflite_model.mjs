@@ -334,3 +334,18 @@ export function isIndexTensor(model, tensor) {
   return model.operators.some(
     (op) => (op.code === OP.ARG_MAX || op.code === OP.ARG_MIN) && op.outputs.includes(tensor.index));
 }
+
+/**
+ * True when an operator reads float32 activations with constant quantized
+ * integer weights (a hybrid op: TFLite quantizes its float input at run time).
+ */
+export function hasHybridOp(model) {
+  const produced = new Set(model.operators.flatMap((op) => op.outputs));
+  const graphInputs = new Set(model.inputs.map((t) => t.index));
+  const weight = (t) => ['int8', 'uint8', 'int4'].includes(t.type) && t.quant &&
+    !produced.has(t.index) && !graphInputs.has(t.index) && !t.isVariable;
+  return model.operators.some((op) => {
+    const ins = op.inputs.filter((i) => i >= 0 && i < model.tensors.length).map((i) => model.tensors[i]);
+    return ins.some((t) => t.type === 'float32' && !t.quant) && ins.some(weight);
+  });
+}

@@ -1,5 +1,7 @@
 // Hybrid (dynamic-range quantized) FULLY_CONNECTED and CONV_2D: float32 input/output, int8
-// weights (per-tensor and per-channel), float32 bias, asymmetric_quantize_inputs true/false.
+// weights (per-tensor and per-channel), float32 bias, asymmetric_quantize_inputs true/false;
+// and TOCO-era uint8 weights (zero point 128), which TFLite's builtin hybrid kernels read as
+// int8 with zero point 0 and XNNPACK does not take.
 import { Model, qconst, tensor, rng, randInts, count } from '../lib/qmodel.mjs';
 import * as H from '../ref/hybrid.mjs';
 import * as L from '../ref/linear.mjs';
@@ -23,13 +25,24 @@ function rows(r, B, K) {
   return out;
 }
 
-function fcHybridCase({ name, B, K, O, perChannel, asym, bias = true, variant }) {
+// The weights as the kernels read them: uint8 bytes as int8, zero point 0.
+const asInt8 = (v) => (v >= 128 ? v - 256 : v);
+
+function hybridWeights(m, r, shape, perChannel, uint8) {
+  const O = shape[0];
+  const stored = uint8 ? randInts(r, count(shape), 0, 255) : randInts(r, count(shape), -127, 127);
+  const ws = perChannel ? Array.from({ length: O }, () => f32(0.002 + 0.01 * r())) : [f32(0.0071)];
+  const zero = uint8 ? 128 : 0;
+  const tw = qconst(m, 'w', shape, uint8 ? 'uint8' : 'int8', stored, perChannel ? ws : ws[0],
+    perChannel ? ws.map(() => zero) : zero, perChannel ? 0 : undefined);
+  return { tw, ws, w: uint8 ? stored.map(asInt8) : stored };
+}
+
+function fcHybridCase({ name, B, K, O, perChannel, asym, bias = true, uint8 = false, variant }) {
   const r = rng(name.length * 131 + B);
   const m = new Model(name, `hybrid FULLY_CONNECTED ${variant}`);
   const x = m.input('x', [B, K], 'FLOAT32');
-  const w = randInts(r, O * K, -127, 127);
-  const ws = perChannel ? Array.from({ length: O }, () => f32(0.002 + 0.01 * r())) : [f32(0.0071)];
-  const tw = qconst(m, 'w', [O, K], 'int8', w, perChannel ? ws : ws[0], perChannel ? ws.map(() => 0) : 0, perChannel ? 0 : undefined);
+  const { tw, ws, w } = hybridWeights(m, r, [O, K], perChannel, uint8);
   const bv = Array.from({ length: O }, () => f32((r() * 2 - 1) * 0.5));
   const tb = bias ? m.f32('bias', [O], bv) : -1;
   const y = m.tensor('y', [B, O], 'FLOAT32');
@@ -88,14 +101,12 @@ function fcHybridCase({ name, B, K, O, perChannel, asym, bias = true, variant })
   return { name, op: 'FULLY_CONNECTED (hybrid)', variant, model: m, inputs: [tensor('float32', [B, K], X.flat())], refs };
 }
 
-function convHybridCase({ name, xShape, wShape, perChannel, asym, padding = 'SAME', variant }) {
+function convHybridCase({ name, xShape, wShape, perChannel, asym, padding = 'SAME', uint8 = false, variant }) {
   const r = rng(name.length * 7 + 3);
   const m = new Model(name, `hybrid CONV_2D ${variant}`);
   const x = m.input('x', xShape, 'FLOAT32');
   const O = wShape[0];
-  const w = randInts(r, count(wShape), -127, 127);
-  const ws = perChannel ? Array.from({ length: O }, () => f32(0.002 + 0.01 * r())) : [f32(0.0071)];
-  const tw = qconst(m, 'w', wShape, 'int8', w, perChannel ? ws : ws[0], perChannel ? ws.map(() => 0) : 0, perChannel ? 0 : undefined);
+  const { tw, ws, w } = hybridWeights(m, r, wShape, perChannel, uint8);
   const bv = Array.from({ length: O }, () => f32((r() * 2 - 1) * 0.5));
   const tb = m.f32('bias', [O], bv);
   const oShape = L.conv2dShape(xShape, wShape, { padding });
@@ -134,5 +145,9 @@ export function cases() {
       out.push(convHybridCase({ name: `hybrid_conv_${tag}`, xShape: [5, 6, 7, 3], wShape: [4, 3, 2, 3], perChannel, asym, variant: `int8 ${perChannel ? 'per-channel' : 'per-tensor'} weights, asymmetric_quantize_inputs=${asym} (Conv2DOptions has no such field)` }));
     }
   }
+  out.push(fcHybridCase({ name: 'hybrid_fc_u8', B: 10, K: 41, O: 7, perChannel: false, asym: false, uint8: true, variant: 'uint8 weights (zero point 128), TFLite builtin kernel' }));
+  out.push(fcHybridCase({ name: 'hybrid_fc_u8_nobias', B: 5, K: 260, O: 3, perChannel: false, asym: false, bias: false, uint8: true, variant: 'uint8 weights, no bias, K=260' }));
+  out.push(convHybridCase({ name: 'hybrid_conv_u8', xShape: [3, 7, 5, 4], wShape: [6, 3, 3, 4], perChannel: false, asym: false, uint8: true, variant: 'uint8 weights (zero point 128), TFLite builtin kernel, 3x3 SAME' }));
+  out.push(convHybridCase({ name: 'hybrid_conv_u8_valid', xShape: [2, 9, 6, 2], wShape: [5, 2, 3, 2], perChannel: false, asym: false, padding: 'VALID', uint8: true, variant: 'uint8 weights, VALID' }));
   return out;
 }
