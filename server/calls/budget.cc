@@ -65,7 +65,9 @@ std::optional<Budget::Refusal> Budget::change(const std::string& peer, uint64_t 
     const uint64_t more = to - from;
     const uint64_t room = limits_.bytes - used_ - shared_;
     if (more > room) {
-      if (missing) *missing = more - room;
+      // Only what the cache could free: a call that would not fit even
+      // without it does not empty it.
+      if (missing && more - room <= shared_) *missing = more - room;
       return Refusal::kBytes;
     }
     if (more > limits_.peer_bytes - use.bytes) return Refusal::kPeerBytes;
@@ -106,7 +108,7 @@ std::optional<Budget::Refusal> Budget::Ticket::hold(uint64_t bytes) {
   uint64_t missing = 0;
   auto refused = budget_->change(peer_, bytes_, bytes, &missing);
   // Cached answers give way to a call's bytes.
-  if (refused == Refusal::kBytes && budget_->reclaim(missing))
+  if (refused == Refusal::kBytes && missing > 0 && budget_->reclaim(missing))
     refused = budget_->change(peer_, bytes_, bytes);
   if (refused) return refused;
   bytes_ = bytes;

@@ -85,7 +85,8 @@ class Budget {
     unsigned calls = 0;
     uint64_t bytes = 0;
   };
-  // `missing`: on kBytes, how many bytes more the budget would need.
+  // `missing`: on kBytes, how many bytes more the budget would need, when
+  // freeing shared bytes could give them (else untouched).
   std::optional<Refusal> change(const std::string& peer, uint64_t from, uint64_t to,
                                 uint64_t* missing = nullptr);
   // Asks the reclaimer for `bytes`; whether it freed any.

@@ -62,6 +62,22 @@ TEST(BudgetTest, ACallIsRefusedWhenTheCacheCannotMakeRoom) {
   EXPECT_EQ(budget.used() + budget.shared(), 85u);
 }
 
+TEST(BudgetTest, ACallThatCannotFitAnywayLeavesTheCacheAlone) {
+  Budget budget(kLimits);
+  int asked = 0;
+  budget.set_reclaimer([&](uint64_t) {
+    ++asked;
+    return uint64_t{0};
+  });
+  ASSERT_TRUE(budget.take_shared(10));
+  Budget::Ticket call = enter(budget);
+  EXPECT_EQ(call.hold(101), Budget::Refusal::kBytes) << "beyond the whole budget";
+  EXPECT_EQ(asked, 0);
+  EXPECT_EQ(call.hold(95), Budget::Refusal::kBytes) << "5 missing: the cache is asked";
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(budget.shared(), 10u);
+}
+
 TEST(BudgetTest, WithoutCachedBytesNothingIsAsked) {
   Budget budget(kLimits);
   int asked = 0;
