@@ -159,8 +159,9 @@ ParsedConfig parse_config(int argc, const char* const* argv) {
                "tests only: honour the x-lite2onnx-test-fault request header")
       ->group("");
   option(app, "--max-inflight-bytes", c.limits.max_inflight_bytes,
-         "budget of model bytes held by all accepted requests together; beyond: "
-         "RESOURCE_EXHAUSTED at once (sizes take b, kb = 1000, kib = 1024, mb, mib, gb, gib)")
+         "memory budget of every copy of the model and answer bytes all calls hold together; "
+         "beyond: RESOURCE_EXHAUSTED at once (sizes take b, kb = 1000, kib = 1024, mb, mib, gb, "
+         "gib)")
       ->transform(size_value());
   option(app, "--max-unary-bytes", c.limits.max_unary_bytes,
          "largest model in one Convert or Inspect message")

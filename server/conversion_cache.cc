@@ -25,9 +25,37 @@ uint64_t entry_bytes(const std::string& key, const ConvertOutcome& outcome) {
 
 }  // namespace
 
-ConversionCache::ConversionCache(uint64_t max_bytes, Metrics& metrics)
-    : max_bytes_(max_bytes), metrics_(metrics) {
+ConversionCache::ConversionCache(uint64_t max_bytes, Metrics& metrics, Budget* budget)
+    : max_bytes_(max_bytes), metrics_(metrics), budget_(budget) {
   publish_usage_locked();
+  if (budget_ && max_bytes_ > 0)
+    budget_->set_reclaimer([this](uint64_t bytes) { return reclaim(bytes); });
+}
+
+ConversionCache::~ConversionCache() {
+  if (!budget_ || max_bytes_ == 0) return;
+  budget_->set_reclaimer({});
+  budget_->give_shared(bytes_);
+}
+
+uint64_t ConversionCache::reclaim(uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  uint64_t freed = 0;
+  while (freed < bytes && !lru_.empty()) {
+    freed += lru_.back().bytes;
+    evict_last_locked();
+  }
+  publish_usage_locked();
+  return freed;
+}
+
+void ConversionCache::evict_last_locked() {
+  const Entry& last = lru_.back();
+  bytes_ -= last.bytes;
+  if (budget_) budget_->give_shared(last.bytes);
+  index_.erase(last.key);
+  lru_.pop_back();
+  metrics_.record_cache_eviction();
 }
 
 std::optional<CacheKey> ConversionCache::key(const ModelBuffer& model,
@@ -74,6 +102,8 @@ ConvertOutcome ConversionCache::convert(ConversionRunner& runner, ConvertJob& jo
       finished_.wait_for(lock, std::chrono::milliseconds(50));
     }
     if (auto hit = find_locked(key->text)) {
+      // Not under the lock: the budget may ask this cache for room.
+      lock.unlock();
       if (job.admit_answer)
         if (auto refused = job.admit_answer(hit->onnx.bytes.size())) {
           hit->failure = std::move(refused);
@@ -105,12 +135,11 @@ ConvertOutcome ConversionCache::convert(ConversionRunner& runner, ConvertJob& jo
 void ConversionCache::insert_locked(const std::string& key, const ConvertOutcome& outcome) {
   const uint64_t bytes = entry_bytes(key, outcome);
   if (bytes > max_bytes_ || index_.count(key)) return;
-  while (bytes_ + bytes > max_bytes_ && !lru_.empty()) {
-    const Entry& last = lru_.back();
-    bytes_ -= last.bytes;
-    index_.erase(last.key);
-    lru_.pop_back();
-    metrics_.record_cache_eviction();
+  while (bytes_ + bytes > max_bytes_ && !lru_.empty()) evict_last_locked();
+  // Room in the memory budget beside the calls, or the answer is not kept.
+  while (budget_ && !budget_->take_shared(bytes)) {
+    if (lru_.empty()) return publish_usage_locked();
+    evict_last_locked();
   }
   Entry e{key, outcome.onnx, outcome.diagnostics, bytes};
   e.diagnostics.cache.clear();

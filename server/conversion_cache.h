@@ -7,7 +7,10 @@
 // budget; identical calls that arrive together convert once (the later ones
 // wait for the first). A hit answers without a worker: the call's thread looks
 // it up before the call is queued. The hash is the provenance metadata's too
-// (ConvertJob::source_sha256): the model is hashed once per call.
+// (ConvertJob::source_sha256): the model is hashed once per call. Its bytes
+// are in the memory budget (server/calls/budget.h) as bytes of no call: an
+// answer is kept only if it fits beside what calls hold, and the least
+// recently used go when a call needs their room.
 #pragma once
 
 #include <condition_variable>
@@ -19,6 +22,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "server/calls/budget.h"
 #include "server/conversion_runner.h"
 
 namespace lite2onnx::server {
@@ -33,7 +37,10 @@ struct CacheKey {
 class ConversionCache {
  public:
   // `max_bytes` 0: no cache (key() says nothing, convert() only converts).
-  ConversionCache(uint64_t max_bytes, Metrics& metrics);
+  // With a `budget`, what it keeps is held there, and given up when the
+  // budget's calls need it.
+  ConversionCache(uint64_t max_bytes, Metrics& metrics, Budget* budget = nullptr);
+  ~ConversionCache();
   ConversionCache(const ConversionCache&) = delete;
   ConversionCache& operator=(const ConversionCache&) = delete;
 
@@ -51,6 +58,9 @@ class ConversionCache {
   ConvertOutcome convert(ConversionRunner& runner, ConvertJob& job, const CacheKey* key);
 
   uint64_t max_bytes() const { return max_bytes_; }
+  // Drops least recently used answers until `bytes` are freed (or none is
+  // left); how many were freed. The budget's reclaimer.
+  uint64_t reclaim(uint64_t bytes);
 
  private:
   struct Entry {
@@ -64,9 +74,12 @@ class ConversionCache {
   std::optional<ConvertOutcome> find_locked(const std::string& key);
   void insert_locked(const std::string& key, const ConvertOutcome& outcome);
   void publish_usage_locked();
+  // Drops the least recently used answer.
+  void evict_last_locked();
 
   const uint64_t max_bytes_;
   Metrics& metrics_;
+  Budget* const budget_;
   std::mutex mu_;
   std::condition_variable finished_;  // a running conversion ended
   Lru lru_;

@@ -390,9 +390,10 @@ void ModelBuffer::append(std::span<const std::byte> bytes) {
   }
 }
 
-void ModelBuffer::refer(std::span<const std::byte> bytes) {
+void ModelBuffer::refer(std::span<const std::byte> bytes, std::shared_ptr<const void> owner) {
   pieces_.push_back(bytes);
   size_ += bytes.size();
+  if (owner && (owners_.empty() || owners_.back() != owner)) owners_.push_back(std::move(owner));
 }
 
 std::span<const std::byte> ModelBuffer::bytes() {
@@ -408,6 +409,7 @@ std::span<const std::byte> ModelBuffer::bytes() {
     blocks_.clear();
     blocks_.push_back(std::move(all));
     pieces_ = {as_bytes(blocks_.back())};
+    std::vector<std::shared_ptr<const void>>().swap(owners_);  // the pieces are copied
   }
   return pieces_.empty() ? std::span<const std::byte>() : pieces_.front();
 }
@@ -437,6 +439,7 @@ void ModelBuffer::clear() {
   blocks_.shrink_to_fit();
   pieces_.clear();
   pieces_.shrink_to_fit();
+  std::vector<std::shared_ptr<const void>>().swap(owners_);
 }
 
 std::unique_ptr<ConversionRunner> make_thread_runner(const Limits& limits) {

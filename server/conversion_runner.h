@@ -27,19 +27,23 @@ class Logger;
 class Metrics;
 
 // A call's model, as its conversion will read it: pieces of the request
-// that gRPC holds (unary Convert: no copy until a worker takes the job) or
-// bytes copied as they arrived (ConvertStream, HTTP bodies), in blocks of at
-// most kBlockBytes (no reallocation while a large upload grows). A worker
-// copies it once, into its worker process's input memfd (freeing each block
-// once copied) or into one string for the core in this process.
+// that gRPC received (unary Convert and Inspect: no copy until a worker takes
+// the job), kept alive by their owner, or bytes copied as they arrived
+// (ConvertStream, HTTP bodies), in blocks of at most kBlockBytes (no
+// reallocation while a large upload grows). A worker copies it once, into its
+// worker process's input memfd, or into one string for the core in this
+// process; either way the first copy is freed once the second exists (each
+// block once copied, the referred pieces' owners once all are), so that the
+// process holds the model's bytes once, as the memory budget counts them.
 class ModelBuffer {
  public:
   static constexpr size_t kBlockBytes = size_t{1} << 20;
 
   // A copy of `bytes`, appended.
   void append(std::span<const std::byte> bytes);
-  // `bytes` themselves, appended: they must outlive the conversion.
-  void refer(std::span<const std::byte> bytes);
+  // `bytes` themselves, appended; `owner` keeps them alive until the model is
+  // copied or cleared (none: they must outlive the conversion).
+  void refer(std::span<const std::byte> bytes, std::shared_ptr<const void> owner = {});
   size_t size() const { return size_; }  // also after clear()
   // All of it, contiguous (copied into one buffer first when in pieces).
   std::span<const std::byte> bytes();
@@ -48,11 +52,15 @@ class ModelBuffer {
   void drain_to(std::byte* out, const std::function<void(size_t offset, size_t n)>& copied);
   // Its SHA-256 (lower-case hex), over the pieces where they are.
   std::string sha256() const;
+  // Frees what it holds (its blocks, and the owners of referred pieces).
   void clear();
+  // Owners of referred pieces it keeps alive (tests).
+  size_t owners() const { return owners_.size(); }
 
  private:
-  std::vector<std::string> blocks_;                 // appended bytes
-  std::vector<std::span<const std::byte>> pieces_;  // in order: blocks' bytes and referred bytes
+  std::vector<std::string> blocks_;                  // appended bytes
+  std::vector<std::span<const std::byte>> pieces_;   // in order: blocks' bytes and referred bytes
+  std::vector<std::shared_ptr<const void>> owners_;  // of referred pieces
   size_t size_ = 0;
 };
 

@@ -65,6 +65,9 @@ class ConvertStreamCall final : public Reactor, public Watchdog::Watched {
         return end_of_upload();
       }
       std::optional<Failure> problem = take_chunk();
+      // gRPC's copy of the message goes now (its data is the model's, copied
+      // and counted), not when the next message replaces it.
+      in_.Clear();
       if (problem) {
         lock.unlock();
         return finish(problem);

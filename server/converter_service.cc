@@ -23,6 +23,20 @@ grpc::ByteBuffer convert_response(const OnnxBytes& onnx, const Diagnostics& diag
   return grpc::ByteBuffer(slices, std::size(slices));
 }
 
+// Reads a unary request's fields where gRPC received them; the request's
+// buffer lets go of its slices, which `slices` owns from then on: the call
+// core frees them once the model is in its conversion (a worker's memfd), not
+// when the answer has been sent. (gRPC owns the request, declared const, but
+// never reads it again: it only destroys it after the call.)
+bool read_request(const grpc::ByteBuffer* request, std::vector<WireReader::Field>* fields,
+                  std::shared_ptr<const void>* slices) {
+  WireReader reader;
+  if (!reader.read(*request, fields)) return false;
+  const_cast<grpc::ByteBuffer*>(request)->Clear();
+  *slices = reader.take_slices();
+  return true;
+}
+
 // A unary call: the call core's Call, and the answer's send deadline, after
 // which the call is cancelled (its answer dropped) and its budget freed.
 class UnaryCall : public grpc::ServerUnaryReactor, public Watchdog::Watched {
@@ -76,7 +90,8 @@ class ConvertCall final : public UnaryCall {
   void start() {
     if (auto refused = call_.admit()) return finish(refused);
     std::vector<WireReader::Field> fields;
-    if (!reader_.read(*request_, &fields))
+    std::shared_ptr<const void> slices;
+    if (!read_request(request_, &fields, &slices))
       return finish(make_failure(reason_named("invalid_model"),
                                  "the request is not a lite2onnx.v1.ConvertRequest"));
     // Repeated occurrences merge, as protobuf merges them: the last model,
@@ -93,7 +108,7 @@ class ConvertCall final : public UnaryCall {
     if (auto bad = call_.set_options(wire)) return finish(bad);
     if (model)
       for (auto piece : model->bytes)
-        if (auto refused = call_.receive(piece, Call::Keep::kRefer)) return finish(refused);
+        if (auto refused = call_.receive(piece, Call::Keep::kRefer, slices)) return finish(refused);
     call_.run([this](CallResult& r) {
       if (r.failure) return finish(r.failure);
       *response_ = convert_response(r.onnx, r.diagnostics);
@@ -104,31 +119,48 @@ class ConvertCall final : public UnaryCall {
  private:
   const grpc::ByteBuffer* request_;
   grpc::ByteBuffer* response_;
-  WireReader reader_;  // keeps the request's slices, which the model refers to
 };
 
 class InspectCall final : public UnaryCall {
  public:
-  InspectCall(CallCore& core, grpc::CallbackServerContext* ctx, const v1::InspectRequest* request,
-              v1::InspectResponse* response)
+  InspectCall(CallCore& core, grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request,
+              grpc::ByteBuffer* response)
       : UnaryCall(core, ctx, "Inspect"), request_(request), response_(response) {}
 
   void start() {
     if (auto refused = call_.admit()) return finish(refused);
-    const std::string& model = request_->model();
-    if (auto refused =
-            call_.receive(std::as_bytes(std::span(model.data(), model.size())), Call::Keep::kRefer))
-      return finish(refused);
+    std::vector<WireReader::Field> fields;
+    std::shared_ptr<const void> slices;
+    if (!read_request(request_, &fields, &slices))
+      return finish(make_failure(reason_named("invalid_model"),
+                                 "the request is not a lite2onnx.v1.InspectRequest"));
+    const WireReader::Field* model = nullptr;  // the last, as protobuf merges them
+    for (const auto& f : fields)
+      if (f.number == 1 && f.wire_type == 2) model = &f;
+    if (model)
+      for (auto piece : model->bytes)
+        if (auto refused = call_.receive(piece, Call::Keep::kRefer, slices)) return finish(refused);
     call_.run([this](CallResult& r) {
       if (r.failure) return finish(r.failure);
-      response_->Swap(&r.inspection);
-      finish(std::nullopt, response_->ByteSizeLong());
+      // The message serialized beside it (held first), then the message freed.
+      const uint64_t bytes = r.inspection.ByteSizeLong();
+      if (auto refused = call_.resize_answer(2 * bytes)) {
+        v1::InspectResponse().Swap(&r.inspection);
+        call_.resize_answer(0);  // a short error is all it sends
+        return finish(refused);
+      }
+      auto serialized = std::make_shared<std::string>(r.inspection.SerializeAsString());
+      v1::InspectResponse().Swap(&r.inspection);
+      call_.resize_answer(serialized->size());  // fewer bytes: always fits
+      const grpc::Slice slice = owned_slice(*serialized, serialized);
+      *response_ = grpc::ByteBuffer(&slice, 1);
+      finish(std::nullopt, serialized->size());
     });
   }
 
  private:
-  const v1::InspectRequest* request_;
-  v1::InspectResponse* response_;
+  const grpc::ByteBuffer* request_;
+  grpc::ByteBuffer* response_;
 };
 
 }  // namespace
@@ -163,8 +195,8 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* ConverterService::C
 }
 
 grpc::ServerUnaryReactor* ConverterService::Inspect(grpc::CallbackServerContext* ctx,
-                                                    const v1::InspectRequest* request,
-                                                    v1::InspectResponse* response) {
+                                                    const grpc::ByteBuffer* request,
+                                                    grpc::ByteBuffer* response) {
   auto* call = new InspectCall(core_, ctx, request, response);
   call->start();
   return call;

@@ -12,12 +12,13 @@
 
 namespace lite2onnx::server {
 
-// Convert and ConvertStream are raw methods: their requests are read off the
-// wire (the model where gRPC received it, the options' texts checked before
-// they are parsed) and their answers written around the ONNX bytes without
-// copying them into a message. Inspect and ListOperators use the messages.
+// Convert, ConvertStream and Inspect are raw methods: their requests are read
+// off the wire (the model where gRPC received it, freed once it is in its
+// conversion; the options' texts checked before they are parsed) and their
+// answers written around the ONNX bytes without copying them into a message
+// (Inspect's: serialized once, its message freed). ListOperators uses the messages.
 using ConverterServiceBase = v1::Converter::WithRawCallbackMethod_Convert<
-    v1::Converter::WithRawCallbackMethod_ConvertStream<v1::Converter::WithCallbackMethod_Inspect<
+    v1::Converter::WithRawCallbackMethod_ConvertStream<v1::Converter::WithRawCallbackMethod_Inspect<
         v1::Converter::WithCallbackMethod_ListOperators<v1::Converter::Service>>>>;
 
 class ConverterService final : public ConverterServiceBase {
@@ -31,8 +32,8 @@ class ConverterService final : public ConverterServiceBase {
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* ConvertStream(
       grpc::CallbackServerContext* ctx) override;
   grpc::ServerUnaryReactor* Inspect(grpc::CallbackServerContext* ctx,
-                                    const v1::InspectRequest* request,
-                                    v1::InspectResponse* response) override;
+                                    const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* ListOperators(grpc::CallbackServerContext* ctx,
                                           const v1::ListOperatorsRequest* request,
                                           v1::ListOperatorsResponse* response) override;

@@ -111,6 +111,13 @@ bool WireReader::read(const grpc::ByteBuffer& buffer, std::vector<Field>* fields
   return true;
 }
 
+std::shared_ptr<const void> WireReader::take_slices() {
+  auto slices = std::make_shared<std::vector<grpc::Slice>>(std::move(slices_));
+  slices_.clear();
+  slice_ = offset_ = 0;
+  return slices;
+}
+
 bool WireReader::at_end() {
   while (slice_ < slices_.size() && offset_ >= slices_[slice_].size()) {
     ++slice_;

@@ -63,6 +63,9 @@ class WireReader {
   };
   // False: not a message's wire form.
   bool read(const grpc::ByteBuffer& buffer, std::vector<Field>* fields);
+  // The slices the fields' pieces are in, as one owner (the reader lets go
+  // of them): the pieces live as long as it does.
+  std::shared_ptr<const void> take_slices();
 
  private:
   bool at_end();

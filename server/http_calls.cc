@@ -177,8 +177,15 @@ class HttpCall {
     if (!r.diagnostics.warnings.empty())
       headers.push_back({"X-Lite2onnx-Warning",
                          header_safe(r.diagnostics.warnings.front(), kMaxWarningHeaderChars)});
-    call_.finish(std::nullopt, 200);
     const std::string_view onnx = r.onnx.bytes;
+    // A JSON answer's piece of base64 is held beside the ONNX bytes.
+    const uint64_t piece_bytes =
+        request_.wants_json() ? JsonAnswer::base64_bytes(std::min(onnx.size(), kJsonPieceBytes))
+                              : 0;
+    if (piece_bytes > 0)
+      if (auto refused = call_.resize_answer(onnx.size() + piece_bytes))
+        co_return co_await fail(*refused);
+    call_.finish(std::nullopt, 200);
     const bool keep = parser_.keep_alive();
     const Pace pace = call_.start_answer();
     uint64_t sent = 0;
@@ -213,8 +220,11 @@ class HttpCall {
     co_return written&& keep;
   }
 
+  // The JSON is made on the encoder thread (one at a time), then held in the
+  // budget beside the message, which is freed: the answer is the JSON alone.
   asio::awaitable<bool> answer_inspect(CallResult& r) {
     const v1::InspectResponse& inspection = r.inspection;
+    const uint64_t message_bytes = inspection.ByteSizeLong();
     Answer a;
     a.content_type = "application/json";
     a.body = co_await off_io(s_, [&inspection] {
@@ -222,6 +232,11 @@ class HttpCall {
       google::protobuf::util::MessageToJsonString(inspection, &json);
       return json;
     });
+    const std::optional<Failure> refused = call_.resize_answer(message_bytes + a.body.size());
+    if (refused) std::string().swap(a.body);
+    v1::InspectResponse().Swap(&r.inspection);
+    call_.resize_answer(a.body.size());  // fewer bytes: always fits
+    if (refused) co_return co_await fail(*refused);
     co_return co_await answer(a);
   }
 

@@ -133,7 +133,7 @@ int serve(const ServerConfig& config, const sigset_t& stop_signals) {
   limits.upload = rate(l.upload_min_rate, l.upload_timeout, l.min_rate_grace);
   limits.send = rate(l.send_min_rate, l.send_timeout, l.min_rate_grace);
   limits.test_fault_hooks = config.isolation.test_fault_hooks;
-  ConversionCache cache(l.cache_bytes, metrics);
+  ConversionCache cache(l.cache_bytes, metrics, &budget);
   CallCore calls(limits, pool, budget, cache, metrics, log, random_request_id_prefix());
   ConverterService service(calls);
 

@@ -1,5 +1,6 @@
 #include "server/calls/budget.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace lite2onnx::server {
@@ -24,12 +25,51 @@ uint64_t Budget::used() const {
   return used_;
 }
 
-std::optional<Budget::Refusal> Budget::change(const std::string& peer, uint64_t from, uint64_t to) {
+bool Budget::take_shared(uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  if (bytes > limits_.bytes - used_ - shared_) return false;
+  shared_ += bytes;
+  return true;
+}
+
+void Budget::give_shared(uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  shared_ -= std::min(bytes, shared_);
+}
+
+uint64_t Budget::shared() const {
+  std::lock_guard lock(mu_);
+  return shared_;
+}
+
+void Budget::set_reclaimer(Reclaimer reclaimer) {
+  std::lock_guard lock(mu_);
+  reclaimer_ = std::move(reclaimer);
+}
+
+bool Budget::reclaim(uint64_t bytes) {
+  Reclaimer reclaimer;
+  {
+    std::lock_guard lock(mu_);
+    if (!reclaimer_ || shared_ == 0) return false;
+    reclaimer = reclaimer_;
+  }
+  return reclaimer(bytes) > 0;
+}
+
+std::optional<Budget::Refusal> Budget::change(const std::string& peer, uint64_t from, uint64_t to,
+                                              uint64_t* missing) {
   std::lock_guard lock(mu_);
   PeerUse& use = peers_[peer];
   if (to > from) {
     const uint64_t more = to - from;
-    if (more > limits_.bytes - used_) return Refusal::kBytes;
+    const uint64_t room = limits_.bytes - used_ - shared_;
+    if (more > room) {
+      // Only what the cache could free: a call that would not fit even
+      // without it does not empty it.
+      if (missing && more - room <= shared_) *missing = more - room;
+      return Refusal::kBytes;
+    }
     if (more > limits_.peer_bytes - use.bytes) return Refusal::kPeerBytes;
   }
   used_ = used_ - from + to;
@@ -65,7 +105,12 @@ Budget::Ticket& Budget::Ticket::operator=(Ticket&& o) noexcept {
 
 std::optional<Budget::Refusal> Budget::Ticket::hold(uint64_t bytes) {
   if (!budget_) return Refusal::kBytes;
-  if (auto refused = budget_->change(peer_, bytes_, bytes)) return refused;
+  uint64_t missing = 0;
+  auto refused = budget_->change(peer_, bytes_, bytes, &missing);
+  // Cached answers give way to a call's bytes.
+  if (refused == Refusal::kBytes && missing > 0 && budget_->reclaim(missing))
+    refused = budget_->change(peer_, bytes_, bytes);
+  if (refused) return refused;
   bytes_ = bytes;
   return std::nullopt;
 }

@@ -5,6 +5,12 @@
 // the call keeps in this process: its model as the bytes arrive, then its
 // answer until it is sent. Nothing is reserved from a size a client
 // announces beyond a small first allotment (the upload's first MiB).
+//
+// The conversion cache's answers are in the budget too, as bytes of no call
+// ("shared"): they never count against a peer, and they give way to calls.
+// When a call's bytes do not fit, the reclaimer (the cache, dropping its least
+// recently used answers) is asked for what is missing, and the call tries once
+// more. So the process holds at most the budget in calls' and cached bytes.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +31,11 @@ struct BudgetLimits {
 
 class Budget {
  public:
-  // Told, under the budget's lock, the bytes in use after every change.
+  // Told, under the budget's lock, the calls' bytes in use after every change.
   using UsageObserver = std::function<void(uint64_t used)>;
+  // Asked (with no lock of the budget's held) to free at least `bytes` of
+  // shared bytes; returns how many it freed.
+  using Reclaimer = std::function<uint64_t(uint64_t bytes)>;
 
   // Why a ticket or its bytes were refused.
   enum class Refusal { kPeerCalls, kPeerBytes, kBytes };
@@ -62,20 +71,34 @@ class Budget {
   // A ticket for one more call of `peer`, or kPeerCalls.
   std::optional<Ticket> enter(std::string_view peer, Refusal* refusal);
   const BudgetLimits& limits() const { return limits_; }
-  uint64_t used() const;
+  uint64_t used() const;  // by calls
+
+  // Bytes of no call (the cache's): `bytes` more if they fit beside everything
+  // held (nothing is reclaimed for them), and given back.
+  bool take_shared(uint64_t bytes);
+  void give_shared(uint64_t bytes);
+  uint64_t shared() const;
+  void set_reclaimer(Reclaimer reclaimer);
 
  private:
   struct PeerUse {
     unsigned calls = 0;
     uint64_t bytes = 0;
   };
-  std::optional<Refusal> change(const std::string& peer, uint64_t from, uint64_t to);
+  // `missing`: on kBytes, how many bytes more the budget would need, when
+  // freeing shared bytes could give them (else untouched).
+  std::optional<Refusal> change(const std::string& peer, uint64_t from, uint64_t to,
+                                uint64_t* missing = nullptr);
+  // Asks the reclaimer for `bytes`; whether it freed any.
+  bool reclaim(uint64_t bytes);
   void leave(const std::string& peer, uint64_t bytes);
 
   const BudgetLimits limits_;
   UsageObserver observer_;
   mutable std::mutex mu_;
-  uint64_t used_ = 0;
+  uint64_t used_ = 0;    // by calls
+  uint64_t shared_ = 0;  // by no call (the cache)
+  Reclaimer reclaimer_;
   std::map<std::string, PeerUse, std::less<>> peers_;  // only peers with a call in progress
 };
 

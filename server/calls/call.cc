@@ -175,7 +175,8 @@ std::optional<Failure> Call::announce(uint64_t total) {
   return std::nullopt;
 }
 
-std::optional<Failure> Call::receive(std::span<const std::byte> bytes, Keep keep) {
+std::optional<Failure> Call::receive(std::span<const std::byte> bytes, Keep keep,
+                                     std::shared_ptr<const void> owner) {
   received_ += bytes.size();
   last_receive_ = SteadyClock::now();
   const bool unary = protocol_ == "grpc" && method_ != "ConvertStream";
@@ -201,7 +202,7 @@ std::optional<Failure> Call::receive(std::span<const std::byte> bytes, Keep keep
     if (refused) return refuse_bytes(*refused);
   }
   if (keep == Keep::kRefer)
-    model_.refer(bytes);
+    model_.refer(bytes, std::move(owner));
   else
     model_.append(bytes);
   return std::nullopt;
@@ -239,8 +240,8 @@ std::optional<Failure> Call::hold_answer(uint64_t bytes) {
   // The model is gone by now (into a worker, or freed): its bytes become the answer's.
   if (auto refused = ticket_.hold(bytes)) {
     if (bytes > core_.budget_.limits().bytes)
-      return refusal("resource_limit", "the answer has " + bytes_text(bytes) +
-                                           ", more than this server's memory budget (" +
+      return refusal("resource_limit", "the answer needs " + bytes_text(bytes) +
+                                           " here, more than this server's memory budget (" +
                                            bytes_text(core_.budget_.limits().bytes) +
                                            ", --max-inflight-bytes)");
     const bool peer = *refused == Budget::Refusal::kPeerBytes;

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -141,9 +142,12 @@ class Call {
   std::optional<Failure> announce(uint64_t total);
   // Model bytes that arrived: counted against the limit and the announced
   // size, held in the budget, then copied (an upload's chunk) or referred to
-  // (a unary message that outlives the call's conversion).
+  // (a unary message's bytes, which `owner` keeps alive until the model is
+  // copied into its conversion or the call lets go of it: the transport holds
+  // no other reference to them).
   enum class Keep { kCopy, kRefer };
-  std::optional<Failure> receive(std::span<const std::byte> bytes, Keep keep);
+  std::optional<Failure> receive(std::span<const std::byte> bytes, Keep keep,
+                                 std::shared_ptr<const void> owner = {});
   // When the upload's next byte must have arrived (its minimum rate, its
   // idle timeout, its overall timeout), and the failure when it did not.
   SteadyClock::time_point upload_deadline() const;
@@ -155,6 +159,13 @@ class Call {
   // call on a pool thread once it ran. Once, after the upload.
   using Done = std::function<void(CallResult&)>;
   void run(Done done);
+
+  // The transport makes another form of the answer (gRPC's serialized
+  // message, HTTP's JSON): the budget holds `bytes` for the answer from now
+  // on, before the transport allocates more (the old form and the new side by
+  // side), or after it freed the old form (fewer). A refusal when more do not
+  // fit: resource_limit beyond the whole budget, else memory_budget.
+  std::optional<Failure> resize_answer(uint64_t bytes) { return hold_answer(bytes); }
 
   // The answer: its schedule from now, and how sending it ended.
   Pace start_answer();

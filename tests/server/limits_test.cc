@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "client.h"
+#include "http_client.h"
 #include "server_process.h"
 #include "test_models.h"
 
@@ -192,6 +193,48 @@ TEST_F(LimitsTest, RequestWhoseDeadlinePassesInTheQueueNeverRuns) {
   EXPECT_EQ(scrape(R"(lite2onnx_conversions_total{outcome="ok"})"), std::nullopt);
   wait_until_idle();
   EXPECT_TRUE(convert(*channel_, read_file(mini_mobilenet_path())).status.ok());
+}
+
+// The budget holds every form of an answer the server makes: Inspect's
+// message and, beside it for a moment, gRPC's serialized copy of it (HTTP's
+// JSON). An answer that fits the budget alone, but not with its copy, is
+// refused (it never fits: resource_limit), not sent beyond the budget.
+TEST_F(LimitsTest, InspectAnswerIsRefusedWhenItsCopyWouldExceedTheBudget) {
+  // Long tensor names: the answer is about as large as the model.
+  const std::string model = abs_chain_model(200, std::string(200, 'n'));
+  start({"--workers", "1", "--http-listen", "127.0.0.1:0"});
+  auto stub = v1::Converter::NewStub(channel_);
+  v1::InspectRequest request;
+  request.set_model(model);
+  v1::InspectResponse response;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub->Inspect(&ctx, request, &response).ok()) << "a budget with room answers";
+  }
+  const uint64_t answer = response.ByteSizeLong();
+  // Room for the model and for the answer, not for the answer twice.
+  const uint64_t budget_kib = (std::max<uint64_t>(model.size(), answer) + 2047) / 1024;
+  ASSERT_LT(budget_kib * 1024, 2 * answer) << model.size() << " " << answer;
+  const std::string budget = std::to_string(budget_kib) + "KiB";
+  start({"--workers", "1", "--http-listen", "127.0.0.1:0", "--max-unary-bytes", budget,
+         "--max-inflight-bytes", budget});
+  stub = v1::Converter::NewStub(channel_);
+  grpc::ClientContext ctx;
+  const grpc::Status status = stub->Inspect(&ctx, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+  auto detail = error_detail(status);
+  ASSERT_TRUE(detail);
+  EXPECT_EQ(detail->reason(), v1::ConversionError::REASON_RESOURCE_LIMIT) << detail->message();
+
+  HttpRequest post;
+  post.target = "/v1/inspect";
+  post.body = model;
+  const HttpResponse r = http_call(server_->http_port(), post);
+  EXPECT_EQ(r.status, 413) << r.body;
+  EXPECT_NE(r.body.find("\"resource_limit\""), std::string::npos) << r.body;
+  EXPECT_EQ(wait_for_metric_at_most(server_->metrics_port(), "lite2onnx_inflight_model_bytes", 0),
+            0)
+      << "a refused answer holds nothing";
 }
 
 }  // namespace

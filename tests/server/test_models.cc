@@ -17,7 +17,8 @@ struct Op {
 };
 
 // A chain t0 -> op0 -> t1 -> op1 -> ... of float32 [1, 8] tensors.
-std::string chain(const std::vector<Op>& codes, const std::vector<int>& op_codes) {
+std::string chain(const std::vector<Op>& codes, const std::vector<int>& op_codes,
+                  const std::string& tensor_prefix = "t") {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<tflite::OperatorCode>> opcodes;
   for (const auto& c : codes) {
@@ -29,7 +30,7 @@ std::string chain(const std::vector<Op>& codes, const std::vector<int>& op_codes
   const std::vector<int> shape{1, 8};
   for (size_t i = 0; i <= op_codes.size(); ++i)
     tensors.push_back(tflite::CreateTensor(b, b.CreateVector(shape), tflite::TensorType::FLOAT32, 0,
-                                           b.CreateString("t" + std::to_string(i))));
+                                           b.CreateString(tensor_prefix + std::to_string(i))));
   std::vector<flatbuffers::Offset<tflite::Operator>> ops;
   for (size_t i = 0; i < op_codes.size(); ++i) {
     const std::vector<int> in{static_cast<int>(i)}, out{static_cast<int>(i + 1)};
@@ -170,8 +171,8 @@ std::string two_signatures_model() {
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
 
-std::string abs_chain_model(int ops) {
-  return chain({{"", tflite::BuiltinOperator::ABS}}, std::vector<int>(ops, 0));
+std::string abs_chain_model(int ops, const std::string& tensor_prefix) {
+  return chain({{"", tflite::BuiltinOperator::ABS}}, std::vector<int>(ops, 0), tensor_prefix);
 }
 
 std::string unsupported_ops_model() {

@@ -8,8 +8,8 @@
 namespace lite2onnx::server_test {
 
 // `ops` ABS operators in a chain on a float32 [1, 8] tensor: its conversion
-// time grows with `ops`.
-std::string abs_chain_model(int ops);
+// time grows with `ops`. Its tensors are named PREFIX0, PREFIX1, ...
+std::string abs_chain_model(int ops, const std::string& tensor_prefix = "t");
 
 // ABS, then the custom ops "MyCustomOp" and "OtherCustomOp", then the builtin
 // HASHTABLE_LOOKUP (which has no converter): three operators cannot be converted.

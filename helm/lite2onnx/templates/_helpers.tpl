@@ -152,10 +152,12 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- $value }}
 {{- end }}
 
-{{/* The memory the server needs (docs/service.md, "Memory"): its own 64 MiB, each
-     worker's 48 MiB plus its conversion limit, three times the in-flight model bytes
-     (gRPC's copy of each request, the copy its worker reads, the answers being sent)
-     and 64 MiB of gRPC buffers. Fails when resources.limits.memory is below it. */}}
+{{/* The memory the server needs (docs/service.md, "Memory"): the server's base of
+     128 MiB (itself, its threads and connections, allocator caches), each worker's
+     48 MiB (its two reused memfds, which the server maps, included) plus its
+     conversion limit, and the memory budget once (it counts every copy of a call's
+     bytes the server holds, and the cache's answers). Fails when resources.limits.memory
+     is below it. */}}
 {{- define "lite2onnx.checkMemory" -}}
 {{- $limit := dig "limits" "memory" "" .Values.resources }}
 {{- $perConversion := include "lite2onnx.sizeBytes" .Values.config.conversionMemoryLimit | float64 }}
@@ -170,11 +172,10 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- $mib := 1048576.0 }}
 {{- $inflight := include "lite2onnx.sizeBytes" .Values.config.maxInflightBytes | float64 }}
-{{- $cache := include "lite2onnx.sizeBytes" .Values.config.cacheBytes | float64 }}
-{{- $need := addf (mulf 128 $mib) (mulf (float64 $workers) (addf (mulf 48 $mib) $perConversion)) (mulf 3 $inflight) $cache }}
+{{- $need := addf (mulf 128 $mib) (mulf (float64 $workers) (addf (mulf 48 $mib) $perConversion)) $inflight }}
 {{- $have := include "lite2onnx.quantity" $limit | float64 }}
 {{- if lt $have $need }}
-{{- fail (printf "resources.limits.memory (%s = %.0f MiB) is below what the server needs: 64 MiB + %d workers x (48 MiB + config.conversionMemoryLimit %.0f MiB) + 3 x config.maxInflightBytes %.0f MiB + config.cacheBytes %.0f MiB + 64 MiB = %.0f MiB (docs/service.md, Memory)" (toString $limit) (divf $have $mib) $workers (divf $perConversion $mib) (divf $inflight $mib) (divf $cache $mib) (divf $need $mib)) }}
+{{- fail (printf "resources.limits.memory (%s = %.0f MiB) is below what the server needs: 128 MiB + %d workers x (48 MiB + config.conversionMemoryLimit %.0f MiB) + config.maxInflightBytes %.0f MiB (the cache is inside it) = %.0f MiB (docs/service.md, Memory)" (toString $limit) (divf $have $mib) $workers (divf $perConversion $mib) (divf $inflight $mib) (divf $need $mib)) }}
 {{- end }}
 {{- end }}
 {{- end }}
