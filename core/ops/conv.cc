@@ -94,13 +94,14 @@ Status lower_conv(LowerContext& ctx, const ir::Node& n, bool depthwise) {
   return ok_status();
 }
 
-// --quantization exact, hybrid CONV_2D (float input, int8 weights): XNNPACK's
-// qd8 kernel quantizes each image at run time (exact.h, quantize_rows) and
-// pads with the image's zero point. ConvInteger takes one zero point for the
-// whole batch, so the sum is Σ q w over the taps inside the image less
+// --quantization exact, hybrid CONV_2D and DEPTHWISE_CONV_2D (float input,
+// int8 weights): the kernel quantizes each image at run time (XNNPACK's qd8
+// for CONV_2D, TFLite's builtin per-channel kernel for DEPTHWISE_CONV_2D) and
+// sums only the taps inside the image. ConvInteger takes one zero point for
+// the whole batch, so the sum is Σ q w over the taps inside the image less
 // z Σ w over the same taps (a ConvInteger of ones), then the float output.
 Status lower_hybrid_conv_exact(LowerContext& ctx, const ir::Node& n, exact::Writer& out,
-                               TensorId weights, int64_t group) {
+                               TensorId weights, int64_t group, bool depthwise) {
   const ir::Tensor& x = ctx.tensor(n.inputs[0]);
   const ir::Tensor& w = ctx.tensor(n.inputs[1]);
   auto result = ctx.fused_activation(n, n.outputs[0]);
@@ -125,7 +126,9 @@ Status lower_hybrid_conv_exact(LowerContext& ctx, const ir::Node& n, exact::Writ
                                  channel_shape, *result);
     return out.result();
   }
-  const exact::RowQuantization images = exact::quantize_rows(out, n.inputs[0], {1, 2, 3});
+  const exact::RowQuantization images =
+      depthwise ? exact::quantize_rows_tflite(out, n.inputs[0], {1, 2, 3})
+                : exact::quantize_rows(out, n.inputs[0], {1, 2, 3});
   const TensorId ones = out.temp(ir::DataType::kInt8, "ones");
   out.emit("Expand",
            {ctx.const_scalar(n.name + "/one", ir::DataType::kInt8, 1),
@@ -133,8 +136,9 @@ Status lower_hybrid_conv_exact(LowerContext& ctx, const ir::Node& n, exact::Writ
            ones, "ones");
   const exact::Value acc = out.sub(conv(images.integers, "accumulator"),
                                    out.mul(images.zero, conv(ones, "weights_inside")));
-  exact::hybrid_output(out, acc, images.inverse_scale, exact::LinearOp::kConv, channel_shape,
-                       *result);
+  exact::hybrid_output(out, acc, images.dequantization_scale,
+                       depthwise ? exact::LinearOp::kDepthwise : exact::LinearOp::kConv,
+                       channel_shape, *result);
   return out.result();
 }
 
@@ -148,7 +152,7 @@ Status lower_conv_exact(LowerContext& ctx, const ir::Node& n, bool depthwise) {
   if (!group) return group.take_error();
   exact::Writer out(ctx, n);
   const TensorId weights = weight_in_layout(ctx, n, 1, depthwise ? kOhwiToIohw : kOhwiToOihw);
-  if (!x.quantized_type) return lower_hybrid_conv_exact(ctx, n, out, weights, *group);
+  if (!x.quantized_type) return lower_hybrid_conv_exact(ctx, n, out, weights, *group, depthwise);
   std::vector<TensorId> inputs = {n.inputs[0], weights};
   for (TensorId z : exact::linear_zero_points(out, n, 0, 1)) inputs.push_back(z);
   const exact::Value acc = out.accumulator();
@@ -374,12 +378,18 @@ Status lower_conv2d_exact(LowerContext& ctx, const ir::Node& n) {
 Status lower_depthwise_conv2d_exact(LowerContext& ctx, const ir::Node& n) {
   return lower_conv_exact(ctx, n, true);
 }
+// A hybrid convolution's image size must be known: the ones that count the
+// taps inside the image have its shape.
+Check check_hybrid_image(const ir::Tensor& x) {
+  for (int a = 1; a < 4; ++a)
+    if (x.shape[a] < 1)
+      return refuse(ReasonCode::kShape, "a hybrid convolution over dynamic spatial sizes");
+  return std::nullopt;
+}
 Check check_conv2d_exact(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   if (!x.quantized_type) {
-    for (int a = 1; a < 4; ++a)
-      if (x.shape[a] < 1)
-        return refuse(ReasonCode::kShape, "a hybrid convolution over dynamic spatial sizes");
+    if (auto bad = check_hybrid_image(x)) return bad;
     const ir::Tensor& w = g.tensor(n.inputs[1]);
     if (exact::builtin_hybrid(w) && w.shape.size() == 4 && w.shape[3] != x.shape[3])
       return refuse(ReasonCode::kNotImplemented,
@@ -390,6 +400,22 @@ Check check_conv2d_exact(const ir::Graph& g, const ir::Node& n) {
   return exact::check_linear(g, n, exact::LinearOp::kConv);
 }
 Check check_depthwise_conv2d_exact(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  if (!x.quantized_type) {
+    if (auto bad = check_hybrid_image(x)) return bad;
+    // TFLite's hybrid depthwise kernel reads one scale per output channel
+    // (its Prepare requires them).
+    const ir::Tensor& w = g.tensor(n.inputs[1]);
+    if (w.quant && w.shape.size() == 4 && static_cast<int64_t>(w.quant->scale.size()) != w.shape[3])
+      return refuse(ReasonCode::kQuantization,
+                    "hybrid depthwise weights without one scale per output channel (TFLite "
+                    "refuses them)");
+    if (exact::builtin_hybrid(w))
+      return refuse(ReasonCode::kNotImplemented,
+                    "uint8 hybrid depthwise weights have no integer form for --quantization "
+                    "exact yet");
+    return exact::check_hybrid(g, n, exact::LinearOp::kDepthwise);
+  }
   return exact::check_linear(g, n, exact::LinearOp::kDepthwise);
 }
 // NHWC CONV_2D (filter OHWI) and DEPTHWISE_CONV_2D (filter 1HW(C*M)).

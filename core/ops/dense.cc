@@ -119,8 +119,8 @@ Status lower_hybrid_fc_exact(LowerContext& ctx, const ir::Node& n, exact::Writer
   out.emit("MatMulInteger", {rows.integers, weights}, product.id, "accumulator");
   const exact::Value acc = out.sub(
       product, out.mul(rows.zero, out.channels(exact::weight_row_sums(w, units), {1, units})));
-  exact::hybrid_output(out, acc, rows.inverse_scale, exact::LinearOp::kFullyConnected, {1, units},
-                       *result);
+  exact::hybrid_output(out, acc, rows.dequantization_scale, exact::LinearOp::kFullyConnected,
+                       {1, units}, *result);
   return out.result();
 }
 

@@ -198,20 +198,25 @@ Check check_prelu(const ir::Graph& g, const ir::Node& n);
 Value prelu(Writer& w, const Value& x, const Value& alpha);
 
 // ---- hybrid linear ops: float input, int8 weights (exact_hybrid.cc) ----
-// XNNPACK's dynamic quantization of a float input (LiteRT.js's qd8 kernels,
-// docs/quantization-arithmetic.md §5): per row (the elements that share all
-// axes but `axes`), a scale and zero point from the row's range, and the
-// row's int8 integers.
+// A float input quantized at run time, per row (the elements that share all
+// axes but `axes`): the row's int8 integers, zero point and dequantization
+// scale (the factor of the int32 sum Σ (q - z) w).
 struct RowQuantization {
-  ir::TensorId integers = ir::kNoTensor;       // int8, x's shape
-  Value zero;                                  // int32, x's shape with `axes` kept as 1
-  ir::TensorId inverse_scale = ir::kNoTensor;  // f32(1 / scale), the same shape as zero
+  ir::TensorId integers = ir::kNoTensor;              // int8, x's shape
+  Value zero;                                         // int32, x's shape with `axes` kept as 1
+  ir::TensorId dequantization_scale = ir::kNoTensor;  // float32, the same shape as zero
 };
+// XNNPACK's dynamic quantization (LiteRT.js's qd8 kernels,
+// docs/quantization-arithmetic.md §5); dequantization_scale is f32(1 / scale).
 RowQuantization quantize_rows(Writer& w, ir::TensorId x, const std::vector<int64_t>& axes);
-// The qd8 kernel's float output into `out`: f32(f32(f32(f32(acc) * inverse_scale) * s_w[c])
+// TFLite's AsymmetricQuantizeFloats (its builtin hybrid kernels with an input
+// zero point: DEPTHWISE_CONV_2D always), in double where it computes in double.
+RowQuantization quantize_rows_tflite(Writer& w, ir::TensorId x, const std::vector<int64_t>& axes);
+// The float output of XNNPACK's qd8 kernels and of TFLite's per-channel
+// hybrid ones into `out`: f32(f32(f32(f32(acc) * dequantization_scale) * s_w[c])
 // + bias[c]), `acc` the exact int32 sum of (q - z) w, one channel along
 // `channel_shape`'s non-unit axis.
-void hybrid_output(Writer& w, const Value& acc, ir::TensorId inverse_scale, LinearOp op,
+void hybrid_output(Writer& w, const Value& acc, ir::TensorId dequantization_scale, LinearOp op,
                    const ir::Shape& channel_shape, ir::TensorId out);
 // TOCO-era uint8 hybrid weights (read as int8 with zero point 0): XNNPACK
 // does not take them, so LiteRT.js runs TFLite's builtin hybrid kernel, which

@@ -18,9 +18,8 @@ class RowSteps {
  public:
   RowSteps(Writer& w, TensorId x, std::vector<int64_t> axes, const char* what)
       : w_(w), x_(x), axes_(std::move(axes)), prefix_(w.node().name + "/" + what) {}
-  TensorId scalar(double v) {
-    return w_.ctx().const_scalar(prefix_ + "/c" + std::to_string(constants_++), DataType::kFloat32,
-                                 v);
+  TensorId scalar(double v, DataType type = DataType::kFloat32) {
+    return w_.ctx().const_scalar(prefix_ + "/c" + std::to_string(constants_++), type, v);
   }
   TensorId step(const char* op, std::vector<TensorId> in, DataType type = DataType::kFloat32) {
     const TensorId out = w_.temp(type, op);
@@ -38,6 +37,18 @@ class RowSteps {
     else
       r.attrs.set("axes", axes_);
     return out;
+  }
+  // C's round(): half away from zero, where ONNX's Round goes to even.
+  TensorId round_away(TensorId v, DataType type = DataType::kFloat32) {
+    const TensorId a = step("Abs", {v}, type);
+    const TensorId whole = step("Floor", {a}, type);
+    const TensorId half_up =
+        step("GreaterOrEqual", {step("Sub", {a, whole}, type), scalar(0.5, type)}, DataType::kBool);
+    return step(
+        "Mul",
+        {step("Sign", {v}, type),
+         step("Where", {half_up, step("Add", {whole, scalar(1, type)}, type), whole}, type)},
+        type);
   }
   TensorId cast(TensorId in, DataType type, const char* what) {
     const TensorId out = w_.temp(type, what);
@@ -106,7 +117,51 @@ RowQuantization quantize_rows(Writer& w, TensorId x, const std::vector<int64_t>&
   // Reciprocal, not Div(1, scale): ONNX Runtime's DivMulFusion rewrites
   // Mul(a, Div(1, s)) into Div(a, s), which rounds once where the kernel
   // rounds twice.
-  q.inverse_scale = r.step("Reciprocal", {scale});
+  q.dequantization_scale = r.step("Reciprocal", {scale});
+  return q;
+}
+
+RowQuantization quantize_rows_tflite(Writer& w, TensorId x, const std::vector<int64_t>& axes) {
+  RowSteps r(w, x, axes, "tflite_rows");
+  constexpr DataType kF64 = DataType::kFloat64;
+  const TensorId low = r.step("Min", {r.reduce("ReduceMin"), r.scalar(0)});
+  const TensorId high = r.step("Max", {r.reduce("ReduceMax"), r.scalar(0)});
+  const TensorId empty = r.step("Equal", {low, high}, DataType::kBool);  // scale 1, zero 0
+  // In double: scale = (rmax - rmin) / 255 and the zero point with the
+  // smaller error, clamped, rounded half away from zero.
+  const TensorId low_d = r.cast(low, kF64, "low"), high_d = r.cast(high, kF64, "high");
+  const TensorId scale_d =
+      r.step("Div", {r.step("Sub", {high_d, low_d}, kF64), r.scalar(255, kF64)}, kF64);
+  const TensorId divisor = r.step("Where", {empty, r.scalar(1, kF64), scale_d}, kF64);
+  const TensorId low_q = r.step("Div", {low_d, divisor}, kF64);
+  const TensorId high_q = r.step("Div", {high_d, divisor}, kF64);
+  const TensorId from_min_error =
+      r.step("Add", {r.scalar(128, kF64), r.step("Abs", {low_q}, kF64)}, kF64);
+  const TensorId from_max_error =
+      r.step("Add", {r.scalar(127, kF64), r.step("Abs", {high_q}, kF64)}, kF64);
+  const TensorId zero_d = r.step("Where",
+                                 {r.step("Less", {from_min_error, from_max_error}, DataType::kBool),
+                                  r.step("Sub", {r.scalar(-128, kF64), low_q}, kF64),
+                                  r.step("Sub", {r.scalar(127, kF64), high_q}, kF64)},
+                                 kF64);
+  const TensorId zero_clamped = r.step(
+      "Min", {r.step("Max", {zero_d, r.scalar(-128, kF64)}, kF64), r.scalar(127, kF64)}, kF64);
+  const TensorId zero_float =
+      r.step("Where", {empty, r.scalar(0),
+                       r.cast(r.round_away(zero_clamped, kF64), DataType::kFloat32, "zero_float")});
+  // sf = f32(scale); q = clamp(round(f32(zero + f32(x * f32(1 / sf)))), -128, 127).
+  const TensorId scale =
+      r.step("Where", {empty, r.scalar(1), r.cast(scale_d, DataType::kFloat32, "scale")});
+  const TensorId v = r.step("Add", {zero_float, r.step("Mul", {x, r.step("Reciprocal", {scale})})});
+  RowQuantization q;
+  q.integers =
+      r.cast(r.step("Min", {r.step("Max", {r.round_away(v), r.scalar(-128)}), r.scalar(127)}),
+             DataType::kInt8, "integers");
+  q.zero.type = DataType::kInt32;
+  q.zero.lo = -128;
+  q.zero.hi = 127;
+  q.zero.id = r.cast(zero_float, DataType::kInt32, "zero");
+  q.dequantization_scale = scale;
   return q;
 }
 
@@ -124,14 +179,7 @@ SymmetricRows quantize_rows_symmetric(Writer& w, TensorId x, const std::vector<i
   const TensorId inverse = r.step("Div", {r.scalar(127), divisor});
   // q = clamp(round(f32(x * 127 / range)), -127, 127), rounding half away
   // from zero (C's round) where ONNX's Round goes to even.
-  const TensorId v = r.step("Mul", {x, inverse});
-  const TensorId a = r.step("Abs", {v});
-  const TensorId whole = r.step("Floor", {a});
-  const TensorId half_up =
-      r.step("GreaterOrEqual", {r.step("Sub", {a, whole}), r.scalar(0.5)}, DataType::kBool);
-  const TensorId rounded =
-      r.step("Mul", {r.step("Sign", {v}),
-                     r.step("Where", {half_up, r.step("Add", {whole, r.scalar(1)}), whole})});
+  const TensorId rounded = r.round_away(r.step("Mul", {x, inverse}));
   SymmetricRows q;
   q.integers =
       r.cast(r.step("Clip", {rounded, r.scalar(-127), r.scalar(127)}), DataType::kInt8, "integers");
@@ -139,8 +187,8 @@ SymmetricRows quantize_rows_symmetric(Writer& w, TensorId x, const std::vector<i
   // ONNX Runtime's MatMulIntegerToFloatFusion takes MatMulInteger, Cast and a
   // Mul of two scales into one kernel that rounds otherwise.
   const TensorId s_w = r.scalar(weight_scale);
-  q.scale = r.step("Where", {zero_row, s_w,
-                             r.step("Mul", {r.step("Div", {range, r.scalar(127)}), s_w})});
+  q.scale =
+      r.step("Where", {zero_row, s_w, r.step("Mul", {r.step("Div", {range, r.scalar(127)}), s_w})});
   return q;
 }
 
@@ -156,7 +204,7 @@ void builtin_hybrid_output(Writer& w, const Value& acc, TensorId scale,
          out, "bias");
 }
 
-void hybrid_output(Writer& w, const Value& acc, TensorId inverse_scale, LinearOp op,
+void hybrid_output(Writer& w, const Value& acc, TensorId dequantization_scale, LinearOp op,
                    const ir::Shape& channel_shape, TensorId out) {
   LowerContext& ctx = w.ctx();
   const ir::Node& n = w.node();
@@ -166,7 +214,7 @@ void hybrid_output(Writer& w, const Value& acc, TensorId inverse_scale, LinearOp
   std::vector<float> scales = weight.quant->scale;
   if (scales.size() == 1) scales.assign(static_cast<size_t>(channels), scales[0]);
   const TensorId dequantized = w.temp(DataType::kFloat32, "dequantized");
-  w.emit("Mul", {w.to_float(acc), inverse_scale}, dequantized, "dequantized");
+  w.emit("Mul", {w.to_float(acc), dequantization_scale}, dequantized, "dequantized");
   const TensorId scaled = w.fmul(dequantized, std::move(scales), channel_shape);
   w.emit("Add",
          {scaled, ctx.const_f32(n.name + "/hybrid_bias", hybrid_bias(ctx, n, bias_slot, channels),

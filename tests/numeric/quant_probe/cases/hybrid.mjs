@@ -135,6 +135,41 @@ function convHybridCase({ name, xShape, wShape, perChannel, asym, padding = 'SAM
   return { name, op: 'CONV_2D (hybrid)', variant, model: m, inputs: [tensor('float32', xShape, X.flat())], refs };
 }
 
+// Hybrid DEPTHWISE_CONV_2D: TFLite requires per-channel weight scales for it.
+function depthwiseHybridCase({ name, xShape, kernel, multiplier, stride = [1, 1], padding = 'SAME', act = 'NONE', variant }) {
+  const r = rng(name.length * 17 + 5);
+  const m = new Model(name, `hybrid DEPTHWISE_CONV_2D ${variant}`);
+  const x = m.input('x', xShape, 'FLOAT32');
+  const O = xShape[3] * multiplier;
+  const wShape = [1, kernel[0], kernel[1], O];
+  const w = randInts(r, count(wShape), -127, 127);
+  const ws = Array.from({ length: O }, () => f32(0.002 + 0.01 * r()));
+  const tw = qconst(m, 'w', wShape, 'int8', w, ws, ws.map(() => 0), 3);
+  const bv = Array.from({ length: O }, () => f32((r() * 2 - 1) * 0.5));
+  const tb = m.f32('bias', [O], bv);
+  const [n, h, wd] = xShape;
+  const oh = padding === 'SAME' ? Math.ceil(h / stride[0]) : Math.floor((h - kernel[0]) / stride[0]) + 1;
+  const ow = padding === 'SAME' ? Math.ceil(wd / stride[1]) : Math.floor((wd - kernel[1]) / stride[1]) + 1;
+  const y = m.tensor('y', [n, oh, ow, O], 'FLOAT32');
+  m.op('DEPTHWISE_CONV_2D', [x, tw, tb], [y], 'DepthwiseConv2DOptions', { padding, stride_h: stride[0], stride_w: stride[1], dilation_h_factor: 1, dilation_w_factor: 1, depth_multiplier: multiplier, fused_activation_function: act });
+  m.output(y);
+  const X = rows(r, n, count(xShape) / n);
+  // TFLite's EvalHybridPerChannel: asymmetric per image; out = f32(f32(f32(acc) * sf) * s_w[c]) + bias[c].
+  const refs = {
+    tfliteAsym: () => {
+      const o = [];
+      for (let b = 0; b < n; b++) {
+        const p = H.tfliteAsymParams(X[b]); const q = H.tfliteAsymQuantizeRow(X[b], p);
+        const { acc, channel } = L.depthwiseAcc(q, [1, h, wd, xShape[3]], p.zp, w, wShape, 0, null, { stride, padding, multiplier });
+        const [lo, hi] = act === 'RELU6' ? [0, 6] : act === 'RELU' ? [0, Infinity] : [-Infinity, Infinity];
+        acc.forEach((a, i) => o.push(Math.min(hi, Math.max(lo, f32(f32(f32(a * p.sf) * ws[channel[i]]) + bv[channel[i]])))));
+      }
+      return o;
+    },
+  };
+  return { name, op: 'DEPTHWISE_CONV_2D (hybrid)', variant, model: m, inputs: [tensor('float32', xShape, X.flat())], refs };
+}
+
 export function cases() {
   const out = [];
   for (const asym of [false, true]) {
@@ -145,6 +180,9 @@ export function cases() {
       out.push(convHybridCase({ name: `hybrid_conv_${tag}`, xShape: [5, 6, 7, 3], wShape: [4, 3, 2, 3], perChannel, asym, variant: `int8 ${perChannel ? 'per-channel' : 'per-tensor'} weights, asymmetric_quantize_inputs=${asym} (Conv2DOptions has no such field)` }));
     }
   }
+  out.push(depthwiseHybridCase({ name: 'hybrid_dw', xShape: [3, 7, 6, 5], kernel: [3, 3], multiplier: 1, variant: 'per-channel int8, 3x3 SAME' }));
+  out.push(depthwiseHybridCase({ name: 'hybrid_dw_m2_s2', xShape: [2, 9, 8, 3], kernel: [3, 2], multiplier: 2, stride: [2, 2], variant: 'depth multiplier 2, stride 2, 3x2 SAME' }));
+  out.push(depthwiseHybridCase({ name: 'hybrid_dw_valid_relu6', xShape: [2, 8, 7, 4], kernel: [2, 3], multiplier: 1, padding: 'VALID', act: 'RELU6', variant: 'VALID, RELU6' }));
   out.push(fcHybridCase({ name: 'hybrid_fc_u8', B: 10, K: 41, O: 7, perChannel: false, asym: false, uint8: true, variant: 'uint8 weights (zero point 128), TFLite builtin kernel' }));
   out.push(fcHybridCase({ name: 'hybrid_fc_u8_nobias', B: 5, K: 260, O: 3, perChannel: false, asym: false, bias: false, uint8: true, variant: 'uint8 weights, no bias, K=260' }));
   out.push(convHybridCase({ name: 'hybrid_conv_u8', xShape: [3, 7, 5, 4], wShape: [6, 3, 3, 4], perChannel: false, asym: false, uint8: true, variant: 'uint8 weights (zero point 128), TFLite builtin kernel, 3x3 SAME' }));
