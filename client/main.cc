@@ -132,14 +132,21 @@ constexpr bool kExitsWithoutDestructors = true;
 
 // Registers ONNX's operator schemas on a second thread while this one reads
 // and converts the model (core/convert.h prepare_validation): the validation
-// at the end of the conversion waits only for what is left of it. Joined at
-// the end of the command, also when it failed before validating.
+// at the end of the conversion waits only for what is left of it. A command
+// that failed before validating does not wait for it: the process ends with
+// _exit (main), or, in sanitizer builds, joins it first (exit() runs the
+// registry's destructors).
 class ValidationWarmUp {
  public:
   ValidationWarmUp() : thread_(prepare_validation) {}
   ValidationWarmUp(const ValidationWarmUp&) = delete;
   ValidationWarmUp& operator=(const ValidationWarmUp&) = delete;
-  ~ValidationWarmUp() { thread_.join(); }
+  ~ValidationWarmUp() {
+    if (kExitsWithoutDestructors)
+      thread_.detach();
+    else
+      thread_.join();
+  }
 
  private:
   std::thread thread_;
