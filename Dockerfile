@@ -22,6 +22,7 @@ RUN apt-get update \
       nlohmann-json3-dev libcli11-dev \
       libgrpc++-dev protobuf-compiler-grpc grpc-proto prometheus-cpp-dev \
       libboost1.81-dev libspdlog-dev libfmt-dev libjemalloc-dev libseccomp-dev libzip-dev \
+      libssl-dev \
  && rm -rf /var/lib/apt/lists/*
 
 # The configure flags (no Python package in the image: python/ is not built);
