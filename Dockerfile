@@ -22,6 +22,7 @@ RUN apt-get update \
       nlohmann-json3-dev libcli11-dev \
       libgrpc++-dev protobuf-compiler-grpc grpc-proto prometheus-cpp-dev \
       libboost1.81-dev libspdlog-dev libfmt-dev libjemalloc-dev libseccomp-dev libzip-dev \
+      libssl-dev \
  && rm -rf /var/lib/apt/lists/*
 
 # The configure flags (no Python package in the image: python/ is not built);
@@ -31,10 +32,12 @@ ARG CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DLITE2ONNX_BUILD_TESTS=OFF -DLITE2ON
 WORKDIR /src
 COPY . .
 RUN cmake -S . -B /build -G Ninja ${CMAKE_ARGS} \
- && cmake --build /build --target lite2onnx-server lite2onnx-worker lite2onnx examples \
+ && cmake --build /build --target lite2onnx-server lite2onnx-worker lite2onnx lite2onnx-remote examples \
  && strip /build/server/lite2onnx-server /build/server/lite2onnx-worker /build/lite2onnx \
+      /build/lite2onnx-remote \
  && deploy/derive-runtime-packages.sh --check deploy/runtime-packages.txt \
-      /build/server/lite2onnx-server /build/server/lite2onnx-worker /build/lite2onnx
+      /build/server/lite2onnx-server /build/server/lite2onnx-worker /build/lite2onnx \
+      /build/lite2onnx-remote
 
 # ---- runtime --------------------------------------------------------------------
 FROM debian:bookworm-slim AS runtime
@@ -53,9 +56,10 @@ RUN apt-get update \
  && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
       --shell /usr/sbin/nologin lite2onnx
 
-# The server starts lite2onnx-worker from beside itself (--isolation process).
+# The server starts lite2onnx-worker from beside itself (--isolation process);
+# the CLI runs lite2onnx-remote from beside itself for --server.
 COPY --from=build /build/server/lite2onnx-server /build/server/lite2onnx-worker /build/lite2onnx \
-     /usr/local/bin/
+     /build/lite2onnx-remote /usr/local/bin/
 # The example model (a 16 KB MobileNet-like CNN): the chart's `helm test` converts it.
 COPY --from=build /build/examples/mini_mobilenet.tflite /usr/local/share/lite2onnx/examples/
 

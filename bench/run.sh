@@ -4,8 +4,13 @@
 #
 #   bench/run.sh BUILD_DIR [extra Google Benchmark flags...]
 #
+# Then the whole-process figures of the CLI beside them (bench/startup.sh:
+# `lite2onnx --version` and `lite2onnx convert` of the small MobileNets, start-up
+# included).
+#
 # Environment: REPS (repetitions per benchmark, default 5), FILTER (regex on the
-# benchmark names, default all), LITE2ONNX_TEST_MODELS (model corpus directory).
+# benchmark names, default all), LITE2ONNX_TEST_MODELS (model corpus directory),
+# STARTUP_RUNS (rounds of bench/startup.sh, default 31; 0: leave it out).
 # Needs jq. MB means MiB (2^20 bytes) throughout; MB/s is model bytes per second.
 set -euo pipefail
 
@@ -103,3 +108,14 @@ echo
 echo "MB/s = model MiB / mean time; peak RSS = getrusage ru_maxrss of the benchmark" \
      "process (model bytes, ONNX output and the process itself); cold ms = the process's" \
      "first conversion (untimed warm-up, includes ONNX schema registry set-up)."
+
+startup_runs=${STARTUP_RUNS:-31}
+if [[ $startup_runs -gt 0 ]]; then
+  echo
+  if [[ -x $build_dir/lite2onnx ]]; then
+    echo "whole process (bench/startup.sh, $startup_runs rounds):"
+    RUNS=$startup_runs "$(dirname "$0")/startup.sh" "$build_dir"
+  else
+    echo "whole process: $build_dir/lite2onnx not found (build the lite2onnx target)"
+  fi
+fi

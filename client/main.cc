@@ -1,5 +1,6 @@
 // lite2onnx command-line tool: runs the conversion core in-process, or asks a
 // lite2onnx-server to (--server, through the client library in client/remote/).
+// Two programs are built from it, lite2onnx and lite2onnx-remote (client/remote_args.h).
 #include <sched.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -22,13 +24,11 @@
 #include "client/batch.h"
 #include "client/cli_options.h"
 #include "client/mapped_file.h"
+#include "client/remote_args.h"
 #include "common/error_reasons.h"
 #include "common/failure.h"
 #include "common/size_value.h"
 #include "core/convert.h"
-#ifdef LITE2ONNX_REMOTE
-#include "client/remote/remote.h"
-#endif
 
 namespace {
 
@@ -75,75 +75,6 @@ class ModelInput {
   std::string stdin_;
 };
 
-// --server and the flags of the connection to it (convert, inspect, ops).
-struct RemoteArgs {
-  std::string server;  // HOST:PORT; empty: convert in this process
-  bool tls = false;
-  std::string tls_ca, tls_cert, tls_key, tls_server_name;
-  double deadline_seconds = 0;
-  int retries = -1;      // more attempts after a retryable failure; -1: not given (0, a batch 3)
-  bool verbose = false;  // convert -v
-  bool enabled() const { return !server.empty(); }
-};
-
-#ifdef LITE2ONNX_REMOTE
-// A client of --server; the TLS files are read now, the connection is made by the first call.
-std::variant<remote::Client, Failure> connect(const RemoteArgs& r) {
-  // Failures are reported in one line each; with -v, gRPC's own log shows too.
-  if (!r.verbose) remote::silence_grpc_logging();
-  remote::ClientOptions options;
-  options.address = r.server;
-  options.tls.enabled =
-      r.tls || !r.tls_ca.empty() || !r.tls_cert.empty() || !r.tls_server_name.empty();
-  options.tls.ca_file = r.tls_ca;
-  options.tls.cert_file = r.tls_cert;
-  options.tls.key_file = r.tls_key;
-  options.tls.server_name = r.tls_server_name;
-  options.deadline = std::chrono::milliseconds(std::llround(r.deadline_seconds * 1000));
-  options.retry.max_attempts = 1 + std::max(r.retries, 0);
-  auto client = remote::Client::create(options);
-  if (!client) return client.error();
-  return std::move(client).value();
-}
-
-void add_remote_options(CLI::App* cmd, RemoteArgs& r) {
-  auto* server = cmd->add_option("--server", r.server,
-                                 "HOST:PORT of a lite2onnx-server (or a gRPC target: "
-                                 "dns:///NAME:PORT, ipv4:A:P,B:Q; calls are balanced over all its "
-                                 "addresses): run there instead of in this process (same options, "
-                                 "same output)");
-  cmd->add_flag("--tls", r.tls, "connect with TLS, verifying the server with the system's CAs")
-      ->needs(server);
-  cmd->add_option("--tls-ca", r.tls_ca, "PEM CA bundle that verifies the server (implies --tls)")
-      ->needs(server)
-      ->check(CLI::ExistingFile);
-  auto* cert = cmd->add_option("--tls-cert", r.tls_cert,
-                               "PEM client certificate for mutual TLS (implies --tls)")
-                   ->needs(server)
-                   ->check(CLI::ExistingFile);
-  auto* key = cmd->add_option("--tls-key", r.tls_key, "PEM private key of --tls-cert")
-                  ->needs(cert)
-                  ->check(CLI::ExistingFile);
-  cert->needs(key);
-  cmd->add_option("--tls-server-name", r.tls_server_name,
-                  "the name the server's certificate must carry (default: HOST of --server; "
-                  "implies --tls)")
-      ->needs(server);
-  cmd->add_option("--deadline", r.deadline_seconds,
-                  "seconds the server may take for the whole call (default: no deadline)")
-      ->needs(server)
-      ->check(CLI::Range(0.001, 1e6));
-  cmd->add_option("--retries", r.retries,
-                  "retry a call refused for a passing reason (queue_full, memory_budget, "
-                  "cancelled, shutting_down, unavailable) up to N times, at most 4 (gRPC's "
-                  "limit of 5 attempts): the server says when, an unreachable one is tried "
-                  "again after 250 ms doubling (default 0, and 3 for a batch; --deadline bounds "
-                  "all attempts of one model together)")
-      ->needs(server)
-      ->check(CLI::Range(0, 100));
-}
-#endif
-
 struct ConvertArgs {
   std::vector<std::string> inputs;  // one model file; or several, or folders (a batch)
   std::string input, output;
@@ -182,6 +113,44 @@ Result<ConvertOptions> make_options(const ConvertArgs& a) {
   if (options) options->limits = a.limits;
   return options;
 }
+
+// The process ends with _exit once its output is flushed (main): what a
+// conversion leaves, and the ONNX schema registry, go with the process; their
+// destructors cost about 4.6 million instructions. Builds with a sanitizer end
+// through exit(), where the leak check runs.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kExitsWithoutDestructors = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kExitsWithoutDestructors = false;
+#else
+constexpr bool kExitsWithoutDestructors = true;
+#endif
+#else
+constexpr bool kExitsWithoutDestructors = true;
+#endif
+
+// Registers ONNX's operator schemas on a second thread while this one reads
+// and converts the model (core/convert.h prepare_validation): the validation
+// at the end of the conversion waits only for what is left of it. A command
+// that failed before validating does not wait for it: the process ends with
+// _exit (main), or, in sanitizer builds, joins it first (exit() runs the
+// registry's destructors).
+class ValidationWarmUp {
+ public:
+  ValidationWarmUp() : thread_(prepare_validation) {}
+  ValidationWarmUp(const ValidationWarmUp&) = delete;
+  ValidationWarmUp& operator=(const ValidationWarmUp&) = delete;
+  ~ValidationWarmUp() {
+    if (kExitsWithoutDestructors)
+      thread_.detach();
+    else
+      thread_.join();
+  }
+
+ private:
+  std::thread thread_;
+};
 
 // The conversion, in this process or on --server; `onnx` and `diag` are filled on success.
 std::optional<Failure> run_conversion(const RemoteArgs& remote, std::span<const std::byte> model,
@@ -228,6 +197,9 @@ int run_convert(const ConvertArgs& args, const RemoteArgs& remote) {
   auto parsed = make_options(args);
   if (!parsed) return fail(parsed.error().code, parsed.error().message);
   const int opset = parsed->opset;
+  // From here on, beside reading the model and converting it.
+  std::optional<ValidationWarmUp> warm_up;
+  if (!remote.enabled()) warm_up.emplace();
   std::string err;
   auto file = ModelInput::open(input, &err);
   if (!file) {
@@ -570,9 +542,12 @@ int run_errors(bool json, bool markdown) {
   return kExitOk;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_command(int argc, char** argv) {
+#ifdef LITE2ONNX_REMOTE_PROGRAM
+  // The program with the gRPC client takes the same flags and does all of it,
+  // parsing included; it runs in this one's place before anything is set up.
+  if (names_a_server(argc, argv)) return fail(ErrorCode::kInvalidOption, run_remote_program(argv));
+#endif
   CLI::App app{"lite2onnx " + lite2onnx::version() + ": convert TensorFlow Lite models to ONNX"};
   app.require_subcommand(1);
   app.set_version_flag("--version", lite2onnx::version());
@@ -614,7 +589,7 @@ int main(int argc, char** argv) {
       "errors", "print the error reasons: the names of error lines, exit codes, what to retry");
   errors_cmd->add_flag("--json", json, "print as JSON");
   errors_cmd->add_flag("--markdown", markdown, "print the Markdown table of docs/service.md");
-#ifdef LITE2ONNX_REMOTE
+#if defined(LITE2ONNX_REMOTE) || defined(LITE2ONNX_REMOTE_PROGRAM)
   for (auto* cmd : {convert_cmd, inspect_cmd, ops_cmd}) add_remote_options(cmd, remote);
 #endif
 
@@ -648,4 +623,15 @@ int main(int argc, char** argv) {
     return kExitInternal;
   }
   return kExitBadOptions;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int code = run_command(argc, argv);
+  if (!kExitsWithoutDestructors) return code;
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(code);
 }

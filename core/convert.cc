@@ -11,6 +11,7 @@
 #include "core/ops/registry.h"
 #include "core/pipeline.h"
 #include "core/preflight.h"
+#include "core/tflite/metadata.h"
 
 #ifndef LITE2ONNX_VERSION
 #define LITE2ONNX_VERSION "0.0.0"
@@ -51,6 +52,10 @@ Result<size_t> convert(std::span<const std::byte> tflite, const ConvertOptions& 
                     .count()});
   return onnx;
 }
+
+void prepare_validation() { onnx_emit::prepare_validation(); }
+
+std::string load_optional_libraries() { return tflite_reader::load_archive_reader(); }
 
 std::vector<OpSupport> support_matrix() {
   std::vector<OpSupport> out;

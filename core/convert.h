@@ -25,6 +25,20 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
 Result<size_t> convert(std::span<const std::byte> tflite, const ConvertOptions& options,
                        Diagnostics& diagnostics, const OutputBuffer& output);
 
+// Does now, on the calling thread, what a process's first conversion otherwise
+// does when it validates its result: Debian's ONNX 1.12 registers all of its
+// operator schemas (444 names, every opset) on the first lookup, about 31
+// million instructions, and cannot register only some. Thread-safe: a program
+// about to convert once (the CLI) calls it on a second thread while it reads
+// and converts the model, and a validation that starts first waits for it.
+void prepare_validation();
+
+// Loads now the libraries a conversion otherwise loads when a model first
+// needs them (libzip, for a model with associated files: core/tflite/libzip.h);
+// empty, or why one cannot be loaded. A process that may not load code later
+// (the server's worker under its seccomp filter) calls it first.
+std::string load_optional_libraries();
+
 // What `inspect` reports about a model (ModelInfo, diagnostics.h), without converting it.
 Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limits = {});
 

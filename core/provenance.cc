@@ -1,6 +1,10 @@
 #include "core/provenance.h"
 
-#include <openssl/evp.h>
+// SHA256_Init/Update/Final, deprecated in OpenSSL 3 in favour of EVP: EVP
+// would pull libcrypto's providers into the program; these are the same
+// SHA-NI/AVX2 code, linked from libcrypto.a (CMakeLists.txt).
+#define OPENSSL_API_COMPAT 10101
+#include <openssl/sha.h>
 
 #include <algorithm>
 
@@ -24,33 +28,29 @@ std::string printable_version(std::span<const std::byte> bytes) {
 }  // namespace
 
 struct Sha256::State {
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) == 1;
+  SHA256_CTX ctx;
+  bool ok = SHA256_Init(&ctx) == 1;
 };
 
 Sha256::Sha256() : state_(new State) {}
 
-Sha256::~Sha256() {
-  EVP_MD_CTX_free(state_->ctx);
-  delete state_;
-}
+Sha256::~Sha256() { delete state_; }
 
 void Sha256::update(std::span<const std::byte> bytes) {
   if (state_->ok && !bytes.empty())
-    state_->ok = EVP_DigestUpdate(state_->ctx, bytes.data(), bytes.size()) == 1;
+    state_->ok = SHA256_Update(&state_->ctx, bytes.data(), bytes.size()) == 1;
 }
 
 std::string Sha256::hex() {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  if (!state_->ok || EVP_DigestFinal_ex(state_->ctx, digest, &size) != 1) return "";
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  if (!state_->ok || SHA256_Final(digest, &state_->ctx) != 1) return "";
   state_->ok = false;
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(2 * size);
-  for (unsigned i = 0; i < size; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 15];
+  out.reserve(2 * sizeof digest);
+  for (unsigned char d : digest) {
+    out += kHex[d >> 4];
+    out += kHex[d & 15];
   }
   return out;
 }

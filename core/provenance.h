@@ -19,7 +19,7 @@
 
 namespace lite2onnx {
 
-// SHA-256 over pieces (OpenSSL's libcrypto), for bytes that are not contiguous.
+// SHA-256 over pieces (OpenSSL's, linked from libcrypto.a), for bytes that are not contiguous.
 class Sha256 {
  public:
   Sha256();

@@ -11,7 +11,7 @@
 #
 #   deploy/check-runtime-image.sh [--build-dir DIR] [--mirror URL] [--keep]
 #
-# --build-dir  where lite2onnx-server, lite2onnx-worker and lite2onnx were built (default: build)
+# --build-dir  where lite2onnx-server, lite2onnx-worker, lite2onnx and lite2onnx-remote were built (default: build)
 # --mirror     Debian mirror for debootstrap and apt (default: the first
 #              bookworm URI in /etc/apt/sources.list*, else deb.debian.org)
 # --keep       leave the root in place and print where it is
@@ -43,6 +43,7 @@ APP_GID=10001
 server_bin=$build_dir/server/lite2onnx-server
 worker_bin=$build_dir/server/lite2onnx-worker
 cli_bin=$build_dir/lite2onnx
+remote_bin=$build_dir/lite2onnx-remote
 model=$build_dir/examples/mini_mobilenet.tflite
 buf=$repo/tests/server/node_modules/.bin/buf
 
@@ -50,7 +51,7 @@ step() { echo "== $*"; }
 die() { echo "FAIL: $*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, chroot and mount need it)"
-for f in "$server_bin" "$worker_bin" "$cli_bin"; do [ -x "$f" ] || die "$f is missing: build it first"; done
+for f in "$server_bin" "$worker_bin" "$cli_bin" "$remote_bin"; do [ -x "$f" ] || die "$f is missing: build it first"; done
 [ -f "$model" ] || die "$model is missing: build the 'examples' target"
 [ -x "$buf" ] || die "$buf is missing: run scripts/deps.sh (npm ci in tests/server)"
 if ! command -v debootstrap >/dev/null; then
@@ -110,13 +111,13 @@ echo "   installed $(wc -l <<<"$added") packages (the list and their dependencie
 for p in "${packages[@]}"; do grep -qx "$p" <<<"$after" || die "$p is not installed"; done
 
 step "binaries and the non-root user $APP_UID:$APP_GID"
-install -m 0755 "$server_bin" "$worker_bin" "$cli_bin" "$root/usr/local/bin/"
+install -m 0755 "$server_bin" "$worker_bin" "$cli_bin" "$remote_bin" "$root/usr/local/bin/"
 chroot "$root" groupadd --gid "$APP_GID" lite2onnx
 chroot "$root" useradd --uid "$APP_UID" --gid "$APP_GID" --no-create-home --home-dir /nonexistent \
   --shell /usr/sbin/nologin lite2onnx
 echo "   image root: $(du -sh --one-file-system "$root" | cut -f1)"
 missing=$(chroot "$root" ldd /usr/local/bin/lite2onnx-server /usr/local/bin/lite2onnx-worker \
-  /usr/local/bin/lite2onnx | grep 'not found' || true)
+  /usr/local/bin/lite2onnx /usr/local/bin/lite2onnx-remote | grep 'not found' || true)
 [ -z "$missing" ] || die "unresolved libraries in the root: $missing"
 
 # The container as Kubernetes runs it with the chart: read-only root, /tmp writable.

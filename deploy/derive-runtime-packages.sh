@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Derives the runtime image's Debian packages from the built binaries: every
-# shared library `ldd` resolves, mapped to its package with `dpkg -S`.
+# shared library `ldd` resolves, and those a binary notes that it loads with
+# dlopen (and what they link), mapped to its package with `dpkg -S`.
 #   derive-runtime-packages.sh BINARY...              print the package list
 #   derive-runtime-packages.sh --check FILE BINARY... exit 1 when FILE (comments
 #                                                      and blanks ignored) differs
@@ -12,17 +13,30 @@ if [ "${1:-}" = --check ]; then
 fi
 [ $# -gt 0 ] || { echo "usage: $0 [--check FILE] BINARY..." >&2; exit 2; }
 
+# The libraries `ldd` resolves for a program or library, one path a line.
+resolved() {
+  local out
+  out=$(ldd "$1")
+  if grep -q 'not found' <<<"$out"; then
+    echo "derive-runtime-packages: $1 has unresolved libraries:" >&2
+    grep 'not found' <<<"$out" >&2
+    exit 1
+  fi
+  # "libx.so => /path (addr)" and the loader line "/lib64/ld-linux-x86-64.so.2 (addr)".
+  awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' <<<"$out"
+}
 libs=$(
   for bin in "$@"; do
     [ -x "$bin" ] || { echo "derive-runtime-packages: $bin is not an executable" >&2; exit 1; }
-    out=$(ldd "$bin")
-    if grep -q 'not found' <<<"$out"; then
-      echo "derive-runtime-packages: $bin has unresolved libraries:" >&2
-      grep 'not found' <<<"$out" >&2
-      exit 1
-    fi
-    # "libx.so => /path (addr)" and the loader line "/lib64/ld-linux-x86-64.so.2 (addr)".
-    awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' <<<"$out"
+    resolved "$bin"
+    # Libraries a program loads itself when it needs them (dlopen) carry a
+    # note with their SONAME (core/tflite/libzip.cc): they and what they link.
+    for soname in $(grep -aoh 'lite2onnx-dlopen:[A-Za-z0-9._+-]*' "$bin" | cut -d: -f2 | sort -u); do
+      path=$(ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64/ {print $NF; exit}')
+      [ -n "$path" ] || { echo "derive-runtime-packages: $bin loads $soname, not installed" >&2; exit 1; }
+      echo "$path"
+      resolved "$path"
+    done
   done | sort -u
 )
 # Each library under every name dpkg may know it by (usrmerge: /lib/... or /usr/lib/...,

@@ -23,10 +23,12 @@ APT_PACKAGES=(
   # and not cpp-httplib (0.11.4 buffers request heads without a bound): docs/service.md.
   libboost1.81-dev
   libspdlog-dev libfmt-dev openssl curl
-  # SHA-256 of the golden outputs (tests/golden).
+  # SHA-256: of the source model in the core, from the static libcrypto.a
+  # (CMakeLists.txt: a program does not load libcrypto.so for it), and of the
+  # golden outputs (tests/golden).
   libssl-dev
   # The associated files of TFLite Metadata: the zip archive appended to a model
-  # (core/tflite/metadata.cc).
+  # (core/tflite/metadata.cc; libzip is loaded with dlopen when a model has one).
   libzip-dev
   # The worker processes' seccomp filter (server/sandbox.cc).
   libseccomp-dev

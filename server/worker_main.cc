@@ -305,6 +305,9 @@ int main(int argc, char** argv) {
   using namespace lite2onnx::worker;
   const Args args = parse_args(argc, argv);
   if (auto problem = prepare_process(args.parent); !problem.empty()) die(problem);
+  // libzip is loaded when a model first has associated files: under the filter
+  // it could not be (no open, no executable mappings), so it is loaded now.
+  if (auto problem = lite2onnx::load_optional_libraries(); !problem.empty()) die(problem);
   warm_up();
   // The limit is on top of the warm process. (ASan reserves terabytes of
   // address space: there the server passes ASan's own limits instead.)

@@ -60,6 +60,8 @@ Result<size_t> emit(const ir::Graph& g, const EmitOptions& options, const Output
 Result<std::string> emit(const ir::Graph& g, const EmitOptions& options);
 // An OutputBuffer that sizes `bytes` to the model and hands out its storage.
 OutputBuffer string_buffer(std::string& bytes);
+// Registers ONNX's operator schemas now (convert.h prepare_validation).
+void prepare_validation();
 
 // Writes a constant's data in ONNX axis order and element type into `dst`,
 // which holds exactly onnx_byte_size(t) bytes.

@@ -39,6 +39,10 @@ Error out_of_memory(const std::string& who) {
 
 }  // namespace
 
+// The first lookup registers every schema (under a function-local static:
+// another thread's lookup meanwhile waits for it).
+void prepare_validation() { (void)onnx::OpSchemaRegistry::Schema("Identity"); }
+
 Status validate(onnx::ModelProto& model, const ir::Graph& g) {
   try {
     onnx::checker::check_model(model);

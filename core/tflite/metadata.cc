@@ -1,7 +1,6 @@
 #include "core/tflite/metadata.h"
 
 #include <flatbuffers/flatbuffers.h>
-#include <zip.h>
 
 #include <algorithm>
 #include <cstring>
@@ -10,6 +9,7 @@
 #include <set>
 #include <string_view>
 
+#include "core/tflite/libzip.h"
 #include "metadata_schema_generated.h"
 
 namespace lite2onnx::tflite_reader {
@@ -241,29 +241,23 @@ void read_tensors(const flatbuffers::Vector<flatbuffers::Offset<tflite::TensorMe
 
 // ---- the archive ------------------------------------------------------------------------
 
-struct ZipDiscard {
-  void operator()(zip_t* z) const { zip_discard(z); }
-};
-struct ZipFileClose {
-  void operator()(zip_file_t* f) const { zip_fclose(f); }
-};
-
 // Reads up to `cap` bytes of entry `index`; the bytes read (at most cap + 1,
 // to see an entry inflate past its bound) or an error message.
-bool read_entry(zip_t* archive, zip_uint64_t index, uint64_t cap, std::string& out,
-                std::string& error) {
-  std::unique_ptr<zip_file_t, ZipFileClose> file(zip_fopen_index(archive, index, 0));
+bool read_entry(const LibZip& zip, zip_t* archive, zip_uint64_t index, uint64_t cap,
+                std::string& out, std::string& error) {
+  const auto close = [&zip](zip_file_t* f) { zip.fclose(f); };
+  std::unique_ptr<zip_file_t, decltype(close)> file(zip.fopen_index(archive, index, 0), close);
   if (!file) {
-    error = zip_strerror(archive);
+    error = zip.strerror(archive);
     return false;
   }
   out.clear();
   char chunk[16384];
   while (out.size() <= cap) {
     const uint64_t want = std::min<uint64_t>(sizeof chunk, cap + 1 - out.size());
-    const zip_int64_t got = zip_fread(file.get(), chunk, want);
+    const zip_int64_t got = zip.fread(file.get(), chunk, want);
     if (got < 0) {
-      error = zip_file_strerror(file.get());
+      error = zip.file_strerror(file.get());
       return false;
     }
     if (got == 0) break;
@@ -288,22 +282,31 @@ bool has_archive_end(std::span<const std::byte> model) {
 void read_archive(std::span<const std::byte> model, FileList& files,
                   const AssociatedFileLimits& limits, std::vector<std::string>& warnings) {
   if (!has_archive_end(model)) return;
+  std::string unloaded;
+  const LibZip* z = libzip(&unloaded);
+  if (!z) {
+    warnings.push_back(
+        warning("the zip archive of associated files cannot be read (" + unloaded + ")"));
+    return;
+  }
+  const LibZip& zip = *z;
   zip_error_t error;
-  zip_error_init(&error);
-  zip_source_t* source = zip_source_buffer_create(model.data(), model.size(), 0, &error);
-  std::unique_ptr<zip_t, ZipDiscard> archive;
+  zip.error_init(&error);
+  zip_source_t* source = zip.source_buffer_create(model.data(), model.size(), 0, &error);
+  const auto discard = [&zip](zip_t* a) { zip.discard(a); };
+  std::unique_ptr<zip_t, decltype(discard)> archive(nullptr, discard);
   if (source) {
-    archive.reset(zip_open_from_source(source, ZIP_RDONLY | ZIP_CHECKCONS, &error));
-    if (!archive) zip_source_free(source);
+    archive.reset(zip.open_from_source(source, ZIP_RDONLY | ZIP_CHECKCONS, &error));
+    if (!archive) zip.source_free(source);
   }
   if (!archive) {
     warnings.push_back(warning("the zip archive of associated files cannot be read (libzip: " +
-                               std::string(zip_error_strerror(&error)) + ")"));
-    zip_error_fini(&error);
+                               std::string(zip.error_strerror(&error)) + ")"));
+    zip.error_fini(&error);
     return;
   }
-  zip_error_fini(&error);
-  const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
+  zip.error_fini(&error);
+  const zip_int64_t entries = zip.get_num_entries(archive.get(), 0);
   if (entries > static_cast<zip_int64_t>(limits.max_entries))
     warnings.push_back(warning("the archive has " + std::to_string(entries) +
                                " entries; only the first " + std::to_string(limits.max_entries) +
@@ -313,8 +316,8 @@ void read_archive(std::span<const std::byte> model, FileList& files,
   for (zip_int64_t i = 0; i < count; ++i) {
     const auto index = static_cast<zip_uint64_t>(i);
     zip_stat_t st;
-    zip_stat_init(&st);
-    if (zip_stat_index(archive.get(), index, ZIP_FL_ENC_RAW, &st) != 0 || !st.name) continue;
+    zip.stat_init(&st);
+    if (zip.stat_index(archive.get(), index, ZIP_FL_ENC_RAW, &st) != 0 || !st.name) continue;
     const std::string raw = st.name;
     if (raw.empty() || raw.back() == '/') continue;  // a directory
     AssociatedFileInfo* f = files.entry(raw);
@@ -344,7 +347,7 @@ void read_archive(std::span<const std::byte> model, FileList& files,
              true);
     } else {
       std::string content, why;
-      const bool ok = read_entry(archive.get(), index, st.size, content, why);
+      const bool ok = read_entry(zip, archive.get(), index, st.size, content, why);
       total += content.size();
       if (!ok)
         refuse("cannot be read (libzip: " + why + ")", true);
@@ -454,6 +457,11 @@ TfliteMetadata read_metadata(std::span<const std::byte> model,
                                " named by the metadata but not packed in the model"));
   }
   return out;
+}
+
+std::string load_archive_reader() {
+  std::string error;
+  return libzip(&error) ? std::string() : error;
 }
 
 }  // namespace lite2onnx::tflite_reader

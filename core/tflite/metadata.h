@@ -42,4 +42,8 @@ TfliteMetadata read_metadata(std::span<const std::byte> model,
                              std::vector<std::string>& warnings,
                              const AssociatedFileLimits& limits = {}, int subgraph = 0);
 
+// Loads the archive reader (libzip, libzip.h) now instead of at the first
+// model with an archive; empty, or why it cannot be loaded.
+std::string load_archive_reader();
+
 }  // namespace lite2onnx::tflite_reader

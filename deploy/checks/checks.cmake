@@ -23,7 +23,8 @@ add_test(NAME deploy.compose COMMAND ${DEPLOY_CHECKS}/compose.sh)
 add_test(NAME deploy.runtime_packages
   COMMAND ${CMAKE_SOURCE_DIR}/deploy/derive-runtime-packages.sh
           --check ${CMAKE_SOURCE_DIR}/deploy/runtime-packages.txt
-          $<TARGET_FILE:lite2onnx-server> $<TARGET_FILE:lite2onnx-worker> $<TARGET_FILE:lite2onnx>)
+          $<TARGET_FILE:lite2onnx-server> $<TARGET_FILE:lite2onnx-worker> $<TARGET_FILE:lite2onnx>
+          $<TARGET_FILE:lite2onnx-remote>)
 
 set_tests_properties(deploy.chart deploy.manifests deploy.metrics deploy.values_schema
   deploy.yamllint deploy.dockerfile deploy.compose deploy.runtime_packages

@@ -70,14 +70,14 @@ if ! cmake -S "$ctx" -B "$ctx/build" -G Ninja $cmake_args >"$ctx/cmake.log" 2>&1
   cat "$ctx/cmake.log"
   fail "cmake does not configure the docker context with $cmake_args"
 elif [ -n "$build" ]; then
-  if ! cmake --build "$ctx/build" --target lite2onnx-server lite2onnx-worker lite2onnx \
+  if ! cmake --build "$ctx/build" --target lite2onnx-server lite2onnx-worker lite2onnx lite2onnx-remote \
     >"$ctx/build.log" 2>&1; then
     tail -n 40 "$ctx/build.log"
     fail "the docker context does not build"
   else
     deploy/derive-runtime-packages.sh --check deploy/runtime-packages.txt \
       "$ctx/build/server/lite2onnx-server" "$ctx/build/server/lite2onnx-worker" \
-      "$ctx/build/lite2onnx" || fail "runtime packages"
+      "$ctx/build/lite2onnx" "$ctx/build/lite2onnx-remote" || fail "runtime packages"
   fi
 fi
 
