@@ -153,12 +153,30 @@ Status lower_conv_exact(LowerContext& ctx, const ir::Node& n, bool depthwise) {
   exact::Writer out(ctx, n);
   const TensorId weights = weight_in_layout(ctx, n, 1, depthwise ? kOhwiToIohw : kOhwiToOihw);
   if (!x.quantized_type) return lower_hybrid_conv_exact(ctx, n, out, weights, *group, depthwise);
-  std::vector<TensorId> inputs = {n.inputs[0], weights};
-  for (TensorId z : exact::linear_zero_points(out, n, 0, 1)) inputs.push_back(z);
-  const exact::Value acc = out.accumulator();
-  ir::Node& c = out.emit("ConvInteger", inputs, acc.id, "accumulator");
-  set_window(c, read_window(n), x.shape[1], x.shape[2], w.shape[1], w.shape[2], true);
-  c.attrs.set("group", *group);
+  const int64_t taps = w.shape[1] * w.shape[2] * (x.shape[3] / *group);
+  auto conv = [&](std::vector<TensorId> inputs, const char* what) {
+    exact::Value acc = out.accumulator();
+    ir::Node& c = out.emit("ConvInteger", std::move(inputs), acc.id, what);
+    set_window(c, read_window(n), x.shape[1], x.shape[2], w.shape[1], w.shape[2], true);
+    c.attrs.set("group", *group);
+    if (taps > 0) {
+      acc.lo = -256 * 256 * taps;
+      acc.hi = 256 * 256 * taps;
+    }
+    return acc;
+  };
+  exact::Value acc;
+  if (x.quantized_type == ir::DataType::kInt16) {
+    acc = exact::sum_16x8(out, n.inputs[0], [&](TensorId in, TensorId zero, const char* what) {
+      std::vector<TensorId> inputs = {in, weights};
+      if (zero != ir::kNoTensor) inputs.push_back(zero);
+      return conv(std::move(inputs), what);
+    });
+  } else {
+    std::vector<TensorId> inputs = {n.inputs[0], weights};
+    for (TensorId z : exact::linear_zero_points(out, n, 0, 1)) inputs.push_back(z);
+    acc = conv(std::move(inputs), "accumulator");
+  }
   const int64_t channels = ctx.tensor(n.outputs[0]).shape[3];
   out.store(exact::finish_linear(out, acc,
                                  depthwise ? exact::LinearOp::kDepthwise : exact::LinearOp::kConv,

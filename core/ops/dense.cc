@@ -162,10 +162,25 @@ Status lower_fc_exact(LowerContext& ctx, const ir::Node& n) {
   }
   const TensorId weights = ctx.graph().add_tensor(std::move(transposed));
   if (!x.quantized_type) return lower_hybrid_fc_exact(ctx, n, out, a, weights, depth, units);
-  std::vector<TensorId> inputs = {a, weights};
-  for (TensorId z : exact::linear_zero_points(out, n, 0, 1)) inputs.push_back(z);
-  const exact::Value acc = out.accumulator();
-  out.emit("MatMulInteger", inputs, acc.id, "accumulator");
+  auto matmul = [&](std::vector<TensorId> inputs, const char* what) {
+    exact::Value acc = out.accumulator();
+    out.emit("MatMulInteger", std::move(inputs), acc.id, what);
+    acc.lo = -256 * 256 * depth;
+    acc.hi = 256 * 256 * depth;
+    return acc;
+  };
+  exact::Value acc;
+  if (x.quantized_type == ir::DataType::kInt16) {
+    acc = exact::sum_16x8(out, a, [&](TensorId in, TensorId zero, const char* what) {
+      std::vector<TensorId> inputs = {in, weights};
+      if (zero != ir::kNoTensor) inputs.push_back(zero);
+      return matmul(std::move(inputs), what);
+    });
+  } else {
+    std::vector<TensorId> inputs = {a, weights};
+    for (TensorId z : exact::linear_zero_points(out, n, 0, 1)) inputs.push_back(z);
+    acc = matmul(std::move(inputs), "accumulator");
+  }
   const exact::Value v = exact::finish_linear(out, acc, exact::LinearOp::kFullyConnected, {units});
   if (y.rank() == 2) {
     out.store(v, n.outputs[0]);

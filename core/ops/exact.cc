@@ -389,6 +389,29 @@ Value requantize(Writer& w, const Value& acc, Requantization r, std::span<const 
     TensorId v = w.fmul(w.to_float(acc), std::move(f), one ? Shape{} : shape);
     return w.clip(w.round_to(v, out.type, out.zero), lo, hi);
   }
+  if (r == Requantization::kDoubleScale) {
+    const TensorId acc_d = w.temp(DataType::kFloat64, "double");
+    w.emit("Cast", {w.tensor(acc, acc.is_const() ? DataType::kInt64 : acc.type)}, acc_d, "double")
+        .attrs.set("to", int64_t{ir::onnx_type_code(DataType::kFloat64)});
+    const TensorId factor =
+        one ? w.ctx().const_scalar(w.node().name + "/double_scale", DataType::kFloat64, scales[0])
+            : w.ctx().const_f64(w.node().name + "/double_scales",
+                                std::vector<double>(scales.begin(), scales.end()), shape);
+    const TensorId scaled = w.temp(DataType::kFloat64, "scaled");
+    w.emit("Mul", {acc_d, factor}, scaled, "scaled");
+    const double largest = *std::max_element(
+        scales.begin(), scales.end(), [](double a, double b) { return std::abs(a) < std::abs(b); });
+    const double bound =
+        std::ceil(std::abs(largest) * static_cast<double>(std::max(-acc.lo, acc.hi))) + 1;
+    Value y;
+    y.type = DataType::kInt64;
+    y.lo = static_cast<int64_t>(-std::min(bound, 4e18));
+    y.hi = -y.lo;
+    y.id = w.temp(DataType::kInt64, "rounded");
+    w.emit("Cast", {w.round_half_away(scaled, DataType::kFloat64)}, y.id, "rounded")
+        .attrs.set("to", int64_t{ir::onnx_type_code(DataType::kInt64)});
+    return w.clip(w.add(y, w.constant(out.zero)), lo, hi);
+  }
   std::vector<qmath::Multiplier> m;
   for (double s : scales) m.push_back(qmath::quantize_multiplier(s));
   auto per_channel = [&](auto fn) {
@@ -482,7 +505,9 @@ LinearKernel linear_kernel(const ir::Graph& g, const ir::Node& n, LinearOp op) {
   const ir::Tensor& w = g.tensor(n.inputs[s.weight]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
   const Params px = params_of(x), py = params_of(y);
-  if (px.type == DataType::kInt16) return {Requantization::kInt64, false};
+  if (px.type == DataType::kInt16)
+    return {op == LinearOp::kFullyConnected ? Requantization::kDoubleScale : Requantization::kInt64,
+            false};
   bool xnnpack = w.is_const() && xnnpack_quantization(x) && xnnpack_quantization(y) &&
                  xnnpack_quantization(w, weight_channel_axis(op));
   if (s.bias < n.inputs.size() && g.valid(n.inputs[s.bias]))
@@ -522,10 +547,14 @@ Check check_linear(const ir::Graph& g, const ir::Node& n, LinearOp op) {
       if (z != 0)
         return refuse(ReasonCode::kQuantization,
                       "per-channel weights with zero points (TFLite's are symmetric)");
-  // ConvInteger and MatMulInteger take 8-bit operands only.
-  if (*x.quantized_type == DataType::kInt16)
+  // ConvInteger and MatMulInteger take 8-bit operands only: 16x8 is split
+  // (sum_16x8) where the op's lowering does it.
+  if (*x.quantized_type == DataType::kInt16 && op == LinearOp::kTransposeConv)
     return refuse(ReasonCode::kNotImplemented,
                   "16x8 (int16 activations) has no integer form for --quantization exact yet");
+  if (*x.quantized_type == DataType::kInt16 && (params_of(x).zero != 0 || wt != DataType::kInt8))
+    return refuse(ReasonCode::kQuantization,
+                  "16x8 with an input zero point or uint8 weights (TFLite refuses them)");
   if (op == LinearOp::kFullyConnected && !w.is_const())
     return refuse(ReasonCode::kNotImplemented,
                   "non-constant weights have no integer form for --quantization exact yet");
@@ -585,6 +614,16 @@ Value finish_linear(Writer& w, const Value& acc, LinearOp op, const Shape& chann
     scales.resize(1);
   const auto [lo, hi] = activation_range(n, py, k.xnnpack);
   return requantize(w, sum, k.rule, scales, channel_shape, py, lo, hi);
+}
+
+Value sum_16x8(Writer& w, TensorId x, const IntegerProduct& product) {
+  const Value x16 = w.integers(x);
+  const Value high = w.floor_div(x16, w.constant(256));
+  const Value low = w.sub(w.sub(x16, w.mul(high, w.constant(256))), w.constant(128));
+  const Value high_sum = product(w.tensor(high, DataType::kInt8), ir::kNoTensor, "high");
+  const Value low_sum =
+      product(w.tensor(low, DataType::kInt8), w.tensor(w.constant(-128), DataType::kInt8), "low");
+  return w.add(w.mul(high_sum, w.constant(256)), low_sum);
 }
 
 Status lower_unary_table(LowerContext& ctx, const ir::Node& n, const TableFn& fn) {

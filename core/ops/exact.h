@@ -132,10 +132,11 @@ class Writer {
 
 // How an accumulator becomes the output's integers.
 enum class Requantization {
-  kFp32,    // XNNPACK: RNE(f32(f32(acc) * scale)) (§3.1)
-  kDouble,  // TFLite MultiplyByQuantizedMultiplier, gemmlowp double rounding (§4.1)
-  kSingle,  // ruy's single rounding
-  kInt64,   // the 16x8 kernels' reduced 16-bit multiplier
+  kFp32,         // XNNPACK: RNE(f32(f32(acc) * scale)) (§3.1)
+  kDouble,       // TFLite MultiplyByQuantizedMultiplier, gemmlowp double rounding (§4.1)
+  kSingle,       // ruy's single rounding
+  kInt64,        // the 16x8 kernels' reduced 16-bit multiplier
+  kDoubleScale,  // LiteRT's 16x8 FULLY_CONNECTED: RHAZ(double(acc) * double scale) (§2)
 };
 // acc (one value per channel along `shape`'s non-unit axis) scaled by
 // `scales[c]` with rule `r`, plus the output's zero point, clamped to [lo, hi].
@@ -180,6 +181,15 @@ std::vector<ir::TensorId> linear_zero_points(Writer& w, const ir::Node& n, size_
 // `channel_shape`'s non-unit axis), with its bias added, requantized as the
 // kernel computes it and clamped to the fused activation's range.
 Value finish_linear(Writer& w, const Value& acc, LinearOp op, const ir::Shape& channel_shape);
+// One 8-bit ConvInteger / MatMulInteger of the op: `in` (int8) with its zero
+// point `zero` (a tensor, or kNoTensor for 0) against the weights; returns the
+// int32 accumulator.
+using IntegerProduct = std::function<Value(ir::TensorId in, ir::TensorId zero, const char* what)>;
+// The sum Σ x w of a 16x8 op (int16 input `x`, zero point 0) from 8-bit
+// products, which is all ConvInteger and MatMulInteger take: x = 256 hi + lo
+// with hi = floor(x / 256) and lo in [0, 255], read as lo - 128 with zero
+// point -128 so both parts are int8; the padding (0) splits into 0 and 0.
+Value sum_16x8(Writer& w, ir::TensorId x, const IntegerProduct& product);
 
 // ---- binary arithmetic: ADD, SUB, MUL (exact_binary.cc) ----
 enum class BinaryOp { kAdd, kSub, kMul };

@@ -40,15 +40,7 @@ class RowSteps {
   }
   // C's round(): half away from zero, where ONNX's Round goes to even.
   TensorId round_away(TensorId v, DataType type = DataType::kFloat32) {
-    const TensorId a = step("Abs", {v}, type);
-    const TensorId whole = step("Floor", {a}, type);
-    const TensorId half_up =
-        step("GreaterOrEqual", {step("Sub", {a, whole}, type), scalar(0.5, type)}, DataType::kBool);
-    return step(
-        "Mul",
-        {step("Sign", {v}, type),
-         step("Where", {half_up, step("Add", {whole, scalar(1, type)}, type), whole}, type)},
-        type);
+    return w_.round_half_away(v, type);
   }
   TensorId cast(TensorId in, DataType type, const char* what) {
     const TensorId out = w_.temp(type, what);
