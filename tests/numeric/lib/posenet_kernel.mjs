@@ -34,7 +34,7 @@ export const EDGES = [...FORWARD, ...FORWARD.map(([a, b]) => [b, a])];
 const clamp = (v, lo, hi) => (v < lo ? lo : hi < v ? hi : v);
 
 // libstdc++'s std::priority_queue (push_heap / pop_heap) ordered by `score`.
-class Heap {
+export class Heap {
   constructor() { this.c = []; }
   get size() { return this.c.length; }
   pushUp(hole, top, value) {
