@@ -160,7 +160,10 @@ Check check_decoder(const ir::Graph& g, const ir::Node& n) {
       return refuse(ReasonCode::kShape,
                     "the offsets must have the heatmaps' height and width (the kernel reads "
                     "them with the heatmaps' sizes)");
-  if (heat[1] < 1 || heat[2] < 1 || heat[1] * heat[2] * kKeypoints > kMaxCells)
+  if (heat[1] < 1 || heat[2] < 1)
+    return refuse(ReasonCode::kShape, "heatmaps " + ir::to_string(heat) +
+                                          ": the height and width must be known and not 0");
+  if (heat[1] > kMaxCells || heat[2] > kMaxCells || heat[1] * heat[2] * kKeypoints > kMaxCells)
     return refuse(ReasonCode::kLimit, "heatmaps " + ir::to_string(heat) + ": more than " +
                                           std::to_string(kMaxCells) + " scores");
   if (masks) {

@@ -21,7 +21,6 @@ import {
   unsupportedOps, onnxFileName, comparedOutputs, mergeInvocations, invocationName, readStatePairs, STATEFUL_INVOCATIONS,
 } from '../lib/pipeline.mjs';
 import { readTfliteModel, readSignatureKeys, inferIndexRange, isIndexTensor } from '../lib/tflite_model.mjs';
-import { Heap, posenetDecoder } from '../lib/posenet_kernel.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 // shared/ sits beside the repository (…/main/tests/numeric/test -> …/shared/models)
@@ -754,29 +753,3 @@ test('detection outputs declared shape-less get the kernel\'s shapes in a copy L
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
-
-// Coral's decoder takes its root candidates from a std::priority_queue: which
-// of two equal scores comes first decides which pose the NMS keeps. The order
-// below is what libstdc++ (GCC 12) pops for these pushes (printed by a C++
-// program pushing {id, score} with a comparator on score alone).
-test('posenet kernel: equal scores pop in the order of libstdc++\'s priority_queue', () => {
-  const scores = [2, 5, 2, 7, 5, 2, 7, 5, 1, 2, 7, 5, 2, 1, 7, 2, 5, 5, 1, 7];
-  const q = new Heap();
-  scores.forEach((score, id) => q.push({ id, score }));
-  const order = [];
-  while (q.size) order.push(q.pop().id);
-  assert.deepEqual(order, [3, 6, 14, 10, 19, 11, 4, 1, 7, 17, 16, 2, 9, 12, 0, 15, 5, 8, 13, 18]);
-});
-
-// No candidate (every logit below the threshold's): count 0, every row zero,
-// and BodyPix's first mask all ones (the kernel's min_element over no pose).
-test('posenet kernel: no pose', () => {
-  const map = (h, w, c, v) => ({ type: 'float32', shape: [1, h, w, c], data: new Float32Array(h * w * c).fill(v) });
-  const out = posenetDecoder([map(3, 4, 17, -9), map(3, 4, 34, 0), map(3, 4, 64, 0), map(33, 33, 34, 0)],
-    { max_detections: 2, score_threshold: 0.5, stride: 8, nms_radius: 10 });
-  assert.deepEqual(out.map((t) => t.shape), [[1, 2, 17, 2], [1, 2, 17], [1, 2], [1], [1, 2, 33, 33]]);
-  assert.equal(out[3].data[0], 0);
-  assert.ok(out[0].data.every((v) => v === 0));
-  assert.ok(out[4].data.slice(0, 33 * 33).every((v) => v === 1));
-  assert.ok(out[4].data.slice(33 * 33).every((v) => v === 0));
-});
