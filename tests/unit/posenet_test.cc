@@ -144,5 +144,50 @@ TEST(Posenet, HostileValuesAreRefusedNamingTheField) {
   EXPECT_EQ(none.error().code, ErrorCode::kInvalidModel) << none.error().message;
 }
 
+// BodyPix's form: long offsets `longs` -> a fifth output, the masks; the
+// heatmaps of shape `heat` ([1, H, W, 17]).
+std::string bodypix_model(const std::string& heat, const std::string& longs) {
+  const nlohmann::json bytes = options(4, 0.5, 16, 20);
+  return R"({
+    "version": 3,
+    "operator_codes": [{"deprecated_builtin_code": 32, "builtin_code": "CUSTOM",
+                        "custom_code": "PosenetDecoderOp"}],
+    "subgraphs": [{
+      "tensors": [
+        {"name": "heatmaps", "shape": )" +
+         heat + R"(, "buffer": 0},
+        {"name": "shorts", "shape": [1, 5, 7, 34], "buffer": 0},
+        {"name": "mids", "shape": [1, 5, 7, 64], "buffer": 0},
+        {"name": "longs", "shape": )" +
+         longs + R"(, "buffer": 0},
+        {"name": "keypoints", "shape": [], "buffer": 0},
+        {"name": "keypoint_scores", "shape": [], "buffer": 0},
+        {"name": "scores", "shape": [], "buffer": 0},
+        {"name": "count", "shape": [], "buffer": 0},
+        {"name": "masks", "shape": [], "buffer": 0}],
+      "inputs": [0, 1, 2, 3], "outputs": [4, 5, 6, 7, 8],
+      "operators": [{"opcode_index": 0, "inputs": [0, 1, 2, 3], "outputs": [4, 5, 6, 7, 8],
+                     "custom_options": )" +
+         bytes.dump() + R"(}]}],
+    "buffers": [{}]})";
+}
+
+TEST(Posenet, ShapesTheKernelCannotReadAreUnsupported) {
+  auto masks = convert_json(bodypix_model("[1, 5, 7, 17]", "[1, 33, 33, 34]"));
+  ASSERT_TRUE(masks.ok()) << masks.error().message;
+  // The kernel's masks are 33x33 whatever the long offsets: other sizes are refused.
+  auto longs = convert_json(bodypix_model("[1, 5, 7, 17]", "[1, 20, 33, 34]"));
+  ASSERT_FALSE(longs.ok());
+  EXPECT_EQ(longs.error().code, ErrorCode::kUnsupported);
+  EXPECT_THAT(longs.error().message, HasSubstr("33x33"));
+  // Heatmaps whose size differs from the offsets', or with another channel count.
+  auto sizes = convert_json(bodypix_model("[1, 6, 7, 17]", "[1, 33, 33, 34]"));
+  ASSERT_FALSE(sizes.ok());
+  EXPECT_THAT(sizes.error().message, HasSubstr("heatmaps' height and width"));
+  auto channels = convert_json(bodypix_model("[1, 5, 7, 16]", "[1, 33, 33, 34]"));
+  ASSERT_FALSE(channels.ok());
+  EXPECT_THAT(channels.error().message, HasSubstr("[1, H, W, 17]"));
+}
+
 }  // namespace
 }  // namespace lite2onnx
