@@ -280,9 +280,12 @@ def('mediapipe_attention_crop', 'The face-attention pattern: TransformTensorBili
 // models leave them unknown). uint8 maps as Coral's models have them, or float.
 function posenet(m, o) {
   const { h, w, n, stride, quant = false, masks = false, declared = false } = o;
-  const map = (name, hh, ww, c, lo, hi) => (quant
-    ? m.quantize(m.input(name, [1, hh, ww, c], 'UINT8'), { scale: [(hi - lo) / 255], zero_point: [Math.round(-lo * 255 / (hi - lo))] })
-    : m.input(name, [1, hh, ww, c], 'FLOAT32', { range: [lo, hi] }));
+  // o.quant: true (parameters from the range) or [scale, zero point] per map
+  const map = (name, hh, ww, c, lo, hi) => {
+    if (!quant) return m.input(name, [1, hh, ww, c], 'FLOAT32', { range: [lo, hi] });
+    const [scale, zp] = Array.isArray(quant) ? quant[name] : [(hi - lo) / 255, Math.round(-lo * 255 / (hi - lo))];
+    return m.quantize(m.input(name, [1, hh, ww, c], 'UINT8'), { scale: [scale], zero_point: [zp] });
+  };
   const inputs = [
     map('heatmaps', h, w, 17, -6, 3),
     map('short_offsets', h, w, 34, -1.5 * stride, 1.5 * stride),
@@ -306,6 +309,14 @@ def('posenet_uint8', 'Coral PosenetDecoderOp on uint8 maps [1,11,7,*] (as Coral\
   (m) => posenet(m, { h: 11, w: 7, n: 6, stride: 16, threshold: 0.25, radius: 20, quant: true }));
 def('posenet_bodypix_uint8', 'Coral PosenetDecoderOp with BodyPix long offsets [1,33,33,34] -> 4 instance masks 33x33; uint8 maps [1,10,14,*], stride 16',
   (m) => posenet(m, { h: 10, w: 14, n: 4, stride: 16, threshold: 0.2, radius: 20, quant: true, masks: true }));
+// The decoder of Coral's posenet_mobilenet_v1_075_353_481_16_quant_decoder.tflite: its
+// sizes, quantization and options (the harness's random maps give 17 poses).
+const CORAL_POSENET = {
+  heatmaps: [0.08941768854856491, 180], short_offsets: [0.7224140167236328, 134],
+  mid_offsets: [1.4816304445266724, 118],
+};
+def('posenet_coral_23x31', 'The decoder of Coral\'s PoseNet 353x481 model (uint8 maps [1,23,31,*] with its scales and zero points, stride 16, 20 poses, threshold 0.2, NMS radius 10 px)',
+  (m) => posenet(m, { h: 23, w: 31, n: 20, stride: 16, threshold: 0.2, radius: 10, quant: CORAL_POSENET }));
 def('posenet_rejected', 'Coral PosenetDecoderOp with threshold 0.9: root candidates (logits above 2.2) but no pose whose mean score reaches it: count 0',
   (m) => posenet(m, { h: 8, w: 3, n: 2, stride: 8, threshold: 0.9, radius: 10, quant: true }));
 def('posenet_none', 'Coral PosenetDecoderOp with a threshold no pose reaches (0.99): count 0, every row zero; BodyPix mask 0 all ones as the kernel writes it',
