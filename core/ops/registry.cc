@@ -8,6 +8,7 @@
 
 #include "core/ir/builtins.h"
 #include "core/ops/families.h"
+#include "core/ops/posenet.h"
 
 namespace lite2onnx::ops {
 namespace {
@@ -217,6 +218,7 @@ using CustomTable = std::map<std::string, OpEntry, std::less<>>;
 CustomTable make_custom_table() {
   CustomTable t;
   t["TFLite_Detection_PostProcess"] = detection::detection_postprocess();
+  t["PosenetDecoderOp"] = posenet::decoder();
   t["AudioSpectrogram"] = audio::audio_spectrogram();
   t["Mfcc"] = audio::mfcc();
   t["Convolution2DTransposeBias"] = conv::mediapipe_transpose_conv_bias();

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Writes the test models of detection post-processing and MediaPipe's custom
-// ops (core/ops/detection.cc, core/ops/conv.cc) as FlatBuffer JSON into
+// ops (core/ops/detection.cc, core/ops/conv.cc) and Coral's PosenetDecoderOp
+// (core/ops/posenet.cc) as FlatBuffer JSON into
 // tests/models/json/det_*.json, plus their input domains into
 // tests/models/specs_detect.json. Same format and conventions as
 // make_models.mjs (see README.md); only det_* files are touched.
@@ -268,5 +269,57 @@ def('mediapipe_attention_crop', 'The face-attention pattern: TransformTensorBili
     const local = m.input('local_landmarks', [1, 5, 3], 'FLOAT32', { range: [0, 12] });
     m.output(crop, transformLandmarks(m, local, matrix));
   });
+
+// ---- Coral's PosenetDecoderOp ------------------------------------------------
+
+// The decoder alone: heatmaps [1, h, w, 17] (logits), short offsets
+// [1, h, w, 34] and mid offsets [1, h, w, 64] (pixels), BodyPix's long
+// offsets [1, 33, 33, 34] with `masks` -> keypoints [1, N, 17, 2], keypoint
+// scores [1, N, 17], pose scores [1, N], the count [1] (float) and the masks
+// [1, N, 33, 33]. `declared`: the outputs declare the kernel's shapes (Coral's
+// models leave them unknown). uint8 maps as Coral's models have them, or float.
+function posenet(m, o) {
+  const { h, w, n, stride, quant = false, masks = false, declared = false } = o;
+  // o.quant: true (parameters from the range) or [scale, zero point] per map
+  const map = (name, hh, ww, c, lo, hi) => {
+    if (!quant) return m.input(name, [1, hh, ww, c], 'FLOAT32', { range: [lo, hi] });
+    const [scale, zp] = Array.isArray(quant) ? quant[name] : [(hi - lo) / 255, Math.round(-lo * 255 / (hi - lo))];
+    return m.quantize(m.input(name, [1, hh, ww, c], 'UINT8'), { scale: [scale], zero_point: [zp] });
+  };
+  const inputs = [
+    map('heatmaps', h, w, 17, -6, 3),
+    map('short_offsets', h, w, 34, -1.5 * stride, 1.5 * stride),
+    map('mid_offsets', h, w, 64, -3 * stride, 3 * stride),
+  ];
+  if (masks) inputs.push(map('long_offsets', 33, 33, 34, -2 * stride, 2 * stride));
+  const shapes = [[1, n, 17, 2], [1, n, 17], [1, n], [1], [1, n, 33, 33]];
+  const names = ['keypoints', 'keypoint_scores', 'pose_scores', 'pose_count', 'instance_masks'];
+  const outs = names.slice(0, masks ? 5 : 4).map((name, i) => m.tensor(name, declared ? shapes[i] : []));
+  m.customOp('PosenetDecoderOp', inputs, outs, {
+    max_detections: n, score_threshold: flex.float(o.threshold), stride, nms_radius: flex.float(o.radius),
+  });
+  m.output(...outs);
+  m.spec.reference = 'posenet';
+  m.spec.outputs = { pose_count: { mode: 'exact' }, ...(masks ? { instance_masks: { mode: 'exact' } } : {}) };
+}
+
+def('posenet_float', 'Coral PosenetDecoderOp on float maps [1,9,13,*], stride 8, 5 poses, threshold 0.3, NMS radius 12 px, declared output shapes',
+  (m) => posenet(m, { h: 9, w: 13, n: 5, stride: 8, threshold: 0.3, radius: 12, declared: true }));
+def('posenet_uint8', 'Coral PosenetDecoderOp on uint8 maps [1,11,7,*] (as Coral\'s models), stride 16, 6 poses, threshold 0.25, NMS radius 20 px',
+  (m) => posenet(m, { h: 11, w: 7, n: 6, stride: 16, threshold: 0.25, radius: 20, quant: true }));
+def('posenet_bodypix_uint8', 'Coral PosenetDecoderOp with BodyPix long offsets [1,33,33,34] -> 4 instance masks 33x33; uint8 maps [1,10,14,*], stride 16',
+  (m) => posenet(m, { h: 10, w: 14, n: 4, stride: 16, threshold: 0.2, radius: 20, quant: true, masks: true }));
+// The decoder of Coral's posenet_mobilenet_v1_075_353_481_16_quant_decoder.tflite: its
+// sizes, quantization and options (the harness's random maps give 17 poses).
+const CORAL_POSENET = {
+  heatmaps: [0.08941768854856491, 180], short_offsets: [0.7224140167236328, 134],
+  mid_offsets: [1.4816304445266724, 118],
+};
+def('posenet_coral_23x31', 'The decoder of Coral\'s PoseNet 353x481 model (uint8 maps [1,23,31,*] with its scales and zero points, stride 16, 20 poses, threshold 0.2, NMS radius 10 px)',
+  (m) => posenet(m, { h: 23, w: 31, n: 20, stride: 16, threshold: 0.2, radius: 10, quant: CORAL_POSENET }));
+def('posenet_rejected', 'Coral PosenetDecoderOp with threshold 0.9: root candidates (logits above 2.2) but no pose whose mean score reaches it: count 0',
+  (m) => posenet(m, { h: 8, w: 3, n: 2, stride: 8, threshold: 0.9, radius: 10, quant: true }));
+def('posenet_none', 'Coral PosenetDecoderOp with a threshold no pose reaches (0.99): count 0, every row zero; BodyPix mask 0 all ones as the kernel writes it',
+  (m) => posenet(m, { h: 6, w: 5, n: 3, stride: 16, threshold: 0.99, radius: 20, quant: true, masks: true }));
 
 writeModels({ dir: JSON_DIR, prefix: 'det_', models: MODELS, specsFile: SPECS_FILE });

@@ -292,7 +292,10 @@ export async function runTflite(which, bytes, model, inputs) {
   }
 }
 
-const RUNTIME_LABEL = { litert: 'LiteRT.js', tfjs: 'tfjs-tflite', mediapipe: "MediaPipe's kernels (JS)" };
+const RUNTIME_LABEL = {
+  litert: 'LiteRT.js', tfjs: 'tfjs-tflite', mediapipe: "MediaPipe's kernels (JS)",
+  posenet: "LiteRT.js + Coral's posenet decoder (JS)",
+};
 
 // Reference outputs: LiteRT.js first, tfjs-tflite when LiteRT.js refuses the
 // model (or when the spec asks for it). Returns {which, outputs} or throws a
@@ -304,6 +307,12 @@ async function runReference(task, bytes, model, inputs) {
     const { runMediaPipeKernels } = await import('./mediapipe_kernels.mjs');
     if (inputs.length !== 1) throw new Error('the MediaPipe reference runs stateless models only');
     return { which: 'mediapipe', outputs: runMediaPipeKernels(spec.program, model, inputs[0]), errors: [] };
+  }
+  if (spec.reference === 'posenet' || (!spec.reference && model.operators.some((op) => op.custom === 'PosenetDecoderOp'))) {
+    // Coral's PosenetDecoderOp: the builtin part in LiteRT.js, the decoder in JS (posenet_reference.mjs).
+    const { runPosenetReference } = await import('./posenet_reference.mjs');
+    const r = await runPosenetReference(task, model, inputs, runTflite);
+    return { which: 'posenet', outputs: r.outputs, errors: [], posenet: r };
   }
   const order = spec.reference === 'tfjs' ? ['tfjs'] : spec.reference === 'litert' ? ['litert'] : ['litert', 'tfjs'];
   const errors = [];
@@ -899,6 +908,7 @@ export async function processModel(task) {
     }
     res.outcome = 'fail';
     res.message = `${failureText(cmp)}${ref.which !== 'litert' ? ` [ref ${RUNTIME_LABEL[ref.which]}]` : ''}`;
+    if (ref.which === 'posenet') return res;  // no second runtime, no sensitivity probe: the failure stands
     if (model.singleOp) {
       // The single-op rules have no runtime-spread escape; the figures are
       // measured for the known-fail list all the same.
