@@ -1,5 +1,6 @@
 // Reason codes: every refusal says why as a code beside its text, each code
 // has one name, and the names are documented where clients read them.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -85,7 +86,8 @@ TEST(ReasonCodes, TextOperatorsSayHowToConvertWithoutThem) {
   EXPECT_EQ(ops[0].reason_code, "select_tf_op");
   EXPECT_EQ(ops[1].reason_code, "custom_op");
   EXPECT_EQ(ops[2].reason_code, "type");
-  EXPECT_EQ(ops[3].reason, "custom operator");
+  EXPECT_EQ(ops[3].reason_code, "select_tf_op");
+  EXPECT_THAT(ops[3].reason, ::testing::HasSubstr("TensorFlow op 'Softplus'"));
 }
 
 }  // namespace
