@@ -8,6 +8,7 @@
 
 #include <bit>
 #include <cstring>
+#include <limits>
 
 namespace lite2onnx::ops {
 namespace {
@@ -40,15 +41,19 @@ bool skip(CodedInputStream& in, uint32_t wire) {
   }
 }
 
-// Reads one length-delimited submessage with `body`, which must end exactly
-// at its limit.
+// Reads one length-delimited submessage with `body`, which must read all of
+// its `len` bytes: a length past the end of the bytes is refused (the
+// stream's limit alone would take the end of the bytes for the end of the
+// submessage).
 template <class F>
 bool read_message(CodedInputStream& in, F&& body) {
   uint32_t len = 0;
-  if (!in.ReadVarint32(&len) || len > static_cast<uint32_t>(in.BytesUntilTotalBytesLimit()))
+  if (!in.ReadVarint32(&len) || len > static_cast<uint32_t>(std::numeric_limits<int>::max()))
     return false;
+  const int start = in.CurrentPosition();
   const auto limit = in.PushLimit(static_cast<int>(len));
-  const bool ok = body() && in.BytesUntilLimit() == 0;
+  const bool ok = body() && in.BytesUntilLimit() == 0 &&
+                  static_cast<int64_t>(in.CurrentPosition()) - start == static_cast<int64_t>(len);
   in.PopLimit(limit);
   return ok;
 }

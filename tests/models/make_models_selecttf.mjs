@@ -11,8 +11,8 @@
 //
 // No runtime here runs Flex ops: the numeric harness runs each model's builtin
 // twin (tests/numeric/lib/select_tf_twin.mjs reads the NodeDefs on its own).
-// Where is left out (its output has a run-time row count no runtime here
-// returns); the unit tests read its NodeDef (tests/unit/select_tf_test.cc).
+// Where is left out: its output has a run-time row count that no runtime here
+// returns (as for the builtin WHERE, data_where is a SKIP).
 // Deterministic; Node >= 18, no dependencies.
 
 import { dirname, join } from 'node:path';

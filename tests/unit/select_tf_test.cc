@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstring>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -120,7 +121,9 @@ TEST(SelectTf, TheTableIsSortedAndEveryTwinIsSupported) {
   ASSERT_GT(twins.size(), 40u);
   for (size_t i = 0; i < twins.size(); ++i) {
     SCOPED_TRACE(twins[i].tf_op);
-    if (i > 0) EXPECT_LT(std::string(twins[i - 1].tf_op), std::string(twins[i].tf_op));
+    if (i > 0) {
+      EXPECT_LT(std::string(twins[i - 1].tf_op), std::string(twins[i].tf_op));
+    }
     EXPECT_EQ(ops::find_select_tf_twin(twins[i].tf_op), &twins[i]);
     EXPECT_TRUE(ops::lookup(twins[i].builtin).supported());
     // In the custom-op table (so in the support matrix), under "Flex" + name.
@@ -192,32 +195,39 @@ TEST(SelectTf, EveryKindOfAttributeIsMapped) {
 }
 
 TEST(SelectTf, AttributesOfTheWrongKindOrRangeAreInvalid) {
-  const std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
-      cases = {
-          {"StridedSlice", {{"begin_mask", attr_b(true)}}},                    // a bool, not an int
-          {"StridedSlice", {{"end_mask", attr_i(int64_t{1} << 40)}}},          // beyond int32
-          {"StridedSlice", {{"shrink_axis_mask", attr_i(1) + attr_b(true)}}},  // two kinds
-          {"Mean", {{"keep_dims", attr_i(1)}}},
-          {"Shape", {{"out_type", attr_type(8)}}},  // DT_COMPLEX64: no TFLite twin type
-          {"Squeeze", {{"squeeze_dims", attr_i(1)}}},
-          {"Squeeze", {{"squeeze_dims", attr_list_i({int64_t{1} << 33})}}},
-          {"LeakyRelu", {{"alpha", attr_f(std::numeric_limits<float>::infinity())}}},
-          {"Pack", {{"axis", attr_i(0)}}},  // N missing
-      };
-  for (const auto& [op, attrs] : cases) {
+  struct Case {
+    std::string op;
+    std::vector<std::pair<std::string, std::string>> attrs;
+    std::string named;  // the attribute the error names
+  };
+  const std::vector<Case> cases = {
+      {"StridedSlice", {{"begin_mask", attr_b(true)}}, "begin_mask"},          // a bool, not an int
+      {"StridedSlice", {{"end_mask", attr_i(int64_t{1} << 40)}}, "end_mask"},  // beyond int32
+      {"StridedSlice", {{"shrink_axis_mask", attr_i(1) + attr_b(true)}}, "shrink_axis_mask"},
+      {"Mean", {{"keep_dims", attr_i(1)}}, "keep_dims"},
+      {"Shape", {{"out_type", attr_type(8)}}, "out_type"},  // DT_COMPLEX64: no TFLite type
+      {"Squeeze", {{"squeeze_dims", attr_i(1)}}, "squeeze_dims"},
+      {"Squeeze", {{"squeeze_dims", attr_list_i({int64_t{1} << 33})}}, "squeeze_dims"},
+      {"LeakyRelu", {{"alpha", attr_f(std::numeric_limits<float>::infinity())}}, "alpha"},
+      {"Pack", {{"axis", attr_i(0)}}, "N"},  // N missing
+  };
+  for (const auto& [op, attrs, named] : cases) {
     SCOPED_TRACE(op + " " + attrs[0].first);
     auto a = read(op, attrs);
     ASSERT_FALSE(a.ok());
     EXPECT_EQ(a.error().code, ErrorCode::kInvalidModel);
     EXPECT_THAT(a.error().message, HasSubstr("TF op " + op));
-    EXPECT_THAT(a.error().message, HasSubstr("'" + attrs[0].first + "'"));
+    EXPECT_THAT(a.error().message, HasSubstr("'" + named + "'"));
   }
 }
 
 TEST(SelectTf, MalformedNodeDefsAreInvalidModels) {
   const std::string good = node_def("AddV2", {{"T", attr_type(1)}});
   std::vector<std::string> defs;
-  for (size_t cut = 1; cut < good.size(); ++cut) defs.push_back(good.substr(0, cut));
+  // Every cut inside a field (the one after the op field leaves a valid NodeDef).
+  const size_t op_field = 2 + std::string("AddV2").size();
+  for (size_t cut = 1; cut < good.size(); ++cut)
+    if (cut != op_field) defs.push_back(good.substr(0, cut));
   defs.push_back(good + "\x2a\xff");                       // field 5 with a length past the end
   defs.push_back(std::string("\x0b\x00", 2));              // a group (wire type 3)
   defs.push_back(std::string("\x2a\x03\x12\x01\xff", 5));  // AttrValue tag 0xff, cut

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { compareDetections, detectionGroups, detectionOutputShapes, DETECTION_RULES } from './detections.mjs';
 import { readTfliteModel, inferIndexRange, isIndexTensor, operatorName, hasHybridOp } from './tflite_model.mjs';
 import { jsonToTflite, tfliteToJson } from './tflite_rewrite.mjs';
-import { writeSelectTfTwin } from './select_tf_twin.mjs';
+import { selectTfTwinOf } from './select_tf_twin.mjs';
 import { readIoLayouts, readOnnxMetadata, countOnnxOps, withInitializers } from './onnx_meta.mjs';
 import { randomTensor, smoothTensor, inputSeed, makeRng } from './inputs.mjs';
 import {
@@ -221,12 +221,6 @@ export function makeInputSets(task, model, smooth = false) {
   for (let k = 0; k < (model.invocations ?? 1); k++) sets.push(makeInputs(task, model, smooth, k));
   if (smooth) sets.smoothed = sets[0].smoothed;
   return sets;
-}
-
-// Whether the file names a select-TF custom code (the bytes "Flex" appear;
-// the twin writer then reads the operator codes themselves).
-function hasFlexCode(bytes) {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes('Flex');
 }
 
 // Set when a Wasm runtime aborted or trapped: its module is no longer usable,
@@ -781,19 +775,16 @@ export async function processModel(task) {
     // model's builtin twin (lib/select_tf_twin.mjs), the same tensors with
     // each Flex op as the builtin its NodeDef describes.
     let tfliteTask = task;
-    let twinOps = null;
-    if (!spec.reference_model && task.file && task.outDir && hasFlexCode(bytes)) {
+    let twin = null;
+    if (!spec.reference_model && task.file && task.outDir) {
       try {
-        const twinFile = path.join(task.outDir, onnxFileName(task.name).replace(/\.onnx$/, '.twin.tflite'));
-        twinOps = writeSelectTfTwin(task.file, readTfliteModel(bytes, { signature: task.signature ?? null }), twinFile);
-        if (twinOps) {
-          bytes = new Uint8Array(fs.readFileSync(twinFile));
-          tfliteTask = { ...task, file: twinFile };
-        }
+        twin = selectTfTwinOf(task.file, bytes, path.join(task.outDir,
+          onnxFileName(task.name).replace(/\.onnx$/, '.twin.tflite')), task.signature ?? null);
       } catch (e) {
         res.message = `harness cannot write the builtin twin: ${errMessage(e)}`;
         return res;
       }
+      if (twin) [bytes, tfliteTask] = [twin.bytes, { ...task, file: twin.file }];
     }
 
     let model;
@@ -820,7 +811,7 @@ export async function processModel(task) {
     }
     const inputs = makeInputSets(task, model, !!task.smoothInputs);
     const staticCopy = spec.reference_model ? null : staticInputsCopy(tfliteTask, model, inputs[0]);
-    if (twinOps) res.notes.push(`reference: the builtin twin (select-TF ${twinOps.join(', ')} as builtins)`);
+    if (twin) res.notes.push(`reference: the builtin twin (select-TF ${twin.ops.join(', ')} as builtins)`);
     if (staticCopy) {
       // The runtimes run the copy; the comparison keeps the model's own view.
       bytes = staticCopy.bytes;

@@ -10,6 +10,7 @@
 // twin has the model's inputs and outputs.
 import fs from 'node:fs';
 
+import { readTfliteModel } from './tflite_model.mjs';
 import { DEFAULT_SCHEMA, jsonToTflite, tfliteToJson } from './tflite_rewrite.mjs';
 
 // ---- FlexBuffer [op name, NodeDef] ------------------------------------------
@@ -288,4 +289,15 @@ export function writeSelectTfTwin(file, model, outFile) {
   if (!ops) return null;
   jsonToTflite(json, outFile);
   return ops;
+}
+
+/**
+ * The twin the TFLite runtimes run instead of the model in `file` (`bytes`):
+ * { bytes, file: outFile, ops } when the file has select-TF ops that all
+ * have a twin, else null (no "Flex" in the bytes: not read further).
+ */
+export function selectTfTwinOf(file, bytes, outFile, signature = null) {
+  if (!Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes('Flex')) return null;
+  const ops = writeSelectTfTwin(file, readTfliteModel(bytes, { signature }), outFile);
+  return ops ? { bytes: new Uint8Array(fs.readFileSync(outFile)), file: outFile, ops } : null;
 }
