@@ -236,6 +236,7 @@ CustomTable make_custom_table() {
   // builtin, so these entries only read the NodeDef and refuse a node left.
   for (const SelectTfTwin& twin : select_tf_twins())
     t[std::string("Flex") + twin.tf_op] = select_tf_entry(twin);
+  t["FlexSoftplus"] = select_tf_softplus();
   return t;
 }
 

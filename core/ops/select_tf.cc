@@ -19,6 +19,7 @@
 
 #include "core/ir/builtins.h"
 #include "core/ir/types.h"
+#include "core/ops/families.h"
 #include "core/ops/node_def.h"
 
 namespace lite2onnx::ops {
@@ -243,6 +244,30 @@ Status read_select_tf_options(std::span<const uint8_t> bytes, ir::Attributes& at
     if (auto st = map_attr(*twin, count, *v, attrs); !st) return st;
   }
   return ok_status();
+}
+
+namespace {
+
+Status read_softplus_options(std::span<const uint8_t> bytes, ir::Attributes& attrs) {
+  auto def = read_flex_node_def(bytes);
+  if (!def) return def.take_error();
+  if (def->tf_op != "Softplus")
+    return make_error(ErrorCode::kInvalidModel,
+                      "select-TF op options: they name TF op '" + def->tf_op + "', not Softplus");
+  attrs.set("tf_op", def->tf_op);
+  return ok_status();
+}
+
+}  // namespace
+
+OpEntry select_tf_softplus() {
+  OpEntry e = math::float_unary("Softplus");
+  e.read.custom_options = read_softplus_options;
+  e.quantization = {.kernel = QuantizedKernel::kNoQuantized};
+  e.doc.notes =
+      "select-TF Softplus (no builtin twin): log(1 + exp(x)), computed by ONNX Runtime in a "
+      "stable form as TF does";
+  return e;
 }
 
 OpEntry select_tf_entry(const SelectTfTwin& twin) {

@@ -54,6 +54,11 @@ std::span<const SelectTfTwin> select_tf_twins();
 // (attribute "select_tf_problem").
 OpEntry select_tf_entry(const SelectTfTwin& twin);
 
+// Select-TF ops with no builtin twin that convert straight to ONNX: the
+// entry of "Flex" + tf_op, whose reader checks the NodeDef names tf_op.
+// Softplus: ONNX Softplus, float32.
+OpEntry select_tf_softplus();
+
 // Reads a Flex op's options into `attrs` as select_tf_entry's reader does
 // (unit tests; the reader calls it through the entry).
 Status read_select_tf_options(std::span<const uint8_t> bytes, ir::Attributes& attrs);

@@ -118,12 +118,12 @@ def('arith', 'AddV2, Add, AddN, Sub, Mul, RealDiv, Maximum, Minimum, Pow, Square
 // ---- element-wise functions ------------------------------------------------------------
 
 def('unary', 'Abs, Ceil, Cos, Elu, Exp, Floor, Neg, Relu, Relu6, Round, Sigmoid, Sign, Sin, Softmax, ' +
-  'LogSoftmax, Square, Tanh, LeakyRelu (alpha 0.3) of x [3,4,5] in [-8,8); Log, Sqrt, Rsqrt of p in [0.5,3)', (m) => {
+  'LogSoftmax, Softplus (no builtin twin: ONNX Softplus), Square, Tanh, LeakyRelu (alpha 0.3) of x [3,4,5] in [-8,8); Log, Sqrt, Rsqrt of p in [0.5,3)', (m) => {
   const x = m.input('x', [3, 4, 5], 'FLOAT32', [-8, 8]);
   const p = m.input('p', [3, 4, 5], 'FLOAT32', [0.5, 3]);
   const s = [3, 4, 5];
   for (const op of ['Abs', 'Ceil', 'Cos', 'Elu', 'Exp', 'Floor', 'Neg', 'Relu', 'Relu6', 'Round', 'Sigmoid', 'Sign',
-    'Sin', 'Softmax', 'LogSoftmax', 'Square', 'Tanh']) m.output(tf(m, op, [x], [[op.toLowerCase(), s]], T));
+    'Sin', 'Softmax', 'LogSoftmax', 'Softplus', 'Square', 'Tanh']) m.output(tf(m, op, [x], [[op.toLowerCase(), s]], T));
   m.output(tf(m, 'LeakyRelu', [x], [['leaky_relu', s]], { alpha: { f: 0.3 }, ...T }));
   for (const op of ['Log', 'Sqrt', 'Rsqrt']) m.output(tf(m, op, [p], [[op.toLowerCase(), s]], T));
 });

@@ -336,14 +336,41 @@ TEST(SelectTf, FlexOpsAreConvertedAsTheirBuiltinTwins) {
 
 TEST(SelectTf, AnUnknownTfOpIsUnsupportedNamingIt) {
   FlexModel f;
-  f.concat_code = "FlexSoftplus";  // no twin: its options are not read
+  f.concat_code = "FlexMatrixInverse";  // no twin: its options are not read
   auto r = convert_json(f.json());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
   ASSERT_EQ(r.error().unsupported.size(), 1u) << r.error().message;
-  EXPECT_EQ(r.error().unsupported[0].op, "FlexSoftplus");
+  EXPECT_EQ(r.error().unsupported[0].op, "FlexMatrixInverse");
   EXPECT_EQ(r.error().unsupported[0].reason_code, "select_tf_op");
-  EXPECT_THAT(r.error().unsupported[0].reason, HasSubstr("TensorFlow op 'Softplus'"));
+  EXPECT_THAT(r.error().unsupported[0].reason, HasSubstr("TensorFlow op 'MatrixInverse'"));
+}
+
+// Softplus has no builtin twin: its own entry, ONNX Softplus.
+TEST(SelectTf, SoftplusBecomesOnnxSoftplus) {
+  const std::string def = node_def("Softplus", {{"T", attr_type(1)}});
+  auto model = [&](const std::string& named) {
+    return R"({
+    "version": 3,
+    "operator_codes": [{"deprecated_builtin_code": 32, "builtin_code": "CUSTOM",
+                        "custom_code": "FlexSoftplus"}],
+    "subgraphs": [{
+      "tensors": [{"name": "x", "shape": [2, 3, 5], "buffer": 0},
+                  {"name": "y", "shape": [2, 3, 5], "buffer": 0}],
+      "inputs": [0], "outputs": [1],
+      "operators": [{"opcode_index": 0, "inputs": [0], "outputs": [1], "custom_options": )" +
+           nlohmann::json(flex_options(named, def)).dump() + R"(}]}],
+    "buffers": [{}]})";
+  };
+  auto r = convert_json(model("Softplus"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(*r));
+  EXPECT_EQ(op_counts(m)["Softplus"], 1);
+  auto other = convert_json(model("Exp"));
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, ErrorCode::kInvalidModel);
+  EXPECT_THAT(other.error().message, HasSubstr("'Exp', not Softplus"));
 }
 
 TEST(SelectTf, AnAxisComputedAtRunTimeIsNamed) {

