@@ -142,7 +142,9 @@ Result<ModelInfo> inspect(std::span<const std::byte> tflite, const Limits& limit
     if (n.source_subgraph >= 0 || n.dialect != ir::Dialect::kTflite) continue;
     OpInfo oi;
     oi.index = n.source_op;
-    oi.op = n.op;
+    // A select-TF op read as its builtin twin: both names.
+    const std::string flex = n.attrs.get_string("select_tf_op");
+    oi.op = flex.empty() ? n.op : flex + " (as " + n.op + ")";
     // A WHILE's first input is its condition, computed by a copy of its cond subgraph.
     for (ir::TensorId t : n.inputs)
       if (t < static_cast<ir::TensorId>(pipeline.converted_tensors())) oi.inputs.push_back(t);

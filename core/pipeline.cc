@@ -203,6 +203,11 @@ Status Pipeline::run(Stage s) {
       signatures_ = std::move(read->signatures);
       signature_ = read->signature;
       subgraph_ = read->subgraph;
+      // Select-TF ops with a builtin twin are that builtin from here on.
+      if (auto st =
+              each_graph(graph_, [](ir::Graph& g) { return passes::rewrite_select_tf_ops(g); });
+          !st)
+        return st;
       const std::string via =
           signature_ < 0
               ? ""
@@ -249,7 +254,7 @@ Status Pipeline::run(Stage s) {
         for (const ir::Node& n : x.nodes())
           if (n.dialect == ir::Dialect::kTflite &&
               counted.emplace(n.source_subgraph, n.source_op).second)
-            ++diag_.source_ops[n.op];
+            ++diag_.source_ops[n.attrs.get_string("select_tf_op", n.op)];
       });
       return ok_status();
     }

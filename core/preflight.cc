@@ -83,7 +83,11 @@ Refusal unknown_custom_op(const ir::Graph& g, const ir::Node& n) {
     return {code.starts_with("Flex") ? ReasonCode::kSelectTfOp : ReasonCode::kCustomOp,
             std::string("custom operator on text (a tokenizer or string op), not converted: ") +
                 kTextAdvice};
-  if (code.starts_with("Flex")) return {ReasonCode::kSelectTfOp, "custom operator"};
+  if (code.starts_with("Flex"))
+    return {ReasonCode::kSelectTfOp,
+            "TensorFlow op '" + code.substr(4) +
+                "' (select-TF), not converted: it is not among the TF ops read as their builtin "
+                "twin (docs/operators.md, the Flex rows)"};
   // edgetpu_compiler moves the graph into one op that only an Edge TPU runs.
   if (code == "edgetpu-custom-op")
     return {ReasonCode::kAcceleratorCompiled,

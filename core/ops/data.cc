@@ -188,8 +188,15 @@ Check check_scatter_nd(const ir::Graph& g, const ir::Node& n) {
   return {};
 }
 
-// True when the constant indices name every element at most once.
+// True when the indices name every element at most once: one index row
+// (a static shape [..., depth] of one row, whatever its value), or constant
+// rows that differ.
 bool distinct_constant_indices(const ir::Graph& g, const ir::Node& n) {
+  const ir::Shape& shape = g.tensor(n.inputs[0]).shape;
+  if (!shape.empty()) {
+    const auto rows = ir::element_count(ir::Shape(shape.begin(), shape.end() - 1));
+    if (rows && *rows <= 1) return true;
+  }
   auto v = ir::const_ints(g, n.inputs[0]);
   if (!v) return false;
   auto rows = index_rows(*v, static_cast<size_t>(g.tensor(n.inputs[0]).shape.back()));
@@ -459,7 +466,7 @@ OpEntry scatter_nd() {
           .doc = {.onnx = "Expand + ScatterND (reduction 'add')",
                   .dtypes = "float32, int32, int64 (indices int32/int64)",
                   .notes = "duplicate indices sum (opset 16+); at opset 13-15 constant distinct "
-                           "indices only"}};
+                           "indices or a single index row only"}};
 }
 
 OpEntry range() {

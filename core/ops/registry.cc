@@ -9,6 +9,7 @@
 #include "core/ir/builtins.h"
 #include "core/ops/families.h"
 #include "core/ops/posenet.h"
+#include "core/ops/select_tf.h"
 
 namespace lite2onnx::ops {
 namespace {
@@ -233,6 +234,11 @@ CustomTable make_custom_table() {
   t["FlexTensorListSetItem"] = tensor_list::set_item();
   t["FlexTensorListStack"] = tensor_list::stack();
   t["FlexTensorListLength"] = tensor_list::length();
+  // Select-TF ops with a builtin twin (select_tf.cc's table): read as the
+  // builtin, so these entries only read the NodeDef and refuse a node left.
+  for (const SelectTfTwin& twin : select_tf_twins())
+    t[std::string("Flex") + twin.tf_op] = select_tf_entry(twin);
+  t["FlexSoftplus"] = select_tf_softplus();
   return t;
 }
 

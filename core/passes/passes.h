@@ -73,6 +73,16 @@ Status expose_state(ir::Graph& g, PassContext& ctx);
 // before anything reads quantization; the floats count against
 // max_created_bytes, admitted before they are made.
 Status fold_blockwise(ir::Graph& g, PassContext& ctx);
+// Select-TF ops with a builtin twin (ops/select_tf.h) become that builtin:
+// its code, name and attributes (the reader read the NodeDef into them),
+// the axis operand the builtin has as an attribute taken from its constant
+// (ConcatV2, GatherV2). Runs right after reading, so every later pass sees
+// the builtin; the node keeps the file's op in attribute "select_tf_op". An
+// options op name that is not the custom code's, or an input count that is
+// not the NodeDef's N, is kInvalidModel; an axis computed at run time leaves
+// the node as it is with attribute "select_tf_problem" (the preflight names
+// it).
+Status rewrite_select_tf_ops(ir::Graph& g);
 // Keras' TensorList loops (select-TF TensorList ops, the lists carried
 // through WHILE loops) as dense tensors [length, element shape], rewritten
 // into builtins (tensor_lists.cc); a list it cannot make dense leaves its ops

@@ -455,7 +455,8 @@ async function main() {
   if (models.length === 0) usageError(`no .tflite models found${opts.filter ? ` matching ${opts.filter}` : ''}`);
 
   let outDir = opts.outDir ? path.resolve(opts.outDir) : null;
-  const tempOut = !outDir && !opts.tfliteOnly;
+  // --tflite-only needs a folder too: for the builtin twins of select-TF models.
+  const tempOut = !outDir;
   if (tempOut) outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lite2onnx-numeric-'));
   if (outDir) fs.mkdirSync(outDir, { recursive: true });
 

@@ -1,5 +1,6 @@
 // Reason codes: every refusal says why as a code beside its text, each code
 // has one name, and the names are documented where clients read them.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -73,7 +74,7 @@ TEST(ReasonCodes, TextOperatorsSayHowToConvertWithoutThem) {
            {b.input("words", {3}, ir::DataType::kString), b.input("i", {2}, ir::DataType::kInt32)},
            {b.tensor("picked", {2}, ir::DataType::kString)});
   id = b.tflite(ir::builtin::kCustom, {b.input("a", {2})}, {b.tensor("b", {2})});
-  b.g.info(id).op = "FlexSoftplus";
+  b.g.info(id).op = "FlexMatrixInverse";
   const std::vector<UnsupportedOp> ops = preflight(b.g);
   ASSERT_EQ(ops.size(), 4u);
   for (size_t i = 0; i < 3; ++i) {
@@ -85,7 +86,8 @@ TEST(ReasonCodes, TextOperatorsSayHowToConvertWithoutThem) {
   EXPECT_EQ(ops[0].reason_code, "select_tf_op");
   EXPECT_EQ(ops[1].reason_code, "custom_op");
   EXPECT_EQ(ops[2].reason_code, "type");
-  EXPECT_EQ(ops[3].reason, "custom operator");
+  EXPECT_EQ(ops[3].reason_code, "select_tf_op");
+  EXPECT_THAT(ops[3].reason, ::testing::HasSubstr("TensorFlow op 'MatrixInverse'"));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { compareDetections, detectionGroups, detectionOutputShapes, DETECTION_RULES } from './detections.mjs';
 import { readTfliteModel, inferIndexRange, isIndexTensor, operatorName, hasHybridOp } from './tflite_model.mjs';
 import { jsonToTflite, tfliteToJson } from './tflite_rewrite.mjs';
+import { selectTfTwinOf } from './select_tf_twin.mjs';
 import { readIoLayouts, readOnnxMetadata, countOnnxOps, withInitializers } from './onnx_meta.mjs';
 import { randomTensor, smoothTensor, inputSeed, makeRng } from './inputs.mjs';
 import {
@@ -779,13 +780,29 @@ export async function processModel(task) {
       }
     }
 
+    // Select-TF ops no runtime here runs: the TFLite runtimes run the
+    // model's builtin twin (lib/select_tf_twin.mjs), the same tensors with
+    // each Flex op as the builtin its NodeDef describes.
+    let tfliteTask = task;
+    let twin = null;
+    if (!spec.reference_model && task.file && task.outDir) {
+      try {
+        twin = selectTfTwinOf(task.file, bytes, path.join(task.outDir,
+          onnxFileName(task.name).replace(/\.onnx$/, '.twin.tflite')), task.signature ?? null);
+      } catch (e) {
+        res.message = `harness cannot write the builtin twin: ${errMessage(e)}`;
+        return res;
+      }
+      if (twin) [bytes, tfliteTask] = [twin.bytes, { ...task, file: twin.file }];
+    }
+
     let model;
     try {
       model = readTfliteModel(bytes, { signature: task.signature ?? null });
       model.singleOp = model.subgraphCount === 1 && model.operators.length === 1;
       model.hybrid = hasHybridOp(model);
       model.opName = model.operators.length ? operatorName(model.operators[0]) : null;
-      model.shapedCopy = declaredShapesCopy(task, model);
+      model.shapedCopy = declaredShapesCopy(tfliteTask, model);
     } catch (e) {
       res.message = `harness cannot read the TFLite model: ${errMessage(e)}`;
       return res;
@@ -802,7 +819,8 @@ export async function processModel(task) {
       }
     }
     const inputs = makeInputSets(task, model, !!task.smoothInputs);
-    const staticCopy = spec.reference_model ? null : staticInputsCopy(task, model, inputs[0]);
+    const staticCopy = spec.reference_model ? null : staticInputsCopy(tfliteTask, model, inputs[0]);
+    if (twin) res.notes.push(`reference: the builtin twin (select-TF ${twin.ops.join(', ')} as builtins)`);
     if (staticCopy) {
       // The runtimes run the copy; the comparison keeps the model's own view.
       bytes = staticCopy.bytes;
