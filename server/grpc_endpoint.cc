@@ -3,6 +3,7 @@
 #include <grpc/grpc.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
@@ -58,6 +59,13 @@ Status GrpcEndpoint::start(const GrpcOptions& options, const TlsOptions& tls,
       static_cast<int>(std::min<uint64_t>(max_message_bytes + kMessageOverheadBytes, INT32_MAX)));
   // Clients ping idle connections every 20 s (common/service_config.h), to
   // notice a pod that vanished; accept that instead of answering too_many_pings.
+  // gRPC receives a unary message whole before the call core admits it (and
+  // counts it in the budget): a resource quota bounds what gRPC's buffers hold,
+  // one largest message and some room, so that many large unary calls at once
+  // wait or are refused instead of being received together (docs/service.md).
+  grpc::ResourceQuota quota("lite2onnx-grpc");
+  quota.Resize(static_cast<size_t>(max_message_bytes + kMessageOverheadBytes + (16u << 20)));
+  builder.SetResourceQuota(quota);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10'000);
   builder.RegisterService(&service);

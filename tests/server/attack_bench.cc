@@ -68,6 +68,11 @@ std::vector<Case> cases() {
          return std::make_unique<Attack>(
              [&s, spectral](Stop& stop) { return json_answer(s.http_port(), spectral, stop); }, 2);
        }},
+      {"unary", "8 unary Converts of 100 MiB that are not models, over 8 channels",
+       [](ServerProcess& s) {
+         return std::make_unique<Attack>(
+             [&s](Stop& stop) { return unary_flood(*s.channel(), 100 * kMiB, stop); }, 8);
+       }},
       {"idle", "8 connections that send nothing",
        [](ServerProcess& s) {
          return std::make_unique<Attack>(

@@ -136,6 +136,21 @@ int trickle_stream(grpc::Channel& channel, uint64_t total, std::chrono::millisec
   return rounds;
 }
 
+int unary_flood(grpc::Channel& channel, uint64_t bytes, Stop& stop) {
+  auto stub = v1::Converter::NewStub(std::shared_ptr<grpc::Channel>(&channel, [](auto*) {}));
+  v1::ConvertRequest request;
+  request.set_model(std::string(bytes, 'x'));
+  int rounds = 0;
+  while (!stop) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + 30s);
+    v1::ConvertResponse response;
+    (void)stub->Convert(&ctx, request, &response);
+    ++rounds;
+  }
+  return rounds;
+}
+
 int unread_stream(grpc::Channel& channel, const ModelOfRound& model_of, Stop& stop) {
   auto stub = v1::Converter::NewStub(std::shared_ptr<grpc::Channel>(&channel, [](auto*) {}));
   int rounds = 0;

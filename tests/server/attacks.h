@@ -37,6 +37,9 @@ int trickle_stream(grpc::Channel& channel, uint64_t total, std::chrono::millisec
                    Stop& stop);
 // The model of a round (another one each time: no cache answers it).
 using ModelOfRound = std::function<std::string(int round)>;
+// Unary Convert calls carrying `bytes` bytes that are not a model: gRPC
+// receives each message whole before the server's code sees the call.
+int unary_flood(grpc::Channel& channel, uint64_t bytes, Stop& stop);
 // ConvertStream calls that upload a model and never read the answer.
 int unread_stream(grpc::Channel& channel, const ModelOfRound& model, Stop& stop);
 // POST /v1/convert of a model, then read `bytes` of the answer every `interval`
