@@ -389,6 +389,8 @@ OpEntry detection_postprocess() {
           .infer_shapes = infer_postprocess,
           .check = check_postprocess,
           .lower = lower_postprocess,
+          // DequantizeBoxEncodings / DequantizeClassPredictions: (float(q) - z) * s.
+          .quantization = {.dequantizes_inputs = true},
           .doc = {.onnx = "Exp/Mul/Add (box decoding) + NonMaxSuppression + TopK + Gather",
                   .dtypes = "float32, uint8 (-> float32 outputs)",
                   .notes = "fast (use_regular_nms false) and regular NMS, background class, "

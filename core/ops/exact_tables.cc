@@ -70,7 +70,8 @@ bool xnn_multiplier_range(float p) {
 Status lower_leaky_relu_table(LowerContext& ctx, const ir::Node& n) {
   const Params x = params_of(ctx.tensor(n.inputs[0])), y = params_of(ctx.tensor(n.outputs[0]));
   const LeakyMultipliers m = leaky_multipliers(ctx.graph(), n);
-  if (xnn_multiplier_range(m.positive) && xnn_multiplier_range(m.negative)) {
+  if (!builtin_kernels_only(n) && xnn_multiplier_range(m.positive) &&
+      xnn_multiplier_range(m.negative)) {
     const int64_t positive = qmath::xnn_multiplier8(m.positive);
     const int64_t negative = qmath::xnn_multiplier8(m.negative);
     return lower_unary_table(ctx, n, [=](int64_t q) {
@@ -126,12 +127,20 @@ Check check_int8(const ir::Graph& g, const ir::Node& n) {
   return std::nullopt;
 }
 
+// The tables of XNNPACK's LOGISTIC, TANH and ELU: TFLite's builtin tables
+// are not written yet, so a model XNNPACK's delegate refuses is refused here.
+Check check_xnn_table(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_eight_bit(g, n)) return r;
+  if (builtin_kernels_only(n)) return refuse_builtin_kernel();
+  return std::nullopt;
+}
+
 }  // namespace
 
 ExactForm rsqrt_table() { return {lower_rsqrt_table, check_int8}; }
-ExactForm logistic_table() { return {lower_xnn_table<qmath::xnn_sigmoid>, check_eight_bit}; }
-ExactForm tanh_table() { return {lower_xnn_table<qmath::tanh_f>, check_eight_bit}; }
-ExactForm elu_table() { return {lower_xnn_table<qmath::elu_f>, check_eight_bit}; }
+ExactForm logistic_table() { return {lower_xnn_table<qmath::xnn_sigmoid>, check_xnn_table}; }
+ExactForm tanh_table() { return {lower_xnn_table<qmath::tanh_f>, check_xnn_table}; }
+ExactForm elu_table() { return {lower_xnn_table<qmath::elu_f>, check_xnn_table}; }
 ExactForm hard_swish_table() { return {lower_hard_swish_table, check_eight_bit}; }
 ExactForm leaky_relu_table() { return {lower_leaky_relu_table, check_eight_bit}; }
 // (RELU has no upper bound: kHigh == kLow.)

@@ -152,6 +152,7 @@ Status lower_mean_or_sum_exact(LowerContext& ctx, const ir::Node& n) {
 // static reduced dimensions (the count is a constant of the arithmetic).
 Check check_mean_or_sum_exact(const ir::Graph& g, const ir::Node& n) {
   if (auto r = exact::check_8bit(g, n)) return r;
+  if (exact::builtin_kernels_only(n)) return exact::refuse_builtin_kernel();
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
   if (!exact::xnnpack_quantization(x) || !exact::xnnpack_quantization(y) ||

@@ -120,6 +120,7 @@ Check check_bilinear_exact(const ir::Graph& g, const ir::Node& n) {
   const exact::Params px = exact::params_of(x), py = exact::params_of(g.tensor(n.outputs[0]));
   if (px.type != py.type || px.scale != py.scale || px.zero != py.zero)
     return refuse(ReasonCode::kQuantization, "input and output quantized differently");
+  if (exact::builtin_kernels_only(n)) return exact::refuse_builtin_kernel();
   if (!exact::xnnpack_quantization(x))
     return refuse(ReasonCode::kQuantization,
                   "quantization XNNPACK's delegate does not take (its builtin kernel is not "
