@@ -4,20 +4,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { compareDetections, detectionGroups, detectionOutputShapes, DETECTION_RULES } from './detections.mjs';
-import { readTfliteModel, inferIndexRange, isIndexTensor, operatorName, hasHybridOp } from './tflite_model.mjs';
+import { detectionOutputShapes } from './detections.mjs';
+import { readTfliteModel, inferIndexRange, operatorName, hasHybridOp } from './tflite_model.mjs';
 import { jsonToTflite, tfliteToJson } from './tflite_rewrite.mjs';
 import { selectTfTwinOf } from './select_tf_twin.mjs';
-import { ulpWeightsCopy } from './ulp_weights.mjs';
 import { readIoLayouts, readOnnxMetadata, countOnnxOps, withInitializers } from './onnx_meta.mjs';
-import { randomTensor, smoothTensor, inputSeed, makeRng } from './inputs.mjs';
+import { randomTensor, smoothTensor, inputSeed } from './inputs.mjs';
 import {
-  transpose, inversePermutation, castData, dequantize, quantize, makeTensor, allocate, isFloatType, isIntegerType, TYPED_ARRAYS, typeRange,
+  transpose, inversePermutation, castData, dequantize, makeTensor, allocate, isFloatType, isIntegerType, TYPED_ARRAYS,
 } from './tensor.mjs';
-import {
-  compareTensors, outputDistance, toleranceDistance, withinRuntimeSpread, formatDistance, MODES, SINGLE_OP_QUANTIZED, RUNTIME_SPREAD,
-} from './compare.mjs';
+import { RUNTIME_SPREAD } from './compare.mjs';
+import { compareAll, summarize, failureText, likeOnnx } from './judge.mjs';
+import { referenceSensitivity, runtimeSpread } from './yardsticks.mjs';
+
 
 export const OUTCOMES = ['pass', 'fail', 'unsupported', 'skip', 'convert-error'];
 
@@ -121,16 +120,6 @@ function perInputSpec(spec, tensor, index) {
   if (!ins) return {};
   if (Array.isArray(ins)) return ins[index] ?? {};
   return ins[tensor.name] ?? ins[String(index)] ?? {};
-}
-
-function perOutputSpec(spec, tensor, index) {
-  const outs = spec.outputs;
-  if (!outs) return {};
-  // An output of a later invocation of a stateful model: its output's spec.
-  const name = tensor.specName ?? tensor.name;
-  const at = tensor.specIndex ?? index;
-  if (Array.isArray(outs)) return outs[at] ?? {};
-  return outs[name] ?? outs[String(at)] ?? {};
 }
 
 // How many invocations one check of a model runs: a converted model with
@@ -328,163 +317,6 @@ async function runReference(task, bytes, model, inputs) {
   throw Object.assign(new Error(`no TFLite runtime can run it (${errors.join(' | ')})`), { skip: true });
 }
 
-// --quantization exact claims TFLite's integers bit for bit: its quantized
-// outputs (and integer ones) are judged by equality, whatever a spec allows.
-export function exactQuantization(task) {
-  return (task.convertArgs ?? []).map(String).includes('--quantization=exact');
-}
-
-function chooseMode(task, model, tensor, index, refType) {
-  const spec = task.spec ?? {};
-  const ospec = perOutputSpec(spec, tensor, index);
-  if (exactQuantization(task) && isIntegerType(refType) && ospec.mode !== 'distribution') return 'exact';
-  if (ospec.mode) return ospec.mode;
-  // A hybrid op quantizes its float input at run time: the one-ULP
-  // differences of the float ops before it (not bit-exact in any mode) move
-  // some of its integers by one step, which --quantization exact cannot undo
-  // (the hybrid ops themselves are checked bit for bit by quant_probe/exact.mjs).
-  if (exactQuantization(task) && isFloatType(refType) && model.hybrid) return 'dequantized';
-  if (ospec.index === true) return 'index';
-  if (ospec.index !== false && isIntegerType(refType) && !tensor.quant && isIndexTensor(model, tensor)) return 'index';
-  if (isFloatType(refType)) return spec.mode === 'dequantized' ? 'dequantized' : 'float';
-  if (isIntegerType(refType) && tensor.quant) return spec.mode === 'dequantized' ? 'dequantized' : 'quantized';
-  return 'exact';
-}
-
-// Per-op exceptions to the single-op quantized rule (single_op_exceptions.json).
-let singleOpExceptions = null;
-export function loadSingleOpExceptions() {
-  if (!singleOpExceptions) {
-    const file = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'single_op_exceptions.json');
-    const doc = JSON.parse(fs.readFileSync(file, 'utf8'));
-    singleOpExceptions = Object.fromEntries(Object.entries(doc).filter(([k]) => !k.startsWith('//')));
-  }
-  return singleOpExceptions;
-}
-
-// The tolerance of one output: the rule's defaults, for a quantized output of
-// a single-op model the single-op rule (and its exception for that op), then
-// the spec's model-wide and per-output fields.
-function toleranceFor(task, model, tensor, index, mode) {
-  const spec = task.spec ?? {};
-  let base = {};
-  if (mode === 'quantized' && model.singleOp) {
-    // "OP:type" (the output's TFLite type) before "OP"
-    const ex = loadSingleOpExceptions();
-    base = { ...SINGLE_OP_QUANTIZED, ...((ex[`${model.opName}:${tensor.type}`] ?? ex[model.opName])?.tolerance ?? {}) };
-  }
-  return { ...base, ...(spec.tolerance ?? {}), ...(perOutputSpec(spec, tensor, index).tolerance ?? {}) };
-}
-
-function classifierFor(task, tensor, index, shape) {
-  const spec = task.spec ?? {};
-  const ospec = perOutputSpec(spec, tensor, index);
-  if (typeof ospec.classifier === 'boolean') return ospec.classifier;
-  if (typeof spec.classifier === 'boolean') return spec.classifier;
-  return shape.length === 2 && shape[1] >= 2;
-}
-
-// Puts a reference output and a candidate output on common ground: the
-// mode, the two tensors, the tolerance and the compare options; or
-// {error: result} when they cannot be compared.
-function commonGround(task, model, tensor, index, ref, got, label) {
-  let mode = chooseMode(task, model, tensor, index, ref.type);
-  let r = ref;
-  let g = got;
-  let step = 0;
-  if (isFloatType(g.type) && isIntegerType(r.type) && tensor.quant && model.singleOp && mode === 'quantized' &&
-      tensor.quant.scale.length === 1) {
-    // One op in --quantization dequantize mode: the float output, rounded to
-    // the reference's grid, under the single-op quantized rule.
-    g = quantize(g, tensor.quant, r.type);
-  } else if (isFloatType(g.type) && isIntegerType(r.type) && tensor.quant) {
-    // The ONNX output was dequantized: compare in float, loosely. The
-    // reference is rounded to its quantization step, the float output is not.
-    r = dequantize(r, tensor.quant);
-    mode = 'dequantized';
-    step = Math.max(...tensor.quant.scale);
-  } else if (isFloatType(r.type) !== isFloatType(g.type) || (r.type === 'bool') !== (g.type === 'bool')) {
-    const detail = `type mismatch: reference ${r.type} vs ${label} ${g.type}`;
-    return { error: { ok: false, maxAbs: Infinity, tol: 0, summary: 'type mismatch', detail } };
-  }
-  if (!MODES.includes(mode)) throw new Error(`spec: unknown mode "${mode}"`);
-  if (mode === 'quantized' && tensor.quant && tensor.quant.scale.every((s) => s === 0)) {
-    // Every integer of a scale-0 tensor means 0 (calibration saw only zeros).
-    return { error: { ok: true, maxAbs: 0, tol: 0, summary: 'scale 0: every value is 0' } };
-  }
-  return {
-    mode, r, g,
-    tolerance: toleranceFor(task, model, tensor, index, mode),
-    options: { classifier: classifierFor(task, tensor, index, r.shape), label, step },
-  };
-}
-
-function compareOne(task, model, tensor, index, ref, got, label) {
-  const c = commonGround(task, model, tensor, index, ref, got, label);
-  if (c.error) return c.error;
-  const result = compareTensors(c.r, c.g, c.mode, c.tolerance, c.options);
-  // the distance and what the tolerance allows, for the runtime-spread rule
-  result.distance = outputDistance(c.r, c.g, c.mode, c.tolerance, c.options);
-  result.allowed = toleranceDistance(c.mode, c.tolerance);
-  result.mode = c.mode;
-  return result;
-}
-
-function ratio(r) {
-  if (!r.ok) return Infinity;
-  if (r.tol > 0) return r.maxAbs / r.tol;
-  return r.maxAbs > 0 ? 1 : 0;
-}
-
-// Compares every TFLite output (by tensor name) of `got` against `ref`; the
-// four outputs of a detection post-processing op as one set of detections.
-function compareAll(task, model, ref, got, label) {
-  const results = [];
-  const grouped = new Set();
-  const rule = (task.convertArgs ?? []).map(String).includes('--quantization=dequantize')
-    ? DETECTION_RULES.loose : DETECTION_RULES.strict;
-  for (const group of detectionGroups(model)) {
-    group.outputs.forEach((name) => grouped.add(name));
-    const missing = group.outputs.find((name) => !ref.get(name) || !got.get(name));
-    const name = `${group.outputs[0]} (detections)`;
-    if (missing) {
-      results.push({ name, ok: false, detail: `no output "${missing}"`, maxAbs: Infinity, tol: 0 });
-      continue;
-    }
-    results.push({ name, ...compareDetections(group, ref, got, rule, label) });
-  }
-  (model.compared ?? model.outputs).forEach((tensor, i) => {
-    if (grouped.has(tensor.name)) return;
-    let a = ref.get(tensor.name);
-    const b = got.get(tensor.name);
-    if (!a) { results.push({ name: tensor.name, ok: false, detail: `reference produced no output "${tensor.name}"`, maxAbs: Infinity, tol: 0 }); return; }
-    // A reference runtime that labels an output with the wrong shape (the
-    // spec says which, and why): its elements read in the right one.
-    const fixed = perOutputSpec(task.spec ?? {}, tensor, i).reference_shape;
-    if (fixed) {
-      if (fixed.reduce((x, y) => x * y, 1) !== a.data.length) {
-        results.push({ name: tensor.name, ok: false, detail: `spec: reference_shape [${fixed}] does not fit ${a.data.length} elements`, maxAbs: Infinity, tol: 0 });
-        return;
-      }
-      a = { ...a, shape: [...fixed] };
-    }
-    if (!b) { results.push({ name: tensor.name, ok: false, detail: `${label} produced no output "${tensor.name}"`, maxAbs: Infinity, tol: 0 }); return; }
-    results.push({ name: tensor.name, ...compareOne(task, model, tensor, i, a, b, label) });
-  });
-  return results;
-}
-
-function summarize(results) {
-  let worst = results[0];
-  for (const r of results) if (ratio(r) > ratio(worst)) worst = r;
-  return worst;
-}
-
-function failureText(results) {
-  const bad = results.filter((r) => !r.ok);
-  return bad.map((r) => `output "${r.name}": ${r.detail ?? r.summary}`).join('; ');
-}
-
 // What the ONNX graph's input or output names stand for: with
 // --io-names signature (lite2onnx.options says so) the signature's aliases,
 // which lite2onnx.signature maps to TFLite tensor names ({alias: tensor});
@@ -605,173 +437,8 @@ export async function runOnnx(task, onnxBytes, model, inputs, notes) {
   return { outputs: mergeInvocations(runs), layouts };
 }
 
-// How a model's own TFLite outputs move when one input element moves by one
-// step (integers +-1; floats 1/256 of the input's range), at `count`
-// positions spread over each float, quantized or uint8 input. A deep quantized
-// network fed noise can amplify a single one-step difference into many-step
-// output differences; when TFLite breaks the tolerance against itself this
-// way, a whole-model failure says nothing about the converter (run.mjs then
-// accepts an expected "fail", whose ops corpus.sh checks one by one). Second
-// probe below: the model's quantization scales moved by about two ulps.
-async function referenceSensitivity(task, which, bytes, model, inputs, refOutputs, onnxOutputs, positions = 8) {
-  let worst = null;
-  // TFLite on changed inputs or model bytes, judged by the rule the ONNX
-  // outputs were (dequantized where they are float); true when it breaks it.
-  const breaks = async (modelBytes, modelInputs, label) => {
-    const got = await runTflite(which, modelBytes, model, modelInputs);
-    for (const t of model.compared ?? model.outputs) {
-      const g = got.get(t.name);
-      const o = onnxOutputs.get(t.name);
-      if (g && o && t.quant && isFloatType(o.type) && isIntegerType(g.type)) got.set(t.name, dequantize(g, t.quant));
-    }
-    const cmp = compareAll(task, model, refOutputs, got, label);
-    if (cmp.every((r) => r.ok)) return false;
-    if (!worst) worst = failureText(cmp);
-    return true;
-  };
-  // Float, quantized and uint8 (image) inputs; not indices or token ids.
-  const targets = model.inputs.filter((t) => isFloatType(t.type) || t.type === 'uint8' || (isIntegerType(t.type) && t.quant));
-  const count = targets.length ? positions : 0;
-  let broken = 0;
-  for (let p = 0; p < count; p++) {
-    // The first invocation's inputs moved; a stateful model's later ones kept.
-    const changed = inputs.map((m) => new Map(m));
-    for (const t of targets) {
-      const x = inputs[0].get(t.name);
-      const data = x.data.slice();
-      const i = Math.min(data.length - 1, Math.floor(((p + 0.5) / count) * data.length));
-      if (isFloatType(t.type)) {
-        let lo = Infinity;
-        let hi = -Infinity;
-        for (const v of x.data) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
-        data[i] += (hi > lo ? hi - lo : 1) / 256;
-      } else {
-        const [tlo, thi] = typeRange(t.type);
-        data[i] = data[i] < thi ? data[i] + 1 : Math.max(tlo, data[i] - 1);
-      }
-      changed[0].set(t.name, { ...x, data });
-    }
-    if (await breaks(bytes, changed, 'perturbed')) broken++;
-  }
-  // The same model with every quantization scale multiplied by one factor
-  // 1 +- 2^-22 or 1 +- 2^-21 (one or two float32 ulps; one factor for all, so
-  // scales that must be equal stay equal): every requantization multiplier
-  // moves by that much. A model whose outputs then break the tolerance is
-  // decided below float32 precision, which no float or float-requantizing
-  // runtime reproduces (yamnet in --quantization dequantize mode is one).
-  let jitterBroken = 0;
-  let jitterRefused = 0;
-  const factors = model.tensors.some((t) => t.quant) ? [1 + 2 ** -22, 1 - 2 ** -22, 1 + 2 ** -21, 1 - 2 ** -21] : [];
-  for (const factor of factors) {
-    const copy = bytes.slice();
-    const view = new DataView(copy.buffer, copy.byteOffset, copy.byteLength);
-    for (const t of model.tensors) {
-      if (!t.quant) continue;
-      for (let i = 0; i < t.quant.scale.length; i++) {
-        const at = t.quant.scaleAt + 4 * i;
-        view.setFloat32(at, view.getFloat32(at, true) * factor, true);
-      }
-    }
-    try {
-      if (await breaks(copy, inputs, 'scales moved')) jitterBroken++;
-    } catch (e) {
-      // A kernel that requires an exact scale (TFLite's int8 LOGISTIC wants
-      // 1/256) refuses the moved copy: that copy says nothing.
-      if (!/cannot load the model|failed to prepare/i.test(errMessage(e))) throw e;
-      jitterRefused++;
-    }
-  }
-  return {
-    broken: broken + jitterBroken, of: count, worst, jitterBroken, jitterOf: factors.length - jitterRefused, inputBroken: broken,
-  };
-}
-
-// Outputs of tfjs-tflite made comparable like the ONNX ones: dequantized
-// where the ONNX output is float and the TFLite one quantized.
-function likeOnnx(model, outputs, onnxOutputs) {
-  const out = new Map(outputs);
-  for (const t of model.compared ?? model.outputs) {
-    const g = out.get(t.name);
-    const o = onnxOutputs.get(t.name);
-    if (g && o && t.quant && isFloatType(o.type) && isIntegerType(g.type)) out.set(t.name, dequantize(g, t.quant));
-  }
-  return out;
-}
-
-// One input set under the runtime-spread rule: per output, the ONNX distance
-// from LiteRT.js, LiteRT.js's from tfjs-tflite, and whether it passes (its
-// tolerance, or every figure within max(1.5 x the runtimes', the tolerance's)).
-// A float output may instead stay within 1.5 x LiteRT.js's own distance on
-// the copy with its float weights moved one ulp (run.ulp, ulp_weights.mjs).
-function spreadSet(task, model, run) {
-  const rt = compareAll(task, model, run.ref, likeOnnx(model, run.other, run.onnx), 'tfjs-tflite');
-  const ulp = run.ulp ? compareAll(task, model, run.ref, run.ulp, 'one-ulp weights') : null;
-  const outputs = {};
-  let ok = true;
-  run.cmp.forEach((c, i) => {
-    let within = c.ok ? { ok: true, limit: null } : withinRuntimeSpread(c.distance, rt[i].distance, c.allowed ?? {});
-    let byUlp = false;
-    if (!within.ok && ulp && c.mode === 'float') {
-      const moved = withinRuntimeSpread(c.distance, ulp[i].distance, c.allowed ?? {});
-      if (moved.ok) [within, byUlp] = [moved, true];
-    }
-    outputs[c.name] = {
-      onnx: c.distance ?? null, runtimes: rt[i].distance ?? null, ulp: ulp?.[i].distance ?? null,
-      tolerance: c.ok, ok: within.ok, limit: within.limit, byUlp,
-    };
-    if (!within.ok) ok = false;
-  });
-  return { ok, outputs };
-}
-
-// The runtime-spread rule: a whole-model output that breaks its tolerance
-// passes when, on the random inputs and on smooth (image-like) ones, its
-// distance from LiteRT.js is at most max(1.5 x tfjs-tflite's, the tolerance);
-// a float output also when it is at most 1.5 x LiteRT.js's own distance on
-// the copy with every float weight moved one ulp (computed only when needed).
-// Returns {ok, measured, notes}; measured holds the figures of both input sets
-// (run.mjs compares them with the known-fail list).
-async function runtimeSpread(task, bytes, model, onnxBytes, random) {
-  let copy;
-  const withUlp = async (run, inputs) => {
-    const first = spreadSet(task, model, run);
-    if (first.ok) return first;
-    if (copy === undefined) {
-      try { copy = ulpWeightsCopy(bytes, model); } catch { copy = null; }
-    }
-    if (!copy) return first;
-    try {
-      return spreadSet(task, model, { ...run, ulp: await runTflite('litert', copy, model, inputs) });
-    } catch {
-      return first;  // LiteRT.js refuses the copy: no yardstick
-    }
-  };
-  const sets = { random: await withUlp(random, random.inputs) };
-  const smoothInputs = makeInputSets(task, model, true);
-  if (smoothInputs.smoothed > 0) {
-    const ref = await runTflite('litert', bytes, model, smoothInputs);
-    const other = await runTflite('tfjs', bytes, model, smoothInputs);
-    const onnx = (await runOnnx(task, onnxBytes, model, smoothInputs, [])).outputs;
-    sets.smooth = await withUlp({ ref, other, onnx, cmp: compareAll(task, model, ref, onnx, 'onnx') }, smoothInputs);
-  }
-  const notes = [];
-  const measured = { reference: 'litert' };
-  for (const [set, r] of Object.entries(sets)) {
-    measured[set] = {};
-    for (const [name, o] of Object.entries(r.outputs)) {
-      measured[set][name] = { onnx: o.onnx, runtimes: o.runtimes };
-      const verdict = o.tolerance ? 'within its tolerance'
-        : o.byUlp ? `within ${RUNTIME_SPREAD} x LiteRT.js's own distance with its float weights moved one ulp`
-          : o.ok ? `within ${RUNTIME_SPREAD} x the runtimes'` : `BEYOND ${RUNTIME_SPREAD} x the runtimes' and the tolerance`;
-      const ulpText = o.ulp && !o.tolerance ? `; LiteRT.js with its float weights moved one ulp ${formatDistance(o.ulp)}` : '';
-      notes.push(`${set} inputs, output "${name}": ONNX ${formatDistance(o.onnx)}; ` +
-        `tfjs-tflite ${formatDistance(o.runtimes)} (vs LiteRT.js)${ulpText}: ${verdict}`);
-    }
-  }
-  if (!sets.smooth) notes.push('no input can be made smooth: random inputs only');
-  const byUlp = Object.values(sets).some((r) => Object.values(r.outputs).some((o) => o.byUlp));
-  return { ok: Object.values(sets).every((r) => r.ok), measured, notes, byUlp };
-}
+// What the yardsticks (yardsticks.mjs) run models with.
+const RUNNERS = { runTflite, runOnnx, makeInputSets };
 
 /** Processes one model. Never throws: errors become outcomes. */
 export async function processModel(task) {
@@ -969,7 +636,7 @@ export async function processModel(task) {
 
     if (ref.which === 'litert' && await runOther()) {
       // Two TFLite runtimes: the runtime-spread rule, on random and smooth inputs.
-      const spread = await runtimeSpread(task, bytes, model, onnxBytes,
+      const spread = await runtimeSpread(RUNNERS, task, bytes, model, onnxBytes,
         { inputs, ref: ref.outputs, onnx: onnx.outputs, other, cmp });
       res.measured = spread.measured;
       res.notes.push(...spread.notes);
@@ -984,7 +651,7 @@ export async function processModel(task) {
     }
     // One TFLite runtime: TFLite against itself under one-step input changes
     // and ulp-sized scale changes.
-    const s = await referenceSensitivity(task, ref.which, bytes, model, inputs, ref.outputs, onnx.outputs);
+    const s = await referenceSensitivity(RUNNERS, task, ref.which, bytes, model, inputs, ref.outputs, onnx.outputs);
     res.sensitivity = s;
     res.measured = {
       reference: ref.which,
