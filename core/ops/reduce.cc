@@ -404,17 +404,27 @@ Status lower_lrn(LowerContext& ctx, const ir::Node& n) {
 
 // ---- TOPK_V2 ------------------------------------------------------------------------
 
+// k is a constant or a run-time scalar (ONNX TopK takes K as a tensor; a k
+// beyond the last dimension is an error at run time in both).
 Check check_topk(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_const(g, n, 1, "k")) return r;
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   if (x.rank() < 1) return refuse(ReasonCode::kShape, "input must have at least one dimension");
-  auto k = ir::const_ints(g, n.inputs[1]);
-  if (!k || k->size() != 1 || (*k)[0] < 0)
-    return refuse(ReasonCode::kOperands, "k must be one non-negative integer");
-  int64_t last = x.shape.back();
-  if (last >= 0 && (*k)[0] > last)
-    return refuse(ReasonCode::kOperands, "k = " + std::to_string((*k)[0]) +
-                                             " exceeds the last dimension " + std::to_string(last));
+  const ir::Tensor& kt = g.tensor(n.inputs[1]);
+  if (!kt.is_const()) {
+    if (kt.dtype != ir::DataType::kInt32 && kt.dtype != ir::DataType::kInt64)
+      return refuse(ReasonCode::kType, "k must be int32 or int64");
+    if (kt.has_rank && (kt.rank() > 1 || (kt.rank() == 1 && kt.shape[0] != 1)))
+      return refuse(ReasonCode::kOperands, "k must hold one integer");
+  } else {
+    auto k = ir::const_ints(g, n.inputs[1]);
+    if (!k || k->size() != 1 || (*k)[0] < 0)
+      return refuse(ReasonCode::kOperands, "k must be one non-negative integer");
+    int64_t last = x.shape.back();
+    if (last >= 0 && (*k)[0] > last)
+      return refuse(
+          ReasonCode::kOperands,
+          "k = " + std::to_string((*k)[0]) + " exceeds the last dimension " + std::to_string(last));
+  }
   if (n.outputs.size() != 2)
     return refuse(ReasonCode::kOperands, "expects two outputs (values, indices)");
   ir::DataType t = g.tensor(n.outputs[1]).dtype;
@@ -425,10 +435,20 @@ Check check_topk(const ir::Graph& g, const ir::Node& n) {
 
 Status lower_topk(LowerContext& ctx, const ir::Node& n) {
   const ir::Graph& g = ctx.graph();
-  int64_t k = (*ir::const_ints(g, n.inputs[1]))[0];
+  TensorId k;
+  if (g.tensor(n.inputs[1]).is_const()) {
+    k = ctx.const_i64(n.name + "/k", {(*ir::const_ints(g, n.inputs[1]))[0]});
+  } else {
+    // A run-time scalar: TopK wants int64 of shape [1].
+    TensorId k64 = int64_result(ctx, n, n.inputs[1], "k");
+    if (k64 != n.inputs[1])
+      ctx.emit(n, "Cast", {n.inputs[1]}, {k64}, "k_int64")
+          .attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt64)});
+    k = ctx.temp(n.name + "/k", ir::DataType::kInt64);
+    ctx.emit(n, "Reshape", {k64, ctx.const_i64(n.name + "/k_shape", {1})}, {k}, "k");
+  }
   TensorId idx = int64_result(ctx, n, n.outputs[1], "indices");
-  ir::Node& t =
-      ctx.emit(n, "TopK", {n.inputs[0], ctx.const_i64(n.name + "/k", {k})}, {n.outputs[0], idx});
+  ir::Node& t = ctx.emit(n, "TopK", {n.inputs[0], k}, {n.outputs[0], idx});
   t.attrs.set("axis", last_onnx_axis(ctx.tensor(n.inputs[0])));
   t.attrs.set("largest", int64_t{1});
   t.attrs.set("sorted", int64_t{1});
@@ -616,7 +636,7 @@ OpEntry topk_v2() {
           .quantization = {.kernel = QuantizedKernel::kSameScale},
           .doc = {.onnx = "TopK (+ Cast of the indices to int32)",
                   .dtypes = "float32, int32, int64 (int32/int64 indices)",
-                  .notes = "over the last TFLite axis; k must be a constant"}};
+                  .notes = "over the last TFLite axis; k a constant or a run-time scalar"}};
 }
 
 }  // namespace lite2onnx::ops::reduce

@@ -172,6 +172,17 @@ def('lrn_after_conv', 'CONV_2D -> LOCAL_RESPONSE_NORMALIZATION radius 1, bias 2,
 def('topk', 'TOPK_V2 k 4 along the last axis of [3,10] -> values, int32 indices [3,4]', (m) => {
   m.output(...topk(m, m.input('input', [3, 10]), 4));
 });
+def('topk_runtime_k', 'TOPK_V2 with k a run-time int32 scalar input (in [0, 9]) along the last axis of [3,9]: [3,?] outputs', (m) => {
+  const x = m.input('input', [3, 9]);
+  const k = m.input('k', [], 'INT32', { range: [0, 9] });
+  const values = m.tensor('output_values', [3, 1], 'FLOAT32', { shape_signature: [3, -1] });
+  const indices = m.tensor('output_indices', [3, 1], 'INT32', { shape_signature: [3, -1] });
+  m.op('TOPK_V2', [x, k], [values, indices], 'TopKV2Options', {});
+  m.output(values, indices);
+  // LiteRT.js hands back the declared [3, 1] buffers of outputs whose shape
+  // the op computes at run time; tfjs-tflite resizes them.
+  m.spec.reference = 'tfjs';
+});
 def('topk_after_conv', 'CONV_2D -> TOPK_V2 k 3 along channels of [1,5,7,8] -> [1,5,7,3]', (m) => {
   m.output(...topk(m, conv(m, m.input('input', NHWC), 8), 3));
 });
