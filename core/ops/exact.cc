@@ -381,6 +381,20 @@ Value mbqm(Writer& w, const Value& x, std::span<const qmath::Multiplier> m, cons
                     }));
 }
 
+namespace {
+
+// static_cast<int32_t>(x) of an int64 x: ((x + 2^31) mod 2^32) - 2^31.
+Value wrap_int32(Writer& w, const Value& x) {
+  const Value two32 = w.constant(int64_t{1} << 32), two31 = w.constant(int64_t{1} << 31);
+  const Value shifted = w.add(x, two31);
+  Value low = w.sub(shifted, w.mul(w.floor_div(shifted, two32), two32));
+  low.lo = 0;
+  low.hi = two32.hi - 1;
+  return w.sub(low, two31);
+}
+
+}  // namespace
+
 Value requantize(Writer& w, const Value& acc, Requantization r, std::span<const double> scales,
                  const Shape& shape, const Params& out, int64_t lo, int64_t hi) {
   const bool one = scales.size() == 1;
@@ -442,6 +456,8 @@ Value requantize(Writer& w, const Value& acc, Requantization r, std::span<const 
     y = w.floor_div(nudged, per_channel([](const qmath::Multiplier& x) {
                       return int64_t{1} << std::clamp(15 - x.shift, 1, 62);
                     }));
+    // The kernels cast the int64 result to int32: it wraps where it leaves int32.
+    if (!fits32(y)) y = wrap_int32(w, y);
   }
   return w.clip(w.add(y, w.constant(out.zero)), lo, hi);
 }
@@ -614,16 +630,6 @@ Value finish_linear(Writer& w, const Value& acc, LinearOp op, const Shape& chann
     scales.resize(1);
   const auto [lo, hi] = activation_range(n, py, k.xnnpack);
   return requantize(w, sum, k.rule, scales, channel_shape, py, lo, hi);
-}
-
-Value sum_16x8(Writer& w, TensorId x, const IntegerProduct& product) {
-  const Value x16 = w.integers(x);
-  const Value high = w.floor_div(x16, w.constant(256));
-  const Value low = w.sub(w.sub(x16, w.mul(high, w.constant(256))), w.constant(128));
-  const Value high_sum = product(w.tensor(high, DataType::kInt8), ir::kNoTensor, "high");
-  const Value low_sum =
-      product(w.tensor(low, DataType::kInt8), w.tensor(w.constant(-128), DataType::kInt8), "low");
-  return w.add(w.mul(high_sum, w.constant(256)), low_sum);
 }
 
 Status lower_unary_table(LowerContext& ctx, const ir::Node& n, const TableFn& fn) {
