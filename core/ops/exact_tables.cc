@@ -13,8 +13,8 @@ namespace {
 
 bool eight_bit(ir::DataType t) { return t == ir::DataType::kInt8 || t == ir::DataType::kUInt8; }
 
-// Per-tensor 8-bit input and output of one type (the kernels' only variants
-// the tables cover; int16 tables are not written yet).
+// Per-tensor 8-bit input and output of one type (the variants most tables
+// cover; LEAKY_RELU also takes int16).
 Check check_eight_bit(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
@@ -64,13 +64,14 @@ bool xnn_multiplier_range(float p) {
   return std::fabs(p) >= 1.0f / 256.0f && std::fabs(p) <= 128.0f;
 }
 
-// XNNPACK takes LEAKY_RELU when both multipliers are within its range;
+// XNNPACK takes 8-bit LEAKY_RELU when both multipliers are within its range;
 // TFLite's builtin kernel runs it otherwise (§4.9): MBQM of x - z_x with
 // the identity multiplier, or with |alpha's| (negated for a negative alpha).
 Status lower_leaky_relu_table(LowerContext& ctx, const ir::Node& n) {
   const Params x = params_of(ctx.tensor(n.inputs[0])), y = params_of(ctx.tensor(n.outputs[0]));
   const LeakyMultipliers m = leaky_multipliers(ctx.graph(), n);
-  if (xnn_multiplier_range(m.positive) && xnn_multiplier_range(m.negative)) {
+  if (x.type != ir::DataType::kInt16 && xnn_multiplier_range(m.positive) &&
+      xnn_multiplier_range(m.negative)) {
     const int64_t positive = qmath::xnn_multiplier8(m.positive);
     const int64_t negative = qmath::xnn_multiplier8(m.negative);
     return lower_unary_table(ctx, n, [=](int64_t q) {
@@ -83,6 +84,14 @@ Status lower_leaky_relu_table(LowerContext& ctx, const ir::Node& n) {
   const float alpha_scale = (x.scale * alpha) / y.scale;
   const qmath::Multiplier slope = qmath::quantize_multiplier(alpha_scale);
   const qmath::Multiplier magnitude{slope.m < 0 ? -slope.m : slope.m, slope.shift};
+  // int16 runs optimized_integer_ops::QuantizeLeakyRelu: MBQM with the signed
+  // alpha multiplier itself, which rounds ties of a negative alpha the other
+  // way (zero points are 0).
+  if (x.type == ir::DataType::kInt16)
+    return lower_unary_table(ctx, n, [=](int64_t q) {
+      const auto v = static_cast<int32_t>(q);
+      return std::clamp<int64_t>(qmath::mbqm(v, v >= 0 ? identity : slope), y.lo, y.hi);
+    });
   return lower_unary_table(ctx, n, [=](int64_t q) {
     const auto v = static_cast<int32_t>(q - x.zero);
     int64_t out = qmath::mbqm(v, identity);
@@ -117,6 +126,19 @@ Status lower_rsqrt_table(LowerContext& ctx, const ir::Node& n) {
       ctx, n, [=](int64_t q) { return qmath::rsqrt_int8(q, x.scale, x.zero, y.scale, y.zero); });
 }
 
+// LEAKY_RELU: 8-bit, or int16 with zero points 0 (TFLite refuses others).
+Check check_leaky_relu(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  if (x.quantized_type != ir::DataType::kInt16 || y.quantized_type != ir::DataType::kInt16)
+    return check_eight_bit(g, n);
+  if (!per_tensor(x) || !per_tensor(y))
+    return refuse(ReasonCode::kQuantization, "per-axis quantization");
+  if (params_of(x).zero != 0 || params_of(y).zero != 0)
+    return refuse(ReasonCode::kQuantization, "int16 zero points other than 0 (TFLite refuses)");
+  return std::nullopt;
+}
+
 Check check_int8(const ir::Graph& g, const ir::Node& n) {
   if (auto r = check_eight_bit(g, n)) return r;
   if (*g.tensor(n.inputs[0]).quantized_type != ir::DataType::kInt8)
@@ -133,7 +155,7 @@ ExactForm logistic_table() { return {lower_xnn_table<qmath::xnn_sigmoid>, check_
 ExactForm tanh_table() { return {lower_xnn_table<qmath::tanh_f>, check_eight_bit}; }
 ExactForm elu_table() { return {lower_xnn_table<qmath::elu_f>, check_eight_bit}; }
 ExactForm hard_swish_table() { return {lower_hard_swish_table, check_eight_bit}; }
-ExactForm leaky_relu_table() { return {lower_leaky_relu_table, check_eight_bit}; }
+ExactForm leaky_relu_table() { return {lower_leaky_relu_table, check_leaky_relu}; }
 // (RELU has no upper bound: kHigh == kLow.)
 ExactForm relu_table() { return {lower_relu_table<0, 0>, check_eight_bit}; }
 ExactForm relu6_table() { return {lower_relu_table<0, 6>, check_eight_bit}; }

@@ -67,6 +67,7 @@ export const GROUPS = [
   { label: 'TANH int16, input scale 2^-11 (gemmlowp path, shift 1)', match: /^tanh_int16_s4\.88/, lite: 'gemmlowpShift1', tfjs: 'gemmlowpShift1' },
   { label: 'HARD_SWISH int8/uint8', match: /^hardswish_/, lite: 'tflite', tfjs: 'tflite' },
   { label: 'LEAKY_RELU int8/uint8, XNNPACK refuses (abs(p*alpha) < 2^-8)', match: /^leakyrelu_.*_builtin/, lite: 'tflite', tfjs: 'tflite' },
+  { label: 'LEAKY_RELU int16', match: /^leakyrelu_int16/, lite: 'tfliteSigned', tfjs: 'tfliteSigned' },
   { label: 'LEAKY_RELU int8/uint8', match: /^leakyrelu_/, lite: 'xnnpack', tfjs: 'xnnpack' },
   { label: 'RELU/RELU6/RELU_N1_TO_1 requantizing', match: /^relu/, lite: 'tflite', tfjs: 'tflite' },
   { label: 'QUANTIZE int8 -> int16', match: /^requantize_int8_to_int16/, lite: 'tflite', tfjs: 'fails' },
