@@ -148,8 +148,59 @@ Check check_int8(const ir::Graph& g, const ir::Node& n) {
   return std::nullopt;
 }
 
+// uint8 CONCATENATION whose inputs are quantized otherwise than its output:
+// LiteRT.js runs TFLite's ConcatenationWithScaling (§4.11), which requantizes
+// each such input in float, y = clamp((int) RHAZ(f32(f32(q * scale) + bias))
+// + z_y, 0, 255) with scale = f32(s_i * f32(1 / s_y)) and bias = f32(-z_i *
+// scale), and copies the others: a Gather into a 256-entry table per input,
+// then the copy. (tfjs-tflite's older kernel copies every input.)
+Status lower_concatenation(LowerContext& ctx, const ir::Node& n) {
+  const ir::Tensor& y = ctx.tensor(n.outputs[0]);
+  const Params py = params_of(y);
+  ir::Node copy = n;
+  Writer w(ctx, n);
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const Params px = params_of(ctx.tensor(n.inputs[i]));
+    if (px.scale == py.scale && px.zero == py.zero) continue;
+    const float scale = px.scale * (1.0f / py.scale);
+    const float bias = static_cast<float>(-px.zero) * scale;
+    std::vector<int64_t> table(256);
+    for (int64_t q = 0; q < 256; ++q) {
+      const float v = static_cast<float>(q) * scale + bias;
+      table[static_cast<size_t>(q)] = std::clamp<int64_t>(
+          qmath::round_half_away(static_cast<double>(v)) + py.zero, py.lo, py.hi);
+    }
+    const ir::TensorId requantized = ctx.temp_like(n.inputs[i], "requantized");
+    ctx.graph().tensor(requantized).dtype = ir::DataType::kUInt8;
+    w.store(w.lookup(w.integers(n.inputs[i]), std::move(table), ir::DataType::kUInt8, py.lo, py.hi),
+            requantized);
+    copy.inputs[i] = requantized;
+  }
+  if (Status s = w.result(); !s.ok()) return s;
+  return lower_copy(ctx, copy);
+}
+
+// Every input quantized per tensor with the output's parameters, or uint8
+// ones with any (those LiteRT.js requantizes); no fused activation.
+Check check_concatenation(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  if (y.quantized_type != ir::DataType::kUInt8 || !per_tensor(y) ||
+      n.attrs.get_string("fused_activation_function", "NONE") != "NONE")
+    return check_equal_params(g, n);
+  for (ir::TensorId t : n.inputs) {
+    const ir::Tensor& x = g.tensor(t);
+    if (x.quantized_type != ir::DataType::kUInt8 || !per_tensor(x))
+      return refuse(ReasonCode::kQuantization, "input '" + x.name +
+                                                   "' is not quantized per tensor as uint8 as "
+                                                   "the output '" +
+                                                   y.name + "' is");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
+ExactForm concatenation_exact() { return {lower_concatenation, check_concatenation}; }
 ExactForm rsqrt_table() { return {lower_rsqrt_table, check_int8}; }
 ExactForm logistic_table() { return {lower_xnn_table<qmath::xnn_sigmoid>, check_eight_bit}; }
 ExactForm tanh_table() { return {lower_xnn_table<qmath::tanh_f>, check_eight_bit}; }

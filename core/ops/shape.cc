@@ -558,18 +558,18 @@ OpEntry transpose() {
 }
 
 OpEntry concatenation() {
-  return {.read = {.min_inputs = -1, .options = read_concatenation_options},
-          .layout = {.kind = LayoutClass::kAttribute,
-                     .propagate = propagate_same,
-                     .keeps_layout = true},
-          .infer_shapes = infer_concatenation,
-          .check = check_concatenation,
-          .lower = lower_concat,
-          // uint8 requantizes each input; int16 copies the integers (both TFLite runtimes).
-          .quantization = {.int16 = QuantizedKernel::kSameScale,
-                           .exact = {exact::lower_copy, exact::check_equal_params}},
-          .evaluate = {.element_sources = concatenation_sources},
-          .doc = {.onnx = "Concat", .dtypes = "float32, int32, int64, bool"}};
+  return {
+      .read = {.min_inputs = -1, .options = read_concatenation_options},
+      .layout = {.kind = LayoutClass::kAttribute,
+                 .propagate = propagate_same,
+                 .keeps_layout = true},
+      .infer_shapes = infer_concatenation,
+      .check = check_concatenation,
+      .lower = lower_concat,
+      // uint8 requantizes each input; int16 copies the integers (both TFLite runtimes).
+      .quantization = {.int16 = QuantizedKernel::kSameScale, .exact = exact::concatenation_exact()},
+      .evaluate = {.element_sources = concatenation_sources},
+      .doc = {.onnx = "Concat", .dtypes = "float32, int32, int64, bool"}};
 }
 
 OpEntry split() {
