@@ -145,22 +145,35 @@ Status lower_fc_exact(LowerContext& ctx, const ir::Node& n) {
   // columns in that order (as lower_fc's Gemm does).
   std::optional<ir::FlattenedAxes> flat = g.tensor(a).flattened;
   if (a != n.inputs[0] && !ir::keeps_memory_order(x.shape, x.layout)) flat = x.flattened_axes();
-  ir::Tensor transposed = w;
-  if (const auto& f = flat) {
-    ir::Shape dims = {units};
-    dims.insert(dims.end(), f->dims.begin(), f->dims.end());
-    std::optional<ir::Tensor> view = ir::constant_view(w, std::move(dims));
-    if (!view) return split_channels(ctx, n, w);
-    transposed = std::move(*view);
-    ir::Perm p;
-    for (int axis : f->perm) p.push_back(axis + 1);
-    p.push_back(0);
-    transposed.layout = p;
-    transposed.emit_shape = ir::Shape{depth, units};
+  TensorId weights = ir::kNoTensor;
+  if (!w.is_const()) {
+    // Weights computed at run time (attention written as FULLY_CONNECTED): a
+    // Transpose; columns permuted for a permuted input would need a Gather.
+    if (flat)
+      return ctx.unsupported(n, {ReasonCode::kNotImplemented,
+                                 "non-constant weights read by a permuted input have no integer "
+                                 "form for --quantization exact yet"});
+    weights = out.temp(*w.quantized_type, "weights");
+    out.emit("Transpose", {n.inputs[1]}, weights, "weights")
+        .attrs.set("perm", std::vector<int64_t>{1, 0});
   } else {
-    transposed.layout = {1, 0};
+    ir::Tensor transposed = w;
+    if (const auto& f = flat) {
+      ir::Shape dims = {units};
+      dims.insert(dims.end(), f->dims.begin(), f->dims.end());
+      std::optional<ir::Tensor> view = ir::constant_view(w, std::move(dims));
+      if (!view) return split_channels(ctx, n, w);
+      transposed = std::move(*view);
+      ir::Perm p;
+      for (int axis : f->perm) p.push_back(axis + 1);
+      p.push_back(0);
+      transposed.layout = p;
+      transposed.emit_shape = ir::Shape{depth, units};
+    } else {
+      transposed.layout = {1, 0};
+    }
+    weights = ctx.graph().add_tensor(std::move(transposed));
   }
-  const TensorId weights = ctx.graph().add_tensor(std::move(transposed));
   if (!x.quantized_type) return lower_hybrid_fc_exact(ctx, n, out, a, weights, depth, units);
   auto matmul = [&](std::vector<TensorId> inputs, const char* what) {
     exact::Value acc = out.accumulator();

@@ -571,9 +571,10 @@ Check check_linear(const ir::Graph& g, const ir::Node& n, LinearOp op) {
   if (*x.quantized_type == DataType::kInt16 && (params_of(x).zero != 0 || wt != DataType::kInt8))
     return refuse(ReasonCode::kQuantization,
                   "16x8 with an input zero point or uint8 weights (TFLite refuses them)");
-  if (op == LinearOp::kFullyConnected && !w.is_const())
+  if (op == LinearOp::kFullyConnected && !w.is_const() && *x.quantized_type == DataType::kInt16)
     return refuse(ReasonCode::kNotImplemented,
-                  "non-constant weights have no integer form for --quantization exact yet");
+                  "16x8 with non-constant weights has no integer form for --quantization exact "
+                  "yet");
   if (*x.quantized_type == DataType::kUInt8 && wt != DataType::kUInt8)
     return refuse(ReasonCode::kType, "uint8 input with int8 weights");
   return check_activation_range(n);

@@ -171,6 +171,11 @@ export function cases() {
     // 6. builtin forced: weights as a graph input (XNNPACK needs static weights)
     out.push(linearCase({ name: `${label}_i8_dynw_ties`, op, type: 'int8', ...v, dynamicWeights: true, x: small(nx), w: small(nW(v)), bias: randInts(r, oc, -20, 20), sx: SX, zx: 0, sw: ratioScales(TIE_RATIOS.slice(0, oc)), so: SO, zo: 0, act: 'NONE', variant: 'int8 per-channel, weights not constant (builtin kernel), ties' }));
     out.push(linearCase({ name: `${label}_i8_dynw_random`, op, type: 'int8', ...v, dynamicWeights: true, x: randInts(r, nx, -128, 127), w: randInts(r, nW(v), -127, 127), bias: randInts(r, oc, -3000, 3000), sx: 0.0235, zx: -3, sw: swr, so: 0.35, zo: 5, act: 'RELU', variant: 'int8 per-channel, weights not constant (builtin), random, RELU' }));
+    if (op === 'FULLY_CONNECTED') {
+      // int8 per-tensor weights computed at run time (attention's q·kᵀ written as FULLY_CONNECTED)
+      out.push(linearCase({ name: `${label}_i8_pt_dynw_ties`, op, type: 'int8', ...v, dynamicWeights: true, x: small(nx), w: small(nW(v)), bias: randInts(r, oc, -20, 20), sx: SX, zx: 2, sw: ratioScales([0.25]), so: SO, zo: -1, act: 'NONE', variant: 'int8 per-tensor, weights not constant (builtin), ratio 0.25 ties' }));
+      out.push(linearCase({ name: `${label}_i8_pt_dynw_random`, op, type: 'int8', ...v, dynamicWeights: true, x: randInts(r, nx, -128, 127), w: randInts(r, nW(v), -128, 127), sx: 0.0235, zx: -3, sw: [0.0123], so: 0.35, zo: 5, act: 'RELU6', variant: 'int8 per-tensor, weights not constant (builtin), random, no bias, RELU6' }));
+    }
     out.push(linearCase({ name: `${label}_u8_dynw_random`, op, type: 'uint8', ...v, dynamicWeights: true, x: randInts(r, nx, 0, 255), w: randInts(r, nW(v), 0, 255), bias: randInts(r, oc, -3000, 3000), sx: 0.0235, zx: 131, sw: [0.0061], zw: [119], so: 0.3, zo: 128, act: 'NONE', variant: 'uint8, weights not constant (builtin)' }));
     // 7. 16x8: int16 activations, int8 weights, int64 bias
     out.push(linearCase({ name: `${label}_i16_random`, op, type: 'int16', ...v, x: randInts(r, nx, -32768, 32767), w: randInts(r, nW(v), -127, 127), bias: randInts(r, oc, -300000, 300000), sx: 0.00031, zx: 0, sw: swr, so: 0.00031 * 0.006 * 300, zo: 0, act: 'NONE', variant: 'int16x8 per-channel, random' }));

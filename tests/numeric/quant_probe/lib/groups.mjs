@@ -33,7 +33,7 @@ export const GROUPS = [
   { label: 'CONV/DW/FC/TCONV uint8, static', match: /_u8_(random|ties|ends_relu6)$/, lite: 'xnnpack', tfjs: 'xnnpack' },
   { label: 'CONV_2D int8, weights not constant (builtin)', match: /^conv(_s2d2_valid)?_i8_dynw/, lite: 'tfliteSingle', tfjs: 'tfliteSingle' },
   { label: 'DEPTHWISE int8, weights not constant (builtin)', match: /^dw(_m2_s2)?_i8_dynw/, lite: 'tflite', tfjs: 'tflite' },
-  { label: 'FULLY_CONNECTED int8, weights not constant (builtin)', match: /^fc(_keepdims)?_i8_dynw/, lite: 'tfliteSingle', tfjs: 'tfliteSingle' },
+  { label: 'FULLY_CONNECTED int8, weights not constant (builtin; per-channel or per-tensor)', match: /^fc(_keepdims)?_i8_(pt_)?dynw/, lite: 'tfliteSingle', tfjs: 'tfliteSingle' },
   { label: 'TRANSPOSE_CONV int8, weights not constant (builtin)', match: /^tconv(_valid)?_i8_dynw_ties/, lite: 'tflite', tfjs: 'tflite' },
   { label: 'TRANSPOSE_CONV int8, weights not constant, fused RELU', match: /^tconv(_valid)?_i8_dynw_random/, lite: 'tflite', tfjs: 'tfliteNoAct' },
   { label: 'CONV/DW/FC/TCONV uint8, weights not constant (builtin)', match: /_u8_dynw_/, lite: 'tflite', tfjs: 'tflite' },
