@@ -207,6 +207,14 @@ Value squared_difference(Writer& w, const Value& a, const Value& b);
 Check check_prelu(const ir::Graph& g, const ir::Node& n);
 Value prelu(Writer& w, const Value& x, const Value& alpha);
 
+// ---- int16 MEAN, SUM (exact_reduce.cc) ----
+// The output integers from the int32 sum `total` of `count` raw int16
+// integers: TFLite's reference MEAN (MBQM of the sum, 1/N folded into the
+// multiplier) or its optimized SUM (float32), as LiteRT.js runs them.
+Value int16_mean_or_sum(Writer& w, const Value& total, int64_t count, const Params& px,
+                        const Params& py, bool sum);
+Check check_int16_mean_or_sum(int64_t count, const Params& px, const Params& py, bool sum);
+
 // ---- hybrid linear ops: float input, int8 weights (exact_hybrid.cc) ----
 // A float input quantized at run time, per row (the elements that share all
 // axes but `axes`): the row's int8 integers, zero point and dequantization
