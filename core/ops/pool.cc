@@ -232,9 +232,9 @@ Status lower_max_pool(LowerContext& ctx, const ir::Node& n) {
 // quantized average pooling, docs/quantization-arithmetic.md §4.3) sums the
 // raw integers of the window — here ConvInteger with a window of ones per
 // channel, whose padding adds nothing (int16: two, sum_16x8) — and divides by
-// the number of input
-// pixels in the window, rounding half away from zero; then the clamp to the
-// fused activation's range. Input and output share their parameters.
+// the number of input pixels in the window, rounding half away from zero;
+// then the clamp to the fused activation's range. Input and output share
+// their parameters.
 Status lower_average_pool_exact(LowerContext& ctx, const ir::Node& n) {
   exact::hold_integers(ctx, n);
   const ir::Tensor& x = ctx.tensor(n.inputs[0]);
