@@ -649,46 +649,4 @@ Status lower_unary_table(LowerContext& ctx, const ir::Node& n, const TableFn& fn
   return w.result();
 }
 
-void hold_integers(LowerContext& ctx, const ir::Node& n) {
-  ir::Graph& g = ctx.graph();
-  for (auto list : {&n.inputs, &n.outputs})
-    for (TensorId t : *list)
-      if (g.valid(t) && g.tensor(t).quantized_type) g.tensor(t).dtype = *g.tensor(t).quantized_type;
-}
-
-Check check_equal_params(const ir::Graph& g, const ir::Node& n) {
-  if (n.attrs.get_string("fused_activation_function", "NONE") != "NONE")
-    return refuse(ReasonCode::kOption,
-                  "fused activation " + n.attrs.get_string("fused_activation_function", ""));
-  if (n.outputs.empty() || !g.valid(n.outputs[0])) return std::nullopt;
-  const ir::Tensor& y = g.tensor(n.outputs[0]);
-  const Params py = params_of(y);
-  for (TensorId t : n.inputs) {
-    if (!g.valid(t)) continue;
-    const ir::Tensor& x = g.tensor(t);
-    const Params px = params_of(x);
-    if (!x.quantized_type || !per_tensor(x) || !per_tensor(y) || px.type != py.type ||
-        px.scale != py.scale || px.zero != py.zero)
-      return refuse(ReasonCode::kQuantization,
-                    "input '" + x.name + "' is not quantized as output '" + y.name +
-                        "' is (per tensor, same type, scale and zero point): the kernels "
-                        "requantize it or copy it, which the exact form does not cover yet");
-  }
-  return std::nullopt;
-}
-
-Check check_8bit(const ir::Graph& g, const ir::Node& n) {
-  for (auto list : {&n.inputs, &n.outputs})
-    for (TensorId t : *list)
-      if (g.valid(t) && g.tensor(t).quantized_type == DataType::kInt16)
-        return refuse(ReasonCode::kType, "int16 '" + g.tensor(t).name +
-                                             "' (the exact form runs on 8-bit integers only)");
-  return std::nullopt;
-}
-
-Status lower_copy(LowerContext& ctx, const ir::Node& n) {
-  hold_integers(ctx, n);
-  return ops::lookup(n).lower(ctx, n);
-}
-
 }  // namespace lite2onnx::ops::exact

@@ -523,7 +523,7 @@ OpEntry reduce_max() {
           .check = check_typed_reduce,
           .lower = lower_reduce_max,
           .quantization = {.kernel = QuantizedKernel::kSameScale,
-                           .exact = {exact::lower_copy, exact::check_8bit}},
+                           .exact = {exact::lower_copy_as_float}},
           .doc = {.onnx = "ReduceMax", .dtypes = kReducerTypes, .notes = kReducerNotes}};
 }
 

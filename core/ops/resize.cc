@@ -161,7 +161,7 @@ OpEntry nearest_neighbor() {
           .check = check_resize,
           .lower = lower_nearest_neighbor,
           .quantization = {.kernel = QuantizedKernel::kSameScale,
-                           .exact = {exact::lower_copy, exact::check_8bit}},
+                           .exact = {exact::lower_copy_as_float}},
           .doc = {.onnx = "Resize",
                   .notes = "align_corners / half_pixel_centers mapped to "
                            "coordinate_transformation_mode"}};
