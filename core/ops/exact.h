@@ -276,6 +276,12 @@ Status lower_copy(LowerContext& ctx, const ir::Node& n);
 // and floats but not int16 (Resize, ReduceMax): int16 tensors go through
 // float32, where every int16 is exact, and come back.
 Status lower_copy_as_float(LowerContext& ctx, const ir::Node& n);
+// Ops whose kernels dequantize their quantized inputs and compute in float
+// (TFLite_Detection_PostProcess: f32((float(q) - z) * s), as
+// DequantizeLinear computes): DequantizeLinear, then the op's float lowering.
+// Their uint8 inputs quantized per tensor and float outputs are covered.
+Status lower_dequantized(LowerContext& ctx, const ir::Node& n);
+Check check_dequantized_uint8(const ir::Graph& g, const ir::Node& n);
 // The copies of ops whose kernels requantize an input whose parameters
 // differ from the output's (uint8 CONCATENATION in LiteRT.js): every input
 // quantized per tensor with the output's parameters, no fused activation.
