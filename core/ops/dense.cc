@@ -100,8 +100,18 @@ Status lower_fc(LowerContext& ctx, const ir::Node& n) {
 Status lower_hybrid_fc_exact(LowerContext& ctx, const ir::Node& n, exact::Writer& out, TensorId a,
                              TensorId weights, int64_t depth, int64_t units) {
   const ir::Tensor& w = ctx.tensor(n.inputs[1]);
-  auto result = ctx.fused_activation(n, n.outputs[0]);
-  if (!result) return result.take_error();
+  const ir::Tensor& y = ctx.tensor(n.outputs[0]);
+  auto activated = ctx.fused_activation(n, n.outputs[0]);
+  if (!activated) return activated.take_error();
+  // keep_num_dims: the rows' [rows, units] result takes the output's shape.
+  TensorId result = *activated;
+  if (y.rank() != 2) result = out.temp(ir::DataType::kFloat32, "rows");
+  auto unflatten = [&] {
+    if (result == *activated) return;
+    out.emit("Reshape", {result, ctx.const_i64(n.name + "/out_shape", y.shape)}, *activated,
+             "unflatten")
+        .inserted = ir::Insertion{y.name, "keep_num_dims restores the input's leading dimensions"};
+  };
   exact::Value product = out.accumulator();
   product.lo = -128 * 127 * depth;
   product.hi = 128 * 127 * depth;
@@ -110,7 +120,8 @@ Status lower_hybrid_fc_exact(LowerContext& ctx, const ir::Node& n, exact::Writer
     const exact::SymmetricRows rows =
         exact::quantize_rows_symmetric(out, a, {1}, w.quant->scale[0]);
     out.emit("MatMulInteger", {rows.integers, weights}, product.id, "accumulator");
-    exact::builtin_hybrid_output(out, product, rows.scale, {1, units}, *result);
+    exact::builtin_hybrid_output(out, product, rows.scale, {1, units}, result);
+    unflatten();
     return out.result();
   }
   // XNNPACK's qd8 kernel: each row quantized with a zero point;
@@ -120,7 +131,8 @@ Status lower_hybrid_fc_exact(LowerContext& ctx, const ir::Node& n, exact::Writer
   const exact::Value acc = out.sub(
       product, out.mul(rows.zero, out.channels(exact::weight_row_sums(w, units), {1, units})));
   exact::hybrid_output(out, acc, rows.dequantization_scale, exact::LinearOp::kFullyConnected,
-                       {1, units}, *result);
+                       {1, units}, result);
+  unflatten();
   return out.result();
 }
 
@@ -208,12 +220,8 @@ Status lower_fc_exact(LowerContext& ctx, const ir::Node& n) {
 }
 
 Check check_fc_exact(const ir::Graph& g, const ir::Node& n) {
-  if (!g.tensor(n.inputs[0]).quantized_type) {
-    if (g.tensor(n.outputs[0]).rank() != 2)
-      return refuse(ReasonCode::kNotImplemented,
-                    "hybrid keep_num_dims has no integer form for --quantization exact yet");
+  if (!g.tensor(n.inputs[0]).quantized_type)
     return exact::check_hybrid(g, n, exact::LinearOp::kFullyConnected);
-  }
   return exact::check_linear(g, n, exact::LinearOp::kFullyConnected);
 }
 
