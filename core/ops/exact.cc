@@ -564,10 +564,7 @@ Check check_linear(const ir::Graph& g, const ir::Node& n, LinearOp op) {
         return refuse(ReasonCode::kQuantization,
                       "per-channel weights with zero points (TFLite's are symmetric)");
   // ConvInteger and MatMulInteger take 8-bit operands only: 16x8 is split
-  // (sum_16x8) where the op's lowering does it.
-  if (*x.quantized_type == DataType::kInt16 && op == LinearOp::kTransposeConv)
-    return refuse(ReasonCode::kNotImplemented,
-                  "16x8 (int16 activations) has no integer form for --quantization exact yet");
+  // (sum_16x8, or TRANSPOSE_CONV's two float sums) where the op's lowering does it.
   if (*x.quantized_type == DataType::kInt16 && (params_of(x).zero != 0 || wt != DataType::kInt8))
     return refuse(ReasonCode::kQuantization,
                   "16x8 with an input zero point or uint8 weights (TFLite refuses them)");
