@@ -234,14 +234,23 @@ Value Writer::rhaz_div(const Value& x, const Value& d) {
   if (all_ones(d)) return x;
   auto [lo, hi] = quotient_range(x, d, [](int64_t a, int64_t b) { return exact::rhaz_div(a, b); });
   // (x + sign(x) * (d / 2)) / d, C division: TFLite's rounding divisions.
+  std::vector<int64_t> half = d.values;
+  for (int64_t& h : half) h /= 2;
+  if (!fits32(x)) {
+    // ONNX Runtime 1.30's int64 Sign is wrong beyond int32 (Sign(2^31 + 2^29)
+    // is -1): x < 0 picks -d/2, otherwise d/2 (the same for x = 0: d/2 < d).
+    std::vector<int64_t> negative = half;
+    for (int64_t& h : negative) h = -h;
+    const Value nudge = select_negative(x, channels(std::move(negative), d.shape),
+                                        channels(std::move(half), d.shape));
+    return binary("Div", add(x, nudge), d, lo, hi);
+  }
   Value sign;
-  sign.type = fits32(x) ? DataType::kInt32 : DataType::kInt64;
+  sign.type = DataType::kInt32;
   sign.lo = -1;
   sign.hi = 1;
   sign.id = temp(sign.type, "sign");
   emit("Sign", {tensor(x, sign.type)}, sign.id, "sign");
-  std::vector<int64_t> half = d.values;
-  for (int64_t& h : half) h /= 2;
   const Value nudged = add(x, mul(sign, channels(std::move(half), d.shape)));
   return binary("Div", nudged, d, lo, hi);
 }
