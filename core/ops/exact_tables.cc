@@ -42,6 +42,39 @@ Status lower_xnn_table(LowerContext& ctx, const ir::Node& n) {
   });
 }
 
+// LOGISTIC and TANH: 8-bit as the new XNNPACK's table; int16 as TFLite's
+// kernels (XNNPACK takes no int16, §4.6): the interpolated sigmoid table, or
+// gemmlowp's fixed point for the power-of-two input scales.
+template <float (*Fn)(float), bool kTanh>
+Status lower_sigmoid_table(LowerContext& ctx, const ir::Node& n) {
+  const Params x = params_of(ctx.tensor(n.inputs[0]));
+  if (x.type != ir::DataType::kInt16) return lower_xnn_table<Fn>(ctx, n);
+  const qmath::Int16Activation p = qmath::int16_activation_params(x.scale, kTanh);
+  return lower_unary_table(
+      ctx, n, [=](int64_t q) { return kTanh ? qmath::tanh16(q, p) : qmath::logistic16(q, p); });
+}
+
+// 8-bit, or int16 as TFLite's Prepare takes it: zero points 0, an output
+// scale of 2^-15, an input scale whose table multiplier stays below 2^16.
+Check check_sigmoid_table(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  if (x.quantized_type != ir::DataType::kInt16 || y.quantized_type != ir::DataType::kInt16)
+    return check_eight_bit(g, n);
+  if (!per_tensor(x) || !per_tensor(y))
+    return refuse(ReasonCode::kQuantization, "per-axis quantization");
+  const Params px = params_of(x), py = params_of(y);
+  if (px.zero != 0 || py.zero != 0)
+    return refuse(ReasonCode::kQuantization, "int16 zero points other than 0 (TFLite refuses)");
+  if (!(py.scale > 0) || std::lround(std::log2(py.scale)) != -15)
+    return refuse(ReasonCode::kQuantization,
+                  "an int16 output scale other than 2^-15 (TFLite "
+                  "refuses)");
+  if (!(px.scale > 0) || !(static_cast<double>(px.scale) * 4096.0 * 3.0 < 65536.0))
+    return refuse(ReasonCode::kQuantization, "an int16 input scale of 16/3 or more");
+  return std::nullopt;
+}
+
 // HARD_SWISH: TFLite's int16 fixed point (§4.7), in both runtimes.
 Status lower_hard_swish_table(LowerContext& ctx, const ir::Node& n) {
   const Params x = params_of(ctx.tensor(n.inputs[0])), y = params_of(ctx.tensor(n.outputs[0]));
@@ -202,8 +235,10 @@ Check check_concatenation(const ir::Graph& g, const ir::Node& n) {
 
 ExactForm concatenation_exact() { return {lower_concatenation, check_concatenation}; }
 ExactForm rsqrt_table() { return {lower_rsqrt_table, check_int8}; }
-ExactForm logistic_table() { return {lower_xnn_table<qmath::xnn_sigmoid>, check_eight_bit}; }
-ExactForm tanh_table() { return {lower_xnn_table<qmath::tanh_f>, check_eight_bit}; }
+ExactForm logistic_table() {
+  return {lower_sigmoid_table<qmath::xnn_sigmoid, false>, check_sigmoid_table};
+}
+ExactForm tanh_table() { return {lower_sigmoid_table<qmath::tanh_f, true>, check_sigmoid_table}; }
 ExactForm elu_table() { return {lower_xnn_table<qmath::elu_f>, check_eight_bit}; }
 ExactForm hard_swish_table() { return {lower_hard_swish_table, check_eight_bit}; }
 ExactForm leaky_relu_table() { return {lower_leaky_relu_table, check_leaky_relu}; }
