@@ -15,10 +15,13 @@ void add_conversion_options(CLI::App* cmd, std::vector<OptionArg>& args) {
       args[i].flag = def.default_text() == "true";
       cmd->add_flag(flag, args[i].flag, help);
     } else if (def.repeated()) {
-      cmd->add_option(flag, args[i].texts, help);
+      // One value per occurrence (repeat the flag): a model path after it
+      // stays the positional argument.
+      cmd->add_option(flag, args[i].texts, help)->allow_extra_args(false);
     } else {
       cmd->add_option(flag, args[i].texts, help)
           ->expected(1)
+          ->allow_extra_args(false)
           ->type_name(def.kind == OptionKind::kInteger ? "INT" : "TEXT")
           ->default_str(def.default_text());
     }
@@ -27,7 +30,7 @@ void add_conversion_options(CLI::App* cmd, std::vector<OptionArg>& args) {
     OptionArg& arg = args[table.size() + i];
     const std::string flag(aliases[i].flag), help(aliases[i].help);
     if (aliases[i].takes_value)
-      cmd->add_option(flag, arg.texts, help)->group("tf2onnx spellings");
+      cmd->add_option(flag, arg.texts, help)->allow_extra_args(false)->group("tf2onnx spellings");
     else
       cmd->add_flag(flag, arg.flag, help)->group("tf2onnx spellings");
   }

@@ -78,7 +78,8 @@ std::vector<OpSupport> support_matrix() {
                     : e->quantization.kernel == ops::QuantizedKernel::kSameScale   ? "same scale"
                     : e->quantization.kernel == ops::QuantizedKernel::kReinterpret ? "reinterprets"
                                                                                    : "no";
-      s.exact = e->quantization.exact.lower != nullptr;
+      // Ops whose kernel dequantizes its inputs lower as in float behind DEQUANTIZE.
+      s.exact = e->quantization.exact.lower != nullptr || e->quantization.dequantizes_inputs;
     }
     out.push_back(std::move(s));
   }

@@ -291,7 +291,14 @@ Status Pipeline::run(Stage s) {
         return passes::fuse_spectral_magnitude(g, ctx);
       });
     case Stage::kPlanQuantization:
-      return each_graph(graph_, [&](ir::Graph& g) { return passes::plan_qdq(g, ctx); });
+      if (auto st = each_graph(graph_,
+                               [&](ir::Graph& g) {
+                                 if (auto st = passes::plan_qdq(g, ctx); !st) return st;
+                                 return passes::dequantize_float_kernel_inputs(g, ctx);
+                               });
+          !st)
+        return st;
+      return passes::pick_tflite_kernels(graph_, ctx);
     case Stage::kPreflight: {
       diag_.unsupported = preflight(graph_, options_.quantization);
       if (diag_.unsupported.empty()) {

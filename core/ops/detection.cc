@@ -12,7 +12,6 @@
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/custom_options.h"
-#include "core/ops/exact.h"
 #include "core/ops/families.h"
 #include "core/ops/node_builder.h"
 #include "core/ops/shape_inference.h"
@@ -360,19 +359,6 @@ Status read_postprocess_options(std::span<const uint8_t> bytes, ir::Attributes& 
   return read_flex_fields(bytes, kPostProcessFields, attrs);
 }
 
-// --quantization exact: uint8 box encodings make the kernel read the anchors
-// as uint8 too (DecodeCenterSizeBoxes), whatever their type.
-Check check_postprocess_exact(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = exact::check_dequantized_uint8(g, n)) return r;
-  if (n.inputs.size() > 2 && g.valid(n.inputs[0]) && g.valid(n.inputs[2]) &&
-      g.tensor(n.inputs[0]).quantized_type.has_value() !=
-          g.tensor(n.inputs[2]).quantized_type.has_value())
-    return refuse(ReasonCode::kQuantization,
-                  "box encodings and anchors are not both quantized (the kernel reads both as "
-                  "the box encodings' type)");
-  return std::nullopt;
-}
-
 }  // namespace
 
 OpEntry non_max_suppression_v4() {
@@ -403,9 +389,8 @@ OpEntry detection_postprocess() {
           .infer_shapes = infer_postprocess,
           .check = check_postprocess,
           .lower = lower_postprocess,
-          // The kernel dequantizes uint8 box encodings, anchors and scores
-          // (detection_postprocess.cc Dequantizer) and computes in float.
-          .quantization = {.exact = {exact::lower_dequantized, check_postprocess_exact}},
+          // DequantizeBoxEncodings / DequantizeClassPredictions: (float(q) - z) * s.
+          .quantization = {.dequantizes_inputs = true},
           .doc = {.onnx = "Exp/Mul/Add (box decoding) + NonMaxSuppression + TopK + Gather",
                   .dtypes = "float32, uint8 (-> float32 outputs)",
                   .notes = "fast (use_regular_nms false) and regular NMS, background class, "

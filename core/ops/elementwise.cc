@@ -337,11 +337,11 @@ Check check_quantization_copy(const ir::Graph& g, const ir::Node& n) {
 // with a scale ratio in [2^-8, 128] (§3.3), else TFLite's requantization
 // (MultiplyByQuantizedMultiplier with double(s_x) / double(s_y), or the 0x80
 // flip between int8 and uint8 of one scale, §4.11).
-exact::TableFn requantization(const ir::Tensor& x, const ir::Tensor& y) {
+exact::TableFn requantization(const ir::Node& n, const ir::Tensor& x, const ir::Tensor& y) {
   const exact::Params px = exact::params_of(x), py = exact::params_of(y);
   const float ratio = px.scale / py.scale;
-  if (px.type == py.type && exact::xnnpack_quantization(x) && exact::xnnpack_quantization(y) &&
-      ratio >= 1.0f / 256.0f && ratio <= 128.0f) {
+  if (!exact::builtin_kernels_only(n) && px.type == py.type && exact::xnnpack_quantization(x) &&
+      exact::xnnpack_quantization(y) && ratio >= 1.0f / 256.0f && ratio <= 128.0f) {
     const int64_t m = qmath::xnn_multiplier8(ratio);
     return [=](int64_t q) { return qmath::xnn_requantize8(q, px.zero, m, py.zero, py.lo, py.hi); };
   }
@@ -363,11 +363,12 @@ exact::TableFn requantization(const ir::Tensor& x, const ir::Tensor& y) {
 Status lower_quantize_exact(LowerContext& ctx, const ir::Node& n) {
   const ir::Tensor& x = ctx.tensor(n.inputs[0]);
   const ir::Tensor& y = ctx.tensor(n.outputs[0]);
-  if (x.quantized_type) return exact::lower_unary_table(ctx, n, requantization(x, y));
+  if (x.quantized_type) return exact::lower_unary_table(ctx, n, requantization(n, x, y));
   const exact::Params py = exact::params_of(y);
   exact::Writer w(ctx, n);
   const TensorId in = ctx.operand(n, 0, out_layout(ctx.graph(), n), out_rank(ctx.graph(), n));
-  if (py.type != ir::DataType::kInt16 && exact::xnnpack_quantization(y)) {
+  if (!exact::builtin_kernels_only(n) && py.type != ir::DataType::kInt16 &&
+      exact::xnnpack_quantization(y)) {
     w.store(w.round_to(w.fmul(in, {1.0f / py.scale}, {}), py.type, py.zero), n.outputs[0]);
     return w.result();
   }

@@ -506,17 +506,30 @@ bool xnnpack_quantization(const ir::Tensor& t, int channel_axis) {
   return true;
 }
 
-namespace {
-
-// Input, weight and bias slots of a linear op.
-struct LinearSlots {
-  size_t data, weight, bias;
-};
-LinearSlots slots_of(LinearOp op) {
+LinearSlots linear_slots(LinearOp op) {
   return op == LinearOp::kTransposeConv ? LinearSlots{2, 1, 3} : LinearSlots{0, 1, 2};
 }
-// The per-channel axis of the TFLite weight.
 int weight_channel_axis(LinearOp op) { return op == LinearOp::kDepthwise ? 3 : 0; }
+
+namespace {
+
+// The integers of an int32 or int64 constant.
+std::vector<int64_t> constant_integers(const ir::Tensor& t) {
+  std::vector<int64_t> out;
+  const size_t size = t.data->stored_type == DataType::kInt64 ? 8 : 4;
+  for (size_t i = 0; (i + 1) * size <= t.data->bytes.size(); ++i) {
+    if (size == 8) {
+      int64_t v;
+      std::memcpy(&v, t.data->bytes.data() + i * 8, 8);
+      out.push_back(v);
+    } else {
+      int32_t v;
+      std::memcpy(&v, t.data->bytes.data() + i * 4, 4);
+      out.push_back(v);
+    }
+  }
+  return out;
+}
 
 std::vector<float> weight_scales(const ir::Tensor& w) {
   return w.quant ? w.quant->scale : std::vector<float>{};
@@ -525,7 +538,7 @@ std::vector<float> weight_scales(const ir::Tensor& w) {
 }  // namespace
 
 LinearKernel linear_kernel(const ir::Graph& g, const ir::Node& n, LinearOp op) {
-  const LinearSlots s = slots_of(op);
+  const LinearSlots s = linear_slots(op);
   const ir::Tensor& x = g.tensor(n.inputs[s.data]);
   const ir::Tensor& w = g.tensor(n.inputs[s.weight]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
@@ -533,8 +546,8 @@ LinearKernel linear_kernel(const ir::Graph& g, const ir::Node& n, LinearOp op) {
   if (px.type == DataType::kInt16)
     return {op == LinearOp::kFullyConnected ? Requantization::kDoubleScale : Requantization::kInt64,
             false};
-  bool xnnpack = w.is_const() && xnnpack_quantization(x) && xnnpack_quantization(y) &&
-                 xnnpack_quantization(w, weight_channel_axis(op));
+  bool xnnpack = !builtin_kernels_only(n) && w.is_const() && xnnpack_quantization(x) &&
+                 xnnpack_quantization(y) && xnnpack_quantization(w, weight_channel_axis(op));
   if (s.bias < n.inputs.size() && g.valid(n.inputs[s.bias]))
     xnnpack = xnnpack && g.tensor(n.inputs[s.bias]).is_const();
   // qs8 weights are symmetric: a per-tensor int8 weight with a zero point
@@ -552,7 +565,7 @@ LinearKernel linear_kernel(const ir::Graph& g, const ir::Node& n, LinearOp op) {
 }
 
 Check check_linear(const ir::Graph& g, const ir::Node& n, LinearOp op) {
-  const LinearSlots s = slots_of(op);
+  const LinearSlots s = linear_slots(op);
   const ir::Tensor& x = g.tensor(n.inputs[s.data]);
   const ir::Tensor& w = g.tensor(n.inputs[s.weight]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
@@ -598,31 +611,12 @@ std::vector<TensorId> linear_zero_points(Writer& w, const ir::Node& n, size_t da
 Value finish_linear(Writer& w, const Value& acc, LinearOp op, const Shape& channel_shape) {
   const ir::Node& n = w.node();
   const ir::Graph& g = w.ctx().graph();
-  const LinearSlots s = slots_of(op);
+  const LinearSlots s = linear_slots(op);
   const ir::Tensor& wt = g.tensor(n.inputs[s.weight]);
   const Params px = params_of(g.tensor(n.inputs[s.data])), py = params_of(g.tensor(n.outputs[0]));
   const std::vector<float> ws = weight_scales(wt);
   int64_t channels = 1;
   for (int64_t d : channel_shape) channels *= d;
-  Value sum = acc;
-  if (s.bias < n.inputs.size() && g.valid(n.inputs[s.bias])) {
-    const ir::Tensor& b = g.tensor(n.inputs[s.bias]);
-    std::vector<int64_t> bias;
-    const size_t size = b.data->stored_type == DataType::kInt64 ? 8 : 4;
-    for (size_t i = 0; i * size < b.data->bytes.size(); ++i) {
-      if (size == 8) {
-        int64_t v;
-        std::memcpy(&v, b.data->bytes.data() + i * 8, 8);
-        bias.push_back(v);
-      } else {
-        int32_t v;
-        std::memcpy(&v, b.data->bytes.data() + i * 4, 4);
-        bias.push_back(v);
-      }
-    }
-    if (bias.size() == 1 && channels > 1) bias.assign(static_cast<size_t>(channels), bias[0]);
-    sum = w.add(acc, w.channels(std::move(bias), channel_shape));
-  }
   const LinearKernel k = linear_kernel(g, n, op);
   std::vector<double> scales;
   for (int64_t c = 0; c < channels; ++c) {
@@ -631,6 +625,18 @@ Value finish_linear(Writer& w, const Value& acc, LinearOp op, const Shape& chann
                          ? static_cast<double>(qmath::fp32_scale(px.scale, sw, py.scale))
                          : static_cast<double>(px.scale) * static_cast<double>(sw) /
                                static_cast<double>(py.scale));
+  }
+  Value sum = acc;
+  if (s.bias < n.inputs.size() && g.valid(n.inputs[s.bias])) {
+    std::vector<int64_t> bias = constant_integers(g.tensor(n.inputs[s.bias]));
+    if (bias.size() == 1 && channels > 1) bias.assign(static_cast<size_t>(channels), bias[0]);
+    // A channel whose fixed-point multiplier is 0 (a pruned channel's scale
+    // below 2^-32) outputs the zero point whatever it sums: its bias, often
+    // near int32's ends there, would only widen the bounds of the products.
+    if (k.rule != Requantization::kFp32 && k.rule != Requantization::kDoubleScale)
+      for (size_t c = 0; c < bias.size() && c < scales.size(); ++c)
+        if (qmath::quantize_multiplier(scales[c]).m == 0) bias[c] = 0;
+    sum = w.add(acc, w.channels(std::move(bias), channel_shape));
   }
   // One scale for all channels when they agree (a per-tensor weight).
   if (std::all_of(scales.begin(), scales.end(), [&](double v) { return v == scales[0]; }))

@@ -162,8 +162,29 @@ Check check_activation_range(const ir::Node& n);
 // `channel_axis` >= 0), normal positive scales.
 bool xnnpack_quantization(const ir::Tensor& t, int channel_axis = -1);
 
+// ---- does LiteRT's XNNPACK delegate prepare at all? (exact_delegate.cc) ----
+// It claims nodes by the structure of their quantization and fails as a whole
+// in Prepare when a claimed node has a scale it cannot define, a conv or FC
+// requantization scale of 256 or more, or a PAD/TRANSPOSE/SPLIT quantized
+// unlike its input; TFLite then runs every node with its builtin kernel
+// (§5). Names the first such node, or nothing.
+std::optional<std::string> xnnpack_delegate_failure(const ir::Graph& model);
+// Marks every node of the model (and the graphs its nodes own) as run by
+// TFLite's builtin kernel; the kernel choices below then never pick XNNPACK.
+void mark_builtin_kernels(ir::Graph& model);
+bool builtin_kernels_only(const ir::Node& n);
+// The refusal of an op whose builtin kernel has no exact form yet, in such a model.
+Check refuse_builtin_kernel();
+
 // ---- convolutions and fully connected ----
 enum class LinearOp { kConv, kDepthwise, kFullyConnected, kTransposeConv };
+// Input, weight and bias slots of a linear op.
+struct LinearSlots {
+  size_t data, weight, bias;
+};
+LinearSlots linear_slots(LinearOp op);
+// The per-channel axis of the TFLite weight.
+int weight_channel_axis(LinearOp op);
 // The kernel of a linear op: whether XNNPACK takes it in LiteRT.js (fp32
 // requantization, XNNPACK's activation bounds) or which builtin kernel runs.
 struct LinearKernel {
@@ -276,12 +297,6 @@ Status lower_copy(LowerContext& ctx, const ir::Node& n);
 // and floats but not int16 (Resize, ReduceMax): int16 tensors go through
 // float32, where every int16 is exact, and come back.
 Status lower_copy_as_float(LowerContext& ctx, const ir::Node& n);
-// Ops whose kernels dequantize their quantized inputs and compute in float
-// (TFLite_Detection_PostProcess: f32((float(q) - z) * s), as
-// DequantizeLinear computes): DequantizeLinear, then the op's float lowering.
-// Their uint8 inputs quantized per tensor and float outputs are covered.
-Status lower_dequantized(LowerContext& ctx, const ir::Node& n);
-Check check_dequantized_uint8(const ir::Graph& g, const ir::Node& n);
 // The copies of ops whose kernels requantize an input whose parameters
 // differ from the output's (uint8 CONCATENATION in LiteRT.js): every input
 // quantized per tensor with the output's parameters, no fused activation.

@@ -30,6 +30,7 @@ bool xnnpack_activation(const ir::Node& n) {
 // each input's [2^-10, 256)) or CheckTensorsInputProductOutputScale (MUL:
 // [2^-16, 256)) accept, computed in float as it does.
 bool xnnpack_takes(const ir::Graph& g, const ir::Node& n, BinaryOp op) {
+  if (builtin_kernels_only(n)) return false;
   for (ir::TensorId t : {n.inputs[0], n.inputs[1], n.outputs[0]})
     if (!xnnpack_quantization(g.tensor(t))) return false;
   if (!xnnpack_activation(n)) return false;

@@ -84,38 +84,4 @@ Status lower_copy_as_float(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-Status lower_dequantized(LowerContext& ctx, const ir::Node& n) {
-  hold_integers(ctx, n);
-  ir::Graph& g = ctx.graph();
-  ir::Node in_float = n;
-  for (TensorId& t : in_float.inputs) {
-    if (!g.valid(t) || !g.tensor(t).quantized_type) continue;
-    const Params p = params_of(g.tensor(t));
-    const TensorId f = ctx.temp_like(t, "dequantized");
-    g.tensor(f).dtype = DataType::kFloat32;
-    ctx.emit(n, "DequantizeLinear",
-             {t, ctx.const_scalar(g.tensor(f).name + "/scale", DataType::kFloat32, p.scale),
-              ctx.const_scalar(g.tensor(f).name + "/zero", p.type, static_cast<double>(p.zero))},
-             {f}, "dequantize");
-    t = f;
-  }
-  return ops::lookup(n).lower(ctx, in_float);
-}
-
-Check check_dequantized_uint8(const ir::Graph& g, const ir::Node& n) {
-  for (TensorId t : n.outputs)
-    if (g.valid(t) && g.tensor(t).quantized_type)
-      return refuse(ReasonCode::kQuantization,
-                    "quantized output '" + g.tensor(t).name + "' (the kernel writes floats)");
-  for (TensorId t : n.inputs) {
-    if (!g.valid(t) || !g.tensor(t).quantized_type) continue;
-    const ir::Tensor& x = g.tensor(t);
-    if (*x.quantized_type != DataType::kUInt8 || !per_tensor(x))
-      return refuse(ReasonCode::kQuantization,
-                    "input '" + x.name + "' is not uint8 quantized per tensor (the kernel " +
-                        "dequantizes uint8 only)");
-  }
-  return std::nullopt;
-}
-
 }  // namespace lite2onnx::ops::exact

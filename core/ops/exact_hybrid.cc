@@ -237,6 +237,10 @@ Check check_hybrid(const ir::Graph& g, const ir::Node& n, LinearOp op) {
                     "uint8 hybrid weights with asymmetric_quantize_inputs have no integer form "
                     "for --quantization exact yet");
   }
+  // XNNPACK's qd8 kernels run int8 hybrid FC and CONV_2D unless its delegate
+  // refuses the model (TFLite's builtin hybrid kernel then runs: not written).
+  if (!builtin_hybrid(weight) && op != LinearOp::kDepthwise && builtin_kernels_only(n))
+    return refuse_builtin_kernel();
   for (int64_t z : weight.quant->zero_point)
     if (z != 0)
       return refuse(ReasonCode::kQuantization,

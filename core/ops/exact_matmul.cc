@@ -87,15 +87,17 @@ int64_t depth(const ir::Graph& g, const ir::Node& n) {
   return a.shape[a.rank() - (n.attrs.get_int("adj_x") ? 2 : 1)];
 }
 
-// Whether LiteRT.js's XNNPACK delegate takes the node: int8 operands quantized
-// per tensor, the rhs with zero point 0 (xnnpack_delegate.cc
+// Whether LiteRT.js's XNNPACK delegate takes the node (in a model it
+// prepares at all): int8 operands quantized per tensor, the rhs with zero
+// point 0 (xnnpack_delegate.cc
 // VisitBatchMatMulNode, XNNPACK's batch-matrix-multiply subgraph node).
 bool xnnpack_takes(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& a = g.tensor(n.inputs[0]);
   const ir::Tensor& b = g.tensor(n.inputs[1]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
-  return a.quantized_type == DataType::kInt8 && per_tensor(b) && xnnpack_quantization(a) &&
-         xnnpack_quantization(b) && xnnpack_quantization(y) && params_of(b).zero == 0;
+  return !builtin_kernels_only(n) && a.quantized_type == DataType::kInt8 && per_tensor(b) &&
+         xnnpack_quantization(a) && xnnpack_quantization(b) && xnnpack_quantization(y) &&
+         params_of(b).zero == 0;
 }
 
 // The real multiplier of the builtin kernels: GetQuantizedConvolutionMultipler

@@ -42,6 +42,14 @@ Status lower_xnn_table(LowerContext& ctx, const ir::Node& n) {
   });
 }
 
+// The tables of XNNPACK's LOGISTIC, TANH and ELU: TFLite's builtin tables
+// are not written yet, so a model XNNPACK's delegate refuses is refused here.
+Check check_xnn_table(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_eight_bit(g, n)) return r;
+  if (builtin_kernels_only(n)) return refuse_builtin_kernel();
+  return std::nullopt;
+}
+
 // LOGISTIC and TANH: 8-bit as the new XNNPACK's table; int16 as TFLite's
 // kernels (XNNPACK takes no int16, §4.6): the interpolated sigmoid table, or
 // gemmlowp's fixed point for the power-of-two input scales.
@@ -60,7 +68,7 @@ Check check_sigmoid_table(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
   if (x.quantized_type != ir::DataType::kInt16 || y.quantized_type != ir::DataType::kInt16)
-    return check_eight_bit(g, n);
+    return check_xnn_table(g, n);
   if (!per_tensor(x) || !per_tensor(y))
     return refuse(ReasonCode::kQuantization, "per-axis quantization");
   const Params px = params_of(x), py = params_of(y);
@@ -103,8 +111,8 @@ bool xnn_multiplier_range(float p) {
 Status lower_leaky_relu_table(LowerContext& ctx, const ir::Node& n) {
   const Params x = params_of(ctx.tensor(n.inputs[0])), y = params_of(ctx.tensor(n.outputs[0]));
   const LeakyMultipliers m = leaky_multipliers(ctx.graph(), n);
-  if (x.type != ir::DataType::kInt16 && xnn_multiplier_range(m.positive) &&
-      xnn_multiplier_range(m.negative)) {
+  if (x.type != ir::DataType::kInt16 && !builtin_kernels_only(n) &&
+      xnn_multiplier_range(m.positive) && xnn_multiplier_range(m.negative)) {
     const int64_t positive = qmath::xnn_multiplier8(m.positive);
     const int64_t negative = qmath::xnn_multiplier8(m.negative);
     return lower_unary_table(ctx, n, [=](int64_t q) {
@@ -239,7 +247,7 @@ ExactForm logistic_table() {
   return {lower_sigmoid_table<qmath::xnn_sigmoid, false>, check_sigmoid_table};
 }
 ExactForm tanh_table() { return {lower_sigmoid_table<qmath::tanh_f, true>, check_sigmoid_table}; }
-ExactForm elu_table() { return {lower_xnn_table<qmath::elu_f>, check_eight_bit}; }
+ExactForm elu_table() { return {lower_xnn_table<qmath::elu_f>, check_xnn_table}; }
 ExactForm hard_swish_table() { return {lower_hard_swish_table, check_eight_bit}; }
 ExactForm leaky_relu_table() { return {lower_leaky_relu_table, check_leaky_relu}; }
 // (RELU has no upper bound: kHigh == kLow.)

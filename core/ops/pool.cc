@@ -316,8 +316,8 @@ Status lower_max_pool_exact(LowerContext& ctx, const ir::Node& n) {
   exact::hold_integers(ctx, n);
   const ir::Graph& g = ctx.graph();
   const ir::Tensor& x = g.tensor(n.inputs[0]);
-  const bool xnnpack =
-      exact::xnnpack_quantization(x) && exact::xnnpack_quantization(g.tensor(n.outputs[0]));
+  const bool xnnpack = !exact::builtin_kernels_only(n) && exact::xnnpack_quantization(x) &&
+                       exact::xnnpack_quantization(g.tensor(n.outputs[0]));
   const auto [lo, hi] =
       exact::activation_range(n, exact::params_of(g.tensor(n.outputs[0])), xnnpack);
   exact::Writer w(ctx, n);

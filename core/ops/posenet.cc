@@ -517,6 +517,8 @@ OpEntry decoder() {
           .infer_shapes = infer_decoder,
           .check = check_decoder,
           .lower = lower_decoder,
+          // libcoral's DequantizeTensor: (float(q) - z) * s, then float decoding.
+          .quantization = {.dequantizes_inputs = true},
           .doc = {.onnx = "MaxPool + NonZero (candidates), Loop (poses along the skeleton), Loop "
                           "(libstdc++'s priority queue and the NMS), TopK, GatherElements, "
                           "ScatterElements, ArgMin (BodyPix masks)",

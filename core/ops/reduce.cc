@@ -162,6 +162,8 @@ Check check_mean_or_sum_exact(const ir::Graph& g, const ir::Node& n) {
   const bool int16 = x.quantized_type == ir::DataType::kInt16 &&
                      y.quantized_type == ir::DataType::kInt16 && exact::per_tensor(x) &&
                      exact::per_tensor(y);
+  // 8-bit MEAN and SUM in TFLite's builtin kernels have no exact form yet.
+  if (!int16 && exact::builtin_kernels_only(n)) return exact::refuse_builtin_kernel();
   if (!int16 && (!exact::xnnpack_quantization(x) || !exact::xnnpack_quantization(y) ||
                  exact::params_of(x).type != exact::params_of(y).type))
     return refuse(ReasonCode::kQuantization,

@@ -140,6 +140,10 @@ struct Quantization {
   std::optional<QuantizedKernel> int16;
   std::optional<BiasSlots> bias;  // conv / fully connected: see BiasSlots
   ExactForm exact;
+  // The kernel dequantizes each quantized input, f32((q - z) * s), and
+  // computes in float (post-processing custom ops): --quantization exact
+  // reads its inputs through DEQUANTIZE nodes and lowers it as in float.
+  bool dequantizes_inputs = false;
 };
 
 // State kept between invocations (docs/architecture.md, "Model state").

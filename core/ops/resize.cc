@@ -180,6 +180,9 @@ Check check_bilinear_exact(const ir::Graph& g, const ir::Node& n) {
   const exact::Params px = exact::params_of(x), py = exact::params_of(g.tensor(n.outputs[0]));
   if (px.type != py.type || px.scale != py.scale || px.zero != py.zero)
     return refuse(ReasonCode::kQuantization, "input and output quantized differently");
+  // 8-bit: XNNPACK's kernel (TFLite's builtin 8-bit ones have no exact form yet).
+  if (px.type != ir::DataType::kInt16 && exact::builtin_kernels_only(n))
+    return exact::refuse_builtin_kernel();
   if (px.type != ir::DataType::kInt16 && !exact::xnnpack_quantization(x))
     return refuse(ReasonCode::kQuantization,
                   "quantization XNNPACK's delegate does not take (its builtin kernel is not "

@@ -157,6 +157,15 @@ Status fuse_spectral_magnitude(ir::Graph& g, PassContext& ctx);
 // with options.quantization kDequantize they are planned too (and int64
 // biases).
 Status plan_qdq(ir::Graph& g, PassContext& ctx);
+// --quantization exact computes the kernels TFLite runs: when XNNPACK's
+// delegate cannot prepare the model (ops::exact::xnnpack_delegate_failure),
+// every node of every graph is marked as run by TFLite's builtin kernel, with
+// a warning naming why. The whole model at once: a delegate fails as a whole.
+Status pick_tflite_kernels(ir::Graph& model, PassContext& ctx);
+// --quantization exact: the quantized inputs of an op whose kernel
+// dequantizes them (OpEntry quantization.dequantizes_inputs) are read through
+// a TFLite DEQUANTIZE node each, so the op itself lowers as in float.
+Status dequantize_float_kernel_inputs(ir::Graph& g, PassContext& ctx);
 
 // A layout a tensor must have, from the user's options.
 struct ForcedLayout {

@@ -91,6 +91,22 @@ class CliTest : public ::testing::Test {
 
 std::unique_ptr<ServerProcess> CliTest::server_;
 
+// Value options written before the model path take one value each, so the
+// path stays the positional argument (`convert --quantization exact m.tflite`
+// once read the path as a second value and failed with exit 2).
+TEST(CliOptionsTest, ValueOptionsBeforeTheModelPath) {
+  TempDir dir;
+  const std::string model = mini_mobilenet_path();
+  for (const Args& options :
+       {Args{"--quantization", "dequantize"}, Args{"--quantization=dequantize"},
+        Args{"--io-layout", "input=NCHW", "--io-layout", "input=NCHW"},
+        Args{"--inputs-as-nchw", "input"}, Args{"--opset", "17"}}) {
+    SCOPED_TRACE(::testing::PrintToString(options));
+    CliResult r = run_cli(Args{"convert"} + options + Args{model, "-o", dir.file("x.onnx")});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+}
+
 TEST_F(CliTest, ConvertOverTheServerEqualsTheLocalConversion) {
   const std::string model = mini_mobilenet_path();
   for (const Args& options :

@@ -6,9 +6,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "core/convert.h"
+#include "core/ops/quant_math.h"
 #include "model_builder.h"
 
 namespace lite2onnx {
@@ -100,6 +103,67 @@ TEST(ExactQuantization, RequantizingQuantizeIsOneGatherIntoTheReferenceTable) {
   EXPECT_EQ(entry(-3), -1);  // -1.5 -> -1
   EXPECT_EQ(entry(127), 64);
   EXPECT_EQ(entry(-128), -64);
+}
+
+// The 256 entries of the QUANTIZE table of an exact conversion.
+std::vector<int> quantize_table(const std::string& model_json, Diagnostics& d) {
+  auto r = convert_exact(model_json, d);
+  if (!r.ok()) return {};
+  onnx::ModelProto m;
+  if (!m.ParseFromString(*r)) return {};
+  std::string table_name;
+  for (const auto& n : m.graph().node())
+    if (n.op_type() == "Gather") table_name = n.input(0);
+  for (const auto& t : m.graph().initializer())
+    if (t.name() == table_name && t.raw_data().size() == 256) {
+      std::vector<int> entries;
+      for (int q = -128; q < 128; ++q)
+        entries.push_back(static_cast<int8_t>(t.raw_data()[static_cast<size_t>((q + 256) % 256)]));
+      return entries;
+    }
+  return {};
+}
+
+// A FULLY_CONNECTED whose requantization scale is 1000 makes XNNPACK's
+// delegate fail as a whole (docs/quantization-arithmetic.md §2.1): TFLite
+// then runs every node builtin, so the QUANTIZE beside it requantizes with
+// TFLite's MultiplyByQuantizedMultiplier, not XNNPACK's 8-bit multiplier as
+// it does alone, and a warning names the node and why.
+TEST(ExactQuantization, ModelXnnpackCannotPrepareRunsEveryNodeBuiltin) {
+  const std::string json = R"({ "version": 3,
+    "operator_codes": [ { "deprecated_builtin_code": 114, "builtin_code": "QUANTIZE" },
+                        { "deprecated_builtin_code": 9, "builtin_code": "FULLY_CONNECTED" } ],
+    "buffers": [ {}, { "data": [ 1, 2, 3, 4, 255, 254, 253, 252 ] } ],
+    "subgraphs": [ {
+      "tensors": [
+        { "name": "x", "shape": [1, 4], "type": "INT8",
+          "quantization": { "scale": [0.1], "zero_point": [0] } },
+        { "name": "y", "shape": [1, 4], "type": "INT8",
+          "quantization": { "scale": [0.3], "zero_point": [0] } },
+        { "name": "w", "shape": [2, 4], "type": "INT8", "buffer": 1,
+          "quantization": { "scale": [1.0], "zero_point": [0] } },
+        { "name": "z", "shape": [1, 2], "type": "INT8",
+          "quantization": { "scale": [0.0001], "zero_point": [0] } } ],
+      "inputs": [0], "outputs": [1, 3],
+      "operators": [ { "opcode_index": 0, "inputs": [0], "outputs": [1] },
+                     { "opcode_index": 1, "inputs": [0, 2, -1], "outputs": [3] } ] } ] })";
+  Diagnostics d;
+  const std::vector<int> builtin = quantize_table(json, d);
+  ASSERT_EQ(builtin.size(), 256u);
+  EXPECT_THAT(::testing::PrintToString(d.warnings),
+              HasSubstr("XNNPACK's delegate cannot prepare this model (FULLY_CONNECTED"));
+  EXPECT_THAT(::testing::PrintToString(d.warnings),
+              HasSubstr("requantization scale is 256 or more"));
+  const auto m =
+      ops::qmath::quantize_multiplier(static_cast<double>(0.1f) / static_cast<double>(0.3f));
+  for (int q = -128; q < 128; ++q)
+    EXPECT_EQ(builtin[static_cast<size_t>(q + 128)], std::clamp(ops::qmath::mbqm(q, m), -128, 127))
+        << "q = " << q;
+  Diagnostics alone_d;
+  const std::vector<int> alone = quantize_table(int8_model("QUANTIZE", 114, "0.3"), alone_d);
+  ASSERT_EQ(alone.size(), 256u);
+  EXPECT_NE(alone, builtin);  // XNNPACK's multiplier: some entries round otherwise
+  EXPECT_TRUE(alone_d.warnings.empty());
 }
 
 }  // namespace

@@ -101,6 +101,13 @@ export async function runLiteRt(bytes, model, inputs) {
   // buffers of stale memory instead of failing, so refuse such models.
   const unknown = model.outputs.find((t) => t.shape.length === 0 && !t.hasRank);
   if (unknown) throw new Error(`LiteRT.js cannot return output "${unknown.name}" of unknown shape`);
+  // A tensor that is both an input and an output of the signature: the
+  // compiled model binds the output's buffer to it, so the ops read that
+  // buffer's stale memory instead of the input (a MediaPipe feedback model
+  // read 813624 for an input of 7, where tfjs-tflite reads 7): refuse it.
+  const inputNames = new Set(model.inputs.map((t) => t.name));
+  const echoed = model.outputs.find((t) => inputNames.has(t.name));
+  if (echoed) throw new Error(`LiteRT.js reads an output's buffer for tensor "${echoed.name}", which is also an input`);
   const liteRt = await initLiteRt();
   const w = liteRt.liteRtWasm;
   const env = liteRt.getDefaultEnvironment().liteRtEnvironment;

@@ -31,6 +31,10 @@ export const GROUPS = [
   { label: 'TRANSPOSE_CONV int8 per-channel, static, fused RELU6', match: /^tconv(_valid)?_i8_relu6$/, lite: 'xnnpack', tfjs: 'tfliteNoAct' },
   { label: 'FC int8, acc around ties > 2^24', match: /^fc_i8_acc_f32_rounding$/, lite: 'xnnpack', tfjs: 'xnnpack' },
   { label: 'CONV/DW/FC/TCONV uint8, static', match: /_u8_(random|ties|ends_relu6)$/, lite: 'xnnpack', tfjs: 'xnnpack' },
+  // XNNPACK cannot create the operator: its delegate fails as a whole, LiteRT.js
+  // refuses the model and tfjs-tflite runs every node with its builtin kernel
+  // (every nonzero sum saturates here, so any candidate matches).
+  { label: 'CONV/DW/FC/TCONV int8, requantization scale >= 256', match: /_i8_requant_ge256$/, lite: 'fails', tfjs: ['tfliteSingle', 'tflite', 'tfliteNoAct'] },
   { label: 'CONV_2D int8, weights not constant (builtin)', match: /^conv(_s2d2_valid)?_i8_dynw/, lite: 'tfliteSingle', tfjs: 'tfliteSingle' },
   { label: 'DEPTHWISE int8, weights not constant (builtin)', match: /^dw(_m2_s2)?_i8_dynw/, lite: 'tflite', tfjs: 'tflite' },
   { label: 'FULLY_CONNECTED int8, weights not constant (builtin; per-channel or per-tensor)', match: /^fc(_keepdims)?_i8_(pt_)?dynw/, lite: 'tfliteSingle', tfjs: 'tfliteSingle' },
