@@ -1,4 +1,7 @@
 // Convolutions and pools: the Implicit ops that turn NHWC into NCHW.
+#include <algorithm>
+#include <cstdlib>
+
 #include "core/ir/shape.h"
 #include "core/ops/common.h"
 #include "core/ops/custom_options.h"
@@ -142,8 +145,71 @@ Status lower_hybrid_conv_exact(LowerContext& ctx, const ir::Node& n, exact::Writ
   return out.result();
 }
 
+// Whether every partial sum of Σ (x - z_x)(w - z_w) stays below 2^24 in
+// magnitude, whatever the order of summation: |x - z_x| at most its type
+// allows, times the largest output channel's Σ |w - z_w| (constant weights,
+// channels on `channel_axis` of TFLite's layout).
+bool float_sums_exact(const ir::Tensor& x, const ir::Tensor& w, int channel_axis) {
+  if (!w.is_const() || w.rank() == 0) return false;
+  const exact::Params px = exact::params_of(x), pw = exact::params_of(w);
+  const int64_t x_most = std::max(px.zero - px.lo, px.hi - px.zero);
+  const auto axis = static_cast<size_t>(channel_axis);
+  if (axis >= w.rank() || w.shape[axis] <= 0) return false;
+  // Sum |w - z_w| per output channel, in TFLite's layout (channels on `axis`).
+  const auto& bytes = w.data->bytes;
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < w.rank(); ++d) inner *= w.shape[d];
+  const int64_t channels = w.shape[axis];
+  if (inner <= 0) return false;
+  std::vector<int64_t> l1(static_cast<size_t>(channels), 0);
+  const bool is_signed = pw.type == ir::DataType::kInt8;
+  if (pw.type != ir::DataType::kInt8 && pw.type != ir::DataType::kUInt8) return false;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const int64_t v = is_signed ? static_cast<int8_t>(bytes[i]) : static_cast<uint8_t>(bytes[i]);
+    l1[static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels)] += std::abs(v - pw.zero);
+  }
+  const int64_t most = *std::max_element(l1.begin(), l1.end());
+  return most * x_most < (int64_t{1} << 24);
+}
+
+// The int32 sum Σ (x - z_x)(w - z_w) of an 8-bit convolution as a float32
+// Conv of the centred integers, where float_sums_exact proves every
+// partial sum exact in any order (the padding is 0 on both sides). ONNX
+// Runtime's float convolutions (with a direct depthwise kernel) run several
+// times faster than its ConvInteger, which computes a grouped convolution as
+// one GEMM per group: vww_96_int8 in exact mode 2.2 ms -> 0.63 ms.
+exact::Value float_accumulator(LowerContext& ctx, const ir::Node& n, exact::Writer& out,
+                               TensorId weights, int64_t group) {
+  const ir::Tensor& x = ctx.tensor(n.inputs[0]);
+  const ir::Tensor& w = ctx.tensor(n.inputs[1]);
+  const ir::DataType f32 = ir::DataType::kFloat32;
+  const exact::Value centred =
+      out.sub(out.integers(n.inputs[0]), out.constant(exact::params_of(x).zero));
+  const TensorId x_real = out.to_float(centred);
+  // A Cast of the constant weights: ONNX Runtime folds it when the session loads.
+  TensorId w_real = out.temp(f32, "weights_float");
+  out.emit("Cast", {weights}, w_real, "weights_float")
+      .attrs.set("to", int64_t{ir::onnx_type_code(f32)});
+  if (const int64_t zero = exact::params_of(w).zero; zero != 0) {
+    const TensorId raw = w_real;
+    w_real = out.temp(f32, "weights_centred");
+    out.emit("Sub",
+             {raw, ctx.const_scalar(n.name + "/weight_zero", f32, static_cast<double>(zero))},
+             w_real, "weights_centred");
+  }
+  const TensorId sum = out.temp(f32, "float_sum");
+  ir::Node& c = out.emit("Conv", {x_real, w_real}, sum, "float_sum");
+  set_window(c, read_window(n), x.shape[1], x.shape[2], w.shape[1], w.shape[2], true);
+  c.attrs.set("group", group);
+  exact::Value acc = out.accumulator();
+  out.emit("Cast", {sum}, acc.id, "accumulator")
+      .attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt32)});
+  return acc;
+}
+
 // --quantization exact: ConvInteger accumulates exactly in int32 (padding
-// adds nothing: it pads with the input's zero point), then the bias and the
+// adds nothing: it pads with the input's zero point), or a float Conv where
+// that is exact too (float_accumulator), then the bias and the
 // requantization of the kernel LiteRT.js runs (exact.h, finish_linear).
 Status lower_conv_exact(LowerContext& ctx, const ir::Node& n, bool depthwise) {
   const ir::Tensor& x = ctx.tensor(n.inputs[0]);
@@ -172,6 +238,10 @@ Status lower_conv_exact(LowerContext& ctx, const ir::Node& n, bool depthwise) {
       if (zero != ir::kNoTensor) inputs.push_back(zero);
       return conv(std::move(inputs), what);
     });
+  } else if (float_sums_exact(x, w, depthwise ? 3 : 0)) {
+    acc = float_accumulator(ctx, n, out, weights, *group);
+    acc.hi = std::min<int64_t>(int64_t{256} * 256 * std::max<int64_t>(taps, 0), int64_t{1} << 24);
+    acc.lo = -acc.hi;
   } else {
     std::vector<TensorId> inputs = {n.inputs[0], weights};
     for (TensorId z : exact::linear_zero_points(out, n, 0, 1)) inputs.push_back(z);
