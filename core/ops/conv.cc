@@ -257,9 +257,9 @@ Status lower_conv_exact(LowerContext& ctx, const ir::Node& n, bool depthwise) {
 
 // TRANSPOSE_CONV as ONNX ConvTranspose of `x` and `weights` (IOHW; `bias`
 // optional) into `out`: explicit pads and output_padding that give
-// output_shape (input 0).
+// output_shape (input 0). `suffix` names the node apart from others of n.
 Status emit_transpose_conv(LowerContext& ctx, const ir::Node& n, TensorId x_in, TensorId weights,
-                           TensorId bias, TensorId out) {
+                           TensorId bias, TensorId out, const std::string& suffix = "") {
   const ir::Graph& g = ctx.graph();
   auto out_shape = ir::const_ints(g, n.inputs[0]);
   const ir::Tensor& w = g.tensor(n.inputs[1]);
@@ -295,7 +295,7 @@ Status emit_transpose_conv(LowerContext& ctx, const ir::Node& n, TensorId x_in, 
   }
   std::vector<TensorId> inputs = {x_in, weights};
   if (bias != ir::kNoTensor) inputs.push_back(bias);
-  ir::Node& c = ctx.emit(n, "ConvTranspose", inputs, {out});
+  ir::Node& c = ctx.emit(n, "ConvTranspose", inputs, {out}, suffix);
   c.attrs.set("kernel_shape", std::vector<int64_t>{w.shape[1], w.shape[2]});
   c.attrs.set("strides", std::vector<int64_t>{win.stride_h, win.stride_w});
   c.attrs.set("pads", pads);
@@ -316,26 +316,40 @@ Status lower_transpose_conv(LowerContext& ctx, const ir::Node& n) {
 // exact when every partial sum is an integer below 2^24 (the check bounds
 // them from the weights' values and how many terms meet in one output); then
 // the bias and the requantization of the kernel that runs (finish_linear).
+// 16x8: x = 256 * high + low (low in [0, 255]), one ConvTranspose each.
 Status lower_transpose_conv_exact(LowerContext& ctx, const ir::Node& n) {
   exact::hold_integers(ctx, n);
   exact::Writer w(ctx, n);
   const exact::Params px = exact::params_of(ctx.tensor(n.inputs[2]));
   const ir::Tensor& weight = ctx.tensor(n.inputs[1]);
   const exact::Params pw = exact::params_of(weight);
-  const TensorId x =
-      w.fadd(w.to_float(w.integers(n.inputs[2])), {-static_cast<float>(px.zero)}, {});
   TensorId wf = w.to_float(w.integers(weight_in_layout(ctx, n, 1, kOhwiToIohw)));
   if (pw.zero != 0 && exact::per_tensor(weight))
     wf = w.fadd(wf, {-static_cast<float>(pw.zero)}, {});
+  // The exact sum of one part of x (its integers as floats) into int32.
+  Status status = ok_status();
+  auto product = [&](TensorId x, const char* what) {
+    exact::Value acc;
+    acc.type = DataType::kFloat32;
+    acc.lo = -(int64_t{1} << 24);
+    acc.hi = int64_t{1} << 24;
+    acc.id = w.temp(DataType::kFloat32, what);
+    if (auto st = emit_transpose_conv(ctx, n, x, wf, ir::kNoTensor, acc.id, what); !st) status = st;
+    return w.cast(acc, DataType::kInt32);
+  };
+  const exact::Value in = w.integers(n.inputs[2]);
   exact::Value acc;
-  acc.type = DataType::kFloat32;
-  acc.lo = -(int64_t{1} << 24);
-  acc.hi = int64_t{1} << 24;
-  acc.id = w.temp(DataType::kFloat32, "accumulator");
-  if (auto st = emit_transpose_conv(ctx, n, x, wf, ir::kNoTensor, acc.id); !st) return st;
+  if (px.type == DataType::kInt16) {
+    const exact::Value high = w.floor_div(in, w.constant(256));
+    const exact::Value low = w.sub(in, w.mul(high, w.constant(256)));
+    acc = w.add(w.mul(product(w.to_float(high), "high"), w.constant(256)),
+                product(w.to_float(low), "low"));
+  } else {
+    acc = product(w.fadd(w.to_float(in), {-static_cast<float>(px.zero)}, {}), "");
+  }
+  if (!status) return status;
   const int64_t channels = ctx.tensor(n.outputs[0]).shape[3];
-  w.store(exact::finish_linear(w, w.cast(acc, DataType::kInt32), exact::LinearOp::kTransposeConv,
-                               {1, channels, 1, 1}),
+  w.store(exact::finish_linear(w, acc, exact::LinearOp::kTransposeConv, {1, channels, 1, 1}),
           n.outputs[0]);
   return w.result();
 }
@@ -347,7 +361,9 @@ Check check_transpose_conv_exact(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[2]);
   const ir::Tensor& weight = g.tensor(n.inputs[1]);
   const exact::Params px = exact::params_of(x), pw = exact::params_of(weight);
-  const int64_t reach_x = std::max(px.zero - px.lo, px.hi - px.zero);
+  // int16 is summed in two parts, high (|.| <= 128) and low (0..255).
+  const int64_t reach_x =
+      px.type == DataType::kInt16 ? 255 : std::max(px.zero - px.lo, px.hi - px.zero);
   int64_t reach_w = std::max(pw.zero - pw.lo, pw.hi - pw.zero);
   if (weight.is_const() && weight.data && weight.data->bytes.size() > 0) {
     reach_w = 0;

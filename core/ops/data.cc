@@ -491,6 +491,7 @@ OpEntry batch_matmul() {
           .infer_shapes = infer_batch_matmul,
           .check = check_batch_matmul,
           .lower = lower_batch_matmul,
+          .quantization = {.exact = exact::batch_matmul_exact()},
           .doc = {.onnx = "MatMul (+ Transpose of the last two axes for adj_x/adj_y)",
                   .notes = "adjoint constants are transposed in the initializer; batch dims "
                            "broadcast"}};

@@ -100,8 +100,18 @@ Status lower_fc(LowerContext& ctx, const ir::Node& n) {
 Status lower_hybrid_fc_exact(LowerContext& ctx, const ir::Node& n, exact::Writer& out, TensorId a,
                              TensorId weights, int64_t depth, int64_t units) {
   const ir::Tensor& w = ctx.tensor(n.inputs[1]);
-  auto result = ctx.fused_activation(n, n.outputs[0]);
-  if (!result) return result.take_error();
+  const ir::Tensor& y = ctx.tensor(n.outputs[0]);
+  auto activated = ctx.fused_activation(n, n.outputs[0]);
+  if (!activated) return activated.take_error();
+  // keep_num_dims: the rows' [rows, units] result takes the output's shape.
+  TensorId result = *activated;
+  if (y.rank() != 2) result = out.temp(ir::DataType::kFloat32, "rows");
+  auto unflatten = [&] {
+    if (result == *activated) return;
+    out.emit("Reshape", {result, ctx.const_i64(n.name + "/out_shape", y.shape)}, *activated,
+             "unflatten")
+        .inserted = ir::Insertion{y.name, "keep_num_dims restores the input's leading dimensions"};
+  };
   exact::Value product = out.accumulator();
   product.lo = -128 * 127 * depth;
   product.hi = 128 * 127 * depth;
@@ -110,7 +120,8 @@ Status lower_hybrid_fc_exact(LowerContext& ctx, const ir::Node& n, exact::Writer
     const exact::SymmetricRows rows =
         exact::quantize_rows_symmetric(out, a, {1}, w.quant->scale[0]);
     out.emit("MatMulInteger", {rows.integers, weights}, product.id, "accumulator");
-    exact::builtin_hybrid_output(out, product, rows.scale, {1, units}, *result);
+    exact::builtin_hybrid_output(out, product, rows.scale, {1, units}, result);
+    unflatten();
     return out.result();
   }
   // XNNPACK's qd8 kernel: each row quantized with a zero point;
@@ -120,7 +131,8 @@ Status lower_hybrid_fc_exact(LowerContext& ctx, const ir::Node& n, exact::Writer
   const exact::Value acc = out.sub(
       product, out.mul(rows.zero, out.channels(exact::weight_row_sums(w, units), {1, units})));
   exact::hybrid_output(out, acc, rows.dequantization_scale, exact::LinearOp::kFullyConnected,
-                       {1, units}, *result);
+                       {1, units}, result);
+  unflatten();
   return out.result();
 }
 
@@ -145,22 +157,35 @@ Status lower_fc_exact(LowerContext& ctx, const ir::Node& n) {
   // columns in that order (as lower_fc's Gemm does).
   std::optional<ir::FlattenedAxes> flat = g.tensor(a).flattened;
   if (a != n.inputs[0] && !ir::keeps_memory_order(x.shape, x.layout)) flat = x.flattened_axes();
-  ir::Tensor transposed = w;
-  if (const auto& f = flat) {
-    ir::Shape dims = {units};
-    dims.insert(dims.end(), f->dims.begin(), f->dims.end());
-    std::optional<ir::Tensor> view = ir::constant_view(w, std::move(dims));
-    if (!view) return split_channels(ctx, n, w);
-    transposed = std::move(*view);
-    ir::Perm p;
-    for (int axis : f->perm) p.push_back(axis + 1);
-    p.push_back(0);
-    transposed.layout = p;
-    transposed.emit_shape = ir::Shape{depth, units};
+  TensorId weights = ir::kNoTensor;
+  if (!w.is_const()) {
+    // Weights computed at run time (attention written as FULLY_CONNECTED): a
+    // Transpose; columns permuted for a permuted input would need a Gather.
+    if (flat)
+      return ctx.unsupported(n, {ReasonCode::kNotImplemented,
+                                 "non-constant weights read by a permuted input have no integer "
+                                 "form for --quantization exact yet"});
+    weights = out.temp(*w.quantized_type, "weights");
+    out.emit("Transpose", {n.inputs[1]}, weights, "weights")
+        .attrs.set("perm", std::vector<int64_t>{1, 0});
   } else {
-    transposed.layout = {1, 0};
+    ir::Tensor transposed = w;
+    if (const auto& f = flat) {
+      ir::Shape dims = {units};
+      dims.insert(dims.end(), f->dims.begin(), f->dims.end());
+      std::optional<ir::Tensor> view = ir::constant_view(w, std::move(dims));
+      if (!view) return split_channels(ctx, n, w);
+      transposed = std::move(*view);
+      ir::Perm p;
+      for (int axis : f->perm) p.push_back(axis + 1);
+      p.push_back(0);
+      transposed.layout = p;
+      transposed.emit_shape = ir::Shape{depth, units};
+    } else {
+      transposed.layout = {1, 0};
+    }
+    weights = ctx.graph().add_tensor(std::move(transposed));
   }
-  const TensorId weights = ctx.graph().add_tensor(std::move(transposed));
   if (!x.quantized_type) return lower_hybrid_fc_exact(ctx, n, out, a, weights, depth, units);
   auto matmul = [&](std::vector<TensorId> inputs, const char* what) {
     exact::Value acc = out.accumulator();
@@ -195,12 +220,8 @@ Status lower_fc_exact(LowerContext& ctx, const ir::Node& n) {
 }
 
 Check check_fc_exact(const ir::Graph& g, const ir::Node& n) {
-  if (!g.tensor(n.inputs[0]).quantized_type) {
-    if (g.tensor(n.outputs[0]).rank() != 2)
-      return refuse(ReasonCode::kNotImplemented,
-                    "hybrid keep_num_dims has no integer form for --quantization exact yet");
+  if (!g.tensor(n.inputs[0]).quantized_type)
     return exact::check_hybrid(g, n, exact::LinearOp::kFullyConnected);
-  }
   return exact::check_linear(g, n, exact::LinearOp::kFullyConnected);
 }
 

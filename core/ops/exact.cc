@@ -234,14 +234,23 @@ Value Writer::rhaz_div(const Value& x, const Value& d) {
   if (all_ones(d)) return x;
   auto [lo, hi] = quotient_range(x, d, [](int64_t a, int64_t b) { return exact::rhaz_div(a, b); });
   // (x + sign(x) * (d / 2)) / d, C division: TFLite's rounding divisions.
+  std::vector<int64_t> half = d.values;
+  for (int64_t& h : half) h /= 2;
+  if (!fits32(x)) {
+    // ONNX Runtime 1.30's int64 Sign is wrong beyond int32 (Sign(2^31 + 2^29)
+    // is -1): x < 0 picks -d/2, otherwise d/2 (the same for x = 0: d/2 < d).
+    std::vector<int64_t> negative = half;
+    for (int64_t& h : negative) h = -h;
+    const Value nudge = select_negative(x, channels(std::move(negative), d.shape),
+                                        channels(std::move(half), d.shape));
+    return binary("Div", add(x, nudge), d, lo, hi);
+  }
   Value sign;
-  sign.type = fits32(x) ? DataType::kInt32 : DataType::kInt64;
+  sign.type = DataType::kInt32;
   sign.lo = -1;
   sign.hi = 1;
   sign.id = temp(sign.type, "sign");
   emit("Sign", {tensor(x, sign.type)}, sign.id, "sign");
-  std::vector<int64_t> half = d.values;
-  for (int64_t& h : half) h /= 2;
   const Value nudged = add(x, mul(sign, channels(std::move(half), d.shape)));
   return binary("Div", nudged, d, lo, hi);
 }
@@ -381,6 +390,20 @@ Value mbqm(Writer& w, const Value& x, std::span<const qmath::Multiplier> m, cons
                     }));
 }
 
+namespace {
+
+// static_cast<int32_t>(x) of an int64 x: ((x + 2^31) mod 2^32) - 2^31.
+Value wrap_int32(Writer& w, const Value& x) {
+  const Value two32 = w.constant(int64_t{1} << 32), two31 = w.constant(int64_t{1} << 31);
+  const Value shifted = w.add(x, two31);
+  Value low = w.sub(shifted, w.mul(w.floor_div(shifted, two32), two32));
+  low.lo = 0;
+  low.hi = two32.hi - 1;
+  return w.sub(low, two31);
+}
+
+}  // namespace
+
 Value requantize(Writer& w, const Value& acc, Requantization r, std::span<const double> scales,
                  const Shape& shape, const Params& out, int64_t lo, int64_t hi) {
   const bool one = scales.size() == 1;
@@ -442,6 +465,8 @@ Value requantize(Writer& w, const Value& acc, Requantization r, std::span<const 
     y = w.floor_div(nudged, per_channel([](const qmath::Multiplier& x) {
                       return int64_t{1} << std::clamp(15 - x.shift, 1, 62);
                     }));
+    // The kernels cast the int64 result to int32: it wraps where it leaves int32.
+    if (!fits32(y)) y = wrap_int32(w, y);
   }
   return w.clip(w.add(y, w.constant(out.zero)), lo, hi);
 }
@@ -561,16 +586,14 @@ Check check_linear(const ir::Graph& g, const ir::Node& n, LinearOp op) {
         return refuse(ReasonCode::kQuantization,
                       "per-channel weights with zero points (TFLite's are symmetric)");
   // ConvInteger and MatMulInteger take 8-bit operands only: 16x8 is split
-  // (sum_16x8) where the op's lowering does it.
-  if (*x.quantized_type == DataType::kInt16 && op == LinearOp::kTransposeConv)
-    return refuse(ReasonCode::kNotImplemented,
-                  "16x8 (int16 activations) has no integer form for --quantization exact yet");
+  // (sum_16x8, or TRANSPOSE_CONV's two float sums) where the op's lowering does it.
   if (*x.quantized_type == DataType::kInt16 && (params_of(x).zero != 0 || wt != DataType::kInt8))
     return refuse(ReasonCode::kQuantization,
                   "16x8 with an input zero point or uint8 weights (TFLite refuses them)");
-  if (op == LinearOp::kFullyConnected && !w.is_const())
+  if (op == LinearOp::kFullyConnected && !w.is_const() && *x.quantized_type == DataType::kInt16)
     return refuse(ReasonCode::kNotImplemented,
-                  "non-constant weights have no integer form for --quantization exact yet");
+                  "16x8 with non-constant weights has no integer form for --quantization exact "
+                  "yet");
   if (*x.quantized_type == DataType::kUInt8 && wt != DataType::kUInt8)
     return refuse(ReasonCode::kType, "uint8 input with int8 weights");
   return check_activation_range(n);
@@ -622,16 +645,6 @@ Value finish_linear(Writer& w, const Value& acc, LinearOp op, const Shape& chann
   return requantize(w, sum, k.rule, scales, channel_shape, py, lo, hi);
 }
 
-Value sum_16x8(Writer& w, TensorId x, const IntegerProduct& product) {
-  const Value x16 = w.integers(x);
-  const Value high = w.floor_div(x16, w.constant(256));
-  const Value low = w.sub(w.sub(x16, w.mul(high, w.constant(256))), w.constant(128));
-  const Value high_sum = product(w.tensor(high, DataType::kInt8), ir::kNoTensor, "high");
-  const Value low_sum =
-      product(w.tensor(low, DataType::kInt8), w.tensor(w.constant(-128), DataType::kInt8), "low");
-  return w.add(w.mul(high_sum, w.constant(256)), low_sum);
-}
-
 Status lower_unary_table(LowerContext& ctx, const ir::Node& n, const TableFn& fn) {
   Writer w(ctx, n);
   const Value x = w.integers(n.inputs[0]);
@@ -646,48 +659,6 @@ Status lower_unary_table(LowerContext& ctx, const ir::Node& n, const TableFn& fn
   }
   w.store(w.lookup(x, std::move(table), y.type, y.lo, y.hi), n.outputs[0]);
   return w.result();
-}
-
-void hold_integers(LowerContext& ctx, const ir::Node& n) {
-  ir::Graph& g = ctx.graph();
-  for (auto list : {&n.inputs, &n.outputs})
-    for (TensorId t : *list)
-      if (g.valid(t) && g.tensor(t).quantized_type) g.tensor(t).dtype = *g.tensor(t).quantized_type;
-}
-
-Check check_equal_params(const ir::Graph& g, const ir::Node& n) {
-  if (n.attrs.get_string("fused_activation_function", "NONE") != "NONE")
-    return refuse(ReasonCode::kOption,
-                  "fused activation " + n.attrs.get_string("fused_activation_function", ""));
-  if (n.outputs.empty() || !g.valid(n.outputs[0])) return std::nullopt;
-  const ir::Tensor& y = g.tensor(n.outputs[0]);
-  const Params py = params_of(y);
-  for (TensorId t : n.inputs) {
-    if (!g.valid(t)) continue;
-    const ir::Tensor& x = g.tensor(t);
-    const Params px = params_of(x);
-    if (!x.quantized_type || !per_tensor(x) || !per_tensor(y) || px.type != py.type ||
-        px.scale != py.scale || px.zero != py.zero)
-      return refuse(ReasonCode::kQuantization,
-                    "input '" + x.name + "' is not quantized as output '" + y.name +
-                        "' is (per tensor, same type, scale and zero point): the kernels "
-                        "requantize it or copy it, which the exact form does not cover yet");
-  }
-  return std::nullopt;
-}
-
-Check check_8bit(const ir::Graph& g, const ir::Node& n) {
-  for (auto list : {&n.inputs, &n.outputs})
-    for (TensorId t : *list)
-      if (g.valid(t) && g.tensor(t).quantized_type == DataType::kInt16)
-        return refuse(ReasonCode::kType, "int16 '" + g.tensor(t).name +
-                                             "' (the exact form runs on 8-bit integers only)");
-  return std::nullopt;
-}
-
-Status lower_copy(LowerContext& ctx, const ir::Node& n) {
-  hold_integers(ctx, n);
-  return ops::lookup(n).lower(ctx, n);
 }
 
 }  // namespace lite2onnx::ops::exact

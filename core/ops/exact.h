@@ -228,6 +228,14 @@ Value squared_difference(Writer& w, const Value& a, const Value& b);
 Check check_prelu(const ir::Graph& g, const ir::Node& n);
 Value prelu(Writer& w, const Value& x, const Value& alpha);
 
+// ---- int16 MEAN, SUM (exact_reduce.cc) ----
+// The output integers from the int32 sum `total` of `count` raw int16
+// integers: TFLite's reference MEAN (MBQM of the sum, 1/N folded into the
+// multiplier) or its optimized SUM (float32), as LiteRT.js runs them.
+Value int16_mean_or_sum(Writer& w, const Value& total, int64_t count, const Params& px,
+                        const Params& py, bool sum);
+Check check_int16_mean_or_sum(int64_t count, const Params& px, const Params& py, bool sum);
+
 // ---- hybrid linear ops: float input, int8 weights (exact_hybrid.cc) ----
 // A float input quantized at run time, per row (the elements that share all
 // axes but `axes`): the row's int8 integers, zero point and dequantization
@@ -274,7 +282,7 @@ std::vector<int64_t> weight_row_sums(const ir::Tensor& weight, int64_t channels)
 using TableFn = std::function<int64_t(int64_t q)>;
 Status lower_unary_table(LowerContext& ctx, const ir::Node& n, const TableFn& fn);
 
-// ---- integer copies ----
+// ---- integer copies (exact_copy.cc) ----
 // The node's quantized tensors take the integer types they hold now, so that
 // the op's own lowering, and the intermediates it makes like them, carry the
 // integers (store_integers does the same for the rest after lowering).
@@ -285,6 +293,10 @@ void hold_integers(LowerContext& ctx, const ir::Node& n);
 // the parameters under which a kernel would requantize). Only for lowerings
 // that make no constant of the data's type (PAD's value would be a float).
 Status lower_copy(LowerContext& ctx, const ir::Node& n);
+// lower_copy for ops whose ONNX operator ONNX Runtime runs on 8-bit integers
+// and floats but not int16 (Resize, ReduceMax): int16 tensors go through
+// float32, where every int16 is exact, and come back.
+Status lower_copy_as_float(LowerContext& ctx, const ir::Node& n);
 // The copies of ops whose kernels requantize an input whose parameters
 // differ from the output's (uint8 CONCATENATION in LiteRT.js): every input
 // quantized per tensor with the output's parameters, no fused activation.

@@ -13,8 +13,8 @@ namespace {
 
 bool eight_bit(ir::DataType t) { return t == ir::DataType::kInt8 || t == ir::DataType::kUInt8; }
 
-// Per-tensor 8-bit input and output of one type (the kernels' only variants
-// the tables cover; int16 tables are not written yet).
+// Per-tensor 8-bit input and output of one type (the variants most tables
+// cover; LEAKY_RELU also takes int16).
 Check check_eight_bit(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
@@ -42,6 +42,47 @@ Status lower_xnn_table(LowerContext& ctx, const ir::Node& n) {
   });
 }
 
+// The tables of XNNPACK's LOGISTIC, TANH and ELU: TFLite's builtin tables
+// are not written yet, so a model XNNPACK's delegate refuses is refused here.
+Check check_xnn_table(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_eight_bit(g, n)) return r;
+  if (builtin_kernels_only(n)) return refuse_builtin_kernel();
+  return std::nullopt;
+}
+
+// LOGISTIC and TANH: 8-bit as the new XNNPACK's table; int16 as TFLite's
+// kernels (XNNPACK takes no int16, §4.6): the interpolated sigmoid table, or
+// gemmlowp's fixed point for the power-of-two input scales.
+template <float (*Fn)(float), bool kTanh>
+Status lower_sigmoid_table(LowerContext& ctx, const ir::Node& n) {
+  const Params x = params_of(ctx.tensor(n.inputs[0]));
+  if (x.type != ir::DataType::kInt16) return lower_xnn_table<Fn>(ctx, n);
+  const qmath::Int16Activation p = qmath::int16_activation_params(x.scale, kTanh);
+  return lower_unary_table(
+      ctx, n, [=](int64_t q) { return kTanh ? qmath::tanh16(q, p) : qmath::logistic16(q, p); });
+}
+
+// 8-bit, or int16 as TFLite's Prepare takes it: zero points 0, an output
+// scale of 2^-15, an input scale whose table multiplier stays below 2^16.
+Check check_sigmoid_table(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  if (x.quantized_type != ir::DataType::kInt16 || y.quantized_type != ir::DataType::kInt16)
+    return check_xnn_table(g, n);
+  if (!per_tensor(x) || !per_tensor(y))
+    return refuse(ReasonCode::kQuantization, "per-axis quantization");
+  const Params px = params_of(x), py = params_of(y);
+  if (px.zero != 0 || py.zero != 0)
+    return refuse(ReasonCode::kQuantization, "int16 zero points other than 0 (TFLite refuses)");
+  if (!(py.scale > 0) || std::lround(std::log2(py.scale)) != -15)
+    return refuse(ReasonCode::kQuantization,
+                  "an int16 output scale other than 2^-15 (TFLite "
+                  "refuses)");
+  if (!(px.scale > 0) || !(static_cast<double>(px.scale) * 4096.0 * 3.0 < 65536.0))
+    return refuse(ReasonCode::kQuantization, "an int16 input scale of 16/3 or more");
+  return std::nullopt;
+}
+
 // HARD_SWISH: TFLite's int16 fixed point (§4.7), in both runtimes.
 Status lower_hard_swish_table(LowerContext& ctx, const ir::Node& n) {
   const Params x = params_of(ctx.tensor(n.inputs[0])), y = params_of(ctx.tensor(n.outputs[0]));
@@ -64,14 +105,14 @@ bool xnn_multiplier_range(float p) {
   return std::fabs(p) >= 1.0f / 256.0f && std::fabs(p) <= 128.0f;
 }
 
-// XNNPACK takes LEAKY_RELU when both multipliers are within its range;
+// XNNPACK takes 8-bit LEAKY_RELU when both multipliers are within its range;
 // TFLite's builtin kernel runs it otherwise (§4.9): MBQM of x - z_x with
 // the identity multiplier, or with |alpha's| (negated for a negative alpha).
 Status lower_leaky_relu_table(LowerContext& ctx, const ir::Node& n) {
   const Params x = params_of(ctx.tensor(n.inputs[0])), y = params_of(ctx.tensor(n.outputs[0]));
   const LeakyMultipliers m = leaky_multipliers(ctx.graph(), n);
-  if (!builtin_kernels_only(n) && xnn_multiplier_range(m.positive) &&
-      xnn_multiplier_range(m.negative)) {
+  if (x.type != ir::DataType::kInt16 && !builtin_kernels_only(n) &&
+      xnn_multiplier_range(m.positive) && xnn_multiplier_range(m.negative)) {
     const int64_t positive = qmath::xnn_multiplier8(m.positive);
     const int64_t negative = qmath::xnn_multiplier8(m.negative);
     return lower_unary_table(ctx, n, [=](int64_t q) {
@@ -84,6 +125,14 @@ Status lower_leaky_relu_table(LowerContext& ctx, const ir::Node& n) {
   const float alpha_scale = (x.scale * alpha) / y.scale;
   const qmath::Multiplier slope = qmath::quantize_multiplier(alpha_scale);
   const qmath::Multiplier magnitude{slope.m < 0 ? -slope.m : slope.m, slope.shift};
+  // int16 runs optimized_integer_ops::QuantizeLeakyRelu: MBQM with the signed
+  // alpha multiplier itself, which rounds ties of a negative alpha the other
+  // way (zero points are 0).
+  if (x.type == ir::DataType::kInt16)
+    return lower_unary_table(ctx, n, [=](int64_t q) {
+      const auto v = static_cast<int32_t>(q);
+      return std::clamp<int64_t>(qmath::mbqm(v, v >= 0 ? identity : slope), y.lo, y.hi);
+    });
   return lower_unary_table(ctx, n, [=](int64_t q) {
     const auto v = static_cast<int32_t>(q - x.zero);
     int64_t out = qmath::mbqm(v, identity);
@@ -118,6 +167,19 @@ Status lower_rsqrt_table(LowerContext& ctx, const ir::Node& n) {
       ctx, n, [=](int64_t q) { return qmath::rsqrt_int8(q, x.scale, x.zero, y.scale, y.zero); });
 }
 
+// LEAKY_RELU: 8-bit, or int16 with zero points 0 (TFLite refuses others).
+Check check_leaky_relu(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  if (x.quantized_type != ir::DataType::kInt16 || y.quantized_type != ir::DataType::kInt16)
+    return check_eight_bit(g, n);
+  if (!per_tensor(x) || !per_tensor(y))
+    return refuse(ReasonCode::kQuantization, "per-axis quantization");
+  if (params_of(x).zero != 0 || params_of(y).zero != 0)
+    return refuse(ReasonCode::kQuantization, "int16 zero points other than 0 (TFLite refuses)");
+  return std::nullopt;
+}
+
 Check check_int8(const ir::Graph& g, const ir::Node& n) {
   if (auto r = check_eight_bit(g, n)) return r;
   if (*g.tensor(n.inputs[0]).quantized_type != ir::DataType::kInt8)
@@ -127,22 +189,67 @@ Check check_int8(const ir::Graph& g, const ir::Node& n) {
   return std::nullopt;
 }
 
-// The tables of XNNPACK's LOGISTIC, TANH and ELU: TFLite's builtin tables
-// are not written yet, so a model XNNPACK's delegate refuses is refused here.
-Check check_xnn_table(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = check_eight_bit(g, n)) return r;
-  if (builtin_kernels_only(n)) return refuse_builtin_kernel();
+// uint8 CONCATENATION whose inputs are quantized otherwise than its output:
+// LiteRT.js runs TFLite's ConcatenationWithScaling (§4.11), which requantizes
+// each such input in float, y = clamp((int) RHAZ(f32(f32(q * scale) + bias))
+// + z_y, 0, 255) with scale = f32(s_i * f32(1 / s_y)) and bias = f32(-z_i *
+// scale), and copies the others: a Gather into a 256-entry table per input,
+// then the copy. (tfjs-tflite's older kernel copies every input.)
+Status lower_concatenation(LowerContext& ctx, const ir::Node& n) {
+  const ir::Tensor& y = ctx.tensor(n.outputs[0]);
+  const Params py = params_of(y);
+  ir::Node copy = n;
+  Writer w(ctx, n);
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const Params px = params_of(ctx.tensor(n.inputs[i]));
+    if (px.scale == py.scale && px.zero == py.zero) continue;
+    const float scale = px.scale * (1.0f / py.scale);
+    const float bias = static_cast<float>(-px.zero) * scale;
+    std::vector<int64_t> table(256);
+    for (int64_t q = 0; q < 256; ++q) {
+      const float v = static_cast<float>(q) * scale + bias;
+      table[static_cast<size_t>(q)] = std::clamp<int64_t>(
+          qmath::round_half_away(static_cast<double>(v)) + py.zero, py.lo, py.hi);
+    }
+    const ir::TensorId requantized = ctx.temp_like(n.inputs[i], "requantized");
+    ctx.graph().tensor(requantized).dtype = ir::DataType::kUInt8;
+    w.store(w.lookup(w.integers(n.inputs[i]), std::move(table), ir::DataType::kUInt8, py.lo, py.hi),
+            requantized);
+    copy.inputs[i] = requantized;
+  }
+  if (Status s = w.result(); !s.ok()) return s;
+  return lower_copy(ctx, copy);
+}
+
+// Every input quantized per tensor with the output's parameters, or uint8
+// ones with any (those LiteRT.js requantizes); no fused activation.
+Check check_concatenation(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  if (y.quantized_type != ir::DataType::kUInt8 || !per_tensor(y) ||
+      n.attrs.get_string("fused_activation_function", "NONE") != "NONE")
+    return check_equal_params(g, n);
+  for (ir::TensorId t : n.inputs) {
+    const ir::Tensor& x = g.tensor(t);
+    if (x.quantized_type != ir::DataType::kUInt8 || !per_tensor(x))
+      return refuse(ReasonCode::kQuantization, "input '" + x.name +
+                                                   "' is not quantized per tensor as uint8 as "
+                                                   "the output '" +
+                                                   y.name + "' is");
+  }
   return std::nullopt;
 }
 
 }  // namespace
 
+ExactForm concatenation_exact() { return {lower_concatenation, check_concatenation}; }
 ExactForm rsqrt_table() { return {lower_rsqrt_table, check_int8}; }
-ExactForm logistic_table() { return {lower_xnn_table<qmath::xnn_sigmoid>, check_xnn_table}; }
-ExactForm tanh_table() { return {lower_xnn_table<qmath::tanh_f>, check_xnn_table}; }
+ExactForm logistic_table() {
+  return {lower_sigmoid_table<qmath::xnn_sigmoid, false>, check_sigmoid_table};
+}
+ExactForm tanh_table() { return {lower_sigmoid_table<qmath::tanh_f, true>, check_sigmoid_table}; }
 ExactForm elu_table() { return {lower_xnn_table<qmath::elu_f>, check_xnn_table}; }
 ExactForm hard_swish_table() { return {lower_hard_swish_table, check_eight_bit}; }
-ExactForm leaky_relu_table() { return {lower_leaky_relu_table, check_eight_bit}; }
+ExactForm leaky_relu_table() { return {lower_leaky_relu_table, check_leaky_relu}; }
 // (RELU has no upper bound: kHigh == kLow.)
 ExactForm relu_table() { return {lower_relu_table<0, 0>, check_eight_bit}; }
 ExactForm relu6_table() { return {lower_relu_table<0, 6>, check_eight_bit}; }

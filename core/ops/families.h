@@ -24,6 +24,12 @@ ExactForm relu_n1_to_1_table();
 ExactForm rsqrt_table();  // int8, TFLite's fixed-point inverse square root
 // 8-bit SOFTMAX as TFLite's float-table kernel (exact_softmax.cc).
 ExactForm softmax_table();
+// CONCATENATION: the integers copied, uint8 inputs with other parameters than
+// the output's requantized as TFLite's ConcatenationWithScaling does (LiteRT.js).
+ExactForm concatenation_exact();
+// BATCH_MATMUL int8 and int16 (16x8, 16x16) as the kernel LiteRT.js runs
+// (exact_matmul.cc).
+ExactForm batch_matmul_exact();
 }  // namespace exact
 
 namespace elementwise {

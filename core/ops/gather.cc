@@ -677,6 +677,9 @@ OpEntry fill() {
   return {.infer_shapes = infer_fill,
           .check = check_fill,
           .lower = lower_fill,
+          // TFLite's kernel requires the value's parameters on the output and
+          // copies its integer.
+          .quantization = {.kernel = QuantizedKernel::kSameScale, .exact = {exact::lower_copy}},
           .evaluate = {.element_sources = fill_sources},
           .doc = {.onnx = "Expand",
                   .dtypes = "float32, int32, int64, bool",

@@ -231,9 +231,10 @@ Status lower_max_pool(LowerContext& ctx, const ir::Node& n) {
 // --quantization exact, AVERAGE_POOL_2D: TFLite's kernel (XNNPACK takes no
 // quantized average pooling, docs/quantization-arithmetic.md §4.3) sums the
 // raw integers of the window — here ConvInteger with a window of ones per
-// channel, whose padding adds nothing — and divides by the number of input
-// pixels in the window, rounding half away from zero; then the clamp to the
-// fused activation's range. Input and output share their parameters.
+// channel, whose padding adds nothing (int16: two, sum_16x8) — and divides by
+// the number of input pixels in the window, rounding half away from zero;
+// then the clamp to the fused activation's range. Input and output share
+// their parameters.
 Status lower_average_pool_exact(LowerContext& ctx, const ir::Node& n) {
   exact::hold_integers(ctx, n);
   const ir::Tensor& x = ctx.tensor(n.inputs[0]);
@@ -245,17 +246,28 @@ Status lower_average_pool_exact(LowerContext& ctx, const ir::Node& n) {
   exact::Writer w(ctx, n);
   const exact::Value ones = w.channels(
       std::vector<int64_t>(static_cast<size_t>(channels * fh * fw), 1), {channels, 1, fh, fw});
-  exact::Value sum = w.accumulator();
-  const exact::Value in = w.integers(n.inputs[0]);
-  sum.lo = in.lo * fh * fw;
-  sum.hi = in.hi * fh * fw;
-  ir::Node& c =
-      w.emit("ConvInteger", {n.inputs[0], w.tensor(ones, DataType::kInt8)}, sum.id, "sum");
-  set_window(c, win, in_h, in_w, fh, fw, false);
-  c.attrs.set("group", channels);
+  std::vector<int64_t> pads;
+  // The window sums of 8-bit integers `in` (less `zero`, -128, where given).
+  auto window_sum = [&](TensorId in, TensorId zero, const char* what) {
+    exact::Value sum = w.accumulator();
+    const exact::Value v = w.integers(in);
+    const int64_t z = zero == ir::kNoTensor ? 0 : -128;
+    sum.lo = (v.lo - z) * fh * fw;
+    sum.hi = (v.hi - z) * fh * fw;
+    std::vector<TensorId> inputs = {in, w.tensor(ones, DataType::kInt8)};
+    if (zero != ir::kNoTensor) inputs.push_back(zero);
+    ir::Node& c = w.emit("ConvInteger", std::move(inputs), sum.id, what);
+    set_window(c, win, in_h, in_w, fh, fw, false);
+    c.attrs.set("group", channels);
+    pads = c.attrs.get_ints("pads");
+    return sum;
+  };
+  // int16 integers are summed as 256 * high + low, two 8-bit sums.
+  const exact::Value sum = exact::params_of(x).type == DataType::kInt16
+                               ? exact::sum_16x8(w, n.inputs[0], window_sum)
+                               : window_sum(n.inputs[0], ir::kNoTensor, "sum");
   // The pixels of each window inside the input (TFLite's filter_count), from
   // the padding before that set_window gave the sum.
-  const std::vector<int64_t> pads = c.attrs.get_ints("pads");
   auto inside = [](int64_t origin, int64_t k, int64_t size) {
     return std::min(k, size - origin) - std::max<int64_t>(0, -origin);
   };
@@ -271,11 +283,10 @@ Status lower_average_pool_exact(LowerContext& ctx, const ir::Node& n) {
   return w.result();
 }
 
-// 8-bit per-tensor input and output with one set of parameters (TFLite's
-// Prepare requires it), static spatial sizes, no empty window.
+// Per-tensor input and output with one set of parameters (TFLite's Prepare
+// requires it), static spatial sizes, no empty window.
 Check check_average_pool_exact(const ir::Graph& g, const ir::Node& n) {
   if (auto r = exact::check_activation_range(n)) return r;
-  if (auto r = exact::check_8bit(g, n)) return r;
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
   const exact::Params px = exact::params_of(x), py = exact::params_of(y);
@@ -292,6 +303,9 @@ Check check_average_pool_exact(const ir::Graph& g, const ir::Node& n) {
     return refuse(ReasonCode::kShape, "a window larger than the input");
   if (fh * fw > (int64_t{1} << 20))
     return refuse(ReasonCode::kLimit, "a window of more than 2^20 pixels");
+  // The kernel sums in int32.
+  if (px.type == DataType::kInt16 && fh * fw > (int64_t{1} << 16))
+    return refuse(ReasonCode::kLimit, "an int16 window of more than 2^16 pixels");
   return std::nullopt;
 }
 

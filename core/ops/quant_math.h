@@ -89,6 +89,18 @@ float dequantize(int64_t q, float s, int64_t z);
 // 8-bit SOFTMAX's float table (§4.8): entry d = expf(f32(-s_x * beta) * d), d = 0..255.
 std::vector<float> softmax_exp_table(float sx, float beta);
 
+// int16 LOGISTIC and TANH (activations.cc Prepare, §4.6; quant_math16.cc):
+// multiplier 0 is the power-of-two input scale (2^-12; TANH also 2^-11,
+// left_shift 1) that gemmlowp's fixed-point functions take, else the table's
+// input (q * multiplier + 2^(left_shift - 1)) >> left_shift.
+struct Int16Activation {
+  int32_t multiplier = 0;
+  int left_shift = 0;
+};
+Int16Activation int16_activation_params(float sx, bool tanh);
+int64_t logistic16(int64_t q, const Int16Activation& p);
+int64_t tanh16(int64_t q, const Int16Activation& p);
+
 // RSQRT int8 (§4.10): TFLite's fixed-point inverse square root of q - z_x
 // (GetInvSqrtQuantizedMultiplierExp), rescaled to the output.
 Multiplier inv_sqrt_multiplier(int32_t input, int reverse_shift);

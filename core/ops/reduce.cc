@@ -141,6 +141,10 @@ Status lower_mean_or_sum_exact(LowerContext& ctx, const ir::Node& n) {
   total.lo *= count;
   total.hi *= count;
   emit_reduce(ctx, n, "ReduceSum", 13, wide, total.id);
+  if (px.type == ir::DataType::kInt16) {
+    w.store(exact::int16_mean_or_sum(w, total, count, px, py, kSum), n.outputs[0]);
+    return w.result();
+  }
   const qmath::XnnReduce k =
       qmath::xnn_reduce_params(px.scale, px.zero, py.scale, py.zero, count, kSum);
   const TensorId scaled = w.fmul(w.to_float(total), {k.inv}, {});
@@ -148,15 +152,20 @@ Status lower_mean_or_sum_exact(LowerContext& ctx, const ir::Node& n) {
   return w.result();
 }
 
-// Per-tensor 8-bit input and output that XNNPACK's delegate takes, and
-// static reduced dimensions (the count is a constant of the arithmetic).
+// Per-tensor 8-bit input and output that XNNPACK's delegate takes, or int16
+// ones (TFLite's kernels), and static reduced dimensions (the count is a
+// constant of the arithmetic).
+template <bool kSum>
 Check check_mean_or_sum_exact(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = exact::check_8bit(g, n)) return r;
-  if (exact::builtin_kernels_only(n)) return exact::refuse_builtin_kernel();
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
-  if (!exact::xnnpack_quantization(x) || !exact::xnnpack_quantization(y) ||
-      exact::params_of(x).type != exact::params_of(y).type)
+  const bool int16 = x.quantized_type == ir::DataType::kInt16 &&
+                     y.quantized_type == ir::DataType::kInt16 && exact::per_tensor(x) &&
+                     exact::per_tensor(y);
+  // 8-bit MEAN and SUM in TFLite's builtin kernels have no exact form yet.
+  if (!int16 && exact::builtin_kernels_only(n)) return exact::refuse_builtin_kernel();
+  if (!int16 && (!exact::xnnpack_quantization(x) || !exact::xnnpack_quantization(y) ||
+                 exact::params_of(x).type != exact::params_of(y).type))
     return refuse(ReasonCode::kQuantization,
                   "input and output not quantized per tensor with one 8-bit type and positive "
                   "scales (the variants XNNPACK leaves to TFLite's builtin kernel)");
@@ -168,6 +177,8 @@ Check check_mean_or_sum_exact(const ir::Graph& g, const ir::Node& n) {
     if (count > (int64_t{1} << 23))
       return refuse(ReasonCode::kLimit, "more than 2^23 elements reduced into one");
   }
+  if (int16)
+    return exact::check_int16_mean_or_sum(count, exact::params_of(x), exact::params_of(y), kSum);
   return std::nullopt;
 }
 
@@ -470,15 +481,16 @@ InferredShapes infer_topk(const ir::Graph& g, const ir::Node& n) {
 }  // namespace
 
 OpEntry mean() {
-  return {.read = {.min_inputs = 2, .options = read_reducer},
-          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_reduce},
-          .infer_shapes = infer_reduce,
-          .check = check_reduce,
-          .lower = lower_mean,
-          .quantization = {.exact = {lower_mean_or_sum_exact<false>, check_mean_or_sum_exact}},
-          .doc = {.onnx = "ReduceMean",
-                  .notes = "axes follow the layout; without keep_dims the reduced axes leave "
-                           "it"}};
+  return {
+      .read = {.min_inputs = 2, .options = read_reducer},
+      .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_reduce},
+      .infer_shapes = infer_reduce,
+      .check = check_reduce,
+      .lower = lower_mean,
+      .quantization = {.exact = {lower_mean_or_sum_exact<false>, check_mean_or_sum_exact<false>}},
+      .doc = {.onnx = "ReduceMean",
+              .notes = "axes follow the layout; without keep_dims the reduced axes leave "
+                       "it"}};
 }
 
 OpEntry softmax() {
@@ -504,7 +516,7 @@ OpEntry sum() {
           .infer_shapes = infer_reduce,
           .check = check_typed_reduce,
           .lower = lower_sum,
-          .quantization = {.exact = {lower_mean_or_sum_exact<true>, check_mean_or_sum_exact}},
+          .quantization = {.exact = {lower_mean_or_sum_exact<true>, check_mean_or_sum_exact<true>}},
           .doc = {.onnx = "ReduceSum", .dtypes = kReducerTypes, .notes = kReducerNotes}};
 }
 
@@ -533,7 +545,7 @@ OpEntry reduce_max() {
           .check = check_typed_reduce,
           .lower = lower_reduce_max,
           .quantization = {.kernel = QuantizedKernel::kSameScale,
-                           .exact = {exact::lower_copy, exact::check_8bit}},
+                           .exact = {exact::lower_copy_as_float}},
           .doc = {.onnx = "ReduceMax", .dtypes = kReducerTypes, .notes = kReducerNotes}};
 }
 

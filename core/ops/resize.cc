@@ -70,6 +70,77 @@ Status lower_nearest_neighbor(LowerContext& ctx, const ir::Node& n) {
   return lower_resize(ctx, n, false);
 }
 
+// TFLite's ResizeBilinearInteger along one axis of size `in` resized to
+// `out` (reference_ops, docs/quantization-arithmetic.md §4.12): per output
+// index, the two input indices it reads and their weights (10 fractional
+// bits, 1024 - f and f; f is negative where half-pixel centers reach before
+// the first pixel), with C's truncating divisions.
+struct IntegerBilinearAxis {
+  std::vector<int64_t> low, high, low_weight, high_weight;
+};
+IntegerBilinearAxis integer_bilinear_axis(int64_t in, int64_t out, bool align, bool half) {
+  int64_t scale = (1024 * in + out / 2) / out;
+  if (align && out > 1) scale = (1024 * (in - 1) + (out - 1) / 2) / (out - 1);
+  IntegerBilinearAxis a;
+  for (int64_t v = 0; v < out; ++v) {
+    const int64_t p = half ? v * scale + scale / 2 - 512 : v * scale;
+    const int64_t low = std::max<int64_t>(p / 1024, 0);
+    a.low.push_back(low);
+    a.high.push_back(std::min((p + 1023) / 1024, in - 1));
+    a.high_weight.push_back(p - 1024 * low);
+    a.low_weight.push_back(1024 - (p - 1024 * low));
+  }
+  return a;
+}
+
+// The four input integers each output pixel reads: Gathers along H and W of
+// the NCHW input with indices computed here.
+struct Corners {
+  exact::Value top_left, top_right, bottom_left, bottom_right;
+};
+Corners gather_corners(exact::Writer& w, TensorId x, const std::vector<int64_t>& top,
+                       const std::vector<int64_t>& bottom, const std::vector<int64_t>& left,
+                       const std::vector<int64_t>& right) {
+  const ir::DataType type = w.integers(x).type;
+  auto gather = [&](TensorId data, const std::vector<int64_t>& indices, int64_t axis,
+                    const char* what) {
+    const TensorId out = w.temp(type, what);
+    w.emit("Gather", {data, w.tensor(w.channels(indices, {}), ir::DataType::kInt64)}, out, what)
+        .attrs.set("axis", axis);
+    return w.integers(out);
+  };
+  const TensorId t = gather(x, top, 2, "top").id;
+  const TensorId b = gather(x, bottom, 2, "bottom").id;
+  return {gather(t, left, 3, "top_left"), gather(t, right, 3, "top_right"),
+          gather(b, left, 3, "bottom_left"), gather(b, right, 3, "bottom_right")};
+}
+
+// --quantization exact, int16 RESIZE_BILINEAR: TFLite's ResizeBilinearInteger
+// (XNNPACK takes 8-bit only): Σ corner * w_y * w_x in int64, divided by 2^20
+// rounding half away from zero.
+Status lower_bilinear_int16_exact(LowerContext& ctx, const ir::Node& n) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Shape& xs = g.tensor(n.inputs[0]).shape;
+  const auto size = *ir::const_ints(g, n.inputs[1]);
+  const bool align = n.attrs.get_int("align_corners") != 0;
+  const bool half = n.attrs.get_int("half_pixel_centers") != 0;
+  const IntegerBilinearAxis rows = integer_bilinear_axis(xs[1], size[0], align, half);
+  const IntegerBilinearAxis cols = integer_bilinear_axis(xs[2], size[1], align, half);
+  exact::Writer w(ctx, n);
+  const Corners c = gather_corners(w, n.inputs[0], rows.low, rows.high, cols.low, cols.high);
+  const exact::Value top = w.channels(rows.low_weight, {1, 1, size[0], 1});
+  const exact::Value bottom = w.channels(rows.high_weight, {1, 1, size[0], 1});
+  const exact::Value left = w.channels(cols.low_weight, {1, 1, 1, size[1]});
+  const exact::Value right = w.channels(cols.high_weight, {1, 1, 1, size[1]});
+  auto row = [&](const exact::Value& l, const exact::Value& r) {
+    return w.add(w.mul(l, left), w.mul(r, right));
+  };
+  const exact::Value sum = w.add(w.mul(row(c.top_left, c.top_right), top),
+                                 w.mul(row(c.bottom_left, c.bottom_right), bottom));
+  w.store(w.rhaz_div(sum, w.constant(int64_t{1} << 20)), n.outputs[0]);
+  return w.result();
+}
+
 // --quantization exact, 8-bit RESIZE_BILINEAR: XNNPACK's ibilinear, which
 // both runtimes run (docs/quantization-arithmetic.md §3.7): per output pixel
 // the four input integers it reads (Gathers along H and W of the NCHW input
@@ -82,23 +153,13 @@ Status lower_bilinear_exact(LowerContext& ctx, const ir::Node& n) {
   const auto size = *ir::const_ints(g, n.inputs[1]);
   const bool align = n.attrs.get_int("align_corners") != 0;
   const bool half = n.attrs.get_int("half_pixel_centers") != 0;
+  if (g.tensor(n.inputs[0]).dtype == ir::DataType::kInt16)
+    return lower_bilinear_int16_exact(ctx, n);
   const qmath::XnnBilinearAxis rows = qmath::xnn_bilinear_axis(xs[1], size[0], align, half);
   const qmath::XnnBilinearAxis cols = qmath::xnn_bilinear_axis(xs[2], size[1], align, half);
   exact::Writer w(ctx, n);
-  const ir::DataType type = w.integers(n.inputs[0]).type;
-  auto gather = [&](TensorId data, const std::vector<int64_t>& indices, int64_t axis,
-                    const char* what) {
-    const TensorId out = w.temp(type, what);
-    w.emit("Gather", {data, w.tensor(w.channels(indices, {}), ir::DataType::kInt64)}, out, what)
-        .attrs.set("axis", axis);
-    return w.integers(out);
-  };
-  const TensorId top = gather(n.inputs[0], rows.top, 2, "top").id;
-  const TensorId bottom = gather(n.inputs[0], rows.bottom, 2, "bottom").id;
-  const exact::Value tl = gather(top, cols.top, 3, "top_left");
-  const exact::Value tr = gather(top, cols.bottom, 3, "top_right");
-  const exact::Value bl = gather(bottom, cols.top, 3, "bottom_left");
-  const exact::Value br = gather(bottom, cols.bottom, 3, "bottom_right");
+  const Corners c = gather_corners(w, n.inputs[0], rows.top, rows.bottom, cols.top, cols.bottom);
+  const exact::Value &tl = c.top_left, &tr = c.top_right, &bl = c.bottom_left, &br = c.bottom_right;
   const exact::Value ax = w.channels(cols.weight, {1, 1, 1, size[1]});
   const exact::Value ay = w.channels(rows.weight, {1, 1, size[0], 1});
   const exact::Value one = w.constant(2048);
@@ -112,16 +173,17 @@ Status lower_bilinear_exact(LowerContext& ctx, const ir::Node& n) {
   return w.result();
 }
 
-// 8-bit, input and output quantized alike (XNNPACK's delegate requires it),
-// static spatial sizes.
+// 8-bit (XNNPACK) or int16 (TFLite's integer kernel), input and output
+// quantized alike (the kernels require it), static spatial sizes.
 Check check_bilinear_exact(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = exact::check_8bit(g, n)) return r;
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const exact::Params px = exact::params_of(x), py = exact::params_of(g.tensor(n.outputs[0]));
   if (px.type != py.type || px.scale != py.scale || px.zero != py.zero)
     return refuse(ReasonCode::kQuantization, "input and output quantized differently");
-  if (exact::builtin_kernels_only(n)) return exact::refuse_builtin_kernel();
-  if (!exact::xnnpack_quantization(x))
+  // 8-bit: XNNPACK's kernel (TFLite's builtin 8-bit ones have no exact form yet).
+  if (px.type != ir::DataType::kInt16 && exact::builtin_kernels_only(n))
+    return exact::refuse_builtin_kernel();
+  if (px.type != ir::DataType::kInt16 && !exact::xnnpack_quantization(x))
     return refuse(ReasonCode::kQuantization,
                   "quantization XNNPACK's delegate does not take (its builtin kernel is not "
                   "written in exact mode yet)");
@@ -162,7 +224,7 @@ OpEntry nearest_neighbor() {
           .check = check_resize,
           .lower = lower_nearest_neighbor,
           .quantization = {.kernel = QuantizedKernel::kSameScale,
-                           .exact = {exact::lower_copy, exact::check_8bit}},
+                           .exact = {exact::lower_copy_as_float}},
           .doc = {.onnx = "Resize",
                   .notes = "align_corners / half_pixel_centers mapped to "
                            "coordinate_transformation_mode"}};

@@ -348,10 +348,10 @@ Status lower_pad(LowerContext& ctx, const ir::Node& n) {
 
 // --quantization exact: the kernels pad with the output's zero point, or
 // with PADV2's value, whose integers the preflight keeps quantized as the
-// output. ONNX Runtime pads no int16: that pads in int32.
+// output. ONNX Runtime pads no int16: that pads in int32 (PADV2 in float32).
 Status lower_pad_exact(LowerContext& ctx, const ir::Node& n) {
   exact::hold_integers(ctx, n);
-  if (has_input(ctx.graph(), n, 2)) return lower_pad(ctx, n);
+  if (has_input(ctx.graph(), n, 2)) return exact::lower_copy_as_float(ctx, n);
   exact::Writer w(ctx, n);
   const exact::Params out = exact::params_of(ctx.tensor(n.outputs[0]));
   const bool wide = out.type == DataType::kInt16;
@@ -373,8 +373,6 @@ Check check_pad_exact(const ir::Graph& g, const ir::Node& n) {
   if (!value.quantized_type)
     return refuse(ReasonCode::kQuantization,
                   "pad value '" + value.name + "' is not quantized as the data is");
-  if (*value.quantized_type == DataType::kInt16)
-    return refuse(ReasonCode::kType, "int16 pad value (ONNX Runtime pads no int16)");
   return std::nullopt;
 }
 
@@ -558,18 +556,18 @@ OpEntry transpose() {
 }
 
 OpEntry concatenation() {
-  return {.read = {.min_inputs = -1, .options = read_concatenation_options},
-          .layout = {.kind = LayoutClass::kAttribute,
-                     .propagate = propagate_same,
-                     .keeps_layout = true},
-          .infer_shapes = infer_concatenation,
-          .check = check_concatenation,
-          .lower = lower_concat,
-          // uint8 requantizes each input; int16 copies the integers (both TFLite runtimes).
-          .quantization = {.int16 = QuantizedKernel::kSameScale,
-                           .exact = {exact::lower_copy, exact::check_equal_params}},
-          .evaluate = {.element_sources = concatenation_sources},
-          .doc = {.onnx = "Concat", .dtypes = "float32, int32, int64, bool"}};
+  return {
+      .read = {.min_inputs = -1, .options = read_concatenation_options},
+      .layout = {.kind = LayoutClass::kAttribute,
+                 .propagate = propagate_same,
+                 .keeps_layout = true},
+      .infer_shapes = infer_concatenation,
+      .check = check_concatenation,
+      .lower = lower_concat,
+      // uint8 requantizes each input; int16 copies the integers (both TFLite runtimes).
+      .quantization = {.int16 = QuantizedKernel::kSameScale, .exact = exact::concatenation_exact()},
+      .evaluate = {.element_sources = concatenation_sources},
+      .doc = {.onnx = "Concat", .dtypes = "float32, int32, int64, bool"}};
 }
 
 OpEntry split() {

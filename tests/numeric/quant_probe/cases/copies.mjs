@@ -43,6 +43,8 @@ export function cases() {
     c('depth_to_space', 'DEPTH_TO_SPACE', [2, 3, 5, 12], [[2, 6, 10, 3]], (m, [x], [y]) => m.op('DEPTH_TO_SPACE', [x], [y], 'DepthToSpaceOptions', { block_size: 2 }), 'block 2');
     c('pack', 'PACK', [3, 5], [[3, 3, 5]], (m, xs, [y]) => m.op('PACK', xs, [y], 'PackOptions', { values_count: 3, axis: 1 }), '3 inputs, axis 1', [[3, 5], [3, 5]]);
     c('unpack', 'UNPACK', [3, 4, 5], [[3, 5], [3, 5], [3, 5], [3, 5]], (m, [x], ys) => m.op('UNPACK', [x], ys, 'UnpackOptions', { num: 4, axis: 1 }), '4 outputs, axis 1');
+    // FILL (TFLite takes int8 and int16): the scalar value's integer everywhere
+    if (type !== 'uint8') c('fill', 'FILL', [], [[3, 4, 5]], (m, [x], [y]) => m.op('FILL', [i32(m, 'dims', [3, 4, 5]), x], [y], 'FillOptions', {}), 'dims 3,4,5 of a scalar');
     c('split', 'SPLIT', [2, 9, 5], [[2, 3, 5], [2, 3, 5], [2, 3, 5]], (m, [x], ys) => m.op('SPLIT', [i32(m, 'axis', [1], []), x], ys, 'SplitOptions', { num_splits: 3 }), '3 splits, axis 1');
     c('concat', 'CONCATENATION', [2, 3, 4, 5], [[2, 3, 12, 5]], (m, xs, [y]) => m.op('CONCATENATION', xs, [y], 'ConcatenationOptions', { axis: 2, fused_activation_function: 'NONE' }), '3 inputs, axis 2', [[2, 3, 7, 5], [2, 3, 1, 5]]);
     c('concat_const', 'CONCATENATION', [2, 3, 4], [[2, 5, 4]], (m, [x], [y]) => {

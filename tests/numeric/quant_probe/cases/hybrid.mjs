@@ -38,15 +38,17 @@ function hybridWeights(m, r, shape, perChannel, uint8) {
   return { tw, ws, w: uint8 ? stored.map(asInt8) : stored };
 }
 
-function fcHybridCase({ name, B, K, O, perChannel, asym, bias = true, uint8 = false, variant }) {
+// lead: keep_num_dims with an input of shape [...lead, K] (B rows).
+function fcHybridCase({ name, B, K, O, perChannel, asym, bias = true, uint8 = false, lead = null, variant }) {
   const r = rng(name.length * 131 + B);
   const m = new Model(name, `hybrid FULLY_CONNECTED ${variant}`);
-  const x = m.input('x', [B, K], 'FLOAT32');
+  const xShape = lead ? [...lead, K] : [B, K];
+  const x = m.input('x', xShape, 'FLOAT32');
   const { tw, ws, w } = hybridWeights(m, r, [O, K], perChannel, uint8);
   const bv = Array.from({ length: O }, () => f32((r() * 2 - 1) * 0.5));
   const tb = bias ? m.f32('bias', [O], bv) : -1;
-  const y = m.tensor('y', [B, O], 'FLOAT32');
-  m.op('FULLY_CONNECTED', [x, tw, tb], [y], 'FullyConnectedOptions', { fused_activation_function: 'NONE', asymmetric_quantize_inputs: asym });
+  const y = m.tensor('y', lead ? [...lead, O] : [B, O], 'FLOAT32');
+  m.op('FULLY_CONNECTED', [x, tw, tb], [y], 'FullyConnectedOptions', { fused_activation_function: 'NONE', asymmetric_quantize_inputs: asym, keep_num_dims: !!lead });
   m.output(y);
   const X = rows(r, B, K);
   const wsc = (c) => (perChannel ? ws[c] : ws[0]);
@@ -98,10 +100,10 @@ function fcHybridCase({ name, B, K, O, perChannel, asym, bias = true, uint8 = fa
       return o;
     },
   };
-  return { name, op: 'FULLY_CONNECTED (hybrid)', variant, model: m, inputs: [tensor('float32', [B, K], X.flat())], refs };
+  return { name, op: 'FULLY_CONNECTED (hybrid)', variant, model: m, inputs: [tensor('float32', xShape, X.flat())], refs };
 }
 
-function convHybridCase({ name, xShape, wShape, perChannel, asym, padding = 'SAME', uint8 = false, variant }) {
+function convHybridCase({ name, xShape, wShape, perChannel, asym, padding = 'SAME', uint8 = false, act = 'NONE', variant }) {
   const r = rng(name.length * 7 + 3);
   const m = new Model(name, `hybrid CONV_2D ${variant}`);
   const x = m.input('x', xShape, 'FLOAT32');
@@ -111,7 +113,8 @@ function convHybridCase({ name, xShape, wShape, perChannel, asym, padding = 'SAM
   const tb = m.f32('bias', [O], bv);
   const oShape = L.conv2dShape(xShape, wShape, { padding });
   const y = m.tensor('y', oShape, 'FLOAT32');
-  m.op('CONV_2D', [x, tw, tb], [y], 'Conv2DOptions', { padding, stride_h: 1, stride_w: 1, dilation_h_factor: 1, dilation_w_factor: 1, fused_activation_function: 'NONE' });
+  m.op('CONV_2D', [x, tw, tb], [y], 'Conv2DOptions', { padding, stride_h: 1, stride_w: 1, dilation_h_factor: 1, dilation_w_factor: 1, fused_activation_function: act });
+  const clampAct = (v) => (act === 'RELU6' ? Math.min(Math.max(v, 0), 6) : act === 'RELU' ? Math.max(v, 0) : v);
   m.output(y);
   const X = rows(r, xShape[0], count(xShape) / xShape[0]);
   const wsc = (c) => (perChannel ? ws[c] : ws[0]);
@@ -122,7 +125,7 @@ function convHybridCase({ name, xShape, wShape, perChannel, asym, padding = 'SAM
       const p = paramsFn(X[b]); const q = quantFn(X[b], p);
       const zp = symmetric ? 0 : p.zp;
       const { acc, channel } = L.conv2dAcc(q, [1, ...xShape.slice(1)], zp, w, wShape, 0, null, { padding });
-      acc.forEach((a, i) => o.push(symmetric || paramsFn === H.tfliteAsymParams ? f32(bv[channel[i]] + f32(a * f32(p.sf * wsc(channel[i])))) : H.xnnQd8Output(a, p.ds, wsc(channel[i]), bv[channel[i]])));
+      acc.forEach((a, i) => o.push(clampAct(symmetric || paramsFn === H.tfliteAsymParams ? f32(bv[channel[i]] + f32(a * f32(p.sf * wsc(channel[i])))) : H.xnnQd8Output(a, p.ds, wsc(channel[i]), bv[channel[i]]))));
     }
     return o;
   };
@@ -176,10 +179,13 @@ export function cases() {
     for (const perChannel of [false, true]) {
       const tag = `${perChannel ? 'pc' : 'pt'}_${asym ? 'asym' : 'sym'}`;
       out.push(fcHybridCase({ name: `hybrid_fc_${tag}`, B: 10, K: 37, O: 9, perChannel, asym, variant: `int8 ${perChannel ? 'per-channel' : 'per-tensor'} weights, asymmetric_quantize_inputs=${asym}` }));
+      out.push(fcHybridCase({ name: `hybrid_fc_${tag}_keepdims`, B: 12, K: 29, O: 5, perChannel, asym, lead: [3, 4], variant: `keep_num_dims, input [3, 4, 29], ${perChannel ? 'per-channel' : 'per-tensor'}, asym=${asym}` }));
       out.push(fcHybridCase({ name: `hybrid_fc_${tag}_nobias`, B: 5, K: 300, O: 4, perChannel, asym, bias: false, variant: `no bias, K=300, ${perChannel ? 'per-channel' : 'per-tensor'}, asym=${asym}` }));
       out.push(convHybridCase({ name: `hybrid_conv_${tag}`, xShape: [5, 6, 7, 3], wShape: [4, 3, 2, 3], perChannel, asym, variant: `int8 ${perChannel ? 'per-channel' : 'per-tensor'} weights, asymmetric_quantize_inputs=${asym} (Conv2DOptions has no such field)` }));
     }
   }
+  // A wide image (64 channels, 1x3 kernel) with RELU6, as a TCN license-plate reader has it.
+  out.push(convHybridCase({ name: 'hybrid_conv_pc_wide_relu6', xShape: [1, 12, 17, 64], wShape: [32, 1, 3, 64], perChannel: true, asym: false, act: 'RELU6', variant: 'per-channel, 1x3 kernel, 64 input channels, RELU6' }));
   out.push(depthwiseHybridCase({ name: 'hybrid_dw', xShape: [3, 7, 6, 5], kernel: [3, 3], multiplier: 1, variant: 'per-channel int8, 3x3 SAME' }));
   out.push(depthwiseHybridCase({ name: 'hybrid_dw_m2_s2', xShape: [2, 9, 8, 3], kernel: [3, 2], multiplier: 2, stride: [2, 2], variant: 'depth multiplier 2, stride 2, 3x2 SAME' }));
   out.push(depthwiseHybridCase({ name: 'hybrid_dw_valid_relu6', xShape: [2, 8, 7, 4], kernel: [2, 3], multiplier: 1, padding: 'VALID', act: 'RELU6', variant: 'VALID, RELU6' }));

@@ -21,6 +21,7 @@ function linearRefs({ acc, channel }, { type, sx, sw, so, zo, act }) {
   const mult = (c, f32p) => T.linearMultiplier(sx, swc(c), so, f32p);
   if (type === 'int16') {
     refs.tflite16x8 = () => acc.map((a, i) => { const [m, s] = mult(channel[i]); return T.requantize16x8(a, m, s, zo, tmin, tmax); });
+    refs.tflite16x8F32Prod = () => acc.map((a, i) => { const [m, s] = mult(channel[i], true); return T.requantize16x8(a, m, s, zo, tmin, tmax); });
     refs.tflite = () => acc.map((a, i) => { const [m, s] = mult(channel[i]); return T.requantize(a, m, s, zo, tmin, tmax); });
     refs.tfliteDouble = () => acc.map((a, i) => T.requantizeDouble(a, sx, swc(channel[i]), so, zo, tmin, tmax));
   } else {
@@ -171,6 +172,11 @@ export function cases() {
     // 6. builtin forced: weights as a graph input (XNNPACK needs static weights)
     out.push(linearCase({ name: `${label}_i8_dynw_ties`, op, type: 'int8', ...v, dynamicWeights: true, x: small(nx), w: small(nW(v)), bias: randInts(r, oc, -20, 20), sx: SX, zx: 0, sw: ratioScales(TIE_RATIOS.slice(0, oc)), so: SO, zo: 0, act: 'NONE', variant: 'int8 per-channel, weights not constant (builtin kernel), ties' }));
     out.push(linearCase({ name: `${label}_i8_dynw_random`, op, type: 'int8', ...v, dynamicWeights: true, x: randInts(r, nx, -128, 127), w: randInts(r, nW(v), -127, 127), bias: randInts(r, oc, -3000, 3000), sx: 0.0235, zx: -3, sw: swr, so: 0.35, zo: 5, act: 'RELU', variant: 'int8 per-channel, weights not constant (builtin), random, RELU' }));
+    if (op === 'FULLY_CONNECTED') {
+      // int8 per-tensor weights computed at run time (attention's q·kᵀ written as FULLY_CONNECTED)
+      out.push(linearCase({ name: `${label}_i8_pt_dynw_ties`, op, type: 'int8', ...v, dynamicWeights: true, x: small(nx), w: small(nW(v)), bias: randInts(r, oc, -20, 20), sx: SX, zx: 2, sw: ratioScales([0.25]), so: SO, zo: -1, act: 'NONE', variant: 'int8 per-tensor, weights not constant (builtin), ratio 0.25 ties' }));
+      out.push(linearCase({ name: `${label}_i8_pt_dynw_random`, op, type: 'int8', ...v, dynamicWeights: true, x: randInts(r, nx, -128, 127), w: randInts(r, nW(v), -128, 127), sx: 0.0235, zx: -3, sw: [0.0123], so: 0.35, zo: 5, act: 'RELU6', variant: 'int8 per-tensor, weights not constant (builtin), random, no bias, RELU6' }));
+    }
     out.push(linearCase({ name: `${label}_u8_dynw_random`, op, type: 'uint8', ...v, dynamicWeights: true, x: randInts(r, nx, 0, 255), w: randInts(r, nW(v), 0, 255), bias: randInts(r, oc, -3000, 3000), sx: 0.0235, zx: 131, sw: [0.0061], zw: [119], so: 0.3, zo: 128, act: 'NONE', variant: 'uint8, weights not constant (builtin)' }));
     // 7. 16x8: int16 activations, int8 weights, int64 bias
     out.push(linearCase({ name: `${label}_i16_random`, op, type: 'int16', ...v, x: randInts(r, nx, -32768, 32767), w: randInts(r, nW(v), -127, 127), bias: randInts(r, oc, -300000, 300000), sx: 0.00031, zx: 0, sw: swr, so: 0.00031 * 0.006 * 300, zo: 0, act: 'NONE', variant: 'int16x8 per-channel, random' }));
@@ -181,28 +187,38 @@ export function cases() {
   return out;
 }
 
-// BATCH_MATMUL: a [B, M, K] x b [B, K, N] (both graph inputs, or b constant).
-function bmmCase({ name, type, B, M, K, N, a, b, sa, za, sb, zb, so, zo, adjX = false, adjY = false, constB = false, variant }) {
+// BATCH_MATMUL: a [B, M, K] x b [B, K, N] (both graph inputs, or b constant); bType
+// int8 with an int16 a is the 16x8 kernel; sb an array quantizes b per channel along
+// its output axis (N); bRank2 gives b no batch axis ([K, N], broadcast over a's B).
+function bmmCase({ name, type, bType = type, B, M, K, N, a, b, sa, za, sb, zb, so, zo, adjX = false, adjY = false, constB = false, bRank2 = false, variant }) {
   const m = new Model(name, `BATCH_MATMUL ${variant}`);
   const aShape = adjX ? [B, K, M] : [B, M, K];
-  const bShape = adjY ? [B, N, K] : [B, K, N];
+  const bMatrix = adjY ? [N, K] : [K, N];
+  const bShape = bRank2 ? bMatrix : [B, ...bMatrix];
+  const perChannel = Array.isArray(sb);
   const ta = qin(m, 'a', aShape, type, sa, za);
-  const tb = constB ? qconst(m, 'b', bShape, type, b, sb, zb) : qin(m, 'b', bShape, type, sb, zb);
+  const tb = constB
+    ? qconst(m, 'b', bShape, bType, b, sb, perChannel ? sb.map(() => zb) : zb, perChannel ? bShape.length - (adjY ? 2 : 1) : undefined)
+    : qin(m, 'b', bShape, bType, sb, zb);
   const y = qt(m, 'y', [B, M, N], type, so, zo);
   m.op('BATCH_MATMUL', [ta, tb], [y], 'BatchMatMulOptions', { adj_x: adjX, adj_y: adjY });
   m.output(y);
   const inputs = [tensor(type, aShape, a)];
-  if (!constB) inputs.push(tensor(type, bShape, b));
-  const res = L.batchMatmulAcc(a, b, B, M, K, N, za, zb, adjX, adjY);
-  const refs = linearRefs(res, { type, sx: sa, sw: [sb], so, zo, act: 'NONE' });
-  return { name, op: 'BATCH_MATMUL', variant, model: m, inputs, refs, tieInfo: tieInfo(res, sa, [sb], so) };
+  if (!constB) inputs.push(tensor(bType, bShape, b));
+  const res = L.batchMatmulAcc(a, b, B, M, K, N, za, zb, adjX, adjY, bRank2 ? 1 : B);
+  const sw = perChannel ? sb : [sb];
+  const refs = linearRefs(res, { type, sx: sa, sw, so, zo, act: 'NONE' });
+  // TFLite's builtin kernel reads a per-channel b through the tensor's legacy
+  // (per-tensor) parameters, whose scale is 0: the multiplier is 0 and every
+  // output is the output zero point.
+  refs.legacyZeroScale = () => res.acc.map(() => zo);
+  return { name, op: 'BATCH_MATMUL', variant, model: m, inputs, refs, tieInfo: tieInfo(res, sa, sw, so) };
 }
 
 export function bmmCases() {
   const out = [];
   const r = rng(11);
   const [B, M, K, N] = [3, 5, 17, 7];
-  const n = (x) => x;
   const sm = (k) => randInts(r, k, -4, 4);
   for (const [adjX, adjY] of [[false, false], [true, false], [false, true]]) {
     const tag = `${adjX ? 'T' : 'N'}${adjY ? 'T' : 'N'}`;
@@ -213,6 +229,28 @@ export function bmmCases() {
   out.push(bmmCase({ name: 'bmm_i8_constb_ties', type: 'int8', B, M, K, N, a: sm(B * M * K), b: sm(B * K * N), sa: SX, za: 0, sb: SO / SX * 0.25, zb: 0, so: SO, zo: 0, constB: true, variant: 'int8, b constant, ties' }));
   out.push(bmmCase({ name: 'bmm_i16_ties', type: 'int16', B, M, K, N, a: sm(B * M * K), b: sm(B * K * N), sa: SX, za: 0, sb: SO / SX * 0.25, zb: 0, so: SO, zo: 0, variant: 'int16, ties' }));
   out.push(bmmCase({ name: 'bmm_i16_random', type: 'int16', B, M, K, N, a: randInts(r, B * M * K, -32768, 32767), b: randInts(r, B * K * N, -32768, 32767), sa: 0.00031, za: 0, sb: 0.00017, zb: 0, so: 0.00031 * 0.00017 * 4e5, zo: 0, variant: 'int16, random' }));
+  // int16 x int16 with accumulators near 2^40 and an output that saturates.
+  out.push(bmmCase({ name: 'bmm_i16_extreme', type: 'int16', B: 2, M: 3, K: 300, N: 4, a: randInts(r, 2 * 3 * 300, 30000, 32767), b: randInts(r, 2 * 300 * 4, -32768, 32767).map((v, i) => (i % 4 === 1 ? 32767 : v)), sa: 0.001, za: 0, sb: 0.002, zb: 0, so: 0.001 * 0.002 * 2 ** 22 * 1.37, zo: 0, variant: 'int16, accumulators up to ~3e11, saturating' }));
+  // 16x8: int16 a, int8 b (the kernel EvalInt16Int8).
+  for (const [adjX, adjY] of [[false, false], [true, true]]) {
+    const tag = `${adjX ? 'T' : 'N'}${adjY ? 'T' : 'N'}`;
+    out.push(bmmCase({ name: `bmm_i16x8_ties_${tag}`, type: 'int16', bType: 'int8', B, M, K, N, a: sm(B * M * K), b: sm(B * K * N), sa: SX, za: 0, sb: SO / SX * 0.25, zb: 0, so: SO, zo: 0, adjX, adjY, variant: `16x8, both inputs dynamic, ratio 0.25 ties, adj ${tag}` }));
+  }
+  out.push(bmmCase({ name: 'bmm_i16x8_random_constb', type: 'int16', bType: 'int8', B: 2, M: 6, K: 43, N: 5, a: randInts(r, 2 * 6 * 43, -32768, 32767), b: randInts(r, 2 * 43 * 5, -128, 127), sa: 0.00031, za: 0, sb: 0.0123, zb: 0, so: 0.00031 * 0.0123 * 900, zo: 0, constB: true, variant: '16x8, b constant, random' }));
+  out.push(bmmCase({ name: 'bmm_i16x8_rank2b_ties', type: 'int16', bType: 'int8', B: 4, M: 3, K: 19, N: 6, a: sm(4 * 3 * 19), b: sm(19 * 6), sa: SX, za: 0, sb: SO / SX * 0.125, zb: 0, so: SO, zo: 0, constB: true, bRank2: true, variant: '16x8, b constant [K, N] broadcast over the batch, ratio 0.125 ties' }));
+  // Per-channel b (constant, one scale per output column): what the einsum
+  // exports of the AI Edge quantizer write.
+  out.push(bmmCase({ name: 'bmm_i16x8_perchannel', type: 'int16', bType: 'int8', B: 2, M: 4, K: 23, N: 6, a: randInts(r, 2 * 4 * 23, -32768, 32767), b: randInts(r, 23 * 6, -127, 127), sa: 0.00031, za: 0, sb: [0.011, 0.012, 0.013, 0.014, 0.015, 0.016], zb: 0, so: 0.00031 * 0.013 * 500, zo: 0, constB: true, bRank2: true, variant: '16x8, b constant per-channel [K, N]' }));
+  out.push(bmmCase({ name: 'bmm_i8_perchannel', type: 'int8', B: 2, M: 4, K: 23, N: 6, a: randInts(r, 2 * 4 * 23, -128, 127), b: randInts(r, 23 * 6, -127, 127), sa: 0.0235, za: -5, sb: [0.011, 0.012, 0.013, 0.014, 0.015, 0.016], zb: 0, so: 0.3, zo: 2, constB: true, bRank2: true, variant: 'int8, b constant per-channel [K, N]' }));
+  // Scales whose float32 product (GetQuantizedConvolutionMultipler without a
+  // bias: float(s_a * s_b)) and double product give other multipliers, and
+  // accumulators (±17359; the 16x8 ones at random) where the outputs differ.
+  const sF32 = 0.02388446033000946;
+  out.push(bmmCase({ name: 'bmm_i8_zb_f32product', type: 'int8', B: 1, M: 4, K: 2, N: 3, a: [127, 8, -127, -8, 5, -9, 100, 3], b: [127, 3, -50, 120, 7, 99], sa: sF32, za: 0, sb: 0.0123, zb: -2, so: 0.6, zo: 1, constB: true, variant: 'int8, b zero point -2 (builtin), scales whose float and double products give other multipliers' }));
+  out.push(bmmCase({ name: 'bmm_i16x8_f32product', type: 'int16', bType: 'int8', B: 2, M: 6, K: 43, N: 5, a: randInts(r, 2 * 6 * 43, -32768, 32767), b: randInts(r, 2 * 43 * 5, -128, 127), sa: 0.0003134669968858361, za: 0, sb: 0.0123, zb: 0, so: 0.00031 * 0.0123 * 700, zo: 0, constB: true, variant: '16x8, scales whose float and double products give other 16-bit multipliers' }));
+  // int16 x int16 whose scaled sums pass int32: the kernel's cast wraps them.
+  out.push(bmmCase({ name: 'bmm_i16_wrap', type: 'int16', B: 1, M: 3, K: 300, N: 4, a: randInts(r, 3 * 300, 20000, 32767), b: randInts(r, 300 * 4, -32768, 32767).map((v, i) => (i % 4 < 2 ? 32767 - (i % 7) : v)), sa: 0.001, za: 0, sb: 0.002, zb: 0, so: 0.001 * 0.002 / 37.5, zo: 0, variant: 'int16, multiplier 37.5, scaled sums beyond int32 (wrapped by the int32 cast)' }));
+  out.push(bmmCase({ name: 'bmm_i8_rank2b_ties', type: 'int8', B: 4, M: 3, K: 19, N: 6, a: sm(4 * 3 * 19), b: sm(19 * 6), sa: SX, za: 0, sb: SO / SX * 0.125, zb: 0, so: SO, zo: 0, constB: true, bRank2: true, variant: 'int8, b constant [K, N] broadcast over the batch, ratio 0.125 ties' }));
   return out;
 }
 // FULLY_CONNECTED with accumulators placed 1-3 units around .5 ties above 2^24, where

@@ -40,6 +40,20 @@ export function cases() {
       };
       out.push({ name: `concat_${type}_scales`, op: 'CONCATENATION', variant: `${type}, 3 inputs with scales/zps ${ps.map((p) => p.join('/')).join(', ')} -> ${po.join('/')}`, model: m, inputs, refs: { tfliteScaling: ref(true), copy: ref(false) } });
     }
+    // Every integer through each input: a ratio of exactly 0.5 (ties at every
+    // odd q), an input with the output's parameters (copied), and an odd one.
+    if (type === 'uint8') {
+      const pt = [[0.02, 128], [0.04, 128], [0.013, 7]];
+      const py = [0.04, 128];
+      const m = new Model('concat_uint8_scales_ties', 'CONCATENATION');
+      const xs = pt.map((p, i) => qin(m, `x${i}`, [1, 256], type, p[0], p[1]));
+      const y = qt(m, 'y', [3, 256], type, py[0], py[1]);
+      m.op('CONCATENATION', xs, [y], 'ConcatenationOptions', { axis: 0, fused_activation_function: 'NONE' });
+      m.output(y);
+      const all = Array.from({ length: 256 }, (_, q) => q);
+      const ref = (scaled) => () => pt.flatMap((p) => all.map((q) => (scaled ? concatScaling(q, p[0], p[1], py[0], py[1], lo, hi) : q)));
+      out.push({ name: 'concat_uint8_scales_ties', op: 'CONCATENATION', variant: 'uint8, every integer, ratio 0.5 (ties), one input with the output parameters', model: m, inputs: pt.map(() => tensor(type, [1, 256], all)), refs: { tfliteScaling: ref(true), copy: ref(false) } });
+    }
     // PAD, RESHAPE, TRANSPOSE, SPLIT with output parameters different from the input's
     const x = randInts(r, 2 * 3 * 4 * 5, lo, hi);
     const [sx, zx] = ps[0];

@@ -130,6 +130,15 @@ export function cases() {
   out.push(unaryCase({ name: 'dequantize_int16', op: 'DEQUANTIZE', type: 'int16', outType: 'float32', sx: 0.00037, zx: 0, x: v16, variant: 'int16 -> float32', refs: { both: (q) => A.dequantize(q, 0.00037, 0) } }));
   for (const ratio of [0.5, 0.37]) out.push(unaryCase({ name: `requantize_int16_r${ratio}`, op: 'QUANTIZE', type: 'int16', sx: 0.00037, zx: 0, so: f32(0.00037 / ratio), zo: 0, x: v16, variant: `int16 -> int16, ratio ${ratio}`, refs: { tflite: (q) => A.tfliteRequantize(q, 0.00037, 0, f32(0.00037 / ratio), 0, -32768, 32767) } }));
   out.push(unaryCase({ name: 'requantize_int16_to_int8', op: 'QUANTIZE', type: 'int16', outType: 'int8', sx: 0.00037, zx: 0, so: 0.05, zo: 3, x: v16, variant: 'int16 -> int8', refs: { tflite: (q) => A.tfliteRequantize(q, 0.00037, 0, 0.05, 3, -128, 127) } }));
+  // LEAKY_RELU int16 (zero points 0): XNNPACK takes no int16; alpha negative
+  // and exact ties (s_out = 2 s_in) tell the two builtin kernels apart.
+  for (const [alpha, ratio] of [[0.2, 0.83], [0.25, 2], [-0.25, 2], [-0.3, 0.7], [1.7, 0.5]]) {
+    const sx = 0.00037; const so = f32(sx * ratio);
+    out.push(unaryCase({ name: `leakyrelu_int16_a${alpha}_r${ratio}`, op: 'LEAKY_RELU', type: 'int16', sx, zx: 0, so, zo: 0, x: v16, optionsType: 'LeakyReluOptions', options: { alpha }, variant: `int16, alpha ${alpha}, s_out = ${ratio} s_in`, refs: {
+      tflite: (q) => A.tfliteLeakyRelu(q, sx, 0, so, 0, alpha, -32768, 32767),
+      tfliteSigned: (q) => A.tfliteLeakyRelu16(q, sx, so, alpha),
+    } }));
+  }
   out.push(unaryCase({ name: 'requantize_int8_to_int16', op: 'QUANTIZE', type: 'int8', outType: 'int16', sx: 0.05, zx: 3, so: 0.00037, zo: 0, variant: 'int8 -> int16', refs: { tflite: (q) => A.tfliteRequantize(q, 0.05, 3, 0.00037, 0, -32768, 32767) } }));
   // RSQRT int8 (non-negative real inputs)
   for (const [sx, zx, so, zo] of [[0.05, -128, 0.04, -100], [0.013, -100, 0.3, -128]]) {

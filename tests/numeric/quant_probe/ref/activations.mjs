@@ -156,6 +156,14 @@ export function tfliteLeakyRelu(q, sx, zx, so, zo, alpha, qmin, qmax) {
   else { const s = mbqm(v, Math.abs(am), as); out = am < 0 ? -s : s; }
   return clamp(out + zo, qmin, qmax);
 }
+// LiteRT's int16 LEAKY_RELU (optimized_integer_ops::QuantizeLeakyRelu, scalar
+// loop in wasm): MBQM with the signed alpha multiplier itself (the reference
+// kernel above takes |alpha|'s and negates the result: they differ at ties).
+export function tfliteLeakyRelu16(q, sx, so, alpha) {
+  const [am, as] = quantizeMultiplier(f32(f32(f32(sx) * f32(alpha)) / f32(so)));
+  const [im, is] = quantizeMultiplier(f32(f32(sx) / f32(so)));
+  return clamp(q >= 0 ? mbqm(q, im, is) : mbqm(q, am, as), -32768, 32767);
+}
 // XNNPACK qs8/qu8 lrelu: positive multiplier = lrintf(256 * f32(sx/so)), negative =
 // lrintf(256 * f32(f32(sx/so) * alpha)); out = clamp(floor(((q - zx) * m + 128) / 256) + zo).
 export function xnnLeakyRelu(q, sx, zx, so, zo, alpha, qmin, qmax) {

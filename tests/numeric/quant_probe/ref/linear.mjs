@@ -109,15 +109,17 @@ export function transposeConvAcc(x, xShape, zx, w, wShape, zw, bias, outShape, s
   return { acc, channel };
 }
 
-// BATCH_MATMUL: a [B, M, K] (adjX: [B, K, M]), b [B, K, N] (adjY: [B, N, K]); no broadcasting.
-export function batchMatmulAcc(a, b, B, M, K, N, za, zb, adjX = false, adjY = false) {
+// BATCH_MATMUL: a [B, M, K] (adjX: [B, K, M]), b [B, K, N] (adjY: [B, N, K]), or b of
+// one batch ([K, N], bBatches 1) broadcast over a's B.
+export function batchMatmulAcc(a, b, B, M, K, N, za, zb, adjX = false, adjY = false, bBatches = B) {
   const acc = [];
   const channel = [];
   for (let bb = 0; bb < B; bb++) for (let i = 0; i < M; i++) for (let j = 0; j < N; j++) {
     let s = 0;
     for (let k = 0; k < K; k++) {
       const av = adjX ? a[(bb * K + k) * M + i] : a[(bb * M + i) * K + k];
-      const bv = adjY ? b[(bb * N + j) * K + k] : b[(bb * K + k) * N + j];
+      const bb2 = bBatches === 1 ? 0 : bb;
+      const bv = adjY ? b[(bb2 * N + j) * K + k] : b[(bb2 * K + k) * N + j];
       s += (av - za) * (bv - zb);
     }
     acc.push(s);
