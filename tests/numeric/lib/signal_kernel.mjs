@@ -1,0 +1,331 @@
+// TensorFlow Lite Micro's Signal library kernels in JS, written from
+// tflite-micro's signal/src/*.cc and signal/micro/kernels/*.cc, and kissfft
+// v130 (FIXED_POINT=16, as TFLM's kiss_fft_wrappers build it) for the RFFT:
+// scalar code in the C's order with C's integer types (int16/int32 wrap,
+// uint32 via >>> 0, uint64 as BigInt). No runtime here registers these ops;
+// signal_reference.mjs runs them between LiteRT.js segments.
+
+const wrap16 = (v) => (v << 16) >> 16;  // an int16_t store of an int value
+const u32 = (v) => v >>> 0;
+
+// ---- window.cc ----
+export function applyWindow(input, weights, shift) {
+  const out = new Int16Array(input.length);
+  const w = weights.length;
+  for (let base = 0; base < input.length; base += w) {
+    for (let i = 0; i < w; i++) {
+      const raw = Math.imul(input[base + i], weights[i]) >> shift;
+      out[base + i] = raw < -32768 ? -32768 : raw > 32767 ? 32767 : raw;
+    }
+  }
+  return out;
+}
+
+// ---- msb_32.cc (GCC's path: 32 - clz, 32 for 0) ----
+function msb32(x) {
+  x = u32(x);
+  return x === 0 ? 32 : 32 - Math.clz32(x);
+}
+
+// ---- max_abs.cc, fft_auto_scale.cc ----
+export function fftAutoScale(input) {
+  let max = 0;  // int16_t
+  for (let i = 0; i < input.length; i++) {
+    const value = input[i];
+    if (value > max) max = value;
+    else if (-value > max) max = wrap16(-value);
+  }
+  let scaleBits = 16 - msb32(max) - 1;  // max converted to uint32_t
+  if (scaleBits <= 0) scaleBits = 0;
+  const out = new Int16Array(input.length);
+  for (let i = 0; i < input.length; i++) out[i] = Math.imul(input[i], 1 << scaleBits);
+  return { output: out, scaleBits };
+}
+
+// ---- kissfft v130, FIXED_POINT 16 ----
+const SAMP_MAX = 32767;
+const sround = (x) => wrap16((x + (1 << 14)) >> 15);
+const fixdiv = (c, div) => ({ r: sround(c.r * Math.trunc(SAMP_MAX / div)), i: sround(c.i * Math.trunc(SAMP_MAX / div)) });
+const cmul = (a, b) => ({ r: sround(a.r * b.r - a.i * b.i), i: sround(a.r * b.i + a.i * b.r) });
+const cexp = (phase) => ({ r: Math.floor(0.5 + SAMP_MAX * Math.cos(phase)), i: Math.floor(0.5 + SAMP_MAX * Math.sin(phase)) });
+
+function kfFactor(n) {
+  const out = [];
+  let p = 4;
+  const floorSqrt = Math.floor(Math.sqrt(n));
+  do {
+    while (n % p) {
+      p = p === 4 ? 2 : p === 2 ? 3 : p + 2;
+      if (p > floorSqrt) p = n;
+    }
+    n = Math.trunc(n / p);
+    out.push([p, n]);
+  } while (n > 1);
+  return out;
+}
+
+function kissFftAlloc(nfft) {
+  const pi = 3.141592653589793238462643383279502884197169399375105820974944;
+  const twiddles = [];
+  for (let i = 0; i < nfft; i++) twiddles.push(cexp((-2 * pi * i) / nfft));
+  return { nfft, twiddles, factors: kfFactor(nfft) };
+}
+
+function bfly2(F, at, fstride, st, m) {
+  for (let k = 0; k < m; k++) {
+    const a = fixdiv(F[at + k], 2), b = fixdiv(F[at + k + m], 2);
+    const t = cmul(b, st.twiddles[k * fstride]);
+    F[at + k + m] = { r: wrap16(a.r - t.r), i: wrap16(a.i - t.i) };
+    F[at + k] = { r: wrap16(a.r + t.r), i: wrap16(a.i + t.i) };
+  }
+}
+
+function bfly4(F, at, fstride, st, m) {
+  for (let k = 0; k < m; k++) {
+    const i0 = at + k, i1 = i0 + m, i2 = i0 + 2 * m, i3 = i0 + 3 * m;
+    F[i0] = fixdiv(F[i0], 4); F[i1] = fixdiv(F[i1], 4); F[i2] = fixdiv(F[i2], 4); F[i3] = fixdiv(F[i3], 4);
+    const s0 = cmul(F[i1], st.twiddles[k * fstride]);
+    const s1 = cmul(F[i2], st.twiddles[2 * k * fstride]);
+    const s2 = cmul(F[i3], st.twiddles[3 * k * fstride]);
+    const s5 = { r: wrap16(F[i0].r - s1.r), i: wrap16(F[i0].i - s1.i) };
+    F[i0] = { r: wrap16(F[i0].r + s1.r), i: wrap16(F[i0].i + s1.i) };
+    const s3 = { r: wrap16(s0.r + s2.r), i: wrap16(s0.i + s2.i) };
+    const s4 = { r: wrap16(s0.r - s2.r), i: wrap16(s0.i - s2.i) };
+    F[i2] = { r: wrap16(F[i0].r - s3.r), i: wrap16(F[i0].i - s3.i) };
+    F[i0] = { r: wrap16(F[i0].r + s3.r), i: wrap16(F[i0].i + s3.i) };
+    F[i1] = { r: wrap16(s5.r + s4.i), i: wrap16(s5.i - s4.r) };
+    F[i3] = { r: wrap16(s5.r - s4.i), i: wrap16(s5.i + s4.r) };
+  }
+}
+
+function kfWork(F, at, f, fat, fstride, depth, st) {
+  const [p, m] = st.factors[depth];
+  if (m === 1) {
+    for (let k = 0; k < p; k++) F[at + k] = { ...f[fat + k * fstride] };
+  } else {
+    for (let k = 0; k < p; k++) kfWork(F, at + k * m, f, fat + k * fstride, fstride * p, depth + 1, st);
+  }
+  if (p === 2) bfly2(F, at, fstride, st, m);
+  else if (p === 4) bfly4(F, at, fstride, st, m);
+  else throw new Error(`kissfft radix ${p} is not written in this reference`);
+}
+
+/** kiss_fftr of one row of `fftLength` int16 samples: fftLength / 2 + 1 complex bins. */
+function kissFftr(st, superTwiddles, time) {
+  const ncfft = st.nfft;
+  const fin = [];
+  for (let k = 0; k < ncfft; k++) fin.push({ r: time[2 * k], i: time[2 * k + 1] });
+  const tmp = new Array(ncfft);
+  kfWork(tmp, 0, fin, 0, 1, 0, st);
+  const freq = new Array(ncfft + 1);
+  const tdc = fixdiv(tmp[0], 2);
+  freq[0] = { r: wrap16(tdc.r + tdc.i), i: 0 };
+  freq[ncfft] = { r: wrap16(tdc.r - tdc.i), i: 0 };
+  for (let k = 1; k <= ncfft / 2; k++) {
+    const fpk = fixdiv(tmp[k], 2);
+    const fpnk = fixdiv({ r: tmp[ncfft - k].r, i: wrap16(-tmp[ncfft - k].i) }, 2);
+    const f1k = { r: wrap16(fpk.r + fpnk.r), i: wrap16(fpk.i + fpnk.i) };
+    const f2k = { r: wrap16(fpk.r - fpnk.r), i: wrap16(fpk.i - fpnk.i) };
+    const tw = cmul(f2k, superTwiddles[k - 1]);
+    freq[k] = { r: wrap16((f1k.r + tw.r) >> 1), i: wrap16((f1k.i + tw.i) >> 1) };
+    freq[ncfft - k] = { r: wrap16((f1k.r - tw.r) >> 1), i: wrap16((tw.i - f1k.i) >> 1) };
+  }
+  return freq;
+}
+
+/** rfft.cc's int16 Eval: each row of `inputLength` samples, zero-padded. */
+export function rfftInt16(input, inputLength, fftLength) {
+  const ncfft = fftLength / 2;
+  const st = kissFftAlloc(ncfft);
+  const superTwiddles = [];
+  for (let i = 0; i < ncfft / 2; i++) {
+    superTwiddles.push(cexp(-3.14159265358979323846264338327 * ((i + 1) / ncfft + 0.5)));
+  }
+  const rows = input.length / inputLength;
+  const out = new Int16Array(rows * (fftLength + 2));
+  const work = new Int16Array(fftLength);
+  for (let r = 0; r < rows; r++) {
+    work.fill(0);
+    work.set(input.subarray(r * inputLength, (r + 1) * inputLength));
+    const freq = kissFftr(st, superTwiddles, work);
+    freq.forEach((c, k) => { out[r * (fftLength + 2) + 2 * k] = c.r; out[r * (fftLength + 2) + 2 * k + 1] = c.i; });
+  }
+  return out;
+}
+
+// ---- energy.cc (outputs outside [start, end) unwritten: zeros here) ----
+export function spectrumToEnergy(input, start, end, outLength) {
+  const out = new Uint32Array(outLength);
+  for (let i = start; i < end; i++) {
+    const re = input[2 * i], im = input[2 * i + 1];
+    out[i] = u32((Math.imul(re, re) + Math.imul(im, im)) | 0);
+  }
+  return out;
+}
+
+// ---- filter_bank.cc ----
+export function filterbankAccumulate(input, weights, unweights, freqStarts, weightStarts, widths, numChannels) {
+  const mask = (1n << 64n) - 1n;
+  const work = new BigUint64Array(numChannels + 1);
+  let weightAcc = 0n, unweightAcc = 0n;
+  for (let i = 0; i < numChannels + 1; i++) {
+    const freqStart = freqStarts[i], weightStart = weightStarts[i];
+    for (let j = 0; j < widths[i]; j++) {
+      const x = BigInt(input[freqStart + j]);
+      // int16 weight converted to uint64 (sign-extended), product modulo 2^64
+      weightAcc = (weightAcc + ((BigInt(weights[weightStart + j]) & mask) * x)) & mask;
+      unweightAcc = (unweightAcc + ((BigInt(unweights[weightStart + j]) & mask) * x)) & mask;
+    }
+    work[i] = weightAcc;
+    weightAcc = unweightAcc;
+    unweightAcc = 0n;
+  }
+  return work.slice(1);
+}
+
+// ---- square_root_32.cc / square_root_64.cc, filter_bank_square_root.cc ----
+function msb64(x) {
+  let n = 0;
+  while (x) { x >>= 1n; n++; }
+  return x === 0n && n === 0 ? 64 : n;
+}
+
+function sqrt32(num) {
+  if (num === 0) return 0;
+  let res = 0;
+  let maxBit = 32 - msb32(num);
+  maxBit |= 1;
+  let bit = u32(2 ** (31 - maxBit));
+  let iterations = Math.trunc((31 - maxBit) / 2) + 1;
+  while (iterations--) {
+    if (num >= res + bit) {
+      num = u32(num - (res + bit));
+      res = u32((res >>> 1) + bit);
+    } else {
+      res >>>= 1;
+    }
+    bit = Math.floor(bit / 4);
+  }
+  if (num > res && res !== 0xffff) ++res;
+  return res & 0xffff;
+}
+
+function sqrt64(num) {
+  if ((num >> 32n) === 0n) return sqrt32(Number(num));
+  let res = 0n;
+  let maxBit = 64 - msb64(num);
+  maxBit |= 1;
+  let bit = 1n << BigInt(63 - maxBit);
+  let iterations = Math.trunc((63 - maxBit) / 2) + 1;
+  while (iterations--) {
+    if (num >= res + bit) {
+      num -= res + bit;
+      res = (res >> 1n) + bit;
+    } else {
+      res >>= 1n;
+    }
+    bit >>= 2n;
+  }
+  if (num > res && res !== 0xffffffffn) ++res;
+  return Number(res & 0xffffffffn);
+}
+
+export function filterbankSqrt(input, scaleBits) {
+  const out = new Uint32Array(input.length);
+  for (let i = 0; i < input.length; i++) out[i] = sqrt64(input[i]) >>> scaleBits;
+  return out;
+}
+
+// ---- filter_bank_spectral_subtraction.cc; `noise` (the kernel's state) is updated ----
+export function spectralSubtraction(c, input, noise) {
+  const out = new Uint32Array(input.length);
+  for (let i = 0; i < c.num_channels; i++) {
+    const odd = (i & 1) !== 0;
+    const smoothing = BigInt(odd ? c.alternate_smoothing : c.smoothing);
+    const oneMinus = BigInt(odd ? c.alternate_one_minus_smoothing : c.one_minus_smoothing);
+    const signalScaledUp = u32(input[i] * 2 ** c.smoothing_bits);
+    noise[i] = Number(((BigInt(signalScaledUp) * smoothing + BigInt(noise[i]) * oneMinus) >>
+      BigInt(c.spectral_subtraction_bits)) & 0xffffffffn);
+    let estimateScaledUp = noise[i];
+    if (estimateScaledUp > signalScaledUp) {
+      estimateScaledUp = signalScaledUp;
+      if (c.clamping) noise[i] = estimateScaledUp;
+    }
+    const floor = Number(((BigInt(input[i]) * BigInt(c.min_signal_remaining)) >> BigInt(c.spectral_subtraction_bits)) & 0xffffffffn);
+    const subtracted = Math.floor((signalScaledUp - estimateScaledUp) / 2 ** c.smoothing_bits);
+    out[i] = subtracted > floor ? subtracted : floor;
+  }
+  return out;
+}
+
+// ---- pcan_argc_fixed.cc ----
+function wideDynamicFunction(x, lut) {
+  if (x <= 2) return lut[x];
+  const interval = msb32(x);
+  const at = 4 * interval - 6;
+  const frac = (interval < 11 ? u32(x * 2 ** (11 - interval)) : x >>> (interval - 11)) & 0x3ff;
+  let result = Math.imul(lut[at + 2], frac) >> 5;
+  result = (result + (u32(lut[at + 1] * 32) | 0)) | 0;
+  result = Math.imul(result, frac);
+  result = ((result + (1 << 14)) >> 15) | 0;
+  result = (result + lut[at]) | 0;
+  return wrap16(result);
+}
+
+function pcanShrink(x) {
+  if (x < 2 << 12) return u32(Math.imul(x, x)) >>> (2 + 2 * 12 - 6);
+  return u32((x >>> (12 - 6)) - (1 << 6));
+}
+
+export function pcan(input, noise, lut, snrShift) {
+  const out = new Uint32Array(input.length);
+  for (let i = 0; i < input.length; i++) {
+    const gain = BigInt(u32(wideDynamicFunction(noise[i], lut)));  // int16 -> uint32
+    const snr = Number(((BigInt(input[i]) * gain) >> BigInt(snrShift)) & 0xffffffffn);
+    out[i] = pcanShrink(snr);
+  }
+  return out;
+}
+
+// ---- log.cc, filter_bank_log.cc ----
+const LOG_LUT = [
+  0, 224, 442, 654, 861, 1063, 1259, 1450, 1636, 1817, 1992, 2163, 2329, 2490, 2646, 2797, 2944, 3087, 3224,
+  3358, 3487, 3611, 3732, 3848, 3960, 4068, 4172, 4272, 4368, 4460, 4549, 4633, 4714, 4791, 4864, 4934, 5001,
+  5063, 5123, 5178, 5231, 5280, 5326, 5368, 5408, 5444, 5477, 5507, 5533, 5557, 5578, 5595, 5610, 5622, 5631,
+  5637, 5640, 5641, 5638, 5633, 5626, 5615, 5602, 5586, 5568, 5547, 5524, 5498, 5470, 5439, 5406, 5370, 5332,
+  5291, 5249, 5203, 5156, 5106, 5054, 5000, 4944, 4885, 4825, 4762, 4697, 4630, 4561, 4490, 4416, 4341, 4264,
+  4184, 4103, 4020, 3935, 3848, 3759, 3668, 3575, 3481, 3384, 3286, 3186, 3084, 2981, 2875, 2768, 2659, 2549,
+  2437, 2323, 2207, 2090, 1971, 1851, 1729, 1605, 1480, 1353, 1224, 1094, 963, 830, 695, 559, 421, 282, 142, 0, 0];
+
+function log2FractionPart32(x, log2x) {
+  let frac = (x - 2 ** log2x) | 0;
+  if (log2x < 16) frac = frac << (16 - log2x);
+  else frac = frac >> (log2x - 16);
+  const baseSeg = frac >>> (16 - 7);
+  const c0 = LOG_LUT[baseSeg], c1 = LOG_LUT[baseSeg + 1];
+  const segBase = 512 * baseSeg;
+  const relPos = Math.imul(c1 - c0, frac - segBase) >> 16;
+  return u32(frac + c0 + relPos);
+}
+
+function log32(x, outScale) {
+  const integer = msb32(x) - 1;
+  const fraction = log2FractionPart32(x, integer);
+  const log2 = u32(integer * 65536 + fraction);
+  const loge = Number((45426n * BigInt(log2) + 32768n) >> 16n) >>> 0;
+  return u32(Math.imul(u32(outScale), loge) + 32768) >>> 16;
+}
+
+export function filterbankLog(input, outputScale, correctionBits) {
+  const out = new Int16Array(input.length);
+  for (let i = 0; i < input.length; i++) {
+    const scaled = u32(input[i] * 2 ** correctionBits);
+    if (scaled > 1) {
+      const v = log32(scaled, outputScale);
+      out[i] = v < 32767 ? v : 32767;
+    } else {
+      out[i] = 0;
+    }
+  }
+  return out;
+}
