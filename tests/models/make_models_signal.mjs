@@ -1,0 +1,148 @@
+#!/usr/bin/env node
+// Writes the test models of TensorFlow Lite Micro's Signal library custom ops
+// (core/ops/signal.cc, signal_fft.cc) as FlatBuffer JSON into
+// tests/models/json/signal_*.json, plus their input domains into
+// tests/models/specs_signal.json. Same format and conventions as
+// make_models.mjs (see README.md); only signal_* files are touched. No
+// runtime here runs these ops: the harness's "signal" reference runs their
+// kernels in JS (tests/numeric/lib/signal_kernel.mjs) and any builtin ops
+// between them in LiteRT.js.
+//
+//   node tests/models/make_models_signal.mjs      # from the repository root
+//
+// Node >= 18, no dependencies.
+
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeModels } from './lib/model.mjs';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const JSON_DIR = join(HERE, 'json');
+const SPECS_FILE = join(HERE, 'specs_signal.json');
+
+const MODELS = [];
+const def = (name, description, build) => MODELS.push({ name: `signal_${name}`, description, build });
+
+const INT16_FULL = [-32768, 32767];
+const UINT32_WIDE = [0, 2 ** 31];
+
+// Random integers in [lo, hi] from the model's PRNG.
+const ints = (m, n, lo, hi) => Array.from({ length: n }, () => lo + Math.floor(m.model.rand() * (hi - lo + 1)));
+
+// A triangular filter bank over `bins` spectrum bins with `channels`
+// channels, laid out as TFLM's filter bank op reads it: per channel (and the
+// scratch channel 0) its first bin, its first weight and its width; weights
+// w and unweights 4096 - w (12 bits).
+function bank(m, bins, channels) {
+  const edges = Array.from({ length: channels + 2 }, (_, i) => 1 + Math.floor((i * (bins - 2)) / (channels + 1)));
+  const freq = [], wstart = [], width = [], weights = [], unweights = [];
+  for (let c = 0; c <= channels; c++) {
+    freq.push(edges[c]);
+    wstart.push(weights.length);
+    width.push(edges[c + 1] - edges[c]);
+    for (let j = 0; j < edges[c + 1] - edges[c]; j++) {
+      const w = Math.round((4096 * (j + 0.5)) / (edges[c + 1] - edges[c]));
+      weights.push(w);
+      unweights.push(4096 - w);
+    }
+  }
+  return [
+    m.constant('weights', [weights.length], 'INT16', weights),
+    m.constant('unweights', [unweights.length], 'INT16', unweights),
+    m.constant('channel_frequency_starts', [channels + 1], 'INT16', freq),
+    m.constant('channel_weight_starts', [channels + 1], 'INT16', wstart),
+    m.constant('channel_widths', [channels + 1], 'INT16', width),
+  ];
+}
+
+def('window', 'SignalWindow of int16 [3, 40] by a [40] window (weights in [0, 4096]), shift 12',
+  (m) => {
+    const x = m.input('frames', [3, 40], 'INT16', INT16_FULL);
+    const w = m.constant('window', [40], 'INT16', ints(m, 40, 0, 4096));
+    const y = m.tensor('windowed', [3, 40], 'INT16');
+    m.customOp('SignalWindow', [x, w], [y], { shift: 12 });
+    m.output(y);
+  });
+
+def('fft_auto_scale', 'SignalFftAutoScale of int16 [57] in [-300, 300]: the shift that fills 16 bits (int32 scalar) and the shifted input',
+  (m) => {
+    const x = m.input('frame', [57], 'INT16', [-300, 300]);
+    const y = m.tensor('scaled', [57], 'INT16');
+    const s = m.tensor('scale_bits', [], 'INT32');
+    m.customOp('SignalFftAutoScale', [x], [y, s]);
+    m.output(y, s);
+  });
+
+for (const [fft, rows, length, range] of [[64, 2, 50, INT16_FULL], [128, 3, 97, [-4000, 4000]]]) {
+  def(`rfft_${fft}`, `SignalRfft (int16, kissfft fixed point) of [${rows}, ${length}] zero-padded to ${fft} -> [${rows}, ${fft + 2}] (re, im of ${fft / 2 + 1} bins)`,
+    (m) => {
+      const x = m.input('frames', [rows, length], 'INT16', range);
+      const y = m.tensor('spectrum', [rows, fft + 2], 'INT16');
+      m.customOp('SignalRfft', [x], [y], { T: 7, fft_length: fft });
+      m.output(y);
+    });
+}
+
+def('energy', 'SignalEnergy of int16 [66] (33 bins) over bins [3, 29), then CAST to int32 and SLICE [3, 26) (the kernel leaves the other bins unwritten)',
+  (m) => {
+    const x = m.input('spectrum', [66], 'INT16', INT16_FULL);
+    const e = m.tensor('energy', [33], 'UINT32');
+    m.customOp('SignalEnergy', [x], [e], { end_index: 29, start_index: 3 });
+    const i = m.tensor('energy_i32', [33], 'INT32');
+    m.op('CAST', [e], [i]);
+    const y = m.tensor('bins', [26], 'INT32');
+    m.op('SLICE', [i, m.constant('begin', [1], 'INT32', [3]), m.constant('size', [1], 'INT32', [26])], [y]);
+    m.output(y);
+  });
+
+def('filter_bank_sqrt', 'SignalFilterBank of uint32 [37] bins into 6 triangular channels (uint64), then SignalFilterBankSquareRoot with a scale_bits input of 3',
+  (m) => {
+    const x = m.input('energy', [37], 'UINT32', UINT32_WIDE);
+    const s = m.input('scale_bits', [], 'INT32', { value: 3 });
+    const acc = m.tensor('channels', [6], 'UINT64');
+    m.customOp('SignalFilterBank', [x, ...bank(m, 37, 6)], [acc], { num_channels: 6 });
+    const y = m.tensor('roots', [6], 'UINT32');
+    m.customOp('SignalFilterBankSquareRoot', [acc, s], [y]);
+    m.output(y);
+  });
+
+// The audio preprocessor's coefficients; the clamped model's adapt fast (the
+// estimate is then often above a falling signal, where clamping acts).
+const SLOW = { smoothing: 409, one_minus_smoothing: 15975, alternate_smoothing: 983, alternate_one_minus_smoothing: 15401 };
+const FAST = { smoothing: 12000, one_minus_smoothing: 4384, alternate_smoothing: 9000, alternate_one_minus_smoothing: 7384 };
+for (const [name, channels, clamping, bits, k] of [['spectral_subtraction', 13, false, 10, SLOW], ['spectral_subtraction_clamped', 7, true, 6, FAST]]) {
+  def(name, `SignalFilterBankSpectralSubtraction of uint32 [${channels}], smoothing ${k.smoothing} / ${k.alternate_smoothing} of 2^14, smoothing_bits ${bits}, clamping ${clamping}: the noise estimate kept between invocations (state)`,
+    (m) => {
+      const x = m.input('channels', [channels], 'UINT32', [0, 2 ** 20]);
+      const y = m.tensor('subtracted', [channels], 'UINT32');
+      const noise = m.tensor('noise_estimate', [channels], 'UINT32');
+      m.customOp('SignalFilterBankSpectralSubtraction', [x], [y, noise], {
+        ...k, clamping, min_signal_remaining: 819, num_channels: channels, smoothing_bits: bits,
+        spectral_subtraction_bits: 14,
+      });
+      m.output(y, noise);
+    });
+}
+
+def('pcan', 'SignalPCAN of uint32 [9] with a noise estimate [9] and a 125-entry int16 gain LUT, snr_shift 6',
+  (m) => {
+    const x = m.input('channels', [9], 'UINT32', [0, 2 ** 24]);
+    const noise = m.input('noise_estimate', [9], 'UINT32', UINT32_WIDE);
+    const lut = [];
+    for (let s = 0; s < 32; s++) lut.push(...ints(m, 1, 0, 8000), ...ints(m, 2, -2000, 2000), 0);
+    const y = m.tensor('normalized', [9], 'UINT32');
+    m.customOp('SignalPCAN', [x, noise, m.constant('gain_lut', [125], 'INT16', lut.slice(0, 125))], [y], { snr_shift: 6 });
+    m.output(y);
+  });
+
+for (const [name, n, bits, scale] of [['log', 19, 3, 64], ['log_scaled', 11, 0, 1 << 10]]) {
+  def(name, `SignalFilterBankLog of uint32 [${n}], input_correction_bits ${bits}, output_scale ${scale} -> int16`,
+    (m) => {
+      const x = m.input('channels', [n], 'UINT32', UINT32_WIDE);
+      const y = m.tensor('log', [n], 'INT16');
+      m.customOp('SignalFilterBankLog', [x], [y], { input_correction_bits: bits, output_scale: scale });
+      m.output(y);
+    });
+}
+
+writeModels({ dir: JSON_DIR, prefix: 'signal_', models: MODELS, specsFile: SPECS_FILE });
