@@ -618,12 +618,15 @@ OpEntry filter_bank_log() {
 }
 
 constexpr SignalOp kOps[] = {
+    {"SignalDelay", delay},
     {"SignalEnergy", energy},
     {"SignalFftAutoScale", auto_scale},
     {"SignalFilterBank", filter_bank},
     {"SignalFilterBankLog", filter_bank_log},
     {"SignalFilterBankSpectralSubtraction", spectral_subtraction},
     {"SignalFilterBankSquareRoot", square_root},
+    {"SignalFramer", framer},
+    {"SignalOverlapAdd", overlap_add},
     {"SignalPCAN", pcan},
     {"SignalRfft", rfft},
     {"SignalWindow", window},

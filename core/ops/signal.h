@@ -2,9 +2,10 @@
 // signal/micro/kernels/*.cc over signal/src/*.cc), lowered to ONNX integer
 // arithmetic that computes what the kernels compute, bit for bit: signal.cc
 // (window, FFT auto scale, energy, filter bank, its square root, spectral
-// subtraction, PCAN, log) and signal_fft.cc (the int16 RFFT: kissfft v130's
-// fixed-point FFT as TFLM builds it). Shared between the two files (and the
-// table, for registry.cc).
+// subtraction, PCAN, log), signal_fft.cc (the int16 RFFT: kissfft v130's
+// fixed-point FFT as TFLM builds it) and signal_stream.cc (delay, framer,
+// overlap-add: buffers kept between invocations). Shared between those files
+// (and the table, for registry.cc).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,10 @@ struct SignalOp {
 // Every Signal op converted, in name order.
 std::span<const SignalOp> signal_ops();
 
-OpEntry rfft();
+OpEntry rfft();         // signal_fft.cc
+OpEntry delay();        // signal_stream.cc
+OpEntry framer();       // signal_stream.cc
+OpEntry overlap_add();  // signal_stream.cc
 
 // int64 arithmetic for the kernels' integer code: every value of the lowered
 // graph an int64 tensor; the C types' wrap-around written where the kernel's

@@ -145,4 +145,37 @@ for (const [name, n, bits, scale] of [['log', 19, 3, 64], ['log_scaled', 11, 0, 
     });
 }
 
+// ---- the stream ops: buffers kept between invocations (state) ----
+
+def('delay', 'SignalDelay of int16 [2, 3, 17] by 5 samples per row (6 delay lines, state)',
+  (m) => {
+    const x = m.input('samples', [2, 3, 17], 'INT16', INT16_FULL);
+    const y = m.tensor('delayed', [2, 3, 17], 'INT16');
+    m.customOp('SignalDelay', [x], [y], { delay_length: 5 });
+    m.output(y);
+  });
+
+def('framer', 'SignalFramer of int16 [2, 24], frames of 10 every 4 samples with prefill -> [2, 6, 10] and output_valid (the last 6 samples of each row are state)',
+  (m) => {
+    const x = m.input('samples', [2, 24], 'INT16', INT16_FULL);
+    const y = m.tensor('frames', [2, 6, 10], 'INT16');
+    const valid = m.tensor('valid', [], 'BOOL');
+    m.customOp('SignalFramer', [x], [y, valid], { frame_size: 10, frame_step: 4, prefill: true });
+    m.output(y, valid);
+  });
+
+for (const [name, type, shape, step, range] of [
+  ['overlap_add_int16', 'INT16', [3, 4, 12], 5, INT16_FULL],
+  ['overlap_add_float', 'FLOAT32', [2, 3, 9], 4, [-1, 1]],
+]) {
+  const out = [shape[0], shape[1] * step];
+  def(name, `SignalOverlapAdd (${type.toLowerCase()}${type === 'INT16' ? ', saturating' : ''}) of [${shape}] (frames of ${shape[2]}) every ${step} samples -> [${out}] (the overlap buffer is state)`,
+    (m) => {
+      const x = m.input('frames', shape, type, range);
+      const y = m.tensor('samples', out, type);
+      m.customOp('SignalOverlapAdd', [x], [y], { T: type === 'INT16' ? 7 : 0, frame_step: step });
+      m.output(y);
+    });
+}
+
 writeModels({ dir: JSON_DIR, prefix: 'signal_', models: MODELS, specsFile: SPECS_FILE });

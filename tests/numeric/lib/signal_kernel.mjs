@@ -329,3 +329,77 @@ export function filterbankLog(input, outputScale, correctionBits) {
   }
   return out;
 }
+
+// ---- circular_buffer.cc as the stream kernels use it: a FIFO of int16 ----
+class Fifo {
+  constructor() { this.data = []; }
+  write(values) { this.data.push(...values); }
+  writeZeros(n) { for (let i = 0; i < n; i++) this.data.push(0); }
+  available() { return this.data.length; }
+  get(n) { return this.data.slice(0, n); }
+  discard(n) { this.data.splice(0, n); }
+}
+
+/** delay.cc: one delay line per row of `inner` samples, delay_length zeros first. */
+export function makeDelay(rows, inner, delayLength) {
+  const lines = Array.from({ length: rows }, () => { const f = new Fifo(); f.writeZeros(delayLength); return f; });
+  return (input) => {
+    const out = new Int16Array(input.length);
+    for (let r = 0; r < rows; r++) {
+      lines[r].write(input.subarray(r * inner, (r + 1) * inner));
+      out.set(lines[r].get(inner), r * inner);
+      lines[r].discard(inner);
+    }
+    return out;
+  };
+}
+
+/** framer.cc: frames of frameSize every frameStep per row; prefill writes frameSize - frameStep zeros. */
+export function makeFramer(rows, inner, frameSize, frameStep, prefill) {
+  const nFrames = Math.trunc(inner / frameStep);
+  const buffers = Array.from({ length: rows }, () => { const f = new Fifo(); if (prefill) f.writeZeros(frameSize - frameStep); return f; });
+  return (input) => {
+    const out = new Int16Array(rows * nFrames * frameSize);
+    let valid = true;
+    for (let i = 0; i < rows; i++) {
+      for (let frame = 0; frame < nFrames; frame++) {
+        const at = (i * nFrames + frame) * frameStep;
+        buffers[i].write(input.subarray(at, at + frameStep));
+        if (buffers[i].available() >= frameSize) {
+          out.set(buffers[i].get(frameSize), (i * nFrames + frame) * frameSize);
+          buffers[i].discard(frameStep);
+        } else {
+          valid = false;
+        }
+      }
+    }
+    return [out, Uint8Array.of(valid ? 1 : 0)];
+  };
+}
+
+/** overlap_add.cc (int16 saturating, or float32): per row a frameSize buffer, zeros first. */
+export function makeOverlapAdd(rows, nFrames, frameSize, frameStep, isFloat) {
+  const Ctor = isFloat ? Float32Array : Int16Array;
+  const buffers = Array.from({ length: rows }, () => new Ctor(frameSize));
+  return (input) => {
+    const out = new Ctor(rows * nFrames * frameStep);
+    for (let i = 0; i < rows; i++) {
+      const buffer = buffers[i];
+      for (let frame = 0; frame < nFrames; frame++) {
+        const inAt = (i * nFrames + frame) * frameSize, outAt = (i * nFrames + frame) * frameStep;
+        for (let k = 0; k < frameSize; k++) {
+          if (isFloat) {
+            buffer[k] = Math.fround(buffer[k] + input[inAt + k]);
+          } else {
+            const v = input[inAt + k] + buffer[k];
+            buffer[k] = v < -32768 ? -32768 : v > 32767 ? 32767 : v;
+          }
+        }
+        out.set(buffer.subarray(0, frameStep), outAt);
+        buffer.copyWithin(0, frameStep, frameSize);
+        buffer.fill(0, frameSize - frameStep);
+      }
+    }
+    return out;
+  };
+}

@@ -54,6 +54,25 @@ function signalKernel(op, model, json, graph) {
     }
     case 'SignalPCAN': return ([x, noise, lut]) => [k.pcan(x, noise, lut, o.snr_shift)];
     case 'SignalFilterBankLog': return ([x]) => [k.filterbankLog(x, o.output_scale, o.input_correction_bits)];
+    case 'SignalDelay': {
+      const shape = shapeOf(op.inputs[0]), inner = shape[shape.length - 1];
+      const run = k.makeDelay(shape.reduce((a, b) => a * b, 1) / inner, inner, o.delay_length);
+      return ([x]) => [run(x)];
+    }
+    case 'SignalFramer': {
+      const shape = shapeOf(op.inputs[0]), inner = shape[shape.length - 1];
+      const rows = shape.reduce((a, b) => a * b, 1) / inner;
+      const run = k.makeFramer(rows, inner, o.frame_size, o.frame_step, !!o.prefill);
+      return ([x]) => run(x);
+    }
+    case 'SignalOverlapAdd': {
+      const shape = shapeOf(op.inputs[0]);
+      const size = shape[shape.length - 1], frames = shape[shape.length - 2];
+      const rows = shape.reduce((a, b) => a * b, 1) / (size * frames);
+      if (o.T !== 0 && o.T !== 7) throw new Error('the signal reference runs int16 and float32 overlap-add only');
+      const run = k.makeOverlapAdd(rows, frames, size, o.frame_step, o.T === 0);
+      return ([x]) => [run(x)];
+    }
     default: throw new Error(`the signal reference has no kernel for ${op.custom}`);
   }
 }
