@@ -45,8 +45,9 @@ int64_t count_of(const ir::Tensor& t) {
 
 // Rows and innermost length of a static tensor of rank >= 1.
 std::pair<int64_t, int64_t> rows_of(const ir::Tensor& t) {
-  const int64_t inner = t.shape.empty() ? 0 : t.shape.back();
-  return {inner > 0 ? count_of(t) / inner : 0, inner};
+  const int64_t count = count_of(t), inner = t.shape.empty() ? 0 : t.shape.back();
+  if (count < 1 || inner < 1) return {0, 0};
+  return {count / inner, inner};
 }
 
 Check check_io(const ir::Graph& g, const ir::Node& n, DataType type, size_t outputs) {
