@@ -1,17 +1,20 @@
 // SignalRfft (tflite-micro signal/micro/kernels/rfft.cc, signal/src/
-// rfft_int16.cc): each row of the int16 input, zero-padded to fft_length,
-// through kissfft v130's kiss_fftr built with FIXED_POINT=16 (TFLM's
-// kiss_fft_wrappers), as ONNX int64 arithmetic with every int16 store's
-// wrap-around, so the spectrum is the kernel's bit for bit:
+// rfft_int16.cc, rfft_float.cc): each row of the input, zero-padded to
+// fft_length, through kissfft v130's kiss_fftr as TFLM's kiss_fft_wrappers
+// build it: for int16 with FIXED_POINT=16, as ONNX int64 arithmetic with
+// every int16 store's wrap-around; for float32 in float32, one ONNX op per C
+// operation (kissfft's float macros, no fused multiply-add); so the spectrum
+// is the kernel's bit for bit:
 //   - the complex FFT of fft_length / 2 points (even samples real, odd
 //     imaginary): kf_work's decimation as one Gather of the input, then each
 //     stage's butterflies (kf_bfly4, kf_bfly2) over all sub-transforms at
-//     once, with C_FIXDIV's scaling by the radix and C_MUL's rounding;
+//     once, in fixed point with C_FIXDIV's scaling by the radix and C_MUL's
+//     rounding;
 //   - kiss_fftr's split into the real spectrum with its super twiddles.
 // The twiddles are computed as kiss_fft_alloc computes them (floor(0.5 +
-// 32767 * cos(phase)) in double). Lengths whose factors are all 4 and 2
-// (powers of two) are converted; kissfft's radix-3, -5 and generic
-// butterflies are not.
+// 32767 * cos(phase)) in double, or (float)cos(phase)). Lengths whose factors
+// are all 4 and 2 (powers of two) are converted; kissfft's radix-3, -5 and
+// generic butterflies are not.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -41,7 +44,7 @@ const CustomField kFields[] = {
     {"fft_length", Kind::kInt, true, 0, 8, static_cast<double>(kMaxFft)},
 };
 
-constexpr int64_t kTensorTypeInt16 = 7;  // tflite::TensorType_INT16
+constexpr int64_t kTensorTypeInt16 = 7, kTensorTypeFloat32 = 0;  // tflite::TensorType
 
 bool power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -81,11 +84,13 @@ std::pair<int64_t, int64_t> cexp(double phase) {
 Check check_rfft(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
-  if (n.attrs.get_int("T") != kTensorTypeInt16 || x.dtype != DataType::kInt16 ||
-      y.dtype != DataType::kInt16)
+  const int64_t type = n.attrs.get_int("T");
+  const DataType want = type == kTensorTypeInt16 ? DataType::kInt16 : DataType::kFloat32;
+  if ((type != kTensorTypeInt16 && type != kTensorTypeFloat32) || x.dtype != want ||
+      y.dtype != want)
     return refuse(ReasonCode::kType,
-                  "only the int16 RFFT (kissfft fixed point) is converted; float32 and int32 "
-                  "are not");
+                  "the int16 (kissfft fixed point) and float32 RFFTs are converted; int32 is "
+                  "not");
   const int64_t fft = n.attrs.get_int("fft_length");
   if (!power_of_two(fft))
     return refuse(ReasonCode::kOperands,
@@ -108,65 +113,100 @@ Check check_rfft(const ir::Graph& g, const ir::Node& n) {
   return {};
 }
 
-// Butterfly arithmetic on complex tensors [..., 2] (re, im) of int16 values
-// in int64.
+// Butterfly arithmetic on complex tensors [..., 2] (re, im): kissfft's
+// FIXED_POINT=16 macros on int16 values held in int64, or its float macros
+// in float32 (one IEEE operation each, as the C's).
 class Complex {
  public:
-  explicit Complex(Int& x) : x_(x), b_(x.builder()) {}
+  Complex(Int& x, bool fixed) : x_(x), b_(x.builder()), fixed_(fixed) {}
+  DataType type() const { return fixed_ ? kI64 : DataType::kFloat32; }
 
-  // C_FIXDIV(c, radix): sround(c * (32767 / radix)).
-  TensorId fixdiv(TensorId c, int64_t radix) { return sround(x_.mul_c(c, kSampMax / radix)); }
-  // C_MUL(m, a, w): re = sround(a.r w.r - a.i w.i), im = sround(a.r w.i + a.i w.r);
-  // `wr` holds (w.r, w.r), `wi` (-w.i, w.i).
+  // Constants of the working type.
+  TensorId konst(const std::vector<int64_t>& v, ir::Shape shape) {
+    if (fixed_) return b_.ints(v, std::move(shape));
+    return b_.floats(std::vector<float>(v.begin(), v.end()), std::move(shape));
+  }
+  TensorId konst(std::vector<float> v, ir::Shape shape) {
+    if (!fixed_) return b_.floats(std::move(v), std::move(shape));
+    return b_.ints(std::vector<int64_t>(v.begin(), v.end()), std::move(shape));
+  }
+  TensorId op(const char* name, TensorId a, TensorId b) { return b_.add(name, {a, b}, type()); }
+
+  // C_FIXDIV(c, radix): sround(c * (32767 / radix)); nothing in float.
+  TensorId fixdiv(TensorId c, int64_t radix) {
+    return fixed_ ? sround(x_.mul_c(c, kSampMax / radix)) : c;
+  }
+  // C_MUL(m, a, w): re = a.r w.r - a.i w.i, im = a.r w.i + a.i w.r (each
+  // sround in fixed point); `wr` holds (w.r, w.r), `wi` (-w.i, w.i).
   TensorId mul(TensorId a, TensorId wr, TensorId wi) {
-    return sround(x_.add(x_.mul(a, wr), x_.mul(swap(a), wi)));
+    return sround(op("Add", op("Mul", a, wr), op("Mul", swap(a), wi)));
   }
-  TensorId add(TensorId a, TensorId b) { return x_.wrap16(x_.add(a, b)); }
-  TensorId sub(TensorId a, TensorId b) { return x_.wrap16(x_.sub(a, b)); }
+  TensorId add(TensorId a, TensorId b) { return wrap(op("Add", a, b)); }
+  TensorId sub(TensorId a, TensorId b) { return wrap(op("Sub", a, b)); }
+  // (a.r, -a.i), an int16 store in fixed point.
+  TensorId conj(TensorId a) { return wrap(op("Mul", a, konst(std::vector<int64_t>{1, -1}, {2}))); }
   // (a.i, -a.r).
-  TensorId rotate(TensorId a) { return x_.mul(swap(a), b_.ints({1, -1})); }
-  TensorId swap(TensorId a) {
-    return b_.add("Gather", {a, b_.ints({1, 0})}, kI64, {{"axis", int64_t{-1}}});
+  TensorId rotate(TensorId a) {
+    return op("Mul", swap(a), konst(std::vector<int64_t>{1, -1}, {2}));
   }
+  TensorId swap(TensorId a) {
+    return b_.add("Gather", {a, b_.ints({1, 0})}, type(), {{"axis", int64_t{-1}}});
+  }
+  // HALF_OF: >> 1 of the int sum, or * 0.5f.
+  TensorId half_of(TensorId v) {
+    return fixed_ ? x_.shr(v, 1) : op("Mul", v, b_.floats({0.5f}, ir::Shape{}));
+  }
+  // The int16 store of an int sum (within int16 after a halving: none).
+  TensorId wrap(TensorId v) { return fixed_ ? x_.wrap16(v) : v; }
 
  private:
   // (kiss_fft_scalar)((x + 2^14) >> 15).
-  TensorId sround(TensorId v) { return x_.wrap16(x_.shr(x_.add_c(v, 1 << 14), 15)); }
+  TensorId sround(TensorId v) { return fixed_ ? x_.wrap16(x_.shr(x_.add_c(v, 1 << 14), 15)) : v; }
   Int& x_;
   NodeBuilder& b_;
+  bool fixed_;
 };
+
+// kf_cexp: floor(0.5 + 32767 cos) in fixed point, (float)cos in float.
+std::pair<float, float> twiddle(double phase, bool fixed) {
+  if (!fixed) return {static_cast<float>(std::cos(phase)), static_cast<float>(std::sin(phase))};
+  const auto [re, im] = cexp(phase);
+  return {static_cast<float>(re), static_cast<float>(im)};
+}
 
 // Twiddle constants of one butterfly input: (w.r, w.r) and (-w.i, w.i) for
 // each of the stage's m positions, shaped [1, 1, 1, m, 2].
-std::pair<TensorId, TensorId> twiddles(NodeBuilder& b, int64_t n, int64_t q, int64_t stride,
-                                       int64_t m) {
-  std::vector<int64_t> wr, wi;
+std::pair<TensorId, TensorId> twiddles(Complex& c, int64_t n, int64_t q, int64_t stride, int64_t m,
+                                       bool fixed) {
+  std::vector<float> wr, wi;
   for (int64_t u = 0; u < m; ++u) {
     const int64_t i = q * u * stride;
-    const auto [re, im] = cexp(-2 * kPi * static_cast<double>(i) / static_cast<double>(n));
+    const auto [re, im] =
+        twiddle(-2 * kPi * static_cast<double>(i) / static_cast<double>(n), fixed);
     wr.insert(wr.end(), {re, re});
     wi.insert(wi.end(), {-im, im});
   }
-  return {b.ints(std::move(wr), ir::Shape{1, 1, 1, m, 2}),
-          b.ints(std::move(wi), ir::Shape{1, 1, 1, m, 2})};
+  return {c.konst(std::move(wr), ir::Shape{1, 1, 1, m, 2}),
+          c.konst(std::move(wi), ir::Shape{1, 1, 1, m, 2})};
 }
 
 // One stage: kf_bfly4 or kf_bfly2 over the `stride` sub-transforms of p * m
 // points each; `z` is [rows, n, 2].
 TensorId stage(NodeBuilder& b, Complex& c, TensorId z, int64_t rows, int64_t n, int64_t p,
-               int64_t m) {
+               int64_t m, bool fixed) {
+  const DataType t = c.type();
   const int64_t stride = n / (p * m);
-  TensorId blocks = b.reshape(z, {rows, stride, p, m, 2}, kI64);
+  TensorId blocks = b.reshape(z, {rows, stride, p, m, 2}, t);
   std::vector<TensorId> f;
-  for (int64_t q = 0; q < p; ++q) f.push_back(c.fixdiv(b.slice(blocks, 2, q, q + 1, kI64), p));
+  for (int64_t q = 0; q < p; ++q) f.push_back(c.fixdiv(b.slice(blocks, 2, q, q + 1, t), p));
   auto times_twiddle = [&](int64_t q) {
-    const auto [wr, wi] = twiddles(b, n, q, stride, m);
+    const auto [wr, wi] = twiddles(c, n, q, stride, m, fixed);
     return c.mul(f[static_cast<size_t>(q)], wr, wi);
   };
   std::vector<TensorId> out;
   if (p == 2) {
-    TensorId t = times_twiddle(1);
-    out = {c.add(f[0], t), c.sub(f[0], t)};
+    TensorId tw = times_twiddle(1);
+    out = {c.add(f[0], tw), c.sub(f[0], tw)};
   } else {
     TensorId s0 = times_twiddle(1), s1 = times_twiddle(2), s2 = times_twiddle(3);
     TensorId s5 = c.sub(f[0], s1);
@@ -177,36 +217,40 @@ TensorId stage(NodeBuilder& b, Complex& c, TensorId z, int64_t rows, int64_t n, 
     TensorId r = c.rotate(s4);
     out = {f0, c.add(s5, r), f2, c.sub(s5, r)};
   }
-  TensorId joined = b.add("Concat", std::move(out), kI64, {{"axis", int64_t{2}}});
-  return b.reshape(joined, {rows, n, 2}, kI64);
+  TensorId joined = b.add("Concat", std::move(out), t, {{"axis", int64_t{2}}});
+  return b.reshape(joined, {rows, n, 2}, t);
 }
 
 Status lower_rfft(LowerContext& ctx, const ir::Node& n) {
   NodeBuilder b(ctx, n);
   Int x(b);
-  Complex c(x);
+  const bool fixed = n.attrs.get_int("T") == kTensorTypeInt16;
+  Complex c(x, fixed);
+  const DataType t = c.type();
   const ir::Tensor& in = ctx.tensor(n.inputs[0]);
   const int64_t fft = n.attrs.get_int("fft_length"), half = fft / 2, quarter = fft / 4;
   const int64_t length = in.shape.back();
   const int64_t rows = ir::element_count(in.shape).value_or(0) / length;
 
-  TensorId samples = b.reshape(x.from(n.inputs[0]), {rows, length}, kI64);
-  samples = b.add("Pad", {samples, b.ints({0, 0, 0, fft - length})}, kI64);
-  TensorId z = b.reshape(samples, {rows, half, 2}, kI64);
+  TensorId samples = b.reshape(fixed ? x.from(n.inputs[0]) : n.inputs[0], {rows, length}, t);
+  samples = b.add("Pad", {samples, b.ints({0, 0, 0, fft - length})}, t);
+  TensorId z = b.reshape(samples, {rows, half, 2}, t);
   const auto f = factors(half);
   std::vector<int64_t> order(static_cast<size_t>(half));
   decimate(f, 0, 0, 0, 1, order);
-  z = b.add("Gather", {z, b.ints(std::move(order))}, kI64, {{"axis", int64_t{1}}});
-  for (size_t d = f.size(); d-- > 0;) z = stage(b, c, z, rows, half, f[d].first, f[d].second);
+  z = b.add("Gather", {z, b.ints(std::move(order))}, t, {{"axis", int64_t{1}}});
+  for (size_t d = f.size(); d-- > 0;)
+    z = stage(b, c, z, rows, half, f[d].first, f[d].second, fixed);
 
   // kiss_fftr: DC and Nyquist from bin 0, then bins k and half - k together.
-  TensorId dc = c.fixdiv(b.slice(z, 1, 0, 1, kI64), 2);  // [rows, 1, 2]
+  TensorId dc = c.fixdiv(b.slice(z, 1, 0, 1, t), 2);  // [rows, 1, 2]
   auto sum = [&](TensorId v, std::vector<int64_t> signs) {
-    return x.wrap16(b.add("ReduceSum", {x.mul(v, b.ints(std::move(signs))), b.ints({-1})}, kI64,
-                          {{"keepdims", int64_t{1}}}));
+    return c.wrap(b.add("ReduceSum", {c.op("Mul", v, c.konst(signs, {2})), b.ints({-1})}, t,
+                        {{"keepdims", int64_t{1}}}));
   };
   auto with_zero = [&](TensorId re) {
-    return b.add("Concat", {re, x.mul_c(re, 0)}, kI64, {{"axis", int64_t{-1}}});
+    return b.add("Concat", {re, c.op("Mul", re, c.konst(std::vector<int64_t>{0}, {}))}, t,
+                 {{"axis", int64_t{-1}}});
   };
   TensorId first = with_zero(sum(dc, {1, 1})), last = with_zero(sum(dc, {1, -1}));
   std::vector<int64_t> ks, mirrored;
@@ -215,36 +259,39 @@ Status lower_rfft(LowerContext& ctx, const ir::Node& n) {
     mirrored.push_back(half - k);
   }
   auto gather = [&](TensorId v, std::vector<int64_t> at) {
-    return b.add("Gather", {v, b.ints(std::move(at))}, kI64, {{"axis", int64_t{1}}});
+    return b.add("Gather", {v, b.ints(std::move(at))}, t, {{"axis", int64_t{1}}});
   };
   TensorId fpk = c.fixdiv(gather(z, ks), 2);
-  // (re, -im) of bin half - k: the negation an int16 store.
-  TensorId fpnk = c.fixdiv(x.wrap16(x.mul(gather(z, mirrored), b.ints({1, -1}))), 2);
+  TensorId fpnk = c.fixdiv(c.conj(gather(z, mirrored)), 2);
   TensorId f1k = c.add(fpk, fpnk), f2k = c.sub(fpk, fpnk);
-  std::vector<int64_t> wr, wi;
+  std::vector<float> wr, wi;
   for (int64_t i = 0; i < quarter; ++i) {
     const auto [re, im] =
-        cexp(-kPiR * (static_cast<double>(i + 1) / static_cast<double>(half) + .5));
+        twiddle(-kPiR * (static_cast<double>(i + 1) / static_cast<double>(half) + .5), fixed);
     wr.insert(wr.end(), {re, re});
     wi.insert(wi.end(), {-im, im});
   }
-  TensorId tw = c.mul(f2k, b.ints(std::move(wr), ir::Shape{1, quarter, 2}),
-                      b.ints(std::move(wi), ir::Shape{1, quarter, 2}));
-  // HALF_OF: >> 1 of the int sums (within int16).
-  TensorId front = x.shr(x.add(f1k, tw), 1);
-  TensorId back = x.shr(x.mul(x.sub(f1k, tw), b.ints({1, -1})), 1);
+  TensorId tw = c.mul(f2k, c.konst(std::move(wr), ir::Shape{1, quarter, 2}),
+                      c.konst(std::move(wi), ir::Shape{1, quarter, 2}));
+  TensorId front = c.half_of(c.op("Add", f1k, tw));
+  // (f1k.r - tw.r, tw.i - f1k.i): the difference with its imaginary part negated.
+  TensorId back =
+      c.half_of(c.op("Mul", c.op("Sub", f1k, tw), c.konst(std::vector<int64_t>{1, -1}, {2})));
   // Bins 1 .. quarter - 1 from the front, quarter from the back (written
   // last), quarter + 1 .. half - 1 from the back in reverse.
   std::vector<int64_t> reverse;
   for (int64_t k = quarter - 2; k >= 0; --k) reverse.push_back(k);
   TensorId spectrum =
       b.add("Concat",
-            {first, b.slice(front, 1, 0, quarter - 1, kI64),
-             b.slice(back, 1, quarter - 1, quarter, kI64), gather(back, reverse), last},
-            kI64, {{"axis", int64_t{1}}});
+            {first, b.slice(front, 1, 0, quarter - 1, t), b.slice(back, 1, quarter - 1, quarter, t),
+             gather(back, reverse), last},
+            t, {{"axis", int64_t{1}}});
   const ir::Tensor& out = ctx.tensor(n.outputs[0]);
-  b.into("Cast", {b.reshape(spectrum, out.shape, kI64)}, {n.outputs[0]},
-         {{"to", int64_t{ir::onnx_type_code(DataType::kInt16)}}});
+  if (fixed)
+    b.into("Cast", {b.reshape(spectrum, out.shape, t)}, {n.outputs[0]},
+           {{"to", int64_t{ir::onnx_type_code(DataType::kInt16)}}});
+  else
+    b.into("Reshape", {spectrum, b.ints(out.shape)}, {n.outputs[0]});
   return ok_status();
 }
 
@@ -265,11 +312,12 @@ OpEntry rfft() {
           .lower = lower_rfft,
           .lowering_bytes = rfft_bytes,
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
-          .doc = {.onnx = "Gather (decimation) + per stage Slice, Mul, Add, Div (kissfft's fixed-"
-                          "point butterflies) + Concat, int64",
-                  .dtypes = "int16",
-                  .notes = "TFLite Micro Signal library; kissfft v130 FIXED_POINT=16, bit-exact; "
-                           "power-of-two fft_length; float32 and int32 RFFT not converted"}};
+          .doc = {.onnx = "Gather (decimation) + per stage Slice, Mul, Add (+ Div: kissfft's "
+                          "fixed-point rounding, int64) + Concat",
+                  .dtypes = "int16, float32",
+                  .notes = "TFLite Micro Signal library; kissfft v130 (FIXED_POINT=16 for int16, "
+                           "float), bit-exact; power-of-two fft_length; the int32 RFFT is not "
+                           "converted"}};
 }
 
 }  // namespace lite2onnx::ops::signal

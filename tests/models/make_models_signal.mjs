@@ -83,6 +83,14 @@ for (const [fft, rows, length, range] of [[64, 2, 50, INT16_FULL], [128, 3, 97, 
     });
 }
 
+def('rfft_float_256', 'SignalRfft (float32, kissfft float) of [2, 200] in [-1, 1] zero-padded to 256 -> [2, 258]',
+  (m) => {
+    const x = m.input('frames', [2, 200], 'FLOAT32', [-1, 1]);
+    const y = m.tensor('spectrum', [2, 258], 'FLOAT32');
+    m.customOp('SignalRfft', [x], [y], { T: 0, fft_length: 256 });
+    m.output(y);
+  });
+
 def('energy', 'SignalEnergy of int16 [66] (33 bins) over bins [3, 29), then CAST to int32 and SLICE [3, 26) (the kernel leaves the other bins unwritten)',
   (m) => {
     const x = m.input('spectrum', [66], 'INT16', INT16_FULL);

@@ -42,12 +42,34 @@ export function fftAutoScale(input) {
   return { output: out, scaleBits };
 }
 
-// ---- kissfft v130, FIXED_POINT 16 ----
+// ---- kissfft v130: FIXED_POINT 16 (int16, every macro's rounding and store)
+// or float (kiss_fft_scalar float, each operation rounded to float32) ----
 const SAMP_MAX = 32767;
-const sround = (x) => wrap16((x + (1 << 14)) >> 15);
-const fixdiv = (c, div) => ({ r: sround(c.r * Math.trunc(SAMP_MAX / div)), i: sround(c.i * Math.trunc(SAMP_MAX / div)) });
-const cmul = (a, b) => ({ r: sround(a.r * b.r - a.i * b.i), i: sround(a.r * b.i + a.i * b.r) });
-const cexp = (phase) => ({ r: Math.floor(0.5 + SAMP_MAX * Math.cos(phase)), i: Math.floor(0.5 + SAMP_MAX * Math.sin(phase)) });
+const f32 = Math.fround;
+
+function arithmetic(fixed) {
+  if (!fixed) {
+    return {
+      fixdiv: (c) => c,
+      cmul: (a, b) => ({ r: f32(f32(a.r * b.r) - f32(a.i * b.i)), i: f32(f32(a.r * b.i) + f32(a.i * b.r)) }),
+      add: (a, b) => f32(a + b),
+      sub: (a, b) => f32(a - b),
+      neg: (a) => -a,
+      half: (v) => f32(v * 0.5),
+      cexp: (phase) => ({ r: f32(Math.cos(phase)), i: f32(Math.sin(phase)) }),
+    };
+  }
+  const sround = (x) => wrap16((x + (1 << 14)) >> 15);
+  return {
+    fixdiv: (c, div) => ({ r: sround(c.r * Math.trunc(SAMP_MAX / div)), i: sround(c.i * Math.trunc(SAMP_MAX / div)) }),
+    cmul: (a, b) => ({ r: sround(a.r * b.r - a.i * b.i), i: sround(a.r * b.i + a.i * b.r) }),
+    add: (a, b) => wrap16(a + b),
+    sub: (a, b) => wrap16(a - b),
+    neg: (a) => wrap16(-a),
+    half: (v) => v >> 1,
+    cexp: (phase) => ({ r: Math.floor(0.5 + SAMP_MAX * Math.cos(phase)), i: Math.floor(0.5 + SAMP_MAX * Math.sin(phase)) }),
+  };
+}
 
 function kfFactor(n) {
   const out = [];
@@ -64,37 +86,39 @@ function kfFactor(n) {
   return out;
 }
 
-function kissFftAlloc(nfft) {
+function kissFftAlloc(nfft, A) {
   const pi = 3.141592653589793238462643383279502884197169399375105820974944;
   const twiddles = [];
-  for (let i = 0; i < nfft; i++) twiddles.push(cexp((-2 * pi * i) / nfft));
-  return { nfft, twiddles, factors: kfFactor(nfft) };
+  for (let i = 0; i < nfft; i++) twiddles.push(A.cexp((-2 * pi * i) / nfft));
+  return { nfft, twiddles, factors: kfFactor(nfft), A };
 }
 
 function bfly2(F, at, fstride, st, m) {
+  const A = st.A;
   for (let k = 0; k < m; k++) {
-    const a = fixdiv(F[at + k], 2), b = fixdiv(F[at + k + m], 2);
-    const t = cmul(b, st.twiddles[k * fstride]);
-    F[at + k + m] = { r: wrap16(a.r - t.r), i: wrap16(a.i - t.i) };
-    F[at + k] = { r: wrap16(a.r + t.r), i: wrap16(a.i + t.i) };
+    const a = A.fixdiv(F[at + k], 2), b = A.fixdiv(F[at + k + m], 2);
+    const t = A.cmul(b, st.twiddles[k * fstride]);
+    F[at + k + m] = { r: A.sub(a.r, t.r), i: A.sub(a.i, t.i) };
+    F[at + k] = { r: A.add(a.r, t.r), i: A.add(a.i, t.i) };
   }
 }
 
 function bfly4(F, at, fstride, st, m) {
+  const A = st.A;
   for (let k = 0; k < m; k++) {
     const i0 = at + k, i1 = i0 + m, i2 = i0 + 2 * m, i3 = i0 + 3 * m;
-    F[i0] = fixdiv(F[i0], 4); F[i1] = fixdiv(F[i1], 4); F[i2] = fixdiv(F[i2], 4); F[i3] = fixdiv(F[i3], 4);
-    const s0 = cmul(F[i1], st.twiddles[k * fstride]);
-    const s1 = cmul(F[i2], st.twiddles[2 * k * fstride]);
-    const s2 = cmul(F[i3], st.twiddles[3 * k * fstride]);
-    const s5 = { r: wrap16(F[i0].r - s1.r), i: wrap16(F[i0].i - s1.i) };
-    F[i0] = { r: wrap16(F[i0].r + s1.r), i: wrap16(F[i0].i + s1.i) };
-    const s3 = { r: wrap16(s0.r + s2.r), i: wrap16(s0.i + s2.i) };
-    const s4 = { r: wrap16(s0.r - s2.r), i: wrap16(s0.i - s2.i) };
-    F[i2] = { r: wrap16(F[i0].r - s3.r), i: wrap16(F[i0].i - s3.i) };
-    F[i0] = { r: wrap16(F[i0].r + s3.r), i: wrap16(F[i0].i + s3.i) };
-    F[i1] = { r: wrap16(s5.r + s4.i), i: wrap16(s5.i - s4.r) };
-    F[i3] = { r: wrap16(s5.r - s4.i), i: wrap16(s5.i + s4.r) };
+    F[i0] = A.fixdiv(F[i0], 4); F[i1] = A.fixdiv(F[i1], 4); F[i2] = A.fixdiv(F[i2], 4); F[i3] = A.fixdiv(F[i3], 4);
+    const s0 = A.cmul(F[i1], st.twiddles[k * fstride]);
+    const s1 = A.cmul(F[i2], st.twiddles[2 * k * fstride]);
+    const s2 = A.cmul(F[i3], st.twiddles[3 * k * fstride]);
+    const s5 = { r: A.sub(F[i0].r, s1.r), i: A.sub(F[i0].i, s1.i) };
+    F[i0] = { r: A.add(F[i0].r, s1.r), i: A.add(F[i0].i, s1.i) };
+    const s3 = { r: A.add(s0.r, s2.r), i: A.add(s0.i, s2.i) };
+    const s4 = { r: A.sub(s0.r, s2.r), i: A.sub(s0.i, s2.i) };
+    F[i2] = { r: A.sub(F[i0].r, s3.r), i: A.sub(F[i0].i, s3.i) };
+    F[i0] = { r: A.add(F[i0].r, s3.r), i: A.add(F[i0].i, s3.i) };
+    F[i1] = { r: A.add(s5.r, s4.i), i: A.sub(s5.i, s4.r) };
+    F[i3] = { r: A.sub(s5.r, s4.i), i: A.add(s5.i, s4.r) };
   }
 }
 
@@ -110,40 +134,46 @@ function kfWork(F, at, f, fat, fstride, depth, st) {
   else throw new Error(`kissfft radix ${p} is not written in this reference`);
 }
 
-/** kiss_fftr of one row of `fftLength` int16 samples: fftLength / 2 + 1 complex bins. */
+/** kiss_fftr of one row of `fftLength` samples: fftLength / 2 + 1 complex bins. */
 function kissFftr(st, superTwiddles, time) {
+  const A = st.A;
   const ncfft = st.nfft;
   const fin = [];
   for (let k = 0; k < ncfft; k++) fin.push({ r: time[2 * k], i: time[2 * k + 1] });
   const tmp = new Array(ncfft);
   kfWork(tmp, 0, fin, 0, 1, 0, st);
   const freq = new Array(ncfft + 1);
-  const tdc = fixdiv(tmp[0], 2);
-  freq[0] = { r: wrap16(tdc.r + tdc.i), i: 0 };
-  freq[ncfft] = { r: wrap16(tdc.r - tdc.i), i: 0 };
+  const tdc = A.fixdiv(tmp[0], 2);
+  freq[0] = { r: A.add(tdc.r, tdc.i), i: 0 };
+  freq[ncfft] = { r: A.sub(tdc.r, tdc.i), i: 0 };
   for (let k = 1; k <= ncfft / 2; k++) {
-    const fpk = fixdiv(tmp[k], 2);
-    const fpnk = fixdiv({ r: tmp[ncfft - k].r, i: wrap16(-tmp[ncfft - k].i) }, 2);
-    const f1k = { r: wrap16(fpk.r + fpnk.r), i: wrap16(fpk.i + fpnk.i) };
-    const f2k = { r: wrap16(fpk.r - fpnk.r), i: wrap16(fpk.i - fpnk.i) };
-    const tw = cmul(f2k, superTwiddles[k - 1]);
-    freq[k] = { r: wrap16((f1k.r + tw.r) >> 1), i: wrap16((f1k.i + tw.i) >> 1) };
-    freq[ncfft - k] = { r: wrap16((f1k.r - tw.r) >> 1), i: wrap16((tw.i - f1k.i) >> 1) };
+    const fpk = A.fixdiv(tmp[k], 2);
+    const fpnk = A.fixdiv({ r: tmp[ncfft - k].r, i: A.neg(tmp[ncfft - k].i) }, 2);
+    const f1k = { r: A.add(fpk.r, fpnk.r), i: A.add(fpk.i, fpnk.i) };
+    const f2k = { r: A.sub(fpk.r, fpnk.r), i: A.sub(fpk.i, fpnk.i) };
+    const tw = A.cmul(f2k, superTwiddles[k - 1]);
+    // HALF_OF of an int sum (no int16 wrap before the halving) or of a float sum
+    const sum = (a, b) => (st.fixed ? a + b : f32(a + b));
+    const dif = (a, b) => (st.fixed ? a - b : f32(a - b));
+    freq[k] = { r: A.half(sum(f1k.r, tw.r)), i: A.half(sum(f1k.i, tw.i)) };
+    freq[ncfft - k] = { r: A.half(dif(f1k.r, tw.r)), i: A.half(dif(tw.i, f1k.i)) };
   }
   return freq;
 }
 
-/** rfft.cc's int16 Eval: each row of `inputLength` samples, zero-padded. */
-export function rfftInt16(input, inputLength, fftLength) {
+/** rfft.cc's Eval: each row of `inputLength` samples, zero-padded; int16 (fixed) or float32. */
+function rfft(input, inputLength, fftLength, fixed) {
+  const A = arithmetic(fixed);
   const ncfft = fftLength / 2;
-  const st = kissFftAlloc(ncfft);
+  const st = { ...kissFftAlloc(ncfft, A), fixed };
   const superTwiddles = [];
   for (let i = 0; i < ncfft / 2; i++) {
-    superTwiddles.push(cexp(-3.14159265358979323846264338327 * ((i + 1) / ncfft + 0.5)));
+    superTwiddles.push(A.cexp(-3.14159265358979323846264338327 * ((i + 1) / ncfft + 0.5)));
   }
+  const Ctor = fixed ? Int16Array : Float32Array;
   const rows = input.length / inputLength;
-  const out = new Int16Array(rows * (fftLength + 2));
-  const work = new Int16Array(fftLength);
+  const out = new Ctor(rows * (fftLength + 2));
+  const work = new Ctor(fftLength);
   for (let r = 0; r < rows; r++) {
     work.fill(0);
     work.set(input.subarray(r * inputLength, (r + 1) * inputLength));
@@ -152,6 +182,9 @@ export function rfftInt16(input, inputLength, fftLength) {
   }
   return out;
 }
+
+export const rfftInt16 = (input, inputLength, fftLength) => rfft(input, inputLength, fftLength, true);
+export const rfftFloat = (input, inputLength, fftLength) => rfft(input, inputLength, fftLength, false);
 
 // ---- energy.cc (outputs outside [start, end) unwritten: zeros here) ----
 export function spectrumToEnergy(input, start, end, outLength) {

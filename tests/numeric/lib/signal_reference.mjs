@@ -35,9 +35,10 @@ function signalKernel(op, model, json, graph) {
     case 'SignalWindow': return ([x, w]) => [k.applyWindow(x, w, o.shift)];
     case 'SignalFftAutoScale': return ([x]) => { const r = k.fftAutoScale(x); return [r.output, Int32Array.of(r.scaleBits)]; };
     case 'SignalRfft': {
-      if (o.T !== 7) throw new Error('the signal reference runs the int16 RFFT only');
+      if (o.T !== 7 && o.T !== 0) throw new Error('the signal reference runs the int16 and float32 RFFTs only');
       const shape = shapeOf(op.inputs[0]);
-      return ([x]) => [k.rfftInt16(x, shape[shape.length - 1], o.fft_length)];
+      const run = o.T === 7 ? k.rfftInt16 : k.rfftFloat;
+      return ([x]) => [run(x, shape[shape.length - 1], o.fft_length)];
     }
     case 'SignalEnergy': {
       const n = shapeOf(op.outputs[0]).reduce((a, b) => a * b, 1);
