@@ -626,6 +626,7 @@ constexpr SignalOp kOps[] = {
     {"SignalFilterBankSpectralSubtraction", spectral_subtraction},
     {"SignalFilterBankSquareRoot", square_root},
     {"SignalFramer", framer},
+    {"SignalIrfft", irfft},
     {"SignalOverlapAdd", overlap_add},
     {"SignalPCAN", pcan},
     {"SignalRfft", rfft},

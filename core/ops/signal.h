@@ -24,6 +24,7 @@ struct SignalOp {
 std::span<const SignalOp> signal_ops();
 
 OpEntry rfft();         // signal_fft.cc
+OpEntry irfft();        // signal_fft.cc
 OpEntry delay();        // signal_stream.cc
 OpEntry framer();       // signal_stream.cc
 OpEntry overlap_add();  // signal_stream.cc

@@ -177,12 +177,12 @@ std::pair<float, float> twiddle(double phase, bool fixed) {
 // Twiddle constants of one butterfly input: (w.r, w.r) and (-w.i, w.i) for
 // each of the stage's m positions, shaped [1, 1, 1, m, 2].
 std::pair<TensorId, TensorId> twiddles(Complex& c, int64_t n, int64_t q, int64_t stride, int64_t m,
-                                       bool fixed) {
+                                       bool fixed, bool inverse) {
   std::vector<float> wr, wi;
   for (int64_t u = 0; u < m; ++u) {
     const int64_t i = q * u * stride;
-    const auto [re, im] =
-        twiddle(-2 * kPi * static_cast<double>(i) / static_cast<double>(n), fixed);
+    const double phase = -2 * kPi * static_cast<double>(i) / static_cast<double>(n);
+    const auto [re, im] = twiddle(inverse ? -phase : phase, fixed);
     wr.insert(wr.end(), {re, re});
     wi.insert(wi.end(), {-im, im});
   }
@@ -191,16 +191,17 @@ std::pair<TensorId, TensorId> twiddles(Complex& c, int64_t n, int64_t q, int64_t
 }
 
 // One stage: kf_bfly4 or kf_bfly2 over the `stride` sub-transforms of p * m
-// points each; `z` is [rows, n, 2].
+// points each; `z` is [rows, n, 2]; `inverse`: the inverse transform's
+// twiddles and kf_bfly4's inverse branch.
 TensorId stage(NodeBuilder& b, Complex& c, TensorId z, int64_t rows, int64_t n, int64_t p,
-               int64_t m, bool fixed) {
+               int64_t m, bool fixed, bool inverse) {
   const DataType t = c.type();
   const int64_t stride = n / (p * m);
   TensorId blocks = b.reshape(z, {rows, stride, p, m, 2}, t);
   std::vector<TensorId> f;
   for (int64_t q = 0; q < p; ++q) f.push_back(c.fixdiv(b.slice(blocks, 2, q, q + 1, t), p));
   auto times_twiddle = [&](int64_t q) {
-    const auto [wr, wi] = twiddles(c, n, q, stride, m, fixed);
+    const auto [wr, wi] = twiddles(c, n, q, stride, m, fixed, inverse);
     return c.mul(f[static_cast<size_t>(q)], wr, wi);
   };
   std::vector<TensorId> out;
@@ -215,10 +216,53 @@ TensorId stage(NodeBuilder& b, Complex& c, TensorId z, int64_t rows, int64_t n, 
     TensorId f2 = c.sub(f0, s3);
     f0 = c.add(f0, s3);
     TensorId r = c.rotate(s4);
-    out = {f0, c.add(s5, r), f2, c.sub(s5, r)};
+    if (inverse)
+      out = {f0, c.sub(s5, r), f2, c.add(s5, r)};
+    else
+      out = {f0, c.add(s5, r), f2, c.sub(s5, r)};
   }
   TensorId joined = b.add("Concat", std::move(out), t, {{"axis", int64_t{2}}});
   return b.reshape(joined, {rows, n, 2}, t);
+}
+
+// kiss_fft of [rows, n, 2]: kf_work's decimation, then its stages from the
+// innermost out.
+TensorId complex_fft(NodeBuilder& b, Complex& c, TensorId z, int64_t rows, int64_t n, bool fixed,
+                     bool inverse) {
+  const auto f = factors(n);
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  decimate(f, 0, 0, 0, 1, order);
+  z = b.add("Gather", {z, b.ints(std::move(order))}, c.type(), {{"axis", int64_t{1}}});
+  for (size_t d = f.size(); d-- > 0;)
+    z = stage(b, c, z, rows, n, f[d].first, f[d].second, fixed, inverse);
+  return z;
+}
+
+// kiss_fftr's and kiss_fftri's loops over k = 1 .. quarter write bins k and
+// half - k; at k = quarter the second write wins. `first` and `last` (may be
+// kNoTensor) go before and after.
+TensorId assemble(NodeBuilder& b, DataType t, TensorId first, TensorId front, TensorId back,
+                  TensorId last, int64_t quarter) {
+  std::vector<int64_t> reverse;
+  for (int64_t k = quarter - 2; k >= 0; --k) reverse.push_back(k);
+  std::vector<TensorId> parts = {
+      first, b.slice(front, 1, 0, quarter - 1, t), b.slice(back, 1, quarter - 1, quarter, t),
+      b.add("Gather", {back, b.ints(std::move(reverse))}, t, {{"axis", int64_t{1}}})};
+  if (last != ir::kNoTensor) parts.push_back(last);
+  return b.add("Concat", std::move(parts), t, {{"axis", int64_t{1}}});
+}
+
+// kiss_fftr_alloc's super twiddles, as (w.r, w.r) and (-w.i, w.i) [1, quarter, 2].
+std::pair<TensorId, TensorId> super_twiddles(Complex& c, int64_t half, bool fixed, bool inverse) {
+  std::vector<float> wr, wi;
+  for (int64_t i = 0; i < half / 2; ++i) {
+    const double phase = -kPiR * (static_cast<double>(i + 1) / static_cast<double>(half) + .5);
+    const auto [re, im] = twiddle(inverse ? -phase : phase, fixed);
+    wr.insert(wr.end(), {re, re});
+    wi.insert(wi.end(), {-im, im});
+  }
+  return {c.konst(std::move(wr), ir::Shape{1, half / 2, 2}),
+          c.konst(std::move(wi), ir::Shape{1, half / 2, 2})};
 }
 
 Status lower_rfft(LowerContext& ctx, const ir::Node& n) {
@@ -234,13 +278,7 @@ Status lower_rfft(LowerContext& ctx, const ir::Node& n) {
 
   TensorId samples = b.reshape(fixed ? x.from(n.inputs[0]) : n.inputs[0], {rows, length}, t);
   samples = b.add("Pad", {samples, b.ints({0, 0, 0, fft - length})}, t);
-  TensorId z = b.reshape(samples, {rows, half, 2}, t);
-  const auto f = factors(half);
-  std::vector<int64_t> order(static_cast<size_t>(half));
-  decimate(f, 0, 0, 0, 1, order);
-  z = b.add("Gather", {z, b.ints(std::move(order))}, t, {{"axis", int64_t{1}}});
-  for (size_t d = f.size(); d-- > 0;)
-    z = stage(b, c, z, rows, half, f[d].first, f[d].second, fixed);
+  TensorId z = complex_fft(b, c, b.reshape(samples, {rows, half, 2}, t), rows, half, fixed, false);
 
   // kiss_fftr: DC and Nyquist from bin 0, then bins k and half - k together.
   TensorId dc = c.fixdiv(b.slice(z, 1, 0, 1, t), 2);  // [rows, 1, 2]
@@ -264,34 +302,101 @@ Status lower_rfft(LowerContext& ctx, const ir::Node& n) {
   TensorId fpk = c.fixdiv(gather(z, ks), 2);
   TensorId fpnk = c.fixdiv(c.conj(gather(z, mirrored)), 2);
   TensorId f1k = c.add(fpk, fpnk), f2k = c.sub(fpk, fpnk);
-  std::vector<float> wr, wi;
-  for (int64_t i = 0; i < quarter; ++i) {
-    const auto [re, im] =
-        twiddle(-kPiR * (static_cast<double>(i + 1) / static_cast<double>(half) + .5), fixed);
-    wr.insert(wr.end(), {re, re});
-    wi.insert(wi.end(), {-im, im});
-  }
-  TensorId tw = c.mul(f2k, c.konst(std::move(wr), ir::Shape{1, quarter, 2}),
-                      c.konst(std::move(wi), ir::Shape{1, quarter, 2}));
+  const auto [wr, wi] = super_twiddles(c, half, fixed, false);
+  TensorId tw = c.mul(f2k, wr, wi);
   TensorId front = c.half_of(c.op("Add", f1k, tw));
   // (f1k.r - tw.r, tw.i - f1k.i): the difference with its imaginary part negated.
   TensorId back =
       c.half_of(c.op("Mul", c.op("Sub", f1k, tw), c.konst(std::vector<int64_t>{1, -1}, {2})));
-  // Bins 1 .. quarter - 1 from the front, quarter from the back (written
-  // last), quarter + 1 .. half - 1 from the back in reverse.
-  std::vector<int64_t> reverse;
-  for (int64_t k = quarter - 2; k >= 0; --k) reverse.push_back(k);
-  TensorId spectrum =
-      b.add("Concat",
-            {first, b.slice(front, 1, 0, quarter - 1, t), b.slice(back, 1, quarter - 1, quarter, t),
-             gather(back, reverse), last},
-            t, {{"axis", int64_t{1}}});
+  TensorId spectrum = assemble(b, t, first, front, back, last, quarter);
   const ir::Tensor& out = ctx.tensor(n.outputs[0]);
   if (fixed)
     b.into("Cast", {b.reshape(spectrum, out.shape, t)}, {n.outputs[0]},
            {{"to", int64_t{ir::onnx_type_code(DataType::kInt16)}}});
   else
     b.into("Reshape", {spectrum, b.ints(out.shape)}, {n.outputs[0]});
+  return ok_status();
+}
+
+// SignalIrfft (irfft.cc, irfft_int16.cc, irfft_float.cc): kiss_fftri of
+// each row's fft_length / 2 + 1 bins: bins k and half - k combined with the
+// inverse super twiddles into the complex input of an inverse kiss_fft, whose
+// fft_length / 2 complex results are the fft_length samples (float32: then
+// divided by fft_length, as irfft_float.cc does).
+Check check_irfft(const ir::Graph& g, const ir::Node& n) {
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  const int64_t type = n.attrs.get_int("T");
+  const DataType want = type == kTensorTypeInt16 ? DataType::kInt16 : DataType::kFloat32;
+  if ((type != kTensorTypeInt16 && type != kTensorTypeFloat32) || x.dtype != want ||
+      y.dtype != want)
+    return refuse(ReasonCode::kType,
+                  "the int16 (kissfft fixed point) and float32 IRFFTs are converted; int32 is "
+                  "not");
+  const int64_t fft = n.attrs.get_int("fft_length");
+  if (!power_of_two(fft))
+    return refuse(ReasonCode::kOperands, "fft_length " + std::to_string(fft) +
+                                             " is no power of two (kissfft's radix-3, -5 and "
+                                             "generic butterflies are not converted)");
+  if (!x.has_rank || x.rank() < 1 || !ir::static_shape(x) || !y.has_rank || y.rank() != x.rank() ||
+      !ir::static_shape(y))
+    return refuse(ReasonCode::kShape, "input and output need static shapes of one rank");
+  const int64_t bins = x.shape.back();
+  const int64_t rows = bins > 0 ? ir::element_count(x.shape).value_or(0) / bins : 0;
+  if (bins % 2 != 0 || bins < fft + 2)
+    return refuse(ReasonCode::kShape,
+                  "the input needs fft_length / 2 + 1 complex bins per row "
+                  "(the kernel reads that many)");
+  if (y.shape.back() != fft || ir::element_count(y.shape).value_or(0) != rows * fft)
+    return refuse(ReasonCode::kShape,
+                  "the output needs fft_length samples per row (the kernel writes that many)");
+  if (rows * fft > (int64_t{1} << 24))
+    return refuse(ReasonCode::kShape, "rows x fft_length beyond 2^24");
+  return {};
+}
+
+Status lower_irfft(LowerContext& ctx, const ir::Node& n) {
+  NodeBuilder b(ctx, n);
+  Int x(b);
+  const bool fixed = n.attrs.get_int("T") == kTensorTypeInt16;
+  Complex c(x, fixed);
+  const DataType t = c.type();
+  const ir::Tensor& in = ctx.tensor(n.inputs[0]);
+  const int64_t fft = n.attrs.get_int("fft_length"), half = fft / 2, quarter = fft / 4;
+  const int64_t bins = in.shape.back() / 2;
+  const int64_t rows = ir::element_count(in.shape).value_or(0) / (2 * bins);
+  TensorId freq = b.reshape(fixed ? x.from(n.inputs[0]) : n.inputs[0], {rows, bins, 2}, t);
+  auto gather = [&](std::vector<int64_t> at) {
+    return b.add("Gather", {freq, b.ints(std::move(at))}, t, {{"axis", int64_t{1}}});
+  };
+  // tmpbuf[0] = (f[0].r + f[half].r, f[0].r - f[half].r), each an int16 store, / 2.
+  TensorId ends = gather({0, half});                                                 // [rows, 2, 2]
+  TensorId reals = b.add("Gather", {ends, b.ints({0})}, t, {{"axis", int64_t{2}}});  // [rows, 2, 1]
+  TensorId signs = c.konst(std::vector<int64_t>{1, 1, 1, -1}, {2, 2});
+  TensorId pair = b.add("ReduceSum", {c.op("Mul", reals, signs), b.ints({1})}, t,
+                        {{"keepdims", int64_t{0}}});  // [rows, 2]
+  TensorId first = c.fixdiv(c.wrap(b.reshape(pair, {rows, 1, 2}, t)), 2);
+  std::vector<int64_t> ks, mirrored;
+  for (int64_t k = 1; k <= quarter; ++k) {
+    ks.push_back(k);
+    mirrored.push_back(half - k);
+  }
+  TensorId fk = c.fixdiv(gather(ks), 2);
+  TensorId fnkc = c.fixdiv(c.conj(gather(mirrored)), 2);
+  TensorId fek = c.add(fk, fnkc), diff = c.sub(fk, fnkc);
+  const auto [wr, wi] = super_twiddles(c, half, fixed, true);
+  TensorId fok = c.mul(diff, wr, wi);
+  TensorId front = c.add(fek, fok);
+  TensorId back = c.conj(c.sub(fek, fok));  // tmpbuf[half - k].i *= -1
+  TensorId z = assemble(b, t, first, front, back, ir::kNoTensor, quarter);
+  z = complex_fft(b, c, z, rows, half, fixed, true);
+  const ir::Tensor& out = ctx.tensor(n.outputs[0]);
+  if (fixed)
+    b.into("Cast", {b.reshape(z, out.shape, t)}, {n.outputs[0]},
+           {{"to", int64_t{ir::onnx_type_code(DataType::kInt16)}}});
+  else  // irfft_float.cc divides by fft_length (kissfft's inverse is unscaled)
+    b.into("Div", {b.reshape(z, out.shape, t), b.floats({static_cast<float>(fft)}, ir::Shape{})},
+           {n.outputs[0]});
   return ok_status();
 }
 
@@ -317,6 +422,24 @@ OpEntry rfft() {
                   .dtypes = "int16, float32",
                   .notes = "TFLite Micro Signal library; kissfft v130 (FIXED_POINT=16 for int16, "
                            "float), bit-exact; power-of-two fft_length; the int32 RFFT is not "
+                           "converted"}};
+}
+
+}  // namespace lite2onnx::ops::signal
+
+namespace lite2onnx::ops::signal {
+
+OpEntry irfft() {
+  return {.read = {.min_inputs = -1, .custom_options = read_options},
+          .check = check_irfft,
+          .lower = lower_irfft,
+          .lowering_bytes = rfft_bytes,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .doc = {.onnx = "Gather + Mul + Add (kiss_fftri's split) + the inverse FFT's stages "
+                          "(Slice, Mul, Add, + Div in fixed point) + Concat",
+                  .dtypes = "int16, float32",
+                  .notes = "TFLite Micro Signal library; kissfft v130 (FIXED_POINT=16 for int16, "
+                           "float), bit-exact; power-of-two fft_length; the int32 IRFFT is not "
                            "converted"}};
 }
 

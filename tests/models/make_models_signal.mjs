@@ -91,6 +91,16 @@ def('rfft_float_256', 'SignalRfft (float32, kissfft float) of [2, 200] in [-1, 1
     m.output(y);
   });
 
+for (const [name, type, rows, fft, range] of [['irfft_int16_64', 'INT16', 3, 64, [-3000, 3000]], ['irfft_float_128', 'FLOAT32', 2, 128, [-1, 1]]]) {
+  def(name, `SignalIrfft (${type.toLowerCase()}, kissfft ${type === 'INT16' ? 'fixed point' : 'float, / fft_length'}) of [${rows}, ${fft + 2}] (${fft / 2 + 1} bins) -> [${rows}, ${fft}]`,
+    (m) => {
+      const x = m.input('spectrum', [rows, fft + 2], type, range);
+      const y = m.tensor('samples', [rows, fft], type);
+      m.customOp('SignalIrfft', [x], [y], { T: type === 'INT16' ? 7 : 0, fft_length: fft });
+      m.output(y);
+    });
+}
+
 def('energy', 'SignalEnergy of int16 [66] (33 bins) over bins [3, 29), then CAST to int32 and SLICE [3, 26) (the kernel leaves the other bins unwritten)',
   (m) => {
     const x = m.input('spectrum', [66], 'INT16', INT16_FULL);

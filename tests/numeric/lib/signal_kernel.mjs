@@ -86,11 +86,15 @@ function kfFactor(n) {
   return out;
 }
 
-function kissFftAlloc(nfft, A) {
+function kissFftAlloc(nfft, A, inverse = false) {
   const pi = 3.141592653589793238462643383279502884197169399375105820974944;
   const twiddles = [];
-  for (let i = 0; i < nfft; i++) twiddles.push(A.cexp((-2 * pi * i) / nfft));
-  return { nfft, twiddles, factors: kfFactor(nfft), A };
+  for (let i = 0; i < nfft; i++) {
+    let phase = (-2 * pi * i) / nfft;
+    if (inverse) phase *= -1;
+    twiddles.push(A.cexp(phase));
+  }
+  return { nfft, twiddles, factors: kfFactor(nfft), A, inverse };
 }
 
 function bfly2(F, at, fstride, st, m) {
@@ -117,8 +121,13 @@ function bfly4(F, at, fstride, st, m) {
     const s4 = { r: A.sub(s0.r, s2.r), i: A.sub(s0.i, s2.i) };
     F[i2] = { r: A.sub(F[i0].r, s3.r), i: A.sub(F[i0].i, s3.i) };
     F[i0] = { r: A.add(F[i0].r, s3.r), i: A.add(F[i0].i, s3.i) };
-    F[i1] = { r: A.add(s5.r, s4.i), i: A.sub(s5.i, s4.r) };
-    F[i3] = { r: A.sub(s5.r, s4.i), i: A.add(s5.i, s4.r) };
+    if (st.inverse) {
+      F[i1] = { r: A.sub(s5.r, s4.i), i: A.add(s5.i, s4.r) };
+      F[i3] = { r: A.add(s5.r, s4.i), i: A.sub(s5.i, s4.r) };
+    } else {
+      F[i1] = { r: A.add(s5.r, s4.i), i: A.sub(s5.i, s4.r) };
+      F[i3] = { r: A.sub(s5.r, s4.i), i: A.add(s5.i, s4.r) };
+    }
   }
 }
 
@@ -183,6 +192,49 @@ function rfft(input, inputLength, fftLength, fixed) {
   return out;
 }
 
+/** kiss_fftri: ncfft + 1 bins (complex pairs from `freq` at `at`) -> 2 * ncfft samples into `out` at `outAt`. */
+function kissFftri(st, superTwiddles, freq, at, out, outAt) {
+  const A = st.A;
+  const ncfft = st.nfft;
+  const bin = (k) => ({ r: freq[at + 2 * k], i: freq[at + 2 * k + 1] });
+  const tmp = new Array(ncfft);
+  tmp[0] = A.fixdiv({ r: A.add(bin(0).r, bin(ncfft).r), i: A.sub(bin(0).r, bin(ncfft).r) }, 2);
+  for (let k = 1; k <= ncfft / 2; k++) {
+    const fk = A.fixdiv(bin(k), 2);
+    const fnkc = A.fixdiv({ r: bin(ncfft - k).r, i: A.neg(bin(ncfft - k).i) }, 2);
+    const fek = { r: A.add(fk.r, fnkc.r), i: A.add(fk.i, fnkc.i) };
+    const t = { r: A.sub(fk.r, fnkc.r), i: A.sub(fk.i, fnkc.i) };
+    const fok = A.cmul(t, superTwiddles[k - 1]);
+    tmp[k] = { r: A.add(fek.r, fok.r), i: A.add(fek.i, fok.i) };
+    tmp[ncfft - k] = { r: A.sub(fek.r, fok.r), i: A.sub(fek.i, fok.i) };
+    tmp[ncfft - k].i = A.neg(tmp[ncfft - k].i);
+  }
+  const time = new Array(ncfft);
+  kfWork(time, 0, tmp, 0, 1, 0, st);
+  time.forEach((c, k) => { out[outAt + 2 * k] = c.r; out[outAt + 2 * k + 1] = c.i; });
+}
+
+/** irfft.cc's Eval: each row of `inputLength` complex bins -> fftLength samples. */
+function irfft(input, inputLength, fftLength, fixed) {
+  const A = arithmetic(fixed);
+  const ncfft = fftLength / 2;
+  const st = { ...kissFftAlloc(ncfft, A, true), fixed };
+  const superTwiddles = [];
+  for (let i = 0; i < ncfft / 2; i++) {
+    let phase = -3.14159265358979323846264338327 * ((i + 1) / ncfft + 0.5);
+    phase *= -1;
+    superTwiddles.push(A.cexp(phase));
+  }
+  const rows = input.length / (2 * inputLength);
+  const out = new (fixed ? Int16Array : Float32Array)(rows * fftLength);
+  for (let r = 0; r < rows; r++) kissFftri(st, superTwiddles, input, 2 * r * inputLength, out, r * fftLength);
+  // irfft_float.cc: output[i] /= fft_length (a float division)
+  if (!fixed) for (let i = 0; i < out.length; i++) out[i] = Math.fround(out[i] / fftLength);
+  return out;
+}
+
+export const irfftInt16 = (input, inputLength, fftLength) => irfft(input, inputLength, fftLength, true);
+export const irfftFloat = (input, inputLength, fftLength) => irfft(input, inputLength, fftLength, false);
 export const rfftInt16 = (input, inputLength, fftLength) => rfft(input, inputLength, fftLength, true);
 export const rfftFloat = (input, inputLength, fftLength) => rfft(input, inputLength, fftLength, false);
 

@@ -40,6 +40,12 @@ function signalKernel(op, model, json, graph) {
       const run = o.T === 7 ? k.rfftInt16 : k.rfftFloat;
       return ([x]) => [run(x, shape[shape.length - 1], o.fft_length)];
     }
+    case 'SignalIrfft': {
+      if (o.T !== 7 && o.T !== 0) throw new Error('the signal reference runs the int16 and float32 IRFFTs only');
+      const shape = shapeOf(op.inputs[0]);
+      const run = o.T === 7 ? k.irfftInt16 : k.irfftFloat;
+      return ([x]) => [run(x, shape[shape.length - 1] / 2, o.fft_length)];
+    }
     case 'SignalEnergy': {
       const n = shapeOf(op.outputs[0]).reduce((a, b) => a * b, 1);
       return ([x]) => [k.spectrumToEnergy(x, o.start_index, o.end_index, n)];
