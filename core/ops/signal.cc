@@ -630,6 +630,7 @@ constexpr SignalOp kOps[] = {
     {"SignalOverlapAdd", overlap_add},
     {"SignalPCAN", pcan},
     {"SignalRfft", rfft},
+    {"SignalStacker", stacker},
     {"SignalWindow", window},
 };
 

@@ -4,7 +4,7 @@
 // (window, FFT auto scale, energy, filter bank, its square root, spectral
 // subtraction, PCAN, log), signal_fft.cc (the int16 RFFT: kissfft v130's
 // fixed-point FFT as TFLM builds it) and signal_stream.cc (delay, framer,
-// overlap-add: buffers kept between invocations). Shared between those files
+// overlap-add, stacker: buffers kept between invocations). Shared between those files
 // (and the table, for registry.cc).
 #pragma once
 
@@ -28,6 +28,7 @@ OpEntry irfft();        // signal_fft.cc
 OpEntry delay();        // signal_stream.cc
 OpEntry framer();       // signal_stream.cc
 OpEntry overlap_add();  // signal_stream.cc
+OpEntry stacker();      // signal_stream.cc
 
 // int64 arithmetic for the kernels' integer code: every value of the lowered
 // graph an int64 tensor; the C types' wrap-around written where the kernel's

@@ -1,10 +1,9 @@
 // The Signal ops that stream samples through buffers kept between
 // invocations (tflite-micro signal/micro/kernels/delay.cc, framer.cc,
-// overlap_add.cc; signal/src/circular_buffer.cc, overlap_add.cc). Their
-// circular buffers, used as the kernels use them, are queues whose content
-// between invocations has a fixed length: that content is an op_state pair
-// (zeros first, as Prepare and Reset write them), and each invocation is the
-// queue's arithmetic on [state, input]:
+// overlap_add.cc, stacker.cc; signal/src/circular_buffer.cc, overlap_add.cc).
+// Their circular buffers, used as the kernels use them, are queues: the
+// content is an op_state pair (zeros first, as Prepare and Reset write them),
+// and each invocation is the queue's arithmetic on [state, input]:
 //   - SignalDelay: per row, the state's delay_length samples then the input;
 //     the first frame_size are the output, the last delay_length the state;
 //   - SignalFramer (prefill only): per row, frame_size - frame_step samples
@@ -14,7 +13,12 @@
 //     kernel (output_valid false): not converted;
 //   - SignalOverlapAdd (int16, saturating, and float32): per row, frame by
 //     frame, the frame added into a frame_size buffer, its first frame_step
-//     values out, the buffer shifted left with zeros in.
+//     values out, the buffer shifted left with zeros in;
+//   - SignalStacker: frames of num_channels appended to a queue of up to
+//     (left + right + 1) frames whose length varies (a second state piece
+//     holds it, and whether the first frame, repeated left_context times,
+//     was seen); a full queue is the output and loses stacker_step frames.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -76,11 +80,12 @@ void store(NodeBuilder& b, TensorId out, TensorId v) {
 TensorId state_in(NodeBuilder& b, const ir::Node& n, int64_t rows, int64_t length) {
   return b.reshape(b.cast(op_state_input(n, 0), kI64), {rows, length}, kI64);
 }
-void state_out(NodeBuilder& b, const ir::Node& n, TensorId v) {
-  const ir::Tensor& t = b.graph().tensor(op_state_output(n, 0));
-  b.into("Cast", {b.reshape(v, t.shape, kI64)}, {op_state_output(n, 0)},
+void state_out_k(NodeBuilder& b, const ir::Node& n, size_t k, TensorId v) {
+  const ir::Tensor& t = b.graph().tensor(op_state_output(n, k));
+  b.into("Cast", {b.reshape(v, t.shape, kI64)}, {op_state_output(n, k)},
          {{"to", int64_t{ir::onnx_type_code(t.dtype)}}});
 }
+void state_out(NodeBuilder& b, const ir::Node& n, TensorId v) { state_out_k(b, n, 0, v); }
 
 // ---- SignalDelay ----
 
@@ -272,6 +277,105 @@ Status lower_overlap(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// ---- SignalStacker ----
+
+const CustomField kStackerFields[] = {
+    {"num_channels", Kind::kInt, true, 0, 1, 1 << 16},
+    {"stacker_left_context", Kind::kInt, true, 0, 0, 1 << 16},
+    {"stacker_right_context", Kind::kInt, true, 0, 0, 1 << 16},
+    {"stacker_step", Kind::kInt, true, 0, 1, 1 << 16},
+};
+
+struct Stacking {
+  int64_t channels, left, right, step, size, step_size;
+  explicit Stacking(const ir::Node& n)
+      : channels(n.attrs.get_int("num_channels")),
+        left(n.attrs.get_int("stacker_left_context")),
+        right(n.attrs.get_int("stacker_right_context")),
+        step(n.attrs.get_int("stacker_step")),
+        size(channels * (left + right + 1)),
+        step_size(channels * step) {}
+};
+
+Check check_stacker(const ir::Graph& g, const ir::Node& n) {
+  if (auto c = check_io(g, n, DataType::kInt16, 2)) return c;
+  const Stacking s(n);
+  const ir::Tensor& x = g.tensor(n.inputs[0]);
+  const ir::Tensor& y = g.tensor(n.outputs[0]);
+  const ir::Tensor& valid = g.tensor(n.outputs[1]);
+  if (x.rank() != 1 || count_of(x) < s.channels)
+    return refuse(ReasonCode::kShape, "the input must be 1-D with num_channels values");
+  if (s.size > kMaxLength) return refuse(ReasonCode::kShape, "the stack beyond 2^20 values");
+  if (y.rank() != 1 || count_of(y) != s.size)
+    return refuse(ReasonCode::kShape,
+                  "the output must be 1-D, num_channels x (left + right + 1) values");
+  if (valid.dtype != DataType::kBool || valid.rank() != 0)
+    return refuse(ReasonCode::kType, "output_valid must be a bool scalar");
+  if (s.step > s.left + s.right + 1)
+    return refuse(ReasonCode::kOperands,
+                  "stacker_step beyond the stack (the kernel discards "
+                  "more than its buffer holds)");
+  if (op_state_input(n, 1) == ir::kNoTensor)
+    return refuse(ReasonCode::kOperands, "the stacker's state was not exposed");
+  return {};
+}
+
+// The buffer's content (packed at its start) and (its length, whether the
+// first frame was seen).
+std::vector<OpState> stacker_state(const ir::Graph&, const ir::Node& n) {
+  const Stacking s(n);
+  if (s.size < 1 || s.size > kMaxLength) return {};
+  return {{"buffer", DataType::kInt16, {s.size}}, {"fill", DataType::kInt32, {2}}};
+}
+
+Status lower_stacker(LowerContext& ctx, const ir::Node& n) {
+  NodeBuilder b(ctx, n);
+  Int x(b);
+  const Stacking s(n);
+  const DataType kBool = DataType::kBool;
+  auto gather = [&](TensorId data, TensorId at) {
+    return b.add("Gather", {data, at}, kI64, {{"axis", int64_t{0}}});
+  };
+  TensorId in = b.slice(b.reshape(x.from(n.inputs[0]), {-1}, kI64), 0, 0, s.channels, kI64);
+  TensorId buffer = x.from(op_state_input(n, 0));
+  TensorId fill = x.from(op_state_input(n, 1));
+  TensorId count = gather(fill, x.c(0)), started = gather(fill, x.c(1));
+  std::vector<int64_t> positions, first_at;
+  for (int64_t p = 0; p < s.size; ++p) {
+    positions.push_back(p);
+    first_at.push_back(p % s.channels);
+  }
+  TensorId p = b.ints(positions);
+  TensorId zero = x.c(0);
+  // CircularBufferWrite of the frame after the content.
+  TensorId offset = x.sub(p, count);
+  TensorId from_input = gather(in, x.clip(offset, 0, s.channels - 1));
+  TensorId written =
+      x.where(x.less(p, count), buffer, x.where(x.less(offset, x.c(s.channels)), from_input, zero));
+  // The first frame: CircularBufferExtend repeats it left_context times.
+  const int64_t first_count = s.channels * (s.left + 1);
+  TensorId repeated =
+      x.where(x.less(p, x.c(first_count)), gather(in, b.ints(std::move(first_at))), zero);
+  TensorId is_first = b.add("Equal", {started, zero}, kBool);
+  written = x.where(is_first, repeated, written);
+  count = x.where(is_first, x.c(first_count), x.add_c(count, s.channels));
+  // A full stack is the output (else the kernel leaves it unwritten: zeros
+  // here), and step_size values leave.
+  TensorId valid = b.add("Not", {x.less(count, x.c(s.size))}, kBool);
+  store(b, n.outputs[0], x.where(valid, written, zero));
+  b.into("Identity", {valid}, {n.outputs[1]});
+  std::vector<int64_t> shifted;
+  for (int64_t q = 0; q < s.size; ++q) shifted.push_back(std::min(q + s.step_size, s.size - 1));
+  TensorId moved = x.where(x.less(p, x.c(s.size - s.step_size)),
+                           gather(written, b.ints(std::move(shifted))), zero);
+  state_out_k(b, n, 0, x.where(valid, moved, written));
+  TensorId left = x.where(valid, x.sub(count, x.c(s.step_size)), count);
+  state_out_k(
+      b, n, 1,
+      b.add("Concat", {b.reshape(left, {1}, kI64), b.ints({1})}, kI64, {{"axis", int64_t{0}}}));
+  return ok_status();
+}
+
 template <const auto& kFields>
 Status read_fields(std::span<const uint8_t> bytes, ir::Attributes& attrs) {
   return read_flex_fields(bytes, kFields, attrs);
@@ -314,6 +418,23 @@ OpEntry overlap_add() {
                   .dtypes = "int16, float32",
                   .notes = "TFLite Micro Signal library; exact; up to 256 frames per row; the "
                            "overlap buffer is state (kind op_state)"}};
+}
+
+}  // namespace lite2onnx::ops::signal
+
+namespace lite2onnx::ops::signal {
+
+OpEntry stacker() {
+  return {.read = {.min_inputs = -1, .custom_options = read_fields<kStackerFields>},
+          .check = check_stacker,
+          .lower = lower_stacker,
+          .quantization = {.kernel = QuantizedKernel::kNoQuantized},
+          .state = {.internal = stacker_state},
+          .doc = {.onnx = "Gather + Where (the buffer's content and fill two state pairs)",
+                  .dtypes = "int16 (bool valid)",
+                  .notes = "TFLite Micro Signal library; exact; the first frame repeated "
+                           "left_context times; while the stack is not full the kernel leaves "
+                           "the output unwritten: zeros here"}};
 }
 
 }  // namespace lite2onnx::ops::signal

@@ -196,4 +196,18 @@ for (const [name, type, shape, step, range] of [
     });
 }
 
+for (const [name, channels, left, right, step] of [['stacker', 7, 2, 1, 1], ['stacker_step2', 5, 1, 0, 2]]) {
+  const size = channels * (left + right + 1);
+  def(name, `SignalStacker of int16 [${channels}] frames: left context ${left}, right ${right}, step ${step} -> [${size}] and output_valid (the queue and its fill are state)`,
+    (m) => {
+      const x = m.input('frame', [channels], 'INT16', INT16_FULL);
+      const y = m.tensor('stacked', [size], 'INT16');
+      const valid = m.tensor('valid', [], 'BOOL');
+      m.customOp('SignalStacker', [x], [y, valid], {
+        num_channels: channels, stacker_left_context: left, stacker_right_context: right, stacker_step: step,
+      });
+      m.output(y, valid);
+    });
+}
+
 writeModels({ dir: JSON_DIR, prefix: 'signal_', models: MODELS, specsFile: SPECS_FILE });

@@ -488,3 +488,31 @@ export function makeOverlapAdd(rows, nFrames, frameSize, frameStep, isFloat) {
     return out;
   };
 }
+
+/**
+ * stacker.cc: frames of numChannels into a FIFO of numChannels * (left + right + 1);
+ * the first frame repeated `left` times (CircularBufferExtend); a full FIFO is
+ * the output (valid) and loses step frames. The kernel leaves the output
+ * unwritten while it is not full: zeros here.
+ */
+export function makeStacker(numChannels, left, right, step) {
+  const size = numChannels * (left + right + 1);
+  const fifo = new Fifo();
+  let hasFirst = false;
+  return (input) => {
+    fifo.write(input.subarray(0, numChannels));
+    if (!hasFirst) {
+      const frame = fifo.get(numChannels);
+      for (let i = 0; i < left; i++) fifo.write(frame);
+      hasFirst = true;
+    }
+    const out = new Int16Array(size);
+    let valid = false;
+    if (fifo.available() >= size) {
+      out.set(fifo.get(size));
+      fifo.discard(numChannels * step);
+      valid = true;
+    }
+    return [out, Uint8Array.of(valid ? 1 : 0)];
+  };
+}

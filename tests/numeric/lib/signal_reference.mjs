@@ -80,6 +80,10 @@ function signalKernel(op, model, json, graph) {
       const run = k.makeOverlapAdd(rows, frames, size, o.frame_step, o.T === 0);
       return ([x]) => [run(x)];
     }
+    case 'SignalStacker': {
+      const run = k.makeStacker(o.num_channels, o.stacker_left_context, o.stacker_right_context, o.stacker_step);
+      return ([x]) => run(x);
+    }
     default: throw new Error(`the signal reference has no kernel for ${op.custom}`);
   }
 }
