@@ -49,6 +49,8 @@ class Int {
   ir::TensorId div_nonneg(ir::TensorId a, ir::TensorId b);
   // x >> bits, arithmetic (floor(x / 2^bits)), for |x| < 2^60.
   ir::TensorId shr(ir::TensorId x, int bits);
+  // The same for any int64 x (one more node).
+  ir::TensorId shr_wide(ir::TensorId x, int bits);
   // x >> s and x << s with per-element shifts s in [0, 62] (int64 tensors),
   // x >= 0 for shr_var.
   ir::TensorId shr_var(ir::TensorId x, ir::TensorId s);

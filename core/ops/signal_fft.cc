@@ -1,20 +1,22 @@
-// SignalRfft (tflite-micro signal/micro/kernels/rfft.cc, signal/src/
-// rfft_int16.cc, rfft_float.cc): each row of the input, zero-padded to
-// fft_length, through kissfft v130's kiss_fftr as TFLM's kiss_fft_wrappers
-// build it: for int16 with FIXED_POINT=16, as ONNX int64 arithmetic with
-// every int16 store's wrap-around; for float32 in float32, one ONNX op per C
-// operation (kissfft's float macros, no fused multiply-add); so the spectrum
-// is the kernel's bit for bit:
+// SignalRfft and SignalIrfft (tflite-micro signal/micro/kernels/rfft.cc,
+// irfft.cc; signal/src/rfft_*.cc, irfft_*.cc): each row through kissfft
+// v130's kiss_fftr / kiss_fftri as TFLM's kiss_fft_wrappers build it: int16
+// with FIXED_POINT=16 and int32 with FIXED_POINT=32, as ONNX int64
+// arithmetic with every store's wrap-around; float32 in float32, one ONNX op
+// per C operation (kissfft's float macros, no fused multiply-add); so the
+// results are the kernels' bit for bit:
 //   - the complex FFT of fft_length / 2 points (even samples real, odd
 //     imaginary): kf_work's decimation as one Gather of the input, then each
 //     stage's butterflies (kf_bfly4, kf_bfly2) over all sub-transforms at
 //     once, in fixed point with C_FIXDIV's scaling by the radix and C_MUL's
 //     rounding;
-//   - kiss_fftr's split into the real spectrum with its super twiddles.
+//   - kiss_fftr's split into the real spectrum with its super twiddles (the
+//     RFFT's input zero-padded to fft_length), or kiss_fftri's merge before
+//     the inverse FFT.
 // The twiddles are computed as kiss_fft_alloc computes them (floor(0.5 +
-// 32767 * cos(phase)) in double, or (float)cos(phase)). Lengths whose factors
-// are all 4 and 2 (powers of two) are converted; kissfft's radix-3, -5 and
-// generic butterflies are not.
+// SAMP_MAX * cos(phase)) in double, or (float)cos(phase)). Lengths whose
+// factors are all 4 and 2 (powers of two) are converted; kissfft's radix-3,
+// -5 and generic butterflies are not.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -34,7 +36,6 @@ namespace {
 
 constexpr DataType kI64 = DataType::kInt64;
 constexpr int64_t kMaxFft = int64_t{1} << 16;
-constexpr int64_t kSampMax = 32767;
 // kissfft's pi literals (kiss_fft_alloc, kiss_fftr_alloc), as doubles.
 constexpr double kPi = 3.141592653589793238462643383279502884197169399375105820974944;
 constexpr double kPiR = 3.14159265358979323846264338327;
@@ -44,7 +45,8 @@ const CustomField kFields[] = {
     {"fft_length", Kind::kInt, true, 0, 8, static_cast<double>(kMaxFft)},
 };
 
-constexpr int64_t kTensorTypeInt16 = 7, kTensorTypeFloat32 = 0;  // tflite::TensorType
+// tflite::TensorType's codes.
+constexpr int64_t kTensorTypeInt16 = 7, kTensorTypeInt32 = 2, kTensorTypeFloat32 = 0;
 
 bool power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -76,21 +78,33 @@ void decimate(const std::vector<std::pair<int64_t, int64_t>>& f, size_t depth, i
   }
 }
 
-std::pair<int64_t, int64_t> cexp(double phase) {
-  return {static_cast<int64_t>(std::floor(.5 + kSampMax * std::cos(phase))),
-          static_cast<int64_t>(std::floor(.5 + kSampMax * std::sin(phase)))};
+// The element type kissfft computes in: FIXED_POINT=16 (int16, Q15),
+// FIXED_POINT=32 (int32, Q31) or float.
+enum class Scalar { kQ15, kQ31, kFloat };
+
+Scalar scalar_of(const ir::Node& n) {
+  const int64_t t = n.attrs.get_int("T");
+  return t == kTensorTypeInt16   ? Scalar::kQ15
+         : t == kTensorTypeInt32 ? Scalar::kQ31
+                                 : Scalar::kFloat;
+}
+
+DataType data_type(Scalar s) {
+  return s == Scalar::kQ15   ? DataType::kInt16
+         : s == Scalar::kQ31 ? DataType::kInt32
+                             : DataType::kFloat32;
 }
 
 Check check_rfft(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
   const int64_t type = n.attrs.get_int("T");
-  const DataType want = type == kTensorTypeInt16 ? DataType::kInt16 : DataType::kFloat32;
-  if ((type != kTensorTypeInt16 && type != kTensorTypeFloat32) || x.dtype != want ||
-      y.dtype != want)
+  if (type != kTensorTypeInt16 && type != kTensorTypeInt32 && type != kTensorTypeFloat32)
+    return refuse(ReasonCode::kType, "T must be int16, int32 or float32");
+  const DataType want = data_type(scalar_of(n));
+  if (x.dtype != want || y.dtype != want)
     return refuse(ReasonCode::kType,
-                  "the int16 (kissfft fixed point) and float32 RFFTs are converted; int32 is "
-                  "not");
+                  std::string("input and output must be ") + ir::to_string(want) + " (T)");
   const int64_t fft = n.attrs.get_int("fft_length");
   if (!power_of_two(fft))
     return refuse(ReasonCode::kOperands,
@@ -114,27 +128,31 @@ Check check_rfft(const ir::Graph& g, const ir::Node& n) {
 }
 
 // Butterfly arithmetic on complex tensors [..., 2] (re, im): kissfft's
-// FIXED_POINT=16 macros on int16 values held in int64, or its float macros
-// in float32 (one IEEE operation each, as the C's).
+// fixed-point macros on int16 or int32 values held in int64 (SAMPPROD
+// products, sround, the stores' wrap-around), or its float macros in float32
+// (one IEEE operation each, as the C's).
 class Complex {
  public:
-  Complex(Int& x, bool fixed) : x_(x), b_(x.builder()), fixed_(fixed) {}
-  DataType type() const { return fixed_ ? kI64 : DataType::kFloat32; }
+  Complex(Int& x, Scalar s) : x_(x), b_(x.builder()), s_(s) {}
+  Scalar scalar() const { return s_; }
+  bool fixed() const { return s_ != Scalar::kFloat; }
+  DataType type() const { return fixed() ? kI64 : DataType::kFloat32; }
+  int64_t samp_max() const { return s_ == Scalar::kQ15 ? 32767 : 2147483647; }
 
   // Constants of the working type.
   TensorId konst(const std::vector<int64_t>& v, ir::Shape shape) {
-    if (fixed_) return b_.ints(v, std::move(shape));
+    if (fixed()) return b_.ints(v, std::move(shape));
     return b_.floats(std::vector<float>(v.begin(), v.end()), std::move(shape));
   }
-  TensorId konst(std::vector<float> v, ir::Shape shape) {
-    if (!fixed_) return b_.floats(std::move(v), std::move(shape));
+  TensorId konst(const std::vector<double>& v, ir::Shape shape) {
+    if (!fixed()) return b_.floats(std::vector<float>(v.begin(), v.end()), std::move(shape));
     return b_.ints(std::vector<int64_t>(v.begin(), v.end()), std::move(shape));
   }
   TensorId op(const char* name, TensorId a, TensorId b) { return b_.add(name, {a, b}, type()); }
 
-  // C_FIXDIV(c, radix): sround(c * (32767 / radix)); nothing in float.
+  // C_FIXDIV(c, radix): sround(c * (SAMP_MAX / radix)); nothing in float.
   TensorId fixdiv(TensorId c, int64_t radix) {
-    return fixed_ ? sround(x_.mul_c(c, kSampMax / radix)) : c;
+    return fixed() ? sround(x_.mul_c(c, samp_max() / radix)) : c;
   }
   // C_MUL(m, a, w): re = a.r w.r - a.i w.i, im = a.r w.i + a.i w.r (each
   // sround in fixed point); `wr` holds (w.r, w.r), `wi` (-w.i, w.i).
@@ -143,7 +161,7 @@ class Complex {
   }
   TensorId add(TensorId a, TensorId b) { return wrap(op("Add", a, b)); }
   TensorId sub(TensorId a, TensorId b) { return wrap(op("Sub", a, b)); }
-  // (a.r, -a.i), an int16 store in fixed point.
+  // (a.r, -a.i), a store in fixed point.
   TensorId conj(TensorId a) { return wrap(op("Mul", a, konst(std::vector<int64_t>{1, -1}, {2}))); }
   // (a.i, -a.r).
   TensorId rotate(TensorId a) {
@@ -152,37 +170,45 @@ class Complex {
   TensorId swap(TensorId a) {
     return b_.add("Gather", {a, b_.ints({1, 0})}, type(), {{"axis", int64_t{-1}}});
   }
-  // HALF_OF: >> 1 of the int sum, or * 0.5f.
+  // HALF_OF: >> 1 of the int sum (an int32 sum wraps first), or * 0.5f.
   TensorId half_of(TensorId v) {
-    return fixed_ ? x_.shr(v, 1) : op("Mul", v, b_.floats({0.5f}, ir::Shape{}));
+    if (s_ == Scalar::kQ15) return x_.shr(v, 1);
+    if (s_ == Scalar::kQ31) return x_.shr(x_.wrap32(v), 1);
+    return op("Mul", v, b_.floats({0.5f}, ir::Shape{}));
   }
-  // The int16 store of an int sum (within int16 after a halving: none).
-  TensorId wrap(TensorId v) { return fixed_ ? x_.wrap16(v) : v; }
+  // The store into kiss_fft_scalar of an int result.
+  TensorId wrap(TensorId v) {
+    return s_ == Scalar::kQ15 ? x_.wrap16(v) : s_ == Scalar::kQ31 ? x_.wrap32(v) : v;
+  }
 
  private:
-  // (kiss_fft_scalar)((x + 2^14) >> 15).
-  TensorId sround(TensorId v) { return fixed_ ? x_.wrap16(x_.shr(x_.add_c(v, 1 << 14), 15)) : v; }
+  // (kiss_fft_scalar)((x + 2^(FRACBITS - 1)) >> FRACBITS).
+  TensorId sround(TensorId v) {
+    if (s_ == Scalar::kQ15) return x_.wrap16(x_.shr(x_.add_c(v, 1 << 14), 15));
+    if (s_ == Scalar::kQ31) return x_.wrap32(x_.shr_wide(x_.add_c(v, int64_t{1} << 30), 31));
+    return v;
+  }
   Int& x_;
   NodeBuilder& b_;
-  bool fixed_;
+  Scalar s_;
 };
 
-// kf_cexp: floor(0.5 + 32767 cos) in fixed point, (float)cos in float.
-std::pair<float, float> twiddle(double phase, bool fixed) {
-  if (!fixed) return {static_cast<float>(std::cos(phase)), static_cast<float>(std::sin(phase))};
-  const auto [re, im] = cexp(phase);
-  return {static_cast<float>(re), static_cast<float>(im)};
+// kf_cexp: floor(0.5 + SAMP_MAX cos) in fixed point, (float)cos in float.
+std::pair<double, double> twiddle(double phase, const Complex& c) {
+  if (!c.fixed()) return {static_cast<float>(std::cos(phase)), static_cast<float>(std::sin(phase))};
+  const auto max = static_cast<double>(c.samp_max());
+  return {std::floor(.5 + max * std::cos(phase)), std::floor(.5 + max * std::sin(phase))};
 }
 
 // Twiddle constants of one butterfly input: (w.r, w.r) and (-w.i, w.i) for
 // each of the stage's m positions, shaped [1, 1, 1, m, 2].
 std::pair<TensorId, TensorId> twiddles(Complex& c, int64_t n, int64_t q, int64_t stride, int64_t m,
-                                       bool fixed, bool inverse) {
-  std::vector<float> wr, wi;
+                                       bool inverse) {
+  std::vector<double> wr, wi;
   for (int64_t u = 0; u < m; ++u) {
     const int64_t i = q * u * stride;
     const double phase = -2 * kPi * static_cast<double>(i) / static_cast<double>(n);
-    const auto [re, im] = twiddle(inverse ? -phase : phase, fixed);
+    const auto [re, im] = twiddle(inverse ? -phase : phase, c);
     wr.insert(wr.end(), {re, re});
     wi.insert(wi.end(), {-im, im});
   }
@@ -194,14 +220,14 @@ std::pair<TensorId, TensorId> twiddles(Complex& c, int64_t n, int64_t q, int64_t
 // points each; `z` is [rows, n, 2]; `inverse`: the inverse transform's
 // twiddles and kf_bfly4's inverse branch.
 TensorId stage(NodeBuilder& b, Complex& c, TensorId z, int64_t rows, int64_t n, int64_t p,
-               int64_t m, bool fixed, bool inverse) {
+               int64_t m, bool inverse) {
   const DataType t = c.type();
   const int64_t stride = n / (p * m);
   TensorId blocks = b.reshape(z, {rows, stride, p, m, 2}, t);
   std::vector<TensorId> f;
   for (int64_t q = 0; q < p; ++q) f.push_back(c.fixdiv(b.slice(blocks, 2, q, q + 1, t), p));
   auto times_twiddle = [&](int64_t q) {
-    const auto [wr, wi] = twiddles(c, n, q, stride, m, fixed, inverse);
+    const auto [wr, wi] = twiddles(c, n, q, stride, m, inverse);
     return c.mul(f[static_cast<size_t>(q)], wr, wi);
   };
   std::vector<TensorId> out;
@@ -227,14 +253,13 @@ TensorId stage(NodeBuilder& b, Complex& c, TensorId z, int64_t rows, int64_t n, 
 
 // kiss_fft of [rows, n, 2]: kf_work's decimation, then its stages from the
 // innermost out.
-TensorId complex_fft(NodeBuilder& b, Complex& c, TensorId z, int64_t rows, int64_t n, bool fixed,
+TensorId complex_fft(NodeBuilder& b, Complex& c, TensorId z, int64_t rows, int64_t n,
                      bool inverse) {
   const auto f = factors(n);
   std::vector<int64_t> order(static_cast<size_t>(n));
   decimate(f, 0, 0, 0, 1, order);
   z = b.add("Gather", {z, b.ints(std::move(order))}, c.type(), {{"axis", int64_t{1}}});
-  for (size_t d = f.size(); d-- > 0;)
-    z = stage(b, c, z, rows, n, f[d].first, f[d].second, fixed, inverse);
+  for (size_t d = f.size(); d-- > 0;) z = stage(b, c, z, rows, n, f[d].first, f[d].second, inverse);
   return z;
 }
 
@@ -253,11 +278,11 @@ TensorId assemble(NodeBuilder& b, DataType t, TensorId first, TensorId front, Te
 }
 
 // kiss_fftr_alloc's super twiddles, as (w.r, w.r) and (-w.i, w.i) [1, quarter, 2].
-std::pair<TensorId, TensorId> super_twiddles(Complex& c, int64_t half, bool fixed, bool inverse) {
-  std::vector<float> wr, wi;
+std::pair<TensorId, TensorId> super_twiddles(Complex& c, int64_t half, bool inverse) {
+  std::vector<double> wr, wi;
   for (int64_t i = 0; i < half / 2; ++i) {
     const double phase = -kPiR * (static_cast<double>(i + 1) / static_cast<double>(half) + .5);
-    const auto [re, im] = twiddle(inverse ? -phase : phase, fixed);
+    const auto [re, im] = twiddle(inverse ? -phase : phase, c);
     wr.insert(wr.end(), {re, re});
     wi.insert(wi.end(), {-im, im});
   }
@@ -268,8 +293,8 @@ std::pair<TensorId, TensorId> super_twiddles(Complex& c, int64_t half, bool fixe
 Status lower_rfft(LowerContext& ctx, const ir::Node& n) {
   NodeBuilder b(ctx, n);
   Int x(b);
-  const bool fixed = n.attrs.get_int("T") == kTensorTypeInt16;
-  Complex c(x, fixed);
+  Complex c(x, scalar_of(n));
+  const bool fixed = c.fixed();
   const DataType t = c.type();
   const ir::Tensor& in = ctx.tensor(n.inputs[0]);
   const int64_t fft = n.attrs.get_int("fft_length"), half = fft / 2, quarter = fft / 4;
@@ -278,7 +303,7 @@ Status lower_rfft(LowerContext& ctx, const ir::Node& n) {
 
   TensorId samples = b.reshape(fixed ? x.from(n.inputs[0]) : n.inputs[0], {rows, length}, t);
   samples = b.add("Pad", {samples, b.ints({0, 0, 0, fft - length})}, t);
-  TensorId z = complex_fft(b, c, b.reshape(samples, {rows, half, 2}, t), rows, half, fixed, false);
+  TensorId z = complex_fft(b, c, b.reshape(samples, {rows, half, 2}, t), rows, half, false);
 
   // kiss_fftr: DC and Nyquist from bin 0, then bins k and half - k together.
   TensorId dc = c.fixdiv(b.slice(z, 1, 0, 1, t), 2);  // [rows, 1, 2]
@@ -302,7 +327,7 @@ Status lower_rfft(LowerContext& ctx, const ir::Node& n) {
   TensorId fpk = c.fixdiv(gather(z, ks), 2);
   TensorId fpnk = c.fixdiv(c.conj(gather(z, mirrored)), 2);
   TensorId f1k = c.add(fpk, fpnk), f2k = c.sub(fpk, fpnk);
-  const auto [wr, wi] = super_twiddles(c, half, fixed, false);
+  const auto [wr, wi] = super_twiddles(c, half, false);
   TensorId tw = c.mul(f2k, wr, wi);
   TensorId front = c.half_of(c.op("Add", f1k, tw));
   // (f1k.r - tw.r, tw.i - f1k.i): the difference with its imaginary part negated.
@@ -312,7 +337,7 @@ Status lower_rfft(LowerContext& ctx, const ir::Node& n) {
   const ir::Tensor& out = ctx.tensor(n.outputs[0]);
   if (fixed)
     b.into("Cast", {b.reshape(spectrum, out.shape, t)}, {n.outputs[0]},
-           {{"to", int64_t{ir::onnx_type_code(DataType::kInt16)}}});
+           {{"to", int64_t{ir::onnx_type_code(data_type(c.scalar()))}}});
   else
     b.into("Reshape", {spectrum, b.ints(out.shape)}, {n.outputs[0]});
   return ok_status();
@@ -327,12 +352,12 @@ Check check_irfft(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
   const int64_t type = n.attrs.get_int("T");
-  const DataType want = type == kTensorTypeInt16 ? DataType::kInt16 : DataType::kFloat32;
-  if ((type != kTensorTypeInt16 && type != kTensorTypeFloat32) || x.dtype != want ||
-      y.dtype != want)
+  if (type != kTensorTypeInt16 && type != kTensorTypeInt32 && type != kTensorTypeFloat32)
+    return refuse(ReasonCode::kType, "T must be int16, int32 or float32");
+  const DataType want = data_type(scalar_of(n));
+  if (x.dtype != want || y.dtype != want)
     return refuse(ReasonCode::kType,
-                  "the int16 (kissfft fixed point) and float32 IRFFTs are converted; int32 is "
-                  "not");
+                  std::string("input and output must be ") + ir::to_string(want) + " (T)");
   const int64_t fft = n.attrs.get_int("fft_length");
   if (!power_of_two(fft))
     return refuse(ReasonCode::kOperands, "fft_length " + std::to_string(fft) +
@@ -358,8 +383,8 @@ Check check_irfft(const ir::Graph& g, const ir::Node& n) {
 Status lower_irfft(LowerContext& ctx, const ir::Node& n) {
   NodeBuilder b(ctx, n);
   Int x(b);
-  const bool fixed = n.attrs.get_int("T") == kTensorTypeInt16;
-  Complex c(x, fixed);
+  Complex c(x, scalar_of(n));
+  const bool fixed = c.fixed();
   const DataType t = c.type();
   const ir::Tensor& in = ctx.tensor(n.inputs[0]);
   const int64_t fft = n.attrs.get_int("fft_length"), half = fft / 2, quarter = fft / 4;
@@ -384,16 +409,16 @@ Status lower_irfft(LowerContext& ctx, const ir::Node& n) {
   TensorId fk = c.fixdiv(gather(ks), 2);
   TensorId fnkc = c.fixdiv(c.conj(gather(mirrored)), 2);
   TensorId fek = c.add(fk, fnkc), diff = c.sub(fk, fnkc);
-  const auto [wr, wi] = super_twiddles(c, half, fixed, true);
+  const auto [wr, wi] = super_twiddles(c, half, true);
   TensorId fok = c.mul(diff, wr, wi);
   TensorId front = c.add(fek, fok);
   TensorId back = c.conj(c.sub(fek, fok));  // tmpbuf[half - k].i *= -1
   TensorId z = assemble(b, t, first, front, back, ir::kNoTensor, quarter);
-  z = complex_fft(b, c, z, rows, half, fixed, true);
+  z = complex_fft(b, c, z, rows, half, true);
   const ir::Tensor& out = ctx.tensor(n.outputs[0]);
   if (fixed)
     b.into("Cast", {b.reshape(z, out.shape, t)}, {n.outputs[0]},
-           {{"to", int64_t{ir::onnx_type_code(DataType::kInt16)}}});
+           {{"to", int64_t{ir::onnx_type_code(data_type(c.scalar()))}}});
   else  // irfft_float.cc divides by fft_length (kissfft's inverse is unscaled)
     b.into("Div", {b.reshape(z, out.shape, t), b.floats({static_cast<float>(fft)}, ir::Shape{})},
            {n.outputs[0]});
@@ -419,10 +444,9 @@ OpEntry rfft() {
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
           .doc = {.onnx = "Gather (decimation) + per stage Slice, Mul, Add (+ Div: kissfft's "
                           "fixed-point rounding, int64) + Concat",
-                  .dtypes = "int16, float32",
+                  .dtypes = "int16, int32, float32",
                   .notes = "TFLite Micro Signal library; kissfft v130 (FIXED_POINT=16 for int16, "
-                           "float), bit-exact; power-of-two fft_length; the int32 RFFT is not "
-                           "converted"}};
+                           "32 for int32, float), bit-exact; power-of-two fft_length"}};
 }
 
 }  // namespace lite2onnx::ops::signal
@@ -437,10 +461,9 @@ OpEntry irfft() {
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
           .doc = {.onnx = "Gather + Mul + Add (kiss_fftri's split) + the inverse FFT's stages "
                           "(Slice, Mul, Add, + Div in fixed point) + Concat",
-                  .dtypes = "int16, float32",
+                  .dtypes = "int16, int32, float32",
                   .notes = "TFLite Micro Signal library; kissfft v130 (FIXED_POINT=16 for int16, "
-                           "float), bit-exact; power-of-two fft_length; the int32 IRFFT is not "
-                           "converted"}};
+                           "32 for int32, float), bit-exact; power-of-two fft_length"}};
 }
 
 }  // namespace lite2onnx::ops::signal

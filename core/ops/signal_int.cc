@@ -29,6 +29,14 @@ TensorId Int::shr(TensorId x, int bits) {
   return sub(div_nonneg(add_c(x, offset), c(int64_t{1} << bits)), c(offset >> bits));
 }
 
+TensorId Int::shr_wide(TensorId x, int bits) {
+  if (bits == 0) return x;
+  // (x - x mod 2^bits) / 2^bits: Mod (fmod 0) takes the divisor's sign, so
+  // the difference is a multiple of 2^bits at or below x, divided exactly.
+  TensorId d = c(int64_t{1} << bits);
+  return div_nonneg(sub(x, b_.add("Mod", {x, d}, kI64)), d);
+}
+
 TensorId Int::pow2(TensorId s) {
   std::vector<int64_t> powers;
   for (int k = 0; k <= 62; ++k) powers.push_back(int64_t{1} << k);

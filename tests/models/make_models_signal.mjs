@@ -91,15 +91,29 @@ def('rfft_float_256', 'SignalRfft (float32, kissfft float) of [2, 200] in [-1, 1
     m.output(y);
   });
 
-for (const [name, type, rows, fft, range] of [['irfft_int16_64', 'INT16', 3, 64, [-3000, 3000]], ['irfft_float_128', 'FLOAT32', 2, 128, [-1, 1]]]) {
-  def(name, `SignalIrfft (${type.toLowerCase()}, kissfft ${type === 'INT16' ? 'fixed point' : 'float, / fft_length'}) of [${rows}, ${fft + 2}] (${fft / 2 + 1} bins) -> [${rows}, ${fft}]`,
+const TYPE_CODE = { INT16: 7, INT32: 2, FLOAT32: 0 };
+const KISSFFT = { INT16: 'fixed point Q15', INT32: 'fixed point Q31', FLOAT32: 'float, / fft_length' };
+for (const [name, type, rows, fft, range] of [
+  ['irfft_int16_64', 'INT16', 3, 64, [-3000, 3000]],
+  ['irfft_int32_16', 'INT32', 5, 16, [-(2 ** 31), 2 ** 31 - 1]],
+  ['irfft_float_128', 'FLOAT32', 2, 128, [-1, 1]],
+]) {
+  def(name, `SignalIrfft (${type.toLowerCase()}, kissfft ${KISSFFT[type]}) of [${rows}, ${fft + 2}] (${fft / 2 + 1} bins) -> [${rows}, ${fft}]`,
     (m) => {
       const x = m.input('spectrum', [rows, fft + 2], type, range);
       const y = m.tensor('samples', [rows, fft], type);
-      m.customOp('SignalIrfft', [x], [y], { T: type === 'INT16' ? 7 : 0, fft_length: fft });
+      m.customOp('SignalIrfft', [x], [y], { T: TYPE_CODE[type], fft_length: fft });
       m.output(y);
     });
 }
+
+def('rfft_int32_32', 'SignalRfft (int32, kissfft fixed point Q31) of [2, 30] over the full int32 range zero-padded to 32 -> [2, 34]',
+  (m) => {
+    const x = m.input('frames', [2, 30], 'INT32', [-(2 ** 31), 2 ** 31 - 1]);
+    const y = m.tensor('spectrum', [2, 34], 'INT32');
+    m.customOp('SignalRfft', [x], [y], { T: 2, fft_length: 32 });
+    m.output(y);
+  });
 
 def('energy', 'SignalEnergy of int16 [66] (33 bins) over bins [3, 29), then CAST to int32 and SLICE [3, 26) (the kernel leaves the other bins unwritten)',
   (m) => {

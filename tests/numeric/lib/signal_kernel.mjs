@@ -42,12 +42,31 @@ export function fftAutoScale(input) {
   return { output: out, scaleBits };
 }
 
-// ---- kissfft v130: FIXED_POINT 16 (int16, every macro's rounding and store)
-// or float (kiss_fft_scalar float, each operation rounded to float32) ----
+// ---- kissfft v130: FIXED_POINT 16 (int16, every macro's rounding and store),
+// FIXED_POINT 32 (int32, SAMPPROD int64: BigInt here) or float
+// (kiss_fft_scalar float, each operation rounded to float32) ----
 const SAMP_MAX = 32767;
 const f32 = Math.fround;
 
+const wrap32 = (v) => v | 0;  // an int32 store of a value within 2^53
+
+function arithmeticQ31() {
+  const MAX = 2147483647n;
+  const sround = (x) => Number(BigInt.asIntN(32, (x + (1n << 30n)) >> 31n));
+  const B = BigInt;
+  return {
+    fixdiv: (c, div) => ({ r: sround(B(c.r) * (MAX / B(div))), i: sround(B(c.i) * (MAX / B(div))) }),
+    cmul: (a, b) => ({ r: sround(B(a.r) * B(b.r) - B(a.i) * B(b.i)), i: sround(B(a.r) * B(b.i) + B(a.i) * B(b.r)) }),
+    add: (a, b) => wrap32(a + b),
+    sub: (a, b) => wrap32(a - b),
+    neg: (a) => wrap32(-a),
+    half: (v) => wrap32(v) >> 1,  // HALF_OF of an int (32-bit) sum
+    cexp: (phase) => ({ r: Math.floor(0.5 + 2147483647 * Math.cos(phase)), i: Math.floor(0.5 + 2147483647 * Math.sin(phase)) }),
+  };
+}
+
 function arithmetic(fixed) {
+  if (fixed === 'q31') return arithmeticQ31();
   if (!fixed) {
     return {
       fixdiv: (c) => c,
@@ -179,7 +198,7 @@ function rfft(input, inputLength, fftLength, fixed) {
   for (let i = 0; i < ncfft / 2; i++) {
     superTwiddles.push(A.cexp(-3.14159265358979323846264338327 * ((i + 1) / ncfft + 0.5)));
   }
-  const Ctor = fixed ? Int16Array : Float32Array;
+  const Ctor = fixed === 'q31' ? Int32Array : fixed ? Int16Array : Float32Array;
   const rows = input.length / inputLength;
   const out = new Ctor(rows * (fftLength + 2));
   const work = new Ctor(fftLength);
@@ -226,7 +245,7 @@ function irfft(input, inputLength, fftLength, fixed) {
     superTwiddles.push(A.cexp(phase));
   }
   const rows = input.length / (2 * inputLength);
-  const out = new (fixed ? Int16Array : Float32Array)(rows * fftLength);
+  const out = new (fixed === 'q31' ? Int32Array : fixed ? Int16Array : Float32Array)(rows * fftLength);
   for (let r = 0; r < rows; r++) kissFftri(st, superTwiddles, input, 2 * r * inputLength, out, r * fftLength);
   // irfft_float.cc: output[i] /= fft_length (a float division)
   if (!fixed) for (let i = 0; i < out.length; i++) out[i] = Math.fround(out[i] / fftLength);
@@ -234,6 +253,8 @@ function irfft(input, inputLength, fftLength, fixed) {
 }
 
 export const irfftInt16 = (input, inputLength, fftLength) => irfft(input, inputLength, fftLength, true);
+export const irfftInt32 = (input, inputLength, fftLength) => irfft(input, inputLength, fftLength, 'q31');
+export const rfftInt32 = (input, inputLength, fftLength) => rfft(input, inputLength, fftLength, 'q31');
 export const irfftFloat = (input, inputLength, fftLength) => irfft(input, inputLength, fftLength, false);
 export const rfftInt16 = (input, inputLength, fftLength) => rfft(input, inputLength, fftLength, true);
 export const rfftFloat = (input, inputLength, fftLength) => rfft(input, inputLength, fftLength, false);

@@ -35,15 +35,15 @@ function signalKernel(op, model, json, graph) {
     case 'SignalWindow': return ([x, w]) => [k.applyWindow(x, w, o.shift)];
     case 'SignalFftAutoScale': return ([x]) => { const r = k.fftAutoScale(x); return [r.output, Int32Array.of(r.scaleBits)]; };
     case 'SignalRfft': {
-      if (o.T !== 7 && o.T !== 0) throw new Error('the signal reference runs the int16 and float32 RFFTs only');
+      const run = { 7: k.rfftInt16, 2: k.rfftInt32, 0: k.rfftFloat }[o.T];
+      if (!run) throw new Error(`the signal reference has no RFFT of type ${o.T}`);
       const shape = shapeOf(op.inputs[0]);
-      const run = o.T === 7 ? k.rfftInt16 : k.rfftFloat;
       return ([x]) => [run(x, shape[shape.length - 1], o.fft_length)];
     }
     case 'SignalIrfft': {
-      if (o.T !== 7 && o.T !== 0) throw new Error('the signal reference runs the int16 and float32 IRFFTs only');
+      const run = { 7: k.irfftInt16, 2: k.irfftInt32, 0: k.irfftFloat }[o.T];
+      if (!run) throw new Error(`the signal reference has no IRFFT of type ${o.T}`);
       const shape = shapeOf(op.inputs[0]);
-      const run = o.T === 7 ? k.irfftInt16 : k.irfftFloat;
       return ([x]) => [run(x, shape[shape.length - 1] / 2, o.fft_length)];
     }
     case 'SignalEnergy': {
