@@ -6,11 +6,12 @@
 // and each invocation is the queue's arithmetic on [state, input]:
 //   - SignalDelay: per row, the state's delay_length samples then the input;
 //     the first frame_size are the output, the last delay_length the state;
-//   - SignalFramer (prefill only): per row, frame_size - frame_step samples
+//   - SignalFramer: with prefill, per row, frame_size - frame_step samples
 //     of history then the input; frame k is frame_size samples from
 //     k * frame_step; the last frame_size - frame_step are the state; every
-//     frame is valid. Without prefill the first frames are not written by the
-//     kernel (output_valid false): not converted;
+//     frame is valid. Without prefill the queue fills up over the first
+//     frames, which the kernel leaves unwritten (output_valid false; zeros
+//     here): its content and length are the state;
 //   - SignalOverlapAdd (int16, saturating, and float32): per row, frame by
 //     frame, the frame added into a frame_size buffer, its first frame_step
 //     values out, the buffer shifted left with zeros in;
@@ -142,6 +143,8 @@ struct Framing {
     frames = inner / step;
     history = size - step;
   }
+  // The kernel's circular buffer: frame_step x ceil(frame_size / frame_step).
+  int64_t capacity() const { return (size + step - 1) / step * step; }
 };
 
 Check check_framer(const ir::Graph& g, const ir::Node& n) {
@@ -151,11 +154,8 @@ Check check_framer(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& valid = g.tensor(n.outputs[1]);
   if (f.inner < f.step || f.inner % f.step != 0)
     return refuse(ReasonCode::kShape, "the innermost dimension must be a multiple of frame_step");
-  if (n.attrs.get_int("prefill") == 0)
-    return refuse(ReasonCode::kOperands,
-                  "prefill false is not converted: the kernel leaves the first frames unwritten "
-                  "(output_valid false) until its buffer fills");
-  if (f.size < f.step)
+  const bool prefill = n.attrs.get_int("prefill") != 0;
+  if (prefill && f.size < f.step)
     return refuse(ReasonCode::kOperands,
                   "frame_size below frame_step with prefill (the kernel's prefill is negative)");
   if (y.rank() != g.tensor(n.inputs[0]).rank() + 1 || count_of(y) != f.rows * f.frames * f.size)
@@ -164,20 +164,73 @@ Check check_framer(const ir::Graph& g, const ir::Node& n) {
     return refuse(ReasonCode::kType, "output_valid must be a bool scalar");
   if (f.rows * f.frames * f.size > kMaxLength || f.rows * f.history > kMaxLength)
     return refuse(ReasonCode::kShape, "frames beyond 2^20 samples");
-  if (f.history > 0 && op_state_input(n, 0) == ir::kNoTensor)
+  if ((!prefill || f.history > 0) && op_state_input(n, 0) == ir::kNoTensor)
     return refuse(ReasonCode::kOperands, "the framer's state was not exposed");
   return {};
 }
 
+// With prefill the queue holds frame_size - frame_step samples between
+// invocations; without, it fills up first: its content (at most the
+// kernel's capacity, frame_step x ceil(frame_size / frame_step)) and length.
 std::vector<OpState> framer_state(const ir::Graph& g, const ir::Node& n) {
   const Framing f(g, n);
-  if (f.history <= 0 || f.rows < 1 || n.attrs.get_int("prefill") == 0) return {};
+  if (f.rows < 1 || f.rows * f.capacity() > kMaxLength) return {};
+  if (n.attrs.get_int("prefill") == 0)
+    return {{"buffer", DataType::kInt16, {f.rows, f.capacity()}}, {"fill", DataType::kInt32, {1}}};
+  if (f.history <= 0) return {};
   return {{"history", DataType::kInt16, {f.rows, f.history}}};
+}
+
+// Without prefill: c0 samples held, then the input; frame k is valid from
+// k0 = max(0, ceil((frame_size - c0) / frame_step) - 1) on and starts at
+// (k - k0) * frame_step; each valid frame lets frame_step samples go.
+Status lower_framer_filling(NodeBuilder& b, Int& x, const ir::Node& n, const Framing& f) {
+  const int64_t cap = f.capacity(), length = cap + f.inner;
+  auto gather = [&](TensorId data, TensorId at, int64_t axis) {
+    return b.add("Gather", {data, at}, kI64, {{"axis", axis}});
+  };
+  TensorId buffer = state_in(b, n, f.rows, cap);
+  TensorId held = gather(x.from(op_state_input(n, 1)), x.c(0), 0);
+  TensorId input = b.reshape(x.from(n.inputs[0]), {f.rows, f.inner}, kI64);
+  TensorId both = b.add("Concat", {buffer, input}, kI64, {{"axis", int64_t{1}}});
+  std::vector<int64_t> positions;
+  for (int64_t p = 0; p < length; ++p) positions.push_back(p);
+  TensorId p = b.ints(positions);
+  TensorId from_input = x.add(x.sub(p, held), x.c(cap));
+  TensorId queue = gather(both, x.clip(x.where(x.less(p, held), p, from_input), 0, length - 1), 1);
+  TensorId first =
+      x.max(x.sub(x.div_nonneg(x.add_c(x.sub(x.c(f.size), held), f.step - 1), x.c(f.step)), x.c(1)),
+            x.c(0));
+  std::vector<int64_t> k_of, offset;
+  for (int64_t k = 0; k < f.frames; ++k)
+    for (int64_t j = 0; j < f.size; ++j) {
+      k_of.push_back(k);
+      offset.push_back(k * f.step + j);
+    }
+  const ir::Shape grid{f.frames, f.size};
+  TensorId at = x.sub(b.ints(std::move(offset), grid), x.mul_c(first, f.step));
+  TensorId frames = gather(queue, x.clip(at, 0, length - 1), 1);  // [rows, frames, size]
+  TensorId valid = b.add("Not", {x.less(b.ints(std::move(k_of), grid), first)}, DataType::kBool);
+  store(b, n.outputs[0], x.where(valid, frames, x.c(0)));
+  b.into("Equal", {first, x.c(0)}, {n.outputs[1]});
+  // What stays: the last c0 + frame_step x min(k0, frames) samples.
+  TensorId total = x.add_c(held, f.inner);
+  TensorId kept = x.add(held, x.mul_c(x.min(first, x.c(f.frames)), f.step));
+  std::vector<int64_t> slots(positions.begin(), positions.begin() + cap);
+  TensorId q = b.ints(std::move(slots));
+  TensorId moved = gather(queue, x.clip(x.add(x.sub(total, kept), q), 0, length - 1), 1);
+  state_out_k(b, n, 0, x.where(x.less(q, kept), moved, x.c(0)));
+  state_out_k(b, n, 1, b.reshape(kept, {1}, kI64));
+  return ok_status();
 }
 
 Status lower_framer(LowerContext& ctx, const ir::Node& n) {
   NodeBuilder b(ctx, n);
   const Framing f(ctx.graph(), n);
+  if (n.attrs.get_int("prefill") == 0) {
+    Int x(b);
+    return lower_framer_filling(b, x, n, f);
+  }
   TensorId queue = b.reshape(b.cast(n.inputs[0], kI64), {f.rows, f.inner}, kI64);
   if (f.history > 0)
     queue =
@@ -401,10 +454,12 @@ OpEntry framer() {
           .lower = lower_framer,
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
           .state = {.internal = framer_state},
-          .doc = {.onnx = "Concat + Gather (frames) + Slice (the history a state pair)",
+          .doc = {.onnx = "Concat + Gather (frames) + Slice (the history a state pair); without "
+                          "prefill Gather + Where over the queue and its length (state pairs)",
                   .dtypes = "int16 (bool valid)",
-                  .notes = "TFLite Micro Signal library; exact; prefill only; the last "
-                           "frame_size - frame_step samples are state (kind op_state)"}};
+                  .notes = "TFLite Micro Signal library; exact; frames the kernel leaves "
+                           "unwritten while its buffer fills (no prefill, output_valid false) are "
+                           "zeros"}};
 }
 
 OpEntry overlap_add() {

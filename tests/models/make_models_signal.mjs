@@ -196,6 +196,15 @@ def('framer', 'SignalFramer of int16 [2, 24], frames of 10 every 4 samples with 
     m.output(y, valid);
   });
 
+def('framer_filling', 'SignalFramer of int16 [3, 15], frames of 7 every 3 samples without prefill -> [3, 5, 7] and output_valid: the first two frames unwritten while the queue fills (zeros; its content and length are state)',
+  (m) => {
+    const x = m.input('samples', [3, 15], 'INT16', INT16_FULL);
+    const y = m.tensor('frames', [3, 5, 7], 'INT16');
+    const valid = m.tensor('valid', [], 'BOOL');
+    m.customOp('SignalFramer', [x], [y, valid], { frame_size: 7, frame_step: 3, prefill: false });
+    m.output(y, valid);
+  });
+
 for (const [name, type, shape, step, range] of [
   ['overlap_add_int16', 'INT16', [3, 4, 12], 5, INT16_FULL],
   ['overlap_add_float', 'FLOAT32', [2, 3, 9], 4, [-1, 1]],

@@ -164,14 +164,23 @@ TEST(Signal, OptionsOutOfRangeAreInvalid) {
   EXPECT_THAT(r.error().message, HasSubstr("shift"));
 }
 
-TEST(Signal, AFramerWithoutPrefillIsRefusedSayingWhy) {
+// Without prefill the framer's queue fills up first: its content and its
+// length are two pairs.
+TEST(Signal, AFramerWithoutPrefillKeepsItsQueueAndItsLength) {
   nlohmann::json j = op_model_json("signal_framer");
   j["subgraphs"][0]["operators"][0]["custom_options"] = flex([](flexbuffers::Builder& b) {
     b.Int("frame_size", 10);
     b.Int("frame_step", 4);
     b.Bool("prefill", false);
   });
-  expect_unsupported(j, "prefill false");
+  onnx::ModelProto m = converted(j);
+  EXPECT_THAT(names(m.graph().input()), ElementsAre("samples", "frames/buffer", "frames/fill"));
+  const onnx::TensorProto* buffer = initializer(m, "frames/buffer");
+  ASSERT_NE(buffer, nullptr);
+  EXPECT_THAT(buffer->dims(), ElementsAre(2, 12));  // 4 x ceil(10 / 4) per row
+  const onnx::TensorProto* fill = initializer(m, "frames/fill");
+  ASSERT_NE(fill, nullptr);
+  EXPECT_EQ(fill->data_type(), onnx::TensorProto::INT32);
 }
 
 }  // namespace
