@@ -94,11 +94,11 @@ Check check_tensors(const ir::Graph& g, const ir::Node& n, std::vector<DataType>
   return {};
 }
 
-// A constant int16 input's elements.
+// A constant int16 input's elements (none when it is no int16 constant).
 std::vector<int64_t> int16_constant(const ir::Graph& g, const ir::Node& n, size_t i) {
   const ir::Tensor& t = input(g, n, i);
   std::vector<int64_t> v;
-  if (!t.is_const()) return v;
+  if (!t.is_const() || t.data->stored_type != DataType::kInt16) return v;
   for (int16_t x : t.data->as<int16_t>()) v.push_back(x);
   return v;
 }
@@ -394,7 +394,7 @@ Status lower_spectral(LowerContext& ctx, const ir::Node& n) {
   TensorId scaled = x.wrap32u(x.mul_c(in, int64_t{1} << bits));
   TensorId smoothed =
       x.add(x.mul(scaled, b.ints(std::move(smoothing))), x.mul(noise, b.ints(std::move(rest))));
-  noise = x.wrap32u(x.shr(smoothed, shift));
+  noise = x.wrap32u(x.shr_wide(smoothed, shift));  // up to 2^63
   TensorId estimate = x.min(noise, scaled);
   if (a.get_int("clamping") != 0) noise = estimate;
   TensorId floor = x.wrap32u(x.shr(x.mul_c(in, a.get_int("min_signal_remaining")), shift));
