@@ -250,6 +250,14 @@ Status lower_framer(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// The frame index grids (and, without prefill, the queue's positions).
+uint64_t framer_bytes(const ir::Graph& g, const ir::Node& n) {
+  const Framing f(g, n);
+  const auto frames = static_cast<uint64_t>(std::max<int64_t>(f.frames * f.size, 0));
+  const auto queue = static_cast<uint64_t>(std::max<int64_t>(f.capacity() + f.inner, 0));
+  return 8 * (2 * frames + 2 * queue);
+}
+
 // ---- SignalOverlapAdd ----
 
 const CustomField kOverlapFields[] = {
@@ -381,6 +389,11 @@ std::vector<OpState> stacker_state(const ir::Graph&, const ir::Node& n) {
   return {{"buffer", DataType::kInt16, {s.size}}, {"fill", DataType::kInt32, {2}}};
 }
 
+// Three index tables of the stack's size.
+uint64_t stacker_bytes(const ir::Graph&, const ir::Node& n) {
+  return 3 * 8 * static_cast<uint64_t>(std::max<int64_t>(Stacking(n).size, 0));
+}
+
 Status lower_stacker(LowerContext& ctx, const ir::Node& n) {
   NodeBuilder b(ctx, n);
   Int x(b);
@@ -452,6 +465,7 @@ OpEntry framer() {
   return {.read = {.min_inputs = -1, .custom_options = read_fields<kFramerFields>},
           .check = check_framer,
           .lower = lower_framer,
+          .lowering_bytes = framer_bytes,
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
           .state = {.internal = framer_state},
           .doc = {.onnx = "Concat + Gather (frames) + Slice (the history a state pair); without "
@@ -483,6 +497,7 @@ OpEntry stacker() {
   return {.read = {.min_inputs = -1, .custom_options = read_fields<kStackerFields>},
           .check = check_stacker,
           .lower = lower_stacker,
+          .lowering_bytes = stacker_bytes,
           .quantization = {.kernel = QuantizedKernel::kNoQuantized},
           .state = {.internal = stacker_state},
           .doc = {.onnx = "Gather + Where (the buffer's content and fill two state pairs)",
