@@ -122,8 +122,8 @@ Check check_rfft(const ir::Graph& g, const ir::Node& n) {
     return refuse(ReasonCode::kShape,
                   "the output needs fft_length + 2 values (re, im of fft_length / 2 + 1 bins) "
                   "per input row");
-  if (rows * fft > (int64_t{1} << 24))
-    return refuse(ReasonCode::kShape, "rows x fft_length beyond 2^24");
+  if (rows < 1 || rows * fft > (int64_t{1} << 24))
+    return refuse(ReasonCode::kShape, "1 to 2^24 / fft_length rows converted");
   return {};
 }
 
@@ -375,8 +375,8 @@ Check check_irfft(const ir::Graph& g, const ir::Node& n) {
   if (y.shape.back() != fft || ir::element_count(y.shape).value_or(0) != rows * fft)
     return refuse(ReasonCode::kShape,
                   "the output needs fft_length samples per row (the kernel writes that many)");
-  if (rows * fft > (int64_t{1} << 24))
-    return refuse(ReasonCode::kShape, "rows x fft_length beyond 2^24");
+  if (rows < 1 || rows * fft > (int64_t{1} << 24))
+    return refuse(ReasonCode::kShape, "1 to 2^24 / fft_length rows converted");
   return {};
 }
 
