@@ -258,7 +258,23 @@ ir::TensorId state_output(const ir::Node& n, size_t k) {
 size_t own_outputs(const ir::Node& n) {
   size_t exposed = 0;
   for (int64_t at : n.attrs.get_ints("state_outputs")) exposed += at >= 0;
+  exposed += n.attrs.get_ints("op_state").size() / 2;
   return n.outputs.size() >= exposed ? n.outputs.size() - exposed : 0;
+}
+
+ir::TensorId op_state_input(const ir::Node& n, size_t k) {
+  const std::vector<int64_t> at = n.attrs.get_ints("op_state");
+  if (2 * k + 1 >= at.size() || at[2 * k] < 0 || static_cast<size_t>(at[2 * k]) >= n.inputs.size())
+    return ir::kNoTensor;
+  return n.inputs[static_cast<size_t>(at[2 * k])];
+}
+
+ir::TensorId op_state_output(const ir::Node& n, size_t k) {
+  const std::vector<int64_t> at = n.attrs.get_ints("op_state");
+  if (2 * k + 1 >= at.size() || at[2 * k + 1] < 0 ||
+      static_cast<size_t>(at[2 * k + 1]) >= n.outputs.size())
+    return ir::kNoTensor;
+  return n.outputs[static_cast<size_t>(at[2 * k + 1])];
 }
 
 std::optional<LayoutPlan> propagate_data_input(const ir::Graph&, const ir::Node& n,

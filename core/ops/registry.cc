@@ -10,6 +10,7 @@
 #include "core/ops/families.h"
 #include "core/ops/posenet.h"
 #include "core/ops/select_tf.h"
+#include "core/ops/signal.h"
 
 namespace lite2onnx::ops {
 namespace {
@@ -239,6 +240,8 @@ CustomTable make_custom_table() {
   for (const SelectTfTwin& twin : select_tf_twins())
     t[std::string("Flex") + twin.tf_op] = select_tf_entry(twin);
   t["FlexSoftplus"] = select_tf_softplus();
+  // TensorFlow Lite Micro's Signal library (signal.cc's table).
+  for (const signal::SignalOp& op : signal::signal_ops()) t[op.code] = op.entry();
   return t;
 }
 

@@ -146,6 +146,17 @@ struct Quantization {
   bool dequantizes_inputs = false;
 };
 
+// State a kernel keeps in its own persistent buffer between invocations
+// (TFLite Micro's SignalFilterBankSpectralSubtraction: its noise estimate):
+// a name (under the node's), its type and shape, and its value before the
+// first invocation is zeros (what the kernel's Prepare and Reset write).
+struct OpState {
+  std::string name;
+  ir::DataType dtype = ir::DataType::kInt32;
+  ir::Shape shape;
+};
+using OpStateFn = std::vector<OpState> (*)(const ir::Graph& g, const ir::Node& n);
+
 // State kept between invocations (docs/architecture.md, "Model state").
 struct StateRule {
   // Stateful ops (the recurrent ones): the input slots holding a variable
@@ -163,6 +174,11 @@ struct StateRule {
   // Ops whose effect is on state, not on outputs (ASSIGN_VARIABLE,
   // CALL_ONCE): having no outputs is no defect.
   bool effect_only = false;
+  // Ops keeping state inside the kernel: expose_state gives the node one more
+  // input and one more output per piece (node attribute "op_state": their
+  // slots, input then output, per piece), a state pair of kind "op_state";
+  // op_state_input / op_state_output find them for the converter.
+  OpStateFn internal = nullptr;
 };
 
 // Evaluation at conversion time (ops/evaluate.h): constant folding and the
@@ -325,5 +341,9 @@ ir::TensorId state_output(const ir::Node& n, size_t k);
 // How many of the node's outputs the TFLite operator has (expose_state
 // appends the state outputs after them).
 size_t own_outputs(const ir::Node& n);
+// The input carrying piece k of a node's kernel state before the op, and the
+// output for its value after it (StateRule::internal); kNoTensor when absent.
+ir::TensorId op_state_input(const ir::Node& n, size_t k);
+ir::TensorId op_state_output(const ir::Node& n, size_t k);
 
 }  // namespace lite2onnx::ops

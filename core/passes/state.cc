@@ -173,6 +173,43 @@ Status expose_variable_tensors(ir::Graph& g, PassContext& ctx, StatePairs& pairs
   return ok_status();
 }
 
+// ---- source 3: state kept inside a kernel (OpEntry::state.internal) ----
+
+Status expose_op_state(ir::Graph& g, PassContext& ctx, StatePairs& pairs) {
+  for (ir::NodeId k : g.order()) {
+    if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
+    if (g.node(k).dialect != ir::Dialect::kTflite) continue;
+    const ops::OpEntry& e = ops::lookup(g.node(k));
+    if (!e.supported() || e.state.internal == nullptr) continue;
+    std::vector<int64_t> at;
+    for (const ops::OpState& piece : e.state.internal(g, g.node(k))) {
+      ir::Tensor t;
+      // Named after the op's first output (its TFLite tensor name).
+      const ir::Node& node = g.node(k);
+      t.name =
+          (node.outputs.empty() ? node.name : g.tensor(node.outputs[0]).name) + "/" + piece.name;
+      t.dtype = piece.dtype;
+      t.shape = piece.shape;
+      if (!ir::element_count(t.shape))
+        return invalid(g.node(k), "the kernel's " + piece.name + " has no static size");
+      auto zeros = reset_value(g, t);
+      if (!zeros) return zeros.take_error();
+      const std::string name = t.name;
+      const TensorId input = g.add_tensor(std::move(t));
+      const TensorId next =
+          pairs.add(input, name, "op_state", g.node(k).name, std::move(*zeros), std::nullopt);
+      std::vector<TensorId> inputs = g.node(k).inputs;
+      at.push_back(static_cast<int64_t>(inputs.size()));
+      at.push_back(static_cast<int64_t>(g.node(k).outputs.size()));
+      inputs.push_back(input);
+      g.set_inputs(k, std::move(inputs));
+      g.append_output(k, next);
+    }
+    g.info(k).attrs.set("op_state", std::move(at));
+  }
+  return ok_status();
+}
+
 // ---- source 2: resource variables ----
 
 // One resource variable: a (container, shared_name) pair, as TFLite's
@@ -486,6 +523,7 @@ Status expose_state(ir::Graph& g, PassContext& ctx) {
   StatePairs pairs(g);
   if (auto st = Resolver(g, ctx, pairs).run(); !st) return st;
   if (auto st = expose_variable_tensors(g, ctx, pairs); !st) return st;
+  if (auto st = expose_op_state(g, ctx, pairs); !st) return st;
   return check_created_bytes(g);
 }
 

@@ -286,6 +286,7 @@ export async function runTflite(which, bytes, model, inputs) {
 const RUNTIME_LABEL = {
   litert: 'LiteRT.js', tfjs: 'tfjs-tflite', mediapipe: "MediaPipe's kernels (JS)",
   posenet: "LiteRT.js + Coral's posenet decoder (JS)",
+  signal: "TFLite Micro's Signal kernels (JS) + LiteRT.js",
 };
 
 // Reference outputs: LiteRT.js first, tfjs-tflite when LiteRT.js refuses the
@@ -304,6 +305,11 @@ async function runReference(task, bytes, model, inputs) {
     const { runPosenetReference } = await import('./posenet_reference.mjs');
     const r = await runPosenetReference(task, model, inputs, runTflite);
     return { which: 'posenet', outputs: r.outputs, errors: [], posenet: r };
+  }
+  if (spec.reference === 'signal' || (!spec.reference && model.operators.some((op) => op.custom?.startsWith('Signal')))) {
+    // TensorFlow Lite Micro's Signal ops: their kernels in JS, the builtin runs between them in LiteRT.js (signal_reference.mjs).
+    const { runSignalReference } = await import('./signal_reference.mjs');
+    return { which: 'signal', outputs: await runSignalReference(task, model, inputs, runTflite, mergeInvocations), errors: [] };
   }
   const order = spec.reference === 'tfjs' ? ['tfjs'] : spec.reference === 'litert' ? ['litert'] : ['litert', 'tfjs'];
   const errors = [];
@@ -623,7 +629,7 @@ export async function processModel(task) {
     }
     res.outcome = 'fail';
     res.message = `${failureText(cmp)}${ref.which !== 'litert' ? ` [ref ${RUNTIME_LABEL[ref.which]}]` : ''}`;
-    if (ref.which === 'posenet') return res;  // no second runtime, no sensitivity probe: the failure stands
+    if (ref.which === 'posenet' || ref.which === 'signal') return res;  // no second runtime, no sensitivity probe: the failure stands
     if (model.singleOp) {
       // The single-op rules have no runtime-spread escape; the figures are
       // measured for the known-fail list all the same.
