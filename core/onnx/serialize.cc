@@ -103,8 +103,8 @@ void append_tag_and_length(std::string& s, int field, uint64_t length) {
 // The model's bytes, planned before any is written. Protobuf accepts a
 // message's fields in any order and merges repeated fields, so the model is
 // written as: everything but the graph (`head`), the graph's tag and length
-// and the graph without the spliced initializers (`graph`), then each of
-// those: its `prefix` (the initializer's tag and length, its TensorProto
+// (`graph_frame`), the graph without the spliced initializers (`graph`), then
+// each of those: its `prefix` (the initializer's tag and length, its TensorProto
 // without raw_data, raw_data's tag and length) and its bytes.
 struct Layout {
   struct Constant {
@@ -112,7 +112,7 @@ struct Layout {
     const ir::Tensor* tensor;
     size_t bytes;
   };
-  std::string head, graph;
+  std::string head, graph_frame, graph;
   std::vector<Constant> constants;
   size_t total = 0;
   // Where EmitOptions::late's placeholder is in `head`, and its size.
@@ -174,8 +174,8 @@ Result<Layout> plan(onnx::ModelProto& model, const std::vector<SplicedConstant>&
   out.head = model.SerializeAsString();
   if (!options.late.key.empty())
     if (auto st = find_late_value(model, options.late.key, out); !st) return st.take_error();
-  const std::string graph_bytes = graph.SerializeAsString();
-  size_t graph_len = graph_bytes.size();
+  out.graph = graph.SerializeAsString();
+  size_t graph_len = out.graph.size();
   for (size_t i = 0; i < spliced.size(); ++i) {
     const size_t raw = onnx_byte_size(*spliced[i].tensor);
     std::string framed;
@@ -186,9 +186,8 @@ Result<Layout> plan(onnx::ModelProto& model, const std::vector<SplicedConstant>&
     graph_len += framed.size() + raw;
     out.constants.push_back({std::move(framed), spliced[i].tensor, raw});
   }
-  append_tag_and_length(out.graph, kModelGraph, graph_len);
-  out.total = out.head.size() + out.graph.size() + graph_len;
-  out.graph += graph_bytes;
+  append_tag_and_length(out.graph_frame, kModelGraph, graph_len);
+  out.total = out.head.size() + out.graph_frame.size() + graph_len;
   if (out.total >= (size_t{1} << 31))
     return make_error(ErrorCode::kResourceLimit, "the ONNX model would be " +
                                                      std::to_string(out.total) +
@@ -286,6 +285,7 @@ Result<size_t> serialize_model(onnx::ModelProto& model, const std::vector<Splice
     p += s.size();
   };
   put(layout->head);
+  put(layout->graph_frame);
   put(layout->graph);
   for (const Layout::Constant& c : layout->constants) {
     if (stopped(options)) return cancelled();
@@ -310,7 +310,8 @@ Result<size_t> serialize_model(onnx::ModelProto& model, const std::vector<Splice
   }
   const Error failed = make_error(ErrorCode::kInternal, "the ONNX model could not be written");
   Buffered out(output);
-  if (!out.put(layout->head) || !out.put(layout->graph)) return failed;
+  if (!out.put(layout->head) || !out.put(layout->graph_frame) || !out.put(layout->graph))
+    return failed;
   for (const Layout::Constant& c : layout->constants) {
     if (stopped(options)) return cancelled();
     if (!out.put(c.prefix) || !out.put(*c.tensor, options))
