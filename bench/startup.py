@@ -7,7 +7,9 @@ Every round runs /bin/true and then each command once, in order, so a change of
 machine load touches them alike. A run is timed from just before posix_spawn to
 the child's exit (os.wait4), its output sent to /dev/null; the report gives each
 command's median, the median of its excess over /bin/true in the same round,
-the child's user + system CPU time and its peak resident set (rusage, MiB). A CMD is one shell-quoted string,
+the child's user + system CPU time and its peak resident set (rusage, MiB; it
+is at least this harness's own, about 15 MiB: posix_spawn runs the child in the
+parent's memory until it execs, and Linux keeps the larger figure). A CMD is one shell-quoted string,
 split with shlex (no shell runs it). A command that exits non-zero stops the
 harness with its exit status.
 """
