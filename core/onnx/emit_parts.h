@@ -58,9 +58,10 @@ class ConstantWriter {
   size_t src_es_ = 0, dst_es_ = 0, count_ = 0;
   bool widen_ = false;  // float16 stored, float32 written
   Kind kind_ = Kind::kInOrder;
-  int64_t batch_ = 1, rows_ = 1, cols_ = 1;  // kBlock: [batch, rows, cols] -> [batch, cols, rows]
-  std::vector<int64_t> out_dim_,
-      out_stride_;  // kGeneral: per output axis, its size and source stride
+  // kBlock: [batch, rows, cols] -> [batch, cols, rows] (the batch is what is left).
+  int64_t rows_ = 1, cols_ = 1;
+  // kGeneral: per output axis, its size and its stride in the source.
+  std::vector<int64_t> out_dim_, out_stride_;
 };
 
 // The initial value of a state input `x` (its tensor, shape and ONNX type) as

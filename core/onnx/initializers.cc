@@ -64,7 +64,6 @@ ConstantWriter::ConstantWriter(const ir::Tensor& t) {
     block = p[k + (rank - m) + i] == static_cast<int>(k + i);
   if (block) {
     kind_ = Kind::kBlock;
-    for (size_t a = 0; a < k; ++a) batch_ *= t.shape[a];
     for (size_t a = k; a < m; ++a) rows_ *= t.shape[a];
     for (size_t a = m; a < rank; ++a) cols_ *= t.shape[a];
     return;
