@@ -343,13 +343,15 @@ class Emitter {
     tp->set_data_type(ir::onnx_type_code(x.dtype));
     for (int64_t d : x.onnx_shape()) tp->add_dims(d);
     size_t size = onnx_byte_size(x);
-    if (size >= kSpliceBytes && !s.parent && x.dtype != DataType::kInt64) {
-      // Validated with a placeholder of one element; serialize() writes the
-      // real bytes in place (emit_parts.h kSpliceBytes says why that validates
-      // what the whole would).
-      tp->set_raw_data(std::string(ir::element_size(x.dtype), '\0'));
+    if (size >= kSpliceBytes && !s.parent) {
+      // Validated with a placeholder of one element, an int64 one whole;
+      // serialize() writes the real bytes in place (emit_parts.h kSpliceBytes
+      // says why that validates what the whole would).
       spliced_.push_back(t);
-      return;
+      if (x.dtype != DataType::kInt64) {
+        tp->set_raw_data(std::string(ir::element_size(x.dtype), '\0'));
+        return;
+      }
     }
     std::string* raw = tp->mutable_raw_data();
     raw->resize(size);

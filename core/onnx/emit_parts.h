@@ -16,8 +16,8 @@
 namespace lite2onnx::onnx_emit {
 
 // Main-graph constants at least this big are spliced into the output bytes
-// directly, int64 ones excepted: the checker and shape inference validate the
-// model with a placeholder of one element in their raw_data. What ONNX 1.12
+// directly; the checker and shape inference validate the model with a
+// placeholder of one element in their raw_data (int64 ones with their bytes). What ONNX 1.12
 // (Debian's libonnx) does with such a placeholder: its checker counts a
 // non-empty raw_data as the one value field and never compares its size with
 // the dims (an empty raw_data would fail "one and only one value field"; an
@@ -25,8 +25,8 @@ namespace lite2onnx::onnx_emit {
 // checks all it checks of the whole tensor. Strict shape inference takes types
 // and shapes from data_type and dims, and reads the values of the inputs an
 // operator's inference needs (ParseData): a Reshape's, Expand's, Tile's,
-// Split's sizes, which are int64 and stay whole (a Split into 600 parts has
-// 4800 bytes of them); the others it reads (a Resize's scales, a Slice's int32
+// Split's sizes, which are int64 and validated whole (a Split into 600 parts
+// has 4800 bytes of them); the others it reads (a Resize's scales, a Slice's int32
 // starts) have one element per axis, far below this size. ParseData sizes its
 // vector by whole elements and copies every byte, so a placeholder shorter
 // than one element would write past it.
