@@ -6,11 +6,13 @@
 #
 # Then the whole-process figures of the CLI beside them (bench/startup.sh:
 # `lite2onnx --version` and `lite2onnx convert` of the small MobileNets, start-up
-# included).
+# included; bench/large_model.sh: `lite2onnx convert` of the generated ~108 MiB
+# CNN into a file, with its peak RSS).
 #
 # Environment: REPS (repetitions per benchmark, default 5), FILTER (regex on the
 # benchmark names, default all), LITE2ONNX_TEST_MODELS (model corpus directory),
-# STARTUP_RUNS (rounds of bench/startup.sh, default 31; 0: leave it out).
+# STARTUP_RUNS (rounds of bench/startup.sh, default 31; 0: leave it out),
+# LARGE_RUNS (rounds of bench/large_model.sh, default 11; 0: leave it out).
 # Needs jq. MB means MiB (2^20 bytes) throughout; MB/s is model bytes per second.
 set -euo pipefail
 
@@ -117,5 +119,16 @@ if [[ $startup_runs -gt 0 ]]; then
     RUNS=$startup_runs "$(dirname "$0")/startup.sh" "$build_dir"
   else
     echo "whole process: $build_dir/lite2onnx not found (build the lite2onnx target)"
+  fi
+fi
+
+large_runs=${LARGE_RUNS:-11}
+if [[ $large_runs -gt 0 ]]; then
+  echo
+  if [[ -x $build_dir/lite2onnx && -x $build_dir/bench/lite2onnx_make_cnn ]]; then
+    echo "whole process, the generated ~108 MiB CNN (bench/large_model.sh, $large_runs rounds):"
+    RUNS=$large_runs "$(dirname "$0")/large_model.sh" "$build_dir"
+  else
+    echo "whole process, large model: build the lite2onnx and lite2onnx_make_cnn targets"
   fi
 fi

@@ -29,8 +29,12 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
   return bytes;
 }
 
-Result<size_t> convert(std::span<const std::byte> tflite, const ConvertOptions& options,
-                       Diagnostics& diag, const OutputBuffer& output) {
+namespace {
+
+// `output`: an OutputBuffer or an OutputStream.
+template <class Output>
+Result<size_t> convert_into(std::span<const std::byte> tflite, const ConvertOptions& options,
+                            Diagnostics& diag, Output& output) {
   diag = Diagnostics{};
   diag.opset = options.opset;
   diag.model_bytes = tflite.size();
@@ -51,6 +55,18 @@ Result<size_t> convert(std::span<const std::byte> tflite, const ConvertOptions& 
       {"total", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count()});
   return onnx;
+}
+
+}  // namespace
+
+Result<size_t> convert(std::span<const std::byte> tflite, const ConvertOptions& options,
+                       Diagnostics& diag, const OutputBuffer& output) {
+  return convert_into(tflite, options, diag, output);
+}
+
+Result<size_t> convert(std::span<const std::byte> tflite, const ConvertOptions& options,
+                       Diagnostics& diag, OutputStream& output) {
+  return convert_into(tflite, options, diag, output);
 }
 
 void prepare_validation() { onnx_emit::prepare_validation(); }

@@ -24,6 +24,12 @@ Result<std::string> convert(std::span<const std::byte> tflite, const ConvertOpti
 // them); returns their size.
 Result<size_t> convert(std::span<const std::byte> tflite, const ConvertOptions& options,
                        Diagnostics& diagnostics, const OutputBuffer& output);
+// The same, streaming the ONNX bytes into `output` (a file: no buffer of the
+// model's size; output_buffer.h); nothing is written unless the conversion
+// has succeeded but for writing them. kInternal when `output` refuses a
+// write (it knows why).
+Result<size_t> convert(std::span<const std::byte> tflite, const ConvertOptions& options,
+                       Diagnostics& diagnostics, OutputStream& output);
 
 // Does now, on the calling thread, what a process's first conversion otherwise
 // does when it validates its result: Debian's ONNX 1.12 registers all of its

@@ -129,7 +129,10 @@ struct ConvertOptions {
   std::function<bool()> cancelled;
   // The model's SHA-256 (lower-case hex) for the provenance metadata, asked
   // for once when the ONNX model is written, from a caller that has it (a
-  // cache key). Empty: the core hashes the model then.
+  // cache key) or hashes it beside the conversion (the CLI). Empty: the core
+  // hashes the model then. Streamed to a positional OutputStream (a file),
+  // the model asks for it last, after writing everything else, and it must
+  // be 64 characters.
   std::function<std::string()> source_sha256;
 };
 

@@ -348,6 +348,17 @@ Status Pipeline::run(Stage s) {
 }
 
 Result<size_t> Pipeline::emit(const OutputBuffer& output) {
+  return emit_with(
+      [&](const onnx_emit::EmitOptions& eo) { return onnx_emit::emit(graph_, eo, output); }, false);
+}
+
+Result<size_t> Pipeline::emit(OutputStream& output) {
+  return emit_with(
+      [&](const onnx_emit::EmitOptions& eo) { return onnx_emit::emit(graph_, eo, output); },
+      output.positional());
+}
+
+Result<size_t> Pipeline::emit_with(const EmitWriter& write, bool hash_last) {
   if (auto st = run_until(Stage::kQuantize); !st) return st.take_error();
   if (checkpoint_.should_stop()) return checkpoint_.status().take_error();
   const auto start = std::chrono::steady_clock::now();
@@ -362,15 +373,21 @@ Result<size_t> Pipeline::emit(const OutputBuffer& output) {
     eo.metadata.emplace_back("lite2onnx.signature",
                              signature_json(signatures_[static_cast<size_t>(signature_)]));
   // The source's SHA-256: ~0.65 ms per MB here, as much as the rest of a
-  // conversion of a large model; a caller that has it passes it.
-  const std::string sha256 = options_.source_sha256
-                                 ? options_.source_sha256()
-                                 : sha256_hex(model_, [this] { return checkpoint_.should_stop(); });
+  // conversion of a large model; a caller that has it passes it. Written
+  // last, a placeholder of its size stands in for it until then, so that a
+  // caller can hash beside the conversion and the writing.
+  auto hash = [this] {
+    return options_.source_sha256
+               ? options_.source_sha256()
+               : sha256_hex(model_, [this] { return checkpoint_.should_stop(); });
+  };
+  const std::string sha256 = hash_last ? std::string(64, '0') : hash();
   if (checkpoint_.should_stop()) return checkpoint_.status().take_error();
+  if (hash_last) eo.late = {kSourceSha256Key, hash};
   for (auto& entry : provenance_metadata(
            {sha256, version_, description_, metadata_, &tflite_metadata_}, options_))
     eo.metadata.push_back(std::move(entry));
-  Result<size_t> onnx = onnx_emit::emit(graph_, eo, output);
+  Result<size_t> onnx = write(eo);
   add_time(diag_, "emit", start);
   if (!onnx) return onnx;
   ir::for_each_graph(graph_, [&](const ir::Graph& g) {

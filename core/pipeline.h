@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -22,6 +23,9 @@
 #include "core/tflite/reader.h"
 
 namespace lite2onnx {
+namespace onnx_emit {
+struct EmitOptions;
+}
 
 enum class Stage {
   kRead,              // bytes -> TFLite-dialect graph (indices, shapes and sizes checked)
@@ -50,6 +54,9 @@ class Pipeline {
   Status run_until(Stage last);
   // Serializes the graph as ONNX (after kQuantize) into `output`; returns its size.
   Result<size_t> emit(const OutputBuffer& output);
+  // The same, streamed (output_buffer.h OutputStream); to a positional
+  // stream the source's SHA-256 is written last (ConvertOptions::source_sha256).
+  Result<size_t> emit(OutputStream& output);
 
   ir::Graph& graph() { return graph_; }
   uint32_t model_version() const { return version_; }
@@ -69,6 +76,10 @@ class Pipeline {
 
  private:
   Status run(Stage s);
+  // emit(): the options of the ONNX model, written by `write`; `hash_last`:
+  // the source's SHA-256 is a late metadata value (onnx_emit::EmitOptions::late).
+  using EmitWriter = std::function<Result<size_t>(const onnx_emit::EmitOptions&)>;
+  Result<size_t> emit_with(const EmitWriter& write, bool hash_last);
 
   std::span<const std::byte> model_;
   const ConvertOptions& options_;

@@ -68,7 +68,7 @@ std::string sha256_hex(std::span<const std::byte> bytes, const std::function<boo
 std::vector<std::pair<std::string, std::string>> provenance_metadata(
     const SourceModel& source, const ConvertOptions& options) {
   std::vector<std::pair<std::string, std::string>> out{
-      {"lite2onnx.source_sha256", std::string(source.sha256)},
+      {kSourceSha256Key, std::string(source.sha256)},
       {"lite2onnx.options", options_summary(options)},
       {"tflite.schema_version", std::to_string(source.schema_version)}};
   if (!source.description.empty())

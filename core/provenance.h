@@ -39,6 +39,9 @@ class Sha256 {
 // so first.
 std::string sha256_hex(std::span<const std::byte> bytes, const std::function<bool()>& stop = {});
 
+// The metadata key of the source model's SHA-256 (64 lower-case hex digits).
+inline constexpr char kSourceSha256Key[] = "lite2onnx.source_sha256";
+
 struct SourceModel {
   std::string_view sha256;  // hex
   uint32_t schema_version = 0;

@@ -32,7 +32,9 @@ class Emitter {
  public:
   Emitter(const ir::Graph& g, const EmitOptions& o) : g_(g), opt_(o) {}
 
-  Result<size_t> run(const OutputBuffer& output) {
+  // `output`: an OutputBuffer or an OutputStream.
+  template <class Output>
+  Result<size_t> run(Output& output) {
     if (auto st = check_graphs(); !st) return st.take_error();
     Scope& main = scopes_.emplace_back();
     main.g = &g_;
@@ -342,11 +344,14 @@ class Emitter {
     for (int64_t d : x.onnx_shape()) tp->add_dims(d);
     size_t size = onnx_byte_size(x);
     if (size >= kSpliceBytes && !s.parent) {
-      // Validated with a one-byte raw_data (the checker does not read the bytes);
-      // serialize() writes the real bytes in place.
-      tp->set_raw_data(std::string(1, '\0'));
+      // Validated with a placeholder of one element, an int64 one whole;
+      // serialize() writes the real bytes in place (emit_parts.h kSpliceBytes
+      // says why that validates what the whole would).
       spliced_.push_back(t);
-      return;
+      if (x.dtype != DataType::kInt64) {
+        tp->set_raw_data(std::string(ir::element_size(x.dtype), '\0'));
+        return;
+      }
     }
     std::string* raw = tp->mutable_raw_data();
     raw->resize(size);
@@ -416,7 +421,8 @@ class Emitter {
   }
 
   // The model's bytes, with the main graph's large constants spliced in.
-  Result<size_t> serialize(onnx::ModelProto& model, const OutputBuffer& output) {
+  template <class Output>
+  Result<size_t> serialize(onnx::ModelProto& model, Output& output) {
     std::vector<SplicedConstant> spliced;
     for (TensorId t : spliced_)
       spliced.push_back({scopes_.front().names[static_cast<size_t>(t)], &g_.tensor(t)});
@@ -436,6 +442,10 @@ class Emitter {
 }  // namespace
 
 Result<size_t> emit(const ir::Graph& g, const EmitOptions& options, const OutputBuffer& output) {
+  return Emitter(g, options).run(output);
+}
+
+Result<size_t> emit(const ir::Graph& g, const EmitOptions& options, OutputStream& output) {
   return Emitter(g, options).run(output);
 }
 

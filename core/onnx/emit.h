@@ -52,10 +52,21 @@ struct EmitOptions {
   uint64_t max_output_bytes = (uint64_t{1} << 31) - 1;
   // The deepest nesting of node subgraphs (Limits::max_subgraph_depth).
   uint32_t max_subgraph_depth = 16;
+  // A metadata entry whose value is known only later (the source's SHA-256,
+  // hashed while the conversion runs): `metadata` holds it under `key` with a
+  // placeholder of the value's exact size, validated and planned as it is; a
+  // positional OutputStream gets the value from `value` after everything
+  // else, any other output before. Empty key: none.
+  struct Late {
+    std::string key;
+    std::function<std::string()> value;
+  } late;
 };
 
 // Writes the model into the room `output` gives for its exact size; returns that size.
 Result<size_t> emit(const ir::Graph& g, const EmitOptions& options, const OutputBuffer& output);
+// The same, streamed into `output` (output_buffer.h OutputStream).
+Result<size_t> emit(const ir::Graph& g, const EmitOptions& options, OutputStream& output);
 // The same, into a string.
 Result<std::string> emit(const ir::Graph& g, const EmitOptions& options);
 // An OutputBuffer that sizes `bytes` to the model and hands out its storage.

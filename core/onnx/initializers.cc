@@ -2,6 +2,7 @@
 // order (permuted in blocks, or element by element for any other
 // permutation), float16 widened to float32 where the tensor became float32,
 // and state inputs' initial values in their inputs' type.
+#include <algorithm>
 #include <cstring>
 
 #include "core/onnx/emit_parts.h"
@@ -11,7 +12,9 @@ namespace {
 
 using ir::DataType;
 
-// Copies one element, widening float16 to float32 when the types differ.
+// Copies one element, widening float16 to float32 when the types differ (a
+// narrower element of another type is zero-extended: the output's bytes never
+// depend on what the destination held).
 inline void copy_element(const std::byte* src, std::byte* dst, size_t src_size, size_t dst_size,
                          bool widen_half) {
   if (widen_half) {
@@ -19,62 +22,167 @@ inline void copy_element(const std::byte* src, std::byte* dst, size_t src_size, 
     std::memcpy(&h, src, 2);
     float f = ir::half_to_float(h);
     std::memcpy(dst, &f, 4);
+  } else if (src_size >= dst_size) {
+    std::memcpy(dst, src, dst_size);
   } else {
-    std::memcpy(dst, src, src_size < dst_size ? src_size : dst_size);
+    std::memcpy(dst, src, src_size);
+    std::memset(dst + src_size, 0, dst_size - src_size);
   }
 }
 
+}  // namespace
+
 // The layouts weights take (OHWI -> OIHW, 1HWC -> C1HW, OHWI -> IOHW, NHWC ->
 // NCHW) all swap two blocks of axes after a common prefix: [P..., A..., B...] ->
-// [P..., B..., A...]. That is a batch of 2-D transposes of [A, B] matrices,
-// done here in cache-sized tiles. Returns false for other permutations.
-bool write_block_transpose(const ir::Tensor& t, const ir::Perm& p, std::byte* dst) {
-  const size_t rank = p.size();
+// [P..., B..., A...]. That is a batch of 2-D transposes of [A, B] matrices
+// (kBlock, done in cache-sized tiles); any other permutation is walked element
+// by element (kGeneral).
+ConstantWriter::ConstantWriter(const ir::Tensor& t) {
+  const ir::ConstData& c = *t.data;
+  src_ = c.bytes.data();
+  src_es_ = ir::element_size(c.stored_type);
+  dst_es_ = ir::element_size(t.dtype);
+  widen_ = c.stored_type == DataType::kFloat16 && t.dtype == DataType::kFloat32;
+  count_ = static_cast<size_t>(ir::element_count(t.shape).value_or(0));
+
+  // Axes of size 1 never change the memory order; only the rest matter.
+  const size_t rank = t.shape.size();
+  const ir::Perm p = t.layout.empty() ? ir::identity_perm(rank) : t.layout;
+  std::vector<int> moving;
+  for (int a : p)
+    if (t.shape[static_cast<size_t>(a)] != 1) moving.push_back(a);
+  bool in_order = true;
+  for (size_t i = 1; i < moving.size(); ++i) in_order &= moving[i - 1] < moving[i];
+  if (in_order) return;  // kInOrder
+
   size_t k = 0;
   while (k < rank && p[k] == static_cast<int>(k)) ++k;
-  if (k == rank) return false;
   const size_t m = static_cast<size_t>(p[k]);  // B starts at axis m
-  for (size_t i = 0; i < rank - m; ++i)
-    if (p[k + i] != static_cast<int>(m + i)) return false;
-  for (size_t i = 0; i < m - k; ++i)
-    if (p[k + (rank - m) + i] != static_cast<int>(k + i)) return false;
-  int64_t batch = 1, rows = 1, cols = 1;
-  for (size_t a = 0; a < k; ++a) batch *= t.shape[a];
-  for (size_t a = k; a < m; ++a) rows *= t.shape[a];
-  for (size_t a = m; a < rank; ++a) cols *= t.shape[a];
+  bool block = m > k;
+  for (size_t i = 0; block && i < rank - m; ++i) block = p[k + i] == static_cast<int>(m + i);
+  for (size_t i = 0; block && i < m - k; ++i)
+    block = p[k + (rank - m) + i] == static_cast<int>(k + i);
+  if (block) {
+    kind_ = Kind::kBlock;
+    for (size_t a = k; a < m; ++a) rows_ *= t.shape[a];
+    for (size_t a = m; a < rank; ++a) cols_ *= t.shape[a];
+    return;
+  }
+  kind_ = Kind::kGeneral;
+  std::vector<int64_t> src_stride(rank, 1);
+  for (size_t a = rank - 1; a > 0; --a) src_stride[a - 1] = src_stride[a] * t.shape[a];
+  out_dim_.resize(rank);
+  out_stride_.resize(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    out_dim_[i] = t.shape[static_cast<size_t>(p[i])];
+    out_stride_[i] = src_stride[static_cast<size_t>(p[i])];
+  }
+}
 
-  const ir::ConstData& c = *t.data;
-  const size_t src_es = ir::element_size(c.stored_type);
-  const size_t dst_es = ir::element_size(t.dtype);
-  const bool widen = c.stored_type == DataType::kFloat16 && t.dtype == DataType::kFloat32;
-  const std::byte* src = c.bytes.data();
-  constexpr int64_t kTile = 32;
-  for (int64_t b = 0; b < batch; ++b) {
-    const std::byte* s = src + static_cast<size_t>(b * rows * cols) * src_es;
-    std::byte* d = dst + static_cast<size_t>(b * rows * cols) * dst_es;
-    for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
-      const int64_t r1 = std::min(rows, r0 + kTile);
-      for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
-        const int64_t c1 = std::min(cols, c0 + kTile);
-        // dst[col][row] = src[row][col]
-        for (int64_t col = c0; col < c1; ++col) {
-          std::byte* drow = d + static_cast<size_t>(col * rows) * dst_es;
-          if (!widen && src_es == 4) {
-            for (int64_t row = r0; row < r1; ++row)
-              std::memcpy(drow + row * 4, s + static_cast<size_t>(row * cols + col) * 4, 4);
-          } else {
-            for (int64_t row = r0; row < r1; ++row)
-              copy_element(s + static_cast<size_t>(row * cols + col) * src_es,
-                           drow + static_cast<size_t>(row) * dst_es, src_es, dst_es, widen);
-          }
+std::optional<std::span<const std::byte>> ConstantWriter::as_stored() const {
+  if (kind_ != Kind::kInOrder || widen_ || src_es_ != dst_es_) return std::nullopt;
+  return std::span(src_, count_ * dst_es_);
+}
+
+void ConstantWriter::write(size_t first, size_t n, std::byte* dst) const {
+  if (n == 0) return;
+  switch (kind_) {
+    case Kind::kInOrder:
+      if (!widen_ && src_es_ == dst_es_) {
+        std::memcpy(dst, src_ + first * src_es_, n * dst_es_);
+      } else {
+        for (size_t i = 0; i < n; ++i)
+          copy_element(src_ + (first + i) * src_es_, dst + i * dst_es_, src_es_, dst_es_, widen_);
+      }
+      return;
+    case Kind::kBlock:
+      return write_block(first, n, dst);
+    case Kind::kGeneral:
+      return write_general(first, n, dst);
+  }
+}
+
+// Output element o of [batch, cols, rows] reads source element (b, row, col)
+// of [batch, rows, cols]. A line (one output row: `rows_` elements) cut by
+// the range is copied element by element, whole lines in tiles.
+void ConstantWriter::write_block(size_t first, size_t n, std::byte* dst) const {
+  const auto rows = static_cast<size_t>(rows_), cols = static_cast<size_t>(cols_);
+  auto one = [&](size_t o, std::byte* d) {
+    const size_t row = o % rows, line = o / rows, col = line % cols, b = line / cols;
+    copy_element(src_ + ((b * rows + row) * cols + col) * src_es_, d, src_es_, dst_es_, widen_);
+  };
+  size_t o = first;
+  const size_t end = first + n;
+  for (; o < end && o % rows != 0; ++o, dst += dst_es_) one(o, dst);
+  while (end - o >= rows) {
+    const size_t line = o / rows, b = line / cols, c0 = line % cols;
+    const size_t c1 = std::min(cols, c0 + (end - o) / rows);
+    transpose_lines(b, c0, c1, dst);
+    o += (c1 - c0) * rows;
+    dst += (c1 - c0) * rows * dst_es_;
+  }
+  for (; o < end; ++o, dst += dst_es_) one(o, dst);
+}
+
+// Output lines [c0, c1) of batch `b` (dst[col][row] = src[row][col]), in
+// tiles that stay in the cache.
+void ConstantWriter::transpose_lines(size_t b, size_t c0, size_t c1, std::byte* dst) const {
+  const auto rows = static_cast<size_t>(rows_), cols = static_cast<size_t>(cols_);
+  constexpr size_t kTile = 32;
+  const std::byte* s = src_ + b * rows * cols * src_es_;
+  const bool plain4 = !widen_ && src_es_ == 4 && dst_es_ == 4;
+  for (size_t r0 = 0; r0 < rows; r0 += kTile) {
+    const size_t r1 = std::min(rows, r0 + kTile);
+    for (size_t t0 = c0; t0 < c1; t0 += kTile) {
+      const size_t t1 = std::min(c1, t0 + kTile);
+      for (size_t col = t0; col < t1; ++col) {
+        std::byte* drow = dst + (col - c0) * rows * dst_es_;
+        if (plain4) {
+          for (size_t row = r0; row < r1; ++row)
+            std::memcpy(drow + row * 4, s + (row * cols + col) * 4, 4);
+        } else {
+          for (size_t row = r0; row < r1; ++row)
+            copy_element(s + (row * cols + col) * src_es_, drow + row * dst_es_, src_es_, dst_es_,
+                         widen_);
         }
       }
     }
   }
-  return true;
 }
 
-}  // namespace
+// Any other permutation: the output walked in order from element `first`,
+// an odometer over the output axes tracking the source offset.
+void ConstantWriter::write_general(size_t first, size_t n, std::byte* dst) const {
+  const size_t rank = out_dim_.size();
+  std::vector<int64_t> idx(rank, 0);
+  auto rest = static_cast<int64_t>(first);
+  for (size_t a = rank; a-- > 0;) {
+    idx[a] = rest % out_dim_[a];
+    rest /= out_dim_[a];
+  }
+  int64_t base = 0;  // the source offset of the outer axes' indices
+  for (size_t a = 0; a + 1 < rank; ++a) base += idx[a] * out_stride_[a];
+  const int64_t inner = out_dim_[rank - 1], inner_stride = out_stride_[rank - 1];
+  auto left = static_cast<int64_t>(n);
+  std::byte* out = dst;
+  for (;;) {
+    const int64_t k0 = idx[rank - 1];
+    const int64_t run = std::min(inner - k0, left);
+    for (int64_t k = k0; k < k0 + run; ++k, out += dst_es_)
+      copy_element(src_ + static_cast<size_t>(base + k * inner_stride) * src_es_, out, src_es_,
+                   dst_es_, widen_);
+    left -= run;
+    if (left == 0) return;
+    idx[rank - 1] = 0;
+    // Advance the odometer over the outer axes.
+    for (size_t a = rank - 1; a-- > 0;) {
+      base += out_stride_[a];
+      if (++idx[a] < out_dim_[a]) break;
+      base -= out_stride_[a] * out_dim_[a];
+      idx[a] = 0;
+    }
+  }
+}
 
 size_t onnx_byte_size(const ir::Tensor& t) {
   auto n = ir::element_count(t.shape);
@@ -82,57 +190,8 @@ size_t onnx_byte_size(const ir::Tensor& t) {
 }
 
 void write_constant(const ir::Tensor& t, std::byte* dst) {
-  const ir::ConstData& c = *t.data;
-  const size_t src_es = ir::element_size(c.stored_type);
-  const size_t dst_es = ir::element_size(t.dtype);
-  const bool widen = c.stored_type == DataType::kFloat16 && t.dtype == DataType::kFloat32;
-  const size_t count = static_cast<size_t>(ir::element_count(t.shape).value_or(0));
-  const std::byte* src = c.bytes.data();
-
-  // Axes of size 1 never change the memory order; only the rest matter.
-  const size_t rank = t.shape.size();
-  ir::Perm p = t.layout.empty() ? ir::identity_perm(rank) : t.layout;
-  std::vector<int> moving;
-  for (int a : p)
-    if (t.shape[static_cast<size_t>(a)] != 1) moving.push_back(a);
-  bool in_order = true;
-  for (size_t i = 1; i < moving.size(); ++i) in_order &= moving[i - 1] < moving[i];
-
-  if (in_order) {
-    if (!widen && src_es == dst_es) {
-      std::memcpy(dst, src, count * dst_es);
-    } else {
-      for (size_t i = 0; i < count; ++i)
-        copy_element(src + i * src_es, dst + i * dst_es, src_es, dst_es, widen);
-    }
-    return;
-  }
-  if (write_block_transpose(t, p, dst)) return;
-  // General permutation: walk the output in order, tracking the source offset.
-  std::vector<int64_t> src_stride(rank, 1);
-  for (size_t a = rank - 1; a > 0; --a) src_stride[a - 1] = src_stride[a] * t.shape[a];
-  std::vector<int64_t> out_dim(rank), out_stride(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    out_dim[i] = t.shape[static_cast<size_t>(p[i])];
-    out_stride[i] = src_stride[static_cast<size_t>(p[i])];
-  }
-  std::vector<int64_t> idx(rank, 0);
-  const int64_t inner = out_dim[rank - 1];
-  const int64_t inner_stride = out_stride[rank - 1];
-  int64_t base = 0;
-  std::byte* out = dst;
-  for (size_t done = 0; done < count; done += static_cast<size_t>(inner)) {
-    for (int64_t k = 0; k < inner; ++k, out += dst_es)
-      copy_element(src + (base + k * inner_stride) * static_cast<int64_t>(src_es), out, src_es,
-                   dst_es, widen);
-    // Advance the odometer over the outer axes.
-    for (size_t a = rank - 1; a-- > 0;) {
-      base += out_stride[a];
-      if (++idx[a] < out_dim[a]) break;
-      base -= out_stride[a] * out_dim[a];
-      idx[a] = 0;
-    }
-  }
+  const ConstantWriter writer(t);
+  writer.write(0, writer.count(), dst);
 }
 
 Result<ir::ConstData> state_initial_data(const ir::Tensor& x, const ir::StatePair& p) {

@@ -5,6 +5,7 @@
 #include <onnx/shape_inference/implementation.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -86,23 +87,74 @@ Status validate(onnx::ModelProto& model, const ir::Graph& g) {
   return ok_status();
 }
 
-// Protobuf accepts a message's fields in any order and merges repeated
-// fields, so the model is written as: everything but the graph, then the
-// graph without the spliced initializers, then each of those with its bytes
-// written directly into the output. `model` is allocated on an arena (its
-// graph is taken out without a copy).
-Result<size_t> serialize_model(onnx::ModelProto& model, const std::vector<SplicedConstant>& spliced,
-                               const EmitOptions& options, const OutputBuffer& output) {
-  using google::protobuf::io::CodedOutputStream;
-  constexpr int kModelGraph = 7, kGraphInitializer = 5, kTensorRawData = 9;
-  constexpr uint32_t kLen = 2;  // wire type: length-delimited
+namespace {
 
+using google::protobuf::io::CodedOutputStream;
+
+void append_tag_and_length(std::string& s, int field, uint64_t length) {
+  constexpr uint32_t kLen = 2;  // wire type: length-delimited
+  uint8_t bytes[16];
+  uint8_t* p =
+      CodedOutputStream::WriteTagToArray((static_cast<uint32_t>(field) << 3) | kLen, bytes);
+  p = CodedOutputStream::WriteVarint64ToArray(length, p);
+  s.append(reinterpret_cast<const char*>(bytes), static_cast<size_t>(p - bytes));
+}
+
+// The model's bytes, planned before any is written. Protobuf accepts a
+// message's fields in any order and merges repeated fields, so the model is
+// written as: everything but the graph (`head`), the graph's tag and length
+// (`graph_frame`), the graph without the spliced initializers (`graph`), then
+// each of those: its `prefix` (the initializer's tag and length, its TensorProto
+// without raw_data, raw_data's tag and length) and its bytes.
+struct Layout {
+  struct Constant {
+    std::string prefix;
+    const ir::Tensor* tensor;
+    size_t bytes;
+  };
+  std::string head, graph_frame, graph;
+  std::vector<Constant> constants;
+  size_t total = 0;
+  // Where EmitOptions::late's placeholder is in `head`, and its size.
+  size_t late_offset = 0, late_size = 0;
+};
+
+// The offset of EmitOptions::late's value in `head` (the serialized model
+// without its graph), found by the message's structure: generated code writes
+// fields in field-number order, metadata_props (14) last of the fields the
+// emitter sets, each entry's value last in it; so the value ends where the
+// entries after it begin.
+Status find_late_value(const onnx::ModelProto& model, const std::string& key, Layout& layout) {
+  const auto& props = model.metadata_props();
+  int at = -1;
+  for (int i = 0; i < props.size(); ++i)
+    if (props.Get(i).key() == key) at = i;
+  if (at < 0 || model.training_info_size() != 0 || model.functions_size() != 0)
+    return make_error(ErrorCode::kInternal, "no metadata entry '" + key + "' to fill in last");
+  size_t after = 0;
+  for (int i = at + 1; i < props.size(); ++i) {
+    const size_t len = props.Get(i).ByteSizeLong();
+    after += 1 + CodedOutputStream::VarintSize64(len) + len;
+  }
+  const std::string& value = props.Get(at).value();
+  if (after + value.size() > layout.head.size() ||
+      layout.head.compare(layout.head.size() - after - value.size(), value.size(), value) != 0)
+    return make_error(ErrorCode::kInternal, "metadata entry '" + key + "' is not where expected");
+  layout.late_offset = layout.head.size() - after - value.size();
+  layout.late_size = value.size();
+  return ok_status();
+}
+
+Result<Layout> plan(onnx::ModelProto& model, const std::vector<SplicedConstant>& spliced,
+                    const EmitOptions& options) {
+  constexpr int kModelGraph = 7, kGraphInitializer = 5, kTensorRawData = 9;
   std::set<std::string> spliced_names;
   for (const SplicedConstant& c : spliced) spliced_names.insert(c.name);
   // Still owned by the arena.
   onnx::GraphProto& graph = *model.unsafe_arena_release_graph();
 
   // Pull the spliced initializers out, keeping the order of both kinds.
+  Layout out;
   std::vector<std::string> headers;
   {
     auto* inits = graph.mutable_initializer();
@@ -119,60 +171,159 @@ Result<size_t> serialize_model(onnx::ModelProto& model, const std::vector<Splice
     }
     inits->DeleteSubrange(kept, inits->size() - kept);
   }
-  std::string head = model.SerializeAsString();
-  std::string graph_bytes = graph.SerializeAsString();
-
-  auto varint_size = [](uint64_t v) { return CodedOutputStream::VarintSize64(v); };
-  std::vector<size_t> entry_len;
-  size_t graph_len = graph_bytes.size();
+  out.head = model.SerializeAsString();
+  if (!options.late.key.empty())
+    if (auto st = find_late_value(model, options.late.key, out); !st) return st.take_error();
+  out.graph = graph.SerializeAsString();
+  size_t graph_len = out.graph.size();
   for (size_t i = 0; i < spliced.size(); ++i) {
-    size_t raw = onnx_byte_size(*spliced[i].tensor);
-    size_t len = headers[i].size() + 1 + varint_size(raw) + raw;
-    entry_len.push_back(len);
-    graph_len += 1 + varint_size(len) + len;
+    const size_t raw = onnx_byte_size(*spliced[i].tensor);
+    std::string framed;
+    std::string& prefix = headers[i];
+    append_tag_and_length(prefix, kTensorRawData, raw);
+    append_tag_and_length(framed, kGraphInitializer, prefix.size() + raw);
+    framed += prefix;
+    graph_len += framed.size() + raw;
+    out.constants.push_back({std::move(framed), spliced[i].tensor, raw});
   }
-  size_t total = head.size() + 1 + varint_size(graph_len) + graph_len;
-  if (total >= (size_t{1} << 31))
+  append_tag_and_length(out.graph_frame, kModelGraph, graph_len);
+  out.total = out.head.size() + out.graph_frame.size() + graph_len;
+  if (out.total >= (size_t{1} << 31))
     return make_error(ErrorCode::kResourceLimit, "the ONNX model would be " +
-                                                     std::to_string(total) +
+                                                     std::to_string(out.total) +
                                                      " bytes; protobuf messages stop at 2 GiB");
-  if (total > options.max_output_bytes)
+  if (out.total > options.max_output_bytes)
     return make_error(ErrorCode::kResourceLimit,
-                      "the ONNX model would be " + std::to_string(total) +
+                      "the ONNX model would be " + std::to_string(out.total) +
                           " bytes, more than the limit of " +
                           std::to_string(options.max_output_bytes) + " (max_output_bytes)");
+  return out;
+}
 
-  std::byte* out = output(total);
+bool stopped(const EmitOptions& options) {
+  return options.checkpoint && options.checkpoint->should_stop();
+}
+Error cancelled() { return make_error(ErrorCode::kCancelled, "conversion cancelled"); }
+
+// EmitOptions::late's value, of its placeholder's size.
+Result<std::string> late_value(const EmitOptions& options, const Layout& layout) {
+  std::string value = options.late.value();
+  if (stopped(options)) return cancelled();
+  if (value.size() != layout.late_size)
+    return make_error(ErrorCode::kInternal, "metadata '" + options.late.key + "' has " +
+                                                std::to_string(value.size()) + " bytes, not " +
+                                                std::to_string(layout.late_size));
+  return value;
+}
+
+// A stream's writes go through one bounded buffer: small pieces are gathered,
+// a permuted or widened constant is written into it a piece at a time, and a
+// constant ONNX stores as TFLite does goes from the model's bytes to the
+// stream as it is.
+class Buffered {
+ public:
+  static constexpr size_t kBytes = size_t{1} << 20;
+  explicit Buffered(OutputStream& out) : out_(out), buffer_(kBytes) {}
+
+  bool put(std::span<const std::byte> bytes) {
+    if (bytes.size() > buffer_.size() - used_) {
+      if (!flush()) return false;
+      if (bytes.size() >= buffer_.size() / 4) return out_.write(bytes);
+    }
+    std::memcpy(buffer_.data() + used_, bytes.data(), bytes.size());
+    used_ += bytes.size();
+    return true;
+  }
+  bool put(const std::string& s) { return put(std::as_bytes(std::span(s))); }
+  bool put(const ir::Tensor& t, const EmitOptions& options) {
+    const ConstantWriter writer(t);
+    if (auto stored = writer.as_stored()) {
+      if (stored->size() < buffer_.size() / 4) return put(*stored);
+      return flush() && out_.write(*stored);
+    }
+    const size_t element = writer.element_size();
+    for (size_t first = 0; first < writer.count();) {
+      if (stopped(options)) return false;
+      if (buffer_.size() - used_ < element && !flush()) return false;
+      const size_t n = std::min(writer.count() - first, (buffer_.size() - used_) / element);
+      writer.write(first, n, buffer_.data() + used_);
+      used_ += n * element;
+      first += n;
+    }
+    return true;
+  }
+  bool flush() {
+    const bool ok = used_ == 0 || out_.write(std::span(buffer_.data(), used_));
+    used_ = 0;
+    return ok;
+  }
+
+ private:
+  OutputStream& out_;
+  std::vector<std::byte> buffer_;
+  size_t used_ = 0;
+};
+
+}  // namespace
+
+Result<size_t> serialize_model(onnx::ModelProto& model, const std::vector<SplicedConstant>& spliced,
+                               const EmitOptions& options, const OutputBuffer& output) {
+  auto layout = plan(model, spliced, options);
+  if (!layout) return layout.take_error();
+  if (options.late.value) {
+    auto value = late_value(options, *layout);
+    if (!value) return value.take_error();
+    layout->head.replace(layout->late_offset, value->size(), *value);
+  }
+  std::byte* out = output(layout->total);
   if (out == nullptr)
     return make_error(ErrorCode::kResourceLimit,
-                      "no room for the ONNX model of " + std::to_string(total) + " bytes");
-  auto* p = reinterpret_cast<uint8_t*>(out);
-  auto put = [&](const std::string& s) {
+                      "no room for the ONNX model of " + std::to_string(layout->total) + " bytes");
+  std::byte* p = out;
+  auto put = [&p](const std::string& s) {
     std::memcpy(p, s.data(), s.size());
     p += s.size();
   };
-  auto tag = [&](int field) { p = CodedOutputStream::WriteTagToArray((field << 3) | kLen, p); };
-  auto len = [&](uint64_t v) { p = CodedOutputStream::WriteVarint64ToArray(v, p); };
-  put(head);
-  tag(kModelGraph);
-  len(graph_len);
-  put(graph_bytes);
-  for (size_t i = 0; i < spliced.size(); ++i) {
-    if (options.checkpoint && options.checkpoint->should_stop())
-      return make_error(ErrorCode::kCancelled, "conversion cancelled");
-    const ir::Tensor& x = *spliced[i].tensor;
-    size_t raw = onnx_byte_size(x);
-    tag(kGraphInitializer);
-    len(entry_len[i]);
-    put(headers[i]);
-    tag(kTensorRawData);
-    len(raw);
-    write_constant(x, reinterpret_cast<std::byte*>(p));
-    p += raw;
+  put(layout->head);
+  put(layout->graph_frame);
+  put(layout->graph);
+  for (const Layout::Constant& c : layout->constants) {
+    if (stopped(options)) return cancelled();
+    put(c.prefix);
+    write_constant(*c.tensor, p);
+    p += c.bytes;
   }
-  if (p != reinterpret_cast<uint8_t*>(out) + total)
+  if (p != out + layout->total)
     return make_error(ErrorCode::kInternal, "ONNX serialization size mismatch");
-  return total;
+  return layout->total;
+}
+
+Result<size_t> serialize_model(onnx::ModelProto& model, const std::vector<SplicedConstant>& spliced,
+                               const EmitOptions& options, OutputStream& output) {
+  auto layout = plan(model, spliced, options);
+  if (!layout) return layout.take_error();
+  const bool late = options.late.value && output.positional();
+  if (options.late.value && !late) {
+    auto value = late_value(options, *layout);
+    if (!value) return value.take_error();
+    layout->head.replace(layout->late_offset, value->size(), *value);
+  }
+  const Error failed = make_error(ErrorCode::kInternal, "the ONNX model could not be written");
+  Buffered out(output);
+  if (!out.put(layout->head) || !out.put(layout->graph_frame) || !out.put(layout->graph))
+    return failed;
+  for (const Layout::Constant& c : layout->constants) {
+    if (stopped(options)) return cancelled();
+    if (!out.put(c.prefix) || !out.put(*c.tensor, options))
+      return stopped(options) ? cancelled() : failed;
+  }
+  if (!out.flush()) return failed;
+  if (late) {
+    auto value = late_value(options, *layout);
+    if (!value) return value.take_error();
+    if (!output.write_at(layout->late_offset, std::as_bytes(std::span(*value)))) return failed;
+  }
+  return layout->total;
 }
 
 OutputBuffer string_buffer(std::string& bytes) {
