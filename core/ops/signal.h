@@ -1,11 +1,11 @@
 // TensorFlow Lite Micro's Signal library custom ops (tflite-micro's
-// signal/micro/kernels/*.cc over signal/src/*.cc), lowered to ONNX integer
-// arithmetic that computes what the kernels compute, bit for bit: signal.cc
-// (window, FFT auto scale, energy, filter bank, its square root, spectral
-// subtraction, PCAN, log), signal_fft.cc (the int16 RFFT: kissfft v130's
-// fixed-point FFT as TFLM builds it) and signal_stream.cc (delay, framer,
-// overlap-add, stacker: buffers kept between invocations). Shared between those files
-// (and the table, for registry.cc).
+// signal/micro/kernels/*.cc over signal/src/*.cc), lowered to ONNX arithmetic
+// that computes what the kernels compute, bit for bit: signal.cc (window, FFT
+// auto scale, energy, filter bank, its square root, spectral subtraction,
+// PCAN, log), signal_fft.cc (RFFT and IRFFT: kissfft v130 as TFLM builds it)
+// and signal_stream.cc (delay, framer, overlap-add, stacker: buffers kept
+// between invocations). Shared between those files (and the table, for
+// registry.cc).
 #pragma once
 
 #include <cstdint>
