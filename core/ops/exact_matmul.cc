@@ -89,8 +89,8 @@ int64_t depth(const ir::Graph& g, const ir::Node& n) {
 
 // Whether LiteRT.js's XNNPACK delegate takes the node (in a model it
 // prepares at all): int8 operands quantized per tensor, the rhs with zero
-// point 0 (xnnpack_delegate.cc
-// VisitBatchMatMulNode, XNNPACK's batch-matrix-multiply subgraph node).
+// point 0 (xnnpack_delegate.cc VisitBatchMatMulNode; XNNPACK's batch matrix
+// multiply pairs qint8 with qint8 only).
 bool xnnpack_takes(const ir::Graph& g, const ir::Node& n) {
   const ir::Tensor& a = g.tensor(n.inputs[0]);
   const ir::Tensor& b = g.tensor(n.inputs[1]);
@@ -170,7 +170,7 @@ Check check_batch_matmul(const ir::Graph& g, const ir::Node& n) {
   // TFLite's int32 MultiplyByQuantizedMultiplier shifts left first: the
   // exact form needs that product within int32, as it is for multipliers < 1.
   const int shift = qmath::quantize_multiplier(builtin_multiplier(g, n)).shift;
-  if (shift > 0 && (k < 0 || k * 255 * 255 > (kInt32Max >> shift)))
+  if (shift > 0 && (k < 0 || k > (kInt32Max >> shift) / (255 * 255)))
     return refuse(ReasonCode::kQuantization,
                   "a multiplier of 1 or more whose shifted int32 sum would wrap");
   return std::nullopt;
