@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <initializer_list>
 #include <memory>
@@ -36,6 +37,18 @@ struct ConstData {
     return {reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)};
   }
 };
+
+// The bytes of `values` in memory order: the payload of an owned constant.
+template <class T>
+std::vector<std::byte> to_bytes(std::span<const T> values) {
+  std::vector<std::byte> bytes(values.size_bytes());
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+template <class T>
+std::vector<std::byte> to_bytes(const std::vector<T>& values) {
+  return to_bytes(std::span<const T>(values));
+}
 
 struct QuantParams {
   std::vector<float> scale;

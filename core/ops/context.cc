@@ -67,12 +67,6 @@ TensorId LowerContext::constant_in_layout(TensorId id, const Perm& layout, const
 }
 
 namespace {
-template <class T>
-std::vector<std::byte> to_bytes(const std::vector<T>& values) {
-  std::vector<std::byte> bytes(values.size() * sizeof(T));
-  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  return bytes;
-}
 
 // A constant of `type` holding `values` (a vector of their count without `shape`).
 template <class T>
@@ -82,7 +76,7 @@ TensorId make_const(ir::Graph& g, const std::string& name, DataType type,
   t.name = name;
   t.dtype = type;
   t.shape = shape ? *shape : Shape{static_cast<int64_t>(values.size())};
-  t.data = g.own(to_bytes(values), type, name);
+  t.data = g.own(ir::to_bytes(values), type, name);
   return g.add_tensor(std::move(t));
 }
 }  // namespace
@@ -106,28 +100,28 @@ TensorId LowerContext::const_scalar(const std::string& name, DataType type, doub
   std::vector<std::byte> bytes;
   switch (type) {
     case DataType::kFloat32:
-      bytes = to_bytes(std::vector<float>{static_cast<float>(value)});
+      bytes = ir::to_bytes(std::vector<float>{static_cast<float>(value)});
       break;
     case DataType::kInt32:
-      bytes = to_bytes(std::vector<int32_t>{static_cast<int32_t>(value)});
+      bytes = ir::to_bytes(std::vector<int32_t>{static_cast<int32_t>(value)});
       break;
     case DataType::kInt64:
-      bytes = to_bytes(std::vector<int64_t>{static_cast<int64_t>(value)});
+      bytes = ir::to_bytes(std::vector<int64_t>{static_cast<int64_t>(value)});
       break;
     case DataType::kInt8:
-      bytes = to_bytes(std::vector<int8_t>{static_cast<int8_t>(value)});
+      bytes = ir::to_bytes(std::vector<int8_t>{static_cast<int8_t>(value)});
       break;
     case DataType::kUInt8:
-      bytes = to_bytes(std::vector<uint8_t>{static_cast<uint8_t>(value)});
+      bytes = ir::to_bytes(std::vector<uint8_t>{static_cast<uint8_t>(value)});
       break;
     case DataType::kInt16:
-      bytes = to_bytes(std::vector<int16_t>{static_cast<int16_t>(value)});
+      bytes = ir::to_bytes(std::vector<int16_t>{static_cast<int16_t>(value)});
       break;
     case DataType::kFloat64:
-      bytes = to_bytes(std::vector<double>{value});
+      bytes = ir::to_bytes(std::vector<double>{value});
       break;
     default:
-      bytes = to_bytes(std::vector<float>{static_cast<float>(value)});
+      bytes = ir::to_bytes(std::vector<float>{static_cast<float>(value)});
       type = DataType::kFloat32;
   }
   ir::Tensor t;

@@ -9,17 +9,6 @@ namespace lite2onnx::ops {
 using ir::DataType;
 using ir::TensorId;
 
-namespace {
-
-template <class T>
-std::vector<std::byte> to_bytes(const std::vector<T>& values) {
-  std::vector<std::byte> bytes(values.size() * sizeof(T));
-  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  return bytes;
-}
-
-}  // namespace
-
 ir::Graph& NodeBuilder::graph() { return body_ ? *body_ : ctx_->graph(); }
 
 TensorId NodeBuilder::add(const std::string& op, std::vector<TensorId> inputs, DataType type,
@@ -87,7 +76,7 @@ TensorId NodeBuilder::ints(std::vector<int64_t> values, std::optional<ir::Shape>
     return ctx_->const_i64(prefix_ + "/c" + std::to_string(count_++), std::move(values),
                            std::move(shape));
   const ir::Shape s = shape ? *shape : ir::Shape{static_cast<int64_t>(values.size())};
-  return constant(DataType::kInt64, to_bytes(values), s);
+  return constant(DataType::kInt64, ir::to_bytes(values), s);
 }
 
 TensorId NodeBuilder::floats(std::vector<float> values, std::optional<ir::Shape> shape) {
@@ -95,7 +84,7 @@ TensorId NodeBuilder::floats(std::vector<float> values, std::optional<ir::Shape>
     return ctx_->const_f32(prefix_ + "/c" + std::to_string(count_++), std::move(values),
                            std::move(shape));
   const ir::Shape s = shape ? *shape : ir::Shape{static_cast<int64_t>(values.size())};
-  return constant(DataType::kFloat32, to_bytes(values), s);
+  return constant(DataType::kFloat32, ir::to_bytes(values), s);
 }
 
 TensorId NodeBuilder::doubles(std::vector<double> values, std::optional<ir::Shape> shape) {
@@ -103,22 +92,23 @@ TensorId NodeBuilder::doubles(std::vector<double> values, std::optional<ir::Shap
     return ctx_->const_f64(prefix_ + "/c" + std::to_string(count_++), std::move(values),
                            std::move(shape));
   const ir::Shape s = shape ? *shape : ir::Shape{static_cast<int64_t>(values.size())};
-  return constant(DataType::kFloat64, to_bytes(values), s);
+  return constant(DataType::kFloat64, ir::to_bytes(values), s);
 }
 
 TensorId NodeBuilder::scalar(DataType type, double v) {
   if (!body_) return ctx_->const_scalar(prefix_ + "/c" + std::to_string(count_++), type, v);
   switch (type) {
     case DataType::kInt64:
-      return constant(type, to_bytes(std::vector<int64_t>{static_cast<int64_t>(v)}), {});
+      return constant(type, ir::to_bytes(std::vector<int64_t>{static_cast<int64_t>(v)}), {});
     case DataType::kInt32:
-      return constant(type, to_bytes(std::vector<int32_t>{static_cast<int32_t>(v)}), {});
+      return constant(type, ir::to_bytes(std::vector<int32_t>{static_cast<int32_t>(v)}), {});
     case DataType::kFloat64:
-      return constant(type, to_bytes(std::vector<double>{v}), {});
+      return constant(type, ir::to_bytes(std::vector<double>{v}), {});
     case DataType::kBool:
-      return constant(type, to_bytes(std::vector<uint8_t>{static_cast<uint8_t>(v != 0)}), {});
+      return constant(type, ir::to_bytes(std::vector<uint8_t>{static_cast<uint8_t>(v != 0)}), {});
     default:
-      return constant(DataType::kFloat32, to_bytes(std::vector<float>{static_cast<float>(v)}), {});
+      return constant(DataType::kFloat32, ir::to_bytes(std::vector<float>{static_cast<float>(v)}),
+                      {});
   }
 }
 

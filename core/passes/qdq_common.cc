@@ -137,9 +137,7 @@ Result<ir::ConstData> dequantized_copy(ir::Graph& g, const ir::Tensor& t) {
     default:
       return quant_error(ErrorCode::kInternal, t, "unexpected quantized type");
   }
-  std::vector<std::byte> bytes(values.size() * sizeof(float));
-  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  return g.own(std::move(bytes), DataType::kFloat32, t.name);
+  return g.own(ir::to_bytes(values), DataType::kFloat32, t.name);
 }
 
 bool quantized_activation(const ir::Graph& g, TensorId t) {
