@@ -370,26 +370,6 @@ void Writer::store(const Value& v, TensorId out) {
       .attrs.set("to", int64_t{ir::onnx_type_code(type)});
 }
 
-Value mbqm(Writer& w, const Value& x, std::span<const qmath::Multiplier> m, const Shape& shape) {
-  auto per_channel = [&](auto fn) {
-    std::vector<int64_t> v;
-    for (const auto& one : m) v.push_back(fn(one));
-    return v.size() == 1 ? w.constant(v[0]) : w.channels(std::move(v), shape);
-  };
-  // RoundingDivideByPOT(SRDHM(x * 2^left, M), right).
-  const Value shifted = w.mul(x, per_channel([](const qmath::Multiplier& one) {
-                                return int64_t{1} << std::max(one.shift, 0);
-                              }));
-  const Value product =
-      w.mul(shifted, per_channel([](const qmath::Multiplier& one) { return int64_t{one.m}; }));
-  const Value nudged = w.add(product, w.select_negative(product, w.constant(1 - (int64_t{1} << 30)),
-                                                        w.constant(int64_t{1} << 30)));
-  const Value high = w.trunc_div(nudged, w.constant(int64_t{1} << 31));
-  return w.rhaz_div(high, per_channel([](const qmath::Multiplier& one) {
-                      return int64_t{1} << std::max(-one.shift, 0);
-                    }));
-}
-
 namespace {
 
 // static_cast<int32_t>(x) of an int64 x: ((x + 2^31) mod 2^32) - 2^31.
@@ -403,6 +383,28 @@ Value wrap_int32(Writer& w, const Value& x) {
 }
 
 }  // namespace
+
+Value mbqm(Writer& w, const Value& x, std::span<const qmath::Multiplier> m, const Shape& shape) {
+  auto per_channel = [&](auto fn) {
+    std::vector<int64_t> v;
+    for (const auto& one : m) v.push_back(fn(one));
+    return v.size() == 1 ? w.constant(v[0]) : w.channels(std::move(v), shape);
+  };
+  // RoundingDivideByPOT(SRDHM(x * 2^left, M), right). The kernels shift in
+  // int32: where that can leave int32, it wraps (automl_video_traffic's MULs).
+  Value shifted = w.mul(x, per_channel([](const qmath::Multiplier& one) {
+                          return int64_t{1} << qmath::mbqm_left_shift(one);
+                        }));
+  if (!fits32(shifted)) shifted = wrap_int32(w, shifted);
+  const Value product =
+      w.mul(shifted, per_channel([](const qmath::Multiplier& one) { return int64_t{one.m}; }));
+  const Value nudged = w.add(product, w.select_negative(product, w.constant(1 - (int64_t{1} << 30)),
+                                                        w.constant(int64_t{1} << 30)));
+  const Value high = w.trunc_div(nudged, w.constant(int64_t{1} << 31));
+  return w.rhaz_div(high, per_channel([](const qmath::Multiplier& one) {
+                      return int64_t{1} << std::max(-one.shift, 0);
+                    }));
+}
 
 Value requantize(Writer& w, const Value& acc, Requantization r, std::span<const double> scales,
                  const Shape& shape, const Params& out, int64_t lo, int64_t hi) {

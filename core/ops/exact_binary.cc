@@ -125,10 +125,11 @@ Check check_arithmetic(const ir::Graph& g, const ir::Node& n, BinaryOp op) {
     return std::nullopt;
   }
   // The builtin kernels multiply in int32: MBQM's x * 2^shift of a multiplier
-  // above one must not wrap, which the exact form (exact in int64) would not
-  // reproduce. |x| is at most the product of the operands' reach from their
-  // zero points (MUL) or the larger reach shifted left by L (ADD/SUB: each
-  // scaled input is at most half of it, and they add).
+  // above one wraps there, and the exact form wraps it too (mbqm), computing
+  // the shift in int64 first, which must not overflow. |x| is at most the
+  // product of the operands' reach from their zero points (MUL) or the larger
+  // reach shifted left by L (ADD/SUB: each scaled input is at most half of it,
+  // and they add).
   const bool mul = op == BinaryOp::kMul;
   const int left_shift = p.y.type == ir::DataType::kInt16 ? 15 : 20;
   const qmath::Multiplier out =
@@ -137,10 +138,9 @@ Check check_arithmetic(const ir::Graph& g, const ir::Node& n, BinaryOp op) {
   auto reach = [](const Params& x) -> __int128 { return std::max(x.zero - x.lo, x.hi - x.zero); };
   const __int128 largest =
       (mul ? reach(p.a) * reach(p.b) : std::max(reach(p.a), reach(p.b)) << left_shift)
-      << std::max(out.shift, 0);
-  if (largest > std::numeric_limits<int32_t>::max())
-    return refuse(ReasonCode::kQuantization,
-                  "scales for which TFLite's builtin kernel's int32 product can wrap");
+      << qmath::mbqm_left_shift(out);
+  if (largest > (__int128{1} << 62))
+    return refuse(ReasonCode::kQuantization, "an int32 product beyond int64 after its shift");
   return std::nullopt;
 }
 

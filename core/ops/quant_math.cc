@@ -65,9 +65,15 @@ int32_t rdbpot(int32_t x, int exponent) {
   return static_cast<int32_t>(floor_shift(x, exponent) + (remainder > threshold ? 1 : 0));
 }
 
+int mbqm_left_shift(Multiplier m) {
+  // TFLite's int32 `1 << left_shift`: a shift count of 32 or more is undefined
+  // behaviour in C++, and x86 and WebAssembly shift by the count mod 32.
+  return std::max(m.shift, 0) & 31;
+}
+
 int32_t mbqm(int32_t x, Multiplier m) {
-  const int left = std::max(m.shift, 0), right = std::max(-m.shift, 0);
-  return rdbpot(srdhm(wrap32(int64_t{x} * (int64_t{1} << std::min(left, 31))), m.m), right);
+  const int right = std::max(-m.shift, 0);
+  return rdbpot(srdhm(wrap32(int64_t{x} * (int64_t{1} << mbqm_left_shift(m))), m.m), right);
 }
 
 int32_t reduced_multiplier(Multiplier m) {

@@ -31,6 +31,8 @@ int32_t srdhm(int32_t a, int32_t b);
 int32_t rdbpot(int32_t x, int exponent);
 // MultiplyByQuantizedMultiplier: double rounding (gemmlowp, the default build).
 int32_t mbqm(int32_t x, Multiplier m);
+// The left shift MBQM applies for `m` (its shift above zero, mod 32).
+int mbqm_left_shift(Multiplier m);
 // The 16x8 kernels' multiplier, reduced to 16 bits.
 int32_t reduced_multiplier(Multiplier m);
 

@@ -114,6 +114,8 @@ export function cases() {
       // scales XNNPACK refuses (input/output ratio >= 256 for ADD/SUB, product ratio < 2^-16 for MUL)
       if (op === 'MUL') {
         out.push(binaryCase({ name: `mul_${type}_xnn_refused`, op, type, aShape: [16, 64, 64], bShape: [16, 64, 64], a, b, sa: 0.001, za: z[0], sb: 0.002, zb: z[1], so: 40, zo: z[2], variant: `${type}, product/output scale 5e-8 < 2^-16 (XNNPACK refuses)` }));
+        // a multiplier shift of 32 or more: TFLite's int32 `1 << shift` is undefined behaviour (automl_video_traffic's LSTM MULs)
+        out.push(binaryCase({ name: `mul_${type}_shift_ge32`, op, type, aShape: [16, 64, 64], bShape: [16, 64, 64], a, b, sa: 0.0235, za: z[0], sb: 0.00390625, zb: z[1], so: 2.97e-35, zo: z[2], variant: `${type}, product/output scale 3e30 (multiplier shift 102 >= 32; XNNPACK refuses)` }));
       } else {
         out.push(binaryCase({ name: `${op.toLowerCase()}_${type}_xnn_refused`, op, type, aShape: [16, 64, 64], bShape: [16, 64, 64], a, b, sa: 3.0, za: z[0], sb: 0.0311, zb: z[1], so: 0.01, zo: z[2], variant: `${type}, input/output scale 300 >= 256 (XNNPACK refuses)` }));
         out.push(binaryCase({ name: `${op.toLowerCase()}_${type}_xnn_refused_small`, op, type, aShape: [16, 64, 64], bShape: [16, 64, 64], a, b, sa: 0.00041, za: z[0], sb: 0.0311, zb: z[1], so: 0.5, zo: z[2], variant: `${type}, input/output scale 8.2e-4 < 2^-10 (XNNPACK refuses)` }));

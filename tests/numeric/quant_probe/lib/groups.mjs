@@ -16,6 +16,7 @@ export const GROUPS = [
   { label: 'ADD/SUB int16 pot_scale_int16', match: /^(add|sub)_int16_pot_flag/, lite: 'tflitePot16', tfjs: 'tflitePot16' },
   { label: 'MUL int8,uint8 (XNNPACK)', match: /^mul_u?int8_(pot|rand|near|big|bcast|relu)/, lite: 'xnnpack', tfjs: 'xnnpack' },
   { label: 'MUL int8,uint8, scales XNNPACK refuses', match: /^mul_u?int8_xnn_refused/, lite: 'tflite', tfjs: 'tflite' },
+  { label: 'MUL int8,uint8, multiplier shift >= 32 (TFLite shifts by it mod 32)', match: /^mul_u?int8_shift_ge32/, lite: 'tflite', tfjs: 'tflite' },
   { label: 'MUL int16', match: /^mul_int16/, lite: 'tflite', tfjs: 'tflite' },
   { label: 'CONV/DW/FC/TCONV int8, static weights, per-tensor', match: /_i8_pertensor_(relu|ties)$/, lite: 'xnnpack', tfjs: 'xnnpack' },
   {

@@ -45,7 +45,7 @@ export const wrap32 = (x) => Number(BigInt.asIntN(32, BigInt(x)));
 // MultiplyByQuantizedMultiplier(int32 x, multiplier, shift), double rounding (default build):
 // RoundingDivideByPOT(SRDHM(x * 2^max(shift,0), multiplier), max(-shift,0)).
 export function mbqm(x, multiplier, shift) {
-  const left = shift > 0 ? shift : 0;
+  const left = shift > 0 ? shift & 31 : 0; // int32 `1 << shift`: x86 and wasm shift by the count mod 32
   const right = shift > 0 ? 0 : -shift;
   return rdbpot(srdhm(wrap32(x * 2 ** left), multiplier), right);
 }
