@@ -1,5 +1,6 @@
 // The verified reader's parts, shared by its files: reader.cc (the model,
-// its subgraphs and operators, control flow), tensors.cc (buffers and
+// its subgraphs and operators, control flow), operators.cc (operator codes,
+// the subgraphs control flow runs), tensors.cc (buffers and
 // tensors: shapes, quantization, constant data) and signatures.cc
 // (SignatureDefs). Nothing here is read before the FlatBuffer is verified.
 #pragma once
@@ -8,12 +9,15 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/tflite/reader.h"
 
 namespace tflite {
 struct Model;
+struct Operator;
+struct OperatorCode;
 struct Tensor;
 }  // namespace tflite
 
@@ -48,6 +52,22 @@ Result<ir::Tensor> read_tensor(const tflite::Tensor* t, size_t index,
 // block_size, the per-block scales and zero points read from the constants
 // the details name, every index, count and value checked.
 Status read_blockwise(const tflite::Tensor* t, size_t index, ir::Graph& g, uint64_t& budget);
+
+// ---- operators.cc ----
+
+// "op 3 (name)" for messages.
+std::string op_label(size_t index, const std::string& name);
+// The builtin code of operator code `index` (the deprecated byte of older files, or
+// the wide field); a null or negative one is an invalid model.
+Result<int> builtin_code(const tflite::OperatorCode* code, size_t index);
+// WHILE, IF, CALL, CALL_ONCE and STABLEHLO_COMPOSITE: ops that run subgraphs.
+bool is_control_flow(int code);
+// The subgraphs a control-flow op names, with their roles (WHILE: cond, body;
+// IF: then, else; CALL: the callee; CALL_ONCE: init; STABLEHLO_COMPOSITE: its
+// decomposition); an op without its options table is an invalid model.
+Result<std::vector<std::pair<const char*, int64_t>>> called_subgraphs(const tflite::Operator& op,
+                                                                      int code,
+                                                                      const std::string& where);
 
 // ---- signatures.cc ----
 
