@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "client/mapped_file.h"
+#include "client/output_file.h"
 #include "core/option_table.h"
 
 namespace lite2onnx::batch {
@@ -125,14 +126,23 @@ ModelReport convert_one(const Item& item, const ConvertOptions& options, Convert
     return finish(r);
   }
   r.model_bytes = file->bytes().size();
-  auto converted = converter(file->bytes(), options);
+  std::error_code ec;
+  fs::create_directories(fs::path(item.output).parent_path(), ec);
+  if (ec) {
+    r.failure = io_failure("cannot create the folder of '" + item.output + "': " + ec.message());
+    return finish(r);
+  }
+  // Streamed into the file (opened on the first write, renamed into place by
+  // commit): a failed conversion or write leaves no file of its own.
+  OutputFile out(item.output);
+  auto converted = converter(file->bytes(), options, out);
+  if (converted && !out.commit()) converted = io_failure(out.error());
   if (!converted) {
-    r.failure = converted.take_error();
+    r.failure = out.error().empty() ? converted.take_error() : io_failure(out.error());
     r.attempts = r.failure.attempts;
     // An output of an earlier run would read as this model's: the folder
     // holds what this run converted, summary.json says why the rest is missing.
-    std::error_code ignored;
-    fs::remove(item.output, ignored);
+    fs::remove(item.output, ec);
     return finish(r);
   }
   const Diagnostics& d = converted->diagnostics;
@@ -141,20 +151,10 @@ ModelReport convert_one(const Item& item, const ConvertOptions& options, Convert
   auto transposes = d.emitted_nodes.find("Transpose");
   r.transposes = transposes == d.emitted_nodes.end() ? 0 : transposes->second;
   r.inserted = static_cast<int>(d.inserted.size());
-  r.onnx_bytes = converted->onnx.size();
+  r.onnx_bytes = converted->onnx_bytes;
   r.warnings = d.warnings;
   for (const auto& t : d.timings)
     if (t.phase == "total") r.convert_ms = t.ms;
-  std::error_code ec;
-  fs::create_directories(fs::path(item.output).parent_path(), ec);
-  if (ec) {
-    r.failure = io_failure("cannot create the folder of '" + item.output + "': " + ec.message());
-    return finish(r);
-  }
-  if (auto written = write_file_atomically(item.output, converted->onnx); !written) {
-    r.failure = io_failure(written.error().message);
-    return finish(r);
-  }
   r.outcome = ModelReport::Outcome::kConverted;
   r.output = item.output;
   return finish(r);
@@ -289,11 +289,12 @@ Outcome<Plan> plan(std::span<const std::string> inputs, const std::string& out_d
 }
 
 Converter in_process() {
-  return [](std::span<const std::byte> model, const ConvertOptions& options) -> Outcome<Converted> {
+  return [](std::span<const std::byte> model, const ConvertOptions& options,
+            OutputStream& out) -> Outcome<Converted> {
     Converted c;
-    auto onnx = convert(model, options, c.diagnostics);
-    if (!onnx) return failure_of(onnx.take_error());
-    c.onnx = std::move(onnx).value();
+    auto size = convert(model, options, c.diagnostics, out);
+    if (!size) return failure_of(size.take_error());
+    c.onnx_bytes = *size;
     return c;
   };
 }

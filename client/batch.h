@@ -57,15 +57,17 @@ std::string output_path(const std::string& out_dir, const std::string& name);
 // same output path.
 Outcome<Plan> plan(std::span<const std::string> inputs, const std::string& out_dir);
 
-// What converting one model gave.
+// What converting one model gave (its bytes went to the output stream).
 struct Converted {
-  std::string onnx;
+  size_t onnx_bytes = 0;
   Diagnostics diagnostics;
   int attempts = 1;  // calls made, retries included
 };
-// Converts one model. Each worker thread gets its own, from the factory.
-using Converter =
-    std::function<Outcome<Converted>(std::span<const std::byte> model, const ConvertOptions&)>;
+// Converts one model, writing the ONNX bytes into `out` (an OutputFile the
+// batch commits: a model never needs a buffer of its size in this process).
+// Each worker thread gets its own converter, from the factory.
+using Converter = std::function<Outcome<Converted>(std::span<const std::byte> model,
+                                                   const ConvertOptions&, OutputStream& out)>;
 using ConverterFactory = std::function<Converter()>;
 // The core, in this process.
 Converter in_process();

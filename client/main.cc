@@ -395,16 +395,18 @@ int run_batch(const ConvertArgs& args, RemoteArgs remote) {
     factory = [remote]() -> batch::Converter {
       auto connected = connect(remote);
       if (auto* f = std::get_if<Failure>(&connected))
-        return
-            [failure = *f](std::span<const std::byte>,
-                           const ConvertOptions&) -> Outcome<batch::Converted> { return failure; };
+        return [failure = *f](std::span<const std::byte>, const ConvertOptions&,
+                              OutputStream&) -> Outcome<batch::Converted> { return failure; };
       auto client =
           std::make_shared<remote::Client>(std::move(std::get<remote::Client>(connected)));
-      return [client](std::span<const std::byte> model,
-                      const ConvertOptions& o) -> Outcome<batch::Converted> {
+      return [client](std::span<const std::byte> model, const ConvertOptions& o,
+                      OutputStream& out) -> Outcome<batch::Converted> {
         auto result = client->convert(model, o);
         if (!result) return result.error();
-        return batch::Converted{std::move(result->onnx), std::move(result->diagnostics),
+        // A write that fails: the batch reads why from its OutputFile.
+        if (!out.write(std::as_bytes(std::span(result->onnx))))
+          return failure_of(make_error(ErrorCode::kInternal, "cannot write the model"));
+        return batch::Converted{result->onnx.size(), std::move(result->diagnostics),
                                 result->attempts};
       };
     };

@@ -133,7 +133,8 @@ TEST_F(BatchTest, RunGoesOnPastFailuresAndSummarizes) {
   std::set<std::thread::id> threads;
   ConverterFactory factory = [&]() -> Converter {
     ++converters;
-    return [&](std::span<const std::byte> m, const ConvertOptions&) -> Outcome<Converted> {
+    return [&](std::span<const std::byte> m, const ConvertOptions&,
+               OutputStream& out) -> Outcome<Converted> {
       {
         std::lock_guard lock(threads_mutex);
         threads.insert(std::this_thread::get_id());
@@ -141,7 +142,10 @@ TEST_F(BatchTest, RunGoesOnPastFailuresAndSummarizes) {
       const std::string tag(reinterpret_cast<const char*>(m.data()) + 8, m.size() - 8);
       if (tag == "bad") return failure_of(make_error(ErrorCode::kUnsupported, "bad model"));
       Converted c;
-      c.onnx = "onnx:" + tag;
+      const std::string onnx = "onnx:" + tag;
+      if (!out.write(std::as_bytes(std::span(onnx))))
+        return failure_of(make_error(ErrorCode::kInternal, "write"));
+      c.onnx_bytes = onnx.size();
       c.diagnostics.emitted_nodes = {{"Conv", 3}, {"Transpose", 1}};
       c.diagnostics.timings = {{"total", 1.5}};
       return c;
@@ -181,6 +185,37 @@ TEST_F(BatchTest, RunGoesOnPastFailuresAndSummarizes) {
   EXPECT_EQ(j["models"][12]["outcome"], "skipped");
   EXPECT_NE(s.table().find("12 models in "), std::string::npos);
   EXPECT_NE(s.table().find("m03.tflite: unsupported: bad model"), std::string::npos);
+}
+
+// Each model is streamed into its file: a conversion that fails after
+// writing part of it leaves neither that part nor the file of an earlier
+// run, and a failed write is an io_error naming the file.
+TEST_F(BatchTest, StreamedOutputLeavesNothingOfAFailure) {
+  write("in/half.tflite", model("half"));
+  write("in/full.tflite", model("full"));
+  const std::vector<std::string> inputs{(root_ / "in").string()};
+  auto p = plan(inputs, (root_ / "out").string());
+  ASSERT_TRUE(p);
+  write("out/half.onnx", "from an earlier run");
+  ConverterFactory factory = [] {
+    return [](std::span<const std::byte> m, const ConvertOptions&,
+              OutputStream& out) -> Outcome<Converted> {
+      const std::string tag(reinterpret_cast<const char*>(m.data()) + 8, m.size() - 8);
+      const std::string part(3 << 20, tag[0]);  // more than one write's worth
+      if (!out.write(std::as_bytes(std::span(part))))
+        return failure_of(make_error(ErrorCode::kInternal, "write"));
+      if (tag == "half") return failure_of(make_error(ErrorCode::kUnsupported, "stopped halfway"));
+      Converted c;
+      c.onnx_bytes = part.size();
+      return c;
+    };
+  };
+  Summary s = run(*p, ConvertOptions{}, factory, RunOptions{});
+  EXPECT_EQ(s.converted, 1);
+  EXPECT_EQ(s.failed, 1);
+  EXPECT_EQ(fs::file_size(root_ / "out" / "full.onnx"), size_t{3} << 20);
+  EXPECT_FALSE(fs::exists(root_ / "out" / "half.onnx"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(root_ / "out"), fs::directory_iterator()), 1);
 }
 
 }  // namespace
