@@ -728,7 +728,7 @@ export const formatIndented = (value) => JSON.stringify(value, null, 2);
 // Name prefixes of the model families in json/ (make_models_<family>.mjs);
 // make_models.mjs writes the models without a prefix.
 export const FAMILY_PREFIXES = ['math_', 'reduce_', 'data_', 'extra_', 'q_', 'formats_', 'det_', 'layout_', 'sig_', 'audio_',
-  'flow_', 'rnn_', 'builtin_', 'selecttf_'];
+  'flow_', 'rnn_', 'builtin_', 'selecttf_', 'signal_'];
 
 // Writes models [{ name, description, build(model) }] as `dir`/NAME.json after
 // removing the family's old files (names starting with `prefix`; for prefix ''
