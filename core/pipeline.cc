@@ -22,6 +22,9 @@
 namespace lite2onnx {
 namespace {
 
+// Rounds of folding, each after shapes are inferred again (kFold).
+constexpr int kFoldRounds = 4;
+
 // Each stage's name, and the phase of the diagnostics' timings it counts in,
 // in the order of the Stage enum.
 struct StageNames {
@@ -279,11 +282,24 @@ Status Pipeline::run(Stage s) {
     case Stage::kInferShapes:
       return passes::infer_shapes(graph_, ctx);
     case Stage::kFold:
-      return each_graph(graph_, [&](ir::Graph& g) {
-        if (auto st = passes::fold_constant_dequantize(g, ctx); !st) return st;
-        g.compact();
-        return passes::fold_constants(g, ctx);
-      });
+      // Shape arithmetic folded into constants settles shapes the first
+      // inference could not (a RESIZE whose size is SHAPE -> STRIDED_SLICE ->
+      // MUL of a static tensor): while folding removes nodes, shapes are
+      // inferred again and what they make constant folded (a few rounds).
+      for (int round = 1;; ++round) {
+        const size_t before = ir::total_nodes(graph_);
+        if (auto st = each_graph(graph_,
+                                 [&](ir::Graph& g) {
+                                   if (auto st = passes::fold_constant_dequantize(g, ctx); !st)
+                                     return st;
+                                   g.compact();
+                                   return passes::fold_constants(g, ctx);
+                                 });
+            !st)
+          return st;
+        if (ir::total_nodes(graph_) == before || round == kFoldRounds) return ok_status();
+        if (auto st = passes::infer_shapes(graph_, ctx); !st) return st;
+      }
     case Stage::kFuse:
       return each_graph(graph_, [&](ir::Graph& g) {
         if (auto st = passes::fuse_dilated_convolutions(g, ctx); !st) return st;

@@ -3,6 +3,7 @@
 // end to end for the new shape ops.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
+#include <nlohmann/json.hpp>
 
 #include <cstring>
 #include <filesystem>
@@ -558,6 +559,28 @@ TEST(ShapeOpsConvert, FusedModelsHaveNoBlockShuffles) {
   }
   // Paddings that are neither SAME nor VALID keep the SPACE_TO_BATCH_ND form.
   EXPECT_EQ(op_counts(convert_model(op_model("dilated_conv_explicit")))["Transpose"], 2);
+}
+
+// A tensor the file leaves without a shape (TOCO's way for results sized at
+// run time), sized by shape arithmetic of a static tensor: folded first, the
+// arithmetic settles the shape the first inference could not
+// (style_transfer_quantized_dynamic's RESIZE_NEAREST_NEIGHBOR). Before, the
+// model was refused: "tensor 'reshaped' has unknown rank".
+TEST(ShapeOpsConvert, ShapeArithmeticSettlesAShapelessTensor) {
+  nlohmann::json j = testing::op_model_json("fold_shape_reshape");
+  for (auto& t : j["subgraphs"][0]["tensors"])
+    if (t["name"] == "reshaped") t.erase("shape");
+  Diagnostics d;
+  const auto bytes = testing::tflite_from_json(j.dump());
+  auto r = convert(testing::view(bytes), ConvertOptions{}, d);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(*r));
+  EXPECT_EQ(op_counts(m), (std::map<std::string, int>{{"Relu", 1}, {"Reshape", 1}}));
+  const auto& out = m.graph().output(0).type().tensor_type().shape();
+  ASSERT_EQ(out.dim_size(), 2);
+  EXPECT_EQ(out.dim(0).dim_value(), 6);
+  EXPECT_EQ(out.dim(1).dim_value(), 4);
 }
 
 TEST(ShapeOpsConvert, ShapeOfAConvOutputReportsTfliteOrderWithoutATranspose) {
