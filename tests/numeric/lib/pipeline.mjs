@@ -522,7 +522,7 @@ export async function processModel(task) {
       }
     }
     const inputs = makeInputSets(task, model, !!task.smoothInputs);
-    const staticCopy = spec.reference_model ? null : staticInputsCopy(tfliteTask, model, inputs[0]);
+    const staticCopy = spec.reference_model || spec.reference_rewrite ? null : staticInputsCopy(tfliteTask, model, inputs[0]);
     if (twin) res.notes.push(`reference: the builtin twin (select-TF ${twin.ops.join(', ')} as builtins)`);
     if (staticCopy) {
       // The runtimes run the copy; the comparison keeps the model's own view.
@@ -537,6 +537,17 @@ export async function processModel(task) {
       bytes = new Uint8Array(fs.readFileSync(path.join(path.dirname(task.file), spec.reference_model)));
       model = Object.assign(readTfliteModel(bytes, { signature: task.signature ?? null }),
         { invocations: model.invocations, compared: model.compared, shapedCopy: null });
+    }
+    if (spec.reference_rewrite) {
+      // Loops no TFLite runtime here runs as written: they run the model's
+      // unrolled twin, derived from its bytes (lib/unroll_while.mjs).
+      if (spec.reference_rewrite !== 'unroll_while') throw new Error(`spec: unknown reference_rewrite "${spec.reference_rewrite}"`);
+      const { unrolledTwinOf } = await import('./unroll_while.mjs');
+      const twinFile = path.join(task.outDir, onnxFileName(task.name).replace(/\.onnx$/, '.unrolled.tflite'));
+      const u = unrolledTwinOf(tfliteTask.file, model, inputs[0], twinFile, task.signature ?? null);
+      bytes = u.bytes;
+      model = Object.assign(u.model, { invocations: model.invocations, compared: model.compared, shapedCopy: null });
+      res.notes.push(`reference: the unrolled twin (${u.loops} WHILE ops, ${u.iterations} iterations, ${u.ops} builtin ops, shape arithmetic folded)`);
     }
     const ref = await runReference(task, bytes, model, inputs);
     res.reference = ref.which;
