@@ -73,7 +73,7 @@ export function unrollWhile(json, { subgraph = 0, inputShapes = new Map() } = {}
     return tensors.length - 1;
   };
   const constTensor = (name, shape, type, values) => addTensor(
-    { name, type, shape, buffer: json.buffers.push({ data: encodeValues(type, values) }) - 1 },
+    { name, type, shape, has_rank: true, buffer: json.buffers.push({ data: encodeValues(type, values) }) - 1 },
     { shape, type, value: values });
 
   function walk(sgIndex, args, tag, depth) {
@@ -90,7 +90,8 @@ export function unrollWhile(json, { subgraph = 0, inputShapes = new Map() } = {}
       const src = sg.tensors[t];
       if (!src) throw new Error(`subgraph ${sgIndex} has no tensor ${t}`);
       const data = json.buffers[src.buffer]?.data;
-      if (!(data && data.length) && !src.is_variable) {
+      const emptyConstant = (src.shape ?? []).length > 0 && prod(src.shape) === 0;
+      if (!(data && data.length) && !src.is_variable && !emptyConstant) {
         throw new Error(`tensor ${t} "${src.name}" of subgraph ${sgIndex} is read before anything writes it`);
       }
       const key = `${sgIndex}:${t}`;
@@ -105,7 +106,8 @@ export function unrollWhile(json, { subgraph = 0, inputShapes = new Map() } = {}
       const src = sg.tensors[t];
       const name = tag ? `${src.name}@${tag}` : src.name;
       if (!shape) return addTensor({ ...src, name, buffer: emptyBuffer }, { shape: null, type: src.type });
-      const copy = { ...src, name, shape, buffer: emptyBuffer };
+      // has_rank: a scalar's [] is its shape, not an unknown one.
+      const copy = { ...src, name, shape, has_rank: true, buffer: emptyBuffer };
       delete copy.shape_signature;
       return addTensor(copy, { shape, type: src.type });
     };
@@ -180,7 +182,7 @@ export function unrollWhile(json, { subgraph = 0, inputShapes = new Map() } = {}
   const inputs = main.inputs.map((t) => {
     const src = main.tensors[t];
     const shape = inputShapes.get(src.name) ?? src.shape ?? [];
-    const copy = { ...src, shape: [...shape], buffer: emptyBuffer };
+    const copy = { ...src, shape: [...shape], has_rank: true, buffer: emptyBuffer };
     delete copy.shape_signature;
     return addTensor(copy, { shape: [...shape], type: src.type });
   });
