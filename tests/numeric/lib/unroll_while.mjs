@@ -21,6 +21,7 @@ import fs from 'node:fs';
 import { foldValues, outputShapes, FOLDABLE_TYPES, FOLD_LIMIT, prod } from './tflite_fold.mjs';
 import { jsonToTflite, tfliteToJson } from './tflite_rewrite.mjs';
 import { readTfliteModel } from './tflite_model.mjs';
+import { readNodeDef } from './select_tf_twin.mjs';
 
 // Bounds against hostile or runaway loops.
 const MAX_ITERATIONS = 100000;
@@ -75,6 +76,17 @@ export function unrollWhile(json, { subgraph = 0, inputShapes = new Map() } = {}
   const constTensor = (name, shape, type, values) => addTensor(
     { name, type, shape, has_rank: true, buffer: json.buffers.push({ data: encodeValues(type, values) }) - 1 },
     { shape, type, value: values });
+
+  // The operator_codes entry of builtin `name` (appended when the model has none).
+  const opcode = (name, code) => {
+    const at = json.operator_codes.findIndex((c) => opName(c) === name);
+    return at >= 0 ? at : json.operator_codes.push({ builtin_code: name, deprecated_builtin_code: code, version: 1 }) - 1;
+  };
+  const emit = (op) => {
+    ops.push(op);
+    if (ops.length > MAX_OPS) throw new Error(`the unrolled twin would have more than ${MAX_OPS} ops`);
+  };
+  const lists = { opcode, emit, addTensor, info, tensors, emptyBuffer, buffers: json.buffers };
 
   function walk(sgIndex, args, tag, depth) {
     if (depth > 32) throw new Error('subgraphs nested more than 32 deep');
@@ -144,6 +156,12 @@ export function unrollWhile(json, { subgraph = 0, inputShapes = new Map() } = {}
         op.outputs.forEach((t, i) => local.set(t, outs[i]));
         return;
       }
+      const custom = name === 'CUSTOM' ? json.operator_codes[op.opcode_index].custom_code : null;
+      if (TENSOR_LISTS[custom]) {
+        const outs = TENSOR_LISTS[custom](lists, inputs, op, (t) => sg.tensors[t], tag, where);
+        op.outputs.forEach((t, k) => local.set(t, outs[k]));
+        return;
+      }
       if (Object.keys(o).some((k) => SUBGRAPH_OPTIONS.test(k))) throw new Error(`${where}: the unroller does not inline ${name}`);
       const ins = inputs.map((i) => (i < 0 ? null : info[i]));
       let shapes = null;
@@ -172,8 +190,7 @@ export function unrollWhile(json, { subgraph = 0, inputShapes = new Map() } = {}
       });
       const copy = { ...op, inputs, outputs };
       if (op.intermediates) copy.intermediates = op.intermediates.map((t) => fresh(t, null));
-      ops.push(copy);
-      if (ops.length > MAX_OPS) throw new Error(`the unrolled twin would have more than ${MAX_OPS} ops`);
+      emit(copy);
     });
     return sg.outputs.map(get);
   }
@@ -212,6 +229,101 @@ export function unrollWhile(json, { subgraph = 0, inputShapes = new Map() } = {}
   else json.subgraphs = [graph];
   return { ...stats, ops: graph.operators.length };
 }
+
+// ---- TensorLists (select-TF) --------------------------------------------------
+// Once the loops are unrolled, a TensorList's length and every index into it
+// are constants, so a list is followed while the twin is built as the twin
+// tensors of its items, and becomes tensors again where the model reads it:
+// Stack as PACK, FromTensor as UNPACK, GetItem as the item itself. Items never
+// set read as zeros of the element shape.
+
+const TF_DTYPES = { 1: 'FLOAT32', 3: 'INT32', 9: 'INT64', 10: 'BOOL' };
+
+function listOf(c, handle, where) {
+  const list = handle >= 0 ? c.info[handle].list : null;
+  if (!list) throw new Error(`${where}: its list operand is no TensorList the unroller followed`);
+  return list;
+}
+
+function knownIndex(c, t, list, where) {
+  const v = t >= 0 ? c.info[t].value : null;
+  if (!v || v.length !== 1) throw new Error(`${where}: its index is not settled by the input shapes`);
+  const i = v[0] < 0 ? v[0] + list.items.length : v[0];
+  if (!(i >= 0 && i < list.items.length)) throw new Error(`${where}: index ${v[0]} outside a list of ${list.items.length}`);
+  return i;
+}
+
+function newList(c, src, tag, list) {
+  return c.addTensor({ name: tag ? `${src.name}@${tag}` : src.name, type: 'VARIANT', shape: [], buffer: c.emptyBuffer },
+    { shape: null, type: 'VARIANT', list });
+}
+
+// Item i of `list` as a twin tensor: the one set, else zeros.
+function itemOf(c, list, i, where) {
+  if (list.items[i] !== null) return list.items[i];
+  const shape = list.elementShape;
+  if (!shape || shape.some((d) => d < 0) || !BYTES_OF[list.dtype]) {
+    throw new Error(`${where}: item ${i} was never set and the element shape is not static`);
+  }
+  const data = new Array(prod(shape) * BYTES_OF[list.dtype]).fill(0);
+  return c.addTensor({ name: `${list.name}/zeros`, type: list.dtype, shape, has_rank: true,
+    buffer: c.buffers.push({ data }) - 1 }, { shape, type: list.dtype });
+}
+const BYTES_OF = { FLOAT32: 4, INT32: 4, INT64: 8, BOOL: 1 };
+
+const TENSOR_LISTS = {
+  FlexTensorListReserve(c, [shapeT, countT], op, src, tag, where) {
+    const count = c.info[countT]?.value;
+    if (!count) throw new Error(`${where}: the list length is not settled by the input shapes`);
+    const attrs = readNodeDef(op.custom_options).attrs;
+    const shape = c.info[shapeT]?.value;
+    return [newList(c, src(op.outputs[0]), tag, { name: src(op.outputs[0]).name, items: new Array(count[0]).fill(null),
+      elementShape: shape && c.info[shapeT].shape.length === 1 ? shape : null, dtype: TF_DTYPES[attrs.element_dtype?.type] }),
+    ];
+  },
+  FlexTensorListSetItem(c, [handle, index, item], op, src, tag, where) {
+    const list = listOf(c, handle, where);
+    const items = list.items.slice();
+    items[knownIndex(c, index, list, where)] = item;
+    return [newList(c, src(op.outputs[0]), tag, { ...list, items, dtype: list.dtype ?? c.info[item].type })];
+  },
+  FlexTensorListGetItem(c, [handle, index], op, src, tag, where) {
+    const list = listOf(c, handle, where);
+    return [itemOf(c, list, knownIndex(c, index, list, where), where)];
+  },
+  FlexTensorListLength(c, [handle], op, src, tag, where) {
+    const n = listOf(c, handle, where).items.length;
+    return [c.addTensor({ name: `${src(op.outputs[0]).name}@${tag}`, type: 'INT32', shape: [], has_rank: true,
+      buffer: c.buffers.push({ data: [n & 255, (n >> 8) & 255, (n >> 16) & 255, n >>> 24] }) - 1 },
+    { shape: [], type: 'INT32', value: [n] })];
+  },
+  FlexTensorListStack(c, [handle], op, src, tag, where) {
+    const list = listOf(c, handle, where);
+    if (list.items.length === 0) throw new Error(`${where}: stacks an empty list`);
+    const items = list.items.map((x, i) => itemOf(c, list, i, where));
+    const shape = c.info[items[0]].shape;
+    if (!shape || items.some((t) => String(c.info[t].shape) !== String(shape))) {
+      throw new Error(`${where}: the list's items differ in shape`);
+    }
+    const out = { ...src(op.outputs[0]), name: tag ? `${src(op.outputs[0]).name}@${tag}` : src(op.outputs[0]).name,
+      shape: [items.length, ...shape], has_rank: true, buffer: c.emptyBuffer };
+    delete out.shape_signature;
+    const y = c.addTensor(out, { shape: out.shape, type: out.type });
+    c.emit({ opcode_index: c.opcode('PACK', 83), inputs: items, outputs: [y], builtin_options_type: 'PackOptions',
+      builtin_options: { values_count: items.length, axis: 0 } });
+    return [y];
+  },
+  FlexTensorListFromTensor(c, [x], op, src, tag, where) {
+    const shape = c.info[x].shape;
+    if (!shape || shape.length === 0) throw new Error(`${where}: its tensor has no static shape`);
+    const name = tag ? `${src(op.outputs[0]).name}@${tag}` : src(op.outputs[0]).name;
+    const items = Array.from({ length: shape[0] }, (_, i) => c.addTensor({ name: `${name}/${i}`, type: c.info[x].type,
+      shape: shape.slice(1), has_rank: true, buffer: c.emptyBuffer }, { shape: shape.slice(1), type: c.info[x].type }));
+    c.emit({ opcode_index: c.opcode('UNPACK', 88), inputs: [x], outputs: items, builtin_options_type: 'UnpackOptions',
+      builtin_options: { num: shape[0], axis: 0 } });
+    return [newList(c, src(op.outputs[0]), tag, { name, items, elementShape: shape.slice(1), dtype: c.info[x].type })];
+  },
+};
 
 // Drops the ops whose outputs nothing reads and the tensors nothing names.
 function compact(graph) {
