@@ -227,6 +227,12 @@ export function unrollWhile(json, { subgraph = 0, inputShapes = new Map() } = {}
   json.signature_defs = sigs;
   if (nested) json.subgraphs[subgraph] = graph;
   else json.subgraphs = [graph];
+  // Only the operator codes still used: a Flex code alone makes TFLite look
+  // for the Flex delegate at load (tfjs-tflite aborts in dlopen).
+  const used = [...new Set(json.subgraphs.flatMap((g) => g.operators.map((op) => op.opcode_index)))].sort((a, b) => a - b);
+  const codeAt = new Map(used.map((c, i) => [c, i]));
+  json.operator_codes = used.map((c) => json.operator_codes[c]);
+  for (const g of json.subgraphs) for (const op of g.operators) op.opcode_index = codeAt.get(op.opcode_index);
   return { ...stats, ops: graph.operators.length };
 }
 
