@@ -58,18 +58,18 @@ export function staticInputsCopy(task, model, inputs) {
   return { bytes, model: readTfliteModel(bytes, { signature: task.signature ?? null }) };
 }
 
-// Whether the runtimes run the unrolled twin: when the spec says so
-// (`reference_rewrite: "unroll_while"`; `"none"` never), and unasked for a
-// model whose loops carry TensorLists (variant tensors, which neither runtime
-// here loads) unless the spec names another reference model.
+// Whether the runtimes run the unrolled twin: never beside a spec's
+// `reference_model` or with `reference_rewrite: "none"`; when the spec says
+// `reference_rewrite: "unroll_while"`; and unasked for a model whose loops
+// carry TensorLists (variant tensors, which neither runtime here loads).
 function wantsUnrolledTwin(spec, model) {
   const rewrite = spec.reference_rewrite;
   if (rewrite !== undefined && rewrite !== 'unroll_while' && rewrite !== 'none') {
     throw new Error(`spec: unknown reference_rewrite "${rewrite}" (unroll_while or none)`);
   }
-  if (rewrite !== undefined) return rewrite === 'unroll_while';
-  return !spec.reference_model && model.operators.some((op) => operatorName(op) === 'WHILE') &&
-    model.tensors.some((t) => t.type === 'variant');
+  if (spec.reference_model || rewrite === 'none') return false;
+  if (rewrite === 'unroll_while') return true;
+  return model.operators.some((op) => operatorName(op) === 'WHILE') && model.tensors.some((t) => t.type === 'variant');
 }
 
 /**

@@ -20,7 +20,7 @@
 import fs from 'node:fs';
 import { foldValues, outputShapes, FOLDABLE_TYPES, FOLD_LIMIT, prod } from './tflite_fold.mjs';
 import { jsonToTflite, tfliteToJson } from './tflite_rewrite.mjs';
-import { readTfliteModel } from './tflite_model.mjs';
+import { readAllScales, readTfliteModel } from './tflite_model.mjs';
 import { readNodeDef } from './select_tf_twin.mjs';
 
 // Bounds against hostile or runaway loops.
@@ -365,6 +365,11 @@ function compact(graph) {
  */
 export function unrolledTwinOf(file, model, inputs, outFile, signature = null) {
   const json = tfliteToJson(file, model);
+  // The loop bodies' scales exact too (tfliteToJson fixes the converted subgraph's only).
+  readAllScales(new Uint8Array(fs.readFileSync(file))).forEach((scales, g) => scales.forEach((scale, t) => {
+    const q = json.subgraphs[g]?.tensors[t]?.quantization;
+    if (scale && q) q.scale = scale;
+  }));
   const shapes = new Map(model.inputs.map((t) => [t.name, inputs.get(t.name)?.shape ?? t.shape]));
   const stats = unrollWhile(json, { subgraph: model.subgraphIndex, inputShapes: shapes });
   jsonToTflite(json, outFile);
