@@ -64,6 +64,7 @@ export function unrollWhile(json, { subgraph = 0, inputShapes = new Map() } = {}
   const info = [];  // per twin tensor: {shape (null: unknown), type, value?}
   const ops = [];
   const stats = { loops: 0, iterations: 0 };
+  const budget = { iterations: 0 };  // every iteration of every loop, nested ones too
   const constants = new Map();  // "subgraph:tensor" -> twin tensor (weights are shared, not copied)
   let emptyBuffer = json.buffers.findIndex((b) => !b.data || b.data.length === 0);
   if (emptyBuffer < 0) emptyBuffer = json.buffers.push({}) - 1;
@@ -131,16 +132,18 @@ export function unrollWhile(json, { subgraph = 0, inputShapes = new Map() } = {}
       const o = op.builtin_options ?? {};
       // Unrolled TensorArray writes concatenate empty slices at the first and
       // last step; tfjs-tflite aborts on those, and they add nothing.
-      const empty = (i) => info[i].shape && prod(info[i].shape) === 0;
+      const empty = (i) => i >= 0 && info[i].shape && prod(info[i].shape) === 0;
       if (name === 'CONCATENATION' && inputs.some(empty) && !inputs.every(empty)) inputs = inputs.filter((i) => !empty(i));
       if (name === 'WHILE') {
         let values = inputs;
         let n = 0;
         for (;;) {
           const [c] = walk(o.cond_subgraph_index, values, `${tag}${tag ? '.' : ''}w${opIndex}c${n}`, depth + 1);
-          if (!info[c].value) throw new Error(`${where}: its condition is not settled by the input shapes`);
+          if (!(c >= 0 && info[c].value)) throw new Error(`${where}: its condition is not settled by the input shapes`);
           if (!info[c].value[0]) break;
-          if (++n > MAX_ITERATIONS) throw new Error(`${where}: more than ${MAX_ITERATIONS} iterations`);
+          if (++n > MAX_ITERATIONS || ++budget.iterations > MAX_ITERATIONS) {
+            throw new Error(`${where}: more than ${MAX_ITERATIONS} iterations (nested loops counted together)`);
+          }
           values = walk(o.body_subgraph_index, values, `${tag}${tag ? '.' : ''}w${opIndex}i${n - 1}`, depth + 1);
         }
         op.outputs.forEach((t, i) => local.set(t, values[i]));
@@ -149,7 +152,7 @@ export function unrollWhile(json, { subgraph = 0, inputShapes = new Map() } = {}
         return;
       }
       if (name === 'IF') {
-        const cond = info[inputs[0]].value;
+        const cond = inputs[0] >= 0 ? info[inputs[0]].value : null;
         if (!cond) throw new Error(`${where}: its condition is not settled by the input shapes`);
         const branch = cond[0] ? o.then_subgraph_index : o.else_subgraph_index;
         const outs = walk(branch, inputs.slice(1), `${tag}${tag ? '.' : ''}if${opIndex}`, depth + 1);
