@@ -3,9 +3,11 @@
 //
 // Both runtimes here fail on dynamic tensors: a RESHAPE, SLICE or FILL whose
 // shape operand is computed at run time (SHAPE -> STRIDED_SLICE -> PACK, a
-// loop counter) makes its output dynamic; tfjs-tflite then aborts (its XNNPACK
-// delegate plans static tensors only) and LiteRT.js returns stale memory or
-// traps. Keras RNN loops are made of exactly that. The twin is the same
+// loop counter) makes its output dynamic; tfjs-tflite then aborts at invoke
+// (Aborted(), no message) and LiteRT.js returns stale memory or traps (memory
+// access out of bounds), measured on ocr_dr cut after each op: the first
+// RESHAPE with a computed shape does it, before any WHILE. Keras RNN loops
+// are made of exactly that. The twin is the same
 // function with the inputs' static shapes: every int32 / int64 / bool value
 // that the shapes and constants settle is folded into a constant
 // (tflite_fold.mjs), so every shape operand is a constant and no tensor is
@@ -87,7 +89,7 @@ export function unrollWhile(json, { subgraph = 0, inputShapes = new Map() } = {}
     ops.push(op);
     if (ops.length > MAX_OPS) throw new Error(`the unrolled twin would have more than ${MAX_OPS} ops`);
   };
-  const lists = { opcode, emit, addTensor, info, tensors, emptyBuffer, buffers: json.buffers };
+  const lists = { opcode, emit, addTensor, info, emptyBuffer, buffers: json.buffers };
 
   function walk(sgIndex, args, tag, depth) {
     if (depth > 32) throw new Error('subgraphs nested more than 32 deep');
@@ -302,7 +304,8 @@ const TENSOR_LISTS = {
   },
   FlexTensorListLength(c, [handle], op, src, tag, where) {
     const n = listOf(c, handle, where).items.length;
-    return [c.addTensor({ name: `${src(op.outputs[0]).name}@${tag}`, type: 'INT32', shape: [], has_rank: true,
+    const name = tag ? `${src(op.outputs[0]).name}@${tag}` : src(op.outputs[0]).name;
+    return [c.addTensor({ name, type: 'INT32', shape: [], has_rank: true,
       buffer: c.buffers.push({ data: [n & 255, (n >> 8) & 255, (n >> 16) & 255, n >>> 24] }) - 1 },
     { shape: [], type: 'INT32', value: [n] })];
   },
