@@ -4,9 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
-import { detectionOutputShapes } from './detections.mjs';
 import { readTfliteModel, inferIndexRange, operatorName, hasHybridOp } from './tflite_model.mjs';
-import { jsonToTflite, tfliteToJson } from './tflite_rewrite.mjs';
+import { declaredShapesCopy, staticInputsCopy, onnxFileName, unrolledReference } from './reference_copies.mjs';
 import { selectTfTwinOf } from './select_tf_twin.mjs';
 import { readIoLayouts, readOnnxMetadata, countOnnxOps, withInitializers } from './onnx_meta.mjs';
 import { randomTensor, smoothTensor, inputSeed } from './inputs.mjs';
@@ -40,9 +39,7 @@ function compact(text, maxLines = 3, maxChars = 400) {
   return s.length > maxChars ? `${s.slice(0, maxChars)}...` : s;
 }
 
-export function onnxFileName(name) {
-  return name.replace(/\.tflite$/i, '').replace(/[\\/]+/g, '__') + '.onnx';
-}
+export { onnxFileName };
 
 export function runConverter(task, onnxPath) {
   const spec = task.spec ?? {};
@@ -221,49 +218,6 @@ export function runtimePoisoned() {
 }
 
 const FATAL_WASM = /Aborted\(|RuntimeError|unreachable|memory access out of bounds|Out of memory/i;
-
-// LiteRT.js returns only outputs whose shape the file declares. A model whose
-// shape-less outputs are all TFLite_Detection_PostProcess's (their kernel
-// sizes them at Prepare) runs in LiteRT.js as a copy that declares the shapes
-// the kernel computes; the copy is otherwise the same model. Null when the
-// model needs no copy or when some shape-less output is not known.
-function declaredShapesCopy(task, model) {
-  const shapeless = model.outputs.filter((t) => t.shape.length === 0 && !t.hasRank);
-  if (shapeless.length === 0 || !task.file || !task.outDir) return null;
-  const shapes = detectionOutputShapes(model);
-  if (!shapeless.every((t) => shapes.has(t.index))) return null;
-  const json = tfliteToJson(task.file, model);
-  const graph = json.subgraphs[model.subgraphIndex];
-  for (const [index, shape] of shapes) graph.tensors[index].shape = shape;
-  const file = path.join(task.outDir, onnxFileName(task.name).replace(/\.onnx$/, '.shaped.tflite'));
-  jsonToTflite(json, file);
-  const bytes = new Uint8Array(fs.readFileSync(file));
-  return { bytes, model: readTfliteModel(bytes, { signature: task.signature ?? null }) };
-}
-
-// A model whose inputs have dynamic dimensions (shape_signature -1) declares
-// placeholder sizes (often 1) that the TFLite runtimes prepare the graph with:
-// a convolution then fails ("BytesRequired number of elements overflowed"),
-// or LiteRT.js reads past its buffers. When the inputs made (a spec's `shape`)
-// differ from the declared ones, the runtimes run a copy declaring them, as
-// an application would resize them before AllocateTensors. Null otherwise.
-function staticInputsCopy(task, model, inputs) {
-  const resized = model.inputs.filter((t) => {
-    const given = inputs.get(t.name);
-    return given && (given.shape.length !== t.shape.length || given.shape.some((d, i) => d !== t.shape[i]));
-  });
-  if (resized.length === 0 || !task.file || !task.outDir) return null;
-  const json = tfliteToJson(task.file, model);
-  const graph = json.subgraphs[model.subgraphIndex];
-  for (const t of resized) {
-    graph.tensors[t.index].shape = [...inputs.get(t.name).shape];
-    delete graph.tensors[t.index].shape_signature;
-  }
-  const file = path.join(task.outDir, onnxFileName(task.name).replace(/\.onnx$/, '.static.tflite'));
-  jsonToTflite(json, file);
-  const bytes = new Uint8Array(fs.readFileSync(file));
-  return { bytes, model: readTfliteModel(bytes, { signature: task.signature ?? null }) };
-}
 
 // `inputs`: the inputs of every invocation (makeInputSets); one interpreter
 // runs them in order. Returns every invocation's outputs in one Map
@@ -522,7 +476,8 @@ export async function processModel(task) {
       }
     }
     const inputs = makeInputSets(task, model, !!task.smoothInputs);
-    const staticCopy = spec.reference_model ? null : staticInputsCopy(tfliteTask, model, inputs[0]);
+    const unrolled = unrolledReference(task, tfliteTask, model, inputs[0]);
+    const staticCopy = spec.reference_model || unrolled ? null : staticInputsCopy(tfliteTask, model, inputs[0]);
     if (twin) res.notes.push(`reference: the builtin twin (select-TF ${twin.ops.join(', ')} as builtins)`);
     if (staticCopy) {
       // The runtimes run the copy; the comparison keeps the model's own view.
@@ -537,6 +492,14 @@ export async function processModel(task) {
       bytes = new Uint8Array(fs.readFileSync(path.join(path.dirname(task.file), spec.reference_model)));
       model = Object.assign(readTfliteModel(bytes, { signature: task.signature ?? null }),
         { invocations: model.invocations, compared: model.compared, shapedCopy: null });
+    }
+    if (unrolled) {
+      // WHILE loops no TFLite runtime here runs as written (lib/unroll_while.mjs).
+      bytes = unrolled.bytes;
+      // Its loop bodies are in line: hybrid ops there count too.
+      model = Object.assign(unrolled.model, { invocations: model.invocations, compared: model.compared, shapedCopy: null,
+        singleOp: model.singleOp, opName: model.opName, hybrid: model.hybrid || hasHybridOp(unrolled.model) });
+      res.notes.push(unrolled.note);
     }
     const ref = await runReference(task, bytes, model, inputs);
     res.reference = ref.which;

@@ -209,6 +209,18 @@ export function readSignatureKeys(bytes) {
 }
 
 /**
+ * The exact float32 quantization scales of every tensor of every subgraph:
+ * [subgraph][tensor] -> number[] or null (flatc's JSON rounds them).
+ */
+export function readAllScales(bytes) {
+  return rootTable(bytes).tables(2).map((sg) => sg.tables(0).map((t) => {
+    const q = t.table(4);
+    const scale = q ? q.f32s(2) : null;
+    return scale && scale.length ? scale : null;
+  }));
+}
+
+/**
  * Parses the parts of a .tflite file the harness uses, for the subgraph a
  * conversion with `--signature KEY` converts: that signature's, or without a
  * key the first signature's (subgraph 0 when the model has none), as lite2onnx
