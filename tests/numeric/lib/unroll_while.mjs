@@ -22,7 +22,7 @@
 import fs from 'node:fs';
 import { foldValues, outputShapes, FOLDABLE_TYPES, FOLD_LIMIT, prod } from './tflite_fold.mjs';
 import { jsonToTflite, tfliteToJson } from './tflite_rewrite.mjs';
-import { readAllScales, readTfliteModel } from './tflite_model.mjs';
+import { operatorName, readAllScales, readTfliteModel } from './tflite_model.mjs';
 import { readNodeDef } from './select_tf_twin.mjs';
 
 // Bounds against hostile or runaway loops.
@@ -53,7 +53,15 @@ function encodeValues(type, values) {
   return Array.from(bytes);
 }
 
-const opName = (code) => String(code.builtin_code ?? code.deprecated_builtin_code);
+// flatc writes builtin_code by name (ADD, its default, in older files that
+// set only the deprecated byte) and deprecated_builtin_code as a number: the
+// larger code is the op, as TFLite reads it.
+const opName = (code) => {
+  const wide = code.builtin_code ?? 'ADD';
+  const deprecated = Number(code.deprecated_builtin_code ?? 0);
+  if (typeof wide === 'string' && !(wide === 'ADD' && deprecated > 0)) return wide;
+  return operatorName({ code: Math.max(deprecated, typeof wide === 'number' ? wide : 0) });
+};
 
 /**
  * Rewrites flatc's JSON form of a model (tflite_rewrite.mjs) in place into
