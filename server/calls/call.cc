@@ -262,7 +262,7 @@ void Call::run(Done done) {
       if (auto hit = core_.cache_.find(*key_)) {
         model_.clear();
         CallResult result;
-        result.failure = hold_answer(hit->onnx.bytes.size());
+        result.failure = hold_answer(hit->onnx.size());
         result.onnx = std::move(hit->onnx);
         result.diagnostics = std::move(hit->diagnostics);
         return done(result);
