@@ -10,8 +10,8 @@
 #
 #   bench/server_large_model.sh BUILD_DIR [OTHER_BIN_DIR...]
 #
-# BUILD_DIR: a build with lite2onnx, lite2onnx-remote, lite2onnx-server,
-# lite2onnx-worker and bench/lite2onnx_make_cnn. OTHER_BIN_DIR: directories
+# BUILD_DIR: a build with lite2onnx, lite2onnx-remote, server/lite2onnx-server,
+# server/lite2onnx-worker and bench/lite2onnx_make_cnn. OTHER_BIN_DIR: directories
 # holding another lite2onnx-server and its lite2onnx-worker (e.g. an older
 # build's), measured in the same rounds. Environment: RUNS (default 7), TMPDIR.
 set -euo pipefail
@@ -22,7 +22,7 @@ if [[ $# -lt 1 ]]; then
 fi
 build=$(cd "$1" && pwd)
 shift
-servers=("$build")
+servers=("$build/server")
 for other in "$@"; do servers+=("$(cd "$other" && pwd)"); done
 for program in "$build/lite2onnx" "$build/lite2onnx-remote" "$build/bench/lite2onnx_make_cnn"; do
   [[ -x $program ]] || { echo "$program not found: build it" >&2; exit 1; }

@@ -309,8 +309,7 @@ class ProcessRunner final : public ConversionRunner {
   // The error a worker answered with.
   Failure answered_failure(const JobResult& r, std::string_view request_id) {
     ConversionError e;
-    if (!e.ParseFromString(r.error) ||
-        !worker_may_say(e.reason()))
+    if (!e.ParseFromString(r.error) || !worker_may_say(e.reason()))
       return bad_answer("its error does not parse or has a reason it cannot have", request_id);
     return failure_of(e);
   }

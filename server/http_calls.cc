@@ -204,9 +204,8 @@ class HttpCall {
       } else {
         written = co_await link_.write(head, pace, sent);
         for (uint64_t at = 0; written && at < onnx.size(); at += kWriteChunk) {
-          const auto piece =
-              onnx.piece(at, static_cast<size_t>(std::min<uint64_t>(kWriteChunk, onnx.size() - at)),
-                         scratch);
+          const auto piece = onnx.piece(
+              at, static_cast<size_t>(std::min<uint64_t>(kWriteChunk, onnx.size() - at)), scratch);
           written = piece.has_value();
           if (written) written = co_await link_.write(*piece, pace, sent);
         }

@@ -7,6 +7,7 @@
 //
 // Setup, then the loop: read a job, convert, write the answer, repeat.
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -152,6 +153,7 @@ void run_fault(const JobFrame& job) {
     case Fault::kSyscall:  // outside the seccomp allow-list: the kernel kills the process
       socket(AF_INET, SOCK_STREAM, 0);
       break;
+    case Fault::kMappedAnswer:  // instead of the answer (serve())
     case Fault::kNone:
       break;
   }
@@ -213,6 +215,21 @@ Answer run_job(const JobFrame& job, std::span<const std::byte> model,
   return a;
 }
 
+// The test hook kMappedAnswer: what a compromised worker could try, an
+// answer handed over in a memfd it keeps mapped writable (to change it while
+// the server sends it). The server cannot seal it, and refuses it.
+void hand_over_mapped_answer() {
+  UniqueFd fd = make_memfd("lite2onnx-large-answer");
+  // Never unmapped: the server kills this worker.
+  if (!fd || ftruncate(fd.get(), 1 << 20) != 0 ||
+      mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0) == MAP_FAILED)
+    die("cannot make a mapped memfd");
+  AnswerFrame frame;
+  frame.flags = kAnswerHandedOver;
+  frame.onnx_bytes = 1 << 20;
+  if (!send_frame(kControlFd, &frame, sizeof frame, fd.get())) _exit(0);
+}
+
 // One job: read it from the input memfd (a new one if the server sent it),
 // run it, write the answer (AnswerWriter: into the output memfd, or a memfd
 // of its own when large) and send its frame.
@@ -229,6 +246,7 @@ void serve(const JobFrame& job, UniqueFd new_input, Buffers& b, const Args& args
       job.options_bytes > b.input_map.size() - job.model_bytes)
     die("a malformed job");
 
+  if (args.test_faults && job.fault == Fault::kMappedAnswer) return hand_over_mapped_answer();
   if (!start_output(b)) die("cannot make an output memfd");
   // The core streams the ONNX model into the answer: nothing of a large model
   // is held here but what the conversion itself holds.

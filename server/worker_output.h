@@ -25,8 +25,8 @@ namespace lite2onnx::worker {
 struct Buffers {
   UniqueFd input;  // read-only; the server writes it
   Mapping input_map;
-  UniqueFd output;     // ours, reused; the server maps it read-only
-  Mapping output_map;  // writable
+  UniqueFd output;           // ours, reused; the server maps it read-only
+  Mapping output_map;        // writable
   bool output_sent = false;  // the server has `output`'s descriptor
 };
 

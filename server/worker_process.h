@@ -76,7 +76,7 @@ struct JobResult {
   // kAnswered with kAnswerHandedOver: the answer's own memfd, sealed against
   // any change (the ONNX model in [0, answer.onnx_bytes)), not mapped here.
   worker::UniqueFd answer_file;
-  std::string info, error;  // kAnswered: copies of the answer's other parts
+  std::string info, error;      // kAnswered: copies of the answer's other parts
   bool out_of_memory = false;   // the worker said an allocation failed
   int wait_status = 0;          // kDied (and every kill): how the process ended
   uint64_t peak_rss_bytes = 0;  // of the whole process, once it ended

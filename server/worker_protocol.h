@@ -42,7 +42,8 @@ enum class Fault : uint32_t {
   kHang = 2,
   kAllocate = 3,
   kSyscall = 4,
-  kDelay = 5,  // sleep fault_bytes milliseconds, then convert as usual
+  kDelay = 5,         // sleep fault_bytes milliseconds, then convert as usual
+  kMappedAnswer = 6,  // hand over an answer's memfd this worker keeps mapped writable
 };
 
 // A memfd up to this size is kept for the next job; a larger one is replaced.

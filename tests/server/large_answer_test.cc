@@ -102,7 +102,8 @@ TEST_F(LargeAnswerTest, EveryTransportAnswersTheClisBytes) {
   const HttpResponse json = http_call(server_->http_port(), request, 120s);
   ASSERT_EQ(json.status, 200);
   EXPECT_EQ(json.body.rfind(R"({"onnxModel":")", 0), 0u);
-  EXPECT_NE(json.body.find(R"(","diagnostics":{)", (expected.size() + 2) / 3 * 4), std::string::npos);
+  EXPECT_NE(json.body.find(R"(","diagnostics":{)", (expected.size() + 2) / 3 * 4),
+            std::string::npos);
 
   // Fresh conversions, not from the cache: another model of the same kind.
   const std::string other = big_constant_model(5'000'000);
@@ -139,9 +140,10 @@ TEST_F(LargeAnswerTest, AConvertStreamClientThatStopsReadingCostsAChunkNotTheMod
   ASSERT_GT(answer_bytes, uint64_t{60} << 20);
   const long during_kib = max_rss_kib_over(server_->pid(), 2s);
   ctx.TryCancel();
-  std::printf("ConvertStream, client not reading: server VmRSS %ld KiB idle, at most %ld KiB "
-              "during a %llu-byte answer\n",
-              idle_kib, during_kib, static_cast<unsigned long long>(answer_bytes));
+  std::printf(
+      "ConvertStream, client not reading: server VmRSS %ld KiB idle, at most %ld KiB "
+      "during a %llu-byte answer\n",
+      idle_kib, during_kib, static_cast<unsigned long long>(answer_bytes));
   EXPECT_LT(during_kib - idle_kib, 24 * kMiB / 1024)
       << "the server holds the answer while its client does not read";
 }
@@ -159,8 +161,9 @@ TEST_F(LargeAnswerTest, AnHttpClientThatStopsReadingCostsAPieceNotTheModel) {
   addr.sin_port = htons(static_cast<uint16_t>(server_->http_port()));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  const std::string request = "POST /v1/convert HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-                              std::to_string(model.size()) + "\r\n\r\n" + model;
+  const std::string request =
+      "POST /v1/convert HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(model.size()) +
+      "\r\n\r\n" + model;
   ASSERT_EQ(send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
   char head[4096];
   const ssize_t got = recv(fd, head, sizeof head, 0);  // the head; then nothing more is read
@@ -193,6 +196,23 @@ TEST_F(LargeAnswerTest, AnAnswerThatCannotBeWrittenWholeIsAnErrorWithoutModelByt
   const HttpResponse http = http_call(server_->http_port(), request, 120s);
   EXPECT_EQ(http.status, 413) << http.body.substr(0, 500);
   EXPECT_NE(http.body.find("\"memory_limit\""), std::string::npos) << http.body.substr(0, 500);
+}
+
+// A compromised worker hands over an answer it keeps mapped writable, to
+// change it while it is sent: the server cannot seal it, refuses the answer
+// and replaces the worker.
+TEST_F(LargeAnswerTest, AnAnswerTheWorkerCanStillChangeIsRefused) {
+  start({"--test-fault-hooks"});
+  const std::string model = read_file(mini_mobilenet_path());
+  const ConvertResult r =
+      convert(*channel_, model, {}, 0ms, {{"x-lite2onnx-test-fault", "mapped-answer"}});
+  EXPECT_FALSE(r.status.ok());
+  const auto detail = error_detail(r.status);
+  ASSERT_TRUE(detail);
+  EXPECT_EQ(detail->reason(), v1::ConversionError::REASON_WORKER_CRASHED);
+  EXPECT_NE(detail->message().find("sealed"), std::string::npos) << detail->message();
+  const ConvertResult after = convert(*channel_, model);
+  EXPECT_TRUE(after.status.ok()) << after.status.error_message();
 }
 
 }  // namespace
