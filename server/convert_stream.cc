@@ -96,7 +96,7 @@ class ConvertStreamCall final : public Reactor, public Watchdog::Watched {
       // The client has part of the model: the call ends with an error status.
       call_.answer_dropped(sent_, "the answer could not be read");
       lock.unlock();
-      return finish(make_failure(reason_named("internal"), "the answer could not be read"), true);
+      return finish(make_failure(reason_named("internal"), "the answer could not be read"));
     }
     held_ = true;
     lock.unlock();
