@@ -13,7 +13,8 @@
 # BUILD_DIR: a build with lite2onnx, lite2onnx-remote, server/lite2onnx-server,
 # server/lite2onnx-worker and bench/lite2onnx_make_cnn. OTHER_BIN_DIR: directories
 # holding another lite2onnx-server and its lite2onnx-worker (e.g. an older
-# build's), measured in the same rounds. Environment: RUNS (default 7), TMPDIR.
+# build's), measured in the same rounds. Environment: RUNS (default 7), TMPDIR,
+# CNN ("LAYERS CHANNELS SIDE" of lite2onnx_make_cnn; default its 12 512 32).
 set -euo pipefail
 
 if [[ $# -lt 1 ]]; then
@@ -42,7 +43,8 @@ cleanup() {
 }
 trap cleanup EXIT
 model=$tmp/cnn.tflite
-"$build/bench/lite2onnx_make_cnn" "$model"
+# shellcheck disable=SC2086  # CNN: three numbers
+"$build/bench/lite2onnx_make_cnn" "$model" ${CNN:-}
 model_bytes=$(stat -c %s "$model")
 
 status_kib() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
