@@ -112,8 +112,9 @@ class ConvertCall final : public UnaryCall {
     call_.run([this](CallResult& r) {
       if (r.failure) return finish(r.failure);
       // One message: a large answer a worker handed over is read whole here
-      // (the budget holds its bytes already).
+      // (the budget holds its bytes already), and its memfd let go of.
       const std::optional<OnnxBytes> onnx = r.onnx.in_memory();
+      r.onnx = {};
       if (!onnx)
         return finish(make_failure(reason_named("internal"), "the answer could not be read"));
       *response_ = convert_response(*onnx, r.diagnostics);
