@@ -38,7 +38,7 @@ command -v curl >/dev/null || { echo "curl not found" >&2; exit 1; }
 tmp=$(mktemp -d)
 server_pid=
 cleanup() {
-  [[ -n $server_pid ]] && kill -9 "$server_pid" 2>/dev/null || true
+  if [[ -n $server_pid ]]; then kill -9 "$server_pid" 2>/dev/null || true; fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -82,7 +82,7 @@ one_call() {
 echo "model: $((model_bytes / 1048576)) MiB ($model_bytes bytes); ${RUNS:-7} rounds, interleaved"
 results=$tmp/results
 : >"$results"
-for round in $(seq "${RUNS:-7}"); do
+for _ in $(seq "${RUNS:-7}"); do
   for i in "${!servers[@]}"; do
     for transport in stream http; do
       echo "$i $transport $(one_call "${servers[$i]}" "$transport")" >>"$results"
