@@ -12,7 +12,7 @@ namespace {
 // strings and the bookkeeping, roughly.
 uint64_t entry_bytes(const std::string& key, const ConvertOutcome& outcome) {
   const Diagnostics& d = outcome.diagnostics;
-  uint64_t bytes = 512 + 2 * key.size() + outcome.onnx.bytes.size();
+  uint64_t bytes = 512 + 2 * key.size() + outcome.onnx.size();
   for (const auto& w : d.warnings) bytes += 32 + w.size();
   for (const auto& i : d.inserted)
     bytes += 128 + i.node.size() + i.op_type.size() + i.tensor.size() + i.reason.size();
@@ -105,7 +105,7 @@ ConvertOutcome ConversionCache::convert(ConversionRunner& runner, ConvertJob& jo
       // Not under the lock: the budget may ask this cache for room.
       lock.unlock();
       if (job.admit_answer)
-        if (auto refused = job.admit_answer(hit->onnx.bytes.size())) {
+        if (auto refused = job.admit_answer(hit->onnx.size())) {
           hit->failure = std::move(refused);
           hit->onnx = {};
         }

@@ -65,7 +65,7 @@ class ConversionCache {
  private:
   struct Entry {
     std::string key;
-    OnnxBytes onnx;  // shares the answer's owner: no copy
+    OnnxBytes onnx;  // shares the answer's owner (or its sealed memfd): no copy
     Diagnostics diagnostics;
     uint64_t bytes = 0;  // what it costs in the budget
   };

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -60,7 +61,7 @@ class ThreadRunner final : public ConversionRunner {
       // (the answer is dropped)
     } else {
       auto owned = std::make_shared<std::string>(std::move(onnx).value());
-      out.onnx = {owned, *owned};
+      out.onnx = {owned, *owned, nullptr};
     }
     return out;
   }
@@ -176,7 +177,7 @@ class ProcessRunner final : public ConversionRunner {
     out.diagnostics.model_bytes = job.model.size();
     if (r.end == JobEnd::kAnswered) {
       v1::Diagnostics d;
-      if (!d.ParseFromString(copy(r.output.subspan(r.answer.onnx_bytes, r.answer.info_bytes)))) {
+      if (!d.ParseFromString(r.info)) {
         out.failure = bad_answer("its diagnostics do not parse", job.request_id);
       } else {
         out.diagnostics = lite2onnx::from_proto(d);
@@ -187,9 +188,15 @@ class ProcessRunner final : public ConversionRunner {
       // A copy (the worker rewrites its output memfd for its next job), once
       // the memory budget holds its bytes; else the answer is dropped.
       if (job.admit_answer) out.failure = job.admit_answer(r.answer.onnx_bytes);
-      if (!out.failure) {
-        auto onnx = std::make_shared<std::string>(copy_out(r.output.first(r.answer.onnx_bytes)));
-        out.onnx = {onnx, *onnx};
+      if (out.failure) {
+        // (the answer is dropped)
+      } else if (r.answer_file) {
+        // A large answer stays in its sealed memfd: sent from there, no copy here.
+        out.onnx.file =
+            std::make_shared<const AnswerFile>(std::move(r.answer_file), r.answer.onnx_bytes);
+      } else {
+        auto onnx = std::make_shared<std::string>(copy_out(r.onnx));
+        out.onnx = {onnx, *onnx, nullptr};
       }
     }
     // A stopped conversion is counted as the core counts one: cancelled.
@@ -203,8 +210,7 @@ class ProcessRunner final : public ConversionRunner {
     JobResult r =
         run(worker::JobKind::kInspect, model, "", "", 0, stop, fault, request_id, &out.failure);
     if (r.end == JobEnd::kAnswered && !out.failure) {
-      if (!out.response.ParseFromString(
-              copy(r.output.subspan(r.answer.onnx_bytes, r.answer.info_bytes))))
+      if (!out.response.ParseFromString(r.info))
         out.failure = bad_answer("its inspection does not parse", request_id);
     }
     return out;
@@ -303,9 +309,7 @@ class ProcessRunner final : public ConversionRunner {
   // The error a worker answered with.
   Failure answered_failure(const JobResult& r, std::string_view request_id) {
     ConversionError e;
-    if (!e.ParseFromString(copy(
-            r.output.subspan(r.answer.onnx_bytes + r.answer.info_bytes, r.answer.error_bytes))) ||
-        !worker_may_say(e.reason()))
+    if (!e.ParseFromString(r.error) || !worker_may_say(e.reason()))
       return bad_answer("its error does not parse or has a reason it cannot have", request_id);
     return failure_of(e);
   }
@@ -371,6 +375,33 @@ class ProcessRunner final : public ConversionRunner {
 };
 
 }  // namespace
+
+bool AnswerFile::read(uint64_t offset, std::span<char> out) const {
+  if (offset > size_ || out.size() > size_ - offset) return false;
+  for (size_t done = 0; done < out.size();) {
+    const ssize_t got =
+        pread(fd_.get(), out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    done += static_cast<size_t>(got);
+  }
+  return true;
+}
+
+std::optional<std::string_view> OnnxBytes::piece(uint64_t offset, size_t n,
+                                                 std::string& scratch) const {
+  if (!file) return bytes.substr(static_cast<size_t>(offset), n);
+  scratch.resize(n);
+  if (!file->read(offset, scratch)) return std::nullopt;
+  return std::string_view(scratch);
+}
+
+std::optional<OnnxBytes> OnnxBytes::in_memory() const {
+  if (!file) return *this;
+  auto owned = std::make_shared<std::string>();
+  if (!piece(0, static_cast<size_t>(file->size()), *owned)) return std::nullopt;
+  return OnnxBytes{owned, *owned, nullptr};
+}
 
 void ModelBuffer::append(std::span<const std::byte> bytes) {
   size_ += bytes.size();

@@ -64,11 +64,38 @@ class ModelBuffer {
   size_t size_ = 0;
 };
 
-// The ONNX bytes of a conversion, owned by `owner` (the core's string, or
-// the copy of a worker's answer), which a gRPC slice keeps alive.
+// A large answer a worker handed over (worker::kAnswerHandedOver): its
+// memfd, sealed against any change, read a piece at a time and never whole
+// (the ONNX model is its first `size` bytes).
+class AnswerFile {
+ public:
+  AnswerFile(worker::UniqueFd fd, uint64_t size) : fd_(std::move(fd)), size_(size) {}
+  uint64_t size() const { return size_; }
+  // Copies [offset, offset + out.size()) into `out`; false when it cannot.
+  bool read(uint64_t offset, std::span<char> out) const;
+
+ private:
+  worker::UniqueFd fd_;
+  uint64_t size_;
+};
+
+// The ONNX bytes of a conversion: in memory (`bytes`, owned by `owner`, the
+// core's string or the copy of a worker's small answer, which a gRPC slice
+// keeps alive), or in a worker's sealed memfd (`file`), from which the
+// transports send it a piece at a time.
 struct OnnxBytes {
   std::shared_ptr<const void> owner;
   std::string_view bytes;
+  std::shared_ptr<const AnswerFile> file;
+
+  uint64_t size() const { return file ? file->size() : bytes.size(); }
+  // [offset, offset + n) (within size()): a view of the bytes in memory, or
+  // of `scratch`, which they are read into from the file; nothing when the
+  // file cannot be read.
+  std::optional<std::string_view> piece(uint64_t offset, size_t n, std::string& scratch) const;
+  // The bytes in memory (a file's read into one string: the unary answer,
+  // one message); nothing when the file cannot be read.
+  std::optional<OnnxBytes> in_memory() const;
 };
 
 // A test hook's fault (--test-fault-hooks): what the worker does instead.

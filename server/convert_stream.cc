@@ -86,15 +86,21 @@ class ConvertStreamCall final : public Reactor, public Watchdog::Watched {
       lock.unlock();
       return finish(make_failure(reason_named("cancelled"), "the client went away"), false);
     }
-    if (sent_ == onnx_.bytes.size()) {
+    if (sent_ == onnx_.size()) {
       call_.answer_sent(sent_);
       lock.unlock();
       return finish(std::nullopt);
     }
-    const SteadyClock::time_point next = next_chunk();
+    const std::optional<SteadyClock::time_point> next = next_chunk();
+    if (!next) {
+      // The client has part of the model: the call ends with an error status.
+      call_.answer_dropped(sent_, "the answer could not be read");
+      lock.unlock();
+      return finish(make_failure(reason_named("internal"), "the answer could not be read"));
+    }
     held_ = true;
     lock.unlock();
-    start_write(next);
+    start_write(*next);
   }
 
   // The upload or the answer missed its deadline (its minimum rate, its idle
@@ -186,7 +192,7 @@ class ConvertStreamCall final : public Reactor, public Watchdog::Watched {
       onnx_ = std::move(r.onnx);
       v1::ConvertChunk first;
       to_proto(r.diagnostics, first.mutable_diagnostics());
-      first.set_total_bytes(onnx_.bytes.size());
+      first.set_total_bytes(onnx_.size());
       const std::string bytes = first.SerializeAsString();
       grpc::Slice slice(bytes);
       out_ = grpc::ByteBuffer(&slice, 1);
@@ -199,11 +205,23 @@ class ConvertStreamCall final : public Reactor, public Watchdog::Watched {
     start_write(next);
   }
 
-  // Under `mu_`: the next ONNX chunk into `out_`; returns its write's deadline.
-  SteadyClock::time_point next_chunk() {
-    const size_t n = std::min(kOutChunkBytes, onnx_.bytes.size() - sent_);
-    const grpc::Slice slices[] = {grpc::Slice(field_head(kData, n)),
-                                  owned_slice(onnx_.bytes.substr(sent_, n), onnx_.owner)};
+  // Under `mu_`: the next ONNX chunk into `out_`; returns its write's
+  // deadline (nothing when a handed-over answer cannot be read). A chunk of a
+  // handed-over answer is read from its memfd into a buffer of its own, freed
+  // once gRPC has sent it: one write is in flight at a time, so a client that
+  // reads slowly makes the call hold one chunk, never the model.
+  std::optional<SteadyClock::time_point> next_chunk() {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kOutChunkBytes, onnx_.size() - sent_));
+    grpc::Slice data;
+    if (onnx_.file) {
+      auto chunk = std::make_shared<std::string>();
+      const std::optional<std::string_view> piece = onnx_.piece(sent_, n, *chunk);
+      if (!piece) return std::nullopt;
+      data = owned_slice(*piece, chunk);
+    } else {
+      data = owned_slice(onnx_.bytes.substr(sent_, n), onnx_.owner);
+    }
+    const grpc::Slice slices[] = {grpc::Slice(field_head(kData, n)), std::move(data)};
     out_ = grpc::ByteBuffer(slices, std::size(slices));
     sent_ += n;
     return pace_.deadline(sent_);

@@ -111,8 +111,14 @@ class ConvertCall final : public UnaryCall {
         if (auto refused = call_.receive(piece, Call::Keep::kRefer, slices)) return finish(refused);
     call_.run([this](CallResult& r) {
       if (r.failure) return finish(r.failure);
-      *response_ = convert_response(r.onnx, r.diagnostics);
-      finish(std::nullopt, r.onnx.bytes.size());
+      // One message: a large answer a worker handed over is read whole here
+      // (the budget holds its bytes already), and its memfd let go of.
+      const std::optional<OnnxBytes> onnx = r.onnx.in_memory();
+      r.onnx = {};
+      if (!onnx)
+        return finish(make_failure(reason_named("internal"), "the answer could not be read"));
+      *response_ = convert_response(*onnx, r.diagnostics);
+      finish(std::nullopt, onnx->bytes.size());
     });
   }
 

@@ -177,11 +177,13 @@ class HttpCall {
     if (!r.diagnostics.warnings.empty())
       headers.push_back({"X-Lite2onnx-Warning",
                          header_safe(r.diagnostics.warnings.front(), kMaxWarningHeaderChars)});
-    const std::string_view onnx = r.onnx.bytes;
-    // A JSON answer's piece of base64 is held beside the ONNX bytes.
+    const OnnxBytes& onnx = r.onnx;
+    // A JSON answer's piece of base64 is held beside the ONNX bytes (and a
+    // piece read from a handed-over answer's memfd beside it).
     const uint64_t piece_bytes =
-        request_.wants_json() ? JsonAnswer::base64_bytes(std::min(onnx.size(), kJsonPieceBytes))
-                              : 0;
+        request_.wants_json()
+            ? JsonAnswer::base64_bytes(std::min<uint64_t>(onnx.size(), kJsonPieceBytes))
+            : 0;
     if (piece_bytes > 0)
       if (auto refused = call_.resize_answer(onnx.size() + piece_bytes))
         co_return co_await fail(*refused);
@@ -190,10 +192,24 @@ class HttpCall {
     const Pace pace = call_.start_answer();
     uint64_t sent = 0;
     bool written = false;
+    // The ONNX bytes a piece at a time, each written by its deadline before
+    // the next is read: a slow reader makes the call hold one piece. A piece
+    // that cannot be read ends the connection short of its Content-Length.
+    std::string scratch;
     if (!request_.wants_json()) {
       const std::string head = head_of(200, "application/octet-stream", onnx.size(), headers, keep,
                                        parser_.get().version());
-      written = co_await link_.write(head, onnx, pace, sent);
+      if (!onnx.file) {
+        written = co_await link_.write(head, onnx.bytes, pace, sent);
+      } else {
+        written = co_await link_.write(head, pace, sent);
+        for (uint64_t at = 0; written && at < onnx.size(); at += kWriteChunk) {
+          const auto piece = onnx.piece(
+              at, static_cast<size_t>(std::min<uint64_t>(kWriteChunk, onnx.size() - at)), scratch);
+          written = piece.has_value();
+          if (written) written = co_await link_.write(*piece, pace, sent);
+        }
+      }
     } else {
       // Made on the encoder thread; the ONNX bytes in base64 a piece at a time.
       const Diagnostics& d = r.diagnostics;
@@ -205,9 +221,14 @@ class HttpCall {
               json.prefix,
           pace, sent);
       std::string piece;
-      for (size_t at = 0; written && at < onnx.size(); at += kJsonPieceBytes) {
+      for (uint64_t at = 0; written && at < onnx.size(); at += kJsonPieceBytes) {
+        const auto bytes = onnx.piece(
+            at, static_cast<size_t>(std::min<uint64_t>(kJsonPieceBytes, onnx.size() - at)),
+            scratch);
+        written = bytes.has_value();
+        if (!written) break;
         piece.clear();
-        JsonAnswer::append_base64(onnx.substr(at, kJsonPieceBytes), piece);
+        JsonAnswer::append_base64(*bytes, piece);
         written = co_await link_.write(piece, pace, sent);
       }
       if (written) written = co_await link_.write(json.suffix, pace, sent);

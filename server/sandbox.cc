@@ -31,7 +31,8 @@ constexpr int kAllowed[] = {
     SCMP_SYS(munmap),
     SCMP_SYS(mremap),
     SCMP_SYS(madvise),
-    // the control socket and the memfds (grown with ftruncate, never shrunk: sealed)
+    // the control socket and the memfds (grown with ftruncate, never shrunk: sealed;
+    // a large answer's own memfd written with write)
     SCMP_SYS(recvmsg),
     SCMP_SYS(sendmsg),
     SCMP_SYS(write),

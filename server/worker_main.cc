@@ -7,6 +7,7 @@
 //
 // Setup, then the loop: read a job, convert, write the answer, repeat.
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include "core/convert.h"
 #include "schema_generated.h"
 #include "server/sandbox.h"
+#include "server/worker_output.h"
 #include "server/worker_protocol.h"
 
 namespace lite2onnx::worker {
@@ -151,12 +153,13 @@ void run_fault(const JobFrame& job) {
     case Fault::kSyscall:  // outside the seccomp allow-list: the kernel kills the process
       socket(AF_INET, SOCK_STREAM, 0);
       break;
+    case Fault::kMappedAnswer:  // instead of the answer (serve())
     case Fault::kNone:
       break;
   }
 }
 
-// The ONNX model is in the output memfd already (`onnx_bytes` of it).
+// The ONNX model is in the answer already (`onnx_bytes` of it).
 struct Answer {
   uint64_t onnx_bytes = 0;
   std::string info, error;
@@ -164,7 +167,7 @@ struct Answer {
 
 Answer run_job(const JobFrame& job, std::span<const std::byte> model,
                std::span<const std::byte> options_bytes, const Limits& limits,
-               const OutputBuffer& output) {
+               OutputStream& output) {
   Answer a;
   auto fail = [&a](ErrorCode code, const std::string& message) {
     a.error = to_proto(make_error(code, message)).SerializeAsString();
@@ -212,39 +215,24 @@ Answer run_job(const JobFrame& job, std::span<const std::byte> model,
   return a;
 }
 
-// The two memfds a worker keeps from job to job (server/worker_protocol.h).
-struct Buffers {
-  UniqueFd input;  // read-only; the server writes it
-  Mapping input_map;
-  UniqueFd output;     // ours; the server maps it read-only
-  Mapping output_map;  // writable
-};
-
-// The output memfd for the next answer: the last one, or a new one when there
-// is none or the last outgrew kReuseBytes (then `fresh`: it goes to the
-// server with the answer).
-bool start_output(Buffers& b, bool* fresh) {
-  *fresh = !b.output || b.output_map.size() > kReuseBytes;
-  if (!*fresh) return true;
-  b.output_map = Mapping();
-  b.output = make_memfd("lite2onnx-answer");
-  return static_cast<bool>(b.output);
-}
-
-// Grows the output memfd to hold `bytes` (whole MiB), keeping what it holds,
-// and maps it.
-bool grow_output(Buffers& b, uint64_t bytes) {
-  if (bytes <= b.output_map.size() && b.output_map.ok()) return true;
-  const uint64_t size = std::max<uint64_t>(1, (bytes + (1 << 20) - 1) >> 20) << 20;
-  b.output_map = Mapping();
-  if (ftruncate(b.output.get(), static_cast<off_t>(size)) != 0) return false;
-  b.output_map = Mapping::map(b.output.get(), static_cast<size_t>(size), true);
-  return b.output_map.ok();
+// The test hook kMappedAnswer: what a compromised worker could try, an
+// answer handed over in a memfd it keeps mapped writable (to change it while
+// the server sends it). The server cannot seal it, and refuses it.
+void hand_over_mapped_answer() {
+  UniqueFd fd = make_memfd("lite2onnx-large-answer");
+  // Never unmapped: the server kills this worker.
+  if (!fd || ftruncate(fd.get(), 1 << 20) != 0 ||
+      mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0) == MAP_FAILED)
+    die("cannot make a mapped memfd");
+  AnswerFrame frame;
+  frame.flags = kAnswerHandedOver;
+  frame.onnx_bytes = 1 << 20;
+  if (!send_frame(kControlFd, &frame, sizeof frame, fd.get())) _exit(0);
 }
 
 // One job: read it from the input memfd (a new one if the server sent it),
-// run it, write the answer into the output memfd (a new one when the last
-// outgrew kReuseBytes, sent with the answer).
+// run it, write the answer (AnswerWriter: into the output memfd, or a memfd
+// of its own when large) and send its frame.
 void serve(const JobFrame& job, UniqueFd new_input, Buffers& b, const Args& args) {
   if (new_input) {
     struct stat st {};
@@ -258,13 +246,11 @@ void serve(const JobFrame& job, UniqueFd new_input, Buffers& b, const Args& args
       job.options_bytes > b.input_map.size() - job.model_bytes)
     die("a malformed job");
 
-  bool fresh = false;
-  if (!start_output(b, &fresh)) die("cannot make an output memfd");
-  // The core writes the ONNX model straight into the output memfd: a plain
-  // write into pages mapped since the last job, and no copy of the answer.
-  const OutputBuffer output = [&b](size_t bytes) {
-    return grow_output(b, bytes) ? b.output_map.data() : nullptr;
-  };
+  if (args.test_faults && job.fault == Fault::kMappedAnswer) return hand_over_mapped_answer();
+  if (!start_output(b)) die("cannot make an output memfd");
+  // The core streams the ONNX model into the answer: nothing of a large model
+  // is held here but what the conversion itself holds.
+  AnswerWriter output(b);
   Answer a;
   try {
     if (args.test_faults && job.fault != Fault::kNone) run_fault(job);
@@ -281,21 +267,28 @@ void serve(const JobFrame& job, UniqueFd new_input, Buffers& b, const Args& args
     a = Answer();
     a.error = to_proto(make_error(ErrorCode::kInternal, e.what())).SerializeAsString();
   }
-  // The rest after the model, through the mapping too (pwrite() takes and
-  // locks each page of the file: about twice the time).
-  if (!grow_output(b, a.onnx_bytes + a.info.size() + a.error.size()))
-    die("cannot make room for the answer");
-  std::byte* out = b.output_map.data() + a.onnx_bytes;
-  for (const std::string* part : {&a.info, &a.error}) {
-    std::memcpy(out, part->data(), part->size());
-    out += part->size();
+  // A failure while writing left part of a model: the answer is the error alone.
+  if (a.onnx_bytes != output.size()) {
+    output.reset();
+    a.onnx_bytes = 0;
+    if (a.error.empty())
+      a.error = to_proto(make_error(ErrorCode::kInternal, "the worker could not write its answer"))
+                    .SerializeAsString();
   }
+  if (!output.write(a.info) || !output.write(a.error)) die("cannot make room for the answer");
   AnswerFrame frame;
   frame.onnx_bytes = a.onnx_bytes;
   frame.info_bytes = a.info.size();
   frame.error_bytes = a.error.size();
-  if (!send_frame(kControlFd, &frame, sizeof frame, fresh ? b.output.get() : -1))
-    _exit(0);  // the server is gone
+  int fd = -1;
+  if (output.handed_over() >= 0) {
+    frame.flags |= kAnswerHandedOver;
+    fd = output.handed_over();
+  } else if (!b.output_sent) {
+    fd = b.output.get();
+  }
+  if (!send_frame(kControlFd, &frame, sizeof frame, fd)) _exit(0);  // the server is gone
+  if (fd == b.output.get()) b.output_sent = true;
 }
 
 }  // namespace

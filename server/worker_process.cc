@@ -281,8 +281,60 @@ bool WorkerProcess::ensure_input(uint64_t bytes) {
   return input_map_.ok();
 }
 
+namespace {
+
+// A copy of [offset, offset + n) of a file (false: it cannot be read whole).
+bool read_exactly(int fd, uint64_t offset, uint64_t n, std::string* out) {
+  out->resize(static_cast<size_t>(n));
+  for (uint64_t done = 0; done < n;) {
+    const ssize_t got = pread(fd, out->data() + done, static_cast<size_t>(n - done),
+                              static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    done += static_cast<uint64_t>(got);
+  }
+  return true;
+}
+
+}  // namespace
+
+void WorkerProcess::take_handed_over(JobResult* result, UniqueFd file) {
+  const AnswerFrame& a = result->answer;
+  // Sealed before anything is read: from now on neither the worker nor anyone
+  // can change, grow or shrink it (F_SEAL_WRITE is refused while a writable
+  // mapping exists: the worker must not have mapped it).
+  constexpr int kSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL;
+  struct stat st {};
+  if (!file || fcntl(file.get(), F_ADD_SEALS, kSeals) != 0 ||
+      (fcntl(file.get(), F_GET_SEALS) & kSeals) != kSeals || fstat(file.get(), &st) != 0) {
+    result->problem = "its large answer came without a memfd that can be sealed";
+  } else {
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    if (a.onnx_bytes > size || a.info_bytes > size - a.onnx_bytes ||
+        a.error_bytes > size - a.onnx_bytes - a.info_bytes) {
+      result->problem = "its answer's lengths exceed its memfd";
+    } else if (!read_exactly(file.get(), a.onnx_bytes, a.info_bytes, &result->info) ||
+               !read_exactly(file.get(), a.onnx_bytes + a.info_bytes, a.error_bytes,
+                             &result->error)) {
+      result->problem = errno_text("its answer's memfd cannot be read");
+    } else {
+      result->answer_file = std::move(file);
+      result->end = JobEnd::kAnswered;
+      return;
+    }
+  }
+  result->end = JobEnd::kBadAnswer;
+  kill_and_reap(result);
+}
+
 void WorkerProcess::check_answer(JobResult* result, UniqueFd new_output) {
   const AnswerFrame& a = result->answer;
+  if (a.flags & ~worker::kAnswerHandedOver) {
+    result->problem = "its answer has unknown flags";
+    result->end = JobEnd::kBadAnswer;
+    return kill_and_reap(result);
+  }
+  if (a.flags & worker::kAnswerHandedOver) return take_handed_over(result, std::move(new_output));
   // A new output memfd is sealed against shrinking before it is mapped: the
   // worker cannot make the server's mapping point past its end (no SIGBUS).
   // Only a memfd takes seals.
@@ -311,8 +363,15 @@ void WorkerProcess::check_answer(JobResult* result, UniqueFd new_output) {
         a.error_bytes > mapped - a.onnx_bytes - a.info_bytes) {
       result->problem = "its answer's lengths exceed its memfd";
     } else {
-      result->output =
-          output_map_.bytes(0, static_cast<size_t>(a.onnx_bytes + a.info_bytes + a.error_bytes));
+      // Copies of the small parts, before they are parsed (the worker could
+      // change them meanwhile).
+      auto copy = [&](uint64_t offset, uint64_t n) {
+        return std::string(reinterpret_cast<const char*>(output_map_.data() + offset),
+                           static_cast<size_t>(n));
+      };
+      result->onnx = output_map_.bytes(0, static_cast<size_t>(a.onnx_bytes));
+      result->info = copy(a.onnx_bytes, a.info_bytes);
+      result->error = copy(a.onnx_bytes + a.info_bytes, a.error_bytes);
       result->end = JobEnd::kAnswered;
       return;
     }

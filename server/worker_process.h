@@ -69,9 +69,14 @@ enum class JobEnd {
 struct JobResult {
   JobEnd end = JobEnd::kDied;
   worker::AnswerFrame answer;  // kAnswered
-  // kAnswered: the answer, in the worker's output memfd (mapped read-only):
-  // valid until the worker's next job, so copy what you keep.
-  std::span<const std::byte> output;
+  // kAnswered: the ONNX model, in the worker's output memfd (mapped
+  // read-only): valid until the worker's next job, so copy what you keep.
+  // Empty when the answer was handed over (`answer_file`).
+  std::span<const std::byte> onnx;
+  // kAnswered with kAnswerHandedOver: the answer's own memfd, sealed against
+  // any change (the ONNX model in [0, answer.onnx_bytes)), not mapped here.
+  worker::UniqueFd answer_file;
+  std::string info, error;      // kAnswered: copies of the answer's other parts
   bool out_of_memory = false;   // the worker said an allocation failed
   int wait_status = 0;          // kDied (and every kill): how the process ended
   uint64_t peak_rss_bytes = 0;  // of the whole process, once it ended
@@ -113,6 +118,7 @@ class WorkerProcess {
   void read_notes(JobResult* result);
   double cpu_seconds() const;
   void check_answer(JobResult* result, worker::UniqueFd new_output);
+  void take_handed_over(JobResult* result, worker::UniqueFd file);
   // An input memfd of at least `bytes` (the current one, or a new one).
   bool ensure_input(uint64_t bytes);
 

@@ -13,7 +13,8 @@
 //
 // The server treats everything a worker sends as untrusted: frame fields are
 // checked, every length is checked against the output memfd's size, and the
-// answer is copied out of it before the worker gets its next job.
+// answer is copied out of it before the worker gets its next job (a large
+// answer, in a memfd of its own, is sealed against writes instead).
 #pragma once
 
 #include <fcntl.h>
@@ -41,10 +42,12 @@ enum class Fault : uint32_t {
   kHang = 2,
   kAllocate = 3,
   kSyscall = 4,
-  kDelay = 5,  // sleep fault_bytes milliseconds, then convert as usual
+  kDelay = 5,         // sleep fault_bytes milliseconds, then convert as usual
+  kMappedAnswer = 6,  // hand over an answer's memfd this worker keeps mapped writable
 };
 
 // A memfd up to this size is kept for the next job; a larger one is replaced.
+// An answer larger than this goes in a memfd of its own (kAnswerHandedOver).
 inline constexpr uint64_t kReuseBytes = uint64_t{16} << 20;
 
 // JobFrame::flags.
@@ -76,15 +79,23 @@ enum class AnswerKind : uint32_t {
   kOutOfMemory = 3,  // an allocation failed (its memory limit); the answer or the end follows
 };
 
+// AnswerFrame::flags.
+// The answer is in a memfd of its own, sent with the frame (an answer larger
+// than kReuseBytes), which the worker never maps nor writes again: the server
+// seals it against any change and sends the ONNX model from it.
+inline constexpr uint32_t kAnswerHandedOver = 1;
+
 // Worker -> server, kDone: the output memfd holds the ONNX model in
 // [0, onnx_bytes), then info_bytes of a serialized v1::Diagnostics (convert)
 // or v1::InspectResponse (inspect), then error_bytes of a serialized
 // v1::ConversionError when the job failed (0 when it succeeded). The
-// descriptor of a new output memfd comes with the frame when the worker
-// replaced it.
+// descriptor of a new output memfd comes with the first answer written into
+// it; with kAnswerHandedOver, the descriptor is the answer's own memfd (and
+// the output memfd stays as it was).
 struct AnswerFrame {
   uint32_t magic = kMagic;
   AnswerKind kind = AnswerKind::kDone;
+  uint32_t flags = 0;
   uint64_t onnx_bytes = 0;
   uint64_t info_bytes = 0;
   uint64_t error_bytes = 0;

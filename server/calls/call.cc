@@ -41,8 +41,8 @@ void parse_traceparent(std::string_view text, std::string* trace_id, std::string
   *parent_id = std::string(parent);
 }
 
-// The test hook a call asks for (crash, hang, syscall, allocate=BYTES or
-// delay=MS), honoured only by a server started with --test-fault-hooks.
+// The test hook a call asks for (crash, hang, syscall, mapped-answer,
+// allocate=BYTES or delay=MS), honoured only by a server started with --test-fault-hooks.
 TestFault test_fault(bool hooks, std::string_view value) {
   TestFault f;
   if (!hooks) return f;
@@ -52,6 +52,7 @@ TestFault test_fault(bool hooks, std::string_view value) {
   if (value == "crash") f.fault = worker::Fault::kCrash;
   if (value == "hang") f.fault = worker::Fault::kHang;
   if (value == "syscall") f.fault = worker::Fault::kSyscall;
+  if (value == "mapped-answer") f.fault = worker::Fault::kMappedAnswer;
   if (value.starts_with("delay=")) {
     f.fault = worker::Fault::kDelay;
     f.bytes = number_after("delay=");
@@ -262,7 +263,7 @@ void Call::run(Done done) {
       if (auto hit = core_.cache_.find(*key_)) {
         model_.clear();
         CallResult result;
-        result.failure = hold_answer(hit->onnx.bytes.size());
+        result.failure = hold_answer(hit->onnx.size());
         result.onnx = std::move(hit->onnx);
         result.diagnostics = std::move(hit->diagnostics);
         return done(result);
