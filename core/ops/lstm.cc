@@ -438,6 +438,7 @@ OpEntry unidirectional_sequence_lstm() {
           .infer_shapes = infer_sequence_lstm,
           .check = check_sequence_lstm,
           .lower = lower_sequence_lstm,
+          .quantization = {.exact = sequence_lstm_exact()},
           .state = {.inputs = {18, 19}},
           .doc = {.onnx = "LSTM where it matches TFLite exactly, else the cell unrolled (MatMul, "
                           "Gemm, Split, Sigmoid, Tanh, Mul, Add per step)",
@@ -463,6 +464,7 @@ OpEntry lstm() {
           .infer_shapes = infer_lstm,
           .check = check_lstm,
           .lower = lower_lstm,
+          .quantization = {.exact = one_step_lstm_exact()},
           // Basic kernel: the previous activation and state (1, 4), written when
           // they are variable tensors; full kernel: 18 and 19, which must be.
           .state = {.inputs = {1, 4, 18, 19}, .required = false},

@@ -120,4 +120,9 @@ IntegerHidden integer_hidden(Writer& w, const IntegerLstm& q, ir::TensorId o, ir
                              ir::TensorId projection_t, ir::TensorId projection_bias,
                              const std::string& s);
 
+// ---- --quantization exact (exact_lstm.cc) ----
+// The full-integer kernel (8x8_16) in ONNX integer arithmetic, bit for bit.
+ExactForm sequence_lstm_exact();
+ExactForm one_step_lstm_exact();
+
 }  // namespace lite2onnx::ops::recurrent

@@ -102,6 +102,10 @@ struct Int16Activation {
 Int16Activation int16_activation_params(float sx, bool tanh);
 int64_t logistic16(int64_t q, const Int16Activation& p);
 int64_t tanh16(int64_t q, const Int16Activation& p);
+// gemmlowp's 16-bit fixed-point functions on raw values, the integer LSTM's
+// ApplySigmoid (input F3) and ApplyTanh (input F<integer_bits>, 0..6): F0 results.
+int64_t fixed_logistic16(int64_t raw);
+int64_t fixed_tanh16(int64_t raw, int integer_bits);
 
 // RSQRT int8 (§4.10): TFLite's fixed-point inverse square root of q - z_x
 // (GetInvSqrtQuantizedMultiplierExp), rescaled to the output.

@@ -112,6 +112,8 @@ int16_t exp_on_negative_values(int16_t a, int integer_bits) {
   for (const auto& b : kBarrel)
     if (integer_bits > b.exponent && (remainder & (1 << (fractional_bits + b.exponent))) != 0)
       result = mul16(result, constant16(b.multiplier));
+  // Beyond 5 integer bits gemmlowp clamps exp(a < -32) to 0.
+  if (integer_bits > 5 && a < constant16(-(1 << (36 - integer_bits)))) result = 0;
   return a == 0 ? kOne0 : result;
 }
 
@@ -133,11 +135,11 @@ int16_t gemmlowp_logistic(int16_t a) {  // a: F3
   return a > 0 ? positive : wrap16(kOne0 - positive);
 }
 
-int16_t gemmlowp_tanh(int16_t a) {  // a: F3
+int16_t gemmlowp_tanh(int16_t a, int integer_bits) {  // a: F<integer_bits>
   if (a == 0) return 0;
   const int16_t negative = a < 0 ? a : wrap16(-a);
-  // ExactMulByPot<1>: the same raw value read as F4.
-  const int16_t t = divide_one_plus(exp_on_negative_values(negative, 4), true);
+  // ExactMulByPot<1>: the same raw value read with one more integer bit.
+  const int16_t t = divide_one_plus(exp_on_negative_values(negative, integer_bits + 1), true);
   return a < 0 ? wrap16(-t) : t;
 }
 
@@ -185,7 +187,7 @@ int64_t logistic16(int64_t q, const Int16Activation& p) {
 int64_t tanh16(int64_t q, const Int16Activation& p) {
   if (p.multiplier == 0) {
     const int16_t x = wrap16(static_cast<int32_t>(q));
-    return gemmlowp_tanh(p.left_shift == 1 ? multiply_by_pot16(x, 1) : x);
+    return gemmlowp_tanh(p.left_shift == 1 ? multiply_by_pot16(x, 1) : x, 3);
   }
   const int32_t in = table_input(q, p);
   const uint32_t magnitude = static_cast<uint32_t>(std::abs(in));
@@ -197,6 +199,14 @@ int64_t tanh16(int64_t q, const Int16Activation& p) {
   }
   r = in >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
   return wrap16(r >> 8);
+}
+
+int64_t fixed_logistic16(int64_t raw) {
+  return gemmlowp_logistic(wrap16(static_cast<int32_t>(raw)));
+}
+
+int64_t fixed_tanh16(int64_t raw, int integer_bits) {
+  return gemmlowp_tanh(wrap16(static_cast<int32_t>(raw)), integer_bits);
 }
 
 }  // namespace lite2onnx::ops::qmath

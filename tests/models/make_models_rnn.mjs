@@ -272,10 +272,12 @@ function int8Weights(m, name, shape, scale) {
 
 function integerLstm(name, description, o) {
   def(name, description, (m) => {
-    const [batch, steps, input, cell] = [2, 4, 3, o.cell ?? 5];
-    const output = o.projection ? 4 : cell;
-    const xq = { scale: [2 / 255], zero_point: [3] };
-    const x = m.quantize(m.input('input', [batch, steps, input], 'INT8'), xq);
+    const [batch, steps, input, cell] = [o.batch ?? 2, o.steps ?? 4, o.input ?? 3, o.cell ?? 5];
+    const output = o.projection ? o.output ?? 4 : cell;
+    // The one-step LSTM op (o.oneStep) takes [batch, input] and gives [batch, output].
+    const seq = (n) => (o.oneStep ? [batch, n] : o.timeMajor ? [steps, batch, n] : [batch, steps, n]);
+    const xq = { scale: [2 / 255], zero_point: [o.inputZp ?? 3] };
+    const x = m.quantize(m.input('input', seq(input), 'INT8'), xq);
     const gates = ['input', 'forget', 'cell', 'output'];
     const w = gates.map((g, k) => (o.cifg && k === 0 ? null : int8Weights(m, `lstm/${g}_weights`, [cell, input], 0.6)));
     const r = gates.map((g, k) => (o.cifg && k === 0 ? null : int8Weights(m, `lstm/${g}_recurrent`, [cell, output], 0.5)));
@@ -287,8 +289,12 @@ function integerLstm(name, description, o) {
     const b = gates.map((g, k) => (o.cifg && k === 0 ? ABSENT
       : m.quantized(`lstm/${g}_bias`, [cell], m.randomValues(cell, 0.3),
         { type: 'INT32', scale: [o.layerNorm ? lnScale / 1024 : xq.scale[0] * w[k].scale], zero_point: [0] })));
+    const cellScale = 2 ** (o.cellExponent ?? -11);
+    // Peephole weights: int16 per tensor (cell_to_gate_weights).
+    const p = ['input', 'forget', 'output'].map((g, k) => (!o.peephole || (o.cifg && k === 0) ? ABSENT
+      : m.quantized(`lstm/${g}_peephole`, [cell], m.randomValues(cell, 0.5), { type: 'INT16', scale: [0.5 / 32767 * (k + 1)], zero_point: [0] })));
     const hidden = { scale: [o.hiddenScale ?? 1 / 128], zero_point: [o.hiddenZp ?? 0] };
-    const stateQ = o.projection ? { scale: [1.5 / 128], zero_point: [-2] } : hidden;
+    const stateQ = o.projection ? { scale: [1.5 / 128], zero_point: [o.stateZp ?? -2] } : hidden;
     let pw = ABSENT, pb = ABSENT;
     if (o.projection) {
       const p = int8Weights(m, 'lstm/projection_weights', [output, cell], 0.6);
@@ -296,18 +302,22 @@ function integerLstm(name, description, o) {
       pb = m.quantized('lstm/projection_bias', [output], m.randomValues(output, 0.2), { type: 'INT32', scale: [p.scale * hidden.scale[0]], zero_point: [0] });
     }
     const h = m.quantize(variable(m, 'lstm/output_state', [batch, output], 'INT8'), stateQ);
-    const c = m.quantize(variable(m, 'lstm/cell_state', [batch, cell], 'INT16'), { scale: [2 ** -11], zero_point: [0] });
+    const c = m.quantize(variable(m, 'lstm/cell_state', [batch, cell], 'INT16'), { scale: [cellScale], zero_point: [0] });
     // Intermediates: the gates' pre-activation scales (read with layer norm)
     // and the hidden value's.
     const mids = gates.map((g) => m.quantize(m.tensor(`lstm/${g}_intermediate`, [0], 'INT16'), { scale: [2 ** -10], zero_point: [0] }));
     mids.push(m.quantize(m.tensor('lstm/hidden_intermediate', [0], 'INT8'), hidden));
-    const y = m.quantize(m.tensor('output', [batch, steps, output], 'INT8'), stateQ);
+    const y = m.quantize(m.tensor('output', seq(output), 'INT8'), stateQ);
     const ws = w.map((v) => (v ? v.t : ABSENT));
     const rs = r.map((v) => (v ? v.t : ABSENT));
-    m.op('UNIDIRECTIONAL_SEQUENCE_LSTM', [x, ...ws, ...rs, ABSENT, ABSENT, ABSENT, ...b, pw, pb, h, c, ...ln], [y],
-      'UnidirectionalSequenceLSTMOptions',
-      { fused_activation_function: 'TANH', cell_clip: o.cellClip ?? 0, proj_clip: o.projClip ?? 0, time_major: false },
-      { intermediates: mids });
+    const inputs = [x, ...ws, ...rs, ...p, ...b, pw, pb, h, c, ...ln];
+    const clips = { fused_activation_function: 'TANH', cell_clip: o.cellClip ?? 0, proj_clip: o.projClip ?? 0 };
+    if (o.oneStep) {
+      m.op('LSTM', inputs, [y], 'LSTMOptions', { ...clips, kernel_type: 'FULL' }, { intermediates: mids });
+    } else {
+      m.op('UNIDIRECTIONAL_SEQUENCE_LSTM', inputs, [y], 'UnidirectionalSequenceLSTMOptions',
+        { ...clips, time_major: !!o.timeMajor }, { intermediates: mids });
+    }
     m.output(y);
   });
 }
@@ -315,6 +325,16 @@ function integerLstm(name, description, o) {
 integerLstm('lstm_int8', 'UNIDIRECTIONAL_SEQUENCE_LSTM, int8 activations and weights, int16 cell state (2^-11), cell clip 10', { cellClip: 10 });
 integerLstm('lstm_int8_layer_norm_projection', 'integer UNIDIRECTIONAL_SEQUENCE_LSTM with layer norm, 6 cells projected to 4 (output zero point -2), projection clip 1', { layerNorm: true, projection: true, cell: 6, projClip: 1, hiddenZp: 3 });
 integerLstm('lstm_int8_cifg', 'integer UNIDIRECTIONAL_SEQUENCE_LSTM, CIFG, cell clip 1.5', { cifg: true, cellClip: 1.5 });
+integerLstm('lstm_int8_peephole_time_major', 'integer UNIDIRECTIONAL_SEQUENCE_LSTM, time-major [5,3,6] -> [5,3,7], int16 peephole weights, input zero point -7, cell state 2^-12, cell clip 3',
+  { timeMajor: true, peephole: true, batch: 3, steps: 5, input: 6, cell: 7, inputZp: -7, cellExponent: -12, cellClip: 3 });
+integerLstm('lstm_int8_projection', 'integer UNIDIRECTIONAL_SEQUENCE_LSTM, [4,6,3] -> 9 cells projected to 5 (hidden zero point 5, output zero point 6), peephole, projection clip 0.9',
+  { projection: true, peephole: true, batch: 4, steps: 6, input: 3, cell: 9, output: 5, hiddenZp: 5, stateZp: 6, projClip: 0.9 });
+integerLstm('lstm_int8_peephole_projection_time_major', 'integer UNIDIRECTIONAL_SEQUENCE_LSTM, time-major [2,3,4], peepholes and projection (6 cells to 5: the kernel\'s peephole walk over n_output elements of the batches together), cell state 2^-13, cell clip 2, projection clip 0.7',
+  { timeMajor: true, peephole: true, projection: true, batch: 3, steps: 2, input: 4, cell: 6, output: 5, hiddenZp: -3, stateZp: 1, cellExponent: -13, cellClip: 2, projClip: 0.7 });
+integerLstm('lstm_int8_one_step', 'integer LSTM (full kernel, one step), input [3,2], 7 cells projected to 4, peepholes, hidden zero point 4',
+  { oneStep: true, peephole: true, projection: true, batch: 3, input: 2, cell: 7, output: 4, hiddenZp: 4 });
+integerLstm('lstm_int8_cifg_peephole_projection', 'integer UNIDIRECTIONAL_SEQUENCE_LSTM, CIFG with peepholes and projection (8 cells to 2, no clipping), cell state 2^-10',
+  { cifg: true, peephole: true, projection: true, batch: 1, steps: 3, input: 5, cell: 8, output: 2, hiddenZp: -9, cellExponent: -10 });
 
 // ---- SVDF --------------------------------------------------------------------------
 
