@@ -6,7 +6,8 @@
 // portable_tensor_utils.cc), bit for bit, in ONNX integer arithmetic:
 //
 //   gate k:  g = clamp16(clamp16(MBQM(Σ x w + b_in, M_in)) + MBQM(Σ h r + b_rec, M_rec))
-//            (+ MBQM(c p, M_peephole), clamped, for the peephole gates)
+//            (+ MBQM(c p, M_peephole), clamped, for the peephole gates; then
+//            the integer layer norm, exact_lstm_norm.cc, where the op has it)
 //            then gemmlowp's 16-bit sigmoid of g as F3 (tanh for the cell gate)
 //   cell:    c = clamp16(RDBPOT(f c, 15) + RDBPOT(i g, 30 + cell_exponent)), clipped
 //   hidden:  m = clamp8(MBQM(o tanh(c as F<15 + cell_exponent>), M_hidden) + z_hidden)
@@ -68,6 +69,7 @@ struct Params {
   int cell_exponent = -11;
   int64_t hidden_zp = 0, state_zp = 0, input_zp = 0;
   int64_t cell_clip = 0, proj_clip = 0;
+  std::array<IntegerLayerNorm, 4> layer_norm{};  // per gate, with layer norm
 };
 
 // PopulateQuantizedLstmParams8x8_16: float32 effective scales (double where
@@ -97,6 +99,16 @@ Params params_of(const ir::Graph& g, const ir::Node& n, const Cell& c) {
           static_cast<float>(std::pow(2.0, p.cell_exponent) *
                              scale_f(g.tensor(c.p[static_cast<size_t>(pk)])) / gate_scale));
   }
+  if (c.layer_norm)
+    for (int k : p.gates) {
+      const auto kk = static_cast<size_t>(k);
+      const float scale = scale_f(g.tensor(c.ln[kk]));
+      IntegerLayerNorm& ln = p.layer_norm[kk];
+      ln.weights = integers_of(g.tensor(c.ln[kk]));
+      ln.bias = integers_of(g.tensor(c.b[kk]));
+      ln.scale = qmath::quantize_multiplier(scale);
+      ln.variance_guard = std::max(1, static_cast<int32_t>(10000 * scale));
+    }
   p.hidden_m = qmath::quantize_multiplier(
       static_cast<float>(std::pow(2.0, -15) / hidden_scale * std::pow(2.0, -15)));
   if (c.projection)
@@ -294,7 +306,8 @@ Status lower_integer_lstm(LowerContext& ctx, const ir::Node& n, LstmKind kind) {
   const Params p = params_of(g, n, c);
   const int64_t units = c.n_cell;
   const auto ng = static_cast<int64_t>(p.gates.size());
-  if (Status st = reserve_nodes(ctx, n, l.steps * (40 + 12 * ng) + 16); !st.ok()) return st;
+  const int64_t per_gate = c.layer_norm ? 90 : 12;
+  if (Status st = reserve_nodes(ctx, n, l.steps * (40 + per_gate * ng) + 16); !st.ok()) return st;
   exact::Writer w(ctx, n);
 
   // Input weights and recurrent weights of every present gate, stacked.
@@ -366,8 +379,14 @@ Status lower_integer_lstm(LowerContext& ctx, const ir::Node& n, LstmKind kind) {
       gate[kk] = with_peephole(w, gate[kk], cs, peephole_weights[pk], p.peephole_m[kk], l.batch,
                                l.time_major ? l.batch : 1, units, c.n_output);
     };
+    auto normalize = [&](int k) {
+      const auto kk = static_cast<size_t>(k);
+      if (c.layer_norm) gate[kk] = integer_layer_norm(w, gate[kk], p.layer_norm[kk], units);
+    };
     if (!c.cifg) peephole(0, cell);
     peephole(1, cell);
+    for (int k : {0, 1, 2})
+      if (k != 0 || !c.cifg) normalize(k);
     const Value f = lookup16(w, sigmoid, gate[1]);
     const Value g_c = lookup16(w, tanh_gate, gate[2]);
     const Value i = c.cifg ? w.sub(w.constant(32767), f) : lookup16(w, sigmoid, gate[0]);
@@ -377,6 +396,7 @@ Status lower_integer_lstm(LowerContext& ctx, const ir::Node& n, LstmKind kind) {
     Value new_cell = w.clip(w.add(kept, added), -32768, 32767);
     if (p.cell_clip > 0) new_cell = w.clip(new_cell, -p.cell_clip, p.cell_clip);
     peephole(3, new_cell);
+    normalize(3);
     const Value o = lookup16(w, sigmoid, gate[3]);
     const Value th = lookup16(w, tanh_cell, new_cell);
     const Value hidden = exact::mbqm(w, w.mul(o, th), std::span(&p.hidden_m, 1), {});
@@ -424,10 +444,6 @@ Check check_integer_lstm(const ir::Graph& g, const ir::Node& n, LstmKind kind) {
     return refuse(ReasonCode::kNotImplemented,
                   "float activations (hybrid, int8 weights) have no integer form for "
                   "--quantization exact yet");
-  if (c.layer_norm)
-    return refuse(ReasonCode::kNotImplemented,
-                  "the integer kernel's layer normalization (ApplyLayerNorm) has no integer form "
-                  "for --quantization exact yet");
   if (c.diag) return refuse(ReasonCode::kNotImplemented, "diagonal recurrent weights");
   // The kernel's peephole product reads n_output elements per batch where it
   // means n_cell (with_peephole): more outputs than cells would read past
@@ -437,6 +453,14 @@ Check check_integer_lstm(const ir::Graph& g, const ir::Node& n, LstmKind kind) {
                   "peephole weights with more outputs than cells (TFLite's kernel reads past its "
                   "cell state)");
   const Params p = params_of(g, n, c);
+  // ApplyLayerNorm's last MBQM shifts left by the coefficients' shift + 12:
+  // the exact form keeps that within int32 only when it is no shift left.
+  if (c.layer_norm)
+    for (int k : p.gates)
+      if (p.layer_norm[static_cast<size_t>(k)].scale.shift + 12 > 0)
+        return refuse(ReasonCode::kQuantization,
+                      "layer norm coefficients with a scale of 2^-12 or more (the kernel's "
+                      "rescaling would shift left and can wrap)");
   // ApplyTanh takes 0..6 integer bits; i g / 2^(30 + e) must fit int16.
   if (p.cell_exponent < -15 || p.cell_exponent > -9)
     return refuse(ReasonCode::kQuantization, "a cell state scale of 2^" +

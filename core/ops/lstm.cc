@@ -81,7 +81,7 @@ struct Result {
 // The unrolled cell over `order` (the steps, in the order the cell runs):
 // `proj` holds every step's input projection (bias included unless layer
 // norm), `x_axis` its time axis.
-Result unroll(Writer& w, const Cell& c, TensorId proj, int64_t time_axis,
+Result unroll(Writer& w, const Cell& c, TensorId proj, int64_t batch, int64_t time_axis,
               const std::vector<int64_t>& order, const std::string& act, float cell_clip,
               float proj_clip, const std::string& prefix) {
   const ir::Graph& g = w.graph();
@@ -149,7 +149,11 @@ Result unroll(Writer& w, const Cell& c, TensorId proj, int64_t time_axis,
       const int pk = k == 3 ? 2 : k;  // peephole slots i, f, o
       TensorId& x = gate[static_cast<size_t>(k)];
       if (peep[static_cast<size_t>(pk)] == ir::kNoTensor) return;
-      TensorId v = w.mul(cell, peep[static_cast<size_t>(pk)], s + name + "_peephole");
+      // The integer kernel steps a batch-major sequence one batch at a time.
+      TensorId v = q ? integer_peephole_product(
+                           w, cell, *real_values(g.tensor(c.p[static_cast<size_t>(pk)])), batch,
+                           time_axis == 0 ? batch : 1, c.n_cell, c.n_output, s + name + "_peephole")
+                     : w.mul(cell, peep[static_cast<size_t>(pk)], s + name + "_peephole");
       x = q ? integer_with_peephole(w, *q, k, x, v, s + name)
             : w.add(x, v, s + name + "_with_peephole");
     };
@@ -310,7 +314,8 @@ Result run_direction(Writer& w, const Lstm& l, const Cell& c, TensorId x, Tensor
   TensorId proj = project_inputs(w, c, x, aux, input_scale, prefix);
   std::vector<int64_t> order;
   for (int64_t t = 0; t < l.steps; ++t) order.push_back(reverse ? l.steps - 1 - t : t);
-  Result r = unroll(w, c, proj, l.time_major ? 0 : 1, order, act, cell_clip, proj_clip, prefix);
+  Result r =
+      unroll(w, c, proj, l.batch, l.time_major ? 0 : 1, order, act, cell_clip, proj_clip, prefix);
   if (reverse) std::reverse(r.outputs.begin(), r.outputs.end());
   return r;
 }

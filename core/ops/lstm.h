@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ops/exact.h"
 #include "core/ops/recurrent.h"
 
 namespace lite2onnx::ops::recurrent {
@@ -100,6 +101,15 @@ ir::TensorId integer_input_steps(Writer& w, const Cell& c, ir::TensorId projecti
 ir::TensorId integer_pre_activation(Writer& w, ir::TensorId input, ir::TensorId h,
                                     ir::TensorId recurrent_t, ir::TensorId inverse_steps,
                                     const std::string& s);
+// The peephole term cell * weights as the kernel's
+// VectorBatchVectorCwiseProductAccumulate call computes it: with n_output
+// where n_cell is meant, so with a projection it walks the flat cells of the
+// `together` batches of one call n_output at a time (element j < together *
+// n_output takes weight j mod n_output) and adds nothing to the rest (0 here).
+ir::TensorId integer_peephole_product(Writer& w, ir::TensorId cell,
+                                      const std::vector<float>& weights, int64_t batch,
+                                      int64_t together, int64_t units, int64_t outputs,
+                                      const std::string& s);
 // Gate k's pre-activation `x` plus its peephole term `v` (a real value).
 ir::TensorId integer_with_peephole(Writer& w, const IntegerLstm& q, int k, ir::TensorId x,
                                    ir::TensorId v, const std::string& s);
@@ -120,9 +130,21 @@ IntegerHidden integer_hidden(Writer& w, const IntegerLstm& q, ir::TensorId o, ir
                              ir::TensorId projection_t, ir::TensorId projection_bias,
                              const std::string& s);
 
-// ---- --quantization exact (exact_lstm.cc) ----
+// ---- --quantization exact (exact_lstm.cc, exact_lstm_norm.cc) ----
 // The full-integer kernel (8x8_16) in ONNX integer arithmetic, bit for bit.
 ExactForm sequence_lstm_exact();
 ExactForm one_step_lstm_exact();
+
+// One gate's layer normalization as the integer kernel's ApplyLayerNorm
+// computes it: the coefficients (int16) and the gate's bias (int32), the
+// coefficients' scale, the variance guard of Prepare.
+struct IntegerLayerNorm {
+  std::vector<int64_t> weights, bias;
+  qmath::Multiplier scale;
+  int64_t variance_guard = 1;
+};
+// The normalized gate [batch, units] (int16 values) from its pre-activation.
+exact::Value integer_layer_norm(exact::Writer& w, const exact::Value& gate,
+                                const IntegerLayerNorm& p, int64_t units);
 
 }  // namespace lite2onnx::ops::recurrent

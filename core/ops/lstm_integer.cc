@@ -111,6 +111,23 @@ TensorId integer_with_peephole(Writer& w, const IntegerLstm& q, int k, TensorId 
   return w.clip(w.add(x, v, s + "_with_peephole"), -32768.f, 32767.f, s + "_peephole_sum");
 }
 
+TensorId integer_peephole_product(Writer& w, TensorId cell, const std::vector<float>& weights,
+                                  int64_t batch, int64_t together, int64_t units, int64_t outputs,
+                                  const std::string& s) {
+  if (outputs == units) return w.mul(cell, float_vector(w, weights, s + "_weights"), s);
+  const int64_t calls = batch / together, touched = together * outputs, width = together * units;
+  std::vector<float> tiled;
+  for (int64_t j = 0; j < touched; ++j) tiled.push_back(weights[static_cast<size_t>(j % outputs)]);
+  TensorId flat = w.op("Reshape", {cell, w.ints({calls, width})}, s + "_calls");
+  TensorId head = w.op("Slice", {flat, w.ints({0}), w.ints({touched}), w.ints({1})}, s + "_walked");
+  TensorId product = w.mul(head, float_vector(w, tiled, s + "_tiled"), s + "_product");
+  TensorId rest =
+      w.constant(std::vector<float>(static_cast<size_t>(calls * (width - touched)), 0.f),
+                 {calls, width - touched}, s + "_untouched");
+  TensorId joined = w.op("Concat", {product, rest}, s + "_joined", {{"axis", int64_t{1}}});
+  return w.op("Reshape", {joined, w.ints({batch, units})}, s + "_rows");
+}
+
 TensorId integer_gate(Writer& w, const IntegerLstm& q, int k, TensorId x, bool layer_norm_on,
                       TensorId coef, TensorId bias, bool sigmoid, const std::string& s) {
   double in_scale = q.gate_scale[static_cast<size_t>(k)];

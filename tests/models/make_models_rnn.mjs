@@ -333,8 +333,12 @@ integerLstm('lstm_int8_peephole_projection_time_major', 'integer UNIDIRECTIONAL_
   { timeMajor: true, peephole: true, projection: true, batch: 3, steps: 2, input: 4, cell: 6, output: 5, hiddenZp: -3, stateZp: 1, cellExponent: -13, cellClip: 2, projClip: 0.7 });
 integerLstm('lstm_int8_one_step', 'integer LSTM (full kernel, one step), input [3,2], 7 cells projected to 4, peepholes, hidden zero point 4',
   { oneStep: true, peephole: true, projection: true, batch: 3, input: 2, cell: 7, output: 4, hiddenZp: 4 });
-integerLstm('lstm_int8_cifg_peephole_projection', 'integer UNIDIRECTIONAL_SEQUENCE_LSTM, CIFG with peepholes and projection (8 cells to 2, no clipping), cell state 2^-10',
-  { cifg: true, peephole: true, projection: true, batch: 1, steps: 3, input: 5, cell: 8, output: 2, hiddenZp: -9, cellExponent: -10 });
+integerLstm('lstm_int8_layer_norm', 'integer UNIDIRECTIONAL_SEQUENCE_LSTM with layer norm (the kernel\'s integer ApplyLayerNorm), [4,2,6] -> 8 cells, input zero point 9',
+  { layerNorm: true, batch: 4, steps: 2, input: 6, cell: 8, inputZp: 9 });
+integerLstm('lstm_int8_layer_norm_cifg_peephole_time_major', 'integer UNIDIRECTIONAL_SEQUENCE_LSTM, time-major [3,3,5], layer norm over 7 cells (not a power of two), CIFG, peepholes, cell state 2^-12, cell clip 2.5',
+  { layerNorm: true, cifg: true, peephole: true, timeMajor: true, batch: 3, steps: 3, input: 5, cell: 7, cellExponent: -12, cellClip: 2.5 });
+integerLstm('lstm_int8_cifg_peephole_projection', 'integer UNIDIRECTIONAL_SEQUENCE_LSTM, [1,7,5], CIFG with peepholes and projection (8 cells to 3, no clipping), cell state 2^-10',
+  { cifg: true, peephole: true, projection: true, batch: 1, steps: 7, input: 5, cell: 8, output: 3, hiddenZp: -9, cellExponent: -10 });
 
 // ---- SVDF --------------------------------------------------------------------------
 
