@@ -452,6 +452,13 @@ Check check_integer_lstm(const ir::Graph& g, const ir::Node& n, LstmKind kind) {
     return refuse(ReasonCode::kOperands,
                   "peephole weights with more outputs than cells (TFLite's kernel reads past its "
                   "cell state)");
+  // The kernel reads the biases as int32 (the gates', and the projection's).
+  std::vector<TensorId> biases = {c.proj_b};
+  for (int k : gates(c)) biases.push_back(c.b[static_cast<size_t>(k)]);
+  for (TensorId t : biases)
+    if (t != ir::kNoTensor && g.tensor(t).data->stored_type != DataType::kInt32)
+      return refuse(ReasonCode::kQuantization,
+                    "integer kernel: bias '" + g.tensor(t).name + "' must be int32");
   const Params p = params_of(g, n, c);
   // ApplyLayerNorm's last MBQM shifts left by the coefficients' shift + 12:
   // the exact form keeps that within int32 only when it is no shift left.
