@@ -337,6 +337,10 @@ integerLstm('lstm_int8_layer_norm', 'integer UNIDIRECTIONAL_SEQUENCE_LSTM with l
   { layerNorm: true, batch: 4, steps: 2, input: 6, cell: 8, inputZp: 9 });
 integerLstm('lstm_int8_layer_norm_cifg_peephole_time_major', 'integer UNIDIRECTIONAL_SEQUENCE_LSTM, time-major [3,3,5], layer norm over 7 cells (not a power of two), CIFG, peepholes, cell state 2^-12, cell clip 2.5',
   { layerNorm: true, cifg: true, peephole: true, timeMajor: true, batch: 3, steps: 3, input: 5, cell: 7, cellExponent: -12, cellClip: 2.5 });
+integerLstm('lstm_int8_cell_2e-9', 'integer UNIDIRECTIONAL_SEQUENCE_LSTM, cell state 2^-9 (the cell tanh reads F6: gemmlowp\'s exp clamp below -32), [2,5,4] -> 3 cells',
+  { batch: 2, steps: 5, input: 4, cell: 3, cellExponent: -9 });
+integerLstm('lstm_int8_cell_2e-15', 'integer UNIDIRECTIONAL_SEQUENCE_LSTM, cell state 2^-15 (the cell tanh reads F0; the cell saturates), time-major [6,1,2] -> 4 cells',
+  { timeMajor: true, batch: 1, steps: 6, input: 2, cell: 4, cellExponent: -15 });
 integerLstm('lstm_int8_cifg_peephole_projection', 'integer UNIDIRECTIONAL_SEQUENCE_LSTM, [1,7,5], CIFG with peepholes and projection (8 cells to 3, no clipping), cell state 2^-10',
   { cifg: true, peephole: true, projection: true, batch: 1, steps: 7, input: 5, cell: 8, output: 3, hiddenZp: -9, cellExponent: -10 });
 
