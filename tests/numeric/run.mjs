@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import {
-  EXPECTABLE, normalizeExpectation, variantName, judgeResult, roundFigures, entryFigures, updateKnownFailEntry,
+  EXPECTABLE, normalizeExpectation, expectationFor, variantName, judgeResult, roundFigures, entryFigures, updateKnownFailEntry,
   removeKnownFailVariant, formatJson, formatExpectations,
 } from './lib/expect.mjs';
 import { formatDistance } from './lib/compare.mjs';
@@ -501,7 +501,8 @@ async function main() {
     // Without an expectations file, a model on the known-fail list with
     // figures for this variant is expected to fail (the per-op slices of
     // corpus.sh, the --quantization exact run).
-    const exp = e ? e.value : !expect && k && entryFigures(k.value, variant) ? { outcome: 'fail', object: false } : null;
+    const exp = e ? expectationFor(e.value, variant)
+      : !expect && k && entryFigures(k.value, variant) ? { outcome: 'fail', object: false } : null;
     const v = judgeResult({
       name: model.name, r, exp, expectGiven: !!expect, expectFile: opts.expect,
       known: k ? k.value : null, knownFile: opts.knownFail, variant, ci, noSkip: opts.noSkip,
@@ -577,7 +578,7 @@ async function main() {
     for (const [name, r] of Object.entries(observed)) {
       let outcome = r.outcome;
       const old = merged[name];
-      const was = typeof old === 'string' ? old : old?.outcome;
+      const was = typeof old === 'string' ? old : old?.outcomes?.[variant] ?? old?.outcome;
       if (!EXPECTABLE.has(outcome) || (outcome === 'fail' && !(r.measured && (opts.writeKnownFail || was === 'fail')))) {
         // a failure is recorded as the outcome it should reach, unless it is
         // (or in this run went) on the known-fail list
@@ -586,7 +587,15 @@ async function main() {
       }
       const transposes = { ...(old && typeof old === 'object' ? old.transposes ?? {} : {}) };
       if (r.transposes !== undefined) transposes[variant] = r.transposes;
-      merged[name] = Object.keys(transposes).length ? { outcome, transposes } : outcome;
+      // A variant with its own outcome ("outcomes") keeps it there.
+      const outcomes = old && typeof old === 'object' && old.outcomes ? { ...old.outcomes } : null;
+      if (outcomes && variant in outcomes) {
+        outcomes[variant] = outcome;
+        outcome = old.outcome;
+      }
+      merged[name] = Object.keys(transposes).length || outcomes
+        ? { outcome, ...(outcomes ? { outcomes } : {}), ...(Object.keys(transposes).length ? { transposes } : {}) }
+        : outcome;
     }
     fs.writeFileSync(file, formatExpectations(merged));
     process.stdout.write(`\nwrote ${Object.keys(observed).length} outcome(s) to ${file}` +

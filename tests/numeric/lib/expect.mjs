@@ -23,7 +23,18 @@ export function normalizeExpectation(value) {
   if (t !== undefined && (!t || typeof t !== 'object' || Object.values(t).some((n) => !Number.isInteger(n) || n < 0))) {
     throw new Error('"transposes" must be {"variant": count, ...} with counts >= 0');
   }
-  return { outcome: value.outcome, transposes: t, object: true };
+  // "outcomes": {"variant": outcome, ...} overrides "outcome" in those
+  // variants (a known failure that shows on one variant's inputs only).
+  const o = value.outcomes;
+  if (o !== undefined && (!o || typeof o !== 'object' || Object.values(o).some((v) => !EXPECTABLE.has(v)))) {
+    throw new Error('"outcomes" must be {"variant": outcome, ...} with pass, unsupported, skip or fail');
+  }
+  return { outcome: value.outcome, transposes: t, object: true, ...(o ? { outcomes: o } : {}) };
+}
+
+/** A normalized expectation as it applies to one variant (its "outcomes" entry, if any). */
+export function expectationFor(exp, variant) {
+  return exp.outcomes?.[variant] ? { ...exp, outcome: exp.outcomes[variant] } : exp;
 }
 
 /** The name of a run's conversion variant: "opset13", "opset13+keep-io-layout", ... */

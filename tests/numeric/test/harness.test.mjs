@@ -14,7 +14,7 @@ import {
   compareTensors, outputDistance, toleranceDistance, withinRuntimeSpread, SINGLE_OP_QUANTIZED,
 } from '../lib/compare.mjs';
 import {
-  judgeResult, normalizeExpectation, variantName, roundFigures, compareFigures, entryFigures, updateKnownFailEntry,
+  judgeResult, normalizeExpectation, expectationFor, variantName, roundFigures, compareFigures, entryFigures, updateKnownFailEntry,
   removeKnownFailVariant, formatJson,
 } from '../lib/expect.mjs';
 import {
@@ -486,6 +486,11 @@ test('expectations: outcome strings or {outcome, transposes}; variant names', ()
     { outcome: 'fail', transposes: { opset13: 2 }, object: true });
   assert.throws(() => normalizeExpectation('known-fail'), /use pass/);
   assert.throws(() => normalizeExpectation({ outcome: 'pass', transposes: { opset13: -1 } }), /counts/);
+  // "outcomes": a variant's own outcome.
+  const perVariant = normalizeExpectation({ outcome: 'pass', outcomes: { opset13: 'fail' } });
+  assert.equal(expectationFor(perVariant, 'opset13').outcome, 'fail');
+  assert.equal(expectationFor(perVariant, 'opset17').outcome, 'pass');
+  assert.throws(() => normalizeExpectation({ outcome: 'pass', outcomes: { opset13: 'known' } }), /outcomes/);
   assert.equal(variantName(13, []), 'opset13');
   assert.equal(variantName(17, ['--keep-io-layout']), 'opset17+keep-io-layout');
   assert.equal(variantName(13, ['--quantization=dequantize']), 'opset13+quantization=dequantize');
@@ -611,8 +616,11 @@ test('known-fail figures: rounding, aliases per variant, removal', () => {
 test('the known-fail list and the expectations agree', () => {
   const read = (f) => JSON.parse(fs.readFileSync(path.join(HERE, '..', f), 'utf8'));
   const known = read('known_fail.json');
-  const files = Object.fromEntries(['expect_corpus.json', 'expect_corpus_dequantize.json', 'expect_ops.json'].map((f) => [f, read(f)]));
-  const outcome = (v) => (typeof v === 'string' ? v : v.outcome);
+  const files = Object.fromEntries(['expect_corpus.json', 'expect_corpus_dequantize.json', 'expect_corpus_exact.json',
+    'expect_ops.json'].map((f) => [f, read(f)]));
+  // "fail" when any variant expects it.
+  const outcome = (v) => (typeof v === 'string' ? v
+    : Object.values(v.outcomes ?? {}).includes('fail') ? 'fail' : v.outcome);
   for (const [model, entry] of Object.entries(known)) {
     if (model.startsWith('//')) continue;
     assert.ok(entry.reason && !/^TODO/.test(entry.reason), `${model}: a reason`);
