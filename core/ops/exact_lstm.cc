@@ -292,12 +292,6 @@ Value rdbpot(exact::Writer& w, const Value& x, int exponent) {
   return w.rhaz_div(x, w.constant(int64_t{1} << exponent));
 }
 
-struct Sequence {
-  bool time_major = true;
-  int64_t steps = 1;
-  bool one_step = false;  // the LSTM op: input [B, I], output [B, O]
-};
-
 Status lower_integer_lstm(LowerContext& ctx, const ir::Node& n, LstmKind kind) {
   Lstm l;
   if (auto r = read_lstm(ctx.graph(), n, kind, l)) return ctx.error(n, r->text);
