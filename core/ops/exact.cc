@@ -390,9 +390,6 @@ Value mbqm(Writer& w, const Value& x, std::span<const qmath::Multiplier> m, cons
                     }));
 }
 
-namespace {
-
-// static_cast<int32_t>(x) of an int64 x: ((x + 2^31) mod 2^32) - 2^31.
 Value wrap_int32(Writer& w, const Value& x) {
   const Value two32 = w.constant(int64_t{1} << 32), two31 = w.constant(int64_t{1} << 31);
   const Value shifted = w.add(x, two31);
@@ -401,8 +398,6 @@ Value wrap_int32(Writer& w, const Value& x) {
   low.hi = two32.hi - 1;
   return w.sub(low, two31);
 }
-
-}  // namespace
 
 Value requantize(Writer& w, const Value& acc, Requantization r, std::span<const double> scales,
                  const Shape& shape, const Params& out, int64_t lo, int64_t hi) {
