@@ -546,6 +546,17 @@ def('softmax_u8_beta05', 'uint8 SOFTMAX [3,10] beta 0.5, output scale 1/256, zer
   m.output(unary(m, 'SOFTMAX', qin(m, 'input', [3, 10], u8(0.05, 128)), 'output', undefined, 'SoftmaxOptions', { beta: 0.5 }, u8(1 / 256, 0))));
 def('softmax_after_conv', 'int8 CONV_2D -> SOFTMAX on channels (rank 4)', (m) =>
   m.output(unary(m, 'SOFTMAX', conv(m, inA(m), 'conv', { filters: 6 }), 'output', undefined, 'SoftmaxOptions', { beta: 1 }, i8(1 / 256, -128))));
+def('softmax_to_int16', 'int8 SOFTMAX [3,7] -> int16 (scale 1/65535, zero point -32768: the float-table kernel into int16)', (m) =>
+  m.output(unary(m, 'SOFTMAX', qin(m, 'input', [3, 7], i8(0.07, 2)), 'output', undefined, 'SoftmaxOptions', { beta: 1 }, qp('INT16', 1 / 65535, -32768))));
+def('softmax_u8_to_int16', 'uint8 SOFTMAX [2,9] beta 0.8 -> int16 (scale 1/32768, zero point 0)', (m) =>
+  m.output(unary(m, 'SOFTMAX', qin(m, 'input', [2, 9], u8(0.11, 131)), 'output', undefined, 'SoftmaxOptions', { beta: 0.8 }, qp('INT16', 1 / 32768, 0))));
+def('softmax_to_int16_quantize_int32', 'int8 SOFTMAX [4,5] -> int16 -> QUANTIZE int32 (scale 1/32767): keyword_scrambled\'s tail', (m) => {
+  const s = unary(m, 'SOFTMAX', qin(m, 'input', [4, 5], i8(0.09, -3)), 'softmax', undefined, 'SoftmaxOptions', { beta: 1 }, qp('INT16', 1 / 65535, -32768));
+  const y = m.tensor('output', [4, 5], 'INT32');
+  m.tensors[y].quantization = { scale: [f32(1 / 32767)], zero_point: [0] };
+  m.op('QUANTIZE', [s], [y]);
+  m.output(y);
+});
 def('logistic', 'int8 LOGISTIC [2,3,5] of [-6, 6], output scale 1/256, zero point -128', (m) =>
   m.output(unary(m, 'LOGISTIC', qin(m, 'input', [2, 3, 5], i8(0.047, 0)), 'output', undefined, undefined, undefined, i8(1 / 256, -128))));
 def('logistic_u8', 'uint8 LOGISTIC [2,3,5], output scale 1/256, zero point 0', (m) =>
