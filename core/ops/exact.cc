@@ -545,6 +545,8 @@ LinearKernel linear_kernel(const ir::Graph& g, const ir::Node& n, LinearOp op) {
                  xnnpack_quantization(y) && xnnpack_quantization(w, weight_channel_axis(op));
   if (s.bias < n.inputs.size() && g.valid(n.inputs[s.bias]))
     xnnpack = xnnpack && g.tensor(n.inputs[s.bias]).is_const();
+  // XNNPACK's deconvolution needs a static output_shape (CheckTensorStaticAllocation).
+  if (op == LinearOp::kTransposeConv && !g.tensor(n.inputs[0]).is_const()) xnnpack = false;
   // qs8 weights are symmetric: a per-tensor int8 weight with a zero point
   // goes to the builtin kernel.
   if (params_of(w).type == DataType::kInt8 && params_of(w).zero != 0) xnnpack = false;

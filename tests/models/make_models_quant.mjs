@@ -225,13 +225,24 @@ function depthwise(m, x, name, { multiplier = 1, k = [3, 3], stride = [1, 1], pa
   return y;
 }
 
-function transposeConv(m, x, name, { filters, k = [3, 3], stride, padding, withBias = true, act = 'NONE', ...o }) {
+// `runtimeShape`: output_shape is a graph input holding these values (TFLite
+// resizes the output at run time), instead of the usual constant.
+function transposeConv(m, x, name, { filters, k = [3, 3], stride, padding, withBias = true, act = 'NONE', runtimeShape, ...o }) {
   const [n, h, w, c] = m.shape(x);
   const qx = m.q[x];
-  const outShape = padding === 'SAME'
+  const outShape = runtimeShape ?? (padding === 'SAME'
     ? [n, h * stride[0], w * stride[1], filters]
-    : [n, (h - 1) * stride[0] + k[0], (w - 1) * stride[1] + k[1], filters];
-  const shapeT = i32(m, `${name}/output_shape`, outShape);
+    : [n, (h - 1) * stride[0] + k[0], (w - 1) * stride[1] + k[1], filters]);
+  let shapeT;
+  if (runtimeShape) {
+    shapeT = m.input(`${name}/output_shape`, [4], 'INT32');
+    m.spec.inputs = { ...m.spec.inputs, [`${name}/output_shape`]: { value: runtimeShape } };
+    // LiteRT.js returns stale buffers for a dynamically shaped output (as for
+    // seanet_transpose_conv4, tests/numeric/specs.json).
+    m.spec.reference = 'tfjs';
+  } else {
+    shapeT = i32(m, `${name}/output_shape`, outShape);
+  }
   const wt = weights(m, `${name}/weights`, [filters, k[0], k[1], c], 0, k[0] * k[1] * c / (stride[0] * stride[1]), qx.type);
   const inputs = [shapeT, wt.t, x];
   const b = withBias ? bias(m, `${name}/bias`, filters, qx, wt.q, 0.3) : undefined;
@@ -395,6 +406,10 @@ def('transpose_conv', 'int8 TRANSPOSE_CONV 3x3 SAME stride 2 with bias, per-chan
   m.output(transposeConv(m, inA(m, [1, 4, 5, 3]), 'output', { filters: 6, stride: [2, 2], padding: 'SAME' })));
 def('transpose_conv_valid_nobias', 'int8 TRANSPOSE_CONV 3x2 VALID stride 2x1, no bias', (m) =>
   m.output(transposeConv(m, inA(m, [1, 4, 5, 3]), 'output', { filters: 2, k: [3, 2], stride: [2, 1], padding: 'VALID', withBias: false })));
+def('transpose_conv_runtime_shape_same', 'int8 TRANSPOSE_CONV 1x2 SAME stride 2x3 with bias, output_shape [1,8,15,6] a graph input: the full convolution [9,14] is cut and padded past its extent (where only the bias is)', (m) =>
+  m.output(transposeConv(m, inA(m, [1, 4, 5, 3]), 'output', { filters: 6, k: [1, 2], stride: [2, 3], padding: 'SAME', runtimeShape: [1, 8, 15, 6] })));
+def('transpose_conv_runtime_shape_valid', 'int8 TRANSPOSE_CONV 3x2 VALID stride 2x1 with bias, output_shape [1,11,5,7] (the full convolution) a graph input', (m) =>
+  m.output(transposeConv(m, inA(m, [1, 5, 4, 3]), 'output', { filters: 7, k: [3, 2], stride: [2, 1], padding: 'VALID', runtimeShape: [1, 11, 5, 7] })));
 def('transpose_conv_relu6', 'int8 TRANSPOSE_CONV 3x3 SAME stride 2 with bias and fused RELU6 (range [-2, 8], the clamp is explicit)', (m) =>
   m.output(transposeConv(m, qin(m, 'input', [1, 4, 5, 3], i8(0.06, 0)), 'output', { filters: 4, stride: [2, 2], padding: 'SAME', act: 'RELU6', range: [-2, 8] })));
 def('transpose_conv_u8', 'uint8 TRANSPOSE_CONV 3x3 SAME stride 2 with bias, per-tensor weights', (m) =>
