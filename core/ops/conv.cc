@@ -613,8 +613,9 @@ OpEntry transpose_conv() {
           .quantization = {.bias = BiasSlots{3, 2, 1},
                            .exact = {lower_transpose_conv_exact, check_transpose_conv_exact}},
           .doc = {.onnx = "ConvTranspose",
-                  .notes = "filter OHWI -> IOHW; explicit pads and output_padding from "
-                           "output_shape"}};
+                  .notes = "filter OHWI -> IOHW; explicit pads and output_padding from a "
+                           "constant output_shape; a run-time one: the full transposed "
+                           "convolution cut (Slice, Pad) by TFLite's padding rule at run time"}};
 }
 
 OpEntry mediapipe_transpose_conv_bias() {

@@ -408,7 +408,7 @@ OpEntry svdf() {
                   .notes = "rank >= 1; the state (the last memory_size activations of each "
                            "filter) is model state; float, hybrid (int8 weights, computed in "
                            "float) and integer (int8 with int16 state, computed in float on the "
-                           "kernel's grids)"}};
+                           "kernel's grids; --quantization exact: in integers, as TFLite)"}};
 }
 
 }  // namespace lite2onnx::ops::recurrent
