@@ -572,6 +572,10 @@ def('softmax_to_int16_quantize_int32', 'int8 SOFTMAX [4,5] -> int16 -> QUANTIZE 
   m.op('QUANTIZE', [s], [y]);
   m.output(y);
 });
+def('l2_normalization', 'int8 L2_NORMALIZATION over the last axis of [2,3,11] (output scale 1/128, zero point 0, as TFLite requires)', (m) =>
+  m.output(unary(m, 'L2_NORMALIZATION', qin(m, 'input', [2, 3, 11], i8(0.04, -6)), 'output', undefined, 'L2NormOptions', { fused_activation_function: 'NONE' }, i8(1 / 128, 0))));
+def('conv_l2_normalization', 'int8 CONV_2D -> L2_NORMALIZATION over the channels (rank 4, NCHW inside ONNX)', (m) =>
+  m.output(unary(m, 'L2_NORMALIZATION', conv(m, inA(m), 'conv', { filters: 6 }), 'output', undefined, 'L2NormOptions', { fused_activation_function: 'NONE' }, i8(1 / 128, 0))));
 def('logistic', 'int8 LOGISTIC [2,3,5] of [-6, 6], output scale 1/256, zero point -128', (m) =>
   m.output(unary(m, 'LOGISTIC', qin(m, 'input', [2, 3, 5], i8(0.047, 0)), 'output', undefined, undefined, undefined, i8(1 / 256, -128))));
 def('logistic_u8', 'uint8 LOGISTIC [2,3,5], output scale 1/256, zero point 0', (m) =>

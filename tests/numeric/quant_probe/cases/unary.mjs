@@ -190,6 +190,14 @@ export function rowCases() {
     const x = randInts(r, count(shape), -128, 127);
     out.push(rowsCase({ name: `l2norm_int8_${shape.join('x')}`, op: 'L2_NORMALIZATION', type: 'int8', shape, x, sx: 0.05, zx, so: 1 / 128, zo: 0, optionsType: 'L2NormOptions', options: { fused_activation_function: 'NONE' }, variant: `int8, rows of ${shape[1]}, zx ${zx}`, refRow: { tflite: (row) => A.tfliteL2NormRow(row, zx) } }));
   }
+  // The inverse square root's edges: one-element rows of every int8 value (sums of squares from 0 to
+  // 65,025: every bit length up to 16, the shifts moved into the multiplier), rows within one step of the
+  // zero point (sums 0, 1, 2, ...), and 9,000-element rows of extremes (sums past 2^29: divided by 4).
+  const near = Array.from({ length: 12 * 5 }, (_, i) => 4 + [0, 0, 0, 1, -1][(i * 7 + Math.floor(i / 5)) % 5] * (i % 3 === 0 ? 1 : 0));
+  const wide = Array.from({ length: 2 * 9000 }, (_, i) => (i % 97 === 0 ? randInts(r, 1, -128, 127)[0] : -128));
+  for (const [name, shape, x, zx] of [['single', [256, 1], Array.from({ length: 256 }, (_, i) => i - 128), 3], ['near_zero', [12, 5], near, 4], ['wide', [2, 9000], wide, 127]]) {
+    out.push(rowsCase({ name: `l2norm_int8_${name}_${shape.join('x')}`, op: 'L2_NORMALIZATION', type: 'int8', shape, x, sx: 0.05, zx, so: 1 / 128, zo: 0, optionsType: 'L2NormOptions', options: { fused_activation_function: 'NONE' }, variant: `int8, rows of ${shape[1]}, zx ${zx}`, refRow: { tflite: (row) => A.tfliteL2NormRow(row, zx) } }));
+  }
   return out;
 }
 function require_softmax(row, sx, beta, zo, type) {
