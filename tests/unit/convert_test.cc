@@ -673,9 +673,10 @@ TEST(Convert, SupportMatrixComesFromTheRegistry) {
     EXPECT_TRUE(by_name[op].supported) << op;
   EXPECT_FALSE(by_name["LSH_PROJECTION"].supported);
   // The integer forms of --quantization exact, read from the registry.
-  for (const char* op : {"CONV_2D", "ADD", "SOFTMAX", "AVERAGE_POOL_2D", "RESHAPE"})
+  for (const char* op :
+       {"CONV_2D", "ADD", "SOFTMAX", "AVERAGE_POOL_2D", "RESHAPE", "SVDF", "L2_NORMALIZATION"})
     EXPECT_TRUE(by_name[op].exact) << op;
-  for (const char* op : {"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "FLOOR"})
+  for (const char* op : {"UNIDIRECTIONAL_SEQUENCE_LSTM", "FLOOR"})
     EXPECT_FALSE(by_name[op].exact) << op;
 }
 
