@@ -85,4 +85,13 @@ Check check_window(const ir::Node& n);
 void set_window(ir::Node& out, const Window& w, int64_t in_h, int64_t in_w, int64_t k_h,
                 int64_t k_w, bool with_dilation);
 
+// TRANSPOSE_CONV with an output_shape (input 0) computed at run time
+// (transpose_conv_shape.cc): writes into `out` the part of `full`, the full
+// transposed convolution (NCHW, spatial full_h x full_w = (in - 1) * stride
+// + k), that TFLite keeps: the padding before computed from the run-time size
+// by TFLite's rule (SAME or VALID), zeros past the full extent.
+void crop_transpose_conv(LowerContext& ctx, const ir::Node& n, ir::TensorId full, ir::TensorId out,
+                         int64_t full_h, int64_t full_w, int64_t k_h, int64_t k_w,
+                         const std::string& suffix);
+
 }  // namespace lite2onnx::ops

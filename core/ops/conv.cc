@@ -264,9 +264,34 @@ Status emit_transpose_conv(LowerContext& ctx, const ir::Node& n, TensorId x_in, 
   auto out_shape = ir::const_ints(g, n.inputs[0]);
   const ir::Tensor& w = g.tensor(n.inputs[1]);
   const ir::Tensor& x = g.tensor(n.inputs[2]);
+  Window win = read_window(n);
+  if (!g.tensor(n.inputs[0]).is_const()) {
+    // A run-time output_shape: the full transposed convolution, cut at run
+    // time; the bias after the cut (TFLite adds it to the zeros past the
+    // full extent too).
+    const int64_t in_h = x.shape[1], in_w = x.shape[2], k_h = w.shape[1], k_w = w.shape[2];
+    if (in_h < 1 || in_w < 1) return ctx.error(n, "spatial input size must be static");
+    const TensorId full = ctx.temp(n.name + "/" + suffix + "full", ctx.tensor(out).dtype);
+    ir::Node& c = ctx.emit(n, "ConvTranspose", {x_in, weights}, {full}, suffix + "full");
+    c.attrs.set("kernel_shape", std::vector<int64_t>{k_h, k_w});
+    c.attrs.set("strides", std::vector<int64_t>{win.stride_h, win.stride_w});
+    const TensorId cut = bias == ir::kNoTensor
+                             ? out
+                             : ctx.temp(n.name + "/" + suffix + "cut", ctx.tensor(out).dtype);
+    crop_transpose_conv(ctx, n, full, cut, (in_h - 1) * win.stride_h + k_h,
+                        (in_w - 1) * win.stride_w + k_w, k_h, k_w, suffix);
+    if (bias != ir::kNoTensor) {
+      const TensorId channels =
+          ctx.temp(n.name + "/" + suffix + "bias_channels", ctx.tensor(bias).dtype);
+      ctx.emit(n, "Reshape",
+               {bias, ctx.const_i64(n.name + "/" + suffix + "bias_shape", {-1, 1, 1})}, {channels},
+               suffix + "bias_channels");
+      ctx.emit(n, "Add", {cut, channels}, {out}, suffix + "bias");
+    }
+    return ok_status();
+  }
   if (!out_shape || out_shape->size() != 4)
     return ctx.error(n, "output_shape must be a constant of 4 values");
-  Window win = read_window(n);
   std::vector<int64_t> pads(4, 0), output_padding(2, 0);
   int64_t strides[2] = {win.stride_h, win.stride_w};
   for (int d = 0; d < 2; ++d) {
@@ -465,10 +490,15 @@ InferredShapes infer_transpose_conv_bias(const ir::Graph& g, const ir::Node& n) 
 }
 
 Check check_conv(const ir::Graph& g, const ir::Node& n) { return check_conv_common(g, n, 0, 1); }
+// A run-time output_shape: 4 int32 values, over an input of static spatial
+// size (the full transposed convolution it is cut from has a static size).
 Check check_transpose_conv(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = require_const(g, n, 0, "output_shape")) {
-    r->text += "; ONNX ConvTranspose cannot take a run-time output shape";
-    return r;
+  if (!g.tensor(n.inputs[0]).is_const()) {
+    if (auto r = check_index_vector(g, n, 0, "output_shape", 4)) return r;
+    const ir::Tensor& x = g.tensor(n.inputs[2]);
+    if (!x.has_rank || x.rank() != 4 || x.shape[1] < 1 || x.shape[2] < 1)
+      return refuse(ReasonCode::kShape,
+                    "a run-time output_shape needs a static spatial input size");
   }
   return check_conv_common(g, n, 2, 1);
 }
@@ -583,8 +613,9 @@ OpEntry transpose_conv() {
           .quantization = {.bias = BiasSlots{3, 2, 1},
                            .exact = {lower_transpose_conv_exact, check_transpose_conv_exact}},
           .doc = {.onnx = "ConvTranspose",
-                  .notes = "filter OHWI -> IOHW; explicit pads and output_padding from "
-                           "output_shape"}};
+                  .notes = "filter OHWI -> IOHW; explicit pads and output_padding from a "
+                           "constant output_shape; a run-time one: the full transposed "
+                           "convolution cut (Slice, Pad) by TFLite's padding rule at run time"}};
 }
 
 OpEntry mediapipe_transpose_conv_bias() {

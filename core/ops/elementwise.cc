@@ -402,10 +402,22 @@ Check check_quantize_exact(const ir::Graph& g, const ir::Node& n) {
     return !t.quantized_type || *t.quantized_type == ir::DataType::kInt8 ||
            *t.quantized_type == ir::DataType::kUInt8 || *t.quantized_type == ir::DataType::kInt16;
   };
+  // int16 -> int32 (TFLite's Requantize into an int32 output): MBQM's left
+  // shift and the zero point must stay within int32, as the kernel computes.
+  if (x.quantized_type == ir::DataType::kInt16 && y.dtype == ir::DataType::kInt32 && y.quant &&
+      y.quant->scale.size() == 1) {
+    const exact::Params px = exact::params_of(x), py = exact::params_of(y);
+    const double ratio = static_cast<double>(px.scale) / static_cast<double>(py.scale);
+    if (!(ratio > 0) || !(ratio < 16384.0) || py.zero < -(int64_t{1} << 30) ||
+        py.zero > (int64_t{1} << 30))
+      return refuse(ReasonCode::kQuantization,
+                    "an int16 -> int32 requantization whose int32 arithmetic would wrap");
+    return std::nullopt;
+  }
   if (!small(x) || !small(y) || !y.quantized_type)
     return refuse(ReasonCode::kType,
-                  "QUANTIZE from or to other than int8, uint8 and int16 has no integer form for "
-                  "--quantization exact yet");
+                  "QUANTIZE from or to other than int8, uint8 and int16 (int16 -> int32 aside) "
+                  "has no integer form for --quantization exact yet");
   return std::nullopt;
 }
 

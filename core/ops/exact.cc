@@ -370,8 +370,6 @@ void Writer::store(const Value& v, TensorId out) {
       .attrs.set("to", int64_t{ir::onnx_type_code(type)});
 }
 
-namespace {
-
 // static_cast<int32_t>(x) of an int64 x: ((x + 2^31) mod 2^32) - 2^31.
 Value wrap_int32(Writer& w, const Value& x) {
   const Value two32 = w.constant(int64_t{1} << 32), two31 = w.constant(int64_t{1} << 31);
@@ -381,8 +379,6 @@ Value wrap_int32(Writer& w, const Value& x) {
   low.hi = two32.hi - 1;
   return w.sub(low, two31);
 }
-
-}  // namespace
 
 Value mbqm(Writer& w, const Value& x, std::span<const qmath::Multiplier> m, const Shape& shape) {
   auto per_channel = [&](auto fn) {
@@ -552,6 +548,8 @@ LinearKernel linear_kernel(const ir::Graph& g, const ir::Node& n, LinearOp op) {
                  xnnpack_quantization(y) && xnnpack_quantization(w, weight_channel_axis(op));
   if (s.bias < n.inputs.size() && g.valid(n.inputs[s.bias]))
     xnnpack = xnnpack && g.tensor(n.inputs[s.bias]).is_const();
+  // XNNPACK's deconvolution needs a static output_shape (CheckTensorStaticAllocation).
+  if (op == LinearOp::kTransposeConv && !g.tensor(n.inputs[0]).is_const()) xnnpack = false;
   // qs8 weights are symmetric: a per-tensor int8 weight with a zero point
   // goes to the builtin kernel.
   if (params_of(w).type == DataType::kInt8 && params_of(w).zero != 0) xnnpack = false;

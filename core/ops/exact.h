@@ -150,6 +150,9 @@ Value requantize(Writer& w, const Value& acc, Requantization r, std::span<const 
 // channel along `shape`'s non-unit axis (or one). Exact: the callers keep
 // x * 2^left within int32, where TFLite's int32 product would wrap.
 Value mbqm(Writer& w, const Value& x, std::span<const qmath::Multiplier> m, const ir::Shape& shape);
+// static_cast<int32_t>(x) of an int64 value: ((x + 2^31) mod 2^32) - 2^31,
+// the wrap of a kernel's int32 sums.
+Value wrap_int32(Writer& w, const Value& x);
 
 // The integer range a fused activation leaves (XNNPACK's rounding of its
 // bounds, or TFLite's), within the type's.

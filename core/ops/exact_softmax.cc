@@ -1,5 +1,6 @@
-// --quantization exact, 8-bit SOFTMAX: TFLite's kernel with the float table
-// (XNNPACK takes no quantized softmax; docs/quantization-arithmetic.md §4.8):
+// --quantization exact, SOFTMAX of an 8-bit input (to the same type or to
+// int16): TFLite's kernel with the float table (XNNPACK takes no quantized
+// softmax; docs/quantization-arithmetic.md §4.8):
 // per row, e_j = table[max - x_j], their float32 sum in index order,
 // inv = 1 / (sum * s_y), and each f32(e_j * inv) rounded to the output.
 #include <cmath>
@@ -71,30 +72,42 @@ Status lower_softmax_exact(LowerContext& ctx, const ir::Node& n) {
   const TensorId p = w.temp(DataType::kFloat32, "p");
   w.emit("Mul", {e, inv}, p, "p");
 
-  // int8: RHAZ(p); uint8: (int) f32(p + 0.5f). Then the zero point, the clamp.
-  // p is at most 1 / s_y, about 256 for the output scale TFLite requires.
+  // uint8 output: (int) f32(p + 0.5f); int8 and int16: RHAZ(p) (std::round).
+  // Then the zero point, the clamp. p is at most about 1 / s_y (the check
+  // keeps it far below 2^31).
   Value rounded;
   rounded.type = DataType::kFloat32;
   rounded.lo = 0;
-  rounded.hi = 258;
-  rounded.id =
-      py.type == DataType::kInt8 ? w.round_half_away(p, DataType::kFloat32) : w.fadd(p, {0.5f}, {});
+  rounded.hi = static_cast<int64_t>(std::ceil(1.01 / static_cast<double>(py.scale))) + 1;
+  rounded.id = py.type == DataType::kUInt8 ? w.fadd(p, {0.5f}, {})
+                                           : w.round_half_away(p, DataType::kFloat32);
   const Value whole = w.cast(rounded, DataType::kInt32);
   w.store(w.clip(w.add(whole, w.constant(py.zero)), py.lo, py.hi), n.outputs[0]);
   return w.result();
 }
 
+// 8-bit input; the output of the input's type with TFLite's fixed scale, or
+// int16 (optimized_ops::Softmax<In, int16_t>: any parameters, which its
+// Prepare does not check).
 Check check_softmax_exact(const ir::Graph& g, const ir::Node& n) {
-  if (auto r = check_8bit(g, n)) return r;
   const ir::Tensor& x = g.tensor(n.inputs[0]);
   const ir::Tensor& y = g.tensor(n.outputs[0]);
-  if (!x.quantized_type || !y.quantized_type || !per_tensor(x) || !per_tensor(y) ||
-      *x.quantized_type != *y.quantized_type)
+  const bool eight_bit =
+      x.quantized_type == DataType::kInt8 || x.quantized_type == DataType::kUInt8;
+  const bool to_int16 = y.quantized_type == DataType::kInt16;
+  if (!eight_bit || !per_tensor(x) || !y.quantized_type || !per_tensor(y) ||
+      (*y.quantized_type != *x.quantized_type && !to_int16))
     return refuse(ReasonCode::kQuantization,
-                  "input and output not quantized per tensor with one 8-bit type");
+                  "input and output not quantized per tensor as 8-bit -> the same type or int16");
   if (x.rank() < 1) return refuse(ReasonCode::kShape, "a scalar input");
+  const float sy = params_of(y).scale;
+  if (to_int16) {
+    if (!(sy > 0) || !(sy >= 1.0f / (1 << 24)))
+      return refuse(ReasonCode::kQuantization, "an int16 output scale below 2^-24");
+    return std::nullopt;
+  }
   // TFLite's Prepare requires it (TF_LITE_ENSURE_NEAR, 0.1%).
-  if (std::fabs(params_of(y).scale * 256.0f - 1.0f) > 1e-3f)
+  if (std::fabs(sy * 256.0f - 1.0f) > 1e-3f)
     return refuse(ReasonCode::kQuantization,
                   "an output scale other than 1/256 (TFLite refuses it)");
   return std::nullopt;

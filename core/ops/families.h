@@ -22,6 +22,8 @@ ExactForm relu_table();
 ExactForm relu6_table();
 ExactForm relu_n1_to_1_table();
 ExactForm rsqrt_table();  // int8, TFLite's fixed-point inverse square root
+// int8 L2_NORMALIZATION: the same inverse square root per row (exact_l2norm.cc).
+ExactForm l2_normalization_exact();
 // 8-bit SOFTMAX as TFLite's float-table kernel (exact_softmax.cc).
 ExactForm softmax_table();
 // CONCATENATION: the integers copied, uint8 inputs with other parameters than

@@ -623,6 +623,7 @@ OpEntry l2_normalization() {
           .infer_shapes = infer_same_as_input,
           .check = check_l2_normalization,
           .lower = lower_l2_normalization,
+          .quantization = {.exact = exact::l2_normalization_exact()},
           .doc = {.onnx = "ReduceSumSquare, Sqrt, Max(epsilon 1e-6), Div",
                   .notes = "over the last TFLite axis; decomposed for TFLite's epsilon"}};
 }

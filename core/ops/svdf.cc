@@ -1,10 +1,14 @@
 // SVDF as TFLite's kernel computes it (svdf.cc, reference/svdf.h): float,
 // hybrid (int8 weights, computed in float) and integer (int8 with an int16
-// state, computed in float on the kernel's grids); the state (the last
-// memory_size activations of each filter) is model state.
+// state, computed in float on the kernel's grids; --quantization exact: in
+// integers as EvalIntegerSVDF); the state (the last memory_size activations
+// of each filter) is model state.
+#include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "core/ir/shape.h"
+#include "core/ops/exact.h"
 #include "core/ops/families.h"
 #include "core/ops/recurrent.h"
 
@@ -177,6 +181,206 @@ Status lower_svdf(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+// The integers of a constant int8, int16 or int32 tensor with `count`
+// elements, or nullopt.
+std::optional<std::vector<int64_t>> integer_values(const ir::Tensor& t, int64_t count) {
+  if (!t.is_const() || !t.data) return std::nullopt;
+  std::vector<int64_t> v;
+  auto read = [&](auto one) {
+    using T = decltype(one);
+    for (T x : t.data->as<T>()) v.push_back(x);
+  };
+  switch (t.data->stored_type) {
+    case DataType::kInt8:
+      read(int8_t{});
+      break;
+    case DataType::kInt16:
+      read(int16_t{});
+      break;
+    case DataType::kInt32:
+      read(int32_t{});
+      break;
+    default:
+      return std::nullopt;
+  }
+  if (static_cast<int64_t>(v.size()) != count) return std::nullopt;
+  return v;
+}
+
+// The largest |Σ_i w_f[f, i] (x_i - z_x)| the feature weights allow.
+int64_t feature_bound(const std::vector<int64_t>& feature, const SvdfDims& d,
+                      const exact::Params& px) {
+  const int64_t reach = std::max(px.zero - px.lo, px.hi - px.zero);
+  int64_t bound = 0;
+  for (int64_t f = 0; f < d.filters; ++f) {
+    int64_t row = 0;
+    for (int64_t i = 0; i < d.input; ++i) {
+      const int64_t v = feature[static_cast<size_t>(f * d.input + i)];
+      row += (v < 0 ? -v : v) * reach;
+    }
+    bound = std::max(bound, row);
+  }
+  return bound;
+}
+
+// ReduceSum of `x` over axis 2 (dropped): axes an input from opset 13 on.
+exact::Value reduce_axis2(exact::Writer& w, const exact::Value& x, int64_t terms,
+                          const char* what) {
+  exact::Value sum = x;
+  const __int128 lo = static_cast<__int128>(x.lo) * terms, hi = static_cast<__int128>(x.hi) * terms;
+  const bool wide =
+      lo < std::numeric_limits<int32_t>::min() || hi > std::numeric_limits<int32_t>::max();
+  const exact::Value in = wide ? w.cast(x, DataType::kInt64) : w.cast(x, DataType::kInt32);
+  sum.type = in.type;
+  sum.lo = static_cast<int64_t>(lo);
+  sum.hi = static_cast<int64_t>(hi);
+  sum.id = w.temp(sum.type, what);
+  ir::Node& r = w.emit("ReduceSum", {in.id}, sum.id, what);
+  r.attrs.set("keepdims", int64_t{0});
+  if (w.ctx().opset() >= 13)
+    r.inputs.push_back(w.ctx().const_i64(w.node().name + "/" + what + "_axes", {2}));
+  else
+    r.attrs.set("axes", std::vector<int64_t>{2});
+  return sum;
+}
+
+// --quantization exact, integer SVDF (reference_ops::EvalIntegerSVDF): the
+// feature sum Σ w_f (x - z_x) in int32, MBQM by f32(f32(s_x s_wf) / s_state)
+// (float products: the scales are floats) and clamped to int16 as the newest
+// state column; each filter's state times its int16 time weights, summed per
+// unit with the bias in int32 (which wraps: the kernel's sums may pass it),
+// then MBQM by f32(f32(s_state s_wt) / s_y) plus z_y, clamped to int8. The
+// kernel requires RELU and applies nothing beyond the output's range.
+Status lower_svdf_exact(LowerContext& ctx, const ir::Node& n) {
+  SvdfDims d;
+  if (auto r = read_svdf(ctx.graph(), n, d)) return ctx.error(n, r->text);
+  exact::hold_integers(ctx, n);
+  const ir::Graph& g = ctx.graph();
+  const ir::Tensor& x = g.tensor(n.inputs[kSvdfInput]);
+  const ir::Tensor& wf = g.tensor(n.inputs[kSvdfFeature]);
+  const ir::Tensor& wt = g.tensor(n.inputs[kSvdfTime]);
+  const ir::Tensor& st = g.tensor(n.inputs[kSvdfState]);
+  const exact::Params px = exact::params_of(x), pwf = exact::params_of(wf),
+                      pwt = exact::params_of(wt), pst = exact::params_of(st),
+                      py = exact::params_of(g.tensor(n.outputs[0]));
+  auto feature = integer_values(wf, d.filters * d.input);
+  auto time = integer_values(wt, d.filters * d.memory);
+  std::optional<std::vector<int64_t>> bias;
+  if (has_input(g, n, kSvdfBias)) bias = integer_values(g.tensor(n.inputs[kSvdfBias]), d.units);
+  if (!feature || !time || (has_input(g, n, kSvdfBias) && !bias))
+    return ctx.error(n, "weights or bias are not integer constants of their shapes");
+  exact::Writer w(ctx, n);
+
+  // The feature sums, [B, F]: MatMulInteger with the weights read as [I, F].
+  std::vector<int64_t> transposed(feature->size());
+  for (int64_t f = 0; f < d.filters; ++f)
+    for (int64_t i = 0; i < d.input; ++i)
+      transposed[static_cast<size_t>(i * d.filters + f)] =
+          (*feature)[static_cast<size_t>(f * d.input + i)];
+  exact::Value acc = w.accumulator();
+  acc.lo = -feature_bound(*feature, d, px);
+  acc.hi = -acc.lo;
+  w.emit("MatMulInteger",
+         {n.inputs[kSvdfInput],
+          w.tensor(w.channels(transposed, {d.input, d.filters}), DataType::kInt8),
+          w.tensor(w.constant(px.zero), DataType::kInt8)},
+         acc.id, "feature");
+  const qmath::Multiplier m1 =
+      qmath::quantize_multiplier(qmath::fp32_scale(px.scale, pwf.scale, pst.scale));
+  const exact::Value newest =
+      w.cast(w.clip(exact::mbqm(w, acc, std::span(&m1, 1), {}), pst.lo, pst.hi), DataType::kInt16);
+
+  // The state [B, F*M] holds each filter's last M values, oldest first: the
+  // kernel shifts the whole buffer by one and writes the newest column.
+  const TensorId s3 = w.temp(DataType::kInt16, "state_filters");
+  w.emit("Reshape",
+         {n.inputs[kSvdfState],
+          ctx.const_i64(n.name + "/state_filters_shape", {d.batch, d.filters, d.memory})},
+         s3, "state_filters");
+  const TensorId column = w.temp(DataType::kInt16, "newest");
+  w.emit("Reshape", {newest.id, ctx.const_i64(n.name + "/newest_shape", {d.batch, d.filters, 1})},
+         column, "newest");
+  TensorId shifted = column;
+  if (d.memory > 1) {
+    const TensorId kept = w.temp(DataType::kInt16, "state_kept");
+    w.emit("Slice",
+           {s3, ctx.const_i64(n.name + "/kept_start", {1}),
+            ctx.const_i64(n.name + "/kept_end", {d.memory}),
+            ctx.const_i64(n.name + "/kept_axis", {2})},
+           kept, "state_kept");
+    shifted = w.temp(DataType::kInt16, "state_shifted");
+    w.emit("Concat", {kept, column}, shifted, "state_shifted").attrs.set("axis", int64_t{2});
+  }
+  if (TensorId out = state_output(n, 0); out != ir::kNoTensor)
+    w.emit("Reshape",
+           {shifted, ctx.const_i64(n.name + "/state_shape", {d.batch, d.filters * d.memory})}, out,
+           "next_state");
+
+  // Σ_m w_t[f, m] state[b, f, m], then the rank's filters of each unit, the bias.
+  exact::Value state = w.integers(n.inputs[kSvdfState]);
+  state.id = shifted;
+  const exact::Value products = w.mul(state, w.channels(*time, {d.filters, d.memory}));
+  exact::Value sum = reduce_axis2(w, products, d.memory, "per_filter");
+  if (d.rank > 1) {
+    exact::Value ranks = sum;
+    ranks.id = w.temp(sum.type, "per_rank");
+    w.emit("Reshape",
+           {sum.id, ctx.const_i64(n.name + "/per_rank_shape", {d.batch, d.units, d.rank})},
+           ranks.id, "per_rank");
+    sum = reduce_axis2(w, ranks, d.rank, "per_unit");
+  }
+  if (bias) sum = w.add(sum, w.channels(*bias, {d.units}));
+  // The kernel sums in int32: beyond it the sums wrap.
+  if (sum.lo < std::numeric_limits<int32_t>::min() || sum.hi > std::numeric_limits<int32_t>::max())
+    sum = exact::wrap_int32(w, sum);
+  const double scale2 = qmath::fp32_scale(pst.scale, pwt.scale, py.scale);
+  w.store(exact::requantize(w, sum, exact::Requantization::kDouble, std::span(&scale2, 1), {}, py,
+                            py.lo, py.hi),
+          n.outputs[0]);
+  return w.result();
+}
+
+// The integer kernel only: a hybrid SVDF (float input, int8 weights) computes
+// in float with its own input quantization, which has no integer form here.
+// The kernel assumes symmetric weights and state (it never reads their zero
+// points); the multipliers' left shifts must keep the int32 sums from wrapping.
+Check check_svdf_exact(const ir::Graph& g, const ir::Node& n) {
+  SvdfDims d;
+  if (auto r = read_svdf(g, n, d)) return r;
+  if (!d.integer)
+    return refuse(ReasonCode::kNotImplemented,
+                  "hybrid SVDF (float input, int8 weights) has no integer form for "
+                  "--quantization exact yet");
+  for (size_t i : {kSvdfFeature, kSvdfTime, kSvdfState})
+    if (zp_of(g.tensor(n.inputs[i])) != 0 || !exact::per_tensor(g.tensor(n.inputs[i])))
+      return refuse(ReasonCode::kQuantization,
+                    "'" + g.tensor(n.inputs[i]).name +
+                        "' is not quantized per tensor with zero point 0 (the kernel assumes it)");
+  const exact::Params px = exact::params_of(g.tensor(n.inputs[kSvdfInput])),
+                      pwf = exact::params_of(g.tensor(n.inputs[kSvdfFeature])),
+                      pwt = exact::params_of(g.tensor(n.inputs[kSvdfTime])),
+                      pst = exact::params_of(g.tensor(n.inputs[kSvdfState])),
+                      py = exact::params_of(g.tensor(n.outputs[0]));
+  // MBQM's left shift multiplies the int32 sum first (in int32): the feature
+  // sums times it stay below 2^31; the time sums, which may already wrap,
+  // take no left shift.
+  const float scale1 = qmath::fp32_scale(px.scale, pwf.scale, pst.scale);
+  const float scale2 = qmath::fp32_scale(pst.scale, pwt.scale, py.scale);
+  if (!(scale1 > 0) || !(scale2 > 0) || !(scale2 < 1.0f) || !(scale1 < 65536.0f))
+    return refuse(ReasonCode::kQuantization,
+                  "an SVDF rescale out of range (its int32 arithmetic would wrap)");
+  auto feature = integer_values(g.tensor(n.inputs[kSvdfFeature]), d.filters * d.input);
+  if (!feature) return refuse(ReasonCode::kType, "feature weights must be int8 constants");
+  const int left = std::max(qmath::quantize_multiplier(scale1).shift, 0);
+  if ((static_cast<__int128>(feature_bound(*feature, d, px)) << left) >= (__int128{1} << 31))
+    return refuse(ReasonCode::kQuantization,
+                  "feature sums that can pass int32 after the rescale's left shift");
+  if (!integer_values(g.tensor(n.inputs[kSvdfTime]), d.filters * d.memory) ||
+      (has_input(g, n, kSvdfBias) && !integer_values(g.tensor(n.inputs[kSvdfBias]), d.units)))
+    return refuse(ReasonCode::kType, "time weights and bias must be int16 and int32 constants");
+  return std::nullopt;
+}
+
 void read_svdf_options(const tflite::Operator& op, ir::Attributes& a) {
   const auto* o = op.builtin_options_as_SVDFOptions();
   store_activation(o, a);
@@ -197,13 +401,14 @@ OpEntry svdf() {
           .infer_shapes = infer_svdf,
           .check = check_svdf,
           .lower = lower_svdf,
+          .quantization = {.exact = {lower_svdf_exact, check_svdf_exact}},
           .state = {.inputs = {static_cast<int>(kSvdfState)}},
           .doc = {.onnx = "MatMul, Slice, Concat, Mul, ReduceSum, Reshape, activation",
                   .dtypes = "float32, int8 weights, int8 (int16 state)",
                   .notes = "rank >= 1; the state (the last memory_size activations of each "
                            "filter) is model state; float, hybrid (int8 weights, computed in "
                            "float) and integer (int8 with int16 state, computed in float on the "
-                           "kernel's grids)"}};
+                           "kernel's grids; --quantization exact: in integers, as TFLite)"}};
 }
 
 }  // namespace lite2onnx::ops::recurrent

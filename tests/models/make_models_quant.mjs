@@ -225,13 +225,24 @@ function depthwise(m, x, name, { multiplier = 1, k = [3, 3], stride = [1, 1], pa
   return y;
 }
 
-function transposeConv(m, x, name, { filters, k = [3, 3], stride, padding, withBias = true, act = 'NONE', ...o }) {
+// `runtimeShape`: output_shape is a graph input holding these values (TFLite
+// resizes the output at run time), instead of the usual constant.
+function transposeConv(m, x, name, { filters, k = [3, 3], stride, padding, withBias = true, act = 'NONE', runtimeShape, ...o }) {
   const [n, h, w, c] = m.shape(x);
   const qx = m.q[x];
-  const outShape = padding === 'SAME'
+  const outShape = runtimeShape ?? (padding === 'SAME'
     ? [n, h * stride[0], w * stride[1], filters]
-    : [n, (h - 1) * stride[0] + k[0], (w - 1) * stride[1] + k[1], filters];
-  const shapeT = i32(m, `${name}/output_shape`, outShape);
+    : [n, (h - 1) * stride[0] + k[0], (w - 1) * stride[1] + k[1], filters]);
+  let shapeT;
+  if (runtimeShape) {
+    shapeT = m.input(`${name}/output_shape`, [4], 'INT32');
+    m.spec.inputs = { ...m.spec.inputs, [`${name}/output_shape`]: { value: runtimeShape } };
+    // LiteRT.js returns stale buffers for a dynamically shaped output (as for
+    // seanet_transpose_conv4, tests/numeric/specs.json).
+    m.spec.reference = 'tfjs';
+  } else {
+    shapeT = i32(m, `${name}/output_shape`, outShape);
+  }
   const wt = weights(m, `${name}/weights`, [filters, k[0], k[1], c], 0, k[0] * k[1] * c / (stride[0] * stride[1]), qx.type);
   const inputs = [shapeT, wt.t, x];
   const b = withBias ? bias(m, `${name}/bias`, filters, qx, wt.q, 0.3) : undefined;
@@ -395,6 +406,10 @@ def('transpose_conv', 'int8 TRANSPOSE_CONV 3x3 SAME stride 2 with bias, per-chan
   m.output(transposeConv(m, inA(m, [1, 4, 5, 3]), 'output', { filters: 6, stride: [2, 2], padding: 'SAME' })));
 def('transpose_conv_valid_nobias', 'int8 TRANSPOSE_CONV 3x2 VALID stride 2x1, no bias', (m) =>
   m.output(transposeConv(m, inA(m, [1, 4, 5, 3]), 'output', { filters: 2, k: [3, 2], stride: [2, 1], padding: 'VALID', withBias: false })));
+def('transpose_conv_runtime_shape_same', 'int8 TRANSPOSE_CONV 1x2 SAME stride 2x3 with bias, output_shape [1,8,15,6] a graph input: the full convolution [9,14] is cut and padded past its extent (where only the bias is)', (m) =>
+  m.output(transposeConv(m, inA(m, [1, 4, 5, 3]), 'output', { filters: 6, k: [1, 2], stride: [2, 3], padding: 'SAME', runtimeShape: [1, 8, 15, 6] })));
+def('transpose_conv_runtime_shape_valid', 'int8 TRANSPOSE_CONV 3x2 VALID stride 2x1 with bias, output_shape [1,11,5,7] (the full convolution) a graph input', (m) =>
+  m.output(transposeConv(m, inA(m, [1, 5, 4, 3]), 'output', { filters: 7, k: [3, 2], stride: [2, 1], padding: 'VALID', runtimeShape: [1, 11, 5, 7] })));
 def('transpose_conv_relu6', 'int8 TRANSPOSE_CONV 3x3 SAME stride 2 with bias and fused RELU6 (range [-2, 8], the clamp is explicit)', (m) =>
   m.output(transposeConv(m, qin(m, 'input', [1, 4, 5, 3], i8(0.06, 0)), 'output', { filters: 4, stride: [2, 2], padding: 'SAME', act: 'RELU6', range: [-2, 8] })));
 def('transpose_conv_u8', 'uint8 TRANSPOSE_CONV 3x3 SAME stride 2 with bias, per-tensor weights', (m) =>
@@ -546,6 +561,21 @@ def('softmax_u8_beta05', 'uint8 SOFTMAX [3,10] beta 0.5, output scale 1/256, zer
   m.output(unary(m, 'SOFTMAX', qin(m, 'input', [3, 10], u8(0.05, 128)), 'output', undefined, 'SoftmaxOptions', { beta: 0.5 }, u8(1 / 256, 0))));
 def('softmax_after_conv', 'int8 CONV_2D -> SOFTMAX on channels (rank 4)', (m) =>
   m.output(unary(m, 'SOFTMAX', conv(m, inA(m), 'conv', { filters: 6 }), 'output', undefined, 'SoftmaxOptions', { beta: 1 }, i8(1 / 256, -128))));
+def('softmax_to_int16', 'int8 SOFTMAX [3,7] -> int16 (scale 1/65535, zero point -32768: the float-table kernel into int16)', (m) =>
+  m.output(unary(m, 'SOFTMAX', qin(m, 'input', [3, 7], i8(0.07, 2)), 'output', undefined, 'SoftmaxOptions', { beta: 1 }, qp('INT16', 1 / 65535, -32768))));
+def('softmax_u8_to_int16', 'uint8 SOFTMAX [2,9] beta 0.8 -> int16 (scale 1/32768, zero point 0)', (m) =>
+  m.output(unary(m, 'SOFTMAX', qin(m, 'input', [2, 9], u8(0.11, 131)), 'output', undefined, 'SoftmaxOptions', { beta: 0.8 }, qp('INT16', 1 / 32768, 0))));
+def('softmax_to_int16_quantize_int32', 'int8 SOFTMAX [4,5] -> int16 -> QUANTIZE int32 (scale 1/32767): keyword_scrambled\'s tail', (m) => {
+  const s = unary(m, 'SOFTMAX', qin(m, 'input', [4, 5], i8(0.09, -3)), 'softmax', undefined, 'SoftmaxOptions', { beta: 1 }, qp('INT16', 1 / 65535, -32768));
+  const y = m.tensor('output', [4, 5], 'INT32');
+  m.tensors[y].quantization = { scale: [f32(1 / 32767)], zero_point: [0] };
+  m.op('QUANTIZE', [s], [y]);
+  m.output(y);
+});
+def('l2_normalization', 'int8 L2_NORMALIZATION over the last axis of [2,3,11] (output scale 1/128, zero point 0, as TFLite requires)', (m) =>
+  m.output(unary(m, 'L2_NORMALIZATION', qin(m, 'input', [2, 3, 11], i8(0.04, -6)), 'output', undefined, 'L2NormOptions', { fused_activation_function: 'NONE' }, i8(1 / 128, 0))));
+def('conv_l2_normalization', 'int8 CONV_2D -> L2_NORMALIZATION over the channels (rank 4, NCHW inside ONNX)', (m) =>
+  m.output(unary(m, 'L2_NORMALIZATION', conv(m, inA(m), 'conv', { filters: 6 }), 'output', undefined, 'L2NormOptions', { fused_activation_function: 'NONE' }, i8(1 / 128, 0))));
 def('logistic', 'int8 LOGISTIC [2,3,5] of [-6, 6], output scale 1/256, zero point -128', (m) =>
   m.output(unary(m, 'LOGISTIC', qin(m, 'input', [2, 3, 5], i8(0.047, 0)), 'output', undefined, undefined, undefined, i8(1 / 256, -128))));
 def('logistic_u8', 'uint8 LOGISTIC [2,3,5], output scale 1/256, zero point 0', (m) =>

@@ -382,4 +382,35 @@ def('svdf_int8', 'integer SVDF rank 2: int8 input and feature weights, int16 tim
   m.output(y);
 });
 
+// The integer kernel's edges (--quantization exact computes them bit for
+// bit): a feature rescale above 1 (a left shift) that saturates the int16
+// state, time weights near the int16 ends, so that by the third invocation the
+// kernel's int32 time sums pass 2^31 and wrap; the input zero point at -128.
+def('svdf_int8_wrap', 'integer SVDF rank 3 (12 filters, 4 units), input [3,7], memory 5: the int16 state saturates and the int32 time sums wrap', (m) => {
+  const [batch, input, units, rank, memory] = [3, 7, 4, 3, 5];
+  const filters = units * rank;
+  const x = m.quantize(m.input('input', [batch, input], 'INT8'), { scale: [0.05], zero_point: [-128] });
+  const wf = int8Weights(m, 'svdf/feature_weights', [filters, input], 0.6);
+  const stateScale = (0.05 * wf.scale) / 3.7;  // feature rescale 3.7: left shift 2
+  const wtScale = 1 / 32767;
+  const time = Array.from({ length: filters * memory }, (_, i) => (Math.floor(i / memory) % 2 ? -1 : 1) * (0.9 + 0.1 * m.rand()));
+  const wt = m.quantized('svdf/time_weights', [filters, memory], time, { type: 'INT16', scale: [wtScale], zero_point: [0] });
+  const b = m.quantized('svdf/bias', [units], m.randomValues(units, 0.2), { type: 'INT32', scale: [stateScale * wtScale], zero_point: [0] });
+  const state = m.quantize(variable(m, 'svdf/state', [batch, memory * filters], 'INT16'), { scale: [stateScale], zero_point: [0] });
+  const y = m.quantize(m.tensor('output', [batch, units], 'INT8'), { scale: [stateScale * 32767 * 2 / 128], zero_point: [-3] });
+  m.op('SVDF', [x, wf.t, wt, b, state], [y], 'SVDFOptions', { rank, fused_activation_function: 'RELU' });
+  m.output(y);
+});
+def('svdf_int8_memory1_nobias', 'integer SVDF rank 1, memory 1 (the state is the newest column only), no bias, input [2,6], 3 units, output zero point -128', (m) => {
+  const [batch, input, units, memory] = [2, 6, 3, 1];
+  const x = m.quantize(m.input('input', [batch, input], 'INT8'), { scale: [0.02], zero_point: [7] });
+  const wf = int8Weights(m, 'svdf/feature_weights', [units, input], 0.8);
+  const stateScale = 1 / 2048;
+  const wt = m.quantized('svdf/time_weights', [units, memory], m.randomValues(units * memory, 0.7), { type: 'INT16', scale: [0.7 / 32767], zero_point: [0] });
+  const state = m.quantize(variable(m, 'svdf/state', [batch, memory * units], 'INT16'), { scale: [stateScale], zero_point: [0] });
+  const y = m.quantize(m.tensor('output', [batch, units], 'INT8'), { scale: [1 / 128], zero_point: [-128] });
+  m.op('SVDF', [x, wf.t, wt, ABSENT, state], [y], 'SVDFOptions', { rank: 1, fused_activation_function: 'RELU' });
+  m.output(y);
+});
+
 writeModels({ dir: JSON_DIR, prefix: 'rnn_', models: MODELS, specsFile: SPECS_FILE });

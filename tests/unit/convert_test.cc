@@ -674,9 +674,9 @@ TEST(Convert, SupportMatrixComesFromTheRegistry) {
   EXPECT_FALSE(by_name["LSH_PROJECTION"].supported);
   // The integer forms of --quantization exact, read from the registry.
   for (const char* op : {"CONV_2D", "ADD", "SOFTMAX", "AVERAGE_POOL_2D", "RESHAPE",
-                         "UNIDIRECTIONAL_SEQUENCE_LSTM", "LSTM"})
+                         "UNIDIRECTIONAL_SEQUENCE_LSTM", "LSTM", "SVDF", "L2_NORMALIZATION"})
     EXPECT_TRUE(by_name[op].exact) << op;
-  for (const char* op : {"SVDF", "BIDIRECTIONAL_SEQUENCE_LSTM", "FLOOR"})
+  for (const char* op : {"BIDIRECTIONAL_SEQUENCE_LSTM", "FLOOR"})
     EXPECT_FALSE(by_name[op].exact) << op;
 }
 

@@ -28,7 +28,7 @@ import { runTfjs, runLite, compile } from './lib/runtimes.mjs';
 import { openOnnx } from '../lib/ort_runner.mjs';
 
 // copies: exact-mode cases only (no candidate arithmetics for run.mjs's table).
-const FAMILIES = ['elementwise', 'linear', 'pool', 'unary', 'movement', 'hybrid', 'copies'];
+const FAMILIES = ['elementwise', 'linear', 'pool', 'unary', 'movement', 'hybrid', 'recurrent', 'copies'];
 const LEVELS = ['all', 'disabled'];
 const USAGE = `usage: exact.mjs --cli LITE2ONNX [${FAMILIES.join('|')}...] [--filter REGEX] [--opset N] [--qdq]`;
 

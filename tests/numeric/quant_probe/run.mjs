@@ -19,7 +19,7 @@ import path from 'node:path';
 import { runAll } from './lib/runner.mjs';
 import { GROUPS, groupOf, checkCase, groupRows, formatRows } from './lib/groups.mjs';
 
-const FAMILIES = ['elementwise', 'linear', 'pool', 'unary', 'movement', 'hybrid'];
+const FAMILIES = ['elementwise', 'linear', 'pool', 'unary', 'movement', 'hybrid', 'recurrent'];
 const USAGE = `usage: run.mjs [${FAMILIES.join('|')}...] [--quick] [--filter REGEX] [--out DIR] [--markdown] [--verbose] [--keep-models DIR]
   --quick            two cases per row of the table (its first and last): the ctest numeric_quant_probe
   --filter REGEX     only the cases whose name matches

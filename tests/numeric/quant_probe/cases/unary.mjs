@@ -129,6 +129,9 @@ export function cases() {
   }
   out.push(unaryCase({ name: 'dequantize_int16', op: 'DEQUANTIZE', type: 'int16', outType: 'float32', sx: 0.00037, zx: 0, x: v16, variant: 'int16 -> float32', refs: { both: (q) => A.dequantize(q, 0.00037, 0) } }));
   for (const ratio of [0.5, 0.37]) out.push(unaryCase({ name: `requantize_int16_r${ratio}`, op: 'QUANTIZE', type: 'int16', sx: 0.00037, zx: 0, so: f32(0.00037 / ratio), zo: 0, x: v16, variant: `int16 -> int16, ratio ${ratio}`, refs: { tflite: (q) => A.tfliteRequantize(q, 0.00037, 0, f32(0.00037 / ratio), 0, -32768, 32767) } }));
+  // int16 -> int32 (keyword_scrambled's output): every int16, two zero points; a ratio of 1/2 puts odd inputs on ties.
+  for (const [sx, zx, so, zo] of [[1 / 65535, -32768, 1 / 32767, 0], [0.00037, 5, 0.00074, -1000]])
+    out.push(unaryCase({ name: `requantize_int16_to_int32_z${zx}`, op: 'QUANTIZE', type: 'int16', outType: 'int32', sx, zx, so, zo, x: v16, variant: `int16 -> int32, s ${sx} -> ${so}`, refs: { tflite: (q) => A.tfliteRequantize(q, sx, zx, so, zo, -(2 ** 31), 2 ** 31 - 1) } }));
   out.push(unaryCase({ name: 'requantize_int16_to_int8', op: 'QUANTIZE', type: 'int16', outType: 'int8', sx: 0.00037, zx: 0, so: 0.05, zo: 3, x: v16, variant: 'int16 -> int8', refs: { tflite: (q) => A.tfliteRequantize(q, 0.00037, 0, 0.05, 3, -128, 127) } }));
   // LEAKY_RELU int16 (zero points 0): XNNPACK takes no int16; alpha negative
   // and exact ties (s_out = 2 s_in) tell the two builtin kernels apart.
@@ -148,10 +151,10 @@ export function cases() {
   return out;
 }
 
-function rowsCase({ name, op, type, shape, x, sx, zx, so, zo, optionsType, options, variant, refRow }) {
+function rowsCase({ name, op, type, outType = type, shape, x, sx, zx, so, zo, optionsType, options, variant, refRow }) {
   const m = new Model(name, `${op} ${variant}`);
   const t = qin(m, 'x', shape, type, sx, zx);
-  const y = qt(m, 'y', shape, type, so, zo);
+  const y = qt(m, 'y', shape, outType, so, zo);
   m.op(op, [t], [y], optionsType, options);
   m.output(y);
   const n = shape[shape.length - 1];
@@ -173,9 +176,27 @@ export function rowCases() {
       } }));
     }
   }
+  // 8-bit input into an int16 output (optimized_ops::Softmax<In, int16_t>: the same float table, RHAZ for
+  // int16; Prepare checks no output parameters): keyword_scrambled's zero point -32768 and scale 1/65535, and 0.
+  for (const [type, shape, sx, beta, so, zo] of [['int8', [6, 13], 0.07, 1.0, 1 / 65535, -32768], ['int8', [3, 1000], 0.05, 1.0, 1 / 32768, 0], ['uint8', [5, 9], 0.11, 0.8, 1 / 32768, 0]]) {
+    const [lo, hi] = LIMITS[type];
+    const x = randInts(r, count(shape), lo, hi);
+    const zx = type === 'uint8' ? 131 : 2;
+    out.push(rowsCase({ name: `softmax_to_int16_${type}_${shape.join('x')}`, op: 'SOFTMAX', type, outType: 'int16', shape, x, sx, zx, so, zo, optionsType: 'SoftmaxOptions', options: { beta }, variant: `${type} -> int16, rows of ${shape[shape.length - 1]}, s_out ${so}, zp_out ${zo}`, refRow: {
+      tfliteFloatTable: (row) => A.tfliteSoftmaxRow(row, sx, beta, so, zo, -32768, 32767, false),
+    } }));
+  }
   for (const [shape, zx] of [[[5, 7], 0], [[3, 64], -3], [[4, 300], 5]]) {
     const x = randInts(r, count(shape), -128, 127);
     out.push(rowsCase({ name: `l2norm_int8_${shape.join('x')}`, op: 'L2_NORMALIZATION', type: 'int8', shape, x, sx: 0.05, zx, so: 1 / 128, zo: 0, optionsType: 'L2NormOptions', options: { fused_activation_function: 'NONE' }, variant: `int8, rows of ${shape[1]}, zx ${zx}`, refRow: { tflite: (row) => A.tfliteL2NormRow(row, zx) } }));
+  }
+  // The inverse square root's edges: one-element rows of every int8 value (sums of squares from 0 to
+  // 65,025: every bit length up to 16, the shifts moved into the multiplier), rows within one step of the
+  // zero point (sums 0, 1, 2, ...), and 9,000-element rows of extremes (sums past 2^29: divided by 4).
+  const near = Array.from({ length: 12 * 5 }, (_, i) => 4 + [0, 0, 0, 1, -1][(i * 7 + Math.floor(i / 5)) % 5] * (i % 3 === 0 ? 1 : 0));
+  const wide = Array.from({ length: 2 * 9000 }, (_, i) => (i % 97 === 0 ? randInts(r, 1, -128, 127)[0] : -128));
+  for (const [name, shape, x, zx] of [['single', [256, 1], Array.from({ length: 256 }, (_, i) => i - 128), 3], ['near_zero', [12, 5], near, 4], ['wide', [2, 9000], wide, 127]]) {
+    out.push(rowsCase({ name: `l2norm_int8_${name}_${shape.join('x')}`, op: 'L2_NORMALIZATION', type: 'int8', shape, x, sx: 0.05, zx, so: 1 / 128, zo: 0, optionsType: 'L2NormOptions', options: { fused_activation_function: 'NONE' }, variant: `int8, rows of ${shape[1]}, zx ${zx}`, refRow: { tflite: (row) => A.tfliteL2NormRow(row, zx) } }));
   }
   return out;
 }
