@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
-import { readTfliteModel, inferIndexRange, operatorName, hasHybridOp } from './tflite_model.mjs';
+import { readTfliteModel, inferIndexRange, inferShapeValue, operatorName, hasHybridOp } from './tflite_model.mjs';
 import { declaredShapesCopy, staticInputsCopy, onnxFileName, unrolledReference } from './reference_copies.mjs';
 import { selectTfTwinOf } from './select_tf_twin.mjs';
 import { readIoLayouts, readOnnxMetadata, countOnnxOps, withInitializers } from './onnx_meta.mjs';
@@ -177,6 +177,10 @@ function makeInputs(task, model, smooth = false, invocation = 0) {
       ispec = { ...ispec, pattern: 'smooth', axes: shape.length === 2 ? [0, 1] : undefined, ...sspec };
       smoothed++;
     }
+    if (ispec.value === undefined && isIntegerType(t.type) && !t.quant) {
+      const value = inferShapeValue(model, t);
+      if (value) ispec = { ...ispec, value };
+    }
     if (ispec.value !== undefined) {
       // a fixed input, e.g. the output_shape operand of TRANSPOSE_CONV
       const values = Array.isArray(ispec.value) ? ispec.value.flat(Infinity) : [ispec.value];
@@ -265,7 +269,10 @@ async function runReference(task, bytes, model, inputs) {
     const { runSignalReference } = await import('./signal_reference.mjs');
     return { which: 'signal', outputs: await runSignalReference(task, model, inputs, runTflite, mergeInvocations), errors: [] };
   }
-  const order = spec.reference === 'tfjs' ? ['tfjs'] : spec.reference === 'litert' ? ['litert'] : ['litert', 'tfjs'];
+  // An output sized at run time by a shape input (TRANSPOSE_CONV's output_shape):
+  // LiteRT.js returns its declared-size buffer stale, tfjs-tflite the result.
+  const runTimeOutput = !spec.reference && model.inputs.some((t) => inferShapeValue(model, t));
+  const order = spec.reference === 'tfjs' || runTimeOutput ? ['tfjs'] : spec.reference === 'litert' ? ['litert'] : ['litert', 'tfjs'];
   const errors = [];
   for (const which of order) {
     try {

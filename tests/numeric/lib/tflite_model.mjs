@@ -25,6 +25,7 @@ export const OP = {
   ARG_MAX: 56,
   GATHER_ND: 107,
   ARG_MIN: 79,
+  TRANSPOSE_CONV: 67,
 };
 
 class Table {
@@ -291,6 +292,21 @@ export function signatureNameToTensor(model, name, kind /* 'inputs' | 'outputs' 
   }
   const list = kind === 'inputs' ? model.inputs : model.outputs;
   return list.find((t) => t.name === name) ?? null;
+}
+
+/**
+ * The value an integer input must have when the graph reads it as a shape:
+ * TRANSPOSE_CONV's output_shape (a streaming model's input) is the shape its
+ * output declares, when that is static; null otherwise.
+ */
+export function inferShapeValue(model, input) {
+  for (const op of model.operators) {
+    if (op.code !== OP.TRANSPOSE_CONV || op.inputs[0] !== input.index) continue;
+    const out = model.tensors[op.outputs[0]];
+    const count = input.shape.reduce((a, b) => a * b, 1);
+    if (out && out.shape.length === count && out.shape.every((d) => d > 0)) return [...out.shape];
+  }
+  return null;
 }
 
 /**
