@@ -449,10 +449,6 @@ OpEntry rfft() {
                            "32 for int32, float), bit-exact; power-of-two fft_length"}};
 }
 
-}  // namespace lite2onnx::ops::signal
-
-namespace lite2onnx::ops::signal {
-
 OpEntry irfft() {
   return {.read = {.min_inputs = -1, .custom_options = read_options},
           .check = check_irfft,

@@ -489,10 +489,6 @@ OpEntry overlap_add() {
                            "overlap buffer is state (kind op_state)"}};
 }
 
-}  // namespace lite2onnx::ops::signal
-
-namespace lite2onnx::ops::signal {
-
 OpEntry stacker() {
   return {.read = {.min_inputs = -1, .custom_options = read_fields<kStackerFields>},
           .check = check_stacker,
