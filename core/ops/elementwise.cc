@@ -36,16 +36,22 @@ Status lower_clip(LowerContext& ctx, const ir::Node& n, double lo, double hi) {
   return ok_status();
 }
 
+// Whether int16 power-of-two scales take the shifting kernel: the schema's
+// default (true) when the file names the options table but leaves it out.
+template <class Options>
+void store_pot_scale_int16(const Options* o, ir::Attributes& attrs) {
+  attrs.set("pot_scale_int16", int64_t{o ? o->pot_scale_int16() : true});
+}
+
 void read_binary_options(const tflite::Operator& op, ir::Attributes& attrs) {
   switch (op.builtin_options_type()) {
     case tflite::BuiltinOptions::AddOptions:
       store_activation(op.builtin_options_as_AddOptions(), attrs);
-      // Whether int16 power-of-two scales take the shifting kernel.
-      attrs.set("pot_scale_int16", int64_t{op.builtin_options_as_AddOptions()->pot_scale_int16()});
+      store_pot_scale_int16(op.builtin_options_as_AddOptions(), attrs);
       break;
     case tflite::BuiltinOptions::SubOptions:
       store_activation(op.builtin_options_as_SubOptions(), attrs);
-      attrs.set("pot_scale_int16", int64_t{op.builtin_options_as_SubOptions()->pot_scale_int16()});
+      store_pot_scale_int16(op.builtin_options_as_SubOptions(), attrs);
       break;
     case tflite::BuiltinOptions::MulOptions:
       store_activation(op.builtin_options_as_MulOptions(), attrs);
