@@ -98,8 +98,9 @@ Status lower_conv(LowerContext& ctx, const ir::Node& n, bool depthwise) {
 }
 
 // --quantization exact, hybrid CONV_2D and DEPTHWISE_CONV_2D (float input,
-// int8 weights): the kernel quantizes each image at run time (XNNPACK's qd8
-// for CONV_2D, TFLite's builtin per-channel kernel for DEPTHWISE_CONV_2D) and
+// int8 weights): the kernel quantizes each image (each pixel of a pointwise
+// CONV_2D) at run time (XNNPACK's qd8 for CONV_2D, TFLite's builtin
+// per-channel kernel for DEPTHWISE_CONV_2D) and
 // sums only the taps inside the image. ConvInteger takes one zero point for
 // the whole batch, so the sum is Σ q w over the taps inside the image less
 // z Σ w over the same taps (a ConvInteger of ones), then the float output.
@@ -129,9 +130,15 @@ Status lower_hybrid_conv_exact(LowerContext& ctx, const ir::Node& n, exact::Writ
                                  channel_shape, *result);
     return out.result();
   }
+  // XNNPACK defines a pointwise convolution as a fully connected layer, whose
+  // rows (here: pixels) are quantized one by one (docs/quantization-arithmetic.md §5).
+  const Window win = read_window(n);
+  const bool pointwise = !depthwise && group == 1 && w.shape[1] == 1 && w.shape[2] == 1 &&
+                         win.stride_h == 1 && win.stride_w == 1 && x.shape[3] + w.shape[0] > 2;
   const exact::RowQuantization images =
-      depthwise ? exact::quantize_rows_tflite(out, n.inputs[0], {1, 2, 3})
-                : exact::quantize_rows(out, n.inputs[0], {1, 2, 3});
+      depthwise   ? exact::quantize_rows_tflite(out, n.inputs[0], {1, 2, 3})
+      : pointwise ? exact::quantize_rows(out, n.inputs[0], {1})
+                  : exact::quantize_rows(out, n.inputs[0], {1, 2, 3});
   const TensorId ones = out.temp(ir::DataType::kInt8, "ones");
   out.emit("Expand",
            {ctx.const_scalar(n.name + "/one", ir::DataType::kInt8, 1),

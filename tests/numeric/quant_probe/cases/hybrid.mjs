@@ -103,7 +103,7 @@ function fcHybridCase({ name, B, K, O, perChannel, asym, bias = true, uint8 = fa
   return { name, op: 'FULLY_CONNECTED (hybrid)', variant, model: m, inputs: [tensor('float32', xShape, X.flat())], refs };
 }
 
-function convHybridCase({ name, xShape, wShape, perChannel, asym, padding = 'SAME', uint8 = false, act = 'NONE', variant }) {
+function convHybridCase({ name, xShape, wShape, perChannel, asym, padding = 'SAME', uint8 = false, act = 'NONE', variant, stride = 1 }) {
   const r = rng(name.length * 7 + 3);
   const m = new Model(name, `hybrid CONV_2D ${variant}`);
   const x = m.input('x', xShape, 'FLOAT32');
@@ -111,9 +111,9 @@ function convHybridCase({ name, xShape, wShape, perChannel, asym, padding = 'SAM
   const { tw, ws, w } = hybridWeights(m, r, wShape, perChannel, uint8);
   const bv = Array.from({ length: O }, () => f32((r() * 2 - 1) * 0.5));
   const tb = m.f32('bias', [O], bv);
-  const oShape = L.conv2dShape(xShape, wShape, { padding });
+  const oShape = L.conv2dShape(xShape, wShape, { padding, stride: [stride, stride] });
   const y = m.tensor('y', oShape, 'FLOAT32');
-  m.op('CONV_2D', [x, tw, tb], [y], 'Conv2DOptions', { padding, stride_h: 1, stride_w: 1, dilation_h_factor: 1, dilation_w_factor: 1, fused_activation_function: act });
+  m.op('CONV_2D', [x, tw, tb], [y], 'Conv2DOptions', { padding, stride_h: stride, stride_w: stride, dilation_h_factor: 1, dilation_w_factor: 1, fused_activation_function: act });
   const clampAct = (v) => (act === 'RELU6' ? Math.min(Math.max(v, 0), 6) : act === 'RELU' ? Math.max(v, 0) : v);
   m.output(y);
   const X = rows(r, xShape[0], count(xShape) / xShape[0]);
@@ -124,13 +124,29 @@ function convHybridCase({ name, xShape, wShape, perChannel, asym, padding = 'SAM
     for (let b = 0; b < xShape[0]; b++) {
       const p = paramsFn(X[b]); const q = quantFn(X[b], p);
       const zp = symmetric ? 0 : p.zp;
-      const { acc, channel } = L.conv2dAcc(q, [1, ...xShape.slice(1)], zp, w, wShape, 0, null, { padding });
+      const { acc, channel } = L.conv2dAcc(q, [1, ...xShape.slice(1)], zp, w, wShape, 0, null, { padding, stride: [stride, stride] });
       acc.forEach((a, i) => o.push(clampAct(symmetric || paramsFn === H.tfliteAsymParams ? f32(bv[channel[i]] + f32(a * f32(p.sf * wsc(channel[i])))) : H.xnnQd8Output(a, p.ds, wsc(channel[i]), bv[channel[i]]))));
+    }
+    return o;
+  };
+  // XNNPACK runs a 1x1 stride-1 convolution as a fully connected layer: one
+  // quantization per pixel (a row of C values), as its FC does per row.
+  const perPixel = () => {
+    const C = xShape[3];
+    const o = [];
+    for (let b = 0; b < xShape[0]; b++) {
+      for (let px = 0; px < per / C; px++) {
+        const row = X[b].slice(px * C, (px + 1) * C);
+        const p = H.xnnQd8Params(row); const q = H.xnnQuantizeRow(row, p);
+        const { acc, channel } = L.conv2dAcc(q, [1, 1, 1, C], p.zp, w, wShape, 0, null, { padding: 'VALID' });
+        acc.forEach((a, i) => o.push(clampAct(H.xnnQd8Output(a, p.ds, wsc(channel[i]), bv[channel[i]]))));
+      }
     }
     return o;
   };
   const refs = {
     xnnpackQd8: quantRef(H.xnnQd8Params, H.xnnQuantizeRow, false),
+    ...(wShape[1] === 1 && wShape[2] === 1 ? { xnnpackQd8PerPixel: perPixel } : {}),
     tfliteSym: quantRef(H.tfliteSymParams, H.tfliteSymQuantizeRow, true),
     tfliteAsym: quantRef(H.tfliteAsymParams, H.tfliteAsymQuantizeRow, false),
   };
@@ -183,6 +199,13 @@ export function cases() {
       out.push(fcHybridCase({ name: `hybrid_fc_${tag}_nobias`, B: 5, K: 300, O: 4, perChannel, asym, bias: false, variant: `no bias, K=300, ${perChannel ? 'per-channel' : 'per-tensor'}, asym=${asym}` }));
       out.push(convHybridCase({ name: `hybrid_conv_${tag}`, xShape: [5, 6, 7, 3], wShape: [4, 3, 2, 3], perChannel, asym, variant: `int8 ${perChannel ? 'per-channel' : 'per-tensor'} weights, asymmetric_quantize_inputs=${asym} (Conv2DOptions has no such field)` }));
     }
+  }
+  // 1x1 kernels, which XNNPACK may run as a fully connected layer (yolov8n_int8's
+  // pointwise convolutions), stride 1 and 2.
+  for (const perChannel of [false, true]) {
+    const tag = perChannel ? 'pc' : 'pt';
+    out.push(convHybridCase({ name: `hybrid_conv1x1_${tag}`, xShape: [2, 5, 6, 13], wShape: [7, 1, 1, 13], perChannel, asym: false, variant: `1x1 kernel, ${perChannel ? 'per-channel' : 'per-tensor'}` }));
+    out.push(convHybridCase({ name: `hybrid_conv_${tag}_1x1_s2`, xShape: [2, 7, 6, 11], wShape: [5, 1, 1, 11], perChannel, asym: false, stride: 2, variant: `1x1 kernel, stride 2, ${perChannel ? 'per-channel' : 'per-tensor'}` }));
   }
   // A wide image (64 channels, 1x3 kernel) with RELU6, as a TCN license-plate reader has it.
   out.push(convHybridCase({ name: 'hybrid_conv_pc_wide_relu6', xShape: [1, 12, 17, 64], wShape: [32, 1, 3, 64], perChannel: true, asym: false, act: 'RELU6', variant: 'per-channel, 1x3 kernel, 64 input channels, RELU6' }));

@@ -106,6 +106,9 @@ export const GROUPS = [
   { label: 'hybrid FULLY_CONNECTED per-channel', match: /^hybrid_fc_pc/, lite: 'xnnpackQd8', tfjs: null },
   { label: 'hybrid CONV_2D per-tensor', match: /^hybrid_conv_pt/, lite: 'xnnpackQd8', tfjs: 'tfliteSym' },
   { label: 'hybrid CONV_2D per-channel', match: /^hybrid_conv_pc/, lite: 'xnnpackQd8', tfjs: 'tfliteAsym' },
+  // XNNPACK defines a 1x1 stride-1 convolution as a fully connected layer: per-pixel rows.
+  { label: 'hybrid CONV_2D pointwise (1x1, stride 1) per-tensor', match: /^hybrid_conv1x1_pt/, lite: 'xnnpackQd8PerPixel', tfjs: 'tfliteSym' },
+  { label: 'hybrid CONV_2D pointwise (1x1, stride 1) per-channel', match: /^hybrid_conv1x1_pc/, lite: 'xnnpackQd8PerPixel', tfjs: 'tfliteAsym' },
   { label: 'hybrid FULLY_CONNECTED uint8 weights (TOCO)', match: /^hybrid_fc_u8/, lite: 'tfliteSym', tfjs: 'tfliteSym' },
   { label: 'hybrid CONV_2D uint8 weights (TOCO)', match: /^hybrid_conv_u8/, lite: 'tfliteSym', tfjs: 'tfliteSym' },
   { label: 'hybrid DEPTHWISE_CONV_2D (per-channel)', match: /^hybrid_dw/, lite: 'tfliteAsym', tfjs: 'tfliteAsym' },
