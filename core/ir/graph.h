@@ -63,6 +63,10 @@ struct QuantParams {
   // A TOCO-era uint8 hybrid weight read as int8 (passes::plan_qdq): LiteRT.js
   // runs its op in TFLite's builtin hybrid kernel, not XNNPACK's.
   bool uint8_hybrid_weight = false;
+  // The output of a DEQUANTIZE of a constant, folded into it (plan_qdq): the
+  // ops reading it read TFLite's float values (weight-only quantization),
+  // not the integers as a hybrid kernel does.
+  bool dequantized_by_op = false;
 };
 
 // The K axis of a [N, K] tensor that a Reshape flattened from a permuted

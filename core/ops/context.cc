@@ -66,6 +66,16 @@ TensorId LowerContext::constant_in_layout(TensorId id, const Perm& layout, const
   return cached->second;
 }
 
+TensorId LowerContext::integer_constant(TensorId id) {
+  const ir::Tensor& x = graph_.tensor(id);
+  if (!x.quantized_type) return id;
+  ir::Tensor integers = x;
+  integers.dtype = *x.quantized_type;
+  integers.quantized_type.reset();
+  integers.quant.reset();
+  return graph_.add_tensor(std::move(integers));
+}
+
 namespace {
 
 // A constant of `type` holding `values` (a vector of their count without `shape`).
@@ -221,6 +231,14 @@ bool touches_quantized(const ir::Graph& g, const ir::Node& n) {
     for (TensorId t : *list)
       if (g.valid(t) && g.tensor(t).quantized_type) return true;
   return false;
+}
+
+bool is_hybrid(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.size() < 2 || !g.valid(n.inputs[0]) || !g.valid(n.inputs[1])) return false;
+  const ir::Tensor& data = g.tensor(n.inputs[0]);
+  const ir::Tensor& weights = g.tensor(n.inputs[1]);
+  return data.dtype == ir::DataType::kFloat32 && !data.quantized_type && weights.is_const() &&
+         weights.quantized_type.has_value() && weights.quant && !weights.quant->dequantized_by_op;
 }
 
 const char* activation_name(int a) {

@@ -97,101 +97,48 @@ Status lower_conv(LowerContext& ctx, const ir::Node& n, bool depthwise) {
   return ok_status();
 }
 
-// --quantization exact, hybrid CONV_2D and DEPTHWISE_CONV_2D (float input,
-// int8 weights): the kernel quantizes each image (each pixel of a pointwise
-// CONV_2D) at run time (XNNPACK's qd8 for CONV_2D, TFLite's builtin
-// per-channel kernel for DEPTHWISE_CONV_2D) and
-// sums only the taps inside the image. ConvInteger takes one zero point for
-// the whole batch, so the sum is Σ q w over the taps inside the image less
-// z Σ w over the same taps (a ConvInteger of ones), then the float output.
-Status lower_hybrid_conv_exact(LowerContext& ctx, const ir::Node& n, exact::Writer& out,
-                               TensorId weights, int64_t group, bool depthwise) {
-  const ir::Tensor& x = ctx.tensor(n.inputs[0]);
-  const ir::Tensor& w = ctx.tensor(n.inputs[1]);
-  auto result = ctx.fused_activation(n, n.outputs[0]);
-  if (!result) return result.take_error();
-  const ir::Shape channel_shape = {1, ctx.tensor(n.outputs[0]).shape[3], 1, 1};
-  auto conv = [&](TensorId in, const char* what) {
-    exact::Value acc = out.accumulator();
-    ir::Node& c = out.emit("ConvInteger", {in, weights}, acc.id, what);
-    set_window(c, read_window(n), x.shape[1], x.shape[2], w.shape[1], w.shape[2], true);
-    c.attrs.set("group", group);
-    const int64_t taps = w.shape[1] * w.shape[2] * (x.shape[3] / group);
-    acc.lo = -128 * 127 * taps;
-    acc.hi = 128 * 127 * taps;
-    return acc;
-  };
-  if (exact::builtin_hybrid(w)) {
-    // TFLite's builtin hybrid kernel: each image quantized symmetrically, so
-    // the padding (0) adds nothing.
-    const exact::SymmetricRows images =
-        exact::quantize_rows_symmetric(out, n.inputs[0], {1, 2, 3}, w.quant->scale[0]);
-    exact::builtin_hybrid_output(out, conv(images.integers, "accumulator"), images.scale,
-                                 channel_shape, *result);
-    return out.result();
-  }
-  // XNNPACK defines a pointwise convolution as a fully connected layer, whose
-  // rows (here: pixels) are quantized one by one (docs/quantization-arithmetic.md §5).
-  const Window win = read_window(n);
-  const bool pointwise = !depthwise && group == 1 && w.shape[1] == 1 && w.shape[2] == 1 &&
-                         win.stride_h == 1 && win.stride_w == 1 && x.shape[3] + w.shape[0] > 2;
-  const exact::RowQuantization images =
-      depthwise   ? exact::quantize_rows_tflite(out, n.inputs[0], {1, 2, 3})
-      : pointwise ? exact::quantize_rows(out, n.inputs[0], {1})
-                  : exact::quantize_rows(out, n.inputs[0], {1, 2, 3});
-  const TensorId ones = out.temp(ir::DataType::kInt8, "ones");
-  out.emit("Expand",
-           {ctx.const_scalar(n.name + "/one", ir::DataType::kInt8, 1),
-            ctx.const_i64(n.name + "/image_shape", {1, x.shape[3], x.shape[1], x.shape[2]})},
-           ones, "ones");
-  const exact::Value acc = out.sub(conv(images.integers, "accumulator"),
-                                   out.mul(images.zero, conv(ones, "weights_inside")));
-  exact::hybrid_output(out, acc, images.dequantization_scale,
-                       depthwise ? exact::LinearOp::kDepthwise : exact::LinearOp::kConv,
-                       channel_shape, *result);
-  return out.result();
-}
-
-// Whether every partial sum of Σ (x - z_x)(w - z_w) stays below 2^24 in
-// magnitude, whatever the order of summation: |x - z_x| at most its type
-// allows, times the largest output channel's Σ |w - z_w| (constant weights,
-// channels on `channel_axis` of TFLite's layout).
-bool float_sums_exact(const ir::Tensor& x, const ir::Tensor& w, int channel_axis) {
-  if (!w.is_const() || w.rank() == 0) return false;
-  const exact::Params px = exact::params_of(x), pw = exact::params_of(w);
-  const int64_t x_most = std::max(px.zero - px.lo, px.hi - px.zero);
+// The largest Σ |w - z_w| of one output channel of constant 8-bit weights
+// (channels on `channel_axis` of TFLite's layout); nullopt if not such weights.
+std::optional<int64_t> largest_channel_l1(const ir::Tensor& w, int channel_axis) {
+  if (!w.is_const() || w.rank() == 0 || !w.quantized_type) return std::nullopt;
+  const exact::Params pw = exact::params_of(w);
   const auto axis = static_cast<size_t>(channel_axis);
-  if (axis >= w.rank() || w.shape[axis] <= 0) return false;
+  if (axis >= w.rank() || w.shape[axis] <= 0) return std::nullopt;
   // Sum |w - z_w| per output channel, in TFLite's layout (channels on `axis`).
   const auto& bytes = w.data->bytes;
   int64_t inner = 1;
   for (size_t d = axis + 1; d < w.rank(); ++d) inner *= w.shape[d];
   const int64_t channels = w.shape[axis];
-  if (inner <= 0) return false;
+  if (inner <= 0) return std::nullopt;
   std::vector<int64_t> l1(static_cast<size_t>(channels), 0);
   const bool is_signed = pw.type == ir::DataType::kInt8;
-  if (pw.type != ir::DataType::kInt8 && pw.type != ir::DataType::kUInt8) return false;
+  if (pw.type != ir::DataType::kInt8 && pw.type != ir::DataType::kUInt8) return std::nullopt;
   for (size_t i = 0; i < bytes.size(); ++i) {
     const int64_t v = is_signed ? static_cast<int8_t>(bytes[i]) : static_cast<uint8_t>(bytes[i]);
     l1[static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels)] += std::abs(v - pw.zero);
   }
-  const int64_t most = *std::max_element(l1.begin(), l1.end());
-  return most * x_most < (int64_t{1} << 24);
+  return *std::max_element(l1.begin(), l1.end());
+}
+
+// Whether every partial sum of Σ (x - z_x)(w - z_w) stays below 2^24 in
+// magnitude, whatever the order of summation, with |x - z_x| at most
+// `x_most`: a float32 sum is then exact.
+bool float_sums_exact(int64_t x_most, const ir::Tensor& w, int channel_axis) {
+  const std::optional<int64_t> most = largest_channel_l1(w, channel_axis);
+  return most && *most * x_most < (int64_t{1} << 24);
 }
 
 // The int32 sum Σ (x - z_x)(w - z_w) of an 8-bit convolution as a float32
-// Conv of the centred integers, where float_sums_exact proves every
-// partial sum exact in any order (the padding is 0 on both sides). ONNX
-// Runtime's float convolutions (with a direct depthwise kernel) run several
-// times faster than its ConvInteger, which computes a grouped convolution as
-// one GEMM per group: vww_96_int8 in exact mode 2.2 ms -> 0.63 ms.
+// Conv of the centred integers x - z_x (`centred`), where float_sums_exact
+// proves every partial sum exact in any order (the padding is 0 on both
+// sides). ONNX Runtime's float convolutions (with a direct depthwise kernel)
+// run several times faster than its ConvInteger, which computes a grouped
+// convolution as one GEMM per group: vww_96_int8 in exact mode 2.2 ms -> 0.63 ms.
 exact::Value float_accumulator(LowerContext& ctx, const ir::Node& n, exact::Writer& out,
-                               TensorId weights, int64_t group) {
+                               const exact::Value& centred, TensorId weights, int64_t group) {
   const ir::Tensor& x = ctx.tensor(n.inputs[0]);
   const ir::Tensor& w = ctx.tensor(n.inputs[1]);
   const ir::DataType f32 = ir::DataType::kFloat32;
-  const exact::Value centred =
-      out.sub(out.integers(n.inputs[0]), out.constant(exact::params_of(x).zero));
   const TensorId x_real = out.to_float(centred);
   // A Cast of the constant weights: ONNX Runtime folds it when the session loads.
   TensorId w_real = out.temp(f32, "weights_float");
@@ -212,6 +159,79 @@ exact::Value float_accumulator(LowerContext& ctx, const ir::Node& n, exact::Writ
   out.emit("Cast", {sum}, acc.id, "accumulator")
       .attrs.set("to", int64_t{ir::onnx_type_code(ir::DataType::kInt32)});
   return acc;
+}
+
+// --quantization exact (and the QDQ mode), hybrid CONV_2D and
+// DEPTHWISE_CONV_2D (float input, int8 weights): the kernel quantizes each
+// image (each pixel of a pointwise CONV_2D) at run time (XNNPACK's qd8 for
+// CONV_2D, TFLite's builtin per-channel kernel for DEPTHWISE_CONV_2D) and
+// sums (q - z) w over the taps inside the image only. Where float_sums_exact
+// proves it exact, that sum is a float32 Conv of q - z (its padding 0 adds
+// nothing), which ONNX Runtime runs several times faster than ConvInteger.
+// Else ConvInteger, which takes one zero point for the whole batch: Σ q w
+// over the taps inside the image less z Σ w over the same taps (a
+// ConvInteger of ones).
+Status lower_hybrid_conv_exact(LowerContext& ctx, const ir::Node& n, exact::Writer& out,
+                               TensorId weights, int64_t group, bool depthwise) {
+  const ir::Tensor& x = ctx.tensor(n.inputs[0]);
+  const ir::Tensor& w = ctx.tensor(n.inputs[1]);
+  weights = ctx.integer_constant(weights);
+  auto result = ctx.fused_activation(n, n.outputs[0]);
+  if (!result) return result.take_error();
+  const ir::Shape channel_shape = {1, ctx.tensor(n.outputs[0]).shape[3], 1, 1};
+  const int channel_axis = depthwise ? 3 : 0;
+  auto conv = [&](TensorId in, const char* what) {
+    exact::Value acc = out.accumulator();
+    ir::Node& c = out.emit("ConvInteger", {in, weights}, acc.id, what);
+    set_window(c, read_window(n), x.shape[1], x.shape[2], w.shape[1], w.shape[2], true);
+    c.attrs.set("group", group);
+    const int64_t taps = w.shape[1] * w.shape[2] * (x.shape[3] / group);
+    acc.lo = -128 * 127 * taps;
+    acc.hi = 128 * 127 * taps;
+    return acc;
+  };
+  auto float_sum = [&](const exact::Value& centred) {
+    exact::Value acc = float_accumulator(ctx, n, out, centred, weights, group);
+    acc.hi = int64_t{1} << 24;
+    acc.lo = -acc.hi;
+    return acc;
+  };
+  if (exact::builtin_hybrid(w)) {
+    // TFLite's builtin hybrid kernel: each image quantized symmetrically, so
+    // the padding (0) adds nothing.
+    const exact::SymmetricRows images =
+        exact::quantize_rows_symmetric(out, n.inputs[0], {1, 2, 3}, w.quant->scale[0]);
+    const exact::Value acc = float_sums_exact(127, w, channel_axis)
+                                 ? float_sum(out.integers(images.integers))
+                                 : conv(images.integers, "accumulator");
+    exact::builtin_hybrid_output(out, acc, images.scale, channel_shape, *result);
+    return out.result();
+  }
+  // XNNPACK defines a pointwise convolution as a fully connected layer, whose
+  // rows (here: pixels) are quantized one by one (docs/quantization-arithmetic.md §5).
+  const Window win = read_window(n);
+  const bool pointwise = !depthwise && group == 1 && w.shape[1] == 1 && w.shape[2] == 1 &&
+                         win.stride_h == 1 && win.stride_w == 1 && x.shape[3] + w.shape[0] > 2;
+  const exact::RowQuantization images =
+      depthwise   ? exact::quantize_rows_tflite(out, n.inputs[0], {1, 2, 3})
+      : pointwise ? exact::quantize_rows(out, n.inputs[0], {1})
+                  : exact::quantize_rows(out, n.inputs[0], {1, 2, 3});
+  exact::Value acc;
+  if (float_sums_exact(255, w, channel_axis)) {
+    acc = float_sum(out.sub(out.integers(images.integers), images.zero));
+  } else {
+    const TensorId ones = out.temp(ir::DataType::kInt8, "ones");
+    out.emit("Expand",
+             {ctx.const_scalar(n.name + "/one", ir::DataType::kInt8, 1),
+              ctx.const_i64(n.name + "/image_shape", {1, x.shape[3], x.shape[1], x.shape[2]})},
+             ones, "ones");
+    acc = out.sub(conv(images.integers, "accumulator"),
+                  out.mul(images.zero, conv(ones, "weights_inside")));
+  }
+  exact::hybrid_output(out, acc, images.dequantization_scale,
+                       depthwise ? exact::LinearOp::kDepthwise : exact::LinearOp::kConv,
+                       channel_shape, *result);
+  return out.result();
 }
 
 // --quantization exact: ConvInteger accumulates exactly in int32 (padding
@@ -245,8 +265,10 @@ Status lower_conv_exact(LowerContext& ctx, const ir::Node& n, bool depthwise) {
       if (zero != ir::kNoTensor) inputs.push_back(zero);
       return conv(std::move(inputs), what);
     });
-  } else if (float_sums_exact(x, w, depthwise ? 3 : 0)) {
-    acc = float_accumulator(ctx, n, out, weights, *group);
+  } else if (const exact::Params px = exact::params_of(x);
+             float_sums_exact(std::max(px.zero - px.lo, px.hi - px.zero), w, depthwise ? 3 : 0)) {
+    acc = float_accumulator(ctx, n, out, out.sub(out.integers(n.inputs[0]), out.constant(px.zero)),
+                            weights, *group);
     acc.hi = std::min<int64_t>(int64_t{256} * 256 * std::max<int64_t>(taps, 0), int64_t{1} << 24);
     acc.lo = -acc.hi;
   } else {
@@ -593,7 +615,8 @@ OpEntry conv2d() {
           .check = check_conv,
           .lower = lower_conv2d,
           .quantization = {.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true},
-                           .exact = {lower_conv2d_exact, check_conv2d_exact}},
+                           .exact = {lower_conv2d_exact, check_conv2d_exact,
+                                     /*hybrid_in_qdq_mode=*/true}},
           .doc = {.onnx = "Conv",
                   .notes = "filter OHWI -> OIHW in the initializer; grouped convolution from the "
                            "filter shape"}};
@@ -606,7 +629,8 @@ OpEntry depthwise_conv2d() {
           .check = check_conv,
           .lower = lower_depthwise_conv2d,
           .quantization = {.bias = BiasSlots{2, 0, 1},
-                           .exact = {lower_depthwise_conv2d_exact, check_depthwise_conv2d_exact}},
+                           .exact = {lower_depthwise_conv2d_exact, check_depthwise_conv2d_exact,
+                                     /*hybrid_in_qdq_mode=*/true}},
           .doc = {.onnx = "Conv (group = C)",
                   .notes = "filter 1HW(C*M) -> (C*M)1HW; any multiplier, taken from the shapes"}};
 }

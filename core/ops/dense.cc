@@ -101,6 +101,7 @@ Status lower_hybrid_fc_exact(LowerContext& ctx, const ir::Node& n, exact::Writer
                              TensorId weights, int64_t depth, int64_t units) {
   const ir::Tensor& w = ctx.tensor(n.inputs[1]);
   const ir::Tensor& y = ctx.tensor(n.outputs[0]);
+  weights = ctx.integer_constant(weights);
   auto activated = ctx.fused_activation(n, n.outputs[0]);
   if (!activated) return activated.take_error();
   // keep_num_dims: the rows' [rows, units] result takes the output's shape.
@@ -293,7 +294,7 @@ OpEntry fully_connected() {
           .check = check_fc,
           .lower = lower_fc,
           .quantization = {.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true},
-                           .exact = {lower_fc_exact, check_fc_exact}},
+                           .exact = {lower_fc_exact, check_fc_exact, /*hybrid_in_qdq_mode=*/true}},
           .doc = {.onnx = "Gemm (transB=1), Reshape around it for inputs of rank != 2",
                   .notes = "keep_num_dims; a permuted input flattened by the op or by a RESHAPE "
                            "before it gets its weight columns permuted instead of a Transpose"}};

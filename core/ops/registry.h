@@ -131,6 +131,12 @@ struct ExactForm {
   LowerFn lower = nullptr;
   // The variants `lower` does not cover yet (the preflight asks, in exact mode).
   CheckFn check = nullptr;
+  // `lower` writes the op's hybrid form (float data, constant integer
+  // weights) as TFLite's kernel runs it, quantizing the data at run time:
+  // the QDQ mode takes it too where `check` allows, since QDQ has no such
+  // form (the float form it replaces only approximates the kernel);
+  // --quantization dequantize keeps the float form.
+  bool hybrid_in_qdq_mode = false;
 };
 
 // How the op's integer kernel meets QDQ.
@@ -275,6 +281,10 @@ class LowerContext {
   // `why` goes into the diagnostics.
   ir::TensorId constant_in_layout(ir::TensorId id, const ir::Perm& layout,
                                   const std::string& why = "");
+  // A quantized constant as the plain integers it holds, for an integer op
+  // that reads them in any mode (the hybrid forms); the default mode's QDQ
+  // writer would hand its readers DequantizeLinear's float values instead.
+  ir::TensorId integer_constant(ir::TensorId id);
 
   ir::TensorId const_i64(const std::string& name, std::vector<int64_t> values,
                          std::optional<ir::Shape> shape = std::nullopt);
@@ -332,6 +342,10 @@ class LowerContext {
 // Whether a TFLite node reads or writes quantized tensors (after planning):
 // in --quantization exact it is lowered by its entry's exact form.
 bool touches_quantized(const ir::Graph& g, const ir::Node& n);
+// A hybrid (dynamic-range) node: float data (input 0) and quantized
+// constant weights (input 1) that its kernel reads as integers (not the
+// folded output of a DEQUANTIZE).
+bool is_hybrid(const ir::Graph& g, const ir::Node& n);
 
 // Helpers for converters.
 const char* activation_name(int tflite_activation);

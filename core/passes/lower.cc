@@ -38,6 +38,8 @@ Status lower(ir::Graph& g, PassContext& ctx) {
   std::vector<ir::Node> lowered;
   ops::LowerContext lowering(g, lowered, ctx.options, ctx.diag);
   const bool exact = ctx.options.quantization == QuantizationMode::kExact;
+  // --quantization dequantize promises a float model: no integer ops.
+  const bool qdq = ctx.options.quantization == QuantizationMode::kQdq;
   ir::GraphEdit edit(g);
   for (ir::NodeId id = g.first(); id != ir::kNoNode; id = g.next(id)) {
     if (ctx.checkpoint.should_stop()) return ctx.checkpoint.status();
@@ -53,12 +55,16 @@ Status lower(ir::Graph& g, PassContext& ctx) {
       subgraphs.clear();
     }
     // --quantization exact: ops on quantized tensors take their integer form
-    // (the preflight made sure they have one).
+    // (the preflight made sure they have one). The QDQ mode: a hybrid op whose
+    // integer form is TFLite's kernel takes it where that form's check allows
+    // (else its float form, an approximation).
     const ops::OpEntry& e = ops::lookup(n);
-    const ops::LowerFn lower_fn =
-        exact && e.quantization.exact.lower && ops::touches_quantized(g, n)
-            ? e.quantization.exact.lower
-            : e.lower;
+    const ops::ExactForm& integer = e.quantization.exact;
+    const bool integer_form =
+        integer.lower && ops::touches_quantized(g, n) &&
+        (exact || (qdq && integer.hybrid_in_qdq_mode && ops::is_hybrid(g, n) &&
+                   !(integer.check && integer.check(g, n))));
+    const ops::LowerFn lower_fn = integer_form ? integer.lower : e.lower;
     if (auto st = lower_fn(lowering, n); !st) return st;
     lowering.finish();
     edit.replace(id, lowered);

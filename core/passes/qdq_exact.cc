@@ -36,13 +36,16 @@ Status store_integers(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint) {
 
 namespace lite2onnx::passes {
 
+// The QDQ mode asks too: its hybrid ops take their integer form (lower.cc),
+// which depends on the kernel.
 Status pick_tflite_kernels(ir::Graph& model, PassContext& ctx) {
-  if (ctx.options.quantization != QuantizationMode::kExact) return ok_status();
+  if (ctx.options.quantization == QuantizationMode::kDequantize) return ok_status();
   if (auto why = ops::exact::xnnpack_delegate_failure(model)) {
     ops::exact::mark_builtin_kernels(model);
-    ctx.diag.warnings.push_back("XNNPACK's delegate cannot prepare this model (" + *why +
-                                "), so TFLite runs every node with its builtin kernel, and "
-                                "--quantization exact computes those");
+    if (ctx.options.quantization == QuantizationMode::kExact)
+      ctx.diag.warnings.push_back("XNNPACK's delegate cannot prepare this model (" + *why +
+                                  "), so TFLite runs every node with its builtin kernel, and "
+                                  "--quantization exact computes those");
   }
   return ok_status();
 }

@@ -179,6 +179,7 @@ void fold_constant_quantization(ir::Graph& g, bool keep_dequantize) {
           in.shape == out.shape && out.dtype == DataType::kFloat32) {
         out.data = in.data;
         out.quant = in.quant;
+        out.quant->dequantized_by_op = true;
         out.quantized_type = in.quantized_type;
         fold = true;
       } else if (n.builtin == ir::builtin::kQuantize && in.dtype == DataType::kFloat32 &&

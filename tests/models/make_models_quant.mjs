@@ -645,13 +645,15 @@ def('dequantize', 'DEQUANTIZE int8 [2,3,5] -> float32', (m) => m.output(dequanti
 def('dequantize_u8', 'DEQUANTIZE uint8 [2,3,5] -> float32', (m) => m.output(dequantizeOp(m, inA(m, [2, 3, 5], 'UINT8'), 'output')));
 
 // -- hybrid (dynamic-range) ops and weight-only int8: float activations, int8 weights --
-// TFLite quantizes the float input on the fly; lite2onnx dequantizes the
-// weights instead (exact weights, float activations), so outputs are compared
-// with the dequantized rule.
+// TFLite quantizes the float input on the fly. lite2onnx does so too for
+// CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED, whose outputs are held to
+// the float rule (`exactForm`); it dequantizes the weights of the others
+// (BATCH_MATMUL, blockwise INT4), compared with the dequantized rule. A
+// weight-only model computes in float in TFLite too: the float rule.
 const F32 = [1, 5, 7, 3];
-function hybridInput(m, shape) {
+function hybridInput(m, shape, { floatRule = false } = {}) {
   const x = m.input('input', shape, 'FLOAT32', { range: [-1, 1] });
-  m.spec.outputs = { output: { mode: 'dequantized' } };
+  if (!floatRule) m.spec.outputs = { output: { mode: 'dequantized' } };
   return x;
 }
 function floatOutput(m, name, shape) {
@@ -660,7 +662,7 @@ function floatOutput(m, name, shape) {
 // FULLY_CONNECTED float [2,16] x `type` weights [8,16] (int8 per channel,
 // uint8 per tensor), float bias.
 function hybridFullyConnected(m, type, options) {
-  const x = hybridInput(m, [2, 16]);
+  const x = hybridInput(m, [2, 16], { floatRule: true });
   const wt = weights(m, 'weights', [8, 16], 0, 16, type);
   const b = m.rand32('bias', [8], 0.3);
   const y = floatOutput(m, 'output', [2, 8]);
@@ -698,7 +700,7 @@ def('blockwise_int4_fully_connected_3d', 'FULLY_CONNECTED float32 [1,4,96] (keep
 // CONV_2D 3x3 SAME of a float [1,5,7,3] input with `type` weights (int8 per
 // channel, uint8 per tensor) and a float bias.
 function hybridConv2d(m, type, act) {
-  const x = hybridInput(m, F32);
+  const x = hybridInput(m, F32, { floatRule: true });
   const wt = weights(m, 'weights', [4, 3, 3, 3], 0, 27, type);
   const b = m.rand32('bias', [4], 0.3);
   const y = floatOutput(m, 'output', [1, 5, 7, 4]);
@@ -711,7 +713,7 @@ function hybridConv2d(m, type, act) {
 def('hybrid_conv2d', 'CONV_2D float32 input x int8 per-channel filter (axis 0), float bias, RELU', (m) =>
   hybridConv2d(m, 'INT8', 'RELU'));
 def('hybrid_depthwise', 'DEPTHWISE_CONV_2D float32 input x int8 per-channel filter (axis 3), float bias', (m) => {
-  const x = hybridInput(m, F32);
+  const x = hybridInput(m, F32, { floatRule: true });
   const wt = weights(m, 'weights', [1, 3, 3, 3], 3, 9, 'INT8');
   const b = m.rand32('bias', [3], 0.3);
   const y = floatOutput(m, 'output', F32);
@@ -735,7 +737,7 @@ def('hybrid_conv2d_u8', 'CONV_2D float32 input x uint8 per-tensor filter (zero p
 def('hybrid_fully_connected_u8', 'FULLY_CONNECTED float32 [2,16] x uint8 per-tensor weights [8,16] (zero point != 0), float bias', (m) =>
   hybridFullyConnected(m, 'UINT8', { fused_activation_function: 'NONE' }));
 def('weight_only_conv2d', 'int8 per-channel filter -> DEQUANTIZE -> float CONV_2D (weights kept int8)', (m) => {
-  const x = hybridInput(m, F32);
+  const x = hybridInput(m, F32, { floatRule: true });
   const wt = weights(m, 'weights', [4, 3, 3, 3], 0, 27, 'INT8');
   const w = dequantizeOp(m, wt.t, 'weights_float');
   const b = m.rand32('bias', [4], 0.3);

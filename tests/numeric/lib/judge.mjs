@@ -36,8 +36,9 @@ function chooseMode(task, model, tensor, index, refType) {
   // the float ops before it (not bit-exact in any mode) move some of its
   // integers by one step, which cannot be undone (the hybrid ops themselves
   // are checked bit for bit by quant_probe/exact.mjs). So the float outputs
-  // of a hybrid model take the dequantized rule in every mode.
-  if (isFloatType(refType) && model.hybrid) return 'dequantized';
+  // of a hybrid model take the dequantized rule in every mode; a single op
+  // reads the graph's own inputs, so it is held to the float rule.
+  if (isFloatType(refType) && model.hybrid && !model.singleOp) return 'dequantized';
   if (ospec.index === true) return 'index';
   if (ospec.index !== false && isIntegerType(refType) && !tensor.quant && isIndexTensor(model, tensor)) return 'index';
   if (isFloatType(refType)) return spec.mode === 'dequantized' ? 'dequantized' : 'float';
