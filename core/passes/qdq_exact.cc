@@ -1,6 +1,7 @@
 // --quantization exact: quantized tensors become the integer tensors they
 // hold (see store_integers in qdq.h).
 #include <string>
+#include <utility>
 
 #include "core/ops/exact.h"
 #include "core/ops/registry.h"
@@ -36,10 +37,17 @@ Status store_integers(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint) {
 
 namespace lite2onnx::passes {
 
-// The QDQ mode asks too: its hybrid ops take their integer form (lower.cc),
-// which depends on the kernel.
+// The QDQ mode asks too when the model has hybrid ops: they take their
+// integer form (lower.cc), which depends on the kernel.
 Status pick_tflite_kernels(ir::Graph& model, PassContext& ctx) {
   if (ctx.options.quantization == QuantizationMode::kDequantize) return ok_status();
+  if (ctx.options.quantization == QuantizationMode::kQdq) {
+    bool hybrid = false;
+    ir::for_each_graph(std::as_const(model), [&](const ir::Graph& g) {
+      for (const ir::Node& n : g.nodes()) hybrid = hybrid || ops::is_hybrid(g, n);
+    });
+    if (!hybrid) return ok_status();
+  }
   if (auto why = ops::exact::xnnpack_delegate_failure(model)) {
     ops::exact::mark_builtin_kernels(model);
     if (ctx.options.quantization == QuantizationMode::kExact)

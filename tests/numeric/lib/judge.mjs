@@ -30,14 +30,15 @@ function chooseMode(task, model, tensor, index, refType) {
   const ospec = perOutputSpec(spec, tensor, index);
   if (exactQuantization(task) && isIntegerType(refType) && ospec.mode !== 'distribution') return 'exact';
   if (ospec.mode) return ospec.mode;
-  // A hybrid op quantizes its float input at run time. The default and
-  // dequantize modes compute it in float from the dequantized weights
-  // (docs/conversion.md); in --quantization exact the one-ULP differences of
-  // the float ops before it (not bit-exact in any mode) move some of its
-  // integers by one step, which cannot be undone (the hybrid ops themselves
-  // are checked bit for bit by quant_probe/exact.mjs). So the float outputs
-  // of a hybrid model take the dequantized rule in every mode; a single op
-  // reads the graph's own inputs, so it is held to the float rule.
+  // A hybrid op quantizes its float input at run time. Where lite2onnx
+  // writes that quantization (FULLY_CONNECTED and the convolutions, in the
+  // default and exact modes), the one-ULP differences of the float ops
+  // before it (not bit-exact in any mode) move some of its integers by one
+  // step; elsewhere it computes in float from the dequantized weights
+  // (docs/conversion.md). So the float outputs of a hybrid model take the
+  // dequantized rule in every mode; a single op reads the graph's own
+  // inputs, so it is held to the float rule (and checked bit for bit by
+  // quant_probe/exact.mjs).
   if (isFloatType(refType) && model.hybrid && !model.singleOp) return 'dequantized';
   if (ospec.index === true) return 'index';
   if (ospec.index !== false && isIntegerType(refType) && !tensor.quant && isIndexTensor(model, tensor)) return 'index';

@@ -150,7 +150,6 @@ function convHybridCase({ name, xShape, wShape, perChannel, asym, padding = 'SAM
     tfliteSym: quantRef(H.tfliteSymParams, H.tfliteSymQuantizeRow, true),
     tfliteAsym: quantRef(H.tfliteAsymParams, H.tfliteAsymQuantizeRow, false),
   };
-  void per;
   return { name, op: 'CONV_2D (hybrid)', variant, model: m, inputs: [tensor('float32', xShape, X.flat())], refs };
 }
 
