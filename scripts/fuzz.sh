@@ -36,6 +36,7 @@ B=${LITE2ONNX_FUZZ_BUILD:-build-fuzz}
 
 if [ "$build" = 1 ]; then
   CC=clang CXX=clang++ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
     -DLITE2ONNX_FUZZ=ON -DLITE2ONNX_WERROR=ON -DLITE2ONNX_BUILD_TESTS=OFF \
     -DLITE2ONNX_BUILD_BENCH=OFF -DLITE2ONNX_BUILD_SERVER=ON
   cmake --build "$B" -j "$(nproc)" --target fuzz_targets
