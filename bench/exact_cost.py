@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""ONNX Runtime's cost of `--quantization exact` against the default (QDQ) form.
+"""ONNX Runtime's cost of `--quantization auto` (the default) and `exact` against `qdq`.
 
-For every quantized model under MODELS (a model with quantized activations), both
-forms are converted with the CLI and timed by tests/numeric/ort_bench.mjs in the
-same process, rounds alternating between the two (so load on the machine hits
-both alike): one Markdown row per model with the medians and their ratio.
+For every quantized model under MODELS (a model with quantized activations), the
+three forms are converted with the CLI and timed by tests/numeric/ort_bench.mjs in
+the same process, rounds alternating between them (so load on the machine hits
+all alike): one Markdown row per model with the medians and the ratios to qdq.
 Models the exact mode refuses are listed with the op it names.
 
   bench/exact_cost.py [--cli build/lite2onnx] [--runs N] [--rounds R]
@@ -38,10 +38,8 @@ def models_under(paths, pattern):
                     yield full, rel
 
 
-def convert(cli, model, out, exact):
-    args = [cli, "convert", model, "-o", out, "--json"]
-    if exact:
-        args += ["--quantization", "exact"]
+def convert(cli, model, out, mode):
+    args = [cli, "convert", model, "-o", out, "--json", "--quantization", mode]
     r = subprocess.run(args, capture_output=True, text=True, timeout=600)
     try:
         diag = json.loads(r.stdout)
@@ -50,13 +48,13 @@ def convert(cli, model, out, exact):
     return r.returncode, diag, r.stderr.strip()
 
 
-def time_pair(qdq, exact, runs, rounds):
-    r = subprocess.run(["node", ORT_BENCH, "--runs", str(runs), "--rounds", str(rounds), qdq, exact],
+def time_all(files, runs, rounds):
+    r = subprocess.run(["node", ORT_BENCH, "--runs", str(runs), "--rounds", str(rounds), *files],
                        capture_output=True, text=True, timeout=3600)
     if r.returncode != 0:
         return None, r.stderr.strip().splitlines()[-1:] or ["ort_bench failed"]
     medians = [float(m) for m in re.findall(r"median ([0-9.]+) us", r.stdout)]
-    return (medians if len(medians) == 2 else None), r.stdout
+    return (medians if len(medians) == len(files) else None), r.stdout
 
 
 def main():
@@ -67,32 +65,44 @@ def main():
     ap.add_argument("--filter", default=None, help="only models whose path matches")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
-    rows, refused, ratios = [], [], []
+    modes = ("qdq", "auto", "exact")
+    rows, refused, ratios = [], [], {"auto": [], "exact": []}
     with tempfile.TemporaryDirectory() as tmp:
         for model, rel in models_under(a.models, a.filter):
-            qdq, exact = os.path.join(tmp, "qdq.onnx"), os.path.join(tmp, "exact.onnx")
-            code, diag, _ = convert(a.cli, model, qdq, exact=False)
+            files = [os.path.join(tmp, f"{m}.onnx") for m in modes]
+            code, diag, _ = convert(a.cli, model, files[0], "qdq")
             if code != 0 or not diag.get("quantization", {}).get("quantized_activations"):
-                continue  # not converted, or a float model (both forms are the same)
-            code, _, err = convert(a.cli, model, exact, exact=True)
+                continue  # not converted, or a float model (the forms are the same)
+            code, _, err = convert(a.cli, model, files[1], "auto")
             if code != 0:
-                refused.append((rel, err.splitlines()[0] if err else f"exit {code}"))
+                refused.append((rel, f"auto: {err.splitlines()[0] if err else f'exit {code}'}"))
                 continue
-            medians, out = time_pair(qdq, exact, a.runs, a.rounds)
+            code, _, err = convert(a.cli, model, files[2], "exact")
+            exact = code == 0
+            if not exact:
+                refused.append((rel, f"exact: {err.splitlines()[0] if err else f'exit {code}'}"))
+            medians, out = time_all(files if exact else files[:2], a.runs, a.rounds)
             if not medians:
                 refused.append((rel, f"not timed: {out}"))
                 continue
-            ratio = medians[1] / medians[0]
-            ratios.append(ratio)
-            rows.append(f"| {rel} | {medians[0] / 1000:.2f} | {medians[1] / 1000:.2f} | {ratio:.2f}x |")
+            q = medians[0]
+            cells = [f"{q / 1000:.2f}", f"{medians[1] / 1000:.2f}", f"{medians[1] / q:.2f}x"]
+            ratios["auto"].append(medians[1] / q)
+            if exact:
+                ratios["exact"].append(medians[2] / q)
+                cells += [f"{medians[2] / 1000:.2f}", f"{medians[2] / q:.2f}x"]
+            else:
+                cells += ["-", "-"]
+            rows.append(f"| {rel} | " + " | ".join(cells) + " |")
             print(rows[-1], file=sys.stderr, flush=True)
-    print("| model | QDQ (ms) | exact (ms) | exact / QDQ |")
-    print("| --- | ---: | ---: | ---: |")
+    print("| model | qdq (ms) | auto (ms) | auto / qdq | exact (ms) | exact / qdq |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
         print(r)
-    if ratios:
-        print(f"\n{len(ratios)} models: median ratio {statistics.median(ratios):.2f}x, "
-              f"{sum(r > 3 for r in ratios)} above 3x.")
+    for m, rs in ratios.items():
+        if rs:
+            print(f"\n{m}: {len(rs)} models, median {statistics.median(rs):.2f}x qdq's time, "
+                  f"{sum(r > 3 for r in rs)} above 3x.")
     for rel, why in refused:
         print(f"- {rel}: {why}")
 

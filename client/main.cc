@@ -484,9 +484,14 @@ std::string ops_markdown(const std::vector<OpSupport>& matrix) {
       "output's own parameters; `no` = TFLite reads raw integers, which QDQ cannot express.\n"
       "How far the QDQ form is from TFLite, per op: docs/quantization-arithmetic.md (section\n"
       "10). `exact`: the op has an integer form in `--quantization exact` (TFLite's\n"
-      "arithmetic bit for bit; the variants it covers: docs/conversion.md).\n\n"
-      "| TFLite op | code | layout class | element types | quantized | exact | ONNX | notes |\n"
-      "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+      "arithmetic bit for bit; the variants it covers: docs/conversion.md). `auto`: the form\n"
+      "its 8-bit nodes take in `--quantization auto`, the default: `integer` = that integer\n"
+      "form (the op's Q/DQ kernels round unlike TFLite), `Q/DQ` = ONNX Runtime's kernel for\n"
+      "the Q/DQ pattern, hybrid nodes (float data, integer weights) the integer form; int16\n"
+      "nodes of every op with an integer form that does more than copy take it too.\n\n"
+      "| TFLite op | code | layout class | element types | quantized | exact | auto | ONNX | notes "
+      "|\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   // Custom ops (code 32) are listed by custom code, supported ones only.
   constexpr int kCustomCode = 32;
   int supported = 0, total = 0, custom = 0;
@@ -500,8 +505,8 @@ std::string ops_markdown(const std::vector<OpSupport>& matrix) {
     }
     if (!s.supported) continue;
     md += "| " + s.op + " | " + std::to_string(s.code) + " | " + s.layout_class + " | " + s.dtypes +
-          " | " + s.quantized + " | " + (s.exact ? "yes" : "") + " | " + s.onnx + " | " + s.notes +
-          " |\n";
+          " | " + s.quantized + " | " + (s.exact ? "yes" : "") + " | " + s.in_auto + " | " +
+          s.onnx + " | " + s.notes + " |\n";
   }
   md += "\n" + std::to_string(supported) + " of " + std::to_string(total) +
         " TFLite builtin operators are supported, and " + std::to_string(custom) +

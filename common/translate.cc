@@ -281,6 +281,7 @@ v1::ListOperatorsResponse to_proto(const std::vector<OpSupport>& matrix) {
     o->set_notes(s.notes);
     o->set_quantized(s.quantized);
     o->set_exact(s.exact);
+    o->set_in_auto(s.in_auto);
     for (size_t pos = 0; pos < s.dtypes.size();) {
       size_t end = s.dtypes.find(", ", pos);
       if (end == std::string::npos) end = s.dtypes.size();
@@ -429,6 +430,7 @@ std::vector<OpSupport> from_proto(const v1::ListOperatorsResponse& in) {
     for (const auto& t : s.dtypes()) o.dtypes += (o.dtypes.empty() ? "" : ", ") + t;
     o.quantized = s.quantized();
     o.exact = s.exact();
+    o.in_auto = s.in_auto();
     out.push_back(std::move(o));
   }
   return out;

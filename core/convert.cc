@@ -96,6 +96,13 @@ std::vector<OpSupport> support_matrix() {
                                                                                    : "no";
       // Ops whose kernel dequantizes its inputs lower as in float behind DEQUANTIZE.
       s.exact = e->quantization.exact.lower != nullptr || e->quantization.dequantizes_inputs;
+      const ops::ExactForm& integer = e->quantization.exact;
+      if (integer.lower) {
+        s.in_auto = integer.qdq_differs ? "integer where Q/DQ differs"
+                    : integer.in_qdq_graphs == ops::InQdqGraphs::kQuantized ? "integer"
+                                                                            : "Q/DQ";
+        if (integer.in_qdq_graphs == ops::InQdqGraphs::kHybrid) s.in_auto += "; hybrid: integer";
+      }
     }
     out.push_back(std::move(s));
   }
@@ -211,6 +218,7 @@ std::string support_matrix_json(const std::vector<OpSupport>& matrix, int indent
       o["dtypes"] = std::move(types);
       o["quantized"] = s.quantized;
       o["exact"] = s.exact;
+      if (!s.in_auto.empty()) o["in_auto"] = s.in_auto;
       if (!s.notes.empty()) o["notes"] = s.notes;
     }
     a.push_back(std::move(o));

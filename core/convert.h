@@ -61,6 +61,11 @@ struct OpSupport {
   // docs/operators.md).
   std::string quantized;
   bool exact = false;  // has an integer form in --quantization exact
+  // The form its 8-bit nodes take in --quantization auto: "integer" (TFLite's
+  // arithmetic), "integer where Q/DQ differs" or "Q/DQ", and "; hybrid:
+  // integer" where hybrid nodes take it; "" without an integer form
+  // (docs/operators.md).
+  std::string in_auto;
 };
 std::vector<OpSupport> support_matrix();
 // The support matrix as `lite2onnx ops --json` prints it: one object per

@@ -40,7 +40,7 @@ struct PhaseTiming {
 
 // What quantization became: Q/DQ nodes by the reason they exist.
 struct QuantizationReport {
-  std::string mode;  // "qdq" or "dequantize"
+  std::string mode;  // "auto", "qdq", "exact" or "dequantize"
   // "QuantizeLinear: quantized activation" -> count, ...
   std::map<std::string, int> nodes;
   int cancelled_pairs = 0;       // DequantizeLinear -> QuantizeLinear pairs removed

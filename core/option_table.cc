@@ -142,10 +142,13 @@ constexpr OptionDef option(OptionDef def, Member) {
 }
 
 // choices[i] is the enum's value i.
-constexpr std::string_view kQuantizationModes[] = {"qdq", "dequantize", "exact"};
+constexpr std::string_view kQuantizationModes[] = {
+    to_string(QuantizationMode::kQdq), to_string(QuantizationMode::kDequantize),
+    to_string(QuantizationMode::kExact), to_string(QuantizationMode::kAuto)};
 static_assert(static_cast<int>(QuantizationMode::kQdq) == 0 &&
               static_cast<int>(QuantizationMode::kDequantize) == 1 &&
-              static_cast<int>(QuantizationMode::kExact) == 2);
+              static_cast<int>(QuantizationMode::kExact) == 2 &&
+              static_cast<int>(QuantizationMode::kAuto) == 3);
 constexpr std::string_view kIoNames[] = {"tensor", "signature"};
 static_assert(static_cast<int>(IoNames::kTensor) == 0 &&
               static_cast<int>(IoNames::kSignature) == 1);
@@ -186,7 +189,14 @@ constexpr OptionDef kOptions[] = {
     option(
         {.name = "quantization",
          .flag = "--quantization",
-         .help = "qdq: keep int8/uint8 quantization as QuantizeLinear/DequantizeLinear; "
+         .help = "auto (default): int8/uint8 quantization kept, as QuantizeLinear/"
+                 "DequantizeLinear around convolutions and fully connected layers (ONNX "
+                 "Runtime's integer kernels compute what TFLite's do) and as TFLite's integer "
+                 "arithmetic for the ops whose Q/DQ kernels round differently (add, mul, "
+                 "requantize, pooling, means, activation tables, resize); "
+                 "qdq: every quantized op as QuantizeLinear/DequantizeLinear, the portable "
+                 "form execution providers fuse (ONNX Runtime's CPU kernels then approximate "
+                 "TFLite's rounding); "
                  "dequantize: a pure float32 model (weights folded to float, no Q/DQ); "
                  "exact: integer arithmetic that computes what TFLite's kernels compute, bit "
                  "for bit (ops without an integer form yet fail, named)",

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lite2onnx {
@@ -90,12 +91,34 @@ enum class QuantizationMode {
   kQdq,         // QuantizeLinear/DequantizeLinear pairs; integer weights kept
   kDequantize,  // pure float32: weights folded to float, no Q/DQ nodes
   kExact,       // integer arithmetic reproducing TFLite's kernels bit for bit
+  // Q/DQ pairs where ONNX Runtime's integer kernels compute what TFLite's do
+  // (convolutions, fully connected), TFLite's integer arithmetic for the ops
+  // whose Q/DQ kernels round differently (ExactForm::in_qdq_graphs).
+  kAuto,
 };
+// The modes whose graphs are Q/DQ pairs around float ops (qdq.h).
+constexpr bool qdq_graph(QuantizationMode m) {
+  return m == QuantizationMode::kQdq || m == QuantizationMode::kAuto;
+}
+// The mode's name, as --quantization takes it.
+constexpr std::string_view to_string(QuantizationMode m) {
+  switch (m) {
+    case QuantizationMode::kQdq:
+      return "qdq";
+    case QuantizationMode::kDequantize:
+      return "dequantize";
+    case QuantizationMode::kExact:
+      return "exact";
+    case QuantizationMode::kAuto:
+      return "auto";
+  }
+  return "";
+}
 
 struct ConvertOptions {
   int opset = 13;  // ONNX default-domain opset, 13..17
   LayoutOptions layout;
-  QuantizationMode quantization = QuantizationMode::kQdq;
+  QuantizationMode quantization = QuantizationMode::kAuto;
   // Keep float16 weights as float16 initializers followed by a Cast to float32
   // (default: widen them to float32 at conversion time).
   bool keep_float16_weights = false;

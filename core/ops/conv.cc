@@ -615,8 +615,8 @@ OpEntry conv2d() {
           .check = check_conv,
           .lower = lower_conv2d,
           .quantization = {.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true},
-                           .exact = {lower_conv2d_exact, check_conv2d_exact,
-                                     /*hybrid_in_qdq_mode=*/true}},
+                           .exact = {lower_conv2d_exact, check_conv2d_exact, InQdqGraphs::kHybrid,
+                                     exact::runs_builtin_kernel<exact::LinearOp::kConv>}},
           .doc = {.onnx = "Conv",
                   .notes = "filter OHWI -> OIHW in the initializer; grouped convolution from the "
                            "filter shape"}};
@@ -630,7 +630,8 @@ OpEntry depthwise_conv2d() {
           .lower = lower_depthwise_conv2d,
           .quantization = {.bias = BiasSlots{2, 0, 1},
                            .exact = {lower_depthwise_conv2d_exact, check_depthwise_conv2d_exact,
-                                     /*hybrid_in_qdq_mode=*/true}},
+                                     InQdqGraphs::kHybrid,
+                                     exact::runs_builtin_kernel<exact::LinearOp::kDepthwise>}},
           .doc = {.onnx = "Conv (group = C)",
                   .notes = "filter 1HW(C*M) -> (C*M)1HW; any multiplier, taken from the shapes"}};
 }
@@ -642,7 +643,9 @@ OpEntry transpose_conv() {
           .check = check_transpose_conv,
           .lower = lower_transpose_conv,
           .quantization = {.bias = BiasSlots{3, 2, 1},
-                           .exact = {lower_transpose_conv_exact, check_transpose_conv_exact}},
+                           .exact = {lower_transpose_conv_exact, check_transpose_conv_exact,
+                                     InQdqGraphs::kNo,
+                                     exact::runs_builtin_kernel<exact::LinearOp::kTransposeConv>}},
           .doc = {.onnx = "ConvTranspose",
                   .notes = "filter OHWI -> IOHW; explicit pads and output_padding from a "
                            "constant output_shape; a run-time one: the full transposed "

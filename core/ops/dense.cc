@@ -294,7 +294,8 @@ OpEntry fully_connected() {
           .check = check_fc,
           .lower = lower_fc,
           .quantization = {.bias = BiasSlots{2, 0, 1, /*uint8_hybrid_weights_as_int8=*/true},
-                           .exact = {lower_fc_exact, check_fc_exact, /*hybrid_in_qdq_mode=*/true}},
+                           .exact = {lower_fc_exact, check_fc_exact, InQdqGraphs::kHybrid,
+                                     exact::runs_builtin_kernel<exact::LinearOp::kFullyConnected>}},
           .doc = {.onnx = "Gemm (transB=1), Reshape around it for inputs of rank != 2",
                   .notes = "keep_num_dims; a permuted input flattened by the op or by a RESHAPE "
                            "before it gets its weight columns permuted instead of a Transpose"}};

@@ -108,7 +108,9 @@ Check check_arithmetic_exact(const ir::Graph& g, const ir::Node& n) {
 }
 template <exact::BinaryOp op>
 ExactForm arithmetic_exact() {
-  return {.lower = lower_binary_exact<arithmetic_of<op>>, .check = check_arithmetic_exact<op>};
+  return {.lower = lower_binary_exact<arithmetic_of<op>>,
+          .check = check_arithmetic_exact<op>,
+          .in_qdq_graphs = InQdqGraphs::kQuantized};
 }
 ExactForm arithmetic_exact(Arithmetic arithmetic) {
   switch (arithmetic) {
@@ -243,7 +245,7 @@ OpEntry squared_difference() {
           .check = check_binary,
           .lower = lower_squared_difference,
           .quantization = {.exact = {lower_binary_exact<exact::squared_difference>,
-                                     exact::check_squared_difference}},
+                                     exact::check_squared_difference, InQdqGraphs::kQuantized}},
           .doc = {.onnx = "Sub + Mul", .dtypes = "float32, int32"}};
 }
 
@@ -252,7 +254,8 @@ OpEntry prelu() {
           .layout = {.kind = LayoutClass::kTransparent},
           .check = check_binary,
           .lower = lower_prelu,
-          .quantization = {.exact = {lower_binary_exact<exact::prelu>, exact::check_prelu}},
+          .quantization = {.exact = {lower_binary_exact<exact::prelu>, exact::check_prelu,
+                                     InQdqGraphs::kQuantized}},
           .doc = {.onnx = "PRelu"}};
 }
 
@@ -510,7 +513,8 @@ OpEntry quantize() {
   return {.layout = {.kind = LayoutClass::kTransparent},
           .check = check_quantization_copy,
           .lower = lower_quantization_copy,
-          .quantization = {.exact = {lower_quantize_exact, check_quantize_exact}},
+          .quantization = {.exact = {lower_quantize_exact, check_quantize_exact,
+                                     InQdqGraphs::kQuantized}},
           .doc = {.onnx = "QuantizeLinear (requantize: DequantizeLinear -> QuantizeLinear)",
                   .dtypes = "float32, int8, uint8 (-> int8, uint8), int16 (-> int32)",
                   .notes = "float -> int, and int -> int requantization between two scales; "

@@ -126,6 +126,9 @@ TensorId Writer::tensor(const Value& v, DataType type) {
     case DataType::kInt32:
       c.data = ctx_.graph().own(bytes_of<int32_t>(v.values), type, c.name);
       break;
+    case DataType::kFloat64:  // integers below 2^53: exact
+      c.data = ctx_.graph().own(bytes_of<double>(v.values), type, c.name);
+      break;
     default:
       c.dtype = DataType::kInt64;
       c.data = ctx_.graph().own(bytes_of<int64_t>(v.values), DataType::kInt64, c.name);
@@ -223,6 +226,43 @@ Value Writer::trunc_div(const Value& x, const Value& d) {
 Value Writer::floor_div(const Value& x, const Value& d) {
   if (all_ones(d)) return x;
   auto [lo, hi] = quotient_range(x, d, [](int64_t a, int64_t b) { return exact::floor_div(a, b); });
+  constexpr int64_t kExactInDouble = int64_t{1} << 52;
+  if (d.is_const() && d.lo > 0 && d.hi < kExactInDouble && x.lo > -kExactInDouble &&
+      x.hi < kExactInDouble) {
+    // Floor of the float64 quotient, exact here: a quotient that is not an
+    // integer is at least 1/d from the next one, and float64's rounding error
+    // of x / d with |x| < 2^52 is less. ONNX Runtime's Cast, Div and Floor on
+    // doubles cost a fraction of its integer Mod and Div.
+    auto step = [&](const char* op, std::vector<TensorId> in, DataType t) {
+      const TensorId out = temp(t, op);
+      emit(op, std::move(in), out, op);
+      return out;
+    };
+    // A power-of-two divisor (a shift) multiplies by its exact reciprocal.
+    const bool shifts =
+        std::all_of(d.values.begin(), d.values.end(), [](int64_t v) { return (v & (v - 1)) == 0; });
+    TensorId q;
+    if (shifts) {
+      std::vector<double> inverse;
+      for (int64_t v : d.values) inverse.push_back(1.0 / static_cast<double>(v));
+      Shape shape = d.shape;
+      if (shape.empty() && d.values.size() != 1) shape = {static_cast<int64_t>(d.values.size())};
+      const TensorId by =
+          ctx_.const_f64(n_.name + "/" + suffix("inverse"), std::move(inverse), shape);
+      q = step("Mul", {tensor(x, DataType::kFloat64), by}, DataType::kFloat64);
+    } else {
+      q = step("Div", {tensor(x, DataType::kFloat64), tensor(d, DataType::kFloat64)},
+               DataType::kFloat64);
+    }
+    const TensorId whole = step("Floor", {q}, DataType::kFloat64);
+    Value out;
+    out.type = fits32(lo, hi) ? DataType::kInt32 : DataType::kInt64;
+    out.lo = lo;
+    out.hi = hi;
+    out.id = step("Cast", {whole}, out.type);
+    last_node_->attrs.set("to", int64_t{ir::onnx_type_code(out.type)});
+    return out;
+  }
   // Mod (fmod 0) takes the divisor's sign: x - Mod(x, d) is the multiple of d
   // below x, which Div divides exactly.
   Value rest = binary("Mod", x, d, 0, d.hi - 1);
@@ -352,7 +392,14 @@ Value Writer::lookup(const Value& index, std::vector<int64_t> table, DataType ty
   out.lo = lo;
   out.hi = hi;
   out.id = temp(type, "table");
-  emit("Gather", {tensor(t, type), tensor(index, DataType::kInt32)}, out.id, "table");
+  const TensorId shape = temp(DataType::kInt64, "shape");
+  const TensorId idx = tensor(index, DataType::kInt32);
+  emit("Shape", {idx}, shape, "shape");
+  const TensorId flat = temp(DataType::kInt32, "flat");
+  emit("Reshape", {idx, ctx_.const_i64(n_.name + "/" + suffix("minus_one"), {-1})}, flat, "flat");
+  const TensorId got = temp(type, "got");
+  emit("GatherElements", {tensor(t, type), flat}, got, "table");
+  emit("Reshape", {got, shape}, out.id, "table_shape");
   return out;
 }
 

@@ -195,6 +195,13 @@ struct LinearKernel {
   bool xnnpack = true;
 };
 LinearKernel linear_kernel(const ir::Graph& g, const ir::Node& n, LinearOp op);
+// ExactForm::qdq_differs of the linear ops: TFLite runs a builtin kernel
+// (fixed-point requantization) for the node, where ONNX Runtime's Q/DQ
+// kernels round as XNNPACK's fp32 requantization does.
+template <LinearOp op>
+bool runs_builtin_kernel(const ir::Graph& g, const ir::Node& n) {
+  return !linear_kernel(g, n, op).xnnpack;
+}
 // The variants the exact linear forms do not cover (hybrid, int16 weights, ...).
 Check check_linear(const ir::Graph& g, const ir::Node& n, LinearOp op);
 // The zero points ConvInteger / MatMulInteger take: the input's, and the

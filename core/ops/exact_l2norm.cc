@@ -196,7 +196,7 @@ Check check_l2_normalization_exact(const ir::Graph& g, const ir::Node& n) {
 }  // namespace
 
 ExactForm l2_normalization_exact() {
-  return {lower_l2_normalization_exact, check_l2_normalization_exact};
+  return {lower_l2_normalization_exact, check_l2_normalization_exact, InQdqGraphs::kQuantized};
 }
 
 }  // namespace lite2onnx::ops::exact

@@ -239,20 +239,41 @@ Check check_concatenation(const ir::Graph& g, const ir::Node& n) {
   return std::nullopt;
 }
 
+// Whether an input has other parameters than the output (a requantization:
+// Q/DQ rounds it half to even, TFLite half away from zero); otherwise the
+// concatenation copies integers in its Q/DQ form too.
+bool concatenation_requantizes(const ir::Graph& g, const ir::Node& n) {
+  const Params py = params_of(g.tensor(n.outputs[0]));
+  return std::any_of(n.inputs.begin(), n.inputs.end(), [&](ir::TensorId t) {
+    const Params px = params_of(g.tensor(t));
+    return px.scale != py.scale || px.zero != py.zero;
+  });
+}
+
 }  // namespace
 
-ExactForm concatenation_exact() { return {lower_concatenation, check_concatenation}; }
-ExactForm rsqrt_table() { return {lower_rsqrt_table, check_int8}; }
-ExactForm logistic_table() {
-  return {lower_sigmoid_table<qmath::xnn_sigmoid, false>, check_sigmoid_table};
+ExactForm concatenation_exact() {
+  return {lower_concatenation, check_concatenation, InQdqGraphs::kNo, concatenation_requantizes};
 }
-ExactForm tanh_table() { return {lower_sigmoid_table<qmath::tanh_f, true>, check_sigmoid_table}; }
-ExactForm elu_table() { return {lower_xnn_table<qmath::elu_f>, check_xnn_table}; }
-ExactForm hard_swish_table() { return {lower_hard_swish_table, check_eight_bit}; }
-ExactForm leaky_relu_table() { return {lower_leaky_relu_table, check_leaky_relu}; }
+
+// The table ops take their table in --quantization auto too: ONNX Runtime
+// recomputes the function in float for their Q/DQ pattern, or rounds the
+// clamp's bounds otherwise (docs/quantization-arithmetic.md section 10). RELU
+// is exact as Q/DQ.
+constexpr InQdqGraphs kAuto = InQdqGraphs::kQuantized;
+ExactForm rsqrt_table() { return {lower_rsqrt_table, check_int8, kAuto}; }
+ExactForm logistic_table() {
+  return {lower_sigmoid_table<qmath::xnn_sigmoid, false>, check_sigmoid_table, kAuto};
+}
+ExactForm tanh_table() {
+  return {lower_sigmoid_table<qmath::tanh_f, true>, check_sigmoid_table, kAuto};
+}
+ExactForm elu_table() { return {lower_xnn_table<qmath::elu_f>, check_xnn_table, kAuto}; }
+ExactForm hard_swish_table() { return {lower_hard_swish_table, check_eight_bit, kAuto}; }
+ExactForm leaky_relu_table() { return {lower_leaky_relu_table, check_leaky_relu, kAuto}; }
 // (RELU has no upper bound: kHigh == kLow.)
 ExactForm relu_table() { return {lower_relu_table<0, 0>, check_eight_bit}; }
-ExactForm relu6_table() { return {lower_relu_table<0, 6>, check_eight_bit}; }
-ExactForm relu_n1_to_1_table() { return {lower_relu_table<-1, 1>, check_eight_bit}; }
+ExactForm relu6_table() { return {lower_relu_table<0, 6>, check_eight_bit, kAuto}; }
+ExactForm relu_n1_to_1_table() { return {lower_relu_table<-1, 1>, check_eight_bit, kAuto}; }
 
 }  // namespace lite2onnx::ops::exact

@@ -383,7 +383,8 @@ OpEntry average_pool2d() {
       .check = check_pool,
       .lower = lower_average_pool,
       .quantization = {.kernel = QuantizedKernel::kSameScale,
-                       .exact = {lower_average_pool_exact, check_average_pool_exact}},
+                       .exact = {lower_average_pool_exact, check_average_pool_exact,
+                                 InQdqGraphs::kQuantized}},
       .doc = {.onnx = "AveragePool", .notes = "padding excluded from the average, as in TFLite"}};
 }
 

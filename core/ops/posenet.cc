@@ -196,7 +196,7 @@ TensorId kernel_copy(NodeBuilder& b, LowerContext& ctx, const ir::Node& n, size_
   const ir::Tensor& t = ctx.tensor(n.inputs[i]);
   TensorId x = b.reshape(n.inputs[i], {-1}, kF32);
   if (extra == 1.0f) return x;
-  if (t.quantized_type && ctx.quantization() == QuantizationMode::kQdq) {
+  if (t.quantized_type && qdq_graph(ctx.quantization())) {
     const float scale = t.quant->scale[0];
     TensorId integer = b.add("Round", {b.add("Div", {x, b.scalar(kF32, scale)}, kF32)}, kF32);
     return b.add("Mul", {integer, b.scalar(kF32, scale * extra)}, kF32);

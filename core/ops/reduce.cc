@@ -481,16 +481,16 @@ InferredShapes infer_topk(const ir::Graph& g, const ir::Node& n) {
 }  // namespace
 
 OpEntry mean() {
-  return {
-      .read = {.min_inputs = 2, .options = read_reducer},
-      .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_reduce},
-      .infer_shapes = infer_reduce,
-      .check = check_reduce,
-      .lower = lower_mean,
-      .quantization = {.exact = {lower_mean_or_sum_exact<false>, check_mean_or_sum_exact<false>}},
-      .doc = {.onnx = "ReduceMean",
-              .notes = "axes follow the layout; without keep_dims the reduced axes leave "
-                       "it"}};
+  return {.read = {.min_inputs = 2, .options = read_reducer},
+          .layout = {.kind = LayoutClass::kAttribute, .propagate = propagate_reduce},
+          .infer_shapes = infer_reduce,
+          .check = check_reduce,
+          .lower = lower_mean,
+          .quantization = {.exact = {lower_mean_or_sum_exact<false>, check_mean_or_sum_exact<false>,
+                                     InQdqGraphs::kQuantized}},
+          .doc = {.onnx = "ReduceMean",
+                  .notes = "axes follow the layout; without keep_dims the reduced axes leave "
+                           "it"}};
 }
 
 OpEntry softmax() {
@@ -516,7 +516,8 @@ OpEntry sum() {
           .infer_shapes = infer_reduce,
           .check = check_typed_reduce,
           .lower = lower_sum,
-          .quantization = {.exact = {lower_mean_or_sum_exact<true>, check_mean_or_sum_exact<true>}},
+          .quantization = {.exact = {lower_mean_or_sum_exact<true>, check_mean_or_sum_exact<true>,
+                                     InQdqGraphs::kQuantized}},
           .doc = {.onnx = "ReduceSum", .dtypes = kReducerTypes, .notes = kReducerNotes}};
 }
 

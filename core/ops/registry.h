@@ -123,6 +123,21 @@ struct LayoutRule {
   HintInputFn hint_input = nullptr;
 };
 
+// Which nodes the Q/DQ modes (qdq, auto) compute with an op's integer form
+// too, where its check allows (passes/lower.cc).
+enum class InQdqGraphs {
+  kNo,
+  // Hybrid nodes (float data, constant integer weights), as TFLite's kernel
+  // runs them, quantizing the data at run time: Q/DQ has no such form (the
+  // float form it would take only approximates the kernel). --quantization
+  // dequantize keeps the float form.
+  kHybrid,
+  // 8-bit quantized nodes, in auto: ONNX Runtime's kernels for the op's Q/DQ
+  // pattern round differently from TFLite's (docs/quantization-arithmetic.md
+  // section 10), and the integer form costs about as much as the float op.
+  kQuantized,
+};
+
 // The op's integer form in --quantization exact (core/ops/exact.h): ONNX
 // integer arithmetic that computes what TFLite's kernel computes, bit for bit
 // (docs/quantization-arithmetic.md). An op touching quantized tensors without
@@ -131,12 +146,11 @@ struct ExactForm {
   LowerFn lower = nullptr;
   // The variants `lower` does not cover yet (the preflight asks, in exact mode).
   CheckFn check = nullptr;
-  // `lower` writes the op's hybrid form (float data, constant integer
-  // weights) as TFLite's kernel runs it, quantizing the data at run time:
-  // the QDQ mode takes it too where `check` allows, since QDQ has no such
-  // form (the float form it replaces only approximates the kernel);
-  // --quantization dequantize keeps the float form.
-  bool hybrid_in_qdq_mode = false;
+  InQdqGraphs in_qdq_graphs = InQdqGraphs::kNo;
+  // Whether this 8-bit node's Q/DQ form rounds unlike TFLite's kernel, so
+  // that auto takes the integer form (nullptr: in_qdq_graphs says, for every
+  // node of the op).
+  bool (*qdq_differs)(const ir::Graph& g, const ir::Node& n) = nullptr;
 };
 
 // How the op's integer kernel meets QDQ.

@@ -211,7 +211,8 @@ OpEntry bilinear() {
           .check = check_resize,
           .lower = lower_bilinear,
           .quantization = {.kernel = QuantizedKernel::kSameScale,
-                           .exact = {lower_bilinear_exact, check_bilinear_exact}},
+                           .exact = {lower_bilinear_exact, check_bilinear_exact,
+                                     InQdqGraphs::kQuantized}},
           .doc = {.onnx = "Resize",
                   .notes = "align_corners / half_pixel_centers mapped to "
                            "coordinate_transformation_mode"}};

@@ -267,15 +267,18 @@ Status fold_to_float(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint) {
   return fold_constants(g, diag, checkpoint, every_tensor);
 }
 
-// Default mode: int16 tensors as fold_to_float makes them, graph inputs and
-// outputs kept int16 (TFLite's interface), one warning naming them.
+// The Q/DQ modes: int16 tensors as fold_to_float makes them, graph inputs and
+// outputs kept int16 (TFLite's interface), one warning naming the tensors an
+// op computes in float (a graph input's values are exact on the grid).
 Status emulate_int16(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint) {
   std::vector<std::string> names;
-  for (TensorId i = 0; static_cast<size_t>(i) < g.tensor_count(); ++i)
-    if (int16_tensor(g.tensor(i)) && !g.tensor(i).is_const() &&
-        (g.producer(i) != ir::kNoNode || g.is_graph_input(i)))
-      names.push_back(g.tensor(i).name);
-  if (names.empty()) return ok_status();
+  bool any = false;
+  for (TensorId i = 0; static_cast<size_t>(i) < g.tensor_count(); ++i) {
+    if (!int16_tensor(g.tensor(i)) || g.tensor(i).is_const()) continue;
+    any = any || g.is_graph_input(i) || g.producer(i) != ir::kNoNode;
+    if (g.producer(i) != ir::kNoNode) names.push_back(g.tensor(i).name);
+  }
+  if (!any) return ok_status();
   clamp_activations(g, diag, int16_tensor);
   for (TensorId t : std::vector<TensorId>(g.inputs().begin(), g.inputs().end()))
     if (int16_tensor(g.tensor(t)) && g.tensor(t).quant->scale.size() == 1)
@@ -287,11 +290,13 @@ Status emulate_int16(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint) {
   std::string list;
   for (size_t i = 0; i < names.size() && i < 3; ++i) list += (i ? ", '" : "'") + names[i] + "'";
   if (names.size() > 3) list += ", ...";
-  diag.warnings.push_back(
-      std::to_string(names.size()) + " int16 (16x8) quantized tensor" +
-      (names.size() == 1 ? " is" : "s are") + " computed in float32 on their int16 grid (" + list +
-      "): QuantizeLinear/DequantizeLinear take int16 only from opset 21, and TFLite's integer "
-      "kernels round inside each op, so results may differ by a few int16 steps");
+  if (!names.empty())
+    diag.warnings.push_back(
+        std::to_string(names.size()) + " int16 (16x8) quantized tensor" +
+        (names.size() == 1 ? " is" : "s are") + " computed in float32 on their int16 grid (" +
+        list +
+        "): QuantizeLinear/DequantizeLinear take int16 only from opset 21, and TFLite's integer "
+        "kernels round inside each op, so results may differ by a few int16 steps");
   return fold_constants(g, diag, checkpoint, int16_tensor);
 }
 

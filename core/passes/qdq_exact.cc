@@ -37,16 +37,20 @@ Status store_integers(ir::Graph& g, Diagnostics& diag, Checkpoint& checkpoint) {
 
 namespace lite2onnx::passes {
 
-// The QDQ mode asks too when the model has hybrid ops: they take their
-// integer form (lower.cc), which depends on the kernel.
+// The Q/DQ modes ask too when the model has nodes that take an integer form
+// there (lower.cc: hybrid ones, and quantized ones in auto), which depends on
+// the kernel.
 Status pick_tflite_kernels(ir::Graph& model, PassContext& ctx) {
-  if (ctx.options.quantization == QuantizationMode::kDequantize) return ok_status();
-  if (ctx.options.quantization == QuantizationMode::kQdq) {
-    bool hybrid = false;
+  const QuantizationMode mode = ctx.options.quantization;
+  if (mode == QuantizationMode::kDequantize) return ok_status();
+  if (qdq_graph(mode)) {
+    bool asks = false;
     ir::for_each_graph(std::as_const(model), [&](const ir::Graph& g) {
-      for (const ir::Node& n : g.nodes()) hybrid = hybrid || ops::is_hybrid(g, n);
+      for (const ir::Node& n : g.nodes())
+        asks = asks || ops::is_hybrid(g, n) ||
+               (mode == QuantizationMode::kAuto && ops::touches_quantized(g, n));
     });
-    if (!hybrid) return ok_status();
+    if (!asks) return ok_status();
   }
   if (auto why = ops::exact::xnnpack_delegate_failure(model)) {
     ops::exact::mark_builtin_kernels(model);

@@ -244,9 +244,7 @@ Status plan_qdq(ir::Graph& g, PassContext& ctx) {
         zero_scale_activations[0] +
         "'): their real value is 0 whatever the integers, as in TFLite's kernels "
         "(calibration saw only zeros there)");
-  diag.quantization.mode = dequantize                                             ? "dequantize"
-                           : ctx.options.quantization == QuantizationMode::kExact ? "exact"
-                                                                                  : "qdq";
+  diag.quantization.mode = std::string(to_string(ctx.options.quantization));
   if (dequantize && int16_seen(g))
     diag.warnings.push_back(
         "int16 (16x8) quantized tensors are computed in float32: TFLite's integer kernels "

@@ -31,11 +31,16 @@ class ConvertOptions(TypedDict, total=False):
     """keep the TFLite axis order for every graph input and output (--keep-io-layout;
     default 'false')
     """
-    quantization: Literal['qdq', 'dequantize', 'exact']
-    """qdq: keep int8/uint8 quantization as QuantizeLinear/DequantizeLinear; dequantize: a
-    pure float32 model (weights folded to float, no Q/DQ); exact: integer arithmetic
-    that computes what TFLite's kernels compute, bit for bit (ops without an integer
-    form yet fail, named) (--quantization; default 'qdq')
+    quantization: Literal['qdq', 'dequantize', 'exact', 'auto']
+    """auto (default): int8/uint8 quantization kept, as QuantizeLinear/DequantizeLinear
+    around convolutions and fully connected layers (ONNX Runtime's integer kernels
+    compute what TFLite's do) and as TFLite's integer arithmetic for the ops whose Q/DQ
+    kernels round differently (add, mul, requantize, pooling, means, activation tables,
+    resize); qdq: every quantized op as QuantizeLinear/DequantizeLinear, the portable
+    form execution providers fuse (ONNX Runtime's CPU kernels then approximate TFLite's
+    rounding); dequantize: a pure float32 model (weights folded to float, no Q/DQ);
+    exact: integer arithmetic that computes what TFLite's kernels compute, bit for bit
+    (ops without an integer form yet fail, named) (--quantization; default 'auto')
     """
     keep_float16_weights: bool
     """keep float16 weights as float16 initializers with a Cast to float32 (default: widen

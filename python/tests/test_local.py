@@ -169,7 +169,7 @@ def test_invalid_options(test_models):
         lite2onnx.convert(model, opsett=13)
     with pytest.raises(lite2onnx.InvalidOptionError, match="not an integer"):
         lite2onnx.convert(model, opset="13")
-    with pytest.raises(lite2onnx.InvalidOptionError, match="choose qdq, dequantize or exact"):
+    with pytest.raises(lite2onnx.InvalidOptionError, match="choose qdq, dequantize, exact or auto"):
         lite2onnx.convert(model, quantization="float")
     with pytest.raises(lite2onnx.InvalidOptionError, match="nope"):
         lite2onnx.convert(model, explicit_layouts={"input": ("NHWC", "nope")})

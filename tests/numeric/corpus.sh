@@ -49,6 +49,11 @@ node "$numeric/run.mjs" --cli "$cli" --opset 17 --jobs 2 --smooth --convert-arg=
 # --keep-float16-weights: float16 initializers read through a Cast.
 node "$numeric/run.mjs" --cli "$cli" --jobs 1 --known-fail "$known" --convert-arg=--keep-float16-weights \
   "$dir/tflite2onnx/conv-quant-fp16.float32.tflite" || status=1
+# --quantization qdq: every quantized op as Q/DQ (the default, auto, computes
+# the ops whose Q/DQ kernels round differently in TFLite's arithmetic).
+node "$numeric/run.mjs" --cli "$cli" --opset 13 --jobs 2 \
+  --convert-arg=--quantization=qdq --filter 'int8|_quant|ptq' \
+  --expect "$numeric/expect_corpus.json" --known-fail "$known" "$dir" || status=1
 # --keep-int8-activations: int8 kept inside the graph (default: uint8 + 128).
 node "$numeric/run.mjs" --cli "$cli" --opset 13 --jobs 2 \
   --convert-arg=--keep-int8-activations --filter 'int8|_quant|ptq' \
@@ -60,12 +65,12 @@ node "$numeric/run.mjs" --cli "$cli" --opset 13 --jobs 2 \
 # from the one reference runtime by design, measured).
 slices=$(mktemp -d)
 trap 'rm -rf "$slices"' EXIT
-for mode in default dequantize; do
+for mode in default qdq dequantize; do
   variant=opset13
   args=()
-  if [ "$mode" = dequantize ]; then
-    variant=opset13+quantization=dequantize
-    args=(--convert-arg=--quantization=dequantize)
+  if [ "$mode" != default ]; then
+    variant=opset13+quantization=$mode
+    args=(--convert-arg=--quantization=$mode)
   fi
   for model in $(jq -r --arg v "$variant" \
       'to_entries[] | select((.key | startswith("//") | not) and .value.figures[$v] != null) | .key' "$known"); do

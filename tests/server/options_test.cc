@@ -127,7 +127,7 @@ TEST(OptionWire, ErrorsNameTheField) {
   v1::ConvertOptions quantization;
   quantization.set_quantization(static_cast<v1::QuantizationMode>(7));
   EXPECT_EQ(to_core(quantization).error().message,
-            "quantization: '7' (choose qdq, dequantize or exact)");
+            "quantization: '7' (choose qdq, dequantize, exact or auto)");
   EXPECT_THAT(summary(quantization), ::testing::HasSubstr(" quantization=7 "));
 
   v1::ConvertOptions signature;

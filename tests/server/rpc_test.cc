@@ -219,14 +219,14 @@ TEST_F(RpcTest, ClientRequestIdIsKept) {
             std::string::npos);
 }
 
-TEST_F(RpcTest, ConvertsAQuantizedModelFromTheCorpusToQdq) {
+TEST_F(RpcTest, ConvertsAQuantizedModelFromTheCorpusInTheDefaultMode) {
   const std::string model = corpus_model("tflite2onnx/mobilenet_v1_0.25_128_quant.tflite");
   if (model.empty()) GTEST_SKIP() << "the shared model corpus is absent";
   ConvertResult r = convert(*channel_, model);
   ASSERT_TRUE(r.status.ok()) << r.status.error_message();
   EXPECT_EQ(r.response.onnx_model(), convert_in_process(model));
   const v1::QuantizationReport& q = r.response.diagnostics().quantization();
-  EXPECT_EQ(q.mode(), "qdq");
+  EXPECT_EQ(q.mode(), "auto");
   EXPECT_GT(q.integer_initializers(), 0);
   EXPECT_GT(q.quantized_activations(), 0);
 }

@@ -40,7 +40,7 @@ TEST(OptionTable, EntriesAreWellFormed) {
 
 TEST(OptionTable, DefaultsAreTheCoresDefaults) {
   EXPECT_EQ(find_option("opset")->default_text(), "13");
-  EXPECT_EQ(find_option("quantization")->default_text(), "qdq");
+  EXPECT_EQ(find_option("quantization")->default_text(), "auto");
   EXPECT_EQ(find_option("keep_io_layout")->default_text(), "false");
   EXPECT_EQ(find_option("explicit_layouts")->default_text(), "");
   EXPECT_EQ(find_option("signature")->default_text(), "");
@@ -74,14 +74,14 @@ TEST(OptionTable, FormatThenParseByNameGivesTheOptions) {
 // their defaults, so that the models converted without them keep their bytes.
 TEST(OptionTable, NewOptionsAtTheirDefaultsLeaveTheSummaryAsItWas) {
   EXPECT_EQ(options_summary(ConvertOptions{}),
-            "opset=13 keep_io_layout=false quantization=qdq keep_float16_weights=false "
+            "opset=13 keep_io_layout=false quantization=auto keep_float16_weights=false "
             "keep_int8_activations=false no_metadata=false signature= io_names=tensor");
   ConvertOptions o;
   ASSERT_TRUE(set_option(o, "batch", "2"));
   ASSERT_TRUE(set_option(o, "input_shapes", "x=1,2,3"));
   ASSERT_TRUE(set_option(o, "rename_inputs", "a,b"));
   EXPECT_EQ(options_summary(o),
-            "opset=13 keep_io_layout=false quantization=qdq keep_float16_weights=false "
+            "opset=13 keep_io_layout=false quantization=auto keep_float16_weights=false "
             "keep_int8_activations=false no_metadata=false signature= io_names=tensor batch=2 "
             "rename_inputs=a,b input_shapes=x=1,2,3");
 }
@@ -98,7 +98,7 @@ TEST(OptionTable, TextForms) {
   EXPECT_THAT(find_option("io_layouts")->format(o),
               ::testing::ElementsAre("input=NHWC:NCHW", "output=NHWC:NHWC"));
   EXPECT_EQ(options_summary(o),
-            "opset=13 keep_io_layout=false quantization=qdq keep_float16_weights=false "
+            "opset=13 keep_io_layout=false quantization=auto keep_float16_weights=false "
             "keep_int8_activations=false no_metadata=false signature= io_names=tensor "
             "io_layouts=input=NHWC:NCHW io_layouts=output=NHWC:NHWC");
   // Text is kept as it is, spaces and all.
@@ -154,7 +154,7 @@ TEST(OptionTable, InvalidTextNamesTheOption) {
   EXPECT_EQ(set_option(o, "opset", "12").error().message,
             "opset 12 is not supported (choose 13..17)");
   EXPECT_EQ(set_option(o, "quantization", "x").error().message,
-            "quantization: 'x' (choose qdq, dequantize or exact)");
+            "quantization: 'x' (choose qdq, dequantize, exact or auto)");
   EXPECT_EQ(set_option(o, "keep_io_layout", "yes").error().message,
             "keep_io_layout: 'yes' (choose true, false, 1 or 0)");
   EXPECT_THAT(set_option(o, "explicit_layouts", "x=NHWC").error().message,
@@ -165,7 +165,7 @@ TEST(OptionTable, InvalidTextNamesTheOption) {
             "io_layouts: layout 'in=NHWC:N\xc5\xb7W': 'N\xc5\xb7W' has a character that is not "
             "an ASCII letter");
   EXPECT_EQ(find_option("quantization")->parse(o, "x", "--quantization").error().message,
-            "--quantization: 'x' (choose qdq, dequantize or exact)");
+            "--quantization: 'x' (choose qdq, dequantize, exact or auto)");
   EXPECT_EQ(set_option(o, "signature", std::string(1025, 'k')).error().message,
             "signature: 1025 bytes, more than the 1024 it may have");
   EXPECT_EQ(set_option(o, "signature", "a\tb").error().message,
@@ -211,7 +211,7 @@ TEST(OptionTable, TheCliParsesWhatTheTableFormats) {
 
 TEST(OptionTable, CliErrorsNameTheFlag) {
   EXPECT_EQ(parse_cli({"--quantization", "x"}).error().message,
-            "--quantization: 'x' (choose qdq, dequantize or exact)");
+            "--quantization: 'x' (choose qdq, dequantize, exact or auto)");
   EXPECT_EQ(parse_cli({"--opset", "99"}).error().message,
             "--opset 99 is not supported (choose 13..17)");
   EXPECT_THAT(parse_cli({"--io-layout", "input=NCHW", "--io-layout", "bad"}).error().message,

@@ -25,6 +25,12 @@ function exactQuantization(task) {
   return (task.convertArgs ?? []).map(String).includes('--quantization=exact');
 }
 
+// --quantization dequantize promises float outputs for TFLite's integer ones;
+// every other mode keeps TFLite's integer types at the interface.
+function dequantizeMode(task) {
+  return (task.convertArgs ?? []).map(String).includes('--quantization=dequantize');
+}
+
 function chooseMode(task, model, tensor, index, refType) {
   const spec = task.spec ?? {};
   const ospec = perOutputSpec(spec, tensor, index);
@@ -88,8 +94,11 @@ function commonGround(task, model, tensor, index, ref, got, label) {
   let r = ref;
   let g = got;
   let step = 0;
-  if (isFloatType(g.type) && isIntegerType(r.type) && tensor.quant && model.singleOp && mode === 'quantized' &&
-      tensor.quant.scale.length === 1) {
+  if (isFloatType(g.type) && isIntegerType(r.type) && tensor.quant && !dequantizeMode(task)) {
+    const detail = `type mismatch: TFLite's ${r.type} output is ${g.type} in ${label} (only --quantization dequantize makes it float)`;
+    return { error: { ok: false, maxAbs: Infinity, tol: 0, summary: 'type mismatch', detail } };
+  } else if (isFloatType(g.type) && isIntegerType(r.type) && tensor.quant && model.singleOp &&
+             mode === 'quantized' && tensor.quant.scale.length === 1) {
     // One op in --quantization dequantize mode: the float output, rounded to
     // the reference's grid, under the single-op quantized rule.
     g = quantize(g, tensor.quant, r.type);

@@ -10,13 +10,16 @@
 // A case the converter refuses (exit code 4) is counted apart; the refusal
 // must list the case's op (never a silent approximation).
 //
-// With --qdq it measures the default (QDQ) form instead: each case converted
-// without --quantization exact and run at ORT level `all`, and per op how
+// With --qdq (or --auto) it measures that mode instead: each case converted
+// with --quantization qdq (auto) and run at ORT level `all`, and per op how
 // many elements equal LiteRT.js's and how many steps the worst is off (a
 // report: docs/quantization-arithmetic.md's "How far the QDQ form is").
+// --auto also fails (exit 1) where auto promises TFLite's arithmetic: a case
+// of an op whose 8-bit nodes take the integer form (`lite2onnx ops --json`:
+// in_auto "integer"), or an int16 case, that differs anywhere.
 //
 //   node tests/numeric/quant_probe/exact.mjs --cli build/lite2onnx [FAMILY...]
-//        [--filter REGEX] [--opset N] [--qdq]
+//        [--filter REGEX] [--opset N] [--qdq | --auto]
 //
 // Prints one line per case and totals; exit code 1 when a converted case
 // differs or the conversion fails otherwise (exact mode only).
@@ -30,14 +33,15 @@ import { openOnnx } from '../lib/ort_runner.mjs';
 // copies: exact-mode cases only (no candidate arithmetics for run.mjs's table).
 const FAMILIES = ['elementwise', 'linear', 'pool', 'unary', 'movement', 'hybrid', 'recurrent', 'copies'];
 const LEVELS = ['all', 'disabled'];
-const USAGE = `usage: exact.mjs --cli LITE2ONNX [${FAMILIES.join('|')}...] [--filter REGEX] [--opset N] [--qdq]`;
+const USAGE = `usage: exact.mjs --cli LITE2ONNX [${FAMILIES.join('|')}...] [--filter REGEX] [--opset N] [--qdq | --auto]`;
 
 function usage(message) {
   process.stderr.write(`${message}\n${USAGE}\n`);
   process.exit(2);
 }
 
-const opts = { cli: null, families: [], filter: null, opset: 13, qdq: false };
+// measure: null (check exact mode), or the mode measured ('qdq', 'auto').
+const opts = { cli: null, families: [], filter: null, opset: 13, measure: null };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
@@ -45,7 +49,8 @@ for (let i = 0; i < argv.length; i++) {
   if (a === '--cli') opts.cli = path.resolve(value());
   else if (a === '--filter') opts.filter = new RegExp(value());
   else if (a === '--opset') opts.opset = Number(value());
-  else if (a === '--qdq') opts.qdq = true;
+  else if (a === '--qdq') opts.measure = 'qdq';
+  else if (a === '--auto') opts.measure = 'auto';
   else if (a === '-h' || a === '--help') { process.stdout.write(`${USAGE}\n`); process.exit(0); }
   else if (FAMILIES.includes(a)) opts.families.push(a);
   else usage(`unknown argument ${a}`);
@@ -55,7 +60,7 @@ if (!opts.cli) usage('--cli is required');
 // Converts in exact mode: {onnx} or {refused: [ops], text} or {error}.
 function convert(tflite, dir) {
   const out = path.join(dir, 'model.onnx');
-  const mode = opts.qdq ? [] : ['--quantization', 'exact'];
+  const mode = ['--quantization', opts.measure ?? 'exact'];
   const r = spawnSync(opts.cli, ['convert', tflite, '-o', out, '--opset', String(opts.opset), '--json',
     ...mode, '--keep-io-layout'], { encoding: 'utf8' });
   if (r.status === 0) return { onnx: fs.readFileSync(out) };
@@ -95,6 +100,9 @@ async function measureQdq(c, onnx, ref, k, label) {
   t.worst = Math.max(t.worst, worst);
   if (equal === ref.length) t.exactCases++;
   qdqByOp.set(op, t);
+  const int16 = /(^|_)(i16|int16|i16x8)(_|$)/.test(c.name);
+  if (opts.measure === 'auto' && equal < ref.length && (int16 || integerInAuto.has(op)))
+    failures.push(`${c.name}: ${equal}/${ref.length} equal in auto, which computes ${op}${int16 ? ' (int16)' : ''} as TFLite does`);
   totals.elements += ref.length;
   if (equal === ref.length) totals.exact++;
   console.log(`QDQ       ${label} ${equal}/${ref.length} equal to LiteRT.js, worst ${worst} step${worst === 1 ? '' : 's'}`);
@@ -107,6 +115,13 @@ function printQdqTable() {
     const pct = ((100 * t.equal) / t.elements).toFixed(t.equal === t.elements ? 0 : 2);
     console.log(`| ${op} | ${t.cases} (${t.exactCases}) | ${pct}% of ${t.elements} | ${t.worst} step${t.worst === 1 ? '' : 's'} |`);
   }
+}
+
+// The ops whose 8-bit nodes take their integer form in auto (the support matrix).
+const integerInAuto = new Set();
+if (opts.measure === 'auto') {
+  const r = spawnSync(opts.cli, ['ops', '--json'], { encoding: 'utf8' });
+  for (const o of JSON.parse(r.stdout)) if (o.in_auto === 'integer') integerInAuto.add(o.op);
 }
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lite2onnx-exact-'));
@@ -145,7 +160,7 @@ try {
       if (conv.error) { totals.failed++; failures.push(`${c.name}: ${conv.error}`); console.log(`ERROR     ${label} ${conv.error}`); continue; }
       const agree = lite && tf ? countEqual(lite, tf) : null;
       const ref = lite ?? tf;
-      if (opts.qdq) {
+      if (opts.measure) {
         await measureQdq(c, conv.onnx, ref, k, label);
         continue;
       }
@@ -172,11 +187,15 @@ try {
 } finally {
   fs.rmSync(dir, { recursive: true, force: true });
 }
-if (opts.qdq) {
+if (opts.measure) {
   printQdqTable();
-  console.log(`\n${totals.cases} cases: ${totals.exact} equal on every element in the QDQ form, ${totals.refused} refused, ` +
+  if (failures.length) {
+    console.log(`failures (${failures.length}):`);
+    for (const f of failures) console.log(`  ${f}`);
+  }
+  console.log(`\n${totals.cases} cases: ${totals.exact} equal on every element in the ${opts.measure} form, ${totals.refused} refused, ` +
     `${totals.skipped} skipped; opset ${opts.opset}, ORT level all`);
-  process.exit(0);
+  process.exit(failures.length ? 1 : 0);
 }
 console.log(`\n${totals.cases} cases: ${totals.exact} exact (${totals.elements} elements, ORT levels ${LEVELS.join(' and ')}), ` +
   `${totals.refused} refused, ${totals.failed} failed, ${totals.skipped} skipped; opset ${opts.opset}`);

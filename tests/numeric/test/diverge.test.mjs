@@ -65,13 +65,17 @@ function pipelineModel() {
   return m;
 }
 
-test('diverge: the first difference of a pool chain is its AVERAGE_POOL_2D', { skip: !(haveCli && haveFlatc) && 'needs lite2onnx (LITE2ONNX_CLI) and flatc' }, async () => {
+test('diverge: the first difference of a pool chain in the qdq form is its AVERAGE_POOL_2D; auto has none', { skip: !(haveCli && haveFlatc) && 'needs lite2onnx (LITE2ONNX_CLI) and flatc' }, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'l2o-diverge-test-'));
   try {
     const json = path.join(dir, 'diverge_pool_chain.json');
     fs.writeFileSync(json, JSON.stringify(pipelineModel().toJSON()));
     execFileSync(FLATC, ['-b', '-o', dir, DEFAULT_SCHEMA, json]);
-    const res = await diverge({ cli: CLI, file: path.join(dir, 'diverge_pool_chain.tflite') });
+    const file = path.join(dir, 'diverge_pool_chain.tflite');
+    // The default form (auto) computes the AVERAGE_POOL_2D as TFLite does: no difference.
+    const auto = await diverge({ cli: CLI, file });
+    assert.equal(auto.first, null);
+    const res = await diverge({ cli: CLI, file, convertArgs: ['--quantization=qdq'] });
 
     assert.equal(res.reference, 'litert');
     assert.deepEqual(res.rows.map((r) => r.opName), ['MAX_POOL_2D', 'AVERAGE_POOL_2D', 'CONV_2D']);

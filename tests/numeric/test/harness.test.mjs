@@ -761,3 +761,17 @@ test('detection outputs declared shape-less get the kernel\'s shapes in a copy L
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+test('judge: an integer TFLite output that became float fails outside --quantization dequantize', async () => {
+  const { compareAll } = await import('../lib/judge.mjs');
+  const quant = { scale: [0.5], zeroPoint: [0] };
+  const model = { outputs: [{ name: 'y', type: 'int16', quant }], operators: [], opName: 'ADD', singleOp: false };
+  const ref = new Map([['y', makeTensor('int16', [3], Int16Array.from([2, -4, 6]))]]);
+  const got = new Map([['y', makeTensor('float32', [3], Float32Array.from([1, -2, 3]))]]);
+  // the same values, dequantized: a float interface only dequantize promises
+  const [auto] = compareAll({ convertArgs: [] }, model, ref, got, 'ONNX');
+  assert.equal(auto.ok, false);
+  assert.match(auto.detail, /type mismatch: TFLite's int16 output is float32/);
+  const [dequantized] = compareAll({ convertArgs: ['--quantization=dequantize'] }, model, ref, got, 'ONNX');
+  assert.equal(dequantized.ok, true, dequantized.detail);
+});
