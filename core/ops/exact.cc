@@ -30,6 +30,12 @@ int64_t floor_div(int64_t x, int64_t d) {
 }
 int64_t rhaz_div(int64_t x, int64_t d) { return (x + (x > 0 ? d / 2 : x < 0 ? -(d / 2) : 0)) / d; }
 
+// The shape a constant value is written in: a scalar, its own, or a vector.
+Shape const_shape(const Value& v) {
+  if (!v.shape.empty()) return v.shape;
+  return v.values.size() == 1 ? Shape{} : Shape{static_cast<int64_t>(v.values.size())};
+}
+
 template <class T>
 std::vector<std::byte> bytes_of(const std::vector<int64_t>& values) {
   std::vector<std::byte> out(values.size() * sizeof(T));
@@ -98,6 +104,12 @@ TensorId Writer::temp(DataType type, const std::string& what) {
   return ctx_.temp(n_.name + "/" + suffix(what), type);
 }
 
+TensorId Writer::apply(const char* op, std::vector<TensorId> inputs, DataType type) {
+  const TensorId out = temp(type, op);
+  emit(op, std::move(inputs), out, op);
+  return out;
+}
+
 ir::Node& Writer::emit(const std::string& op, std::vector<TensorId> inputs, TensorId out,
                        const std::string& what) {
   ir::Node& node = ctx_.emit(n_, op, std::move(inputs), {out}, suffix(what));
@@ -111,8 +123,7 @@ TensorId Writer::tensor(const Value& v, DataType type) {
   ir::Tensor c;
   c.name = n_.name + "/" + suffix("const");
   c.dtype = type;
-  c.shape = v.shape.empty() && v.values.size() == 1 ? Shape{} : v.shape;
-  if (c.shape.empty() && v.values.size() != 1) c.shape = {static_cast<int64_t>(v.values.size())};
+  c.shape = const_shape(v);
   switch (type) {
     case DataType::kInt8:
       c.data = ctx_.graph().own(bytes_of<int8_t>(v.values), type, c.name);
@@ -232,35 +243,25 @@ Value Writer::floor_div(const Value& x, const Value& d) {
     // Floor of the float64 quotient, exact here: a quotient that is not an
     // integer is at least 1/d from the next one, and float64's rounding error
     // of x / d with |x| < 2^52 is less. ONNX Runtime's Cast, Div and Floor on
-    // doubles cost a fraction of its integer Mod and Div.
-    auto step = [&](const char* op, std::vector<TensorId> in, DataType t) {
-      const TensorId out = temp(t, op);
-      emit(op, std::move(in), out, op);
-      return out;
-    };
-    // A power-of-two divisor (a shift) multiplies by its exact reciprocal.
+    // doubles cost a fraction of its integer Mod and Div. A power-of-two
+    // divisor (a shift) multiplies by its exact reciprocal.
     const bool shifts =
         std::all_of(d.values.begin(), d.values.end(), [](int64_t v) { return (v & (v - 1)) == 0; });
     TensorId q;
     if (shifts) {
       std::vector<double> inverse;
       for (int64_t v : d.values) inverse.push_back(1.0 / static_cast<double>(v));
-      Shape shape = d.shape;
-      if (shape.empty() && d.values.size() != 1) shape = {static_cast<int64_t>(d.values.size())};
       const TensorId by =
-          ctx_.const_f64(n_.name + "/" + suffix("inverse"), std::move(inverse), shape);
-      q = step("Mul", {tensor(x, DataType::kFloat64), by}, DataType::kFloat64);
+          ctx_.const_f64(n_.name + "/" + suffix("inverse"), std::move(inverse), const_shape(d));
+      q = apply("Mul", {tensor(x, DataType::kFloat64), by}, DataType::kFloat64);
     } else {
-      q = step("Div", {tensor(x, DataType::kFloat64), tensor(d, DataType::kFloat64)},
-               DataType::kFloat64);
+      q = apply("Div", {tensor(x, DataType::kFloat64), tensor(d, DataType::kFloat64)},
+                DataType::kFloat64);
     }
-    const TensorId whole = step("Floor", {q}, DataType::kFloat64);
-    Value out;
-    out.type = fits32(lo, hi) ? DataType::kInt32 : DataType::kInt64;
-    out.lo = lo;
-    out.hi = hi;
-    out.id = step("Cast", {whole}, out.type);
-    last_node_->attrs.set("to", int64_t{ir::onnx_type_code(out.type)});
+    const TensorId whole = apply("Floor", {q}, DataType::kFloat64);
+    const DataType type = fits32(lo, hi) ? DataType::kInt32 : DataType::kInt64;
+    Value out{apply("Cast", {whole}, type), type, lo, hi, {}, {}};
+    last_node_->attrs.set("to", int64_t{ir::onnx_type_code(type)});
     return out;
   }
   // Mod (fmod 0) takes the divisor's sign: x - Mod(x, d) is the multiple of d
@@ -365,22 +366,17 @@ Value Writer::round_to(TensorId x, DataType type, int64_t zero) {
 }
 
 TensorId Writer::round_half_away(TensorId x, DataType type) {
-  auto step = [&](const char* op, std::vector<TensorId> in, DataType t) {
-    TensorId out = temp(t, op);
-    emit(op, std::move(in), out, op);
-    return out;
-  };
-  const TensorId magnitude = step("Abs", {x}, type);
-  const TensorId whole = step("Floor", {magnitude}, type);
-  const TensorId fraction = step("Sub", {magnitude, whole}, type);
-  const TensorId up = step("GreaterOrEqual",
-                           {fraction, ctx_.const_scalar(n_.name + "/" + suffix("half"), type, 0.5)},
-                           DataType::kBool);
-  const TensorId one = step("Cast", {up}, type);
+  const TensorId magnitude = apply("Abs", {x}, type);
+  const TensorId whole = apply("Floor", {magnitude}, type);
+  const TensorId fraction = apply("Sub", {magnitude, whole}, type);
+  const TensorId up = apply(
+      "GreaterOrEqual", {fraction, ctx_.const_scalar(n_.name + "/" + suffix("half"), type, 0.5)},
+      DataType::kBool);
+  const TensorId one = apply("Cast", {up}, type);
   last_node_->attrs.set("to", int64_t{ir::onnx_type_code(type)});
-  const TensorId rounded = step("Add", {whole, one}, type);
-  const TensorId sign = step("Sign", {x}, type);
-  return step("Mul", {rounded, sign}, type);
+  const TensorId rounded = apply("Add", {whole, one}, type);
+  const TensorId sign = apply("Sign", {x}, type);
+  return apply("Mul", {rounded, sign}, type);
 }
 
 Value Writer::lookup(const Value& index, std::vector<int64_t> table, DataType type, int64_t lo,
@@ -549,147 +545,6 @@ bool xnnpack_quantization(const ir::Tensor& t, int channel_axis) {
     for (int64_t z : t.quant->zero_point)
       if (z != 0) return false;
   return true;
-}
-
-LinearSlots linear_slots(LinearOp op) {
-  return op == LinearOp::kTransposeConv ? LinearSlots{2, 1, 3} : LinearSlots{0, 1, 2};
-}
-int weight_channel_axis(LinearOp op) { return op == LinearOp::kDepthwise ? 3 : 0; }
-
-namespace {
-
-// The integers of an int32 or int64 constant.
-std::vector<int64_t> constant_integers(const ir::Tensor& t) {
-  std::vector<int64_t> out;
-  const size_t size = t.data->stored_type == DataType::kInt64 ? 8 : 4;
-  for (size_t i = 0; (i + 1) * size <= t.data->bytes.size(); ++i) {
-    if (size == 8) {
-      int64_t v;
-      std::memcpy(&v, t.data->bytes.data() + i * 8, 8);
-      out.push_back(v);
-    } else {
-      int32_t v;
-      std::memcpy(&v, t.data->bytes.data() + i * 4, 4);
-      out.push_back(v);
-    }
-  }
-  return out;
-}
-
-std::vector<float> weight_scales(const ir::Tensor& w) {
-  return w.quant ? w.quant->scale : std::vector<float>{};
-}
-
-}  // namespace
-
-LinearKernel linear_kernel(const ir::Graph& g, const ir::Node& n, LinearOp op) {
-  const LinearSlots s = linear_slots(op);
-  const ir::Tensor& x = g.tensor(n.inputs[s.data]);
-  const ir::Tensor& w = g.tensor(n.inputs[s.weight]);
-  const ir::Tensor& y = g.tensor(n.outputs[0]);
-  const Params px = params_of(x), py = params_of(y);
-  if (px.type == DataType::kInt16)
-    return {op == LinearOp::kFullyConnected ? Requantization::kDoubleScale : Requantization::kInt64,
-            false};
-  bool xnnpack = !builtin_kernels_only(n) && w.is_const() && xnnpack_quantization(x) &&
-                 xnnpack_quantization(y) && xnnpack_quantization(w, weight_channel_axis(op));
-  if (s.bias < n.inputs.size() && g.valid(n.inputs[s.bias]))
-    xnnpack = xnnpack && g.tensor(n.inputs[s.bias]).is_const();
-  // XNNPACK's deconvolution needs a static output_shape (CheckTensorStaticAllocation).
-  if (op == LinearOp::kTransposeConv && !g.tensor(n.inputs[0]).is_const()) xnnpack = false;
-  // qs8 weights are symmetric: a per-tensor int8 weight with a zero point
-  // goes to the builtin kernel.
-  if (params_of(w).type == DataType::kInt8 && params_of(w).zero != 0) xnnpack = false;
-  // XNNPACK refuses requantization scales of 256 and more.
-  for (float sw : weight_scales(w))
-    if (xnnpack && !(qmath::fp32_scale(px.scale, sw, py.scale) < 256.0f)) xnnpack = false;
-  if (xnnpack) return {Requantization::kFp32, true};
-  // The builtin kernels: ruy's single rounding behind cpu_backend_gemm (int8
-  // CONV_2D and FULLY_CONNECTED), gemmlowp's double rounding otherwise.
-  const bool gemm =
-      px.type == DataType::kInt8 && (op == LinearOp::kConv || op == LinearOp::kFullyConnected);
-  return {gemm ? Requantization::kSingle : Requantization::kDouble, false};
-}
-
-Check check_linear(const ir::Graph& g, const ir::Node& n, LinearOp op) {
-  const LinearSlots s = linear_slots(op);
-  const ir::Tensor& x = g.tensor(n.inputs[s.data]);
-  const ir::Tensor& w = g.tensor(n.inputs[s.weight]);
-  const ir::Tensor& y = g.tensor(n.outputs[0]);
-  if (!x.quantized_type || !y.quantized_type)
-    return refuse(ReasonCode::kNotImplemented,
-                  "hybrid (float input, integer weights) has no integer form for "
-                  "--quantization exact yet");
-  if (!w.quantized_type || !w.quant || !per_tensor(x) || !per_tensor(y))
-    return refuse(ReasonCode::kQuantization,
-                  "input and output must be quantized per tensor and "
-                  "the weights quantized");
-  const DataType wt = *w.quantized_type;
-  if (wt != DataType::kInt8 && wt != DataType::kUInt8)
-    return refuse(ReasonCode::kType, "weights of type " + std::string(ir::to_string(wt)));
-  if (w.quant->scale.size() > 1)
-    for (int64_t z : w.quant->zero_point)
-      if (z != 0)
-        return refuse(ReasonCode::kQuantization,
-                      "per-channel weights with zero points (TFLite's are symmetric)");
-  // ConvInteger and MatMulInteger take 8-bit operands only: 16x8 is split
-  // (sum_16x8, or TRANSPOSE_CONV's two float sums) where the op's lowering does it.
-  if (*x.quantized_type == DataType::kInt16 && (params_of(x).zero != 0 || wt != DataType::kInt8))
-    return refuse(ReasonCode::kQuantization,
-                  "16x8 with an input zero point or uint8 weights (TFLite refuses them)");
-  if (op == LinearOp::kFullyConnected && !w.is_const() && *x.quantized_type == DataType::kInt16)
-    return refuse(ReasonCode::kNotImplemented,
-                  "16x8 with non-constant weights has no integer form for --quantization exact "
-                  "yet");
-  if (*x.quantized_type == DataType::kUInt8 && wt != DataType::kUInt8)
-    return refuse(ReasonCode::kType, "uint8 input with int8 weights");
-  return check_activation_range(n);
-}
-
-std::vector<TensorId> linear_zero_points(Writer& w, const ir::Node& n, size_t data, size_t weight) {
-  const Params px = params_of(w.ctx().tensor(n.inputs[data]));
-  const ir::Tensor& wt = w.ctx().tensor(n.inputs[weight]);
-  const Params pw = params_of(wt);
-  std::vector<TensorId> out = {w.tensor(w.constant(px.zero), px.type)};
-  if (pw.zero != 0 && per_tensor(wt)) out.push_back(w.tensor(w.constant(pw.zero), pw.type));
-  return out;
-}
-
-Value finish_linear(Writer& w, const Value& acc, LinearOp op, const Shape& channel_shape) {
-  const ir::Node& n = w.node();
-  const ir::Graph& g = w.ctx().graph();
-  const LinearSlots s = linear_slots(op);
-  const ir::Tensor& wt = g.tensor(n.inputs[s.weight]);
-  const Params px = params_of(g.tensor(n.inputs[s.data])), py = params_of(g.tensor(n.outputs[0]));
-  const std::vector<float> ws = weight_scales(wt);
-  int64_t channels = 1;
-  for (int64_t d : channel_shape) channels *= d;
-  const LinearKernel k = linear_kernel(g, n, op);
-  std::vector<double> scales;
-  for (int64_t c = 0; c < channels; ++c) {
-    const float sw = ws[ws.size() == 1 ? 0 : static_cast<size_t>(c)];
-    scales.push_back(k.rule == Requantization::kFp32
-                         ? static_cast<double>(qmath::fp32_scale(px.scale, sw, py.scale))
-                         : static_cast<double>(px.scale) * static_cast<double>(sw) /
-                               static_cast<double>(py.scale));
-  }
-  Value sum = acc;
-  if (s.bias < n.inputs.size() && g.valid(n.inputs[s.bias])) {
-    std::vector<int64_t> bias = constant_integers(g.tensor(n.inputs[s.bias]));
-    if (bias.size() == 1 && channels > 1) bias.assign(static_cast<size_t>(channels), bias[0]);
-    // A channel whose fixed-point multiplier is 0 (a pruned channel's scale
-    // below 2^-32) outputs the zero point whatever it sums: its bias, often
-    // near int32's ends there, would only widen the bounds of the products.
-    if (k.rule != Requantization::kFp32 && k.rule != Requantization::kDoubleScale)
-      for (size_t c = 0; c < bias.size() && c < scales.size(); ++c)
-        if (qmath::quantize_multiplier(scales[c]).m == 0) bias[c] = 0;
-    sum = w.add(acc, w.channels(std::move(bias), channel_shape));
-  }
-  // One scale for all channels when they agree (a per-tensor weight).
-  if (std::all_of(scales.begin(), scales.end(), [&](double v) { return v == scales[0]; }))
-    scales.resize(1);
-  const auto [lo, hi] = activation_range(n, py, k.xnnpack);
-  return requantize(w, sum, k.rule, scales, channel_shape, py, lo, hi);
 }
 
 Status lower_unary_table(LowerContext& ctx, const ir::Node& n, const TableFn& fn) {

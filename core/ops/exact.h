@@ -107,6 +107,8 @@ class Writer {
   ir::TensorId temp(ir::DataType type, const std::string& what);
   ir::Node& emit(const std::string& op, std::vector<ir::TensorId> inputs, ir::TensorId out,
                  const std::string& what);
+  // One ONNX op `op` on `inputs` into a new tensor of `type` (named after the op).
+  ir::TensorId apply(const char* op, std::vector<ir::TensorId> inputs, ir::DataType type);
 
   // The first arithmetic problem met (an int64 overflow), or ok.
   Status result() const { return problem_ ? Status(*problem_) : ok_status(); }

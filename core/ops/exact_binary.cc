@@ -79,28 +79,23 @@ Value xnnpack_add(Writer& w, const Value& a, const Value& b, const Operands& p, 
   auto scalar = [&](double v, const char* what) {
     return w.ctx().const_f64(w.node().name + "/" + what, {v}, ir::Shape{});
   };
-  auto step = [&](const char* op, std::vector<ir::TensorId> in, ir::DataType type) {
-    const ir::TensorId out = w.temp(type, op);
-    w.emit(op, std::move(in), out, op);
-    return out;
-  };
   using ir::DataType;
-  const ir::TensorId sa =
-      step("Mul", {w.tensor(a, DataType::kFloat64), scalar(static_cast<double>(k.ma) * unit, "ma")},
-           DataType::kFloat64);
-  const ir::TensorId sb =
-      step("Mul", {w.tensor(b, DataType::kFloat64), scalar(static_cast<double>(k.mb) * unit, "mb")},
-           DataType::kFloat64);
+  const ir::TensorId sa = w.apply(
+      "Mul", {w.tensor(a, DataType::kFloat64), scalar(static_cast<double>(k.ma) * unit, "ma")},
+      DataType::kFloat64);
+  const ir::TensorId sb = w.apply(
+      "Mul", {w.tensor(b, DataType::kFloat64), scalar(static_cast<double>(k.mb) * unit, "mb")},
+      DataType::kFloat64);
   const ir::TensorId sum =
-      step("Add",
-           {step("Add", {sa, sb}, DataType::kFloat64),
-            scalar(static_cast<double>(bias) * unit + static_cast<double>(p.y.zero), "bias")},
-           DataType::kFloat64);
+      w.apply("Add",
+              {w.apply("Add", {sa, sb}, DataType::kFloat64),
+               scalar(static_cast<double>(bias) * unit + static_cast<double>(p.y.zero), "bias")},
+              DataType::kFloat64);
   const ir::TensorId clipped =
-      step("Clip",
-           {step("Floor", {sum}, DataType::kFloat64), scalar(static_cast<double>(lo), "lo"),
-            scalar(static_cast<double>(hi), "hi")},
-           DataType::kFloat64);
+      w.apply("Clip",
+              {w.apply("Floor", {sum}, DataType::kFloat64), scalar(static_cast<double>(lo), "lo"),
+               scalar(static_cast<double>(hi), "hi")},
+              DataType::kFloat64);
   Value y;
   y.type = p.y.type;
   y.lo = lo;
