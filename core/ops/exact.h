@@ -262,7 +262,8 @@ struct RowQuantization {
 RowQuantization quantize_rows(Writer& w, ir::TensorId x, const std::vector<int64_t>& axes);
 // TFLite's AsymmetricQuantizeFloats (its builtin hybrid kernels with an input
 // zero point: DEPTHWISE_CONV_2D always), in double where it computes in double.
-RowQuantization quantize_rows_tflite(Writer& w, ir::TensorId x, const std::vector<int64_t>& axes);
+RowQuantization quantize_rows_tflite(Writer& w, ir::TensorId x, const std::vector<int64_t>& axes,
+                                     const std::string& what = "tflite_rows");
 // The float output of XNNPACK's qd8 kernels and of TFLite's per-channel
 // hybrid ones into `out`: f32(f32(f32(f32(acc) * dequantization_scale) * s_w[c])
 // + bias[c]), `acc` the exact int32 sum of (q - z) w, one channel along
@@ -278,7 +279,8 @@ struct SymmetricRows {
   ir::TensorId scale = ir::kNoTensor;     // f32(f32(range / 127) * s_w), `axes` kept as 1
 };
 SymmetricRows quantize_rows_symmetric(Writer& w, ir::TensorId x, const std::vector<int64_t>& axes,
-                                      float weight_scale);
+                                      float weight_scale,
+                                      const std::string& what = "symmetric_rows");
 // The builtin kernel's float output: f32(f32(f32(acc) * scale) + bias[c]).
 void builtin_hybrid_output(Writer& w, const Value& acc, ir::TensorId scale,
                            const ir::Shape& channel_shape, ir::TensorId out);
@@ -287,6 +289,17 @@ void builtin_hybrid_output(Writer& w, const Value& acc, ir::TensorId scale,
 Check check_hybrid(const ir::Graph& g, const ir::Node& n, LinearOp op);
 // Σ_k w[c, k] of a constant int8 weight with `channels` rows.
 std::vector<int64_t> weight_row_sums(const ir::Tensor& weight, int64_t channels);
+// The recurrent ops' builtin hybrid product (TFLite's BatchQuantizeFloats,
+// then MatrixBatchVectorMultiplyAccumulate): each row of the float `x` (its
+// last axis, `depth` elements) quantized at run time, symmetrically or with a
+// zero point (`asymmetric`: the op's asymmetric_quantize_inputs), against the
+// constant int8 `weight` [units, depth] of one scale s_w. Returns the float
+// f32(f32(Σ (q - z) w) * f32(sf * s_w)), x's shape with `units` last.
+ir::TensorId builtin_hybrid_rows(Writer& w, ir::TensorId x, ir::TensorId weight, bool asymmetric,
+                                 const std::string& what);
+// Nothing, or why the recurrent hybrid product cannot take `weight`: a
+// constant int8 [units, depth] with one scale and zero point 0.
+Check check_builtin_hybrid_weight(const ir::Tensor& weight);
 
 // ---- table ops (one Gather) ----
 // An 8-bit (256 entries) or int16 (65,536) table of the output integers for

@@ -16,7 +16,7 @@ using ir::TensorId;
 // One float32 ONNX op per step of a kernel's run-time quantization of a row.
 class RowSteps {
  public:
-  RowSteps(Writer& w, TensorId x, std::vector<int64_t> axes, const char* what)
+  RowSteps(Writer& w, TensorId x, std::vector<int64_t> axes, const std::string& what)
       : w_(w), x_(x), axes_(std::move(axes)), prefix_(w.node().name + "/" + what) {}
   TensorId scalar(double v, DataType type = DataType::kFloat32) {
     return w_.ctx().const_scalar(prefix_ + "/c" + std::to_string(constants_++), type, v);
@@ -113,8 +113,9 @@ RowQuantization quantize_rows(Writer& w, TensorId x, const std::vector<int64_t>&
   return q;
 }
 
-RowQuantization quantize_rows_tflite(Writer& w, TensorId x, const std::vector<int64_t>& axes) {
-  RowSteps r(w, x, axes, "tflite_rows");
+RowQuantization quantize_rows_tflite(Writer& w, TensorId x, const std::vector<int64_t>& axes,
+                                     const std::string& what) {
+  RowSteps r(w, x, axes, what);
   constexpr DataType kF64 = DataType::kFloat64;
   const TensorId low = r.step("Min", {r.reduce("ReduceMin"), r.scalar(0)});
   const TensorId high = r.step("Max", {r.reduce("ReduceMax"), r.scalar(0)});
@@ -162,8 +163,8 @@ bool builtin_hybrid(const ir::Tensor& weight) {
 }
 
 SymmetricRows quantize_rows_symmetric(Writer& w, TensorId x, const std::vector<int64_t>& axes,
-                                      float weight_scale) {
-  RowSteps r(w, x, axes, "symmetric_rows");
+                                      float weight_scale, const std::string& what) {
+  RowSteps r(w, x, axes, what);
   // range = max(|min|, |max|); an all-zero row has scale 1 and integers 0.
   const TensorId range = r.reduce("ReduceMax", r.step("Abs", {x}));
   const TensorId zero_row = r.step("Equal", {range, r.scalar(0)}, DataType::kBool);
@@ -250,6 +251,60 @@ Check check_hybrid(const ir::Graph& g, const ir::Node& n, LinearOp op) {
        g.tensor(n.inputs[bias]).dtype != DataType::kFloat32))
     return refuse(ReasonCode::kNotImplemented, "a hybrid bias that is not a float32 constant");
   return check_activation_range(n);
+}
+
+Check check_builtin_hybrid_weight(const ir::Tensor& weight) {
+  if (!weight.is_const() || !weight.quant || !weight.has_rank || weight.rank() != 2 ||
+      weight.quantized_type != DataType::kInt8 ||
+      weight.data->bytes.size() != static_cast<size_t>(product(weight.shape)))
+    return refuse(ReasonCode::kNotImplemented,
+                  "hybrid weights '" + weight.name +
+                      "' that are not a constant int8 matrix have no integer form yet");
+  if (weight.quant->scale.size() != 1 ||
+      std::any_of(weight.quant->zero_point.begin(), weight.quant->zero_point.end(),
+                  [](int64_t z) { return z != 0; }))
+    return refuse(ReasonCode::kQuantization,
+                  "hybrid weights '" + weight.name +
+                      "' need one scale and zero point 0 (the kernel reads params.scale only)");
+  return std::nullopt;
+}
+
+TensorId builtin_hybrid_rows(Writer& w, TensorId x, TensorId weight_id, bool asymmetric,
+                             const std::string& what) {
+  // Read before any tensor is added (which moves the graph's tensors).
+  const ir::Tensor& weight = w.ctx().tensor(weight_id);
+  const int64_t units = weight.shape[0], depth = weight.shape[1];
+  const float weight_scale = weight.quant->scale[0];
+  const std::vector<int64_t> row_sums = weight_row_sums(weight, units);
+  // The weights as [depth, units] int8, for MatMulInteger.
+  std::vector<int64_t> transposed(static_cast<size_t>(units * depth));
+  for (int64_t u = 0; u < units; ++u)
+    for (int64_t k = 0; k < depth; ++k)
+      transposed[static_cast<size_t>(k * units + u)] =
+          static_cast<int8_t>(weight.data->bytes[static_cast<size_t>(u * depth + k)]);
+  const TensorId matrix =
+      w.tensor(w.channels(std::move(transposed), {depth, units}), DataType::kInt8);
+  Value acc = w.accumulator();
+  acc.lo = -128 * 127 * depth;
+  acc.hi = 128 * 127 * depth;
+  TensorId scale;
+  if (asymmetric) {
+    // Σ (q - z) w = Σ q w - z Σ w; the scale f32(sf * s_w).
+    // (The rows along the last axis: the intermediates carry no shapes.)
+    const RowQuantization rows = quantize_rows_tflite(w, x, {-1}, what + "_rows");
+    w.emit("MatMulInteger", {rows.integers, matrix}, acc.id, what + "_accumulator");
+    acc = w.sub(acc, w.mul(rows.zero, w.channels(row_sums, {units})));
+    scale = w.apply("Mul",
+                    {rows.dequantization_scale,
+                     w.ctx().const_scalar(w.node().name + "/" + what + "_weight_scale",
+                                          DataType::kFloat32, weight_scale)},
+                    DataType::kFloat32);
+  } else {
+    const SymmetricRows rows = quantize_rows_symmetric(w, x, {-1}, weight_scale, what + "_rows");
+    w.emit("MatMulInteger", {rows.integers, matrix}, acc.id, what + "_accumulator");
+    scale = rows.scale;
+  }
+  return w.apply("Mul", {w.to_float(acc), scale}, DataType::kFloat32);
 }
 
 std::vector<int64_t> weight_row_sums(const ir::Tensor& weight, int64_t channels) {

@@ -1,9 +1,13 @@
 // RNN, UNIDIRECTIONAL_SEQUENCE_RNN and BIDIRECTIONAL_SEQUENCE_RNN as TFLite's
 // kernels compute them (basic_rnn.cc, unidirectional_sequence_rnn.cc,
 // bidirectional_sequence_rnn.cc): ONNX RNN where it is exact, else the cell
-// unrolled (docs/architecture.md, "Recurrent ops").
+// unrolled (docs/architecture.md, "Recurrent ops"). Hybrid cells (int8
+// weights, float activations) as TFLite's builtin hybrid kernel computes
+// them (kernel_utils::RnnBatchStep) in the default and exact modes; in float
+// from the dequantized weights with --quantization dequantize.
 #include "core/ir/builtins.h"
 #include "core/ir/shape.h"
+#include "core/ops/exact.h"
 #include "core/ops/families.h"
 #include "core/ops/recurrent.h"
 
@@ -109,17 +113,33 @@ struct Unrolled {
   TensorId state = ir::kNoTensor;
 };
 
-// The explicit cell: h = act(in_proj_t + h R^T), unrolled.
-Unrolled unroll_rnn(Writer& w, TensorId proj, bool time_major, const std::vector<int64_t>& order,
-                    TensorId recurrent, TensorId h, const std::string& act,
-                    const std::string& prefix) {
+// How a cell multiplies by its weights: in float (float weights, or hybrid
+// ones dequantized), or as TFLite's builtin hybrid kernel does (`hybrid`,
+// the op's exact form: each row of the activations quantized at run time).
+struct Product {
+  exact::Writer* hybrid = nullptr;
+  bool asymmetric = false;  // the op's asymmetric_quantize_inputs
+  // x @ W^T in the hybrid kernel's arithmetic.
+  TensorId hybrid_rows(TensorId x, TensorId weights, const std::string& what) const {
+    return exact::builtin_hybrid_rows(*hybrid, x, weights, asymmetric, what);
+  }
+};
+
+// The explicit cell: h = act(in_proj_t + h R^T), unrolled; `proj` holds
+// every step's projection along `time_axis` (-1: one step, `proj` itself).
+Unrolled unroll_rnn(Writer& w, const Product& product, TensorId proj, int64_t time_axis,
+                    const std::vector<int64_t>& order, TensorId recurrent, TensorId h,
+                    const std::string& act, const std::string& prefix) {
   Unrolled u;
-  TensorId rt = w.transposed(recurrent, prefix + "recurrent_t");
+  TensorId rt = product.hybrid ? ir::kNoTensor : w.transposed(recurrent, prefix + "recurrent_t");
   for (int64_t t : order) {
     const std::string s = prefix + "t" + std::to_string(t) + "/";
-    TensorId p = w.gather(proj, t, time_major ? 0 : 1, s + "input");
-    // Gemm: h R^T + p in one node.
-    TensorId pre = w.op("Gemm", {h, rt, p}, s + "pre");
+    TensorId p = time_axis < 0 ? proj : w.gather(proj, t, time_axis, s + "input");
+    // Float: Gemm, h R^T + p in one node. Hybrid: the kernel adds the
+    // recurrent product to the step's input projection (bias first).
+    TensorId pre = product.hybrid
+                       ? w.add(p, product.hybrid_rows(h, recurrent, s + "recurrent"), s + "pre")
+                       : w.op("Gemm", {h, rt, p}, s + "pre");
     h = w.activation(act, pre, s + "act");
     u.outputs.push_back(h);
   }
@@ -128,8 +148,17 @@ Unrolled unroll_rnn(Writer& w, TensorId proj, bool time_major, const std::vector
 }
 
 // x [..., I] @ W^T + b (+ aux @ Waux^T): the input projection of every step.
-TensorId input_projection(Writer& w, TensorId x, TensorId weights, TensorId bias, TensorId aux,
-                          TensorId aux_weights, const std::string& prefix) {
+// The hybrid kernel sums in its own order: ((b + x W^T) + aux Waux^T).
+TensorId input_projection(Writer& w, const Product& product, TensorId x, TensorId weights,
+                          TensorId bias, TensorId aux, TensorId aux_weights,
+                          const std::string& prefix) {
+  if (product.hybrid) {
+    TensorId p =
+        w.add(bias, product.hybrid_rows(x, weights, prefix + "input"), prefix + "with_input");
+    if (aux != ir::kNoTensor)
+      p = w.add(p, product.hybrid_rows(aux, aux_weights, prefix + "aux"), prefix + "with_aux");
+    return p;
+  }
   TensorId p = w.matmul_t(x, weights, prefix + "input_projection");
   if (aux != ir::kNoTensor)
     p = w.add(p, w.matmul_t(aux, aux_weights, prefix + "aux_projection"), prefix + "with_aux");
@@ -198,9 +227,18 @@ Unrolled onnx_rnn(Writer& w, TensorId x_tm, TensorId weights, TensorId recurrent
 
 // One step: Gemm(x, W^T, b), Gemm(h, R^T, that), the activation (faster than
 // an ONNX RNN of one step: docs/architecture.md, "Recurrent ops").
-Status lower_rnn(LowerContext& ctx, const ir::Node& n) {
+Status lower_rnn(LowerContext& ctx, const ir::Node& n, const Product& product) {
   Writer w(ctx, n);
   const std::string act = n.attrs.get_string("fused_activation_function", "NONE");
+  if (product.hybrid) {
+    const TensorId proj = input_projection(w, product, n.inputs[kRnnInput], n.inputs[kRnnWeights],
+                                           n.inputs[kRnnBias], ir::kNoTensor, ir::kNoTensor, "");
+    Unrolled u = unroll_rnn(w, product, proj, -1, {0}, n.inputs[kRnnRecurrent], n.inputs[kRnnState],
+                            act, "");
+    w.op_into(n.outputs[0], "Identity", {u.state}, "output");
+    write_state(w, n, 0, u.state, "next_state");
+    return ok_status();
+  }
   TensorId in = w.op("Gemm", {n.inputs[kRnnInput], n.inputs[kRnnWeights], n.inputs[kRnnBias]},
                      "input", {{"transB", int64_t{1}}});
   TensorId pre = w.op("Gemm", {n.inputs[kRnnState], n.inputs[kRnnRecurrent], in}, "pre",
@@ -211,19 +249,20 @@ Status lower_rnn(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-Status lower_sequence_rnn(LowerContext& ctx, const ir::Node& n) {
+Status lower_sequence_rnn(LowerContext& ctx, const ir::Node& n, const Product& product) {
   Writer w(ctx, n);
   const ir::Graph& g = ctx.graph();
   const bool tm = n.attrs.get_int("time_major") != 0;
   const std::string act = n.attrs.get_string("fused_activation_function", "NONE");
   const ir::Tensor& x = g.tensor(n.inputs[kRnnInput]);
   const int64_t steps = tm ? x.shape[0] : x.shape[1];
-  if (auto st = reserve_nodes(ctx, n, 3 * steps + 8); !st) return st;
+  if (auto st = reserve_nodes(ctx, n, (product.hybrid ? 20 : 3) * steps + 30); !st) return st;
   const int64_t batch = tm ? x.shape[1] : x.shape[0];
   const int64_t units = g.tensor(n.inputs[kRnnWeights]).shape[0];
   // ONNX RNN where it computes what TFLite's kernel does (measured faster:
   // docs/architecture.md, "Recurrent ops"), else the cell unrolled.
-  if (const char* onnx_act = onnx_rnn_activation(act)) {
+  const char* onnx_act = product.hybrid ? nullptr : onnx_rnn_activation(act);
+  if (onnx_act) {
     TensorId xtm = tm ? n.inputs[kRnnInput]
                       : w.op("Transpose", {n.inputs[kRnnInput]}, "time_major",
                              {{"perm", std::vector<int64_t>{1, 0, 2}}});
@@ -239,10 +278,10 @@ Status lower_sequence_rnn(LowerContext& ctx, const ir::Node& n) {
   }
   std::vector<int64_t> order;
   for (int64_t t = 0; t < steps; ++t) order.push_back(t);
-  TensorId proj = input_projection(w, n.inputs[kRnnInput], n.inputs[kRnnWeights],
+  TensorId proj = input_projection(w, product, n.inputs[kRnnInput], n.inputs[kRnnWeights],
                                    n.inputs[kRnnBias], ir::kNoTensor, ir::kNoTensor, "");
-  Unrolled u =
-      unroll_rnn(w, proj, tm, order, n.inputs[kRnnRecurrent], n.inputs[kRnnState], act, "");
+  Unrolled u = unroll_rnn(w, product, proj, tm ? 0 : 1, order, n.inputs[kRnnRecurrent],
+                          n.inputs[kRnnState], act, "");
   stack_steps(w, u.outputs, tm, batch, units, n.outputs[0], "output");
   write_state(w, n, 0, u.state, "next_state");
   return ok_status();
@@ -307,7 +346,7 @@ Check check_bidi_rnn(const ir::Graph& g, const ir::Node& n) {
   return check_recurrent_activation(n, true);
 }
 
-Status lower_bidi_rnn(LowerContext& ctx, const ir::Node& n) {
+Status lower_bidi_rnn(LowerContext& ctx, const ir::Node& n, const Product& product) {
   Writer w(ctx, n);
   const ir::Graph& g = ctx.graph();
   const bool tm = n.attrs.get_int("time_major") != 0;
@@ -316,7 +355,12 @@ Status lower_bidi_rnn(LowerContext& ctx, const ir::Node& n) {
   const ir::Tensor& x = g.tensor(n.inputs[kBiInput]);
   const int64_t steps = tm ? x.shape[0] : x.shape[1];
   const int64_t batch = tm ? x.shape[1] : x.shape[0];
-  if (auto st = reserve_nodes(ctx, n, 7 * steps + 16); !st) return st;
+  // TFLite's hybrid kernel, time-major, runs the whole sequence max_time
+  // times over, each pass carrying the states on (EvalHybrid's outer loop):
+  // the outputs are the last pass's.
+  const int64_t passes = product.hybrid && tm ? steps : 1;
+  if (auto st = reserve_nodes(ctx, n, (product.hybrid ? 40 : 7) * steps * passes + 60); !st)
+    return st;
   const int64_t fw_units = g.tensor(n.inputs[kBiFwWeights]).shape[0];
   const int64_t bw_units = g.tensor(n.inputs[kBiBwWeights]).shape[0];
   const bool has_aux = has_input(g, n, kBiAux);
@@ -329,16 +373,21 @@ Status lower_bidi_rnn(LowerContext& ctx, const ir::Node& n) {
   std::vector<int64_t> forward, backward;
   for (int64_t t = 0; t < steps; ++t) forward.push_back(t);
   backward.assign(forward.rbegin(), forward.rend());
-  TensorId fw_proj =
-      input_projection(w, n.inputs[kBiInput], n.inputs[kBiFwWeights], n.inputs[kBiFwBias], aux,
-                       aux == ir::kNoTensor ? ir::kNoTensor : n.inputs[kBiFwAuxWeights], "fw/");
+  TensorId fw_proj = input_projection(
+      w, product, n.inputs[kBiInput], n.inputs[kBiFwWeights], n.inputs[kBiFwBias], aux,
+      aux == ir::kNoTensor ? ir::kNoTensor : n.inputs[kBiFwAuxWeights], "fw/");
   TensorId bw_proj =
-      input_projection(w, bw_input, n.inputs[kBiBwWeights], n.inputs[kBiBwBias], aux,
+      input_projection(w, product, bw_input, n.inputs[kBiBwWeights], n.inputs[kBiBwBias], aux,
                        aux == ir::kNoTensor ? ir::kNoTensor : n.inputs[kBiBwAuxWeights], "bw/");
-  Unrolled fw = unroll_rnn(w, fw_proj, tm, forward, n.inputs[kBiFwRecurrent], n.inputs[kBiFwState],
-                           act, "fw/");
-  Unrolled bw = unroll_rnn(w, bw_proj, tm, backward, n.inputs[kBiBwRecurrent], n.inputs[kBiBwState],
-                           act, "bw/");
+  const int64_t time_axis = tm ? 0 : 1;
+  Unrolled fw{{}, n.inputs[kBiFwState]}, bw{{}, n.inputs[kBiBwState]};
+  for (int64_t pass = 0; pass < passes; ++pass) {
+    const std::string at = pass + 1 < passes ? "pass" + std::to_string(pass) + "/" : "";
+    fw = unroll_rnn(w, product, fw_proj, time_axis, forward, n.inputs[kBiFwRecurrent], fw.state,
+                    act, "fw/" + at);
+    bw = unroll_rnn(w, product, bw_proj, time_axis, backward, n.inputs[kBiBwRecurrent], bw.state,
+                    act, "bw/" + at);
+  }
   std::reverse(bw.outputs.begin(), bw.outputs.end());  // back in time order
   if (merge) {
     std::vector<TensorId> joined;
@@ -354,6 +403,74 @@ Status lower_bidi_rnn(LowerContext& ctx, const ir::Node& n) {
   write_state(w, n, 0, fw.state, "fw/next_state");
   write_state(w, n, 1, bw.state, "bw/next_state");
   return ok_status();
+}
+
+// ---- hybrid cells: TFLite's builtin hybrid kernel (the exact form) ----
+
+// The slots of the weights the hybrid kernel reads as integers.
+std::vector<size_t> hybrid_weight_slots(const ir::Graph& g, const ir::Node& n) {
+  if (n.builtin != ir::builtin::kBidirectionalSequenceRnn) return {kRnnWeights, kRnnRecurrent};
+  std::vector<size_t> slots = {kBiFwWeights, kBiFwRecurrent, kBiBwWeights, kBiBwRecurrent};
+  if (has_input(g, n, kBiFwAuxWeights))
+    slots.insert(slots.end(), {kBiFwAuxWeights, kBiBwAuxWeights});
+  return slots;
+}
+
+Check check_rnn_family(const ir::Graph& g, const ir::Node& n) {
+  if (n.builtin == ir::builtin::kBidirectionalSequenceRnn) return check_bidi_rnn(g, n);
+  return n.builtin == ir::builtin::kRnn ? check_rnn(g, n) : check_sequence_rnn(g, n);
+}
+
+// The hybrid cells the exact form covers: every weight the kernel reads as
+// integers a constant int8 matrix of one scale (the kernel takes the input
+// weights' type for all of them), the biases float32.
+Check check_rnn_exact(const ir::Graph& g, const ir::Node& n) {
+  if (auto r = check_rnn_family(g, n)) return r;
+  for (size_t slot : hybrid_weight_slots(g, n))
+    if (auto r = exact::check_builtin_hybrid_weight(g.tensor(n.inputs[slot]))) return r;
+  if (n.builtin == ir::builtin::kBidirectionalSequenceRnn) {
+    // Two ways TFLite's hybrid kernel (EvalHybrid) differs from its float one.
+    const ir::Tensor& x = g.tensor(n.inputs[kBiInput]);
+    const bool tm = n.attrs.get_int("time_major") != 0;
+    const int64_t steps = tm ? x.shape[0] : x.shape[1];
+    if (tm && steps * steps > kMaxSteps)
+      return refuse(ReasonCode::kLimit,
+                    "time-major hybrid cell of " + std::to_string(steps) +
+                        " steps: TFLite's hybrid kernel runs the sequence that many times over "
+                        "(steps^2 above " +
+                        std::to_string(kMaxSteps) + " are not unrolled)");
+    if (!tm && has_input(g, n, kBiFwAuxWeights) &&
+        g.tensor(n.inputs[kBiAux]).shape[2] != x.shape[2])
+      return refuse(ReasonCode::kNotImplemented,
+                    "batch-major hybrid cell with an auxiliary input of another depth than the "
+                    "input: TFLite's hybrid kernel steps through it by the input's depth");
+  }
+  for (size_t slot : n.builtin == ir::builtin::kBidirectionalSequenceRnn
+                         ? std::vector<size_t>{kBiFwBias, kBiBwBias}
+                         : std::vector<size_t>{kRnnBias})
+    if (g.tensor(n.inputs[slot]).quantized_type)
+      return refuse(ReasonCode::kNotImplemented, "a quantized bias of a hybrid cell");
+  return std::nullopt;
+}
+
+Status lower_rnn_exact(LowerContext& ctx, const ir::Node& n) {
+  if (auto r = check_rnn_exact(ctx.graph(), n)) return ctx.error(n, r->text);
+  exact::Writer e(ctx, n);
+  const Product hybrid{&e, n.attrs.get_int("asymmetric_quantize_inputs") != 0};
+  Status st = n.builtin == ir::builtin::kRnn ? lower_rnn(ctx, n, hybrid)
+              : n.builtin == ir::builtin::kUnidirectionalSequenceRnn
+                  ? lower_sequence_rnn(ctx, n, hybrid)
+                  : lower_bidi_rnn(ctx, n, hybrid);
+  if (!st) return st;
+  return e.result();
+}
+
+Status lower_rnn_float(LowerContext& ctx, const ir::Node& n) {
+  const Product in_float;
+  if (n.builtin == ir::builtin::kRnn) return lower_rnn(ctx, n, in_float);
+  if (n.builtin == ir::builtin::kUnidirectionalSequenceRnn)
+    return lower_sequence_rnn(ctx, n, in_float);
+  return lower_bidi_rnn(ctx, n, in_float);
 }
 
 // Output shapes (Prepare).
@@ -415,39 +532,43 @@ OpEntry rnn() {
   return {.read = {.min_inputs = 5, .options = read_one_step_rnn_options},
           .infer_shapes = infer_rnn,
           .check = check_rnn,
-          .lower = lower_rnn,
+          .lower = lower_rnn_float,
+          .quantization = {.exact = {lower_rnn_exact, check_rnn_exact, InQdqGraphs::kHybrid}},
           .state = {.inputs = {static_cast<int>(kRnnState)}},
           .doc = {.onnx = "Gemm (input), Gemm (recurrent), the activation",
                   .dtypes = "float32, int8 weights",
                   .notes = "one step; hidden state is model state; hybrid (int8 weights) "
-                           "computes in float"}};
+                           "as TFLite's hybrid kernel (each row quantized at run time)"}};
 }
 
 OpEntry unidirectional_sequence_rnn() {
   return {.read = {.min_inputs = 5, .options = read_sequence_rnn_options},
           .infer_shapes = infer_rnn,
           .check = check_sequence_rnn,
-          .lower = lower_sequence_rnn,
+          .lower = lower_rnn_float,
+          .quantization = {.exact = {lower_rnn_exact, check_rnn_exact, InQdqGraphs::kHybrid}},
           .state = {.inputs = {static_cast<int>(kRnnState)}},
           .doc = {.onnx = "RNN for TANH and RELU (Transposes around it when batch-major); "
                           "otherwise MatMul, then Gather, Gemm and the activation per step "
                           "(unrolled), Concat, Reshape",
                   .dtypes = "float32, int8 weights",
-                  .notes = "time_major both ways; hidden state is model state; hybrid computes "
-                           "in float"}};
+                  .notes = "time_major both ways; hidden state is model state; hybrid (int8 "
+                           "weights) as TFLite's hybrid kernel, unrolled"}};
 }
 
 OpEntry bidirectional_sequence_rnn() {
   return {.read = {.min_inputs = 9, .options = read_bidi_rnn_options},
           .infer_shapes = infer_bidi_rnn,
           .check = check_bidi_rnn,
-          .lower = lower_bidi_rnn,
+          .lower = lower_rnn_float,
+          .quantization = {.exact = {lower_rnn_exact, check_rnn_exact, InQdqGraphs::kHybrid}},
           .state = {.inputs = {static_cast<int>(kBiFwState), static_cast<int>(kBiBwState)}},
           .doc = {.onnx = "MatMul, Gemm and the activation per step and direction (unrolled), "
                           "Concat, Reshape",
                   .dtypes = "float32, int8 weights",
                   .notes = "time_major, merge_outputs, auxiliary input (stacking and not); both "
-                           "hidden states are model state"}};
+                           "hidden states are model state; hybrid (int8 weights) as TFLite's "
+                           "hybrid kernel"}};
 }
 
 }  // namespace lite2onnx::ops::recurrent

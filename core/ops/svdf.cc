@@ -1,8 +1,9 @@
 // SVDF as TFLite's kernel computes it (svdf.cc, reference/svdf.h): float,
-// hybrid (int8 weights, computed in float) and integer (int8 with an int16
-// state, computed in float on the kernel's grids; --quantization exact: in
-// integers as EvalIntegerSVDF); the state (the last memory_size activations
-// of each filter) is model state.
+// hybrid (int8 weights: the feature product as EvalHybridSVDF, each input row
+// quantized at run time; from the dequantized weights with --quantization
+// dequantize) and integer (int8 with an int16 state, computed in float on the
+// kernel's grids; --quantization exact: in integers as EvalIntegerSVDF); the
+// state (the last memory_size activations of each filter) is model state.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -26,7 +27,8 @@ struct SvdfDims {
   bool integer = false;
 };
 
-// The small constant's real values: float as it is, integers times `scale`.
+// The small constant's real values: float as it is, integers times `scale`
+// (int8: f32(q * s), as the hybrid kernel dequantizes its time weights).
 std::optional<std::vector<float>> scaled_values(const ir::Tensor& t, double scale) {
   if (!t.is_const()) return std::nullopt;
   const auto count = static_cast<size_t>(ir::element_count(t.shape).value_or(0));
@@ -40,6 +42,8 @@ std::optional<std::vector<float>> scaled_values(const ir::Tensor& t, double scal
       int32_t v;
       std::memcpy(&v, d.bytes.data() + i * 4, 4);
       out[i] = static_cast<float>(v * scale);
+    } else if (d.stored_type == DataType::kInt8) {
+      out[i] = static_cast<float>(static_cast<int8_t>(d.bytes[i])) * static_cast<float>(scale);
     } else {
       return std::nullopt;
     }
@@ -121,7 +125,9 @@ Check check_svdf(const ir::Graph& g, const ir::Node& n) {
   return read_svdf(g, n, d);
 }
 
-Status lower_svdf(LowerContext& ctx, const ir::Node& n) {
+// `hybrid`: the feature product in the hybrid kernel's arithmetic (the
+// exact form of a hybrid SVDF), else in float.
+Status lower_svdf_with(LowerContext& ctx, const ir::Node& n, exact::Writer* hybrid) {
   SvdfDims d;
   if (auto r = read_svdf(ctx.graph(), n, d)) return ctx.error(n, r->text);
   Writer w(ctx, n);
@@ -129,10 +135,21 @@ Status lower_svdf(LowerContext& ctx, const ir::Node& n) {
   const ir::Tensor& st = g.tensor(n.inputs[kSvdfState]);
   const double state_scale = scale_of(st);
   // The feature activation of this step, [B, F] (integer: on the state's grid).
-  TensorId a = w.matmul_t(n.inputs[kSvdfInput], n.inputs[kSvdfFeature], "feature");
+  TensorId a = hybrid ? exact::builtin_hybrid_rows(
+                            *hybrid, n.inputs[kSvdfInput], n.inputs[kSvdfFeature],
+                            n.attrs.get_int("asymmetric_quantize_inputs") != 0, "feature")
+                      : w.matmul_t(n.inputs[kSvdfInput], n.inputs[kSvdfFeature], "feature");
   if (d.integer)
     a = w.from_steps(w.to_steps(a, state_scale, -32768, 32767, "feature_steps"), state_scale,
                      "feature_real");
+  // The hybrid kernel's time weights, dequantized (in exact mode quantized
+  // constants hold their integers; the Q/DQ graph's DequantizeLinear is the same).
+  TensorId time = n.inputs[kSvdfTime];
+  if (hybrid && g.tensor(time).quantized_type) {
+    const ir::Tensor& wt = g.tensor(time);
+    const Shape shape = wt.shape;
+    time = w.constant(*scaled_values(wt, scale_of(wt)), shape, "time_weights");
+  }
   // The state [B, F*M] holds each filter's last M activations, oldest first:
   // drop the oldest, append the new one.
   TensorId s3 = w.op("Reshape", {n.inputs[kSvdfState], w.ints({d.batch, d.filters, d.memory})},
@@ -149,9 +166,8 @@ Status lower_svdf(LowerContext& ctx, const ir::Node& n) {
     w.op_into(out, "Identity", {next}, "next_state");
   // Each filter's memory against its time weights, then the rank's filters of
   // each unit summed.
-  TensorId per_filter =
-      w.op("ReduceSum", {w.mul(shifted, n.inputs[kSvdfTime], "time"), w.ints({2})}, "per_filter",
-           {{"keepdims", int64_t{0}}});
+  TensorId per_filter = w.op("ReduceSum", {w.mul(shifted, time, "time"), w.ints({2})}, "per_filter",
+                             {{"keepdims", int64_t{0}}});
   TensorId y = per_filter;
   if (d.rank > 1)
     y = w.op("ReduceSum",
@@ -180,6 +196,8 @@ Status lower_svdf(LowerContext& ctx, const ir::Node& n) {
   w.op_into(n.outputs[0], "Identity", {w.activation(act, y, "activation")}, "output");
   return ok_status();
 }
+
+Status lower_svdf(LowerContext& ctx, const ir::Node& n) { return lower_svdf_with(ctx, n, nullptr); }
 
 // The integers of a constant int8, int16 or int32 tensor with `count`
 // elements, or nullopt.
@@ -254,6 +272,13 @@ exact::Value reduce_axis2(exact::Writer& w, const exact::Value& x, int64_t terms
 Status lower_svdf_exact(LowerContext& ctx, const ir::Node& n) {
   SvdfDims d;
   if (auto r = read_svdf(ctx.graph(), n, d)) return ctx.error(n, r->text);
+  if (!d.integer) {
+    // Hybrid (EvalHybridSVDF): the feature product as the kernel computes
+    // it; the time weights, dequantized, and the rest in float as it does.
+    exact::Writer hybrid(ctx, n);
+    if (auto st = lower_svdf_with(ctx, n, &hybrid); !st) return st;
+    return hybrid.result();
+  }
   exact::hold_integers(ctx, n);
   const ir::Graph& g = ctx.graph();
   const ir::Tensor& x = g.tensor(n.inputs[kSvdfInput]);
@@ -340,17 +365,20 @@ Status lower_svdf_exact(LowerContext& ctx, const ir::Node& n) {
   return w.result();
 }
 
-// The integer kernel only: a hybrid SVDF (float input, int8 weights) computes
-// in float with its own input quantization, which has no integer form here.
-// The kernel assumes symmetric weights and state (it never reads their zero
-// points); the multipliers' left shifts must keep the int32 sums from wrapping.
+// A hybrid SVDF: int8 feature weights of one scale. The integer kernel
+// assumes symmetric weights and state (it never reads their zero points);
+// the multipliers' left shifts must keep the int32 sums from wrapping.
 Check check_svdf_exact(const ir::Graph& g, const ir::Node& n) {
   SvdfDims d;
   if (auto r = read_svdf(g, n, d)) return r;
-  if (!d.integer)
-    return refuse(ReasonCode::kNotImplemented,
-                  "hybrid SVDF (float input, int8 weights) has no integer form for "
-                  "--quantization exact yet");
+  if (!d.integer) {
+    const ir::Tensor& wt = g.tensor(n.inputs[kSvdfTime]);
+    if (wt.quantized_type && (!exact::per_tensor(wt) || zp_of(wt) != 0 ||
+                              wt.quantized_type != DataType::kInt8 || !scaled_values(wt, 1)))
+      return refuse(ReasonCode::kQuantization,
+                    "hybrid time weights that are not int8 of one scale and zero point 0");
+    return exact::check_builtin_hybrid_weight(g.tensor(n.inputs[kSvdfFeature]));
+  }
   for (size_t i : {kSvdfFeature, kSvdfTime, kSvdfState})
     if (zp_of(g.tensor(n.inputs[i])) != 0 || !exact::per_tensor(g.tensor(n.inputs[i])))
       return refuse(ReasonCode::kQuantization,
@@ -401,14 +429,15 @@ OpEntry svdf() {
           .infer_shapes = infer_svdf,
           .check = check_svdf,
           .lower = lower_svdf,
-          .quantization = {.exact = {lower_svdf_exact, check_svdf_exact}},
+          .quantization = {.exact = {lower_svdf_exact, check_svdf_exact, InQdqGraphs::kHybrid}},
           .state = {.inputs = {static_cast<int>(kSvdfState)}},
           .doc = {.onnx = "MatMul, Slice, Concat, Mul, ReduceSum, Reshape, activation",
                   .dtypes = "float32, int8 weights, int8 (int16 state)",
                   .notes = "rank >= 1; the state (the last memory_size activations of each "
-                           "filter) is model state; float, hybrid (int8 weights, computed in "
-                           "float) and integer (int8 with int16 state, computed in float on the "
-                           "kernel's grids; --quantization exact: in integers, as TFLite)"}};
+                           "filter) is model state; float, hybrid (int8 weights: the feature "
+                           "product as TFLite's hybrid kernel) and integer (int8 with int16 "
+                           "state, computed in float on the kernel's grids; --quantization "
+                           "exact: in integers, as TFLite)"}};
 }
 
 }  // namespace lite2onnx::ops::recurrent

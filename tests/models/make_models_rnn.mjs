@@ -47,20 +47,22 @@ function rnnCell(m, prefix, input, units, batch, hybrid) {
   };
 }
 
-// Hybrid kernels quantize the activations on the fly: judged by the
-// dequantized rule (tests/numeric/README.md).
-function hybridSpec(m, hybrid) {
-  if (hybrid) m.spec.mode = 'dequantized';
+// Hybrid kernels quantize the activations on the fly. The RNNs and SVDF
+// compute that as TFLite does (`asTflite`: the float rule); the LSTMs compute
+// in float from the dequantized weights: judged by the dequantized rule
+// (tests/numeric/README.md).
+function hybridSpec(m, hybrid, asTflite = false) {
+  if (hybrid && !asTflite) m.spec.mode = 'dequantized';
 }
 
-function basicRnn(name, description, { act, hybrid = false }) {
+function basicRnn(name, description, { act, hybrid = false, asymmetric = false }) {
   def(name, description, (m) => {
-    hybridSpec(m, hybrid);
+    hybridSpec(m, hybrid, true);
     const [batch, input, units] = [2, 3, 5];
     const x = m.input('input', [batch, input], 'FLOAT32', [-1, 1]);
     const c = rnnCell(m, 'rnn', input, units, batch, hybrid);
     const y = m.tensor('output', [batch, units]);
-    m.op('RNN', [x, c.w, c.r, c.b, c.h], [y], 'RNNOptions', { fused_activation_function: act });
+    m.op('RNN', [x, c.w, c.r, c.b, c.h], [y], 'RNNOptions', { fused_activation_function: act, ...(asymmetric ? { asymmetric_quantize_inputs: true } : {}) });
     m.output(y);
   });
 }
@@ -71,16 +73,17 @@ basicRnn('basic_none', 'RNN without activation (NONE)', { act: 'NONE' });
 basicRnn('basic_relu6', 'RNN (RELU6): no ONNX RNN activation', { act: 'RELU6' });
 basicRnn('basic_relu_n1_to_1', 'RNN (RELU_N1_TO_1)', { act: 'RELU_N1_TO_1' });
 basicRnn('basic_hybrid', 'RNN (TANH) with int8 weights and float activations (hybrid)', { act: 'TANH', hybrid: true });
+basicRnn('basic_hybrid_asymmetric', 'hybrid RNN (RELU), asymmetric_quantize_inputs: each row quantized with a zero point', { act: 'RELU', hybrid: true, asymmetric: true });
 
-function sequenceRnn(name, description, { act, timeMajor = false, hybrid = false }) {
+function sequenceRnn(name, description, { act, timeMajor = false, hybrid = false, asymmetric = false }) {
   def(name, description, (m) => {
-    hybridSpec(m, hybrid);
+    hybridSpec(m, hybrid, true);
     const [batch, steps, input, units] = [2, 4, 3, 5];
     const x = m.input('input', timeMajor ? [steps, batch, input] : [batch, steps, input], 'FLOAT32', [-1, 1]);
     const c = rnnCell(m, 'rnn', input, units, batch, hybrid);
     const y = m.tensor('output', timeMajor ? [steps, batch, units] : [batch, steps, units]);
     m.op('UNIDIRECTIONAL_SEQUENCE_RNN', [x, c.w, c.r, c.b, c.h], [y], 'SequenceRNNOptions',
-      { time_major: timeMajor, fused_activation_function: act });
+      { time_major: timeMajor, fused_activation_function: act, ...(asymmetric ? { asymmetric_quantize_inputs: true } : {}) });
     m.output(y);
   });
 }
@@ -88,20 +91,22 @@ function sequenceRnn(name, description, { act, timeMajor = false, hybrid = false
 sequenceRnn('seq_tanh', 'UNIDIRECTIONAL_SEQUENCE_RNN (TANH), batch-major [2,4,3] -> [2,4,5]', { act: 'TANH' });
 sequenceRnn('seq_time_major_relu', 'UNIDIRECTIONAL_SEQUENCE_RNN (RELU), time-major [4,2,3] -> [4,2,5]', { act: 'RELU', timeMajor: true });
 sequenceRnn('seq_relu6_hybrid', 'UNIDIRECTIONAL_SEQUENCE_RNN (RELU6) with int8 weights (hybrid)', { act: 'RELU6', hybrid: true });
+sequenceRnn('seq_time_major_hybrid_asymmetric', 'hybrid UNIDIRECTIONAL_SEQUENCE_RNN (TANH), time-major, asymmetric_quantize_inputs', { act: 'TANH', timeMajor: true, hybrid: true, asymmetric: true });
 
-function bidiRnn(name, description, { act, timeMajor = false, merge = false, aux = undefined }) {
+function bidiRnn(name, description, { act, timeMajor = false, merge = false, aux = undefined, hybrid = false, auxDepth = aux === 'stacking' ? 7 : 3 }) {
   def(name, description, (m) => {
-    const [batch, steps, input, fwUnits, bwUnits, auxDepth] = [2, 4, 3, 5, 6, aux === 'stacking' ? 7 : 3];
+    hybridSpec(m, hybrid, true);
+    const [batch, steps, input, fwUnits, bwUnits] = [2, 4, 3, 5, 6];
     const shape = (depth) => (timeMajor ? [steps, batch, depth] : [batch, steps, depth]);
     const x = m.input('input', shape(input), 'FLOAT32', [-1, 1]);
-    const fw = rnnCell(m, 'fw', input, fwUnits, batch, false);
-    const bw = rnnCell(m, 'bw', input, bwUnits, batch, false);
+    const fw = rnnCell(m, 'fw', input, fwUnits, batch, hybrid);
+    const bw = rnnCell(m, 'bw', input, bwUnits, batch, hybrid);
     const inputs = [x, fw.w, fw.r, fw.b, fw.h, bw.w, bw.r, bw.b, bw.h];
     // TFLite's kernel takes exactly 12 inputs: the auxiliary ones absent or not.
     if (aux) {
       const a = m.input('aux_input', shape(auxDepth), 'FLOAT32', [-1, 1]);
       if (aux === 'stacking') {
-        inputs.push(a, weights(m, 'fw/aux_weights', [fwUnits, auxDepth], 0.5), weights(m, 'bw/aux_weights', [bwUnits, auxDepth], 0.5));
+        inputs.push(a, weights(m, 'fw/aux_weights', [fwUnits, auxDepth], 0.5, hybrid), weights(m, 'bw/aux_weights', [bwUnits, auxDepth], 0.5, hybrid));
       } else {
         inputs.push(a, ABSENT, ABSENT);
       }
@@ -129,6 +134,11 @@ bidiRnn('bidi_merged', 'BIDIRECTIONAL_SEQUENCE_RNN (TANH), batch-major, 5 forwar
 bidiRnn('bidi_time_major', 'BIDIRECTIONAL_SEQUENCE_RNN (RELU), time-major, two outputs', { act: 'RELU', timeMajor: true });
 bidiRnn('bidi_aux_stacking', 'BIDIRECTIONAL_SEQUENCE_RNN with an auxiliary input of depth 7 and auxiliary weights (stacking), batch-major', { act: 'TANH', aux: 'stacking' });
 bidiRnn('bidi_aux_backward_input', 'BIDIRECTIONAL_SEQUENCE_RNN with an auxiliary input and no auxiliary weights: the backward cell\'s input (time-major)', { act: 'TANH', timeMajor: true, aux: 'backward' });
+// (TFLite's batch-major hybrid kernel steps through the auxiliary input by
+// the input's depth: of the input's depth here. Time-major, it runs the
+// sequence max_time times over.)
+bidiRnn('bidi_hybrid_aux_stacking', 'hybrid BIDIRECTIONAL_SEQUENCE_RNN (RELU6): int8 weights, auxiliary input with int8 auxiliary weights, merged, batch-major', { act: 'RELU6', aux: 'stacking', merge: true, hybrid: true, auxDepth: 3 });
+bidiRnn('bidi_hybrid_time_major', 'hybrid BIDIRECTIONAL_SEQUENCE_RNN (TANH), time-major, two outputs: TFLite\'s hybrid kernel runs the sequence 4 times over', { act: 'TANH', timeMajor: true, hybrid: true });
 bidiRnn('bidi_aux_backward_input_batch_major', 'as bidi_aux_backward_input, batch-major: TFLite\'s kernel reads the forward input for the backward cell there', { act: 'TANH', aux: 'backward' });
 
 // ---- LSTM family ---------------------------------------------------------------
@@ -346,9 +356,9 @@ integerLstm('lstm_int8_cifg_peephole_projection', 'integer UNIDIRECTIONAL_SEQUEN
 
 // ---- SVDF --------------------------------------------------------------------------
 
-function svdf(name, description, { rank, act = 'NONE', hybrid = false, bias = true }) {
+function svdf(name, description, { rank, act = 'NONE', hybrid = false, bias = true, asymmetric = false }) {
   def(name, description, (m) => {
-    hybridSpec(m, hybrid);
+    hybridSpec(m, hybrid, true);
     const [batch, input, units, memory] = [2, 3, 5, 4];
     const filters = units * rank;
     const x = m.input('input', [batch, input], 'FLOAT32', [-1, 1]);
@@ -357,7 +367,7 @@ function svdf(name, description, { rank, act = 'NONE', hybrid = false, bias = tr
     const b = bias ? m.rand32('svdf/bias', [units], 0.2) : ABSENT;
     const state = variable(m, 'svdf/state', [batch, memory * filters]);
     const y = m.tensor('output', [batch, units]);
-    m.op('SVDF', [x, wf, wt, b, state], [y], 'SVDFOptions', { rank, fused_activation_function: act });
+    m.op('SVDF', [x, wf, wt, b, state], [y], 'SVDFOptions', { rank, fused_activation_function: act, ...(asymmetric ? { asymmetric_quantize_inputs: true } : {}) });
     m.output(y);
   });
 }
@@ -365,6 +375,7 @@ function svdf(name, description, { rank, act = 'NONE', hybrid = false, bias = tr
 svdf('svdf_rank1', 'SVDF rank 1: input [2,3], 5 filters, memory 4, bias', { rank: 1 });
 svdf('svdf_rank2_relu', 'SVDF rank 2 (10 filters, 5 units), RELU, no bias', { rank: 2, act: 'RELU', bias: false });
 svdf('svdf_rank3_hybrid', 'SVDF rank 3 with int8 feature and time weights (hybrid)', { rank: 3, hybrid: true });
+svdf('svdf_rank2_hybrid_asymmetric', 'hybrid SVDF rank 2, RELU, asymmetric_quantize_inputs', { rank: 2, act: 'RELU', hybrid: true, asymmetric: true });
 
 def('svdf_int8', 'integer SVDF rank 2: int8 input and feature weights, int16 time weights and state, int32 bias, int8 output', (m) => {
   const [batch, input, units, rank, memory] = [2, 3, 5, 2, 4];

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -98,6 +99,58 @@ TEST(RecurrentHostile, PerAxisHybridWeightsAreRefused) {
   ASSERT_EQ(e.unsupported.size(), 1u);
   EXPECT_EQ(e.unsupported[0].reason_code, "quantization");
   EXPECT_THAT(e.message, HasSubstr("'rnn/weights' has 5 per-axis scales"));
+}
+
+// Hybrid RNN and SVDF cells compute as TFLite's hybrid kernel (each row of
+// the activations quantized at run time, MatMulInteger) in the default and
+// exact modes; --quantization dequantize promises float ops.
+TEST(RecurrentHostile, HybridCellsTakeTheKernelsArithmetic) {
+  for (const char* name : {"rnn_basic_hybrid", "rnn_seq_time_major_hybrid_asymmetric",
+                           "rnn_bidi_hybrid_aux_stacking", "rnn_svdf_rank3_hybrid"}) {
+    SCOPED_TRACE(name);
+    const Bytes bytes = model_bytes(model_json(name));
+    for (QuantizationMode mode :
+         {QuantizationMode::kAuto, QuantizationMode::kExact, QuantizationMode::kDequantize}) {
+      ConvertOptions o;
+      o.quantization = mode;
+      Diagnostics d;
+      auto r = convert(view(bytes), o, d);
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      onnx::ModelProto m;
+      ASSERT_TRUE(m.ParseFromString(*r));
+      const std::map<std::string, int> ops = testing::op_counts(m);
+      EXPECT_EQ(ops.contains("MatMulInteger"), mode != QuantizationMode::kDequantize);
+    }
+  }
+}
+
+// Where TFLite's hybrid kernel differs from its float one: time-major, it
+// runs the sequence max_time times over (unrolled up to kMaxSteps steps in
+// all); batch-major, it reads an auxiliary input by the input's depth. The
+// exact mode refuses what it does not write; the default mode computes
+// those cells in float.
+TEST(RecurrentHostile, HybridBidirectionalQuirksAreNamed) {
+  auto j = model_json("rnn_bidi_hybrid_time_major");
+  tensor_named(j, "input")["shape"] = {100, 2, 3};
+  for (const char* out : {"fw_output", "bw_output"}) tensor_named(j, out)["shape"][0] = 100;
+  ConvertOptions exact;
+  exact.quantization = QuantizationMode::kExact;
+  Error e = convert_error(model_bytes(j), exact);
+  EXPECT_EQ(e.code, ErrorCode::kUnsupported);
+  EXPECT_THAT(e.message, HasSubstr("runs the sequence that many times over"));
+  Diagnostics d;
+  EXPECT_TRUE(convert(view(model_bytes(j)), {}, d).ok());
+
+  j = model_json("rnn_bidi_hybrid_aux_stacking");
+  tensor_named(j, "aux_input")["shape"][2] = 7;
+  for (auto& t : j["subgraphs"][0]["tensors"])
+    if (t["name"] == "fw/aux_weights" || t["name"] == "bw/aux_weights") {
+      t["shape"][1] = 7;
+      j["buffers"][t["buffer"].get<size_t>()]["data"] =
+          std::vector<int>(t["shape"][0].get<size_t>() * 7, 3);
+    }
+  e = convert_error(model_bytes(j), exact);
+  EXPECT_THAT(e.message, HasSubstr("steps through it by the input's depth"));
 }
 
 TEST(RecurrentHostile, DynamicSequencesAreNamed) {
