@@ -98,10 +98,14 @@ std::vector<OpSupport> support_matrix() {
       s.exact = e->quantization.exact.lower != nullptr || e->quantization.dequantizes_inputs;
       const ops::ExactForm& integer = e->quantization.exact;
       if (integer.lower) {
+        using ops::InQdqGraphs;
+        const InQdqGraphs in = integer.in_qdq_graphs;
         s.in_auto = integer.qdq_differs ? "integer where Q/DQ differs"
-                    : integer.in_qdq_graphs == ops::InQdqGraphs::kQuantized ? "integer"
-                                                                            : "Q/DQ";
-        if (integer.in_qdq_graphs == ops::InQdqGraphs::kHybrid) s.in_auto += "; hybrid: integer";
+                    : in == InQdqGraphs::kQuantized || in == InQdqGraphs::kQuantizedAndHybrid
+                        ? "integer"
+                        : "Q/DQ";
+        if (in == InQdqGraphs::kHybrid || in == InQdqGraphs::kQuantizedAndHybrid)
+          s.in_auto += "; hybrid: integer";
       }
     }
     out.push_back(std::move(s));

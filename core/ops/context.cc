@@ -234,9 +234,13 @@ bool touches_quantized(const ir::Graph& g, const ir::Node& n) {
 }
 
 bool is_hybrid(const ir::Graph& g, const ir::Node& n) {
-  if (n.inputs.size() < 2 || !g.valid(n.inputs[0]) || !g.valid(n.inputs[1])) return false;
+  // The weights: the first input present after the data (a CIFG LSTM has no
+  // input-gate weights in slot 1).
+  size_t k = 1;
+  while (k < n.inputs.size() && !g.valid(n.inputs[k])) ++k;
+  if (k >= n.inputs.size() || !g.valid(n.inputs[0])) return false;
   const ir::Tensor& data = g.tensor(n.inputs[0]);
-  const ir::Tensor& weights = g.tensor(n.inputs[1]);
+  const ir::Tensor& weights = g.tensor(n.inputs[k]);
   return data.dtype == ir::DataType::kFloat32 && !data.quantized_type && weights.is_const() &&
          weights.quantized_type.has_value() && weights.quant && !weights.quant->dequantized_by_op;
 }

@@ -278,9 +278,14 @@ struct SymmetricRows {
   ir::TensorId integers = ir::kNoTensor;  // int8 in [-127, 127], x's shape
   ir::TensorId scale = ir::kNoTensor;     // f32(f32(range / 127) * s_w), `axes` kept as 1
 };
+// `weight_scales`: one, or one per column of the product.
 SymmetricRows quantize_rows_symmetric(Writer& w, ir::TensorId x, const std::vector<int64_t>& axes,
-                                      float weight_scale,
+                                      const std::vector<float>& weight_scales,
                                       const std::string& what = "symmetric_rows");
+inline SymmetricRows quantize_rows_symmetric(Writer& w, ir::TensorId x,
+                                             const std::vector<int64_t>& axes, float weight_scale) {
+  return quantize_rows_symmetric(w, x, axes, std::vector<float>{weight_scale});
+}
 // The builtin kernel's float output: f32(f32(f32(acc) * scale) + bias[c]).
 void builtin_hybrid_output(Writer& w, const Value& acc, ir::TensorId scale,
                            const ir::Shape& channel_shape, ir::TensorId out);
@@ -293,9 +298,11 @@ std::vector<int64_t> weight_row_sums(const ir::Tensor& weight, int64_t channels)
 // then MatrixBatchVectorMultiplyAccumulate): each row of the float `x` (its
 // last axis, `depth` elements) quantized at run time, symmetrically or with a
 // zero point (`asymmetric`: the op's asymmetric_quantize_inputs), against the
-// constant int8 `weight` [units, depth] of one scale s_w. Returns the float
-// f32(f32(Σ (q - z) w) * f32(sf * s_w)), x's shape with `units` last.
-ir::TensorId builtin_hybrid_rows(Writer& w, ir::TensorId x, ir::TensorId weight, bool asymmetric,
+// constant int8 `weights` [units_k, depth] of one scale s_w each, stacked
+// along their units (an LSTM's gates). Returns the float
+// f32(f32(Σ (q - z) w) * f32(sf * s_w)), x's shape with Σ units_k last.
+ir::TensorId builtin_hybrid_rows(Writer& w, ir::TensorId x,
+                                 const std::vector<ir::TensorId>& weights, bool asymmetric,
                                  const std::string& what);
 // Nothing, or why the recurrent hybrid product cannot take `weight`: a
 // constant int8 [units, depth] with one scale and zero point 0.

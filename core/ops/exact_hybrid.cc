@@ -163,7 +163,8 @@ bool builtin_hybrid(const ir::Tensor& weight) {
 }
 
 SymmetricRows quantize_rows_symmetric(Writer& w, TensorId x, const std::vector<int64_t>& axes,
-                                      float weight_scale, const std::string& what) {
+                                      const std::vector<float>& weight_scales,
+                                      const std::string& what) {
   RowSteps r(w, x, axes, what);
   // range = max(|min|, |max|); an all-zero row has scale 1 and integers 0.
   const TensorId range = r.reduce("ReduceMax", r.step("Abs", {x}));
@@ -179,7 +180,11 @@ SymmetricRows quantize_rows_symmetric(Writer& w, TensorId x, const std::vector<i
   // f32(f32(range / 127) * s_w), s_w for an all-zero row. The Where last:
   // ONNX Runtime's MatMulIntegerToFloatFusion takes MatMulInteger, Cast and a
   // Mul of two scales into one kernel that rounds otherwise.
-  const TensorId s_w = r.scalar(weight_scale);
+  const TensorId s_w =
+      weight_scales.size() == 1
+          ? r.scalar(weight_scales[0])
+          : w.ctx().const_f32(w.node().name + "/" + what + "_weight_scales", weight_scales,
+                              ir::Shape{static_cast<int64_t>(weight_scales.size())});
   q.scale =
       r.step("Where", {zero_row, s_w, r.step("Mul", {r.step("Div", {range, r.scalar(127)}), s_w})});
   return q;
@@ -269,19 +274,31 @@ Check check_builtin_hybrid_weight(const ir::Tensor& weight) {
   return std::nullopt;
 }
 
-TensorId builtin_hybrid_rows(Writer& w, TensorId x, TensorId weight_id, bool asymmetric,
-                             const std::string& what) {
-  // Read before any tensor is added (which moves the graph's tensors).
-  const ir::Tensor& weight = w.ctx().tensor(weight_id);
-  const int64_t units = weight.shape[0], depth = weight.shape[1];
-  const float weight_scale = weight.quant->scale[0];
-  const std::vector<int64_t> row_sums = weight_row_sums(weight, units);
-  // The weights as [depth, units] int8, for MatMulInteger.
-  std::vector<int64_t> transposed(static_cast<size_t>(units * depth));
-  for (int64_t u = 0; u < units; ++u)
-    for (int64_t k = 0; k < depth; ++k)
-      transposed[static_cast<size_t>(k * units + u)] =
-          static_cast<int8_t>(weight.data->bytes[static_cast<size_t>(u * depth + k)]);
+TensorId builtin_hybrid_rows(Writer& w, TensorId x, const std::vector<TensorId>& weights,
+                             bool asymmetric, const std::string& what) {
+  // The weights stacked along their units, read before any tensor is added
+  // (which moves the graph's tensors): [depth, units] int8 for MatMulInteger,
+  // each column's row sum and weight scale.
+  const int64_t depth = w.ctx().tensor(weights.at(0)).shape[1];
+  int64_t units = 0;
+  for (TensorId id : weights) units += w.ctx().tensor(id).shape[0];
+  std::vector<int64_t> transposed(static_cast<size_t>(units * depth)), row_sums;
+  std::vector<float> scales;
+  int64_t column = 0;
+  for (TensorId id : weights) {
+    const ir::Tensor& weight = w.ctx().tensor(id);
+    const int64_t rows = weight.shape[0];
+    for (int64_t u = 0; u < rows; ++u)
+      for (int64_t k = 0; k < depth; ++k)
+        transposed[static_cast<size_t>(k * units + column + u)] =
+            static_cast<int8_t>(weight.data->bytes[static_cast<size_t>(u * depth + k)]);
+    const std::vector<int64_t> sums = weight_row_sums(weight, rows);
+    row_sums.insert(row_sums.end(), sums.begin(), sums.end());
+    scales.insert(scales.end(), static_cast<size_t>(rows), weight.quant->scale[0]);
+    column += rows;
+  }
+  if (std::all_of(scales.begin(), scales.end(), [&](float s) { return s == scales[0]; }))
+    scales.resize(1);
   const TensorId matrix =
       w.tensor(w.channels(std::move(transposed), {depth, units}), DataType::kInt8);
   Value acc = w.accumulator();
@@ -294,13 +311,14 @@ TensorId builtin_hybrid_rows(Writer& w, TensorId x, TensorId weight_id, bool asy
     const RowQuantization rows = quantize_rows_tflite(w, x, {-1}, what + "_rows");
     w.emit("MatMulInteger", {rows.integers, matrix}, acc.id, what + "_accumulator");
     acc = w.sub(acc, w.mul(rows.zero, w.channels(row_sums, {units})));
+    const std::string name = w.node().name + "/" + what + "_weight_scales";
     scale = w.apply("Mul",
                     {rows.dequantization_scale,
-                     w.ctx().const_scalar(w.node().name + "/" + what + "_weight_scale",
-                                          DataType::kFloat32, weight_scale)},
+                     scales.size() == 1 ? w.ctx().const_scalar(name, DataType::kFloat32, scales[0])
+                                        : w.ctx().const_f32(name, scales, ir::Shape{units})},
                     DataType::kFloat32);
   } else {
-    const SymmetricRows rows = quantize_rows_symmetric(w, x, {-1}, weight_scale, what + "_rows");
+    const SymmetricRows rows = quantize_rows_symmetric(w, x, {-1}, scales, what + "_rows");
     w.emit("MatMulInteger", {rows.integers, matrix}, acc.id, what + "_accumulator");
     scale = rows.scale;
   }

@@ -295,6 +295,7 @@ Value rdbpot(exact::Writer& w, const Value& x, int exponent) {
 Status lower_integer_lstm(LowerContext& ctx, const ir::Node& n, LstmKind kind) {
   Lstm l;
   if (auto r = read_lstm(ctx.graph(), n, kind, l)) return ctx.error(n, r->text);
+  if (!l.cells[0].integer) return lower_hybrid_lstm(ctx, n, kind);
   const ir::Graph& g = ctx.graph();
   const Cell& c = l.cells[0];
   const Params p = params_of(g, n, c);
@@ -434,10 +435,7 @@ Check check_integer_lstm(const ir::Graph& g, const ir::Node& n, LstmKind kind) {
   Lstm l;
   if (auto r = read_lstm(g, n, kind, l)) return r;
   const Cell& c = l.cells[0];
-  if (!c.integer)
-    return refuse(ReasonCode::kNotImplemented,
-                  "float activations (hybrid, int8 weights) have no integer form for "
-                  "--quantization exact yet");
+  if (!c.integer) return check_hybrid_lstm(g, n, kind);
   if (c.diag) return refuse(ReasonCode::kNotImplemented, "diagonal recurrent weights");
   // The kernel's peephole product reads n_output elements per batch where it
   // means n_cell (with_peephole): more outputs than cells would read past
@@ -485,10 +483,23 @@ Check check_one_step_exact(const ir::Graph& g, const ir::Node& n) {
     return refuse(ReasonCode::kNotImplemented, "the basic LSTM kernel in --quantization exact");
   return check_integer_lstm(g, n, LstmKind::kOneStep);
 }
+// TFLite has no integer bidirectional kernel: its exact form is the hybrid one.
+Status lower_bidi_exact(LowerContext& ctx, const ir::Node& n) {
+  return lower_hybrid_lstm(ctx, n, LstmKind::kBidirectional);
+}
+Check check_bidi_exact(const ir::Graph& g, const ir::Node& n) {
+  return check_hybrid_lstm(g, n, LstmKind::kBidirectional);
+}
 
 }  // namespace
 
-ExactForm sequence_lstm_exact() { return {lower_sequence_exact, check_sequence_exact}; }
-ExactForm one_step_lstm_exact() { return {lower_one_step_exact, check_one_step_exact}; }
+// (Integer LSTMs take their integer form in auto too: their cell states are int16.)
+ExactForm sequence_lstm_exact() {
+  return {lower_sequence_exact, check_sequence_exact, InQdqGraphs::kQuantizedAndHybrid};
+}
+ExactForm one_step_lstm_exact() {
+  return {lower_one_step_exact, check_one_step_exact, InQdqGraphs::kQuantizedAndHybrid};
+}
+ExactForm bidi_lstm_exact() { return {lower_bidi_exact, check_bidi_exact, InQdqGraphs::kHybrid}; }
 
 }  // namespace lite2onnx::ops::recurrent

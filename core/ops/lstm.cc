@@ -5,11 +5,13 @@
 //
 // Float and hybrid (int8 weights, float activations) cells are one form: the
 // weights are read through DequantizeLinear (or folded to float) and the cell
-// computes in float. The full-integer kernel (int8 activations, int16 cell
-// state, fixed-point gates: lstm_eval's 8x8_16) is computed in float on the
-// grids the integer kernel rounds to (gate pre-activations in 16-bit steps,
-// gates in Q0.15, the cell state on its power-of-two scale, the hidden value
-// in 8-bit steps), as the int16 (16x8) path emulates its tensors.
+// computes in float; in the default and exact modes a hybrid cell's products
+// are the hybrid kernel's (each row of the input, the output state and the
+// projection's input quantized at run time: exact::builtin_hybrid_rows). The full-integer kernel
+// (int8 activations, int16 cell state, fixed-point gates: lstm_eval's 8x8_16) is computed in float
+// on the grids the integer kernel rounds to (gate pre-activations in 16-bit steps, gates in Q0.15,
+// the cell state on its power-of-two scale, the hidden value in 8-bit steps), as the int16 (16x8)
+// path emulates its tensors.
 //
 // The ONNX form: ONNX LSTM where it computes exactly what TFLite's kernel
 // does (float, no CIFG, layer norm, projection or cell clipping, an
@@ -81,9 +83,9 @@ struct Result {
 // The unrolled cell over `order` (the steps, in the order the cell runs):
 // `proj` holds every step's input projection (bias included unless layer
 // norm), `x_axis` its time axis.
-Result unroll(Writer& w, const Cell& c, TensorId proj, int64_t batch, int64_t time_axis,
-              const std::vector<int64_t>& order, const std::string& act, float cell_clip,
-              float proj_clip, const std::string& prefix) {
+Result unroll(Writer& w, const Cell& c, const HybridLstm& hybrid, TensorId proj, int64_t batch,
+              int64_t time_axis, const std::vector<int64_t>& order, const std::string& act,
+              float cell_clip, float proj_clip, const std::string& prefix) {
   const ir::Graph& g = w.graph();
   const std::vector<int> gs = gates(c);
   const auto ng = static_cast<int64_t>(gs.size());
@@ -91,8 +93,9 @@ Result unroll(Writer& w, const Cell& c, TensorId proj, int64_t batch, int64_t ti
   // Recurrent weights of every gate, R^T [n_output, G*U]; or the diagonal ones.
   std::vector<TensorId> rs;
   for (int k : gs) rs.push_back(c.r[static_cast<size_t>(k)]);
-  TensorId r_t = c.diag ? w.stack_rows(rs, prefix + "recurrent")
-                        : w.stack_transposed(rs, prefix + "recurrent_t");
+  TensorId r_t = hybrid.writer ? ir::kNoTensor
+                 : c.diag      ? w.stack_rows(rs, prefix + "recurrent")
+                               : w.stack_transposed(rs, prefix + "recurrent_t");
   // Per-gate constants.
   auto vec = [&](TensorId t, double scale, const std::string& s) {
     auto v = real_values(g.tensor(t), scale);
@@ -116,8 +119,9 @@ Result unroll(Writer& w, const Cell& c, TensorId proj, int64_t batch, int64_t ti
   // Integer kernel: one over each gate's step, per column of the stacked gates.
   TensorId inv_gate =
       q ? float_vector(w, inverse_gate_steps(c), "inverse_gate_steps") : ir::kNoTensor;
-  TensorId proj_w_t =
-      c.projection ? w.transposed(c.proj_w, prefix + "projection_t") : ir::kNoTensor;
+  TensorId proj_w_t = c.projection && !hybrid.writer
+                          ? w.transposed(c.proj_w, prefix + "projection_t")
+                          : ir::kNoTensor;
   TensorId proj_b = ir::kNoTensor;
   if (c.projection && c.proj_b != ir::kNoTensor)
     proj_b =
@@ -131,6 +135,8 @@ Result unroll(Writer& w, const Cell& c, TensorId proj, int64_t batch, int64_t ti
     TensorId pre;
     if (q) {
       pre = integer_pre_activation(w, in, h, r_t, inv_gate, s);
+    } else if (hybrid.writer) {
+      pre = w.add(in, hybrid.product(h, rs, s + "recurrent"), s + "pre");
     } else if (c.diag) {
       std::vector<TensorId> copies(static_cast<size_t>(ng), h);
       TensorId hh = ng == 1 ? h : w.op("Concat", copies, s + "h_per_gate", {{"axis", int64_t{1}}});
@@ -190,7 +196,12 @@ Result unroll(Writer& w, const Cell& c, TensorId proj, int64_t batch, int64_t ti
       out = hid.output;
     } else {
       out = w.mul(o, w.activation(act, new_c, s + "cell_act"), s + "hidden");
-      if (c.projection) {
+      if (c.projection && hybrid.writer) {
+        // The kernel starts the output state at the bias and adds the product.
+        out = hybrid.product(out, {c.proj_w}, s + "projection");
+        if (proj_b != ir::kNoTensor) out = w.add(proj_b, out, s + "projection_biased");
+        if (proj_clip > 0) out = w.clip(out, -proj_clip, proj_clip, s + "projection_clipped");
+      } else if (c.projection) {
         out = w.op("MatMul", {out, proj_w_t}, s + "projection");
         if (proj_b != ir::kNoTensor) out = w.add(out, proj_b, s + "projection_biased");
         if (proj_clip > 0) out = w.clip(out, -proj_clip, proj_clip, s + "projection_clipped");
@@ -207,13 +218,24 @@ Result unroll(Writer& w, const Cell& c, TensorId proj, int64_t batch, int64_t ti
 
 // The input projection of every step for one cell, [..., G*U]: x @ W^T
 // (+ aux @ Waux^T) + bias; the integer kernel's in pre-activation steps.
-TensorId project_inputs(Writer& w, const Cell& c, TensorId x, TensorId aux, double input_scale,
-                        const std::string& prefix) {
+TensorId project_inputs(Writer& w, const Cell& c, const HybridLstm& hybrid, TensorId x,
+                        TensorId aux, double input_scale, const std::string& prefix) {
   const ir::Graph& g = w.graph();
   std::vector<TensorId> ws, as;
   for (int k : gates(c)) {
     ws.push_back(c.w[static_cast<size_t>(k)]);
     if (aux != ir::kNoTensor) as.push_back(c.aux_w[static_cast<size_t>(k)]);
+  }
+  if (hybrid.writer) {
+    // The kernel starts each gate at its bias (0 with layer norm), then adds
+    // the input's product and the auxiliary input's.
+    TensorId p = hybrid.product(x, ws, prefix + "input");
+    std::vector<float> bias = input_bias(g, c, 0);
+    if (std::any_of(bias.begin(), bias.end(), [](float v) { return v != 0.f; }))
+      p = w.add(float_vector(w, bias, prefix + "gate_bias"), p, prefix + "with_bias");
+    if (aux != ir::kNoTensor)
+      p = w.add(p, hybrid.product(aux, as, prefix + "aux"), prefix + "with_aux");
+    return p;
   }
   TensorId p = w.op("MatMul", {x, w.stack_transposed(ws, prefix + "input_weights_t")},
                     prefix + "input_projection");
@@ -289,8 +311,8 @@ Result onnx_lstm(Writer& w, const Cell& c, TensorId x_tm, const char* act, bool 
 
 // One direction over the whole input, in the form chosen; the per-step
 // outputs in time order (or one [T, B, U] tensor from ONNX LSTM: `joined`).
-Result run_direction(Writer& w, const Lstm& l, const Cell& c, TensorId x, TensorId aux,
-                     bool reverse, const std::string& prefix, bool& joined,
+Result run_direction(Writer& w, const Lstm& l, const Cell& c, const HybridLstm& hybrid, TensorId x,
+                     TensorId aux, bool reverse, const std::string& prefix, bool& joined,
                      std::optional<Error>& error) {
   const ir::Node& n = w.node();
   const std::string act = n.attrs.get_string("fused_activation_function", "NONE");
@@ -299,7 +321,8 @@ Result run_direction(Writer& w, const Lstm& l, const Cell& c, TensorId x, Tensor
   joined = false;
   // ONNX LSTM where it computes what TFLite's kernel does (measured 3-6x
   // faster than the unrolled cell: docs/architecture.md, "Recurrent ops").
-  if (const char* onnx_act = onnx_lstm_activation(c, act, cell_clip)) {
+  const char* onnx_act = hybrid.writer ? nullptr : onnx_lstm_activation(c, act, cell_clip);
+  if (onnx_act) {
     TensorId x_tm = l.time_major ? x
                                  : w.op("Transpose", {x}, prefix + "time_major",
                                         {{"perm", std::vector<int64_t>{1, 0, 2}}});
@@ -307,15 +330,16 @@ Result run_direction(Writer& w, const Lstm& l, const Cell& c, TensorId x, Tensor
     return onnx_lstm(w, c, x_tm, onnx_act, reverse, prefix);
   }
   const double input_scale = scale_of(w.graph().tensor(x));
-  if (auto st = reserve_nodes(w.ctx(), n, l.steps * (c.integer ? 64 : 24) + 16); !st) {
+  if (auto st = reserve_nodes(w.ctx(), n, l.steps * (c.integer || hybrid.writer ? 64 : 24) + 16);
+      !st) {
     error = st.take_error();
     return {};
   }
-  TensorId proj = project_inputs(w, c, x, aux, input_scale, prefix);
+  TensorId proj = project_inputs(w, c, hybrid, x, aux, input_scale, prefix);
   std::vector<int64_t> order;
   for (int64_t t = 0; t < l.steps; ++t) order.push_back(reverse ? l.steps - 1 - t : t);
-  Result r =
-      unroll(w, c, proj, l.batch, l.time_major ? 0 : 1, order, act, cell_clip, proj_clip, prefix);
+  Result r = unroll(w, c, hybrid, proj, l.batch, l.time_major ? 0 : 1, order, act, cell_clip,
+                    proj_clip, prefix);
   if (reverse) std::reverse(r.outputs.begin(), r.outputs.end());
   return r;
 }
@@ -349,21 +373,22 @@ void write_states(Writer& w, const ir::Node& n, size_t first, const Result& r,
     w.op_into(c, "Identity", {r.c}, prefix + "next_cell_state");
 }
 
-Status lower_sequence_lstm(LowerContext& ctx, const ir::Node& n) {
+Status lower_sequence_lstm(LowerContext& ctx, const ir::Node& n, const HybridLstm& hybrid) {
   Lstm l;
   if (auto r = read_lstm(ctx.graph(), n, LstmKind::kUnidirectional, l))
     return ctx.error(n, r->text);
   Writer w(ctx, n);
   bool joined = false;
   std::optional<Error> error;
-  Result r = run_direction(w, l, l.cells[0], n.inputs[0], ir::kNoTensor, false, "", joined, error);
+  Result r =
+      run_direction(w, l, l.cells[0], hybrid, n.inputs[0], ir::kNoTensor, false, "", joined, error);
   if (error) return *error;
   sequence_of(w, l, r, joined, l.cells[0].n_output, n.outputs[0], "output");
   write_states(w, n, 0, r, "");
   return ok_status();
 }
 
-Status lower_bidi_lstm(LowerContext& ctx, const ir::Node& n) {
+Status lower_bidi_lstm(LowerContext& ctx, const ir::Node& n, const HybridLstm& hybrid) {
   Lstm l;
   if (auto r = read_lstm(ctx.graph(), n, LstmKind::kBidirectional, l)) return ctx.error(n, r->text);
   Writer w(ctx, n);
@@ -372,9 +397,9 @@ Status lower_bidi_lstm(LowerContext& ctx, const ir::Node& n) {
   const TensorId bw_x = l.bw_reads_aux ? l.aux : x;
   bool fj = false, bj = false;
   std::optional<Error> error;
-  Result fw = run_direction(w, l, l.cells[0], x, real_aux, false, "fw/", fj, error);
+  Result fw = run_direction(w, l, l.cells[0], hybrid, x, real_aux, false, "fw/", fj, error);
   if (error) return *error;
-  Result bw = run_direction(w, l, l.cells[1], bw_x, real_aux, true, "bw/", bj, error);
+  Result bw = run_direction(w, l, l.cells[1], hybrid, bw_x, real_aux, true, "bw/", bj, error);
   if (error) return *error;
   const int64_t fu = l.cells[0].n_output, bu = l.cells[1].n_output;
   if (l.merge) {
@@ -412,7 +437,7 @@ Status lower_basic_lstm(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-Status lower_lstm(LowerContext& ctx, const ir::Node& n) {
+Status lower_lstm(LowerContext& ctx, const ir::Node& n, const HybridLstm& hybrid) {
   if (n.attrs.get_int("kernel_type") == 1) return lower_basic_lstm(ctx, n);
   Lstm l;
   if (auto r = read_lstm(ctx.graph(), n, LstmKind::kOneStep, l)) return ctx.error(n, r->text);
@@ -421,7 +446,7 @@ Status lower_lstm(LowerContext& ctx, const ir::Node& n) {
   TensorId x = w.unsqueeze(n.inputs[0], {0}, "as_sequence");
   bool joined = false;
   std::optional<Error> error;
-  Result r = run_direction(w, l, l.cells[0], x, ir::kNoTensor, false, "", joined, error);
+  Result r = run_direction(w, l, l.cells[0], hybrid, x, ir::kNoTensor, false, "", joined, error);
   if (error) return *error;
   if (joined)
     w.op_into(n.outputs[0], "Squeeze", {r.outputs[0], w.ints({0})}, "output");
@@ -431,18 +456,69 @@ Status lower_lstm(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
+Status lower_sequence_float(LowerContext& ctx, const ir::Node& n) {
+  return lower_sequence_lstm(ctx, n, {});
+}
+Status lower_bidi_float(LowerContext& ctx, const ir::Node& n) {
+  return lower_bidi_lstm(ctx, n, {});
+}
+Status lower_lstm_float(LowerContext& ctx, const ir::Node& n) { return lower_lstm(ctx, n, {}); }
+
 constexpr const char* kLstmNotes =
     "peephole, projection, layer norm, cell and projection clipping, CIFG, diagonal recurrent "
-    "weights; float, hybrid (int8 weights, computed in float) and full-integer int8 (8x8_16, "
-    "computed in float on the integer kernel's grids); states are model state";
+    "weights; float, hybrid (int8 weights: as TFLite's hybrid kernel; from the dequantized "
+    "weights with --quantization dequantize) and full-integer int8 (8x8_16: in integers as "
+    "TFLite's kernel; with --quantization qdq or dequantize in float, on the kernel's grids); "
+    "states are model state";
 
 }  // namespace
+
+Status lower_hybrid_lstm(LowerContext& ctx, const ir::Node& n, LstmKind kind) {
+  if (auto r = check_hybrid_lstm(ctx.graph(), n, kind)) return ctx.error(n, r->text);
+  exact::Writer writer(ctx, n);
+  const HybridLstm hybrid{&writer, n.attrs.get_int("asymmetric_quantize_inputs") != 0};
+  Status st = kind == LstmKind::kUnidirectional  ? lower_sequence_lstm(ctx, n, hybrid)
+              : kind == LstmKind::kBidirectional ? lower_bidi_lstm(ctx, n, hybrid)
+                                                 : lower_lstm(ctx, n, hybrid);
+  if (!st) return st;
+  return writer.result();
+}
+
+Check check_hybrid_lstm(const ir::Graph& g, const ir::Node& n, LstmKind kind) {
+  Lstm l;
+  if (auto r = read_lstm(g, n, kind, l)) return r;
+  for (const Cell& c : l.cells) {
+    std::vector<TensorId> multiplied, floats = {c.proj_b};
+    for (int k : gates(c)) {
+      const auto kk = static_cast<size_t>(k);
+      for (TensorId t : {c.w[kk], c.r[kk], c.aux_w[kk]})
+        if (t != ir::kNoTensor) multiplied.push_back(t);
+      floats.insert(floats.end(), {c.b[kk], c.ln[kk]});
+    }
+    if (c.projection) multiplied.push_back(c.proj_w);
+    for (TensorId t : multiplied)
+      if (auto r = exact::check_builtin_hybrid_weight(g.tensor(t))) return r;
+    for (TensorId t : c.p)
+      if (t != ir::kNoTensor && (g.tensor(t).quantized_type != DataType::kInt8 ||
+                                 scale_of(g.tensor(t)) == 0 || zp_of(g.tensor(t)) != 0))
+        return refuse(ReasonCode::kQuantization,
+                      "peephole weights '" + g.tensor(t).name +
+                          "' that are not int8 of one scale and zero point 0 (the hybrid kernel "
+                          "reads them so)");
+    for (TensorId t : floats)
+      if (t != ir::kNoTensor && g.tensor(t).quantized_type)
+        return refuse(
+            ReasonCode::kQuantization,
+            "'" + g.tensor(t).name + "' is quantized: the hybrid kernel reads it as float");
+  }
+  return std::nullopt;
+}
 
 OpEntry unidirectional_sequence_lstm() {
   return {.read = {.options = read_sequence_lstm_options},
           .infer_shapes = infer_sequence_lstm,
           .check = check_sequence_lstm,
-          .lower = lower_sequence_lstm,
+          .lower = lower_sequence_float,
           .quantization = {.exact = sequence_lstm_exact()},
           .state = {.inputs = {18, 19}},
           .doc = {.onnx = "LSTM where it matches TFLite exactly, else the cell unrolled (MatMul, "
@@ -455,20 +531,22 @@ OpEntry bidirectional_sequence_lstm() {
   return {.read = {.options = read_bidi_lstm_options},
           .infer_shapes = infer_bidi_lstm,
           .check = check_bidi_lstm,
-          .lower = lower_bidi_lstm,
+          .lower = lower_bidi_float,
+          .quantization = {.exact = bidi_lstm_exact()},
           .state = {.inputs = {35, 36, 37, 38}},
           .doc = {.onnx = "two LSTMs (forward, reverse) where they match TFLite exactly, else "
                           "both cells unrolled; Concat for merge_outputs",
                   .dtypes = "float32, int8 weights",
                   .notes = "time_major, merge_outputs, auxiliary input (stacking and not); the "
-                           "four states are model state; float and hybrid"}};
+                           "four states are model state; float and hybrid (int8 weights, as "
+                           "TFLite's hybrid kernel)"}};
 }
 
 OpEntry lstm() {
   return {.read = {.options = read_one_step_lstm_options},
           .infer_shapes = infer_lstm,
           .check = check_lstm,
-          .lower = lower_lstm,
+          .lower = lower_lstm_float,
           .quantization = {.exact = one_step_lstm_exact()},
           // Basic kernel: the previous activation and state (1, 4), written when
           // they are variable tensors; full kernel: 18 and 19, which must be.

@@ -131,9 +131,28 @@ IntegerHidden integer_hidden(Writer& w, const IntegerLstm& q, ir::TensorId o, ir
                              const std::string& s);
 
 // ---- --quantization exact (exact_lstm.cc, exact_lstm_norm.cc) ----
-// The full-integer kernel (8x8_16) in ONNX integer arithmetic, bit for bit.
+// The full-integer kernel (8x8_16) in ONNX integer arithmetic, bit for bit;
+// a hybrid cell as TFLite's hybrid kernel (below).
 ExactForm sequence_lstm_exact();
 ExactForm one_step_lstm_exact();
+ExactForm bidi_lstm_exact();
+
+// ---- the hybrid kernel (lstm.cc) ----
+// A hybrid cell's products (input, auxiliary input, output state, projection)
+// as TFLite's hybrid kernel computes them (`writer`: the exact form), or
+// none: the float form from the dequantized weights.
+struct HybridLstm {
+  exact::Writer* writer = nullptr;
+  bool asymmetric = false;  // the op's asymmetric_quantize_inputs
+  ir::TensorId product(ir::TensorId x, const std::vector<ir::TensorId>& weights,
+                       const std::string& what) const {
+    return exact::builtin_hybrid_rows(*writer, x, weights, asymmetric, what);
+  }
+};
+Status lower_hybrid_lstm(LowerContext& ctx, const ir::Node& n, LstmKind kind);
+// The hybrid cells it covers: the weights the kernel multiplies int8 of one
+// scale and zero point 0, peephole weights int8 too, float biases.
+Check check_hybrid_lstm(const ir::Graph& g, const ir::Node& n, LstmKind kind);
 
 // One gate's layer normalization as the integer kernel's ApplyLayerNorm
 // computes it: the coefficients (int16) and the gate's bias (int32), the

@@ -135,7 +135,11 @@ enum class InQdqGraphs {
   // 8-bit quantized nodes, in auto: ONNX Runtime's kernels for the op's Q/DQ
   // pattern round differently from TFLite's (docs/quantization-arithmetic.md
   // section 10), and the integer form costs about as much as the float op.
+  // (int16 nodes take it whatever this says, the integer LSTM and SVDF too:
+  // their states are int16.)
   kQuantized,
+  // Both (SVDF: its integer and its hybrid kernel).
+  kQuantizedAndHybrid,
 };
 
 // The op's integer form in --quantization exact (core/ops/exact.h): ONNX
@@ -357,8 +361,8 @@ class LowerContext {
 // in --quantization exact it is lowered by its entry's exact form.
 bool touches_quantized(const ir::Graph& g, const ir::Node& n);
 // A hybrid (dynamic-range) node: float data (input 0) and quantized
-// constant weights (input 1) that its kernel reads as integers (not the
-// folded output of a DEQUANTIZE).
+// constant weights (the first input present after it) that its kernel reads
+// as integers (not the folded output of a DEQUANTIZE).
 bool is_hybrid(const ir::Graph& g, const ir::Node& n);
 
 // Helpers for converters.

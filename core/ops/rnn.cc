@@ -121,7 +121,7 @@ struct Product {
   bool asymmetric = false;  // the op's asymmetric_quantize_inputs
   // x @ W^T in the hybrid kernel's arithmetic.
   TensorId hybrid_rows(TensorId x, TensorId weights, const std::string& what) const {
-    return exact::builtin_hybrid_rows(*hybrid, x, weights, asymmetric, what);
+    return exact::builtin_hybrid_rows(*hybrid, x, {weights}, asymmetric, what);
   }
 };
 

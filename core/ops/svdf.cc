@@ -1,9 +1,10 @@
 // SVDF as TFLite's kernel computes it (svdf.cc, reference/svdf.h): float,
 // hybrid (int8 weights: the feature product as EvalHybridSVDF, each input row
 // quantized at run time; from the dequantized weights with --quantization
-// dequantize) and integer (int8 with an int16 state, computed in float on the
-// kernel's grids; --quantization exact: in integers as EvalIntegerSVDF); the
-// state (the last memory_size activations of each filter) is model state.
+// dequantize) and integer (int8 with an int16 state: in integers as
+// EvalIntegerSVDF in the default and exact modes; with --quantization qdq or
+// dequantize in float on the kernel's grids); the state (the last
+// memory_size activations of each filter) is model state.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -136,7 +137,7 @@ Status lower_svdf_with(LowerContext& ctx, const ir::Node& n, exact::Writer* hybr
   const double state_scale = scale_of(st);
   // The feature activation of this step, [B, F] (integer: on the state's grid).
   TensorId a = hybrid ? exact::builtin_hybrid_rows(
-                            *hybrid, n.inputs[kSvdfInput], n.inputs[kSvdfFeature],
+                            *hybrid, n.inputs[kSvdfInput], {n.inputs[kSvdfFeature]},
                             n.attrs.get_int("asymmetric_quantize_inputs") != 0, "feature")
                       : w.matmul_t(n.inputs[kSvdfInput], n.inputs[kSvdfFeature], "feature");
   if (d.integer)
@@ -429,15 +430,16 @@ OpEntry svdf() {
           .infer_shapes = infer_svdf,
           .check = check_svdf,
           .lower = lower_svdf,
-          .quantization = {.exact = {lower_svdf_exact, check_svdf_exact, InQdqGraphs::kHybrid}},
+          .quantization = {.exact = {lower_svdf_exact, check_svdf_exact,
+                                     InQdqGraphs::kQuantizedAndHybrid}},
           .state = {.inputs = {static_cast<int>(kSvdfState)}},
           .doc = {.onnx = "MatMul, Slice, Concat, Mul, ReduceSum, Reshape, activation",
                   .dtypes = "float32, int8 weights, int8 (int16 state)",
                   .notes = "rank >= 1; the state (the last memory_size activations of each "
                            "filter) is model state; float, hybrid (int8 weights: the feature "
                            "product as TFLite's hybrid kernel) and integer (int8 with int16 "
-                           "state, computed in float on the kernel's grids; --quantization "
-                           "exact: in integers, as TFLite)"}};
+                           "state: in integers as TFLite's kernel; with --quantization qdq or "
+                           "dequantize in float, on the kernel's grids)"}};
 }
 
 }  // namespace lite2onnx::ops::recurrent

@@ -57,8 +57,10 @@ bool any_quantized(const ir::Graph& g, const ir::Node& n, Pred pred) {
 // as in exact mode while it lowers; they are plain integer tensors
 // afterwards, which the QDQ passes leave alone. An int16 output handed back
 // is on its grid already (Mul(q, s), what the grid form writes): it joins
-// `on_grid`, which no longer needs the grid form after lowering; an int16
-// graph output nothing else reads is the form's integers themselves.
+// `on_grid`, which no longer needs the grid form after lowering. A graph
+// output nothing else reads is the form's integers themselves (ONNX
+// Runtime 1.30's optimizer breaks some DequantizeLinear -> QuantizeLinear
+// pairs back to a graph output: "Node input ... is not a graph input").
 Status lower_integer_form_in_qdq(ops::LowerContext& ctx, const ir::Node& n, ops::LowerFn lower,
                                  std::vector<ir::TensorId>& on_grid) {
   ir::Graph& g = ctx.graph();
@@ -124,13 +126,14 @@ Status lower_integer_form_in_qdq(ops::LowerContext& ctx, const ir::Node& n, ops:
   std::vector<ir::TensorId> integer_outputs;
   for (ir::TensorId& t : integer_node.outputs) {
     if (!g.valid(t) || !g.tensor(t).quantized_type) continue;
-    if (*g.tensor(t).quantized_type == ir::DataType::kInt16) {
-      if (g.is_graph_output(t) && g.uses(t).empty()) {
-        integer_outputs.push_back(t);
-        continue;
-      }
-      if (!g.is_graph_output(t)) on_grid.push_back(t);
+    // A graph output nothing else reads takes the form's integers as they
+    // are (no DequantizeLinear -> QuantizeLinear pair back to them).
+    if (g.is_graph_output(t) && g.uses(t).empty()) {
+      integer_outputs.push_back(t);
+      continue;
     }
+    if (*g.tensor(t).quantized_type == ir::DataType::kInt16 && !g.is_graph_output(t))
+      on_grid.push_back(t);
     handed_back.emplace_back(copy_of(t), t);
     t = handed_back.back().first;
   }
@@ -167,7 +170,9 @@ Form form_of(const ir::Graph& g, const ir::Node& n, QuantizationMode mode) {
   if (!qdq_graph(mode)) return Form::kOwn;
   // The Q/DQ modes: hybrid nodes where the op table says (Q/DQ has no form
   // for them); auto: the nodes whose Q/DQ form rounds unlike TFLite.
-  const bool hybrid = integer.in_qdq_graphs == ops::InQdqGraphs::kHybrid && ops::is_hybrid(g, n);
+  const bool hybrid = (integer.in_qdq_graphs == ops::InQdqGraphs::kHybrid ||
+                       integer.in_qdq_graphs == ops::InQdqGraphs::kQuantizedAndHybrid) &&
+                      ops::is_hybrid(g, n);
   bool wanted = hybrid;
   // (Quantized activations, not only a constant: a weight-only op computes in
   // float in TFLite too.)
@@ -179,15 +184,16 @@ Form form_of(const ir::Graph& g, const ir::Node& n, QuantizationMode mode) {
     });
     if (int16) {
       // int16 has no Q/DQ kernel in ONNX Runtime: its Q/DQ form computes in
-      // float on the int16 grid, TFLite's arithmetic only where the op copies.
-      // (Not yet for the stateful ops, the integer LSTM and SVDF: their forms
-      // write loop bodies the bridge does not reach.)
+      // float on the int16 grid, TFLite's arithmetic only where the op copies
+      // (the integer LSTM and SVDF too: their int16 states are graph inputs
+      // and outputs, bridged like any other).
       wanted = integer.lower != ops::exact::lower_copy &&
-               integer.lower != ops::exact::lower_copy_as_float &&
-               ops::lookup(n).state.inputs.empty() && !ops::lookup(n).state.internal;
+               integer.lower != ops::exact::lower_copy_as_float;
     } else {
-      wanted = integer.qdq_differs ? integer.qdq_differs(g, n)
-                                   : integer.in_qdq_graphs == ops::InQdqGraphs::kQuantized;
+      wanted = integer.qdq_differs
+                   ? integer.qdq_differs(g, n)
+                   : integer.in_qdq_graphs == ops::InQdqGraphs::kQuantized ||
+                         integer.in_qdq_graphs == ops::InQdqGraphs::kQuantizedAndHybrid;
     }
   }
   if (!wanted || (integer.check && integer.check(g, n))) return Form::kOwn;

@@ -26,7 +26,9 @@ const def = (name, description, build) => MODELS.push({ name: `rnn_${name}`, des
 
 const ABSENT = -1;
 
-// A float constant, or with `hybrid` an int8 per-tensor symmetric one.
+// A float constant, or with `hybrid` an int8 per-tensor symmetric one. (The
+// hybrid cells are judged by the float rule: the converter computes TFLite's
+// hybrid kernels, each row of the activations quantized at run time.)
 function weights(m, name, shape, scale, hybrid = false) {
   const values = m.randomValues(count(shape), scale);
   if (!hybrid) return m.f32(name, shape, values);
@@ -47,17 +49,8 @@ function rnnCell(m, prefix, input, units, batch, hybrid) {
   };
 }
 
-// Hybrid kernels quantize the activations on the fly. The RNNs and SVDF
-// compute that as TFLite does (`asTflite`: the float rule); the LSTMs compute
-// in float from the dequantized weights: judged by the dequantized rule
-// (tests/numeric/README.md).
-function hybridSpec(m, hybrid, asTflite = false) {
-  if (hybrid && !asTflite) m.spec.mode = 'dequantized';
-}
-
 function basicRnn(name, description, { act, hybrid = false, asymmetric = false }) {
   def(name, description, (m) => {
-    hybridSpec(m, hybrid, true);
     const [batch, input, units] = [2, 3, 5];
     const x = m.input('input', [batch, input], 'FLOAT32', [-1, 1]);
     const c = rnnCell(m, 'rnn', input, units, batch, hybrid);
@@ -77,7 +70,6 @@ basicRnn('basic_hybrid_asymmetric', 'hybrid RNN (RELU), asymmetric_quantize_inpu
 
 function sequenceRnn(name, description, { act, timeMajor = false, hybrid = false, asymmetric = false }) {
   def(name, description, (m) => {
-    hybridSpec(m, hybrid, true);
     const [batch, steps, input, units] = [2, 4, 3, 5];
     const x = m.input('input', timeMajor ? [steps, batch, input] : [batch, steps, input], 'FLOAT32', [-1, 1]);
     const c = rnnCell(m, 'rnn', input, units, batch, hybrid);
@@ -95,7 +87,6 @@ sequenceRnn('seq_time_major_hybrid_asymmetric', 'hybrid UNIDIRECTIONAL_SEQUENCE_
 
 function bidiRnn(name, description, { act, timeMajor = false, merge = false, aux = undefined, hybrid = false, auxDepth = aux === 'stacking' ? 7 : 3 }) {
   def(name, description, (m) => {
-    hybridSpec(m, hybrid, true);
     const [batch, steps, input, fwUnits, bwUnits] = [2, 4, 3, 5, 6];
     const shape = (depth) => (timeMajor ? [steps, batch, depth] : [batch, steps, depth]);
     const x = m.input('input', shape(input), 'FLOAT32', [-1, 1]);
@@ -166,7 +157,6 @@ const lstmInputs = (x, c) => [x, ...c.w, ...c.r, ...c.p, ...c.b, c.pw, c.pb, c.h
 
 function sequenceLstm(name, description, o) {
   def(name, description, (m) => {
-    hybridSpec(m, o.hybrid);
     const [batch, steps, input, cell] = [2, 4, 3, o.cell ?? 5];
     const output = o.projection ? 4 : cell;
     const x = m.input('input', o.timeMajor ? [steps, batch, input] : [batch, steps, input], 'FLOAT32', o.range ?? [-1, 1]);
@@ -175,6 +165,7 @@ function sequenceLstm(name, description, o) {
     m.op('UNIDIRECTIONAL_SEQUENCE_LSTM', lstmInputs(x, c), [y], 'UnidirectionalSequenceLSTMOptions', {
       fused_activation_function: o.act ?? 'TANH', cell_clip: o.cellClip ?? 0, proj_clip: o.projClip ?? 0,
       time_major: !!o.timeMajor, diagonal_recurrent_tensors: !!o.diagonal,
+      ...(o.asymmetric ? { asymmetric_quantize_inputs: true } : {}),
     });
     m.output(y);
   });
@@ -203,10 +194,11 @@ def('lstm_dynamic_batch', 'UNIDIRECTIONAL_SEQUENCE_LSTM whose input and output d
   m.output(y);
 });
 sequenceLstm('lstm_hybrid', 'UNIDIRECTIONAL_SEQUENCE_LSTM with int8 weights and float activations (hybrid), peephole, cell clip 10', { hybrid: true, peephole: true, cellClip: 10 });
+sequenceLstm('lstm_hybrid_cifg_projection_asymmetric', 'hybrid UNIDIRECTIONAL_SEQUENCE_LSTM, time-major, CIFG with peepholes, 6 cells projected to 4, asymmetric_quantize_inputs', { hybrid: true, timeMajor: true, cifg: true, peephole: true, cell: 6, projection: true, asymmetric: true });
+sequenceLstm('lstm_hybrid_layer_norm', 'hybrid UNIDIRECTIONAL_SEQUENCE_LSTM with layer normalization of every gate, RELU6', { hybrid: true, layerNorm: true, act: 'RELU6' });
 
 function bidiLstm(name, description, o) {
   def(name, description, (m) => {
-    hybridSpec(m, o.hybrid);
     // tfjs-tflite's kernel wants one cell size for both directions.
     const [batch, steps, input, fwCell, bwCell] = [2, 4, 3, 5, 5];
     const timeMajor = o.timeMajor ?? true;
@@ -224,7 +216,7 @@ function bidiLstm(name, description, o) {
     const auxDepth = input;
     if (o.aux === 'stacking') {
       const a = m.input('aux_input', shape(auxDepth), 'FLOAT32', [-1, 1]);
-      const aw = (p, cell) => ['input', 'forget', 'cell', 'output'].map((g) => weights(m, `${p}/aux_${g}_weights`, [cell, auxDepth], 0.5));
+      const aw = (p, cell) => ['input', 'forget', 'cell', 'output'].map((g) => weights(m, `${p}/aux_${g}_weights`, [cell, auxDepth], 0.5, o.hybrid));
       inputs.push(a, ...aw('fw', fwCell), ...aw('bw', bwCell));
     } else if (o.aux === 'backward') {
       inputs.push(m.input('aux_input', shape(input), 'FLOAT32', [-1, 1]), ...Array(8).fill(ABSENT));
@@ -246,6 +238,7 @@ bidiLstm('lstm_bidi_aux_stacking', 'BIDIRECTIONAL_SEQUENCE_LSTM with an auxiliar
 bidiLstm('lstm_bidi_aux_stacking_batch_major', 'BIDIRECTIONAL_SEQUENCE_LSTM with an auxiliary input and auxiliary weights, batch-major, two outputs', { aux: 'stacking', timeMajor: false });
 bidiLstm('lstm_bidi_aux_backward_input', 'BIDIRECTIONAL_SEQUENCE_LSTM with an auxiliary input and no auxiliary weights: the backward cell\'s input', { aux: 'backward', timeMajor: false });
 bidiLstm('lstm_bidi_hybrid', 'BIDIRECTIONAL_SEQUENCE_LSTM with int8 weights (hybrid), merged', { hybrid: true, merge: true });
+bidiLstm('lstm_bidi_hybrid_aux_projection', 'hybrid BIDIRECTIONAL_SEQUENCE_LSTM, batch-major, forward peephole, both projected to 4, auxiliary input with int8 auxiliary weights', { hybrid: true, timeMajor: false, peephole: true, projection: true, aux: 'stacking' });
 
 def('lstm_full_kernel', 'LSTM (full kernel, one step), input [2,3], 6 cells projected to 4, peephole, cell clip 0.6', (m) => {
   const [batch, input, cell, output] = [2, 3, 6, 4];
@@ -358,7 +351,6 @@ integerLstm('lstm_int8_cifg_peephole_projection', 'integer UNIDIRECTIONAL_SEQUEN
 
 function svdf(name, description, { rank, act = 'NONE', hybrid = false, bias = true, asymmetric = false }) {
   def(name, description, (m) => {
-    hybridSpec(m, hybrid, true);
     const [batch, input, units, memory] = [2, 3, 5, 4];
     const filters = units * rank;
     const x = m.input('input', [batch, input], 'FLOAT32', [-1, 1]);

@@ -673,11 +673,11 @@ TEST(Convert, SupportMatrixComesFromTheRegistry) {
     EXPECT_TRUE(by_name[op].supported) << op;
   EXPECT_FALSE(by_name["LSH_PROJECTION"].supported);
   // The integer forms of --quantization exact, read from the registry.
-  for (const char* op : {"CONV_2D", "ADD", "SOFTMAX", "AVERAGE_POOL_2D", "RESHAPE",
-                         "UNIDIRECTIONAL_SEQUENCE_LSTM", "LSTM", "SVDF", "L2_NORMALIZATION"})
+  for (const char* op :
+       {"CONV_2D", "ADD", "SOFTMAX", "AVERAGE_POOL_2D", "RESHAPE", "UNIDIRECTIONAL_SEQUENCE_LSTM",
+        "LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM", "SVDF", "RNN", "L2_NORMALIZATION"})
     EXPECT_TRUE(by_name[op].exact) << op;
-  for (const char* op : {"BIDIRECTIONAL_SEQUENCE_LSTM", "FLOOR"})
-    EXPECT_FALSE(by_name[op].exact) << op;
+  EXPECT_FALSE(by_name["FLOOR"].exact);
 }
 
 }  // namespace

@@ -72,8 +72,28 @@ TEST(ExactLstm, TheIntegerCellIsIntegerArithmetic) {
   }
 }
 
+// A hybrid cell: TFLite's hybrid kernel, its products MatMulInteger of the
+// rows quantized at run time, the rest in float.
+TEST(ExactLstm, TheHybridCellMultipliesIntegers) {
+  Diagnostics d;
+  auto r = convert_exact(testing::op_model_json("rnn_lstm_hybrid"), d);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(*r));
+  auto counts = op_counts(m);
+  // The input product for the sequence, then the recurrent one per step (4).
+  EXPECT_EQ(counts["MatMulInteger"], 1 + 4);
+  EXPECT_EQ(counts["DequantizeLinear"] + counts["MatMul"], 0);
+}
+
 TEST(ExactLstm, UncoveredVariantsAreRefusedSayingWhy) {
-  EXPECT_THAT(refusal(testing::op_model_json("rnn_lstm_hybrid")), HasSubstr("hybrid"));
+  // Hybrid weights of several scales: the kernel reads one.
+  auto h = testing::op_model_json("rnn_lstm_hybrid");
+  tensor_named(h, "lstm/forget_weights")["quantization"] = {
+      {"scale", {0.01, 0.02, 0.03, 0.04, 0.05}},
+      {"zero_point", {0, 0, 0, 0, 0}},
+      {"quantized_dimension", 0}};
+  EXPECT_THAT(refusal(h), HasSubstr("one scale"));
 
   // A cell state scale whose tanh TFLite's kernel does not take.
   auto j = testing::op_model_json("rnn_lstm_int8");
