@@ -115,6 +115,12 @@ Check check_softmax_exact(const ir::Graph& g, const ir::Node& n) {
 
 }  // namespace
 
-ExactForm softmax_table() { return {lower_softmax_exact, check_softmax_exact}; }
+// In auto too: ONNX Runtime fuses the Q/DQ form into QLinearSoftmax, whose
+// uint8 result wraps where a probability rounds to 1 (256/256 -> 0; measured
+// on a softmax over one channel, ONNX Runtime 1.30, optimization level all:
+// every element 0 where TFLite and the unfused graph give 255).
+ExactForm softmax_table() {
+  return {lower_softmax_exact, check_softmax_exact, InQdqGraphs::kQuantized};
+}
 
 }  // namespace lite2onnx::ops::exact

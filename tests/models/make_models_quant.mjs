@@ -557,6 +557,12 @@ def('reduce_max', 'int8 REDUCE_MAX over [1,2] keep_dims', (m) => m.output(reduce
 // -- ops with their own output scale --
 def('softmax', 'int8 SOFTMAX [3,10], output scale 1/256, zero point -128', (m) =>
   m.output(unary(m, 'SOFTMAX', qin(m, 'input', [3, 10], i8(0.03, 0)), 'output', undefined, 'SoftmaxOptions', { beta: 1 }, i8(1 / 256, -128))));
+// Probabilities that round to 1 (256/256): TFLite clamps them to the
+// largest integer; ONNX Runtime's fused QLinearSoftmax wrapped them to 0.
+def('softmax_one_class', 'int8 SOFTMAX over a last axis of size 1 [2,5,1]: every probability is 1', (m) =>
+  m.output(unary(m, 'SOFTMAX', qin(m, 'input', [2, 5, 1], i8(0.05, 3)), 'output', undefined, 'SoftmaxOptions', { beta: 1 }, i8(1 / 256, -128))));
+def('softmax_u8_confident', 'uint8 SOFTMAX [4,6], input scale 0.5: the largest logit often takes a probability that rounds to 256/256 (clamped to 255)', (m) =>
+  m.output(unary(m, 'SOFTMAX', qin(m, 'input', [4, 6], u8(0.5, 120)), 'output', undefined, 'SoftmaxOptions', { beta: 1 }, u8(1 / 256, 0))));
 def('softmax_u8_beta05', 'uint8 SOFTMAX [3,10] beta 0.5, output scale 1/256, zero point 0', (m) =>
   m.output(unary(m, 'SOFTMAX', qin(m, 'input', [3, 10], u8(0.05, 128)), 'output', undefined, 'SoftmaxOptions', { beta: 0.5 }, u8(1 / 256, 0))));
 def('softmax_after_conv', 'int8 CONV_2D -> SOFTMAX on channels (rank 4)', (m) =>
