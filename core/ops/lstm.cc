@@ -3,15 +3,16 @@
 // (kernels/lstm_eval.cc, lstm.cc, unidirectional_sequence_lstm.cc,
 // bidirectional_sequence_lstm.cc; input slots as in lstm_shared.h).
 //
-// Float and hybrid (int8 weights, float activations) cells are one form: the
-// weights are read through DequantizeLinear (or folded to float) and the cell
-// computes in float; in the default and exact modes a hybrid cell's products
-// are the hybrid kernel's (each row of the input, the output state and the
-// projection's input quantized at run time: exact::builtin_hybrid_rows). The full-integer kernel
-// (int8 activations, int16 cell state, fixed-point gates: lstm_eval's 8x8_16) is computed in float
-// on the grids the integer kernel rounds to (gate pre-activations in 16-bit steps, gates in Q0.15,
-// the cell state on its power-of-two scale, the hidden value in 8-bit steps), as the int16 (16x8)
-// path emulates its tensors.
+// Float and hybrid (int8 weights, float activations) cells are one form:
+// the cell computes in float. A hybrid cell's products are the hybrid
+// kernel's (each row of the input, the output state and the projection's
+// input quantized at run time: exact::builtin_hybrid_rows), except with
+// --quantization dequantize, which folds its weights to float. The full-integer kernel (int8
+// activations, int16 cell state, fixed-point gates: lstm_eval's 8x8_16) takes its integer form
+// (exact_lstm.cc) in the default and exact modes; with --quantization qdq or
+// dequantize it is computed here in float on the grids the integer kernel
+// rounds to (gate pre-activations in 16-bit steps, gates in Q0.15, the cell
+// state on its power-of-two scale, the hidden value in 8-bit steps).
 //
 // The ONNX form: ONNX LSTM where it computes exactly what TFLite's kernel
 // does (float, no CIFG, layer norm, projection or cell clipping, an
