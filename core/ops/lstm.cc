@@ -84,7 +84,7 @@ struct Result {
 // The unrolled cell over `order` (the steps, in the order the cell runs):
 // `proj` holds every step's input projection (bias included unless layer
 // norm), `x_axis` its time axis.
-Result unroll(Writer& w, const Cell& c, const HybridLstm& hybrid, TensorId proj, int64_t batch,
+Result unroll(Writer& w, const Cell& c, const HybridProduct& hybrid, TensorId proj, int64_t batch,
               int64_t time_axis, const std::vector<int64_t>& order, const std::string& act,
               float cell_clip, float proj_clip, const std::string& prefix) {
   const ir::Graph& g = w.graph();
@@ -94,9 +94,9 @@ Result unroll(Writer& w, const Cell& c, const HybridLstm& hybrid, TensorId proj,
   // Recurrent weights of every gate, R^T [n_output, G*U]; or the diagonal ones.
   std::vector<TensorId> rs;
   for (int k : gs) rs.push_back(c.r[static_cast<size_t>(k)]);
-  TensorId r_t = hybrid.writer ? ir::kNoTensor
-                 : c.diag      ? w.stack_rows(rs, prefix + "recurrent")
-                               : w.stack_transposed(rs, prefix + "recurrent_t");
+  TensorId r_t = hybrid.on() ? ir::kNoTensor
+                 : c.diag    ? w.stack_rows(rs, prefix + "recurrent")
+                             : w.stack_transposed(rs, prefix + "recurrent_t");
   // Per-gate constants.
   auto vec = [&](TensorId t, double scale, const std::string& s) {
     auto v = real_values(g.tensor(t), scale);
@@ -120,9 +120,8 @@ Result unroll(Writer& w, const Cell& c, const HybridLstm& hybrid, TensorId proj,
   // Integer kernel: one over each gate's step, per column of the stacked gates.
   TensorId inv_gate =
       q ? float_vector(w, inverse_gate_steps(c), "inverse_gate_steps") : ir::kNoTensor;
-  TensorId proj_w_t = c.projection && !hybrid.writer
-                          ? w.transposed(c.proj_w, prefix + "projection_t")
-                          : ir::kNoTensor;
+  TensorId proj_w_t = c.projection && !hybrid.on() ? w.transposed(c.proj_w, prefix + "projection_t")
+                                                   : ir::kNoTensor;
   TensorId proj_b = ir::kNoTensor;
   if (c.projection && c.proj_b != ir::kNoTensor)
     proj_b =
@@ -136,8 +135,8 @@ Result unroll(Writer& w, const Cell& c, const HybridLstm& hybrid, TensorId proj,
     TensorId pre;
     if (q) {
       pre = integer_pre_activation(w, in, h, r_t, inv_gate, s);
-    } else if (hybrid.writer) {
-      pre = w.add(in, hybrid.product(h, rs, s + "recurrent"), s + "pre");
+    } else if (hybrid.on()) {
+      pre = w.add(in, hybrid(h, rs, s + "recurrent"), s + "pre");
     } else if (c.diag) {
       std::vector<TensorId> copies(static_cast<size_t>(ng), h);
       TensorId hh = ng == 1 ? h : w.op("Concat", copies, s + "h_per_gate", {{"axis", int64_t{1}}});
@@ -197,9 +196,9 @@ Result unroll(Writer& w, const Cell& c, const HybridLstm& hybrid, TensorId proj,
       out = hid.output;
     } else {
       out = w.mul(o, w.activation(act, new_c, s + "cell_act"), s + "hidden");
-      if (c.projection && hybrid.writer) {
+      if (c.projection && hybrid.on()) {
         // The kernel starts the output state at the bias and adds the product.
-        out = hybrid.product(out, {c.proj_w}, s + "projection");
+        out = hybrid(out, {c.proj_w}, s + "projection");
         if (proj_b != ir::kNoTensor) out = w.add(proj_b, out, s + "projection_biased");
         if (proj_clip > 0) out = w.clip(out, -proj_clip, proj_clip, s + "projection_clipped");
       } else if (c.projection) {
@@ -219,7 +218,7 @@ Result unroll(Writer& w, const Cell& c, const HybridLstm& hybrid, TensorId proj,
 
 // The input projection of every step for one cell, [..., G*U]: x @ W^T
 // (+ aux @ Waux^T) + bias; the integer kernel's in pre-activation steps.
-TensorId project_inputs(Writer& w, const Cell& c, const HybridLstm& hybrid, TensorId x,
+TensorId project_inputs(Writer& w, const Cell& c, const HybridProduct& hybrid, TensorId x,
                         TensorId aux, double input_scale, const std::string& prefix) {
   const ir::Graph& g = w.graph();
   std::vector<TensorId> ws, as;
@@ -227,15 +226,14 @@ TensorId project_inputs(Writer& w, const Cell& c, const HybridLstm& hybrid, Tens
     ws.push_back(c.w[static_cast<size_t>(k)]);
     if (aux != ir::kNoTensor) as.push_back(c.aux_w[static_cast<size_t>(k)]);
   }
-  if (hybrid.writer) {
+  if (hybrid.on()) {
     // The kernel starts each gate at its bias (0 with layer norm), then adds
     // the input's product and the auxiliary input's.
-    TensorId p = hybrid.product(x, ws, prefix + "input");
+    TensorId p = hybrid(x, ws, prefix + "input");
     std::vector<float> bias = input_bias(g, c, 0);
     if (std::any_of(bias.begin(), bias.end(), [](float v) { return v != 0.f; }))
       p = w.add(float_vector(w, bias, prefix + "gate_bias"), p, prefix + "with_bias");
-    if (aux != ir::kNoTensor)
-      p = w.add(p, hybrid.product(aux, as, prefix + "aux"), prefix + "with_aux");
+    if (aux != ir::kNoTensor) p = w.add(p, hybrid(aux, as, prefix + "aux"), prefix + "with_aux");
     return p;
   }
   TensorId p = w.op("MatMul", {x, w.stack_transposed(ws, prefix + "input_weights_t")},
@@ -312,9 +310,9 @@ Result onnx_lstm(Writer& w, const Cell& c, TensorId x_tm, const char* act, bool 
 
 // One direction over the whole input, in the form chosen; the per-step
 // outputs in time order (or one [T, B, U] tensor from ONNX LSTM: `joined`).
-Result run_direction(Writer& w, const Lstm& l, const Cell& c, const HybridLstm& hybrid, TensorId x,
-                     TensorId aux, bool reverse, const std::string& prefix, bool& joined,
-                     std::optional<Error>& error) {
+Result run_direction(Writer& w, const Lstm& l, const Cell& c, const HybridProduct& hybrid,
+                     TensorId x, TensorId aux, bool reverse, const std::string& prefix,
+                     bool& joined, std::optional<Error>& error) {
   const ir::Node& n = w.node();
   const std::string act = n.attrs.get_string("fused_activation_function", "NONE");
   const float cell_clip = n.attrs.get_float("cell_clip");
@@ -322,7 +320,7 @@ Result run_direction(Writer& w, const Lstm& l, const Cell& c, const HybridLstm& 
   joined = false;
   // ONNX LSTM where it computes what TFLite's kernel does (measured 3-6x
   // faster than the unrolled cell: docs/architecture.md, "Recurrent ops").
-  const char* onnx_act = hybrid.writer ? nullptr : onnx_lstm_activation(c, act, cell_clip);
+  const char* onnx_act = hybrid.on() ? nullptr : onnx_lstm_activation(c, act, cell_clip);
   if (onnx_act) {
     TensorId x_tm = l.time_major ? x
                                  : w.op("Transpose", {x}, prefix + "time_major",
@@ -331,7 +329,7 @@ Result run_direction(Writer& w, const Lstm& l, const Cell& c, const HybridLstm& 
     return onnx_lstm(w, c, x_tm, onnx_act, reverse, prefix);
   }
   const double input_scale = scale_of(w.graph().tensor(x));
-  if (auto st = reserve_nodes(w.ctx(), n, l.steps * (c.integer || hybrid.writer ? 64 : 24) + 16);
+  if (auto st = reserve_nodes(w.ctx(), n, l.steps * (c.integer || hybrid.on() ? 64 : 24) + 16);
       !st) {
     error = st.take_error();
     return {};
@@ -374,7 +372,7 @@ void write_states(Writer& w, const ir::Node& n, size_t first, const Result& r,
     w.op_into(c, "Identity", {r.c}, prefix + "next_cell_state");
 }
 
-Status lower_sequence_lstm(LowerContext& ctx, const ir::Node& n, const HybridLstm& hybrid) {
+Status lower_sequence_lstm(LowerContext& ctx, const ir::Node& n, const HybridProduct& hybrid) {
   Lstm l;
   if (auto r = read_lstm(ctx.graph(), n, LstmKind::kUnidirectional, l))
     return ctx.error(n, r->text);
@@ -389,7 +387,7 @@ Status lower_sequence_lstm(LowerContext& ctx, const ir::Node& n, const HybridLst
   return ok_status();
 }
 
-Status lower_bidi_lstm(LowerContext& ctx, const ir::Node& n, const HybridLstm& hybrid) {
+Status lower_bidi_lstm(LowerContext& ctx, const ir::Node& n, const HybridProduct& hybrid) {
   Lstm l;
   if (auto r = read_lstm(ctx.graph(), n, LstmKind::kBidirectional, l)) return ctx.error(n, r->text);
   Writer w(ctx, n);
@@ -438,7 +436,7 @@ Status lower_basic_lstm(LowerContext& ctx, const ir::Node& n) {
   return ok_status();
 }
 
-Status lower_lstm(LowerContext& ctx, const ir::Node& n, const HybridLstm& hybrid) {
+Status lower_lstm(LowerContext& ctx, const ir::Node& n, const HybridProduct& hybrid) {
   if (n.attrs.get_int("kernel_type") == 1) return lower_basic_lstm(ctx, n);
   Lstm l;
   if (auto r = read_lstm(ctx.graph(), n, LstmKind::kOneStep, l)) return ctx.error(n, r->text);
@@ -476,13 +474,11 @@ constexpr const char* kLstmNotes =
 
 Status lower_hybrid_lstm(LowerContext& ctx, const ir::Node& n, LstmKind kind) {
   if (auto r = check_hybrid_lstm(ctx.graph(), n, kind)) return ctx.error(n, r->text);
-  exact::Writer writer(ctx, n);
-  const HybridLstm hybrid{&writer, n.attrs.get_int("asymmetric_quantize_inputs") != 0};
-  Status st = kind == LstmKind::kUnidirectional  ? lower_sequence_lstm(ctx, n, hybrid)
-              : kind == LstmKind::kBidirectional ? lower_bidi_lstm(ctx, n, hybrid)
-                                                 : lower_lstm(ctx, n, hybrid);
-  if (!st) return st;
-  return writer.result();
+  return lower_with_hybrid_product(ctx, n, [&](const HybridProduct& hybrid) {
+    return kind == LstmKind::kUnidirectional  ? lower_sequence_lstm(ctx, n, hybrid)
+           : kind == LstmKind::kBidirectional ? lower_bidi_lstm(ctx, n, hybrid)
+                                              : lower_lstm(ctx, n, hybrid);
+  });
 }
 
 Check check_hybrid_lstm(const ir::Graph& g, const ir::Node& n, LstmKind kind) {

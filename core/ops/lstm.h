@@ -137,18 +137,7 @@ ExactForm sequence_lstm_exact();
 ExactForm one_step_lstm_exact();
 ExactForm bidi_lstm_exact();
 
-// ---- the hybrid kernel (lstm.cc) ----
-// A hybrid cell's products (input, auxiliary input, output state, projection)
-// as TFLite's hybrid kernel computes them (`writer`: the exact form), or
-// none: the float form from the dequantized weights.
-struct HybridLstm {
-  exact::Writer* writer = nullptr;
-  bool asymmetric = false;  // the op's asymmetric_quantize_inputs
-  ir::TensorId product(ir::TensorId x, const std::vector<ir::TensorId>& weights,
-                       const std::string& what) const {
-    return exact::builtin_hybrid_rows(*writer, x, weights, asymmetric, what);
-  }
-};
+// ---- the hybrid kernel (lstm.cc; its products: recurrent.h, HybridProduct) ----
 Status lower_hybrid_lstm(LowerContext& ctx, const ir::Node& n, LstmKind kind);
 // The hybrid cells it covers: the weights the kernel multiplies int8 of one
 // scale and zero point 0, peephole weights int8 too, float biases.

@@ -174,6 +174,19 @@ void stack_steps(Writer& w, const std::vector<TensorId>& steps, bool time_major,
   w.op_into(out, "Reshape", {joined, w.ints(shape)}, suffix);
 }
 
+TensorId HybridProduct::operator()(TensorId x, const std::vector<TensorId>& weights,
+                                   const std::string& what) const {
+  return exact::builtin_hybrid_rows(*writer, x, weights, asymmetric, what);
+}
+
+Status lower_with_hybrid_product(LowerContext& ctx, const ir::Node& n,
+                                 const std::function<Status(const HybridProduct&)>& lower) {
+  exact::Writer writer(ctx, n);
+  const HybridProduct hybrid{&writer, n.attrs.get_int("asymmetric_quantize_inputs") != 0};
+  if (Status st = lower(hybrid); !st) return st;
+  return writer.result();
+}
+
 Status reserve_nodes(LowerContext& ctx, const ir::Node& n, int64_t nodes) {
   ir::Graph& g = ctx.graph();
   const uint64_t bytes = static_cast<uint64_t>(std::max<int64_t>(nodes, 0)) * kUnrolledNodeBytes;

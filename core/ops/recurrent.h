@@ -3,12 +3,14 @@
 // checks and sequence plumbing every recurrent op needs.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/ops/common.h"
+#include "core/ops/exact.h"
 
 namespace lite2onnx::ops::recurrent {
 
@@ -110,6 +112,23 @@ int64_t input_batch(const ir::Tensor& x, size_t batch_axis, const ir::Tensor& st
 // Nothing, or why not: TFLite's activation option is one the recurrent
 // kernels apply.
 Check check_recurrent_activation(const ir::Node& n, bool none_allowed);
+
+// How a hybrid cell (int8 weights, float activations) multiplies by its
+// weights: as TFLite's hybrid kernel does (`writer` set: the op's exact form,
+// each row of the activations quantized at run time), or, without a writer,
+// in float from the dequantized weights.
+struct HybridProduct {
+  exact::Writer* writer = nullptr;
+  bool asymmetric = false;  // the op's asymmetric_quantize_inputs
+  bool on() const { return writer != nullptr; }
+  // x @ W^T, W the weights stacked along their rows (exact::builtin_hybrid_rows).
+  ir::TensorId operator()(ir::TensorId x, const std::vector<ir::TensorId>& weights,
+                          const std::string& what) const;
+};
+// Lowers node `n` with `lower`, given the hybrid kernel's product; then the
+// first arithmetic problem of its integer steps, or ok.
+Status lower_with_hybrid_product(LowerContext& ctx, const ir::Node& n,
+                                 const std::function<Status(const HybridProduct&)>& lower);
 
 // The most steps a sequence op is unrolled to.
 inline constexpr int64_t kMaxSteps = 4096;

@@ -113,33 +113,20 @@ struct Unrolled {
   TensorId state = ir::kNoTensor;
 };
 
-// How a cell multiplies by its weights: in float (float weights, or hybrid
-// ones dequantized), or as TFLite's builtin hybrid kernel does (`hybrid`,
-// the op's exact form: each row of the activations quantized at run time).
-struct Product {
-  exact::Writer* hybrid = nullptr;
-  bool asymmetric = false;  // the op's asymmetric_quantize_inputs
-  // x @ W^T in the hybrid kernel's arithmetic.
-  TensorId hybrid_rows(TensorId x, TensorId weights, const std::string& what) const {
-    return exact::builtin_hybrid_rows(*hybrid, x, {weights}, asymmetric, what);
-  }
-};
-
 // The explicit cell: h = act(in_proj_t + h R^T), unrolled; `proj` holds
 // every step's projection along `time_axis` (-1: one step, `proj` itself).
-Unrolled unroll_rnn(Writer& w, const Product& product, TensorId proj, int64_t time_axis,
+Unrolled unroll_rnn(Writer& w, const HybridProduct& product, TensorId proj, int64_t time_axis,
                     const std::vector<int64_t>& order, TensorId recurrent, TensorId h,
                     const std::string& act, const std::string& prefix) {
   Unrolled u;
-  TensorId rt = product.hybrid ? ir::kNoTensor : w.transposed(recurrent, prefix + "recurrent_t");
+  TensorId rt = product.on() ? ir::kNoTensor : w.transposed(recurrent, prefix + "recurrent_t");
   for (int64_t t : order) {
     const std::string s = prefix + "t" + std::to_string(t) + "/";
     TensorId p = time_axis < 0 ? proj : w.gather(proj, t, time_axis, s + "input");
     // Float: Gemm, h R^T + p in one node. Hybrid: the kernel adds the
     // recurrent product to the step's input projection (bias first).
-    TensorId pre = product.hybrid
-                       ? w.add(p, product.hybrid_rows(h, recurrent, s + "recurrent"), s + "pre")
-                       : w.op("Gemm", {h, rt, p}, s + "pre");
+    TensorId pre = product.on() ? w.add(p, product(h, {recurrent}, s + "recurrent"), s + "pre")
+                                : w.op("Gemm", {h, rt, p}, s + "pre");
     h = w.activation(act, pre, s + "act");
     u.outputs.push_back(h);
   }
@@ -149,14 +136,13 @@ Unrolled unroll_rnn(Writer& w, const Product& product, TensorId proj, int64_t ti
 
 // x [..., I] @ W^T + b (+ aux @ Waux^T): the input projection of every step.
 // The hybrid kernel sums in its own order: ((b + x W^T) + aux Waux^T).
-TensorId input_projection(Writer& w, const Product& product, TensorId x, TensorId weights,
+TensorId input_projection(Writer& w, const HybridProduct& product, TensorId x, TensorId weights,
                           TensorId bias, TensorId aux, TensorId aux_weights,
                           const std::string& prefix) {
-  if (product.hybrid) {
-    TensorId p =
-        w.add(bias, product.hybrid_rows(x, weights, prefix + "input"), prefix + "with_input");
+  if (product.on()) {
+    TensorId p = w.add(bias, product(x, {weights}, prefix + "input"), prefix + "with_input");
     if (aux != ir::kNoTensor)
-      p = w.add(p, product.hybrid_rows(aux, aux_weights, prefix + "aux"), prefix + "with_aux");
+      p = w.add(p, product(aux, {aux_weights}, prefix + "aux"), prefix + "with_aux");
     return p;
   }
   TensorId p = w.matmul_t(x, weights, prefix + "input_projection");
@@ -227,10 +213,10 @@ Unrolled onnx_rnn(Writer& w, TensorId x_tm, TensorId weights, TensorId recurrent
 
 // One step: Gemm(x, W^T, b), Gemm(h, R^T, that), the activation (faster than
 // an ONNX RNN of one step: docs/architecture.md, "Recurrent ops").
-Status lower_rnn(LowerContext& ctx, const ir::Node& n, const Product& product) {
+Status lower_rnn(LowerContext& ctx, const ir::Node& n, const HybridProduct& product) {
   Writer w(ctx, n);
   const std::string act = n.attrs.get_string("fused_activation_function", "NONE");
-  if (product.hybrid) {
+  if (product.on()) {
     const TensorId proj = input_projection(w, product, n.inputs[kRnnInput], n.inputs[kRnnWeights],
                                            n.inputs[kRnnBias], ir::kNoTensor, ir::kNoTensor, "");
     Unrolled u = unroll_rnn(w, product, proj, -1, {0}, n.inputs[kRnnRecurrent], n.inputs[kRnnState],
@@ -249,19 +235,19 @@ Status lower_rnn(LowerContext& ctx, const ir::Node& n, const Product& product) {
   return ok_status();
 }
 
-Status lower_sequence_rnn(LowerContext& ctx, const ir::Node& n, const Product& product) {
+Status lower_sequence_rnn(LowerContext& ctx, const ir::Node& n, const HybridProduct& product) {
   Writer w(ctx, n);
   const ir::Graph& g = ctx.graph();
   const bool tm = n.attrs.get_int("time_major") != 0;
   const std::string act = n.attrs.get_string("fused_activation_function", "NONE");
   const ir::Tensor& x = g.tensor(n.inputs[kRnnInput]);
   const int64_t steps = tm ? x.shape[0] : x.shape[1];
-  if (auto st = reserve_nodes(ctx, n, (product.hybrid ? 20 : 3) * steps + 30); !st) return st;
+  if (auto st = reserve_nodes(ctx, n, (product.on() ? 20 : 3) * steps + 30); !st) return st;
   const int64_t batch = tm ? x.shape[1] : x.shape[0];
   const int64_t units = g.tensor(n.inputs[kRnnWeights]).shape[0];
   // ONNX RNN where it computes what TFLite's kernel does (measured faster:
   // docs/architecture.md, "Recurrent ops"), else the cell unrolled.
-  const char* onnx_act = product.hybrid ? nullptr : onnx_rnn_activation(act);
+  const char* onnx_act = product.on() ? nullptr : onnx_rnn_activation(act);
   if (onnx_act) {
     TensorId xtm = tm ? n.inputs[kRnnInput]
                       : w.op("Transpose", {n.inputs[kRnnInput]}, "time_major",
@@ -346,7 +332,7 @@ Check check_bidi_rnn(const ir::Graph& g, const ir::Node& n) {
   return check_recurrent_activation(n, true);
 }
 
-Status lower_bidi_rnn(LowerContext& ctx, const ir::Node& n, const Product& product) {
+Status lower_bidi_rnn(LowerContext& ctx, const ir::Node& n, const HybridProduct& product) {
   Writer w(ctx, n);
   const ir::Graph& g = ctx.graph();
   const bool tm = n.attrs.get_int("time_major") != 0;
@@ -358,8 +344,8 @@ Status lower_bidi_rnn(LowerContext& ctx, const ir::Node& n, const Product& produ
   // TFLite's hybrid kernel, time-major, runs the whole sequence max_time
   // times over, each pass carrying the states on (EvalHybrid's outer loop):
   // the outputs are the last pass's.
-  const int64_t passes = product.hybrid && tm ? steps : 1;
-  if (auto st = reserve_nodes(ctx, n, (product.hybrid ? 40 : 7) * steps * passes + 60); !st)
+  const int64_t passes = product.on() && tm ? steps : 1;
+  if (auto st = reserve_nodes(ctx, n, (product.on() ? 40 : 7) * steps * passes + 60); !st)
     return st;
   const int64_t fw_units = g.tensor(n.inputs[kBiFwWeights]).shape[0];
   const int64_t bw_units = g.tensor(n.inputs[kBiBwWeights]).shape[0];
@@ -453,25 +439,20 @@ Check check_rnn_exact(const ir::Graph& g, const ir::Node& n) {
   return std::nullopt;
 }
 
-Status lower_rnn_exact(LowerContext& ctx, const ir::Node& n) {
-  if (auto r = check_rnn_exact(ctx.graph(), n)) return ctx.error(n, r->text);
-  exact::Writer e(ctx, n);
-  const Product hybrid{&e, n.attrs.get_int("asymmetric_quantize_inputs") != 0};
-  Status st = n.builtin == ir::builtin::kRnn ? lower_rnn(ctx, n, hybrid)
-              : n.builtin == ir::builtin::kUnidirectionalSequenceRnn
-                  ? lower_sequence_rnn(ctx, n, hybrid)
-                  : lower_bidi_rnn(ctx, n, hybrid);
-  if (!st) return st;
-  return e.result();
+Status lower_rnn_with(LowerContext& ctx, const ir::Node& n, const HybridProduct& product) {
+  if (n.builtin == ir::builtin::kRnn) return lower_rnn(ctx, n, product);
+  if (n.builtin == ir::builtin::kUnidirectionalSequenceRnn)
+    return lower_sequence_rnn(ctx, n, product);
+  return lower_bidi_rnn(ctx, n, product);
 }
 
-Status lower_rnn_float(LowerContext& ctx, const ir::Node& n) {
-  const Product in_float;
-  if (n.builtin == ir::builtin::kRnn) return lower_rnn(ctx, n, in_float);
-  if (n.builtin == ir::builtin::kUnidirectionalSequenceRnn)
-    return lower_sequence_rnn(ctx, n, in_float);
-  return lower_bidi_rnn(ctx, n, in_float);
+Status lower_rnn_exact(LowerContext& ctx, const ir::Node& n) {
+  if (auto r = check_rnn_exact(ctx.graph(), n)) return ctx.error(n, r->text);
+  return lower_with_hybrid_product(
+      ctx, n, [&](const HybridProduct& hybrid) { return lower_rnn_with(ctx, n, hybrid); });
 }
+
+Status lower_rnn_float(LowerContext& ctx, const ir::Node& n) { return lower_rnn_with(ctx, n, {}); }
 
 // Output shapes (Prepare).
 std::optional<std::vector<Shape>> infer_rnn(const ir::Graph& g, const ir::Node& n) {

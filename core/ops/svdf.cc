@@ -128,7 +128,7 @@ Check check_svdf(const ir::Graph& g, const ir::Node& n) {
 
 // `hybrid`: the feature product in the hybrid kernel's arithmetic (the
 // exact form of a hybrid SVDF), else in float.
-Status lower_svdf_with(LowerContext& ctx, const ir::Node& n, exact::Writer* hybrid) {
+Status lower_svdf_with(LowerContext& ctx, const ir::Node& n, const HybridProduct& hybrid) {
   SvdfDims d;
   if (auto r = read_svdf(ctx.graph(), n, d)) return ctx.error(n, r->text);
   Writer w(ctx, n);
@@ -136,17 +136,15 @@ Status lower_svdf_with(LowerContext& ctx, const ir::Node& n, exact::Writer* hybr
   const ir::Tensor& st = g.tensor(n.inputs[kSvdfState]);
   const double state_scale = scale_of(st);
   // The feature activation of this step, [B, F] (integer: on the state's grid).
-  TensorId a = hybrid ? exact::builtin_hybrid_rows(
-                            *hybrid, n.inputs[kSvdfInput], {n.inputs[kSvdfFeature]},
-                            n.attrs.get_int("asymmetric_quantize_inputs") != 0, "feature")
-                      : w.matmul_t(n.inputs[kSvdfInput], n.inputs[kSvdfFeature], "feature");
+  TensorId a = hybrid.on() ? hybrid(n.inputs[kSvdfInput], {n.inputs[kSvdfFeature]}, "feature")
+                           : w.matmul_t(n.inputs[kSvdfInput], n.inputs[kSvdfFeature], "feature");
   if (d.integer)
     a = w.from_steps(w.to_steps(a, state_scale, -32768, 32767, "feature_steps"), state_scale,
                      "feature_real");
   // The hybrid kernel's time weights, dequantized (in exact mode quantized
   // constants hold their integers; the Q/DQ graph's DequantizeLinear is the same).
   TensorId time = n.inputs[kSvdfTime];
-  if (hybrid && g.tensor(time).quantized_type) {
+  if (hybrid.on() && g.tensor(time).quantized_type) {
     const ir::Tensor& wt = g.tensor(time);
     const Shape shape = wt.shape;
     time = w.constant(*scaled_values(wt, scale_of(wt)), shape, "time_weights");
@@ -198,7 +196,7 @@ Status lower_svdf_with(LowerContext& ctx, const ir::Node& n, exact::Writer* hybr
   return ok_status();
 }
 
-Status lower_svdf(LowerContext& ctx, const ir::Node& n) { return lower_svdf_with(ctx, n, nullptr); }
+Status lower_svdf(LowerContext& ctx, const ir::Node& n) { return lower_svdf_with(ctx, n, {}); }
 
 // The integers of a constant int8, int16 or int32 tensor with `count`
 // elements, or nullopt.
@@ -276,9 +274,8 @@ Status lower_svdf_exact(LowerContext& ctx, const ir::Node& n) {
   if (!d.integer) {
     // Hybrid (EvalHybridSVDF): the feature product as the kernel computes
     // it; the time weights, dequantized, and the rest in float as it does.
-    exact::Writer hybrid(ctx, n);
-    if (auto st = lower_svdf_with(ctx, n, &hybrid); !st) return st;
-    return hybrid.result();
+    return lower_with_hybrid_product(
+        ctx, n, [&](const HybridProduct& hybrid) { return lower_svdf_with(ctx, n, hybrid); });
   }
   exact::hold_integers(ctx, n);
   const ir::Graph& g = ctx.graph();
